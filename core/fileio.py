@@ -1,0 +1,302 @@
+"""FileIO: every byte the library reads or writes goes through here (fsspec underneath).
+
+Paths are plain strings in the form the user gave the warehouse (``/abs/path``,
+``file:///abs/path``, ``s3://bucket/key``); :func:`join` extends them. Nothing else in the
+library calls ``open()``, ``os.*`` or fsspec.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import uuid
+from dataclasses import dataclass
+from typing import IO, Any, Iterable
+
+from .errors import InvalidInput, NotFound, PaimonError
+
+_LOCAL_PROTOCOLS = {"file", "local"}
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One directory entry, as :meth:`FileIO.list_status` reports it."""
+
+    path: str
+    name: str
+    size: int
+    is_dir: bool
+    mtime_millis: int | None
+
+
+def join(base: str, *parts: str) -> str:
+    """Join path segments with ``/`` (URIs keep their scheme)."""
+    out = base.rstrip("/") if base not in ("/", "") else base
+    for p in parts:
+        p = p.strip("/")
+        if not p:
+            continue
+        out = p if out == "" else (out + p if out.endswith("/") else out + "/" + p)
+    return out
+
+
+def parent(path: str) -> str:
+    scheme, rest = _split_scheme(path)
+    head = posixpath.dirname(rest.rstrip("/"))
+    return f"{scheme}://{head}" if scheme else head
+
+
+def basename(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _split_scheme(path: str) -> tuple[str, str]:
+    if "://" in path:
+        scheme, rest = path.split("://", 1)
+        return scheme, rest
+    return "", path
+
+
+def parse_storage_options(pairs: Iterable[str]) -> dict[str, Any]:
+    """``k=v`` strings (from ``--fs-option``) to a storage-options dict; dotted keys nest.
+
+    ``client_kwargs.endpoint_url=http://...`` becomes ``{"client_kwargs": {"endpoint_url": ...}}``
+    because that is how s3fs and most fsspec backends take nested settings.
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise InvalidInput(f"--fs-option {pair!r}: expected key=value")
+        key, value = pair.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise InvalidInput(f"--fs-option {pair!r}: empty key")
+        val: Any = value
+        if value.lower() in ("true", "false"):
+            val = value.lower() == "true"
+        node = out
+        parts = key.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise InvalidInput(f"--fs-option {pair!r}: {p} is both a value and a group")
+        node[parts[-1]] = val
+    return out
+
+
+class FileIO:
+    """A filesystem bound to one warehouse URI and its storage options."""
+
+    def __init__(self, root: str, storage_options: dict[str, Any] | None = None) -> None:
+        import fsspec  # light, but keep the CLI start path free of it
+
+        self.root = root
+        self.storage_options = dict(storage_options or {})
+        scheme, _ = _split_scheme(root)
+        self.scheme = scheme or "file"
+        try:
+            self.fs = fsspec.filesystem(self.scheme, **self.storage_options)
+        except (ImportError, ValueError) as e:
+            raise InvalidInput(f"cannot open filesystem {self.scheme!r} for {root}: {e}") from e
+
+    # -- properties ---------------------------------------------------------------------
+
+    @property
+    def is_local(self) -> bool:
+        return self.scheme in _LOCAL_PROTOCOLS
+
+    @property
+    def is_object_store(self) -> bool:
+        return self.scheme in {"s3", "s3a", "s3n", "gs", "gcs", "oss", "az", "abfs", "abfss", "adl", "memory"}
+
+    def _p(self, path: str) -> str:
+        """The path in the form the fsspec backend wants."""
+        if self.is_local:
+            _, rest = _split_scheme(path)
+            return rest
+        return path
+
+    # -- reads --------------------------------------------------------------------------
+
+    def exists(self, path: str) -> bool:
+        try:
+            return bool(self.fs.exists(self._p(path)))
+        except (FileNotFoundError, PermissionError):
+            return False
+
+    def is_dir(self, path: str) -> bool:
+        try:
+            return bool(self.fs.isdir(self._p(path)))
+        except FileNotFoundError:
+            return False
+
+    def read_bytes(self, path: str) -> bytes:
+        try:
+            with self.fs.open(self._p(path), "rb") as f:
+                return f.read()
+        except FileNotFoundError as e:
+            raise NotFound(f"{path}: no such file") from e
+        except IsADirectoryError as e:
+            raise NotFound(f"{path}: is a directory, not a file") from e
+        except PermissionError as e:
+            raise PaimonError(f"{path}: permission denied") from e
+
+    def read_text(self, path: str) -> str:
+        data = self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            from .errors import CorruptMetadata
+
+            raise CorruptMetadata(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from e
+
+    def open_input(self, path: str) -> IO[bytes]:
+        """A seekable binary stream (pyarrow readers take it directly)."""
+        try:
+            return self.fs.open(self._p(path), "rb")
+        except FileNotFoundError as e:
+            raise NotFound(f"{path}: no such file") from e
+
+    def file_size(self, path: str) -> int:
+        try:
+            return int(self.fs.size(self._p(path)))
+        except FileNotFoundError as e:
+            raise NotFound(f"{path}: no such file") from e
+
+    def list_status(self, directory: str) -> list[FileStatus]:
+        """Entries of a directory; a missing directory lists as empty."""
+        try:
+            entries = self.fs.ls(self._p(directory), detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        out = []
+        base = directory.rstrip("/")
+        for e in entries:
+            name = basename(e["name"])
+            if not name or name == basename(base) and e["name"].rstrip("/") == self._p(base).rstrip("/"):
+                continue
+            mtime = _mtime_millis(e)
+            out.append(
+                FileStatus(
+                    path=join(base, name),
+                    name=name,
+                    size=int(e.get("size") or 0),
+                    is_dir=e.get("type") == "directory",
+                    mtime_millis=mtime,
+                )
+            )
+        return out
+
+    def list_names(self, directory: str) -> list[str]:
+        return [s.name for s in self.list_status(directory)]
+
+    # -- writes -------------------------------------------------------------------------
+
+    def mkdirs(self, path: str) -> None:
+        if self.is_object_store:
+            return  # object stores have no directories
+        self.fs.makedirs(self._p(path), exist_ok=True)
+
+    def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
+        """Plain write (hints, tags, consumers); overwrite=False fails if the file exists."""
+        if not overwrite:
+            if not self.try_write_atomic(path, data):
+                raise PaimonError(f"{path}: already exists")
+            return
+        if self.is_local:
+            self.mkdirs(parent(path))
+            # write to a temp name and rename so readers never see a half-written file
+            tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+            with open(self._p(tmp), "wb") as f:
+                f.write(data)
+            os.replace(self._p(tmp), self._p(path))
+            return
+        self.fs.pipe_file(self._p(path), data)
+
+    def try_write_atomic(self, path: str, data: bytes) -> bool:
+        """Write-if-absent: True if this call created ``path`` whole, False if it existed.
+
+        Local disks: write a hidden temp file, then ``link`` it to the target (fails with
+        EEXIST instead of silently replacing, unlike rename). Object stores: a conditional
+        put (``If-None-Match: *``) through fsspec's exclusive-create mode.
+        """
+        if self.is_local:
+            self.mkdirs(parent(path))
+            tmp = join(parent(path), f".{basename(path)}.{uuid.uuid4()}.tmp")
+            with open(self._p(tmp), "wb") as f:
+                f.write(data)
+            try:
+                os.link(self._p(tmp), self._p(path))
+                return True
+            except FileExistsError:
+                return False
+            except OSError as e:
+                if e.errno == errno.EEXIST:
+                    return False
+                raise
+            finally:
+                try:
+                    os.unlink(self._p(tmp))
+                except FileNotFoundError:
+                    pass
+        try:
+            with self.fs.open(self._p(path), "xb") as f:
+                f.write(data)
+            return True
+        except FileExistsError:
+            return False
+        except (NotImplementedError, ValueError) as e:
+            from .errors import UnsafeRefused
+
+            raise UnsafeRefused(
+                f"{path}: the filesystem {self.scheme!r} offers no write-if-absent; "
+                "refusing to publish without an atomic primitive"
+            ) from e
+
+    def delete(self, path: str) -> None:
+        try:
+            self.fs.rm_file(self._p(path))
+        except FileNotFoundError:
+            pass
+
+    def delete_dir(self, path: str) -> None:
+        try:
+            self.fs.rm(self._p(path), recursive=True)
+        except FileNotFoundError:
+            pass
+
+
+def _mtime_millis(entry: dict[str, Any]) -> int | None:
+    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
+        v = entry.get(key)
+        if v is None:
+            continue
+        if isinstance(v, (int, float)):
+            return int(v * 1000) if v < 1e11 else int(v)
+        if hasattr(v, "timestamp"):
+            return int(v.timestamp() * 1000)
+    return None
+
+
+def load_file_io(warehouse: str, storage_options: dict[str, Any] | None = None) -> FileIO:
+    """A FileIO for the warehouse; storage options also come from ``PAIMON_FS_OPTIONS``.
+
+    ``PAIMON_FS_OPTIONS`` holds ``k=v`` pairs separated by commas or newlines; explicit
+    options win over it.
+    """
+    env = os.environ.get("PAIMON_FS_OPTIONS", "")
+    merged: dict[str, Any] = {}
+    if env.strip():
+        pairs = [p for p in env.replace("\n", ",").split(",") if p.strip()]
+        merged = parse_storage_options(pairs)
+    _deep_update(merged, storage_options or {})
+    return FileIO(warehouse, merged)
+
+
+def _deep_update(dst: dict[str, Any], src: dict[str, Any]) -> None:
+    for k, v in src.items():
+        if isinstance(v, dict) and isinstance(dst.get(k), dict):
+            _deep_update(dst[k], v)
+        else:
+            dst[k] = v
