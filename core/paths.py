@@ -344,3 +344,13 @@ def _java_fp_str(v: float, shortest: str) -> str:
     exp = tup.exponent + len(digits) - 1  # type: ignore[operator]
     mant = digits[0] + "." + (digits[1:] or "0")
     return f"{sign}{mant}E{exp}"
+
+
+def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
+    """The partition directory of decoded partition ``values`` under a table schema's options."""
+    if not schema.partition_keys:
+        return ""
+    opts = schema.core_options
+    strs = partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
+    only_value = str(schema.options.get("partition.generate-path-only-value", "false")).lower() == "true"
+    return partition_path(schema.partition_keys, strs, opts.partition_default_name, only_value)

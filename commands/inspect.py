@@ -1,0 +1,86 @@
+"""``paimon-cli inspect``: show one of Paimon's system tables (``t$snapshots``, ...)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    FsOpt,
+    OutputOpt,
+    SnapshotOpt,
+    TagOpt,
+    TimestampOpt,
+    WarehouseOpt,
+    WideOpt,
+    open_catalog,
+    parse_branch,
+    parse_identifier,
+    time_travel,
+)
+from paimon_cli.output import OutputFormat, render
+
+InspectKind = Enum(  # type: ignore[misc]
+    "InspectKind",
+    {k.replace("-", "_"): k for k in (
+        "snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags",
+        "branches", "consumers", "table-indexes", "statistics", "aggregation-fields", "file-indexes",
+        "audit-log", "binlog", "ro", "table", "all-table-options", "catalog-options",
+    )},
+    type=str,
+)
+CATALOG_KINDS = {"all-table-options", "catalog-options"}
+
+
+def inspect(
+    kind: Annotated[InspectKind, typer.Argument(metavar="KIND", help="What to show.", case_sensitive=False)],
+    identifier: Annotated[Optional[str], typer.Argument(metavar="DB.TABLE", help="Table (not for catalog kinds).")] = None,
+    snapshot: SnapshotOpt = None,
+    tag: TagOpt = None,
+    timestamp: TimestampOpt = None,
+    branch: BranchOpt = None,
+    warehouse: WarehouseOpt = "./warehouse",
+    fs_option: FsOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Show a system table of DB.TABLE (or of the catalog), optionally as of a snapshot/tag/time.
+
+    \b
+    Example:
+        paimon-cli inspect snapshots shop.orders -o json
+        paimon-cli inspect files shop.orders --tag release-1
+        paimon-cli inspect catalog-options
+    """
+    name = kind.value
+    if name in CATALOG_KINDS:
+        if identifier is not None:
+            raise typer.BadParameter(f"inspect {name} takes no DB.TABLE")
+        from paimon_cli.core.system_tables import CATALOG_TABLES
+
+        render(CATALOG_TABLES[name](open_catalog(warehouse, fs_option)), output, wide)
+        return
+    if identifier is None:
+        raise typer.BadParameter(f"inspect {name} needs DB.TABLE")
+    ident = parse_identifier(identifier)
+    branch_name = parse_branch(branch)
+    at = time_travel(snapshot, tag, timestamp)
+    fn = _system_table(name)
+    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, branch_name)
+    render(fn(table, at), output, wide)
+
+
+def _system_table(name: str) -> Callable[[Any, Any], Any]:
+    """The core function behind KIND (``audit-log``/``binlog``/``ro`` raise NotYetSupported there)."""
+    from paimon_cli.core.errors import NotYetSupported
+    from paimon_cli.core.system_tables import SYSTEM_TABLES
+
+    fn = SYSTEM_TABLES.get(name)
+    if fn is None:
+        raise NotYetSupported(f"inspect {name}: not yet supported")
+    return fn

@@ -1,0 +1,38 @@
+"""``paimon-cli list``: databases of the warehouse, or tables of one database."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt, open_catalog
+from paimon_cli.output import OutputFormat, render
+
+
+def list_(
+    database: Annotated[Optional[str], typer.Argument(metavar="DB", help="List this database's tables.")] = None,
+    warehouse: WarehouseOpt = "./warehouse",
+    fs_option: FsOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """List databases, or the tables of DB.
+
+    \b
+    Example:
+        paimon-cli list -w ./warehouse
+        paimon-cli list shop -o json
+    """
+    from paimon_cli.core.system_tables import Rows
+
+    catalog = open_catalog(warehouse, fs_option)
+    if database is None:
+        rows = Rows(["database"], [{"database": d} for d in catalog.list_databases()])
+    else:
+        from paimon_cli.core.identifiers import validate_name
+
+        validate_name("database", database)
+        rows = Rows(["database", "table"], [{"database": database, "table": t} for t in catalog.list_tables(database)])
+    render(rows, output, wide)

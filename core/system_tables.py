@@ -1,0 +1,561 @@
+"""Rows of Paimon's ``$`` system tables, computed from metadata files.
+
+Column names follow Java Paimon's system tables; the columns Java 0.9 has come first and
+render their values as Java 0.9 does (partitions as ``[v1, v2]``, stats as ``{col=v}``), and
+columns later releases added follow. ``inspect table`` is our own one-screen overview.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import NotFound, NotYetSupported
+from .java_format import (
+    java_array_string,
+    java_map_string,
+    local_datetime_from_millis,
+    utc_wall_clock_from_millis,
+)
+
+if TYPE_CHECKING:
+    from .catalog import FileSystemCatalog
+    from .manifest import DataFileMeta, ManifestEntry
+    from .schema import TableSchema
+    from .snapshot import Snapshot
+    from .table import FileStoreTable, TimeTravel
+
+
+@dataclass
+class Rows:
+    """A system table's result: ordered column names and one dict per row."""
+
+    columns: list[str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _flat_json(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------------------
+# snapshot / schema level tables
+# ---------------------------------------------------------------------------------------
+
+SNAPSHOT_COLUMNS = [
+    "snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
+    "base_manifest_list", "delta_manifest_list", "changelog_manifest_list", "total_record_count",
+    "delta_record_count", "changelog_record_count", "watermark", "next_row_id", "operation",
+]
+
+
+def snapshots(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    rows = []
+    for s in table.snapshot_manager.snapshots():
+        rows.append({
+            "snapshot_id": s.id,
+            "schema_id": s.schema_id,
+            "commit_user": s.commit_user,
+            "commit_identifier": s.commit_identifier,
+            "commit_kind": s.commit_kind,
+            "commit_time": local_datetime_from_millis(s.time_millis),
+            "base_manifest_list": s.base_manifest_list,
+            "delta_manifest_list": s.delta_manifest_list,
+            "changelog_manifest_list": s.changelog_manifest_list,
+            "total_record_count": s.total_record_count,
+            "delta_record_count": s.delta_record_count,
+            "changelog_record_count": s.changelog_record_count,
+            "watermark": s.watermark,
+            "next_row_id": s.next_row_id,
+            "operation": s.operation,
+        })
+    return Rows(SNAPSHOT_COLUMNS, rows)
+
+
+def schemas(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["schema_id", "fields", "partition_keys", "primary_keys", "options", "comment", "update_time"]
+    rows = []
+    for s in table.schema_manager.list_all():
+        rows.append({
+            "schema_id": s.id,
+            "fields": _flat_json([f.to_json() for f in s.fields]),
+            "partition_keys": _flat_json(list(s.partition_keys)),
+            "primary_keys": _flat_json(list(s.primary_keys)),
+            "options": _flat_json(dict(s.options)),
+            "comment": s.comment,
+            "update_time": local_datetime_from_millis(s.time_millis),
+        })
+    return Rows(cols, rows)
+
+
+def options(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    return Rows(["key", "value"], [{"key": k, "value": v} for k, v in table.schema.options.items()])
+
+
+def tags(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["tag_name", "snapshot_id", "schema_id", "commit_time", "record_count", "create_time", "time_retained"]
+    rows = []
+    for t in table.tag_manager.tags():
+        rows.append({
+            "tag_name": t.name,
+            "snapshot_id": t.snapshot.id,
+            "schema_id": t.snapshot.schema_id,
+            "commit_time": local_datetime_from_millis(t.snapshot.time_millis),
+            "record_count": t.snapshot.total_record_count,
+            "create_time": t.create_time,
+            "time_retained": t.time_retained_java,
+        })
+    return Rows(cols, rows)
+
+
+def branches(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    rows = [
+        {"branch_name": name, "create_time": local_datetime_from_millis(millis) if millis else None}
+        for name, millis in table.branch_manager.branches()
+    ]
+    return Rows(["branch_name", "create_time"], rows)
+
+
+def consumers(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    rows = [{"consumer_id": k, "next_snapshot_id": v} for k, v in table.consumer_manager.consumers().items()]
+    return Rows(["consumer_id", "next_snapshot_id"], rows)
+
+
+def statistics(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["snapshot_id", "schema_id", "mergedRecordCount", "mergedRecordSize", "colstat"]
+    snap = table.resolve_snapshot(at)
+    if snap is None or not snap.statistics:
+        return Rows(cols, [])
+    from .statistics import read_statistics
+
+    st = read_statistics(table.file_io, table.path, snap.statistics)
+    return Rows(cols, [{
+        "snapshot_id": st.snapshot_id,
+        "schema_id": st.schema_id,
+        "mergedRecordCount": st.merged_record_count,
+        "mergedRecordSize": st.merged_record_size,
+        "colstat": st.col_stats_json(),
+    }])
+
+
+def aggregation_fields(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["field_name", "field_type", "function", "function_options", "comment"]
+    functions: dict[str, list[str]] = {}
+    fn_options: dict[str, list[str]] = {}
+    for k, v in table.schema.options.items():
+        parts = k.split(".")
+        if len(parts) > 2 and parts[0] == "fields":
+            functions.setdefault(parts[1], []).append(v)
+            fn_options.setdefault(parts[1], []).append(k)
+    rows = [{
+        "field_name": f.name,
+        "field_type": f.type.as_sql(),
+        "function": "[" + ", ".join(functions.get(f.name, [])) + "]",
+        "function_options": "[" + ", ".join(fn_options.get(f.name, [])) + "]",
+        "comment": f.description,
+    } for f in table.schema.fields]
+    return Rows(cols, rows)
+
+
+# ---------------------------------------------------------------------------------------
+# file level tables
+# ---------------------------------------------------------------------------------------
+
+
+class _Decoder:
+    """Decodes partitions, keys and stats of files written under any schema of the table."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self._schemas: dict[int, TableSchema] = {}
+        self.partition_types = [f.type for f in table.schema.logical_partition_type.fields]
+
+    def schema(self, schema_id: int) -> TableSchema:
+        s = self._schemas.get(schema_id)
+        if s is None:
+            s = self.table.schema if schema_id == self.table.schema.id else self.table.schema_manager.schema(schema_id)
+            self._schemas[schema_id] = s
+        return s
+
+    def partition_values(self, partition: bytes) -> list[Any]:
+        from .binary_row import deserialize
+
+        return deserialize(partition, self.partition_types)
+
+    def partition_string(self, partition: bytes) -> str:
+        return java_array_string(self.partition_values(partition), self.partition_types)
+
+    def key_string(self, key: bytes, schema_id: int) -> str | None:
+        from .binary_row import deserialize, serialized_arity
+
+        if serialized_arity(key) <= 0:
+            return None
+        s = self.schema(schema_id)
+        types = [s.field(n).type for n in s.trimmed_primary_keys]
+        return java_array_string(deserialize(key, types), types)
+
+    def value_stats(self, meta: DataFileMeta) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """(null counts, mins, maxes) keyed by *current* column name, evolved by field id."""
+        from .binary_row import deserialize
+
+        file_schema = self.schema(meta.schema_id)
+        stats_fields = list(file_schema.fields)
+        if meta.value_stats_cols is not None:
+            by_name = {f.name: f for f in file_schema.fields}
+            stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
+        types = [f.type.copy(nullable=True) for f in stats_fields]
+        vs = meta.value_stats
+        mins = deserialize(vs.min_values, types) if stats_fields else []
+        maxs = deserialize(vs.max_values, types) if stats_fields else []
+        nulls = list(vs.null_counts or [])
+        by_id = {f.id: i for i, f in enumerate(stats_fields)}
+        in_file = {f.id for f in file_schema.fields}
+        nc: dict[str, Any] = {}
+        lo: dict[str, Any] = {}
+        hi: dict[str, Any] = {}
+        for f in self.table.schema.fields:
+            i = by_id.get(f.id)
+            if i is None:
+                nc[f.name] = None if f.id in in_file else meta.row_count
+                lo[f.name] = None
+                hi[f.name] = None
+            else:
+                nc[f.name] = nulls[i] if i < len(nulls) else None
+                lo[f.name] = mins[i] if i < len(mins) else None
+                hi[f.name] = maxs[i] if i < len(maxs) else None
+        return nc, lo, hi
+
+
+def _file_format(file_name: str) -> str:
+    return file_name.rsplit(".", 1)[-1] if "." in file_name else ""
+
+
+FILES_COLUMNS = [
+    "partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
+    "file_size_in_bytes", "min_key", "max_key", "null_value_counts", "min_value_stats",
+    "max_value_stats", "min_sequence_number", "max_sequence_number", "creation_time",
+    "deleteRowCount", "file_source", "first_row_id", "write_cols",
+]
+
+
+def _live_entries(table: FileStoreTable, at: TimeTravel | None) -> tuple[Snapshot | None, list[ManifestEntry]]:
+    snap = table.resolve_snapshot(at)
+    return snap, table.store_scan.plan(snap)
+
+
+def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    from . import paths
+
+    _, entries = _live_entries(table, at)
+    dec = _Decoder(table)
+    partitioned = bool(table.schema.partition_keys)
+    types_by_name = {f.name: f.type for f in table.schema.fields}
+    rows = []
+    for e in entries:
+        m = e.file
+        nc, lo, hi = dec.value_stats(m)
+        part_values = dec.partition_values(e.partition) if partitioned else []
+        path = paths.data_file_path(
+            table.path,
+            paths.partition_path_for(table.schema, part_values),
+            e.bucket,
+            m.file_name,
+            m.external_path,
+        )
+        rows.append({
+            "partition": dec.partition_string(e.partition) if partitioned else "[]",
+            "bucket": e.bucket,
+            "file_path": path,
+            "file_format": _file_format(m.file_name),
+            "schema_id": m.schema_id,
+            "level": m.level,
+            "record_count": m.row_count,
+            "file_size_in_bytes": m.file_size,
+            "min_key": dec.key_string(m.min_key, m.schema_id),
+            "max_key": dec.key_string(m.max_key, m.schema_id),
+            "null_value_counts": java_map_string(nc),
+            "min_value_stats": java_map_string(lo, types_by_name),
+            "max_value_stats": java_map_string(hi, types_by_name),
+            "min_sequence_number": m.min_sequence_number,
+            "max_sequence_number": m.max_sequence_number,
+            "creation_time": utc_wall_clock_from_millis(m.creation_time) if m.creation_time is not None else None,
+            "deleteRowCount": m.delete_row_count,
+            "file_source": _file_source(m.file_source),
+            "first_row_id": m.first_row_id,
+            "write_cols": list(m.write_cols) if m.write_cols is not None else None,
+        })
+    return Rows(FILES_COLUMNS, rows)
+
+
+def _file_source(code: int | None) -> str | None:
+    return {0: "APPEND", 1: "COMPACT"}.get(code) if code is not None else None
+
+
+def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id",
+            "min_partition_stats", "max_partition_stats", "min_row_id", "max_row_id"]
+    snap = table.resolve_snapshot(at)
+    if snap is None:
+        return Rows(cols, [])
+    from .binary_row import deserialize
+
+    dec = _Decoder(table)
+    rows = []
+    for m in table.store_scan.data_manifests(snap):
+        ps = m.partition_stats
+        if dec.partition_types and ps is not None:
+            lo = "{" + ", ".join(
+                _plain(v, t) for v, t in zip(deserialize(ps.min_values, dec.partition_types), dec.partition_types)) + "}"
+            hi = "{" + ", ".join(
+                _plain(v, t) for v, t in zip(deserialize(ps.max_values, dec.partition_types), dec.partition_types)) + "}"
+        else:
+            lo = hi = None
+        rows.append({
+            "file_name": m.file_name,
+            "file_size": m.file_size,
+            "num_added_files": m.num_added_files,
+            "num_deleted_files": m.num_deleted_files,
+            "schema_id": m.schema_id,
+            "min_partition_stats": lo,
+            "max_partition_stats": hi,
+            "min_row_id": m.min_row_id,
+            "max_row_id": m.max_row_id,
+        })
+    return Rows(cols, rows)
+
+
+def _plain(v: Any, t: Any) -> str:
+    from .java_format import java_string
+
+    return java_string(v, t)
+
+
+def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
+    _, entries = _live_entries(table, at)
+    dec = _Decoder(table)
+    acc: dict[bytes, list[int]] = {}
+    for e in entries:
+        a = acc.setdefault(e.partition, [0, 0, 0, -(2**63)])
+        a[0] += e.file.row_count
+        a[1] += e.file.file_size
+        a[2] += 1
+        if e.file.creation_time is not None:
+            a[3] = max(a[3], e.file.creation_time)
+    rows = []
+    for part, (rc, size, count, last) in acc.items():
+        rows.append({
+            "partition": dec.partition_string(part) if dec.partition_types else "[]",
+            "record_count": rc,
+            "file_size_in_bytes": size,
+            "file_count": count,
+            "last_update_time": utc_wall_clock_from_millis(last) if last > -(2**63) else None,
+        })
+    rows.sort(key=lambda r: r["partition"])
+    return Rows(cols, rows)
+
+
+def buckets(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
+    _, entries = _live_entries(table, at)
+    dec = _Decoder(table)
+    acc: dict[tuple[bytes, int], list[int]] = {}
+    for e in entries:
+        a = acc.setdefault((e.partition, e.bucket), [0, 0, 0, -(2**63)])
+        a[0] += e.file.row_count
+        a[1] += e.file.file_size
+        a[2] += 1
+        if e.file.creation_time is not None:
+            a[3] = max(a[3], e.file.creation_time)
+    rows = [{
+        "partition": dec.partition_string(p) if dec.partition_types else "[]",
+        "bucket": b,
+        "record_count": rc,
+        "file_size_in_bytes": size,
+        "file_count": cnt,
+        "last_update_time": utc_wall_clock_from_millis(last) if last > -(2**63) else None,
+    } for (p, b), (rc, size, cnt, last) in acc.items()]
+    rows.sort(key=lambda r: (r["partition"], r["bucket"]))
+    return Rows(cols, rows)
+
+
+def table_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["partition", "bucket", "index_type", "file_name", "file_size", "row_count", "dv_ranges"]
+    snap = table.resolve_snapshot(at)
+    dec = _Decoder(table)
+    rows = []
+    for e in table.store_scan.index_entries(snap):
+        f = e.index_file
+        rows.append({
+            "partition": dec.partition_string(e.partition) if dec.partition_types else "[]",
+            "bucket": e.bucket,
+            "index_type": f.index_type,
+            "file_name": f.file_name,
+            "file_size": f.file_size,
+            "row_count": f.row_count,
+            "dv_ranges": None if f.dv_ranges is None else [
+                {"f0": d.data_file_name, "f1": d.offset, "f2": d.length, "_CARDINALITY": d.cardinality}
+                for d in f.dv_ranges
+            ],
+        })
+    return Rows(cols, rows)
+
+
+def file_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    from . import paths
+    from .file_index_format import read_file_index_header
+
+    cols = ["partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
+            "column_name", "index_type", "storage_type", "index_file_path", "index_size_in_bytes",
+            "index_container_size_in_bytes", "is_empty"]
+    _, entries = _live_entries(table, at)
+    dec = _Decoder(table)
+    rows = []
+    for e in entries:
+        m = e.file
+        index_files = [x for x in m.extra_files if x.endswith(".index")]
+        if m.embedded_index is None and not index_files:
+            continue
+        part_values = dec.partition_values(e.partition) if dec.partition_types else []
+        bucket_path = paths.data_file_path(table.path, paths.partition_path_for(table.schema, part_values), e.bucket, "")
+        if m.embedded_index is not None:
+            data, storage, index_path = m.embedded_index, "EMBEDDED", None
+        else:
+            index_path = bucket_path.rstrip("/") + "/" + index_files[0]
+            data, storage = table.file_io.read_bytes(index_path), "FILE"
+        for col, typ, length in read_file_index_header(data, index_path or m.file_name):
+            rows.append({
+                "partition": dec.partition_string(e.partition) if dec.partition_types else "[]",
+                "bucket": e.bucket,
+                "file_path": bucket_path.rstrip("/") + "/" + m.file_name,
+                "file_size_in_bytes": m.file_size,
+                "record_count": m.row_count,
+                "schema_id": m.schema_id,
+                "column_name": col,
+                "index_type": typ,
+                "storage_type": storage,
+                "index_file_path": index_path,
+                "index_size_in_bytes": length,
+                "index_container_size_in_bytes": len(data),
+                "is_empty": length <= 0,
+            })
+    return Rows(cols, rows)
+
+
+# ---------------------------------------------------------------------------------------
+# reader-backed tables (next issue) and catalog-wide tables
+# ---------------------------------------------------------------------------------------
+
+
+def _needs_reader(name: str) -> Callable[[FileStoreTable, TimeTravel | None], Rows]:
+    def fn(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+        raise NotYetSupported(f"inspect {name}: not yet — it needs the merge reader that `read` brings")
+
+    return fn
+
+
+def all_table_options(catalog: FileSystemCatalog) -> Rows:
+    rows = []
+    for db in catalog.list_databases():
+        for t in catalog.list_tables(db):
+            tbl = catalog.get_table(f"{db}.{t}")
+            for k, v in tbl.schema.options.items():
+                rows.append({"database_name": db, "table_name": t, "key": k, "value": v})
+    return Rows(["database_name", "table_name", "key", "value"], rows)
+
+
+_SECRET_WORDS = ("secret", "password", "token", "key")
+
+
+def catalog_options(catalog: FileSystemCatalog) -> Rows:
+    rows = [{"key": "warehouse", "value": catalog.warehouse}]
+
+    def walk(prefix: str, d: dict[str, Any]) -> None:
+        for k, v in d.items():
+            name = f"{prefix}{k}"
+            if isinstance(v, dict):
+                walk(name + ".", v)
+            else:
+                hidden = any(w in k.lower() for w in _SECRET_WORDS)
+                rows.append({"key": name, "value": "******" if hidden else str(v)})
+
+    walk("", catalog.file_io.storage_options)
+    return Rows(["key", "value"], rows)
+
+
+def table_overview(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """One screen about a table: schema, keys, options, snapshot range, live files, levels."""
+    s = table.schema
+    sm = table.snapshot_manager
+    snap, entries = _live_entries(table, at)
+    earliest, latest = sm.earliest_snapshot_id(), sm.latest_snapshot_id()
+    opts = table.options
+    target = opts.target_file_size(bool(s.primary_keys))
+    levels: dict[int, int] = {}
+    buckets_seen = set()
+    for e in entries:
+        levels[e.file.level] = levels.get(e.file.level, 0) + 1
+        buckets_seen.add((e.partition, e.bucket))
+    small = sum(1 for e in entries if e.file.file_size < target)
+    props: list[tuple[str, Any]] = [
+        ("table", str(table.identifier) + (f" (branch {table.branch})" if table.branch else "")),
+        ("path", table.path),
+        ("schema_id", s.id),
+        ("columns", ", ".join(f"{f.name} {f.type.as_sql()}" for f in s.fields)),
+        ("primary_keys", ", ".join(s.primary_keys) or "(none: append table)"),
+        ("partition_keys", ", ".join(s.partition_keys) or "(unpartitioned)"),
+        ("bucket", s.options.get("bucket", "-1" if not s.primary_keys else "-1")),
+        ("comment", s.comment),
+        ("options", ", ".join(f"{k}={v}" for k, v in s.options.items())),
+        ("snapshots", f"{earliest}..{latest}" if latest is not None else "(none)"),
+        ("snapshot", snap.id if snap else None),
+        ("snapshot_time", local_datetime_from_millis(snap.time_millis) if snap else None),
+        ("commit_kind", snap.commit_kind if snap else None),
+        ("total_record_count", snap.total_record_count if snap else 0),
+        ("live_files", len(entries)),
+        ("live_bytes", sum(e.file.file_size for e in entries)),
+        ("live_rows", sum(e.file.row_count for e in entries)),
+        ("partitions", len({e.partition for e in entries})),
+        ("buckets", len(buckets_seen)),
+        ("levels", ", ".join(f"L{lv}: {n}" for lv, n in sorted(levels.items())) or "(no files)"),
+        ("small_files", f"{small} below target-file-size ({target} bytes)"),
+        ("tags", len(table.tag_manager.tags())),
+        ("branches", len(table.branch_manager.branches())),
+    ]
+    return Rows(["property", "value"], [{"property": k, "value": v} for k, v in props])
+
+
+SYSTEM_TABLES: dict[str, Callable[..., Rows]] = {
+    "snapshots": snapshots,
+    "schemas": schemas,
+    "options": options,
+    "files": files,
+    "manifests": manifests,
+    "partitions": partitions,
+    "buckets": buckets,
+    "tags": tags,
+    "branches": branches,
+    "consumers": consumers,
+    "table-indexes": table_indexes,
+    "statistics": statistics,
+    "aggregation-fields": aggregation_fields,
+    "file-indexes": file_indexes,
+    "audit-log": _needs_reader("audit-log"),
+    "binlog": _needs_reader("binlog"),
+    "ro": _needs_reader("ro"),
+    "table": table_overview,
+}
+
+CATALOG_TABLES: dict[str, Callable[[FileSystemCatalog], Rows]] = {
+    "all-table-options": all_table_options,
+    "catalog-options": catalog_options,
+}
+
+
+def system_table(name: str) -> Callable[..., Rows]:
+    try:
+        return SYSTEM_TABLES[name]
+    except KeyError:
+        raise NotFound(f"unknown system table {name!r}; known: {', '.join(SYSTEM_TABLES)}") from None

@@ -1,0 +1,84 @@
+"""The typer application: wiring only. Commands live in ``paimon_cli.commands``.
+
+Start-up is kept small on purpose (``--help`` and ``--version`` must not load pyarrow,
+fastavro, pyspark, fsspec or rich): help is plain click formatting
+(``rich_markup_mode=None``), pretty exceptions are off, and every command imports core
+inside its body.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Optional
+
+import typer
+
+from . import __version__
+from .commands import alter, create, inspect, quickstart
+from .commands import list as list_cmd
+from .errors import EXIT_CODES, CliCommand
+
+PROG_NAME = "paimon-cli"
+COMPLETE_VAR = "_PAIMON_CLI_COMPLETE"
+
+
+def _epilog() -> str:
+    # "\b" keeps click from re-wrapping the block.
+    lines = "\n".join(f"  {code}  {meaning}" for code, meaning in EXIT_CODES)
+    return f"\b\nExit codes:\n{lines}"
+
+
+app = typer.Typer(
+    name=PROG_NAME,
+    epilog=_epilog(),
+    no_args_is_help=True,
+    add_completion=False,  # committed scripts live in completions/ (python -m paimon_cli.completions)
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"{PROG_NAME} {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        Optional[bool],
+        typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Show the version and exit."),
+    ] = None,
+) -> None:
+    """Maintain and inspect Apache Paimon lake tables from the shell.
+
+    Every command takes --warehouse/-w (env PAIMON_WAREHOUSE, default ./warehouse),
+    --fs-option K=V and --debug; commands that print data take --output/-o
+    table|json|jsonl|csv (env PAIMON_OUTPUT) and --wide.
+    """
+
+
+# name -> function; the order here is the order in --help.
+COMMANDS = {
+    "create": create.create,
+    "alter": alter.alter,
+    "list": list_cmd.list_,
+    "inspect": inspect.inspect,
+    "quickstart": quickstart.quickstart,
+}
+
+for _name, _fn in COMMANDS.items():
+    app.command(name=_name, cls=CliCommand)(_fn)
+
+
+def run() -> None:
+    """Console-script entry point (``paimon-cli`` and ``python -m paimon_cli``)."""
+    if os.environ.get(COMPLETE_VAR):
+        # add_completion=False skips registering typer's shell classes; the committed
+        # scripts (completions/) still call back into us with this variable set.
+        from typer._completion_classes import completion_init
+
+        completion_init()
+    app(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)

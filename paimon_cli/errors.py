@@ -1,0 +1,85 @@
+"""The one place that turns exceptions into a stderr line and a process exit code.
+
+Core errors carry their own ``exit_code`` (see ``paimon_cli.core.errors``), so this module
+only decides the presentation: one line ``error: ...`` on stderr, a traceback only with
+``--debug`` (or ``PAIMON_DEBUG=1``), and exit 1 for anything we did not raise on purpose.
+Usage errors (exit 2) stay typer's own.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any
+
+from typer._click.exceptions import ClickException
+from typer.core import TyperCommand
+from typer.exceptions import Abort, Exit
+
+# (code, meaning) — rendered into the root --help epilog and checked against README by tests.
+EXIT_CODES: list[tuple[int, str]] = [
+    (0, "success"),
+    (1, "error (unexpected failure, or a feature that is not supported yet)"),
+    (2, "usage error (bad option or argument)"),
+    (3, "not found (warehouse, database, table, branch, snapshot, tag, ...)"),
+    (4, "invalid input (bad identifier, schema, option or corrupt metadata)"),
+    (5, "commit conflict (another writer won; retry)"),
+    (6, "refused as unsafe (nothing was changed)"),
+]
+
+_DEBUG_ENV = "PAIMON_DEBUG"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The exit code an exception maps to (PaimonError subclasses carry theirs)."""
+    from .core.errors import PaimonError
+
+    if isinstance(exc, PaimonError):
+        return int(exc.exit_code)
+    return 1
+
+
+def format_error(exc: BaseException) -> str:
+    """The single stderr line for ``exc``; unexpected errors name their type and hint --debug."""
+    from .core.errors import PaimonError
+
+    if isinstance(exc, PaimonError):
+        return f"error: {_one_line(str(exc))}"
+    msg = _one_line(str(exc))
+    name = type(exc).__name__
+    body = f"{name}: {msg}" if msg else name
+    return f"error: {body} (run again with --debug for the traceback)"
+
+
+def debug_enabled(params: dict[str, Any] | None = None) -> bool:
+    if params and params.get("debug"):
+        return True
+    return os.environ.get(_DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def report(exc: BaseException, debug: bool) -> int:
+    """Print the error (and with ``debug`` the traceback) to stderr; return the exit code."""
+    if debug:
+        traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.write(format_error(exc) + "\n")
+    sys.stderr.flush()
+    return exit_code_for(exc)
+
+
+class CliCommand(TyperCommand):
+    """A typer command whose failures go through :func:`report` instead of a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ClickException, Exit, Abort, KeyboardInterrupt):
+            raise
+        except BrokenPipeError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - this IS the top-level handler
+            raise Exit(report(exc, debug_enabled(ctx.params))) from None
