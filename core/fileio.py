@@ -81,6 +81,8 @@ def parse_storage_options(pairs: Iterable[str]) -> dict[str, Any]:
             node = node.setdefault(p, {})
             if not isinstance(node, dict):
                 raise InvalidInput(f"--fs-option {pair!r}: {p} is both a value and a group")
+        if isinstance(node.get(parts[-1]), dict):
+            raise InvalidInput(f"--fs-option {pair!r}: {parts[-1]} is both a value and a group")
         node[parts[-1]] = val
     return out
 
@@ -95,8 +97,13 @@ class FileIO:
         self.storage_options = dict(storage_options or {})
         scheme, _ = _split_scheme(root)
         self.scheme = scheme or "file"
+        fs_options = dict(self.storage_options)
+        if self.is_object_store:
+            # fsspec shares one instance per option set and caches listings in it; Paimon
+            # metadata changes under other writers, so a cached listing (or exists()) would lie.
+            fs_options.setdefault("use_listings_cache", False)
         try:
-            self.fs = fsspec.filesystem(self.scheme, **self.storage_options)
+            self.fs = fsspec.filesystem(self.scheme, **fs_options)
         except (ImportError, ValueError) as e:
             raise InvalidInput(f"cannot open filesystem {self.scheme!r} for {root}: {e}") from e
 
@@ -234,25 +241,51 @@ class FileIO:
             except OSError as e:
                 if e.errno == errno.EEXIST:
                     return False
-                raise
+                from .errors import UnsafeRefused
+
+                raise UnsafeRefused(
+                    f"{path}: this filesystem refuses hard links ({e.strerror}), so a "
+                    "no-replace publish is impossible; refusing to write"
+                ) from e
             finally:
                 try:
                     os.unlink(self._p(tmp))
                 except FileNotFoundError:
                     pass
+        if self.scheme in ("s3", "s3a", "s3n"):
+            return self._s3_put_if_absent(path, data)
+        from .errors import UnsafeRefused
+
+        raise UnsafeRefused(
+            f"{path}: no verified write-if-absent for filesystem {self.scheme!r} "
+            "(only local disks and S3 conditional puts are trusted); refusing to publish"
+        )
+
+    def _s3_put_if_absent(self, path: str, data: bytes) -> bool:
+        """One PutObject carrying ``If-None-Match: *``: the server decides the race.
+
+        Not ``open(path, "xb")``: s3fs commits an empty "xb" file with an unconditional
+        touch(), which would overwrite a winner's file.
+        """
+        import inspect
+
+        from .errors import CommitConflict, UnsafeRefused
+
+        if "mode" not in inspect.signature(self.fs._pipe_file).parameters:
+            raise UnsafeRefused(
+                f"{path}: this s3fs has no conditional put (pipe_file mode='create'); "
+                "upgrade s3fs to publish safely"
+            )
         try:
-            with self.fs.open(self._p(path), "xb") as f:
-                f.write(data)
+            self.fs.pipe_file(self._p(path), data, mode="create")
             return True
         except FileExistsError:
             return False
-        except (NotImplementedError, ValueError) as e:
-            from .errors import UnsafeRefused
-
-            raise UnsafeRefused(
-                f"{path}: the filesystem {self.scheme!r} offers no write-if-absent; "
-                "refusing to publish without an atomic primitive"
-            ) from e
+        except OSError as e:
+            code = getattr(e.__cause__, "response", {}).get("Error", {}).get("Code")
+            if code == "ConditionalRequestConflict":  # 409: a concurrent conditional put
+                raise CommitConflict(f"{path}: a concurrent write is in progress; retry") from e
+            raise
 
     def delete(self, path: str) -> None:
         try:

@@ -1,0 +1,243 @@
+"""pypaimon 2.1 as an interop peer, driven through a subprocess in its own venv.
+
+pypaimon 2.1 pins ``pyarrow<20`` and ``fsspec<2026``, which clash with the product venv, so it
+lives in a separate venv (made once, cached) and runs ``pypaimon_driver.py`` there. Values cross
+the process boundary as JSON; :class:`PyPaimon` encodes Python values on the way in and decodes
+them on the way back (see the driver's docstring for the wire encoding), so
+``peer.read(...)`` returns the same Python objects ``peer.write(...)`` was given.
+
+System-table answers (:meth:`PyPaimon.system_table`) are left JSON-rendered on purpose: they are
+compared against paimon-cli's own output, which renders the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PYPAIMON_VERSION = "2.1.0"
+DRIVER = Path(__file__).with_name("pypaimon_driver.py")
+
+
+class PyPaimonUnavailable(RuntimeError):
+    """The peer venv could not be made (no network, pip failure); tests should skip."""
+
+
+class PyPaimonError(RuntimeError):
+    """pypaimon raised inside the driver; carries its exception type and traceback."""
+
+    def __init__(self, op: str, error: str, message: str, tb: str) -> None:
+        super().__init__(f"pypaimon {op}: {error}: {message}")
+        self.op = op
+        self.error = error
+        self.message = message
+        self.traceback = tb
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("PAIMON_CLI_TEST_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "paimon-cli-tests"
+
+
+def ensure_pypaimon_venv(cache_dir: Path | str | None = None) -> Path:
+    """Path of a python that can import pypaimon 2.1, making the venv on first use.
+
+    ``PAIMON_CLI_PYPAIMON_PYTHON`` names an existing interpreter and skips creation. A marker
+    file is written only after pip succeeded, so an interrupted install is redone.
+    """
+    env = os.environ.get("PAIMON_CLI_PYPAIMON_PYTHON")
+    if env:
+        if not Path(env).exists():
+            raise PyPaimonUnavailable(f"PAIMON_CLI_PYPAIMON_PYTHON={env}: no such interpreter")
+        return Path(env)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    venv = cache / f"pypaimon-{PYPAIMON_VERSION}-venv"
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    marker = venv / ".pypaimon-ready"
+    if marker.exists() and python.exists():
+        return python
+    cache.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
+                       capture_output=True, text=True, timeout=300)
+        subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check",
+                        "-q", f"pypaimon=={PYPAIMON_VERSION}"],
+                       check=True, capture_output=True, text=True, timeout=900)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
+        detail = getattr(e, "stderr", None) or str(e)
+        raise PyPaimonUnavailable(
+            f"cannot create pypaimon {PYPAIMON_VERSION} venv in {venv}: {str(detail).strip()[-800:]}"
+        ) from e
+    marker.write_text(PYPAIMON_VERSION + "\n")
+    return python
+
+
+# --------------------------------------------------------------------------------------
+# wire encoding (mirror of the driver's)
+
+
+def encode_value(value: Any) -> Any:
+    """Python value -> JSON wire value (dates/timestamps ISO, Decimal str, bytes hex)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value in (float("inf"), float("-inf")):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {str(k): encode_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v) for v in value]
+    raise TypeError(f"cannot send {type(value).__name__} value {value!r} to pypaimon")
+
+
+def decode_value(value: Any, arrow_type: str) -> Any:
+    """JSON wire value -> Python value, driven by the arrow type string the driver reported."""
+    if value is None:
+        return None
+    t = arrow_type.strip()
+    if t.startswith("date"):
+        return _dt.date.fromisoformat(value)
+    if t.startswith("timestamp"):
+        return _dt.datetime.fromisoformat(value)
+    if t.startswith("time"):
+        return _dt.time.fromisoformat(value)
+    if t.startswith("decimal"):
+        return decimal.Decimal(value)
+    if "binary" in t:
+        return bytes.fromhex(value)
+    if t in ("float", "double", "halffloat") and isinstance(value, str):
+        return float(value)
+    m = re.fullmatch(r"(?:large_)?list<[^:]+: (.+)>", t)
+    if m and isinstance(value, list):
+        return [decode_value(v, m.group(1)) for v in value]
+    return value
+
+
+@dataclass
+class SystemRows:
+    """A system table as pypaimon renders it (JSON-safe values, column names verbatim)."""
+
+    columns: list[str]
+    types: dict[str, str]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:  # dict-style access: res["columns"], res["rows"]
+        return getattr(self, key)
+
+
+class PyPaimon:
+    """Handle on the pypaimon 2.1 peer; every method is one (or a batch of) driver call(s)."""
+
+    def __init__(self, python: Path | str, timeout: float = 300.0) -> None:
+        self.python = str(python)
+        self.timeout = timeout
+
+    # -- transport ----------------------------------------------------------------------
+
+    def batch(self, ops: list[dict[str, Any]], stop_on_error: bool = True) -> list[dict[str, Any]]:
+        """Run many ops in one interpreter (pypaimon takes ~1 s to import); raw results."""
+        payload = json.dumps({"ops": ops, "stop_on_error": stop_on_error})
+        env = dict(os.environ)
+        # keep the peer away from the product venv's site-packages and any user config
+        for k in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"):
+            env.pop(k, None)
+        env["PYTHONNOUSERSITE"] = "1"
+        proc = subprocess.run([self.python, str(DRIVER)], input=payload, capture_output=True,
+                              text=True, timeout=self.timeout, env=env)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(
+                f"pypaimon driver exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+        return json.loads(lines[-1])["results"]
+
+    def call(self, op: str, **kwargs: Any) -> Any:
+        (res,) = self.batch([{"op": op, **kwargs}])
+        if not res["ok"]:
+            raise PyPaimonError(op, res["error"], res["message"], res["traceback"])
+        return res["result"]
+
+    # -- API ----------------------------------------------------------------------------
+
+    def version(self) -> dict[str, str]:
+        return self.call("version")
+
+    def create_table(self, warehouse: str, db: str, table: str,
+                     columns: list[tuple[str, str]] | list[dict[str, Any]],
+                     primary_keys: list[str] | None = None,
+                     partition_keys: list[str] | None = None,
+                     options: dict[str, Any] | None = None,
+                     comment: str | None = None, ignore_if_exists: bool = False) -> str:
+        """Create ``db.table`` (database too); returns the table path.
+
+        ``columns``: ``[(name, arrow_type)]`` with types like ``"int64"``, ``"string"``,
+        ``"float64"``, ``"date32"``, ``"timestamp[ms]"``, ``"decimal(10,2)"``, ``"binary"``,
+        ``"bool"``, ``"list<int32>"``; append ``" not null"`` for NOT NULL (primary-key
+        columns are NOT NULL anyway).
+        """
+        cols = [c if isinstance(c, dict) else [c[0], c[1]] for c in columns]
+        res = self.call("create_table", warehouse=str(warehouse), db=db, table=table,
+                        columns=cols, primary_keys=list(primary_keys or []),
+                        partition_keys=list(partition_keys or []),
+                        options={k: str(v) for k, v in (options or {}).items()},
+                        comment=comment, ignore_if_exists=ignore_if_exists)
+        return res["path"]
+
+    def write(self, warehouse: str, db: str, table: str, rows: list[dict[str, Any]],
+              overwrite: bool = False, overwrite_partition: dict[str, Any] | None = None) -> int:
+        """One batch write + commit; returns the snapshot id it produced."""
+        res = self.call("write", warehouse=str(warehouse), db=db, table=table,
+                        rows=[{k: encode_value(v) for k, v in r.items()} for r in rows],
+                        overwrite=overwrite,
+                        overwrite_partition=encode_value(overwrite_partition))
+        return int(res["snapshot_id"])
+
+    def read(self, warehouse: str, db: str, table: str, snapshot_id: int | None = None,
+             tag: str | None = None, branch: str | None = None,
+             projection: list[str] | None = None) -> list[dict[str, Any]]:
+        """All rows (merged for primary-key tables) as Python values, in pypaimon's order."""
+        res = self.call("read", warehouse=str(warehouse), db=db, table=table,
+                        snapshot_id=snapshot_id, tag=tag, branch=branch, projection=projection)
+        types = res["types"]
+        return [{c: decode_value(r[c], types[c]) for c in res["columns"]} for r in res["rows"]]
+
+    def system_table(self, warehouse: str, db: str, table: str, name: str,
+                     branch: str | None = None) -> SystemRows:
+        """``db.table$name`` read through pypaimon; values stay JSON-rendered."""
+        res = self.call("system_table", warehouse=str(warehouse), db=db, table=table,
+                        name=name.lstrip("$"), branch=branch)
+        return SystemRows(res["columns"], res["types"], res["rows"])
+
+    def list_system_tables(self) -> list[str]:
+        return list(self.call("list_system_tables"))
+
+    def create_tag(self, warehouse: str, db: str, table: str, tag: str,
+                   snapshot_id: int | None = None, time_retained: str | None = None) -> None:
+        self.call("create_tag", warehouse=str(warehouse), db=db, table=table, tag=tag,
+                  snapshot_id=snapshot_id, time_retained=time_retained)
+
+    def create_branch(self, warehouse: str, db: str, table: str, branch: str,
+                      from_tag: str | None = None) -> None:
+        self.call("create_branch", warehouse=str(warehouse), db=db, table=table,
+                  new_branch=branch, from_tag=from_tag)
+
+    def set_consumer(self, warehouse: str, db: str, table: str, consumer: str,
+                     next_snapshot: int) -> None:
+        self.call("set_consumer", warehouse=str(warehouse), db=db, table=table,
+                  consumer=consumer, next_snapshot=next_snapshot)
