@@ -136,3 +136,31 @@ def utc_wall_clock_from_millis(millis: int) -> _dt.datetime:
 
 
 _EPOCH_DT = _dt.datetime(1970, 1, 1)
+
+
+def java_string_hash(s: str) -> int:
+    """``String.hashCode`` over UTF-16 code units, as a signed int32."""
+    h = 0
+    b = s.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(b), 2):
+        h = (31 * h + ((b[i] << 8) | b[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_hash_map_order(keys: Iterable[str]) -> list[str]:
+    """The iteration order of a ``java.util.HashMap`` filled with ``keys`` in this order.
+
+    Java reads schema options into a HashMap, so its ``$options`` and ``$schemas`` show them
+    in bucket order: capacity grows from 16 by doubling past 0.75 load, a key's bucket is
+    ``(h ^ (h >>> 16)) & (capacity - 1)``, and a bucket keeps insertion order.
+    """
+    ks = list(dict.fromkeys(keys))
+    cap = 16
+    while len(ks) > cap * 0.75:
+        cap *= 2
+
+    def bucket(k: str) -> int:
+        h = java_string_hash(k) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (cap - 1)
+
+    return [k for _, _, k in sorted((bucket(k), i, k) for i, k in enumerate(ks))]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import NotFound, NotYetSupported
 from .java_format import (
+    java_hash_map_order,
     java_array_string,
     java_map_string,
     local_datetime_from_millis,
@@ -83,7 +84,7 @@ def schemas(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
             "fields": _flat_json([f.to_json() for f in s.fields]),
             "partition_keys": _flat_json(list(s.partition_keys)),
             "primary_keys": _flat_json(list(s.primary_keys)),
-            "options": _flat_json(dict(s.options)),
+            "options": _flat_json({k: s.options[k] for k in java_hash_map_order(s.options)}),
             "comment": s.comment,
             "update_time": local_datetime_from_millis(s.time_millis),
         })
@@ -91,7 +92,8 @@ def schemas(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
 
 def options(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-    return Rows(["key", "value"], [{"key": k, "value": v} for k, v in table.schema.options.items()])
+    opts = table.schema.options
+    return Rows(["key", "value"], [{"key": k, "value": opts[k]} for k in java_hash_map_order(opts)])
 
 
 def tags(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -111,11 +113,18 @@ def tags(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
 
 def branches(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-    rows = [
-        {"branch_name": name, "create_time": local_datetime_from_millis(millis) if millis else None}
-        for name, millis in table.branch_manager.branches()
-    ]
-    return Rows(["branch_name", "create_time"], rows)
+    """Java 0.9's columns; 1.x dropped ``created_from_*`` but keeps the other two."""
+    bm = table.branch_manager
+    rows = []
+    for name, millis in bm.branches():
+        tag, snap = bm.branch_origin(name)
+        rows.append({
+            "branch_name": name,
+            "created_from_tag": tag,
+            "created_from_snapshot": snap,
+            "create_time": local_datetime_from_millis(millis) if millis else None,
+        })
+    return Rows(["branch_name", "created_from_tag", "created_from_snapshot", "create_time"], rows)
 
 
 def consumers(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -332,50 +341,60 @@ def _plain(v: Any, t: Any) -> str:
     return java_string(v, t)
 
 
-def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-    cols = ["partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
-    _, entries = _live_entries(table, at)
-    dec = _Decoder(table)
-    acc: dict[bytes, list[int]] = {}
+def _raw_entries(table: FileStoreTable, at: TimeTravel | None) -> list[ManifestEntry]:
+    snap = table.resolve_snapshot(at)
+    return [] if snap is None else table.store_scan.read_entries(table.store_scan.data_manifests(snap))
+
+
+def _accumulate(entries: list[ManifestEntry], key: Callable[[ManifestEntry], Any]) -> dict[Any, list[int]]:
+    """Java's PartitionEntry/BucketEntry merge: ADDs count up, DELETEs down, newest creation wins.
+
+    Over the raw (unmerged) entries, so ``last_update_time`` also sees files compacted away.
+    """
+    from .manifest import FileKind
+
+    acc: dict[Any, list[int]] = {}
     for e in entries:
-        a = acc.setdefault(e.partition, [0, 0, 0, -(2**63)])
-        a[0] += e.file.row_count
-        a[1] += e.file.file_size
-        a[2] += 1
+        sign = -1 if e.kind == FileKind.DELETE else 1
+        a = acc.setdefault(key(e), [0, 0, 0, -(2**63)])
+        a[0] += sign * e.file.row_count
+        a[1] += sign * e.file.file_size
+        a[2] += sign
         if e.file.creation_time is not None:
             a[3] = max(a[3], e.file.creation_time)
-    rows = []
-    for part, (rc, size, count, last) in acc.items():
-        rows.append({
-            "partition": dec.partition_string(part) if dec.partition_types else "[]",
-            "record_count": rc,
-            "file_size_in_bytes": size,
-            "file_count": count,
-            "last_update_time": utc_wall_clock_from_millis(last) if last > -(2**63) else None,
-        })
+    return {k: v for k, v in acc.items() if v[2] > 0}
+
+
+def _update_time(last: int) -> Any:
+    return utc_wall_clock_from_millis(last) if last > -(2**63) else None
+
+
+def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    cols = ["partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
+    dec = _Decoder(table)
+    acc = _accumulate(_raw_entries(table, at), lambda e: e.partition)
+    rows = [{
+        "partition": dec.partition_string(part) if dec.partition_types else "[]",
+        "record_count": rc,
+        "file_size_in_bytes": size,
+        "file_count": count,
+        "last_update_time": _update_time(last),
+    } for part, (rc, size, count, last) in acc.items()]
     rows.sort(key=lambda r: r["partition"])
     return Rows(cols, rows)
 
 
 def buckets(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     cols = ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
-    _, entries = _live_entries(table, at)
     dec = _Decoder(table)
-    acc: dict[tuple[bytes, int], list[int]] = {}
-    for e in entries:
-        a = acc.setdefault((e.partition, e.bucket), [0, 0, 0, -(2**63)])
-        a[0] += e.file.row_count
-        a[1] += e.file.file_size
-        a[2] += 1
-        if e.file.creation_time is not None:
-            a[3] = max(a[3], e.file.creation_time)
+    acc = _accumulate(_raw_entries(table, at), lambda e: (e.partition, e.bucket))
     rows = [{
         "partition": dec.partition_string(p) if dec.partition_types else "[]",
         "bucket": b,
         "record_count": rc,
         "file_size_in_bytes": size,
         "file_count": cnt,
-        "last_update_time": utc_wall_clock_from_millis(last) if last > -(2**63) else None,
+        "last_update_time": _update_time(last),
     } for (p, b), (rc, size, cnt, last) in acc.items()]
     rows.sort(key=lambda r: (r["partition"], r["bucket"]))
     return Rows(cols, rows)
