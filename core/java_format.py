@@ -97,7 +97,8 @@ def java_string(v: Any, dtype: DataType | None = None) -> str:
 def java_local_datetime(v: _dt.datetime, nanos: int | None = None) -> str:
     """``LocalDateTime.toString``: seconds dropped when zero, fraction in 3/6/9-digit groups."""
     n = v.microsecond * 1000 if nanos is None else nanos
-    out = f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}"
+    year = f"+{v.year}" if v.year > 9999 else f"{v.year:04d}"
+    out = f"{year}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}"
     if v.second or n:
         out += f":{v.second:02d}"
         if n:

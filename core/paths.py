@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import struct
 from typing import Any, Sequence
 
 from .errors import InvalidInput
 from .fileio import join
+from .java_format import java_double, java_float, java_local_datetime
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 MAIN_BRANCH = "main"
@@ -204,17 +204,17 @@ def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True)
     if isinstance(data_type, (t.TimestampType, t.LocalZonedTimestampType)):
         dt = _to_datetime_nanos(value)
         if legacy_name:
-            return java_local_date_time_str(*dt)
+            return java_local_datetime(*dt)
         return _format_sql_timestamp(*dt, precision=getattr(data_type, "precision", 6))
     if isinstance(data_type, t.DecimalType):
         d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
         if isinstance(data_type.scale, int):
             d = d.quantize(decimal.Decimal(1).scaleb(-data_type.scale))
-        return java_plain_decimal(d)
+        return format(d, "f")
     if isinstance(data_type, t.FloatType):
-        return java_float_str(float(value))
+        return java_float(float(value))
     if isinstance(data_type, t.DoubleType):
-        return java_double_str(float(value))
+        return java_double(float(value))
     if isinstance(value, (bytes, bytearray)):
         # Java would print the array identity; UTF-8 text is the only useful rendering.
         return bytes(value).decode("utf-8", errors="replace")
@@ -251,26 +251,6 @@ def _to_datetime_nanos(value: Any) -> tuple[datetime.datetime, int]:
     raise InvalidInput(f"cannot use {value!r} as a TIMESTAMP partition value")
 
 
-def java_local_date_time_str(dt: datetime.datetime, nano: int = 0) -> str:
-    """``java.time.LocalDateTime.toString``: seconds only when non-zero, fraction in 3/6/9 digits."""
-    y = dt.year
-    if y > 9999:
-        year = f"+{y}"
-    else:
-        year = f"{y:04d}"
-    out = f"{year}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}"
-    if dt.second or nano:
-        out += f":{dt.second:02d}"
-        if nano:
-            if nano % 1_000_000 == 0:
-                out += f".{nano // 1_000_000:03d}"
-            elif nano % 1000 == 0:
-                out += f".{nano // 1000:06d}"
-            else:
-                out += f".{nano:09d}"
-    return out
-
-
 def _format_sql_timestamp(dt: datetime.datetime, nano: int, precision: int) -> str:
     frac = f"{nano:09d}"
     while len(frac) > precision and frac.endswith("0"):
@@ -291,59 +271,6 @@ def _format_time(millis: int, precision: int) -> str:
     if p > 0:
         out += "." + f"{ms:03d}"[:p]
     return out
-
-
-def java_plain_decimal(d: decimal.Decimal) -> str:
-    """``BigDecimal.toPlainString``: never scientific, keeps the scale's trailing zeros."""
-    return format(d, "f")
-
-
-def java_double_str(v: float) -> str:
-    """``Double.toString``: shortest round-trip digits; scientific outside [1e-3, 1e7)."""
-    return _java_fp_str(v, repr(v))
-
-
-def java_float_str(v: float) -> str:
-    """``Float.toString`` of a 32-bit float (shortest digits that round-trip as float32)."""
-    f32 = struct.unpack(">f", struct.pack(">f", v))[0]
-    if f32 != f32 or f32 in (float("inf"), float("-inf")):
-        return _java_fp_str(f32, repr(f32))
-    digits = repr(f32)
-    for p in range(1, 18):
-        s = f"{f32:.{p}g}"
-        if struct.unpack(">f", struct.pack(">f", float(s)))[0] == f32:
-            digits = s
-            break
-    return _java_fp_str(float(digits), digits)
-
-
-def _java_fp_str(v: float, shortest: str) -> str:
-    if v != v:
-        return "NaN"
-    if v == float("inf"):
-        return "Infinity"
-    if v == float("-inf"):
-        return "-Infinity"
-    if v == 0:
-        return "-0.0" if str(v).startswith("-") else "0.0"
-    d = decimal.Decimal(shortest)
-    sign = "-" if d < 0 else ""
-    d = abs(d)
-    if decimal.Decimal("1e-3") <= d < decimal.Decimal("1e7"):
-        s = format(d, "f")
-        if "." not in s:
-            s += ".0"
-        else:
-            s = s.rstrip("0")
-            if s.endswith("."):
-                s += "0"
-        return sign + s
-    # computerized scientific notation: one digit before the point, at least one after
-    tup = d.normalize().as_tuple()
-    digits = "".join(str(x) for x in tup.digits)
-    exp = tup.exponent + len(digits) - 1  # type: ignore[operator]
-    mant = digits[0] + "." + (digits[1:] or "0")
-    return f"{sign}{mant}E{exp}"
 
 
 def partition_path_for(schema: Any, values: Sequence[Any]) -> str:

@@ -111,16 +111,3 @@ def test_non_legacy_partition_values() -> None:
     assert v(datetime.datetime(2024, 1, 1, 10, 0), TimestampType(0), legacy_name=False) == "2024-01-01 10:00:00"
 
 
-def test_java_float_and_double_strings() -> None:
-    assert paths.java_double_str(1.0) == "1.0"
-    assert paths.java_double_str(0.1) == "0.1"
-    assert paths.java_double_str(1e7) == "1.0E7"
-    assert paths.java_double_str(12345678.9) == "1.23456789E7"
-    assert paths.java_double_str(0.001) == "0.001"
-    assert paths.java_double_str(0.0001) == "1.0E-4"
-    assert paths.java_double_str(-2.5) == "-2.5"
-    assert paths.java_float_str(0.1) == "0.1"
-    assert paths.java_float_str(1.1) == "1.1"
-    assert paths.java_float_str(3.0) == "3.0"
-    assert paths.partition_value_to_str(1.5, FloatType()) == "1.5"
-    assert paths.partition_value_to_str(100.0, DoubleType()) == "100.0"
