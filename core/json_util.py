@@ -7,6 +7,7 @@ by people, so we reproduce Jackson's layout: 2-space indent, ``"k" : v``, inline
 
 from __future__ import annotations
 
+import decimal
 import json
 from typing import Any
 
@@ -30,6 +31,8 @@ def _write(v: Any, level: int) -> str:
         return "[ " + ", ".join(_write(x, level) for x in v) + " ]"
     if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
         return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, decimal.Decimal):
+        return format(v, "f")  # a bare number, digits as given (Jackson's BigDecimal)
     if isinstance(v, float):
         return repr(v) if v == v and v not in (float("inf"), float("-inf")) else json.dumps(v)
     raise TypeError(f"cannot write {type(v).__name__} as JSON")

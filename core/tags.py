@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
-import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,12 +61,9 @@ class Tag:
         # tag fields follow the snapshot's own fields but precede unknown extras
         extras = {k: d.pop(k) for k in list(self.snapshot.extra) if k in d}
         d[_CREATE_TIME] = _local_date_time_array(create)
-        marker = f"@@duration-{_uuid.uuid4().hex}@@"
-        d[_TIME_RETAINED] = marker
+        d[_TIME_RETAINED] = decimal.Decimal(java_duration_decimal(self.time_retained_seconds))
         d.update(extras)
-        # Jackson writes the Duration as a bare BigDecimal; dumps_jackson has no raw-number
-        # type, so splice the literal in place of a unique marker string
-        return dumps_jackson(d).replace(f'"{marker}"', java_duration_decimal(self.time_retained_seconds))
+        return dumps_jackson(d)
 
 
 def _local_date_time_array(dt: datetime.datetime) -> list[int]:
