@@ -41,10 +41,13 @@ def create(
     spec["options"] = {**spec.get("options", {}), **parse_key_values(option, "--option")}
     if comment is not None:
         spec["comment"] = comment
-    from paimon_cli.core.schema import Schema
+    from paimon_cli.core.schema import Schema, new_table_schema
 
     schema_ = Schema.of(spec.pop("columns"), **spec)  # numbers field ids the way Java does
-    open_catalog(warehouse, fs_option).create_table(ident.full_name, schema_, if_not_exists)
+    catalog = open_catalog(warehouse, fs_option)
+    if not (if_not_exists and catalog.table_exists(ident)):
+        new_table_schema(schema_)  # refuse before the warehouse or database folder is made
+    catalog.create_table(ident.full_name, schema_, if_not_exists)
     note(f"table {ident.full_name} " + ("exists (created now or before)" if if_not_exists else "created"))
 
 

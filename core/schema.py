@@ -779,6 +779,29 @@ def _final_name(name: str, renames: dict[str, str]) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+def new_table_schema(schema: Schema) -> TableSchema:
+    """The schema-0 a create request becomes, validated without any I/O.
+
+    Callers check this before touching storage, so a refused request leaves no warehouse,
+    database or table folder behind.
+    """
+    norm = normalize_schema(schema)
+    check_option_keys(norm.options)
+    new = TableSchema(
+        version=CURRENT_VERSION,
+        id=0,
+        fields=list(norm.fields),
+        highest_field_id=current_highest_field_id(norm.fields),
+        partition_keys=norm.partition_keys,
+        primary_keys=norm.primary_keys,
+        options=norm.options,
+        comment=norm.comment,
+        time_millis=int(time.time() * 1000),
+    )
+    validate_table_schema(new)
+    return new
+
+
 def _branch_root(table_path: str, branch: str | None) -> str:
     if branch is None or branch == "" or branch == "main":
         return table_path
@@ -845,19 +868,7 @@ class SchemaManager:
             if ignore_if_exists:
                 return existing
             raise AlreadyExists(f"table {self.branch_root} already exists (schema {existing.id} found in {self.schema_dir})")
-        norm = normalize_schema(schema)
-        check_option_keys(norm.options)
-        new = TableSchema(
-            version=CURRENT_VERSION,
-            id=0,
-            fields=list(norm.fields),
-            highest_field_id=current_highest_field_id(norm.fields),
-            partition_keys=norm.partition_keys,
-            primary_keys=norm.primary_keys,
-            options=norm.options,
-            comment=norm.comment,
-            time_millis=int(time.time() * 1000),
-        )
+        new = new_table_schema(schema)
         if self._publish(new):
             return new
         if ignore_if_exists:
