@@ -49,6 +49,7 @@ SNAPSHOT_COLUMNS = [
     "snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
     "base_manifest_list", "delta_manifest_list", "changelog_manifest_list", "total_record_count",
     "delta_record_count", "changelog_record_count", "watermark", "next_row_id", "operation",
+    "writer_version",
 ]
 
 
@@ -71,6 +72,7 @@ def snapshots(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
             "watermark": s.watermark,
             "next_row_id": s.next_row_id,
             "operation": s.operation,
+            "writer_version": s.writer_version,
         })
     return Rows(SNAPSHOT_COLUMNS, rows)
 

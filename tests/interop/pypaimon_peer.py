@@ -65,6 +65,19 @@ def ensure_pypaimon_venv(cache_dir: Path | str | None = None) -> Path:
     if marker.exists() and python.exists():
         return python
     cache.mkdir(parents=True, exist_ok=True)
+    import fcntl
+
+    # two test sessions building the same venv at once would clobber each other's files
+    with open(cache / f".pypaimon-{PYPAIMON_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if marker.exists() and python.exists():
+            return python
+        _build_venv(venv, python)
+        marker.write_text(PYPAIMON_VERSION + "\n")
+    return python
+
+
+def _build_venv(venv: Path, python: Path) -> None:
     try:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
                        capture_output=True, text=True, timeout=300)
@@ -76,8 +89,6 @@ def ensure_pypaimon_venv(cache_dir: Path | str | None = None) -> Path:
         raise PyPaimonUnavailable(
             f"cannot create pypaimon {PYPAIMON_VERSION} venv in {venv}: {str(detail).strip()[-800:]}"
         ) from e
-    marker.write_text(PYPAIMON_VERSION + "\n")
-    return python
 
 
 # --------------------------------------------------------------------------------------
