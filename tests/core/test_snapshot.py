@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -317,7 +316,8 @@ def test_changelog_manager(tmp_path: Path) -> None:
         cm.snapshot(5)
 
 
-def test_snapshots_fast(tmp_path: Path) -> None:
+def test_snapshots_many_in_order(tmp_path: Path) -> None:
+    """10,000 snapshots list complete and ordered on both read paths (speed: bench/)."""
     n = 10_000
     fio = FileIO(str(tmp_path))
     sm = SnapshotManager(fio, str(tmp_path / "t"))
@@ -325,10 +325,7 @@ def test_snapshots_fast(tmp_path: Path) -> None:
     for i in range(1, n + 1):
         with open(sm.snapshot_path(i), "w") as f:
             f.write(_snap(i).to_json())
-    t0 = time.perf_counter()
     snaps = sm.snapshots()
-    elapsed = time.perf_counter() - t0
-    assert len(snaps) == n and snaps[0].id == 1 and snaps[-1].id == n
-    assert elapsed < 2.0, f"reading {n} snapshots took {elapsed:.2f}s"
+    assert [s.id for s in snaps] == list(range(1, n + 1))
     # the threaded path (used for object stores) gives the same result
     assert [s.id for s in sm.snapshots(threads=16)] == list(range(1, n + 1))
