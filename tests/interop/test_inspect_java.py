@@ -116,3 +116,37 @@ def test_table_indexes_of_dv_and_dynamic_bucket_tables(java_tables, catalog) -> 
     assert len({(r["partition"], r["bucket"]) for r in hash_rows}) == len(hash_rows)
     buckets = {(r["partition"], r["bucket"]) for r in SYSTEM_TABLES["buckets"](dyn).rows}
     assert {(r["partition"], r["bucket"]) for r in hash_rows} == buckets
+
+
+def test_file_indexes_of_java_written_index(java_paimon, tmp_path) -> None:
+    """Java 0.9 has no $file_indexes; our rows must describe the index containers it wrote.
+
+    A small table keeps its bloom filters embedded in the manifest; a big filter goes to a
+    ``.index`` file beside the data file.
+    """
+    wh = str(tmp_path / "wh")
+    cols = [("id", "INT NOT NULL"), ("name", "STRING")]
+    rows = [{"id": i, "name": f"n{i}"} for i in range(100)]
+    java_paimon.create_table(wh, "db", "emb", cols, [], [], {
+        "file-index.bloom-filter.columns": "id,name",
+        "file-index.bloom-filter.id.items": "100", "file-index.bloom-filter.name.items": "100",
+    })
+    java_paimon.write(wh, "db", "emb", rows)
+    java_paimon.create_table(wh, "db", "ext", cols, [], [], {
+        "file-index.bloom-filter.columns": "id", "file-index.in-manifest-threshold": "16",
+    })
+    java_paimon.write(wh, "db", "ext", rows)
+
+    cat = FileSystemCatalog(wh)
+    emb = SYSTEM_TABLES["file-indexes"](cat.get_table("db.emb")).rows
+    assert {(r["column_name"], r["index_type"], r["storage_type"]) for r in emb} == {
+        ("id", "bloom-filter", "EMBEDDED"), ("name", "bloom-filter", "EMBEDDED")}
+    # 100 items at fpp 0.1: 479 bits rounded up to 480 -> 60 bytes, plus the int32 k prefix
+    assert {r["index_size_in_bytes"] for r in emb} == {64}
+    assert all(r["index_file_path"] is None and not r["is_empty"] for r in emb)
+
+    ext = SYSTEM_TABLES["file-indexes"](cat.get_table("db.ext")).rows
+    assert len(ext) == 1 and ext[0]["storage_type"] == "FILE"
+    table = cat.get_table("db.ext")
+    assert table.file_io.file_size(ext[0]["index_file_path"]) == ext[0]["index_container_size_in_bytes"]
+    assert ext[0]["index_file_path"].endswith(".index")
