@@ -14,6 +14,7 @@ that JSON and matches fields by name, so the whitespace is harmless.
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 from typing import Any
@@ -33,23 +34,6 @@ def schema_json(schema: Any) -> str:
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
 
 
-def _strip_logical(schema: Any) -> Any:
-    """Copy of ``schema`` without logicalType annotations, so values decode as raw ints/bytes."""
-    if isinstance(schema, list):
-        return [_strip_logical(s) for s in schema]
-    if isinstance(schema, dict):
-        out = {k: _strip_logical(v) for k, v in schema.items() if k != "logicalType"}
-        if "fields" in schema:
-            out["fields"] = [
-                {**{k: v for k, v in f.items() if k != "type"}, "type": _strip_logical(f["type"])}
-                for f in schema["fields"]
-            ]
-        if set(out) == {"type"} and isinstance(out["type"], str):
-            return out["type"]
-        return out
-    return schema
-
-
 def _one_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0] if text else type(e).__name__
@@ -58,11 +42,9 @@ def _one_line(e: BaseException) -> str:
 def read_avro(data: bytes, path: str) -> tuple[Any, list[dict[str, Any]]]:
     """Return (writer schema as JSON object, records as dicts keyed by field name).
 
-    ``fastavro.reader`` cannot switch off logical-type conversion (it follows the writer
-    schema even when given a reader schema), so ``fastavro.block_reader`` unframes and
-    decompresses the blocks and each record is decoded by ``schemaless_reader`` against the
-    writer schema minus its logicalType annotations. Null records of a 0.2-era top-level
-    ``["null", record]`` union are dropped.
+    fastavro applies logical types of the writer schema (a ``timestamp-millis`` long comes
+    back as an aware UTC datetime; see :func:`epoch_millis`). Null records of a 0.2-era
+    top-level ``["null", record]`` union are dropped.
     """
     import fastavro
     from fastavro.read import MAGIC
@@ -71,21 +53,24 @@ def read_avro(data: bytes, path: str) -> tuple[Any, list[dict[str, Any]]]:
     if raw[:4] != MAGIC:  # fastavro skips the magic check; a Parquet file would "decode" as garbage
         raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
     try:
-        blocks = fastavro.block_reader(io.BytesIO(raw))
-        writer_schema = json.loads(blocks.metadata["avro.schema"])
-        plain = fastavro.parse_schema(_strip_logical(writer_schema), _write_hint=False)
-        records: list[dict[str, Any]] = []
-        for block in blocks:
-            buf = block.bytes_
-            for _ in range(block.num_records):
-                rec = fastavro.schemaless_reader(buf, plain, None)
-                if rec is not None:
-                    records.append(rec)
-            if buf.read(1):
-                raise ValueError(f"block at byte {block.offset} has bytes after its {block.num_records} records")
+        reader = fastavro.reader(io.BytesIO(raw))
+        writer_schema = json.loads(reader.metadata["avro.schema"])
+        records = [r for r in reader if r is not None]
     except Exception as e:  # fastavro and the codecs raise many kinds (ValueError, EOFError, KeyError, ZstdError)
         raise CorruptMetadata(path, f"cannot decode Avro: {_one_line(e)}") from e
     return writer_schema, records
+
+
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def epoch_millis(value: Any) -> int | None:
+    """The raw long behind a ``timestamp-millis`` field that fastavro turned into a datetime."""
+    if value is None or isinstance(value, int):
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    return (value - _EPOCH_UTC) // datetime.timedelta(milliseconds=1)
 
 
 def write_avro(schema: Any, records: list[dict[str, Any]], codec: str = "zstandard") -> bytes:

@@ -28,6 +28,8 @@ def java_double(v: float) -> str:
         return "Infinity" if v > 0 else "-Infinity"
     if v == 0:
         return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    if 1e-3 <= abs(v) < 1e7:
+        return repr(v)  # Python's repr is plain and shortest in this range, as Java's is
     return _java_fp(repr(v), abs(v))
 
 

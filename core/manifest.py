@@ -14,7 +14,7 @@ from enum import IntEnum
 from typing import Any, Iterable
 
 from . import binary_row
-from .avro import NAMESPACE, read_avro, write_avro
+from .avro import NAMESPACE, epoch_millis, read_avro, write_avro
 from .errors import CorruptMetadata, InvalidInput
 from .fileio import FileIO, join
 from .types import RowType
@@ -228,7 +228,7 @@ def data_file_from_record(r: dict[str, Any]) -> DataFileMeta:
         schema_id=r["_SCHEMA_ID"],
         level=r["_LEVEL"],
         extra_files=tuple(r.get("_EXTRA_FILES") or ()),
-        creation_time=r.get("_CREATION_TIME"),
+        creation_time=epoch_millis(r.get("_CREATION_TIME")),
         delete_row_count=r.get("_DELETE_ROW_COUNT"),
         embedded_index=None if emb is None else bytes(emb),
         file_source=r.get("_FILE_SOURCE"),

@@ -176,12 +176,19 @@ def aggregation_fields(table: FileStoreTable, at: TimeTravel | None = None) -> R
 
 
 class _Decoder:
-    """Decodes partitions, keys and stats of files written under any schema of the table."""
+    """Decodes partitions, keys and stats of files written under any schema of the table.
+
+    Everything derived from a partition or a schema is computed once: a table has few of
+    those and may have hundreds of thousands of files.
+    """
 
     def __init__(self, table: FileStoreTable) -> None:
         self.table = table
         self._schemas: dict[int, TableSchema] = {}
         self.partition_types = [f.type for f in table.schema.logical_partition_type.fields]
+        self._partitions: dict[bytes, tuple[list[Any], str, str]] = {}
+        self._key_types: dict[int, list[Any]] = {}
+        self._stats_layouts: dict[tuple[int, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
 
     def schema(self, schema_id: int) -> TableSchema:
         s = self._schemas.get(schema_id)
@@ -190,52 +197,81 @@ class _Decoder:
             self._schemas[schema_id] = s
         return s
 
-    def partition_values(self, partition: bytes) -> list[Any]:
-        from .binary_row import deserialize
+    def _partition(self, partition: bytes) -> tuple[list[Any], str, str]:
+        hit = self._partitions.get(partition)
+        if hit is None:
+            from . import paths
+            from .binary_row import deserialize
 
-        return deserialize(partition, self.partition_types)
+            values = deserialize(partition, self.partition_types) if self.partition_types else []
+            text = java_array_string(values, self.partition_types)
+            hit = (values, text, paths.partition_path_for(self.table.schema, values))
+            self._partitions[partition] = hit
+        return hit
+
+    def partition_values(self, partition: bytes) -> list[Any]:
+        return self._partition(partition)[0]
 
     def partition_string(self, partition: bytes) -> str:
-        return java_array_string(self.partition_values(partition), self.partition_types)
+        return self._partition(partition)[1]
+
+    def partition_dir(self, partition: bytes) -> str:
+        return self._partition(partition)[2]
 
     def key_string(self, key: bytes, schema_id: int) -> str | None:
         from .binary_row import deserialize, serialized_arity
 
         if serialized_arity(key) <= 0:
             return None
-        s = self.schema(schema_id)
-        types = [s.field(n).type for n in s.trimmed_primary_keys]
+        types = self._key_types.get(schema_id)
+        if types is None:
+            s = self.schema(schema_id)
+            types = self._key_types[schema_id] = [s.field(n).type for n in s.trimmed_primary_keys]
         return java_array_string(deserialize(key, types), types)
 
+    def _stats_layout(self, meta: DataFileMeta) -> tuple[list[Any], list[tuple[str, int | None, bool]]]:
+        """(stats row types, per current column: (name, index in the stats row, column in file))."""
+        key = (meta.schema_id, meta.value_stats_cols)
+        hit = self._stats_layouts.get(key)
+        if hit is None:
+            file_schema = self.schema(meta.schema_id)
+            stats_fields = list(file_schema.fields)
+            if meta.value_stats_cols is not None:
+                by_name = {f.name: f for f in file_schema.fields}
+                stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
+            by_id = {f.id: i for i, f in enumerate(stats_fields)}
+            in_file = {f.id for f in file_schema.fields}
+            hit = (
+                [f.type.copy(nullable=True) for f in stats_fields],
+                [(f.name, by_id.get(f.id), f.id in in_file) for f in self.table.schema.fields],
+            )
+            self._stats_layouts[key] = hit
+        return hit
+
     def value_stats(self, meta: DataFileMeta) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        """(null counts, mins, maxes) keyed by *current* column name, evolved by field id."""
+        """(null counts, mins, maxes) keyed by *current* column name, evolved by field id.
+
+        A column the file's schema did not have counts all its rows as null, as Java's
+        stats evolution does.
+        """
         from .binary_row import deserialize
 
-        file_schema = self.schema(meta.schema_id)
-        stats_fields = list(file_schema.fields)
-        if meta.value_stats_cols is not None:
-            by_name = {f.name: f for f in file_schema.fields}
-            stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
-        types = [f.type.copy(nullable=True) for f in stats_fields]
+        types, layout = self._stats_layout(meta)
         vs = meta.value_stats
-        mins = deserialize(vs.min_values, types) if stats_fields else []
-        maxs = deserialize(vs.max_values, types) if stats_fields else []
+        mins = deserialize(vs.min_values, types) if types else []
+        maxs = deserialize(vs.max_values, types) if types else []
         nulls = list(vs.null_counts or [])
-        by_id = {f.id: i for i, f in enumerate(stats_fields)}
-        in_file = {f.id for f in file_schema.fields}
         nc: dict[str, Any] = {}
         lo: dict[str, Any] = {}
         hi: dict[str, Any] = {}
-        for f in self.table.schema.fields:
-            i = by_id.get(f.id)
+        for name, i, in_file in layout:
             if i is None:
-                nc[f.name] = None if f.id in in_file else meta.row_count
-                lo[f.name] = None
-                hi[f.name] = None
+                nc[name] = None if in_file else meta.row_count
+                lo[name] = hi[name] = None
             else:
-                nc[f.name] = nulls[i] if i < len(nulls) else None
-                lo[f.name] = mins[i] if i < len(mins) else None
-                hi[f.name] = maxs[i] if i < len(maxs) else None
+                nc[name] = nulls[i] if i < len(nulls) else None
+                lo[name] = mins[i] if i < len(mins) else None
+                hi[name] = maxs[i] if i < len(maxs) else None
         return nc, lo, hi
 
 
@@ -261,22 +297,14 @@ def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
     _, entries = _live_entries(table, at)
     dec = _Decoder(table)
-    partitioned = bool(table.schema.partition_keys)
     types_by_name = {f.name: f.type for f in table.schema.fields}
     rows = []
     for e in entries:
         m = e.file
         nc, lo, hi = dec.value_stats(m)
-        part_values = dec.partition_values(e.partition) if partitioned else []
-        path = paths.data_file_path(
-            table.path,
-            paths.partition_path_for(table.schema, part_values),
-            e.bucket,
-            m.file_name,
-            m.external_path,
-        )
+        path = paths.data_file_path(table.path, dec.partition_dir(e.partition), e.bucket, m.file_name, m.external_path)
         rows.append({
-            "partition": dec.partition_string(e.partition) if partitioned else "[]",
+            "partition": dec.partition_string(e.partition),
             "bucket": e.bucket,
             "file_path": path,
             "file_format": _file_format(m.file_name),
@@ -376,7 +404,7 @@ def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     dec = _Decoder(table)
     acc = _accumulate(_raw_entries(table, at), lambda e: e.partition)
     rows = [{
-        "partition": dec.partition_string(part) if dec.partition_types else "[]",
+        "partition": dec.partition_string(part),
         "record_count": rc,
         "file_size_in_bytes": size,
         "file_count": count,
@@ -391,7 +419,7 @@ def buckets(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     dec = _Decoder(table)
     acc = _accumulate(_raw_entries(table, at), lambda e: (e.partition, e.bucket))
     rows = [{
-        "partition": dec.partition_string(p) if dec.partition_types else "[]",
+        "partition": dec.partition_string(p),
         "bucket": b,
         "record_count": rc,
         "file_size_in_bytes": size,
@@ -410,7 +438,7 @@ def table_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     for e in table.store_scan.index_entries(snap):
         f = e.index_file
         rows.append({
-            "partition": dec.partition_string(e.partition) if dec.partition_types else "[]",
+            "partition": dec.partition_string(e.partition),
             "bucket": e.bucket,
             "index_type": f.index_type,
             "file_name": f.file_name,
@@ -439,8 +467,7 @@ def file_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
         index_files = [x for x in m.extra_files if x.endswith(".index")]
         if m.embedded_index is None and not index_files:
             continue
-        part_values = dec.partition_values(e.partition) if dec.partition_types else []
-        bucket_path = paths.data_file_path(table.path, paths.partition_path_for(table.schema, part_values), e.bucket, "")
+        bucket_path = paths.data_file_path(table.path, dec.partition_dir(e.partition), e.bucket, "")
         if m.embedded_index is not None:
             data, storage, index_path = m.embedded_index, "EMBEDDED", None
         else:
@@ -448,7 +475,7 @@ def file_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
             data, storage = table.file_io.read_bytes(index_path), "FILE"
         for col, typ, length in read_file_index_header(data, index_path or m.file_name):
             rows.append({
-                "partition": dec.partition_string(e.partition) if dec.partition_types else "[]",
+                "partition": dec.partition_string(e.partition),
                 "bucket": e.bucket,
                 "file_path": bucket_path.rstrip("/") + "/" + m.file_name,
                 "file_size_in_bytes": m.file_size,

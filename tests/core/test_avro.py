@@ -1,4 +1,4 @@
-"""Avro container wrapper over fastavro: codecs, header schema, raw logical types, corrupt input."""
+"""Avro container wrapper over fastavro: codecs, header schema, logical types, corrupt input."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import fastavro
 import pytest
 
-from paimon_cli.core.avro import CODECS, NAMESPACE, read_avro, schema_json, write_avro
+from paimon_cli.core.avro import CODECS, NAMESPACE, epoch_millis, read_avro, schema_json, write_avro
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput
 
 SCHEMA = {
@@ -29,12 +29,17 @@ RECORDS = [
 ]
 
 
+def _raw(records: list[dict]) -> list[dict]:
+    """fastavro hands timestamp-millis back as UTC datetimes; map them to the stored long."""
+    return [{**r, "_TIME": epoch_millis(r["_TIME"])} for r in records]
+
+
 @pytest.mark.parametrize("codec", CODECS)
 def test_round_trip_every_codec(codec: str) -> None:
     data = write_avro(SCHEMA, RECORDS, codec=codec)
     schema, records = read_avro(data, "f")
     assert schema == SCHEMA
-    assert records == RECORDS  # timestamp-millis stays raw millis
+    assert _raw(records) == RECORDS
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -51,7 +56,7 @@ def test_we_read_plain_fastavro_files(codec: str) -> None:
     fastavro.writer(buf, fastavro.parse_schema(SCHEMA), RECORDS, codec=codec, sync_interval=100)
     schema, records = read_avro(buf.getvalue(), "f")
     assert schema["fields"][0] == SCHEMA["fields"][0]
-    assert records == RECORDS  # several blocks (tiny sync interval), logical types still raw
+    assert _raw(records) == RECORDS  # several blocks (tiny sync interval)
 
 
 def test_blocks_follow_java_sync_interval() -> None:
@@ -59,7 +64,7 @@ def test_blocks_follow_java_sync_interval() -> None:
     blocks = list(fastavro.block_reader(io.BytesIO(data)))
     assert len(blocks) > 1
     assert all(len(b.bytes_.getvalue()) >= 64_000 for b in blocks[:-1])  # fastavro's default is 16 kB
-    assert read_avro(data, "f")[1] == RECORDS * 200
+    assert _raw(read_avro(data, "f")[1]) == RECORDS * 200
 
 
 def test_header_keeps_java_names_and_two_keys() -> None:
@@ -99,7 +104,7 @@ def test_zstandard_multi_frame_without_content_size() -> None:
         enc.write_long(len(payload))
         out.write(payload)
         out.write(sync)
-    assert read_avro(out.getvalue(), "f")[1] == RECORDS
+    assert _raw(read_avro(out.getvalue(), "f")[1]) == RECORDS
 
 
 def test_top_level_null_union_02_era() -> None:
@@ -107,7 +112,7 @@ def test_top_level_null_union_02_era() -> None:
     data = write_avro(union, [RECORDS[0], None, RECORDS[1]], codec="snappy")
     schema, records = read_avro(data, "old")
     assert schema == json.loads(json.dumps(union))
-    assert records == RECORDS[:2]
+    assert _raw(records) == RECORDS[:2]
 
 
 @pytest.mark.parametrize(
@@ -142,3 +147,10 @@ def test_bad_block_payload_is_corrupt() -> None:
 def test_unknown_codec_refused() -> None:
     with pytest.raises(InvalidInput):
         write_avro(SCHEMA, [], codec="lzma")
+
+
+def test_epoch_millis_inverts_fastavro_timestamps() -> None:
+    schema, records = read_avro(write_avro(SCHEMA, RECORDS), "f")
+    assert records[0]["_TIME"].tzinfo is not None
+    assert [epoch_millis(r["_TIME"]) for r in records] == [r["_TIME"] for r in RECORDS]
+    assert epoch_millis(-1) == -1 and epoch_millis(None) is None
