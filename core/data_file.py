@@ -1,0 +1,556 @@
+"""Read and write Paimon data files (Parquet, ORC, Avro) as Arrow tables.
+
+Java Paimon reads data-file columns by NAME with its own schema (``ParquetReaderFactory``,
+ORC schema evolution, Avro field resolution), so what must match Java is each column's
+name, physical type and logical annotation; ids are written (Parquet) because Java 1.0+
+does and engines use them for evolution. Quirks pinned to Java 0.9's readers:
+
+* TIMESTAMP(p>6) must be Parquet INT96 (0.9 refuses INT64 nanos). pyarrow can only write
+  INT96 for every timestamp column of a file at once, and 0.9 refuses INT96 for p<=6, so a
+  file that mixes both stores its p<=6 columns as bare INT64 millis/micros, which 0.9 reads
+  by precision (``ParquetTimestampVector``).
+* Decimals use INT32/INT64/FIXED by precision (``store_decimal_as_integer``), like Java.
+* Avro follows ``AvroSchemaConverter``: ``["null", T]`` unions, records named
+  ``org.apache.paimon.avro.generated.record`` + ``_<field>``, decimals as bytes, maps with
+  non-string keys as arrays of {key, value} records with logicalType ``map``.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any, Iterator
+
+from .arrow_schema import arrow_field, arrow_schema, field_id_of
+from .errors import CorruptMetadata, InvalidInput, NotYetSupported
+from .types import (
+    ArrayType,
+    BigIntType,
+    BinaryType,
+    BlobType,
+    BooleanType,
+    CharType,
+    DataField,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntType,
+    LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
+    SmallIntType,
+    TimestampType,
+    TimeType,
+    TinyIntType,
+    VarBinaryType,
+    VarCharType,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .fileio import FileIO
+    from .options import CoreOptions
+
+FORMATS = ("parquet", "orc", "avro")
+_PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "brotli": "brotli",
+                   "none": "none", "uncompressed": "none"}
+_ORC_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "zlib": "zlib", "gzip": "zlib",
+               "none": "uncompressed", "uncompressed": "uncompressed"}
+_AVRO_CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "snappy": "snappy", "deflate": "deflate",
+                "gzip": "deflate", "none": "null", "null": "null", "uncompressed": "null"}
+AVRO_ROOT = "org.apache.paimon.avro.generated.record"
+
+
+def format_of(path: str) -> str:
+    """The file format from the file extension (Java does the same); compression suffixes are skipped."""
+    name = path.rsplit("/", 1)[-1].lower()
+    for part in reversed(name.split(".")[1:]):
+        if part in FORMATS:
+            return part
+    raise InvalidInput(f"{path}: cannot tell the data file format from the extension (expected .parquet/.orc/.avro)")
+
+
+# ---------------------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------------------
+
+
+def _conform(table: pa.Table, fields: list[DataField], schema: pa.Schema) -> pa.Table:
+    """Select and cast the columns of ``table`` to the file schema (by name), keeping ids."""
+    import pyarrow as pa
+
+    missing = [f.name for f in fields if f.name not in table.column_names]
+    if missing:
+        raise InvalidInput(f"data file: input lacks column(s) {', '.join(missing)}")
+    cols = []
+    for f, af in zip(fields, schema):
+        col = table.column(f.name)
+        if not col.type.equals(af.type):
+            try:
+                col = col.cast(af.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise InvalidInput(f"data file: column {f.name} of type {col.type} does not fit {f.type}: {e}") from e
+        if not f.type.nullable and col.null_count:
+            raise InvalidInput(f"data file: column {f.name} is {f.type} but has {col.null_count} null(s)")
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def _has_nanos(t: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return t.unit == "ns"
+    if pa.types.is_struct(t):
+        return any(_has_nanos(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_nanos(t.key_type) or _has_nanos(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_nanos(t.value_type)
+    return False
+
+
+def _write_parquet(table: pa.Table, options: CoreOptions) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    codec = options.file_compression.lower()
+    if codec not in _PARQUET_CODECS:
+        raise InvalidInput(f"file.compression={codec!r} is not supported for parquet (use {', '.join(_PARQUET_CODECS)})")
+    int96 = any(_has_nanos(f.type) for f in table.schema)
+    if int96:
+        # Keep p<=6 columns INT64 (see the module docstring); nested ones cannot be split.
+        cols, flds = [], []
+        for col, f in zip(table.columns, table.schema):
+            if pa.types.is_timestamp(f.type) and f.type.unit != "ns":
+                col = col.cast(pa.int64())
+                f = f.with_type(pa.int64())
+            cols.append(col)
+            flds.append(f)
+        table = pa.Table.from_arrays(cols, schema=pa.schema(flds))
+    kwargs: dict[str, Any] = {}
+    if _PARQUET_CODECS[codec] == "zstd":
+        kwargs["compression_level"] = options.file_compression_zstd_level
+    page_size = options.get_memory_bytes("page-size") or 64 * 1024
+    sink = pa.BufferOutputStream()
+    pq.write_table(
+        table,
+        sink,
+        compression=_PARQUET_CODECS[codec],
+        use_compliant_nested_type=True,
+        store_decimal_as_integer=True,
+        use_deprecated_int96_timestamps=int96,
+        data_page_size=page_size,
+        write_statistics=True,
+        **kwargs,
+    )
+    return sink.getvalue().to_pybytes()
+
+
+def _orc_physical(t: pa.DataType) -> pa.DataType:
+    """pyarrow's ORC writer has no TIME type; Java stores TIME as ORC int millis."""
+    import pyarrow as pa
+
+    if pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_orc_physical(t.field(i).type)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_orc_physical(t.key_type)), t.item_field.with_type(_orc_physical(t.item_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_orc_physical(t.value_type)))
+    return t
+
+
+def _write_orc(table: pa.Table, options: CoreOptions) -> bytes:
+    import pyarrow as pa
+    import pyarrow.orc as orc
+
+    codec = options.file_compression.lower()
+    if codec not in _ORC_CODECS:
+        raise InvalidInput(f"file.compression={codec!r} is not supported for orc (use {', '.join(_ORC_CODECS)})")
+    schema = pa.schema([f.with_type(_orc_physical(f.type)).remove_metadata() for f in table.schema])
+    if not schema.equals(table.schema):
+        table = table.cast(schema)
+    sink = pa.BufferOutputStream()
+    orc.write_table(table, sink, compression=_ORC_CODECS[codec])
+    return sink.getvalue().to_pybytes()
+
+
+def avro_schema(fields: list[DataField]) -> dict[str, Any]:
+    """The Avro schema Java's ``AvroSchemaConverter`` derives for a data file of ``fields``."""
+    return _avro_type(RowType(tuple(fields), nullable=False), AVRO_ROOT)
+
+
+def _nullable(schema: Any, dt: DataType) -> Any:
+    return ["null", schema] if dt.nullable else schema
+
+
+def _avro_type(dt: DataType, row_name: str) -> Any:
+    if isinstance(dt, BooleanType):
+        s: Any = "boolean"
+    elif isinstance(dt, (TinyIntType, SmallIntType, IntType)):
+        s = "int"
+    elif isinstance(dt, BigIntType):
+        s = "long"
+    elif isinstance(dt, FloatType):
+        s = "float"
+    elif isinstance(dt, DoubleType):
+        s = "double"
+    elif isinstance(dt, (CharType, VarCharType)):
+        s = "string"
+    elif isinstance(dt, (BinaryType, VarBinaryType, BlobType)):
+        s = "bytes"
+    elif isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+        if dt.precision > 6:
+            raise NotYetSupported(f"avro data files cannot hold {dt} (precision above 6), as in Java")
+        local = "local-" if isinstance(dt, LocalZonedTimestampType) else ""
+        s = {"type": "long", "logicalType": f"{local}timestamp-{'millis' if dt.precision <= 3 else 'micros'}"}
+    elif isinstance(dt, DateType):
+        s = {"type": "int", "logicalType": "date"}
+    elif isinstance(dt, TimeType):
+        if dt.precision > 3:
+            raise NotYetSupported(f"avro data files cannot hold {dt} (precision above 3), as in Java")
+        s = {"type": "int", "logicalType": "time-millis"}
+    elif isinstance(dt, DecimalType):
+        s = {"type": "bytes", "logicalType": "decimal", "precision": dt.precision, "scale": dt.scale}
+    elif isinstance(dt, RowType):
+        flds = []
+        for f in dt.fields:
+            fd: dict[str, Any] = {"name": f.name, "type": _avro_type(f.type, f"{row_name}_{f.name}")}
+            if f.type.nullable:
+                fd["default"] = None
+            flds.append(fd)
+        if "." in row_name:
+            ns, _, name = row_name.rpartition(".")
+            s = {"type": "record", "name": name, "namespace": ns, "fields": flds}
+        else:
+            s = {"type": "record", "name": row_name, "fields": flds}
+    elif isinstance(dt, (MapType, MultisetType)):
+        key_t = dt.key if isinstance(dt, MapType) else dt.element
+        val_t = dt.value if isinstance(dt, MapType) else IntType()
+        if isinstance(key_t, (CharType, VarCharType)):
+            s = {"type": "map", "values": _avro_type(val_t, row_name)}
+        else:
+            vf: dict[str, Any] = {"name": "value", "type": _avro_type(val_t, row_name + "_value")}
+            if val_t.nullable:
+                vf["default"] = None
+            rec = {"type": "record", "name": row_name.rpartition(".")[2], "fields": [
+                {"name": "key", "type": _avro_type(key_t, row_name + "_key")}, vf]}
+            s = {"type": "array", "items": rec, "logicalType": "map"}
+    elif isinstance(dt, ArrayType):
+        s = {"type": "array", "items": _avro_type(dt.element, row_name)}
+    else:
+        raise NotYetSupported(f"avro data files: type {dt} is not supported")
+    return _nullable(s, dt)
+
+
+def _avro_physical(t: pa.DataType) -> pa.DataType:
+    """Arrow type whose Python values fastavro encodes as Java does: ints for time types."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return pa.int64()
+    if pa.types.is_date32(t) or pa.types.is_time32(t):
+        return pa.int32()
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_avro_physical(t.field(i).type)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_avro_physical(t.key_type)), t.item_field.with_type(_avro_physical(t.item_type)))
+    if pa.types.is_list(t):
+        return pa.list_(t.value_field.with_type(_avro_physical(t.value_type)))
+    return t
+
+
+def _map_fixups(fields: list[DataField]) -> list[tuple[str, DataType]]:
+    return [(f.name, f.type) for f in fields if _needs_map_fix(f.type)]
+
+
+def _needs_map_fix(dt: DataType) -> bool:
+    if isinstance(dt, (MapType, MultisetType)):
+        return True
+    if isinstance(dt, ArrayType):
+        return _needs_map_fix(dt.element)
+    if isinstance(dt, RowType):
+        return any(_needs_map_fix(f.type) for f in dt.fields)
+    return False
+
+
+def _fix_maps(v: Any, dt: DataType) -> Any:
+    """Arrow gives maps as lists of (key, value) tuples; Avro wants a dict or {key, value} records."""
+    if v is None:
+        return None
+    if isinstance(dt, (MapType, MultisetType)):
+        key_t = dt.key if isinstance(dt, MapType) else dt.element
+        val_t = dt.value if isinstance(dt, MapType) else IntType()
+        if isinstance(key_t, (CharType, VarCharType)):
+            return {k: _fix_maps(x, val_t) for k, x in v}
+        return [{"key": _fix_maps(k, key_t), "value": _fix_maps(x, val_t)} for k, x in v]
+    if isinstance(dt, ArrayType):
+        return [_fix_maps(x, dt.element) for x in v]
+    if isinstance(dt, RowType):
+        return {f.name: _fix_maps(v.get(f.name), f.type) for f in dt.fields}
+    return v
+
+
+def _write_avro(table: pa.Table, fields: list[DataField], options: CoreOptions) -> bytes:
+    """Avro data files: rows go through Python dicts (fastavro has no columnar writer).
+
+    Time types are handed over as their raw ints (fastavro passes ints through its
+    date/time/timestamp logical writers), which keeps nanosecond-exact values and avoids
+    naive-datetime zone guessing.
+    """
+    import fastavro
+    import pyarrow as pa
+
+    codec_name = options.file_compression.lower()
+    if codec_name not in _AVRO_CODECS:
+        raise InvalidInput(f"file.compression={codec_name!r} is not supported for avro (use {', '.join(_AVRO_CODECS)})")
+    codec = _AVRO_CODECS[codec_name]
+    schema = avro_schema(fields)
+    phys = pa.schema([f.with_type(_avro_physical(f.type)) for f in table.schema])
+    table = table.cast(phys)
+    fixups = _map_fixups(fields)
+
+    def records() -> Iterator[dict[str, Any]]:
+        for batch in table.to_batches(max_chunksize=4096):
+            rows = batch.to_pylist()
+            if fixups:
+                rows = [dict(r, **{n: _fix_maps(r[n], t) for n, t in fixups}) for r in rows]
+            yield from rows
+
+    out = io.BytesIO()
+    fastavro.writer(
+        out,
+        schema,
+        records(),
+        codec=codec,
+        sync_interval=64_000,
+        codec_compression_level=options.file_compression_zstd_level if codec == "zstandard" else None,
+    )
+    return out.getvalue()
+
+
+def encode_data_file(table: pa.Table, fields: list[DataField], file_format: str, options: CoreOptions) -> bytes:
+    """The bytes of one data file holding ``table`` (columns cast to ``fields`` by name)."""
+    fmt = file_format.lower()
+    if fmt not in FORMATS:
+        raise InvalidInput(f"file.format={file_format!r} is not supported (use parquet, orc or avro)")
+    schema = arrow_schema(fields)
+    table = _conform(table, fields, schema)
+    if fmt == "parquet":
+        return _write_parquet(table, options)
+    if fmt == "orc":
+        return _write_orc(table, options)
+    return _write_avro(table, fields, options)
+
+
+def write_data_file(
+    file_io: FileIO, path: str, table: pa.Table, fields: list[DataField], file_format: str, options: CoreOptions
+) -> int:
+    """Write one data file at ``path``; returns its size in bytes (DataFileMeta ``_FILE_SIZE``)."""
+    data = encode_data_file(table, fields, file_format, options)
+    file_io.write_bytes(path, data, overwrite=False)
+    return len(data)
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------------------
+
+
+def _select(fields: list[DataField], columns: list[str] | None, path: str) -> list[DataField]:
+    if columns is None:
+        return list(fields)
+    by_name = {f.name: f for f in fields}
+    unknown = [c for c in columns if c not in by_name]
+    if unknown:
+        raise InvalidInput(f"{path}: no column(s) {', '.join(unknown)} in the file schema")
+    return [by_name[c] for c in columns]
+
+
+def _to_target(batch: pa.RecordBatch | pa.Table, wanted: list[DataField], path: str) -> pa.Table:
+    """Cast what a reader returned to the Paimon types of ``wanted`` (matched by name)."""
+    import pyarrow as pa
+
+    cols = []
+    schema = pa.schema([arrow_field(f) for f in wanted])
+    names = batch.schema.names
+    for f, af in zip(wanted, schema):
+        if f.name not in names:
+            raise CorruptMetadata(path, f"data file has no column {f.name}")
+        col = batch.column(names.index(f.name))
+        if not col.type.equals(af.type):
+            try:
+                col = _cast_read(col, af.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise CorruptMetadata(path, f"column {f.name} ({col.type}) cannot be read as {f.type}: {e}") from e
+        cols.append(col)
+    if isinstance(batch, pa.RecordBatch):
+        return pa.Table.from_batches([pa.RecordBatch.from_arrays(cols, schema=schema)])
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def _cast_read(col: Any, target: pa.DataType) -> Any:
+    import pyarrow as pa
+
+    src = col.type
+    if pa.types.is_timestamp(target) and pa.types.is_timestamp(src) and src.tz != target.tz:
+        # ORC TIMESTAMP_INSTANT / LTZ read back with a zone, or the other way round: same instant.
+        col = col.cast(pa.timestamp(src.unit, tz=target.tz))
+    return col.cast(target, safe=False) if pa.types.is_timestamp(target) else col.cast(target)
+
+
+def _read_avro_records(data: bytes, path: str) -> list[dict[str, Any]]:
+    import fastavro
+
+    try:
+        return list(fastavro.reader(io.BytesIO(data)))
+    except Exception as e:  # fastavro raises many kinds
+        raise CorruptMetadata(path, f"cannot decode Avro data file: {e}") from e
+
+
+def _avro_fix_maps(v: Any, dt: DataType) -> Any:
+    if v is None:
+        return None
+    if isinstance(dt, (MapType, MultisetType)):
+        key_t = dt.key if isinstance(dt, MapType) else dt.element
+        val_t = dt.value if isinstance(dt, MapType) else IntType()
+        if isinstance(v, dict):
+            return [(k, _avro_fix_maps(x, val_t)) for k, x in v.items()]
+        return [(_avro_fix_maps(e["key"], key_t), _avro_fix_maps(e["value"], val_t)) for e in v]
+    if isinstance(dt, ArrayType):
+        return [_avro_fix_maps(x, dt.element) for x in v]
+    if isinstance(dt, RowType):
+        return {f.name: _avro_fix_maps(v.get(f.name), f.type) for f in dt.fields}
+    return v
+
+
+def _avro_table(records: list[dict[str, Any]], wanted: list[DataField], path: str) -> pa.Table:
+    import pyarrow as pa
+
+    schema = pa.schema([arrow_field(f) for f in wanted])
+    fix = [(f.name, f.type) for f in wanted if _needs_map_fix(f.type)]
+    if fix:
+        records = [dict(r, **{n: _avro_fix_maps(r.get(n), t) for n, t in fix}) for r in records]
+    try:
+        return pa.Table.from_pylist(records, schema=schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise CorruptMetadata(path, f"avro records do not fit the file schema: {e}") from e
+
+
+def iter_data_file_batches(
+    file_io: FileIO,
+    path: str,
+    fields: list[DataField],
+    columns: list[str] | None = None,
+    batch_rows: int = 65536,
+) -> Iterator[pa.RecordBatch]:
+    """Stream a data file as record batches typed by ``fields`` (the file's schema)."""
+    wanted = _select(fields, columns, path)
+    names = [f.name for f in wanted]
+    fmt = format_of(path)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with file_io.open_input(path) as f:
+            try:
+                pf = pq.ParquetFile(f)
+                for b in pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
+                    yield from _to_target(b, wanted, path).to_batches()
+            except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+                raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
+    elif fmt == "orc":
+        import pyarrow.orc as orc
+
+        with file_io.open_input(path) as f:
+            try:
+                of = orc.ORCFile(f)
+                for i in range(of.nstripes):
+                    t = _to_target(of.read_stripe(i, columns=names), wanted, path)
+                    yield from t.to_batches(max_chunksize=batch_rows)
+            except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+                raise CorruptMetadata(path, f"cannot read ORC: {e}") from e
+    else:
+        records = _read_avro_records(file_io.read_bytes(path), path)
+        for start in range(0, len(records), batch_rows):
+            yield from _avro_table(records[start : start + batch_rows], wanted, path).to_batches()
+
+
+def read_data_file(
+    file_io: FileIO, path: str, fields: list[DataField], columns: list[str] | None = None
+) -> pa.Table:
+    """Read a whole data file (Java's or ours) as a table typed by ``fields`` (the file's schema)."""
+    import pyarrow as pa
+
+    wanted = _select(fields, columns, path)
+    fmt = format_of(path)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with file_io.open_input(path) as f:
+            try:
+                t = pq.read_table(f, columns=[x.name for x in wanted], use_threads=True)
+            except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+                raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
+        return _to_target(t, wanted, path)
+    if fmt == "orc":
+        import pyarrow.orc as orc
+
+        with file_io.open_input(path) as f:
+            try:
+                t = orc.ORCFile(f).read(columns=[x.name for x in wanted])
+            except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+                raise CorruptMetadata(path, f"cannot read ORC: {e}") from e
+        return _to_target(t, wanted, path)
+    records = _read_avro_records(file_io.read_bytes(path), path)
+    if not records:
+        return pa.Table.from_pylist([], schema=pa.schema([arrow_field(f) for f in wanted]))
+    return _avro_table(records, wanted, path)
+
+
+# ---------------------------------------------------------------------------------------
+# Schema evolution
+# ---------------------------------------------------------------------------------------
+
+
+def evolve(table: pa.Table, file_fields: list[DataField], target_fields: list[DataField]) -> pa.Table:
+    """Map a table read with an old schema onto ``target_fields`` by FIELD ID.
+
+    Renamed columns keep their data (same id), dropped ones disappear, added ones are all
+    NULL, and widened types (INT -> BIGINT, ...) are cast.
+    """
+    import pyarrow as pa
+
+    by_id = {f.id: f for f in file_fields}
+    cols = []
+    schema = pa.schema([arrow_field(f) for f in target_fields])
+    for f, af in zip(target_fields, schema):
+        old = by_id.get(f.id)
+        if old is None or old.name not in table.column_names:
+            cols.append(pa.nulls(table.num_rows, af.type))
+            continue
+        col = table.column(old.name)
+        if not col.type.equals(af.type):
+            try:
+                col = col.cast(af.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise InvalidInput(f"column {f.name}: cannot evolve {old.type} to {f.type}: {e}") from e
+        cols.append(col)
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+__all__ = [
+    "FORMATS",
+    "avro_schema",
+    "encode_data_file",
+    "evolve",
+    "field_id_of",
+    "format_of",
+    "iter_data_file_batches",
+    "read_data_file",
+    "write_data_file",
+]
