@@ -76,7 +76,7 @@ def inspect(
 
 
 def _system_table(name: str) -> Callable[[Any, Any], Any]:
-    """The core function behind KIND (``audit-log``/``binlog``/``ro`` raise NotYetSupported there)."""
+    """The core function behind KIND; an unknown kind is refused before any I/O."""
     from paimon_cli.core.errors import NotYetSupported
     from paimon_cli.core.system_tables import SYSTEM_TABLES
 

@@ -3,8 +3,10 @@
 # Completes:
 #   create --comment --debug --fs-option --if-not-exists --option --partition-by --primary-key --schema --warehouse -s -w
 #   alter --add-column --branch --comment --debug --drop-column --fs-option --rename-column --set --unset --warehouse -w
+#   write --debug --delete --format --fs-option --option --output --overwrite --partition --row-kind-column --warehouse --wide -f -o -w
 #   list --debug --fs-option --output --warehouse --wide -o -w
 #   inspect --branch --debug --fs-option --output --snapshot --tag --timestamp --warehouse --wide -o -w
+#   read --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w
 #   quickstart --debug --fs-option --warehouse --wide -w
 
 complete --command paimon-cli --no-files --arguments "(env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli)" --condition "env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli"

@@ -140,6 +140,10 @@ class FileIO:
 
     def read_bytes(self, path: str) -> bytes:
         try:
+            if self.is_object_store:
+                # one GET: open() would HEAD first and then GET with If-Match on that ETag,
+                # failing whenever another writer replaces the object (e.g. the LATEST hint)
+                return bytes(self.fs.cat_file(self._p(path)))
             with self.fs.open(self._p(path), "rb") as f:
                 return f.read()
         except FileNotFoundError as e:
@@ -164,6 +168,21 @@ class FileIO:
             return self.fs.open(self._p(path), "rb")
         except FileNotFoundError as e:
             raise NotFound(f"{path}: no such file") from e
+
+    def open_output(self, path: str) -> IO[bytes]:
+        """A binary stream for exports (``read --to``); not for table metadata, which must
+        be published with :meth:`try_write_atomic`."""
+        if self.is_local:
+            self.mkdirs(parent(path))
+        return self.fs.open(self._p(path), "wb")
+
+    def glob(self, pattern: str) -> list[str]:
+        """Files (not directories) matching a glob, in sorted order, as paths of this FileIO."""
+        matches = sorted(p for p in self.fs.glob(self._p(pattern)) if not self.fs.isdir(p))
+        if self.is_local or "://" not in pattern:
+            return matches
+        scheme = pattern.split("://", 1)[0]
+        return [m if "://" in m else f"{scheme}://{m}" for m in matches]
 
     def file_size(self, path: str) -> int:
         try:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import NotFound, NotYetSupported
+from .errors import NotFound
+from .stats_reader import StatsReader
 from .java_format import (
     java_hash_map_order,
     java_array_string,
@@ -175,27 +176,18 @@ def aggregation_fields(table: FileStoreTable, at: TimeTravel | None = None) -> R
 # ---------------------------------------------------------------------------------------
 
 
-class _Decoder:
+class _Decoder(StatsReader):
     """Decodes partitions, keys and stats of files written under any schema of the table.
 
     Everything derived from a partition or a schema is computed once: a table has few of
-    those and may have hundreds of thousands of files.
+    those and may have hundreds of thousands of files. Value stats come from StatsReader.
     """
 
     def __init__(self, table: FileStoreTable) -> None:
-        self.table = table
-        self._schemas: dict[int, TableSchema] = {}
+        super().__init__(table)
         self.partition_types = [f.type for f in table.schema.logical_partition_type.fields]
         self._partitions: dict[bytes, tuple[list[Any], str, str]] = {}
         self._key_types: dict[int, list[Any]] = {}
-        self._stats_layouts: dict[tuple[int, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
-
-    def schema(self, schema_id: int) -> TableSchema:
-        s = self._schemas.get(schema_id)
-        if s is None:
-            s = self.table.schema if schema_id == self.table.schema.id else self.table.schema_manager.schema(schema_id)
-            self._schemas[schema_id] = s
-        return s
 
     def _partition(self, partition: bytes) -> tuple[list[Any], str, str]:
         hit = self._partitions.get(partition)
@@ -228,51 +220,6 @@ class _Decoder:
             s = self.schema(schema_id)
             types = self._key_types[schema_id] = [s.field(n).type for n in s.trimmed_primary_keys]
         return java_array_string(deserialize(key, types), types)
-
-    def _stats_layout(self, meta: DataFileMeta) -> tuple[list[Any], list[tuple[str, int | None, bool]]]:
-        """(stats row types, per current column: (name, index in the stats row, column in file))."""
-        key = (meta.schema_id, meta.value_stats_cols)
-        hit = self._stats_layouts.get(key)
-        if hit is None:
-            file_schema = self.schema(meta.schema_id)
-            stats_fields = list(file_schema.fields)
-            if meta.value_stats_cols is not None:
-                by_name = {f.name: f for f in file_schema.fields}
-                stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
-            by_id = {f.id: i for i, f in enumerate(stats_fields)}
-            in_file = {f.id for f in file_schema.fields}
-            hit = (
-                [f.type.copy(nullable=True) for f in stats_fields],
-                [(f.name, by_id.get(f.id), f.id in in_file) for f in self.table.schema.fields],
-            )
-            self._stats_layouts[key] = hit
-        return hit
-
-    def value_stats(self, meta: DataFileMeta) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        """(null counts, mins, maxes) keyed by *current* column name, evolved by field id.
-
-        A column the file's schema did not have counts all its rows as null, as Java's
-        stats evolution does.
-        """
-        from .binary_row import deserialize
-
-        types, layout = self._stats_layout(meta)
-        vs = meta.value_stats
-        mins = deserialize(vs.min_values, types) if types else []
-        maxs = deserialize(vs.max_values, types) if types else []
-        nulls = list(vs.null_counts or [])
-        nc: dict[str, Any] = {}
-        lo: dict[str, Any] = {}
-        hi: dict[str, Any] = {}
-        for name, i, in_file in layout:
-            if i is None:
-                nc[name] = None if in_file else meta.row_count
-                lo[name] = hi[name] = None
-            else:
-                nc[name] = nulls[i] if i < len(nulls) else None
-                lo[name] = mins[i] if i < len(mins) else None
-                hi[name] = maxs[i] if i < len(maxs) else None
-        return nc, lo, hi
 
 
 def _file_format(file_name: str) -> str:
@@ -493,15 +440,45 @@ def file_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
 
 # ---------------------------------------------------------------------------------------
-# reader-backed tables (next issue) and catalog-wide tables
+# reader-backed tables and catalog-wide tables
 # ---------------------------------------------------------------------------------------
 
 
-def _needs_reader(name: str) -> Callable[[FileStoreTable, TimeTravel | None], Rows]:
-    def fn(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-        raise NotYetSupported(f"inspect {name}: not yet — it needs the merge reader that `read` brings")
+def _arrow_rows(data: Any) -> Rows:
+    """A (small, displayed) arrow table as Rows; maps become lists of [key, value] pairs."""
+    return Rows(list(data.column_names), data.to_pylist())
 
-    return fn
+
+def audit_log(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """``rowkind`` + columns: the merged batch view that keeps the retraction of a deleted key.
+
+    Java's AuditLogTable reads with ``forceKeepDelete``, so a key whose last record is a
+    delete still shows (as ``-D``) until a compaction to the top level drops it.
+    """
+    from .read import TableRead
+
+    return _arrow_rows(TableRead(table, at, keep_deletes=True, with_row_kind=True).to_arrow())
+
+
+def binlog(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """``rowkind`` + each column as a one-element array (Java 1.x BinlogTable, batch read)."""
+    import pyarrow as pa
+
+    from .read import ROW_KIND_COLUMN, TableRead
+
+    data = TableRead(table, at, keep_deletes=True, with_row_kind=True).to_arrow()
+    offsets = pa.array(range(data.num_rows + 1), pa.int32())
+    cols = [data.column(ROW_KIND_COLUMN).combine_chunks()]
+    for name in data.column_names[1:]:
+        cols.append(pa.ListArray.from_arrays(offsets, data.column(name).combine_chunks()))
+    return _arrow_rows(pa.Table.from_arrays(cols, names=data.column_names))
+
+
+def read_optimized(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """``$ro``: primary-key tables read only their top level (no merging with fresh files)."""
+    from .read import TableRead
+
+    return _arrow_rows(TableRead(table, at, top_level_only=True).to_arrow())
 
 
 def all_table_options(catalog: FileSystemCatalog) -> Rows:
@@ -590,9 +567,9 @@ SYSTEM_TABLES: dict[str, Callable[..., Rows]] = {
     "statistics": statistics,
     "aggregation-fields": aggregation_fields,
     "file-indexes": file_indexes,
-    "audit-log": _needs_reader("audit-log"),
-    "binlog": _needs_reader("binlog"),
-    "ro": _needs_reader("ro"),
+    "audit-log": audit_log,
+    "binlog": binlog,
+    "ro": read_optimized,
     "table": table_overview,
 }
 

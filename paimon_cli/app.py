@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
-from .commands import alter, create, inspect, quickstart
+from .commands import alter, create, inspect, quickstart, read, write
 from .commands import list as list_cmd
 from .errors import EXIT_CODES, CliCommand
 
@@ -64,8 +64,10 @@ def main(
 COMMANDS = {
     "create": create.create,
     "alter": alter.alter,
+    "write": write.write,
     "list": list_cmd.list_,
     "inspect": inspect.inspect,
+    "read": read.read,
     "quickstart": quickstart.quickstart,
 }
 

@@ -1,0 +1,303 @@
+"""``paimon-cli read``: the rows of a table (merged like Java Paimon's batch read).
+
+Results stream one (partition, bucket) at a time: ``-o json|jsonl|csv`` and ``--to FILE``
+write each batch as it arrives, so memory stays bounded by the largest bucket. Values keep
+full precision: timestamps print with all their fraction digits, decimals as exact strings,
+binary as hex (the renderer's conventions otherwise).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
+
+import typer
+
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    FsOpt,
+    OutputOpt,
+    SnapshotOpt,
+    TagOpt,
+    TimestampOpt,
+    WarehouseOpt,
+    WideOpt,
+    open_catalog,
+    parse_branch,
+    parse_identifier,
+    time_travel,
+)
+from paimon_cli.output import OutputFormat, note, render
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+EXPORT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+                  ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+
+
+def read(
+    identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to read.")],
+    select: Annotated[
+        Optional[str], typer.Option("--select", metavar="COLS", help="Comma-separated columns (default: all).")
+    ] = None,
+    where: Annotated[
+        Optional[str],
+        typer.Option("--where", metavar="PREDICATE",
+                     help="Row filter, e.g. \"dt = '2024-01-01' AND id IN (1, 2) AND name IS NOT NULL\"."),
+    ] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", min=0, help="At most N rows.")] = None,
+    to: Annotated[
+        Optional[str],
+        typer.Option("--to", metavar="FILE", help="Write the rows to FILE (.parquet, .csv, .jsonl, .json, .arrow) "
+                     "instead of stdout."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show what the read would touch and what pruning removed; read no data.")
+    ] = False,
+    snapshot: SnapshotOpt = None,
+    tag: TagOpt = None,
+    timestamp: TimestampOpt = None,
+    branch: BranchOpt = None,
+    warehouse: WarehouseOpt = "./warehouse",
+    fs_option: FsOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Read DB.TABLE (merged for primary-key tables), optionally as of a snapshot/tag/time.
+
+    \b
+    Example:
+        paimon-cli read shop.orders --where "dt = '2024-05-01' AND amount > 10" --limit 20
+        paimon-cli read shop.orders --select id,amount -o jsonl --tag release-1
+        paimon-cli read shop.orders --to orders.parquet
+        paimon-cli read shop.orders --where "id = 7" --explain
+    """
+    ident = parse_identifier(identifier)
+    branch_name = parse_branch(branch)
+    at = time_travel(snapshot, tag, timestamp)
+    export = _export_format(to) if to is not None else None
+    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, branch_name)
+
+    from paimon_cli.core.predicate import parse_predicate
+    from paimon_cli.core.read import TableRead
+
+    projection = _columns(select) if select is not None else None
+    predicate = parse_predicate(where, table.schema.fields) if where is not None else None
+    reader = TableRead(table, at, projection=projection, predicate=predicate, limit=limit)
+    if explain:
+        render(reader.explain(), output, wide, title=_explain_title(reader))
+        return
+    if to is not None and export is not None:
+        n = _export(reader, to, export, fs_option)
+        note(f"wrote {n} row(s) to {to}")
+        return
+    _print(reader, OutputFormat(output), wide)
+
+
+def _columns(text: str) -> list[str]:
+    out = [c.strip().strip("`") for c in text.split(",")]
+    from paimon_cli.core.errors import InvalidInput
+
+    if not all(out):
+        raise InvalidInput(f"--select {text!r}: empty column name")
+    return out
+
+
+def _export_format(path: str) -> str:
+    from paimon_cli.core.errors import InvalidInput
+
+    name = path.rsplit("/", 1)[-1].lower()
+    for ext, fmt in EXPORT_FORMATS.items():
+        if name.endswith(ext):
+            return fmt
+    raise InvalidInput(f"--to {path!r}: unknown file type; use one of {', '.join(EXPORT_FORMATS)}")
+
+
+def _explain_title(reader: Any) -> str:
+    snap = reader.plan().snapshot
+    where = f" where {reader.predicate}" if reader.predicate is not None else ""
+    return f"{reader.table.identifier} at snapshot {snap.id if snap else '(none)'}{where}"
+
+
+# ---------------------------------------------------------------------------------------
+# value preparation: vectorised casts so temporal and decimal values keep full precision
+# ---------------------------------------------------------------------------------------
+
+
+def _text_type(t: pa.DataType) -> pa.DataType:
+    """The arrow type a column is cast to before output: temporal/decimal leaves become strings."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_decimal(t):
+        return pa.string()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_text_type(t.value_type))
+    if pa.types.is_map(t):
+        return pa.map_(_text_type(t.key_type), _text_type(t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_text_type(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+def _prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    cols = []
+    for col in batch.columns:
+        target = _text_type(col.type)
+        if not target.equals(col.type):
+            try:
+                col = col.cast(target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # the renderer's own conversion takes over
+        cols.append(col)
+    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names)
+
+
+def _records(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+    from paimon_cli.output import to_json_value
+
+    return [{k: to_json_value(v) for k, v in r.items()} for r in _prepare(batch).to_pylist()]
+
+
+# ---------------------------------------------------------------------------------------
+# stdout
+# ---------------------------------------------------------------------------------------
+
+
+def _print(reader: Any, fmt: OutputFormat, wide: bool) -> None:
+    out = sys.stdout
+    batches = reader.iter_batches()
+    if fmt is OutputFormat.table:
+        from paimon_cli.core.system_tables import Rows
+
+        rows: list[dict[str, Any]] = []
+        for b in batches:
+            rows += _prepare(b).to_pylist()
+        render(Rows(list(reader.output_schema().names), rows), fmt, wide)
+        return
+    if fmt is OutputFormat.csv:
+        _write_csv(batches, reader.output_schema(), out)
+    else:
+        _write_json(batches, out, lines=fmt is OutputFormat.jsonl)
+    out.flush()
+
+
+def _write_json(batches: Iterator[pa.RecordBatch], out: IO[str], lines: bool) -> int:
+    """JSON Lines, or one JSON array laid out as the renderer's ``-o json`` (indent 2), streamed."""
+    import json
+
+    n = 0
+    if not lines:
+        out.write("[")
+    for b in batches:
+        for rec in _records(b):
+            if lines:
+                out.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+            else:
+                text = json.dumps(rec, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+                out.write(("," if n else "") + "\n  " + text)
+            n += 1
+    if not lines:
+        out.write("\n]\n" if n else "]\n")
+    return n
+
+
+def _csv_column(col: Any) -> Any:
+    """A csv-ready column: binary as hex, nested as compact JSON, everything else as arrow writes it."""
+    import json
+
+    import pyarrow as pa
+
+    from paimon_cli.output import to_json_value
+
+    t = col.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return pa.array([None if v is None else v.hex() for v in col.to_pylist()], pa.string())
+    if pa.types.is_nested(t):
+        return pa.array([None if v is None else json.dumps(to_json_value(v), ensure_ascii=False, separators=(",", ":"))
+                         for v in col.to_pylist()], pa.string())
+    return col
+
+
+def _write_csv(batches: Iterator[pa.RecordBatch], schema: pa.Schema, out: Any, binary: bool = False) -> int:
+    """CSV with a header via pyarrow's writer (strings quoted, NULL empty, full-precision values).
+
+    ``out`` is a text stream (stdout) or, with ``binary``, a byte stream (``--to``).
+    """
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    n = 0
+    writer = None
+    sink: Any = out if binary else io.BytesIO()
+    options = pacsv.WriteOptions(quoting_style="needed")
+
+    def flush() -> None:
+        if not binary:
+            out.write(sink.getvalue().decode("utf-8"))
+            sink.seek(0)
+            sink.truncate()
+
+    for b in batches:
+        b = pa.RecordBatch.from_arrays([_csv_column(c) for c in b.columns], names=b.schema.names)
+        if writer is None:
+            writer = pacsv.CSVWriter(sink, b.schema, write_options=options)
+        writer.write_batch(b)
+        n += b.num_rows
+        flush()
+    if writer is None:  # no rows: the header only
+        pacsv.write_csv(pa.table({c: pa.array([], pa.string()) for c in schema.names}), sink, write_options=options)
+    else:
+        writer.close()
+    flush()
+    return n
+
+
+# ---------------------------------------------------------------------------------------
+# --to FILE
+# ---------------------------------------------------------------------------------------
+
+
+def _export(reader: Any, path: str, fmt: str, fs_option: list[str] | None) -> int:
+    from paimon_cli.core.fileio import FileIO, parent, parse_storage_options
+
+    fio = FileIO(path, parse_storage_options(fs_option or []))
+    fio.mkdirs(parent(path))
+    schema = reader.output_schema()
+    batches = reader.iter_batches()
+    # FileIO has no streaming writer; its fsspec filesystem opens one
+    with fio.open_output(path) as f:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            n = 0
+            with pq.ParquetWriter(f, schema, compression="zstd") as w:
+                for b in batches:
+                    w.write_batch(b)
+                    n += b.num_rows
+            return n
+        if fmt == "arrow":
+            import pyarrow as pa
+
+            n = 0
+            with pa.ipc.new_file(f, schema) as w:
+                for b in batches:
+                    w.write_batch(b)
+                    n += b.num_rows
+            return n
+        if fmt == "csv":
+            return _write_csv(batches, schema, f, binary=True)
+        import io
+
+        text = io.TextIOWrapper(f, encoding="utf-8", newline="\n")
+        try:
+            return _write_json(batches, text, lines=fmt == "jsonl")
+        finally:
+            text.flush()
+            text.detach()

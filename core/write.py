@@ -1,0 +1,732 @@
+"""TableWrite: Arrow rows into level-0 data files and CommitMessages, as Java Paimon writes them.
+
+Java's writer (``TableWriteImpl`` -> ``MergeTreeWriter`` / ``AppendOnlyWriter``) routes every
+row to a (partition, bucket) writer, numbers it with the bucket's next sequence number (in
+input order), buffers it, and on flush sorts the buffer by (key, sequence), folds records of
+the same key with the merge function and writes one sorted run as level-0 files rolled at
+``target-file-size``. This module does the same column-wise:
+
+* partition values are grouped with pyarrow (one BinaryRow per DISTINCT partition),
+  buckets come from :mod:`core.bucket` (fixed) or :mod:`core.hash_index` (dynamic);
+* sequence numbers continue from the bucket's max ``_MAX_SEQUENCE_NUMBER`` in the latest
+  snapshot (one scan), except where Java ignores previous files (overwrite, bucket-unaware
+  append tables) and starts at 0;
+* buffers are bounded by ``write-buffer-size`` (Arrow bytes); a full buffer flushes the
+  largest writer, so big inputs become several level-0 sorted runs;
+* ``changelog-producer=input`` also writes the raw sorted records as ``changelog-*`` files.
+
+Nothing is committed here: :func:`write_table` reads inputs, writes, commits with
+:class:`core.commit.FileStoreCommit`, and deletes its files again on any failure before the
+snapshot is published.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from . import binary_row, paths
+from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from .errors import InvalidInput, NotYetSupported
+from .fileio import join
+from .options import CoreOptions, check_option_keys
+from .types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from .commit import CommitMessage
+    from .manifest import DataFileMeta
+    from .schema import TableSchema
+    from .snapshot import Snapshot
+    from .table import FileStoreTable
+
+_IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
+                       "partial-update.ignore-delete")
+_EPOCH = _dt.datetime(1970, 1, 1)
+_KIND_NAMES = ("+I", "-U", "+U", "-D")
+
+
+# ---------------------------------------------------------------------------------------
+# What this writer refuses
+# ---------------------------------------------------------------------------------------
+
+
+def check_writable(schema: TableSchema, options: CoreOptions) -> None:
+    """Refuse tables whose writes would not be readable as written (before any input is read)."""
+    if options.deletion_vectors_enabled:
+        raise NotYetSupported(
+            "write: deletion-vectors tables hide level-0 files from readers, so written rows are "
+            "visible only after compaction, which comes with the compaction issue"
+        )
+    if schema.primary_keys and options.merge_engine == "first-row":
+        raise NotYetSupported(
+            "write: merge-engine=first-row tables read only compacted levels, so written rows are "
+            "visible only after compaction, which comes with the compaction issue"
+        )
+    if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
+        raise NotYetSupported("write: row-tracking / data-evolution tables are not supported yet")
+    bucket = schema.bucket
+    if bucket == paths.POSTPONE_BUCKET:
+        raise NotYetSupported("write: bucket=-2 (postpone) tables are not supported yet")
+    if bucket == 0 or bucket < -2:
+        raise InvalidInput(f"write: table option bucket={bucket} is invalid (use -1 or a positive count)")
+    if schema.primary_keys and bucket == -1 and schema.cross_partition_update:
+        raise NotYetSupported(
+            "write: dynamic-bucket table whose primary key lacks partition columns "
+            f"{[p for p in schema.partition_keys if p not in schema.primary_keys]} (cross-partition "
+            "upsert) needs a global key index; not supported yet"
+        )
+    if not schema.primary_keys and bucket > 0 and not schema.original_bucket_keys:
+        raise InvalidInput("write: an append table with a fixed bucket count needs option 'bucket-key'")
+    fmt = level0_format(options)
+    if fmt not in ("parquet", "orc", "avro"):
+        raise NotYetSupported(f"write: file.format={fmt} is not supported (parquet, orc, avro)")
+
+
+def level0_format(options: CoreOptions) -> str:
+    """Format of level-0 files: ``file.format.per.level`` for level 0, else ``file.format``."""
+    return options.file_format_per_level().get(0, options.file_format).lower()
+
+
+def ignore_delete(options: CoreOptions) -> bool:
+    """0.9's ``ignore-delete`` with its fallback keys (first-row./deduplicate./partial-update.)."""
+    return any(options.get_bool(k, False) for k in _IGNORE_DELETE_KEYS if options.contains(k))
+
+
+def creation_time_millis() -> int:
+    """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
+    d = _dt.datetime.now() - _EPOCH
+    return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
+
+
+# ---------------------------------------------------------------------------------------
+# Python values of a few rows (partitions, min/max keys)
+# ---------------------------------------------------------------------------------------
+
+
+def _py_value(scalar: pa.Scalar, dt: DataType) -> Any:
+    """One Arrow scalar as the value core.binary_row encodes for ``dt``."""
+    import pyarrow as pa
+
+    if not scalar.is_valid:
+        return None
+    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+        raw = int(scalar.cast(pa.int64()).as_py())
+        unit = scalar.type.unit
+        if unit == "s":
+            return binary_row.Timestamp(raw * 1000)
+        if unit == "ms":
+            return binary_row.Timestamp(raw)
+        if unit == "us":
+            return binary_row.Timestamp.from_epoch_micros(raw)
+        return binary_row.Timestamp(raw // 1_000_000, raw % 1_000_000)
+    if isinstance(dt, DateType):
+        return _EPOCH.date() + _dt.timedelta(days=int(scalar.cast(pa.int32()).as_py()))
+    if isinstance(dt, TimeType):
+        v = scalar.as_py()
+        return v
+    return scalar.as_py()
+
+
+def row_values(table: pa.Table, index: int, fields: list[DataField]) -> list[Any]:
+    return [_py_value(table.column(f.name)[index], f.type) for f in fields]
+
+
+# ---------------------------------------------------------------------------------------
+# Per (partition, bucket) writer
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Bucket:
+    """Buffered records of one (partition, bucket) and the files already flushed."""
+
+    partition: bytes
+    partition_dir: str
+    bucket: int
+    next_seq: int
+    file_prefix_uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
+    counter: int = 0
+    chunks: list[pa.Table] = field(default_factory=list)
+    buffered_bytes: int = 0
+    new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+
+    def next_name(self, prefix: str, ext: str) -> str:
+        name = f"{prefix}{self.file_prefix_uuid}-{self.counter}.{ext}"
+        self.counter += 1
+        return name
+
+
+@dataclass
+class WriteSummary:
+    """What a write produced (for the CLI's result line)."""
+
+    rows: int = 0  # input rows accepted (after ignore-delete)
+    files: int = 0
+    changelog_files: int = 0
+    bytes: int = 0
+    record_count: int = 0  # records in the new data files (after merging duplicates)
+
+
+class TableWrite:
+    """Writes Arrow rows of one table into data files; ``prepare_commit`` hands out the messages.
+
+    ``overwrite=True`` makes writers start from an empty bucket as Java's overwrite does
+    (sequence numbers from 0, no previous HASH index). Call :meth:`abort` to delete every file
+    written so far when the write will not be committed.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        options_overrides: Mapping[str, str] | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
+        if overrides:
+            check_option_keys(overrides)
+            from .options import IMMUTABLE_OPTIONS
+
+            fixed = sorted(k for k in overrides if k in IMMUTABLE_OPTIONS or k in ("bucket", "primary-key",
+                                                                                  "partition"))
+            if fixed:
+                raise InvalidInput(f"option {fixed[0]!r} is part of the table's layout and cannot be set per write")
+        schema = table.schema
+        if overrides:
+            schema = schema.copy(options={**schema.options, **overrides})
+        self.table = table
+        self.schema = schema
+        self.options = CoreOptions(schema.options)
+        check_writable(schema, self.options)
+        self.file_io = table.file_io
+        self.overwrite = overwrite
+        self.is_pk = bool(schema.primary_keys)
+        self.num_buckets = schema.bucket
+        self.total_buckets = schema.bucket
+        self.unaware = not self.is_pk and self.num_buckets == -1
+        self.file_format = level0_format(self.options)
+        self.changelog_format = (self.options.options.get("changelog-file.format") or self.file_format).lower()
+        self.buffer_limit = self.options.get_memory_bytes("write-buffer-size") or (256 << 20)
+        self.target_file_size = self.options.target_file_size(self.is_pk)
+        self.ignore_delete = ignore_delete(self.options)
+        self.changelog_input = self.is_pk and self.options.changelog_producer == "input"
+        self.data_prefix = self.options.data_file_prefix
+        self.changelog_prefix = self.options.changelog_file_prefix
+        compression = self.options.file_compression.lower()
+        self.suffix = (
+            f"{compression}.{self.file_format}" if self.options.file_suffix_include_compression else self.file_format
+        )
+        self.changelog_suffix = (
+            f"{compression}.{self.changelog_format}" if self.options.file_suffix_include_compression
+            else self.changelog_format
+        )
+        self.trimmed_pk = schema.trimmed_primary_keys if self.is_pk else []
+        self.trimmed_pk_fields = [schema.field(k) for k in self.trimmed_pk]
+        self.key_types = [f.type for f in self.trimmed_pk_fields]
+        self.partition_fields = [schema.field(k) for k in schema.partition_keys]
+        self.partition_types = [f.type for f in self.partition_fields]
+        self.file_fields = key_value_file_fields(schema) if self.is_pk else list(schema.fields)
+        self.key_file_fields = key_fields(schema) if self.is_pk else []
+        self.buckets: dict[tuple[bytes, int], _Bucket] = {}
+        self.buffered_bytes = 0
+        self.written: list[str] = []  # every data/changelog file path written (for abort)
+        self.summary = WriteSummary()
+        self._max_seqs: dict[tuple[bytes, int], int] | None = None
+        self._partition_cache: dict[tuple[Any, ...], tuple[bytes, str]] = {}
+        self._assigner: Any = None
+        self._closed = False
+
+    # -- routing -----------------------------------------------------------------------
+
+    def write_arrow(
+        self,
+        batch: pa.Table | pa.RecordBatch,
+        row_kinds: Any = None,
+        source: str = "input",
+        first_row: int = 1,
+    ) -> None:
+        """Route ``batch`` (the table's columns, already of the table's Arrow types) to buckets.
+
+        ``row_kinds``: int8 RowKind bytes per row (numpy or Arrow; None = all +I).
+        ``source``/``first_row`` only name rows in error messages.
+        """
+        import numpy as np
+        import pyarrow as pa
+
+        if self._closed:
+            raise InvalidInput("write: this TableWrite was already committed or aborted")
+        data = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        missing = [n for n in self.schema.field_names if n not in data.column_names]
+        if missing:
+            raise InvalidInput(f"{source}: batch lacks column(s) {missing}")
+        data = data.select(self.schema.field_names)
+        n = data.num_rows
+        if n == 0:
+            return
+        kinds = self._kinds_array(row_kinds, n)
+        if n > 1 and data.nbytes > self.buffer_limit // 2:
+            # a batch bigger than the buffer is taken in pieces so flushes happen inside it, as
+            # Java's buffer flushes whenever it fills up
+            step = max(1, int(n * (self.buffer_limit // 4) / data.nbytes))
+            for start in range(0, n, step):
+                piece = data.slice(start, step)
+                self.write_arrow(piece, None if kinds is None else kinds[start : start + piece.num_rows],
+                                 source, first_row + start)
+            return
+        if kinds is not None and self.ignore_delete:
+            keep = (kinds != 1) & (kinds != 3)
+            if not keep.all():
+                data = data.filter(pa.array(keep))
+                kinds = kinds[keep]
+                n = data.num_rows
+                if n == 0:
+                    return
+        if not self.is_pk and kinds is not None:
+            bad = (kinds == 1) | (kinds == 3)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InvalidInput(
+                    f"{source}: row {first_row + i}: an append table takes only +I/+U rows, got "
+                    f"{_KIND_NAMES[int(kinds[i])]} (set 'ignore-delete' to drop retractions)"
+                )
+        self.summary.rows += n
+        for partition, part_dir, rows in self._split_partitions(data):
+            part_data = data if rows is None else data.take(pa.array(rows))
+            part_kinds = kinds if (kinds is None or rows is None) else kinds[rows]
+            buckets = self._bucket_ids(part_data, partition)
+            for bucket, sel in _split_buckets(buckets):
+                b_data = part_data if sel is None else part_data.take(pa.array(sel))
+                b_kinds = part_kinds if (part_kinds is None or sel is None) else part_kinds[sel]
+                self._append(partition, part_dir, bucket, b_data, b_kinds)
+        while self.buffered_bytes > self.buffer_limit:
+            self._flush(max(self.buckets.values(), key=lambda b: b.buffered_bytes))
+
+    @staticmethod
+    def _kinds_array(row_kinds: Any, n: int) -> np.ndarray | None:
+        import numpy as np
+        import pyarrow as pa
+
+        if row_kinds is None:
+            return None
+        if isinstance(row_kinds, (pa.Array, pa.ChunkedArray)):
+            arr = np.asarray(row_kinds.to_numpy(zero_copy_only=False), dtype=np.int8)
+        else:
+            arr = np.asarray(row_kinds, dtype=np.int8)
+        if arr.shape != (n,):
+            raise InvalidInput(f"write: {arr.shape[0] if arr.ndim else 0} row kinds for {n} rows")
+        if ((arr < 0) | (arr > 3)).any():
+            raise InvalidInput("write: row kinds must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
+        if not (arr != 0).any():
+            return None
+        return arr
+
+    def _split_partitions(self, data: pa.Table) -> list[tuple[bytes, str, Any]]:
+        """[(partition BinaryRow, partition dir, row indices or None for all rows)]."""
+        import numpy as np
+        import pyarrow as pa
+
+        if not self.partition_fields:
+            return [(binary_row.EMPTY_ROW, "", None)]
+        names = [f.name for f in self.partition_fields]
+        part = data.select(names)
+        if part.num_rows and all(_single_value(part.column(c)) for c in names):
+            groups = [(part.slice(0, 1), None)]
+        else:
+            idx_col = "__paimon_row__"
+            while idx_col in names:
+                idx_col += "_"
+            grouped = part.append_column(idx_col, pa.array(np.arange(part.num_rows, dtype=np.int64))).group_by(
+                names, use_threads=False
+            ).aggregate([(idx_col, "list")])
+            lists = grouped.column(f"{idx_col}_list")
+            keys = grouped.select(names)
+            groups = [(keys.slice(i, 1), lists[i].values.to_numpy()) for i in range(grouped.num_rows)]
+        out = []
+        for key_row, rows in groups:
+            values = row_values(key_row, 0, self.partition_fields)
+            cache_key = tuple(repr(v) for v in values)
+            hit = self._partition_cache.get(cache_key)
+            if hit is None:
+                hit = (
+                    binary_row.serialize(values, self.partition_types),
+                    paths.partition_path_for(self.schema, values),
+                )
+                self._partition_cache[cache_key] = hit
+            out.append((hit[0], hit[1], rows))
+        return out
+
+    def _bucket_ids(self, data: pa.Table, partition: bytes) -> np.ndarray:
+        import numpy as np
+
+        from .bucket import bucket_hashes, bucket_ids
+
+        if self.unaware:
+            return np.zeros(data.num_rows, dtype=np.int32)
+        if self.num_buckets > 0:
+            fields = [self.schema.field(k) for k in self.schema.bucket_keys]
+            return bucket_ids(bucket_hashes(data, fields), self.num_buckets)
+        hashes = bucket_hashes(data, self.trimmed_pk_fields)
+        return np.asarray(self._dynamic_assigner().assign(partition, hashes), dtype=np.int32)
+
+    def _dynamic_assigner(self) -> Any:
+        if self._assigner is None:
+            from .hash_index import DynamicBucketAssigner
+
+            # Java's overwrite ignores previous files: no HASH index is loaded or replaced
+            self._assigner = DynamicBucketAssigner(self.table, ignore_existing=self.overwrite)
+        return self._assigner
+
+    # -- buffering ----------------------------------------------------------------------
+
+    def _max_sequence_numbers(self) -> dict[tuple[bytes, int], int]:
+        """Max ``_MAX_SEQUENCE_NUMBER`` per (partition, bucket) of the latest snapshot (one scan)."""
+        if self._max_seqs is None:
+            out: dict[tuple[bytes, int], int] = {}
+            ignore_previous = self.overwrite or self.unaware  # Java: writers start empty
+            snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
+            if snapshot is not None:
+                for e in self.table.store_scan.plan(snapshot):
+                    k = (e.partition, e.bucket)
+                    if e.file.max_sequence_number > out.get(k, -1):
+                        out[k] = e.file.max_sequence_number
+            self._max_seqs = out
+        return self._max_seqs
+
+    def _append(self, partition: bytes, part_dir: str, bucket: int, data: pa.Table, kinds: Any) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        key = (partition, bucket)
+        b = self.buckets.get(key)
+        if b is None:
+            start = self._max_sequence_numbers().get(key, -1) + 1
+            b = self.buckets[key] = _Bucket(partition, part_dir, bucket, start)
+        n = data.num_rows
+        seq = pa.array(np.arange(b.next_seq, b.next_seq + n, dtype=np.int64))
+        b.next_seq += n
+        kind_arr = pa.array(np.zeros(n, dtype=np.int8) if kinds is None else kinds, type=pa.int8())
+        chunk = data.append_column(SEQUENCE_NUMBER, seq).append_column(VALUE_KIND, kind_arr)
+        size = chunk.nbytes
+        b.chunks.append(chunk)
+        b.buffered_bytes += size
+        self.buffered_bytes += size
+
+    # -- flushing -----------------------------------------------------------------------
+
+    def _flush(self, b: _Bucket) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not b.chunks:
+            return
+        records = pa.concat_tables(b.chunks).combine_chunks()
+        self.buffered_bytes -= b.buffered_bytes
+        b.chunks, b.buffered_bytes = [], 0
+        if not self.is_pk:
+            self._write_run(b, records.drop_columns([VALUE_KIND]), changelog=False)
+            return
+        order = pc.sort_indices(
+            records, sort_keys=[(k, "ascending") for k in self.trimmed_pk] + [(SEQUENCE_NUMBER, "ascending")]
+        )
+        records = records.take(order)
+        if self.changelog_input:
+            self._write_run(b, records, changelog=True)
+        from .merge_function import merge
+
+        merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False)
+        self._write_run(b, merged, changelog=False)
+
+    def _write_run(self, b: _Bucket, records: pa.Table, changelog: bool) -> None:
+        """One sorted run as files rolled at ``target-file-size`` (estimated from the first file)."""
+        n = records.num_rows
+        if n == 0:
+            return
+        per_row = max(records.nbytes / n, 1.0)
+        ratio: float | None = None  # file bytes per Arrow byte, learnt from the first file
+        start = 0
+        while start < n:
+            est = per_row * (ratio if ratio is not None else 1.0)
+            rows = max(1, min(n - start, int(self.target_file_size / est)))
+            chunk = records.slice(start, rows)
+            meta = self._write_file(b, chunk, changelog)
+            if ratio is None and chunk.nbytes:
+                ratio = max(meta.file_size / chunk.nbytes, 1e-6)
+            start += rows
+
+    def _file_table(self, records: pa.Table) -> pa.Table:
+        """The columns a data file holds, in the file's order."""
+        import pyarrow as pa
+
+        if not self.is_pk:
+            return records.select([f.name for f in self.file_fields])
+        arrays, names = [], []
+        for f in self.file_fields:
+            src = f.name[len("_KEY_"):] if f in self.key_file_fields else f.name
+            arrays.append(records.column(src))
+            names.append(f.name)
+        return pa.Table.from_arrays(arrays, names=names)
+
+    def _write_file(self, b: _Bucket, records: pa.Table, changelog: bool) -> DataFileMeta:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from .data_file import write_data_file
+        from .manifest import EMPTY_STATS, DataFileMeta
+        from .stats import collect_key_stats, collect_value_stats
+
+        fmt = self.changelog_format if changelog else self.file_format
+        name = b.next_name(self.changelog_prefix if changelog else self.data_prefix,
+                           self.changelog_suffix if changelog else self.suffix)
+        path = join(self.table.path, b.partition_dir, paths.bucket_dir(b.bucket), name)
+        file_table = self._file_table(records)
+        self.written.append(path)
+        size = write_data_file(self.file_io, path, file_table, self.file_fields, fmt, self.options)
+        value_stats, stats_cols = collect_value_stats(records, list(self.schema.fields), self.options, fmt)
+        seq = records.column(SEQUENCE_NUMBER)
+        lo_hi = pc.min_max(seq)
+        n = records.num_rows
+        if self.is_pk:
+            key_table = pa.Table.from_arrays(
+                [records.column(k) for k in self.trimmed_pk], names=[f.name for f in self.key_file_fields]
+            )
+            key_stats = collect_key_stats(key_table, self.key_file_fields, self.options, fmt)
+            min_key = binary_row.serialize(row_values(records, 0, self.trimmed_pk_fields), self.key_types)
+            max_key = binary_row.serialize(row_values(records, n - 1, self.trimmed_pk_fields), self.key_types)
+            kinds = records.column(VALUE_KIND)
+            deletes = int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
+        else:
+            key_stats = EMPTY_STATS
+            min_key = max_key = binary_row.EMPTY_ROW
+            deletes = 0
+        meta = DataFileMeta(
+            file_name=name,
+            file_size=size,
+            row_count=n,
+            min_key=min_key,
+            max_key=max_key,
+            key_stats=key_stats,
+            value_stats=value_stats,
+            min_sequence_number=int(lo_hi["min"].as_py()),
+            max_sequence_number=int(lo_hi["max"].as_py()),
+            schema_id=self.schema.id,
+            level=0,
+            extra_files=(),
+            creation_time=creation_time_millis(),
+            delete_row_count=deletes,
+            embedded_index=None,
+            file_source=0,
+            value_stats_cols=stats_cols,
+            external_path=None,
+        )
+        if changelog:
+            b.changelog_files.append(meta)
+            self.summary.changelog_files += 1
+        else:
+            b.new_files.append(meta)
+            self.summary.files += 1
+            self.summary.record_count += n
+        self.summary.bytes += size
+        return meta
+
+    # -- commit side --------------------------------------------------------------------
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
+        from .commit import CommitMessage
+
+        for b in list(self.buckets.values()):
+            self._flush(b)
+        messages: dict[tuple[bytes, int], CommitMessage] = {}
+        for key, b in self.buckets.items():
+            if b.new_files or b.changelog_files:
+                messages[key] = CommitMessage(
+                    b.partition, b.bucket, self.total_buckets, list(b.new_files), [], list(b.changelog_files)
+                )
+        if self._assigner is not None:
+            for partition, bucket, new_index, old_index in self._assigner.index_changes():
+                m = messages.get((partition, bucket))
+                if m is None:
+                    m = messages[(partition, bucket)] = CommitMessage(partition, bucket, self.total_buckets)
+                m.new_index_files.append(new_index)
+                if old_index is not None:
+                    m.deleted_index_files.append(old_index)
+        self._closed = True
+        return list(messages.values())
+
+    def abort(self) -> None:
+        """Delete every file this writer wrote (best effort); the write is then void."""
+        self._closed = True
+        for b in self.buckets.values():
+            b.chunks = []
+        self.buffered_bytes = 0
+        for path in self.written:
+            try:
+                self.file_io.delete(path)
+            except Exception:  # noqa: BLE001 - best effort cleanup
+                pass
+        self.written = []
+        if self._assigner is not None:
+            self._assigner.abort()
+
+    def close(self) -> None:
+        """Release buffers (files stay; pair with :meth:`abort` when not committing)."""
+        for b in self.buckets.values():
+            b.chunks = []
+        self.buffered_bytes = 0
+        self._closed = True
+
+
+def _single_value(col: Any) -> bool:
+    """True when a column holds one distinct value (incl. all-null) -- the common one-partition case."""
+    import pyarrow.compute as pc
+
+    if col.null_count == len(col):
+        return True
+    if col.null_count:
+        return False
+    mm = pc.min_max(col)
+    lo, hi = mm["min"], mm["max"]
+    return lo.is_valid and lo == hi and not _is_nan(lo)
+
+
+def _is_nan(s: Any) -> bool:
+    v = s.as_py()
+    return isinstance(v, float) and v != v
+
+
+def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+    """[(bucket, row indices in input order or None for all rows)]."""
+    import numpy as np
+
+    if len(ids) == 0:
+        return []
+    first = int(ids[0])
+    if (ids == first).all():
+        return [(first, None)]
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
+    out = []
+    for part in np.split(order, cuts):
+        out.append((int(ids[part[0]]), part))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# End to end
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class WriteResult:
+    snapshot: Snapshot | None
+    summary: WriteSummary
+    seconds: float
+
+
+def write_table(
+    table: FileStoreTable,
+    inputs: list[str],
+    fmt: str | None = None,
+    row_kind_column: str | None = None,
+    delete: bool = False,
+    overwrite: bool = False,
+    overwrite_partition: dict[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    stdin: Any = None,
+    commit_user: str | None = None,
+) -> Snapshot | None:
+    """Read ``inputs``, write them and commit one snapshot (APPEND, or OVERWRITE).
+
+    Returns the new snapshot (None when there was nothing to commit). On any failure before
+    the snapshot is published the files written are deleted again and the error re-raised.
+    """
+    return write_table_result(
+        table, inputs, fmt, row_kind_column, delete, overwrite, overwrite_partition, options,
+        storage_options, stdin, commit_user,
+    ).snapshot
+
+
+def write_table_result(
+    table: FileStoreTable,
+    inputs: list[str],
+    fmt: str | None = None,
+    row_kind_column: str | None = None,
+    delete: bool = False,
+    overwrite: bool = False,
+    overwrite_partition: dict[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    stdin: Any = None,
+    commit_user: str | None = None,
+) -> WriteResult:
+    """:func:`write_table` plus what was written and how long it took."""
+    from .commit import FileStoreCommit
+    from .input import make_plan, read_inputs
+
+    started = time.monotonic()
+    if overwrite_partition and not overwrite:
+        raise InvalidInput("a partition to overwrite needs --overwrite")
+    if delete and overwrite:
+        raise InvalidInput("--delete cannot be combined with --overwrite")
+    tw = TableWrite(table, options, overwrite=overwrite)  # refuses unsupported tables first
+    if overwrite_partition:
+        _check_partition_spec(tw.schema, overwrite_partition)
+    if not tw.is_pk and delete:
+        raise InvalidInput(
+            f"write --delete: {table.identifier} is an append table; deleting rows needs a primary key"
+        )
+    constants = dict(overwrite_partition or {})
+    make_plan(tw.schema, row_kind_column, delete, constants)  # bad settings fail before any I/O
+    commit = FileStoreCommit(table, commit_user)
+    try:
+        chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin, constants)
+        for chunk in chunks:
+            tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
+        messages = tw.prepare_commit()
+        if overwrite:
+            dynamic = tw.options.get_bool("dynamic-partition-overwrite", True) and not overwrite_partition
+            snapshot = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}),
+                                     dynamic=dynamic)
+        else:
+            snapshot = commit.commit(messages, "APPEND")
+    except BaseException:
+        if not _published(table, commit.commit_user):
+            tw.abort()
+        raise
+    return WriteResult(snapshot, tw.summary, time.monotonic() - started)
+
+
+def _published(table: FileStoreTable, commit_user: str) -> bool:
+    """Did a snapshot of ours make it (then its files must stay)?"""
+    try:
+        latest = table.snapshot_manager.latest_snapshot()
+    except Exception:  # noqa: BLE001 - when unsure, keep the files
+        return True
+    return latest is not None and latest.commit_user == commit_user
+
+
+def _check_partition_spec(schema: TableSchema, spec: Mapping[str, Any]) -> None:
+    if not schema.partition_keys:
+        raise InvalidInput(f"--partition {dict(spec)}: the table is not partitioned")
+    unknown = [k for k in spec if k not in schema.partition_keys]
+    if unknown:
+        raise InvalidInput(f"--partition: {unknown[0]!r} is not a partition key (keys: {schema.partition_keys})")
+
+
+def parse_partition_spec(pairs: Iterable[str]) -> dict[str, str]:
+    """``k=v`` strings (``--partition``) to a spec dict."""
+    out: dict[str, str] = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not k.strip():
+            raise InvalidInput(f"--partition {p!r}: expected key=value")
+        out[k.strip()] = v
+    return out

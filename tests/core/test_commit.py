@@ -1,0 +1,749 @@
+"""core/commit.py: snapshots, manifests, merging, overwrite, conflicts, retries, cleanup.
+
+Data files here are metadata only (no bytes on disk): the commit never opens them, and a
+structurally valid DataFileMeta is all the manifests need.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paimon_cli.core import binary_row
+from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.errors import CommitConflict, InvalidInput
+from paimon_cli.core.index_manifest import DeletionVectorMeta, IndexFileMeta
+from paimon_cli.core.manifest import EMPTY_STATS, DataFileMeta, FileKind
+from paimon_cli.core.schema import Schema
+from paimon_cli.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_cli.core.table import FileStoreTable
+from paimon_cli.core.types import parse_data_type
+
+INT = parse_data_type("INT")
+STRING = parse_data_type("STRING")
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def make_table(wh: str, name: str = "t", *, partitioned: bool = True, pk: bool = False,
+               options: dict[str, str] | None = None) -> FileStoreTable:
+    cols = [("id", INT, None), ("dt", STRING, None), ("v", STRING, None)]
+    schema = Schema.of(
+        cols,
+        partition_keys=["dt"] if partitioned else [],
+        primary_keys=(["id", "dt"] if partitioned else ["id"]) if pk else [],
+        options={"bucket": "2" if pk else "-1", **(options or {})},
+    )
+    return FileSystemCatalog(wh).create_table(f"db.{name}", schema)
+
+
+def reload(table: FileStoreTable) -> FileStoreTable:
+    return FileStoreTable.load(table.file_io, table.path, table.identifier)
+
+
+def part(table: FileStoreTable, value: str | None) -> bytes:
+    if not table.schema.partition_keys:
+        return binary_row.EMPTY_ROW
+    return binary_row.serialize([value], table.schema.partition_types)
+
+
+def key(i: int) -> bytes:
+    return binary_row.serialize([i], [INT.copy(nullable=False)])
+
+
+def dfile(rows: int = 10, level: int = 0, lo: int = 0, hi: int = 0, name: str | None = None) -> DataFileMeta:
+    return DataFileMeta(
+        file_name=name or f"data-{uuid.uuid4()}-0.parquet",
+        file_size=1000 + rows,
+        row_count=rows,
+        min_key=key(lo),
+        max_key=key(hi),
+        key_stats=EMPTY_STATS,
+        value_stats=EMPTY_STATS,
+        min_sequence_number=0,
+        max_sequence_number=max(rows - 1, 0),
+        schema_id=0,
+        level=level,
+        creation_time=1_700_000_000_000,
+        delete_row_count=0,
+        file_source=0,
+    )
+
+
+def msg(table: FileStoreTable, files: list[DataFileMeta], dt: str | None = "a", bucket: int = 0,
+        **kw: Any) -> CommitMessage:
+    total = table.schema.bucket
+    return CommitMessage(part(table, dt), bucket, total, files, **kw)
+
+
+def live_names(table: FileStoreTable, snap: Snapshot | None = None) -> set[str]:
+    snap = snap or table.snapshot_manager.latest_snapshot()
+    return {e.file.file_name for e in table.store_scan.plan(snap)}
+
+
+def referenced_manifest_files(table: FileStoreTable) -> set[str]:
+    """Every file in manifest/ that some snapshot references."""
+    scan = table.store_scan
+    out: set[str] = set()
+    for snap in table.snapshot_manager.snapshots():
+        for lst in snap.manifest_lists():
+            out.add(lst)
+            out.update(m.file_name for m in scan._manifest_list().read(lst))
+        if snap.index_manifest:
+            out.add(snap.index_manifest)
+    return out
+
+
+def manifest_dir_files(table: FileStoreTable) -> set[str]:
+    d = Path(table.path) / "manifest"
+    return set(os.listdir(d)) if d.exists() else set()
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> str:
+    return str(tmp_path / "wh")
+
+
+# ---------------------------------------------------------------------------- append
+
+
+def test_first_append_writes_java_layout(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    f1, f2 = dfile(3), dfile(4)
+    snap = c.commit([msg(t, [f1, f2])])
+    assert snap is not None
+    assert (snap.id, snap.commit_kind, snap.schema_id, snap.version) == (1, "APPEND", 0, 3)
+    assert snap.commit_identifier == BATCH_COMMIT_IDENTIFIER
+    assert snap.commit_user == c.commit_user
+    assert (snap.total_record_count, snap.delta_record_count, snap.changelog_record_count) == (7, 7, None)
+    assert snap.changelog_manifest_list is None and snap.index_manifest is None
+
+    # the file on disk is that snapshot, Jackson layout, with the 1.1+ list sizes
+    text = (Path(t.path) / "snapshot" / "snapshot-1").read_text()
+    assert Snapshot.from_json(text, "x") == snap
+    assert text.startswith('{\n  "version" : 3,\n  "id" : 1,\n')
+    assert '"baseManifestListSize"' in text and '"deltaManifestListSize"' in text
+    assert '"properties"' not in text and "changelogManifestList" not in text
+    assert (Path(t.path) / "snapshot" / "LATEST").read_bytes() == b"1"
+
+    ml = t.store_scan._manifest_list()
+    assert ml.read(snap.base_manifest_list) == []  # empty base list is still written
+    assert snap.base_manifest_list_size == (Path(t.path) / "manifest" / snap.base_manifest_list).stat().st_size
+    delta = ml.read(snap.delta_manifest_list)
+    assert len(delta) == 1 and delta[0].num_added_files == 2 and delta[0].num_deleted_files == 0
+    entries = t.store_scan.delta(snap)
+    assert [(e.kind, e.file, e.bucket, e.total_buckets, e.partition) for e in entries] == [
+        (FileKind.ADD, f1, 0, -1, part(t, "a")), (FileKind.ADD, f2, 0, -1, part(t, "a"))]
+    # nothing but referenced metadata in manifest/
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_appends_accumulate_and_update_hint(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    names: set[str] = set()
+    for i in range(1, 6):
+        f = dfile(i)
+        names.add(f.file_name)
+        snap = c.commit([msg(t, [f], dt=f"p{i % 2}")])
+        assert snap is not None and snap.id == i
+        assert (Path(t.path) / "snapshot" / "LATEST").read_text() == str(i)
+        assert snap.total_record_count == sum(range(1, i + 1))
+        assert snap.delta_record_count == i
+    assert live_names(t) == names
+    assert t.snapshot_manager.snapshot_ids() == [1, 2, 3, 4, 5]
+
+
+def test_empty_commit_creates_no_snapshot(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    assert c.commit([]) is None
+    assert c.commit([msg(t, [])]) is None
+    assert t.snapshot_manager.latest_snapshot_id() is None
+    assert manifest_dir_files(t) == set()
+
+
+def test_changelog_manifest_list(wh: str) -> None:
+    t = make_table(wh)
+    cl = dfile(6, name=f"changelog-{uuid.uuid4()}-0.parquet")
+    snap = FileStoreCommit(t).commit([msg(t, [dfile(6)], changelog_files=[cl])])
+    assert snap is not None
+    assert snap.changelog_manifest_list is not None and snap.changelog_record_count == 6
+    assert snap.changelog_manifest_list_size is not None
+    assert [e.file for e in t.store_scan.changelog(snap)] == [cl]
+    assert cl.file_name not in live_names(t)
+
+
+def test_properties_and_watermark(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t, commit_user="me")
+    s1 = c.commit([msg(t, [dfile()])], properties={"k": "v"}, watermark=100)
+    s2 = c.commit([msg(t, [dfile()])], watermark=50)
+    assert s1 is not None and s2 is not None
+    assert s1.properties == {"k": "v"} and s1.commit_user == "me"
+    assert s2.properties is None and s2.watermark == 100  # the max watermark is kept
+    assert s2.time_millis >= s1.time_millis
+
+
+def test_schema_id_is_the_latest_schema(wh: str) -> None:
+    from paimon_cli.core.schema import SetOption
+
+    t = make_table(wh)
+    FileSystemCatalog(wh).alter_table("db.t", [SetOption("snapshot.num-retained.min", "5")])
+    snap = FileStoreCommit(t).commit([msg(t, [dfile()])])
+    assert snap is not None and snap.schema_id == 1
+
+
+# ---------------------------------------------------------------------------- manifest merging
+
+
+def test_base_manifest_list_stays_bounded_over_100_commits(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    names = set()
+    sizes = []
+    for i in range(100):
+        f = dfile(1)
+        names.add(f.file_name)
+        snap = c.commit([msg(t, [f], dt=f"p{i % 7}")])
+        assert snap is not None
+        base = t.store_scan._manifest_list().read(snap.base_manifest_list)
+        sizes.append(len(base))
+    # manifest.merge-min-count (30): small manifests are merged once 30 pile up
+    assert max(sizes) == 29
+    assert sizes[29] == 29 and sizes[30] == 1  # snapshot 31 merged the 30 manifests of 1..30
+    assert live_names(t) == names
+    assert snap.total_record_count == 100
+    # every manifest in manifest/ that no snapshot references would be a leak
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_minor_merge_cancels_add_and_delete(wh: str) -> None:
+    t = make_table(wh, options={"manifest.merge-min-count": "3"})
+    c = FileStoreCommit(t)
+    a, b = dfile(5), dfile(6)
+    c.commit([msg(t, [a])])
+    c.commit([msg(t, [b])])
+    c.commit([msg(t, [dfile(7)], deleted_files=[a])])
+    snap = c.commit([msg(t, [dfile(1)])])  # base = merge of 3 manifests
+    assert snap is not None
+    ml = t.store_scan._manifest_list()
+    base = ml.read(snap.base_manifest_list)
+    assert len(base) == 1 and base[0].num_deleted_files == 0 and base[0].num_added_files == 2
+    assert a.file_name not in live_names(t)
+    assert snap.total_record_count == 6 + 7 + 1
+
+
+def test_full_compaction_drops_deletes(wh: str) -> None:
+    t = make_table(wh, options={"manifest.full-compaction-threshold-size": "1 b",
+                                "manifest.merge-min-count": "1000"})
+    c = FileStoreCommit(t)
+    files = [dfile(i + 1) for i in range(4)]
+    for f in files:
+        c.commit([msg(t, [f])])
+    c.commit([msg(t, [], deleted_files=files[:2])], commit_kind="COMPACT")
+    snap = c.commit([msg(t, [dfile(1)])])
+    assert snap is not None
+    base = t.store_scan._manifest_list().read(snap.base_manifest_list)
+    assert sum(m.num_deleted_files for m in base) == 0
+    entries = t.store_scan.read_entries(base)
+    assert {e.file.file_name for e in entries} == {f.file_name for f in files[2:]}
+
+
+def test_full_compaction_keeps_untouched_partitions_manifests(wh: str) -> None:
+    """Big delete-free manifests whose partition stats exclude every DELETE are kept as is."""
+    t = make_table(wh, options={"manifest.full-compaction-threshold-size": "1 b",
+                                "manifest.target-file-size": "1 b"})
+    c = FileStoreCommit(t)
+    files = {p: dfile(n) for p, n in (("a", 1), ("b", 2), ("c", 4))}
+    metas = {}
+    for p, f in files.items():
+        snap = c.commit([msg(t, [f], dt=p)])
+        assert snap is not None
+        metas[p] = t.store_scan._manifest_list().read(snap.delta_manifest_list)[0].file_name
+    out = dfile(2)
+    c.commit([msg(t, [out], dt="b", deleted_files=[files["b"]])], commit_kind="COMPACT")
+    snap = c.commit([msg(t, [dfile(1)], dt="d")])
+    assert snap is not None
+    base = [m.file_name for m in t.store_scan._manifest_list().read(snap.base_manifest_list)]
+    assert base[0] == metas["a"]  # skipped by its partition stats
+    assert metas["b"] not in base and metas["c"] not in base  # rewritten from the first hit on
+    entries = t.store_scan.read_entries(t.store_scan._manifest_list().read(snap.base_manifest_list))
+    assert all(e.kind == FileKind.ADD for e in entries)
+    assert {e.file.file_name for e in entries} == {files["a"].file_name, files["c"].file_name, out.file_name}
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_delta_manifests_roll_at_target_size(wh: str) -> None:
+    t = make_table(wh, options={"manifest.target-file-size": "2 kb"})
+    files = [dfile(i + 1) for i in range(60)]
+    snap = FileStoreCommit(t).commit([msg(t, files)])
+    assert snap is not None
+    delta = t.store_scan._manifest_list().read(snap.delta_manifest_list)
+    assert len(delta) > 1
+    assert sum(m.num_added_files for m in delta) == 60
+    assert [e.file for e in t.store_scan.delta(snap)] == files
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+# ---------------------------------------------------------------------------- compaction and conflicts
+
+
+def test_compact_commit_counts_and_kind(wh: str) -> None:
+    t = make_table(wh, pk=True)
+    c = FileStoreCommit(t)
+    a, b = dfile(10, lo=1, hi=5), dfile(20, lo=3, hi=9)
+    c.commit([msg(t, [a, b])])
+    out = dfile(25, level=5, lo=1, hi=9)
+    snap = c.commit([msg(t, [out], deleted_files=[a, b])], commit_kind="COMPACT")
+    assert snap is not None and snap.commit_kind == "COMPACT"
+    assert (snap.delta_record_count, snap.total_record_count) == (-5, 25)
+    assert live_names(t) == {out.file_name}
+    kinds = [e.kind for e in t.store_scan.delta(snap)]
+    assert kinds == [FileKind.DELETE, FileKind.DELETE, FileKind.ADD]
+
+
+def test_append_with_deletes_is_labelled_overwrite(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    a = dfile(4)
+    c.commit([msg(t, [a])])
+    snap = c.commit([msg(t, [dfile(2)], deleted_files=[a])])
+    assert snap is not None and snap.commit_kind == "OVERWRITE"
+
+
+def _assert_nothing_committed(t: FileStoreTable, before: set[str], latest: int | None) -> None:
+    assert t.snapshot_manager.latest_snapshot_id() == latest
+    assert manifest_dir_files(t) == before
+
+
+def test_conflict_delete_of_missing_file(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    a = dfile()
+    c.commit([msg(t, [a])])
+    before = manifest_dir_files(t)
+    with pytest.raises(CommitConflict, match="not in snapshot 1"):
+        c.commit([msg(t, [dfile()], deleted_files=[dfile()])], commit_kind="COMPACT")
+    _assert_nothing_committed(t, before, 1)
+    # the same file deleted by two compactions: the second one loses
+    c.commit([msg(t, [dfile()], deleted_files=[a])], commit_kind="COMPACT")
+    before = manifest_dir_files(t)
+    with pytest.raises(CommitConflict, match=a.file_name):
+        FileStoreCommit(t).commit([msg(t, [dfile()], deleted_files=[a])], commit_kind="COMPACT")
+    _assert_nothing_committed(t, before, 2)
+
+
+def test_conflict_duplicate_identifiers(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    a = dfile()
+    c.commit([msg(t, [a])])
+    with pytest.raises(CommitConflict, match="more than once"):
+        c.commit([msg(t, [a], deleted_files=[a])], commit_kind="COMPACT")
+    with pytest.raises(CommitConflict, match="already in snapshot 1"):
+        c.commit([msg(t, [a])], commit_kind="COMPACT")
+    assert t.snapshot_manager.latest_snapshot_id() == 1
+
+
+def test_conflict_lsm_key_ranges_overlap(wh: str) -> None:
+    t = make_table(wh, pk=True)
+    c = FileStoreCommit(t)
+    l0 = [dfile(lo=1, hi=10), dfile(lo=5, hi=20)]
+    c.commit([msg(t, l0)])
+    c.commit([msg(t, [dfile(level=4, lo=1, hi=10)], deleted_files=[l0[0]])], commit_kind="COMPACT")
+    # a concurrent compaction produced an overlapping file on the same level
+    with pytest.raises(CommitConflict, match="LSM conflict"):
+        c.commit([msg(t, [dfile(level=4, lo=10, hi=20)], deleted_files=[l0[1]])], commit_kind="COMPACT")
+    # disjoint ranges on the level, or overlap on another bucket / level, are fine
+    snap = c.commit([msg(t, [dfile(level=4, lo=11, hi=20)], deleted_files=[l0[1]])], commit_kind="COMPACT")
+    assert snap is not None and snap.id == 3
+    snap = c.commit([msg(t, [dfile(level=3, lo=1, hi=20)]), msg(t, [dfile(level=4, lo=1, hi=20)], bucket=1)],
+                    commit_kind="COMPACT")
+    assert snap is not None and snap.id == 4
+
+
+def test_conflict_total_buckets_change(wh: str) -> None:
+    t = make_table(wh, pk=True)
+    c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile()])])
+    m = msg(t, [dfile(level=5)])
+    m.total_buckets = 4
+    with pytest.raises(CommitConflict, match="total buckets"):
+        c.commit([m], commit_kind="COMPACT")
+    snap = c.commit([m], overwrite={})  # allowed with overwrite (rescale)
+    assert snap is not None and snap.commit_kind == "OVERWRITE"
+
+
+def test_bad_commit_kind(wh: str) -> None:
+    t = make_table(wh)
+    with pytest.raises(InvalidInput, match="commit kind"):
+        FileStoreCommit(t).commit([msg(t, [dfile()])], commit_kind="ANALYZE")
+    with pytest.raises(InvalidInput, match="cannot overwrite"):
+        FileStoreCommit(t).commit([msg(t, [dfile()])], commit_kind="COMPACT", overwrite={})
+
+
+def test_partition_arity_checked(wh: str) -> None:
+    t = make_table(wh)
+    with pytest.raises(InvalidInput, match="partition"):
+        FileStoreCommit(t).commit([CommitMessage(binary_row.EMPTY_ROW, 0, -1, [dfile()])])
+
+
+# ---------------------------------------------------------------------------- overwrite
+
+
+def _three_partitions(t: FileStoreTable) -> tuple[FileStoreCommit, dict[str, DataFileMeta]]:
+    c = FileStoreCommit(t)
+    files = {p: dfile(n) for p, n in (("a", 1), ("b", 2), ("c", 4))}
+    c.commit([msg(t, [f], dt=p) for p, f in files.items()])
+    return c, files
+
+
+def test_dynamic_partition_overwrite_is_default(wh: str) -> None:
+    t = make_table(wh)
+    c, files = _three_partitions(t)
+    new = dfile(8)
+    snap = c.commit([msg(t, [new], dt="b")], overwrite={})
+    assert snap is not None and snap.commit_kind == "OVERWRITE"
+    assert live_names(t) == {files["a"].file_name, new.file_name, files["c"].file_name}
+    assert (snap.delta_record_count, snap.total_record_count) == (6, 13)
+    # nothing new: dynamic overwrite changes nothing
+    assert c.commit([], overwrite={}) is None
+    assert t.snapshot_manager.latest_snapshot_id() == 2
+
+
+def test_static_overwrite_whole_table(wh: str) -> None:
+    t = make_table(wh)
+    c, files = _three_partitions(t)
+    new = dfile(8)
+    snap = c.commit([msg(t, [new], dt="b")], overwrite={}, dynamic=False)
+    assert snap is not None
+    assert live_names(t) == {new.file_name}
+    assert snap.total_record_count == 8
+    # option-driven as well
+    t2 = make_table(wh, "t2", options={"dynamic-partition-overwrite": "false"})
+    c2, _ = _three_partitions(t2)
+    c2.commit([msg(t2, [new], dt="b")], overwrite={})
+    assert live_names(t2) == {new.file_name}
+
+
+def test_static_partition_overwrite(wh: str) -> None:
+    t = make_table(wh)
+    c, files = _three_partitions(t)
+    snap = c.commit([], overwrite={"dt": "c"}, dynamic=False)  # purge one partition
+    assert snap is not None and snap.delta_record_count == -4
+    assert live_names(t) == {files["a"].file_name, files["b"].file_name}
+    new = dfile(3)
+    c.commit([msg(t, [new], dt="a")], overwrite={"dt": "a"}, dynamic=False)
+    assert live_names(t) == {new.file_name, files["b"].file_name}
+    with pytest.raises(InvalidInput, match="outside the overwritten partition"):
+        c.commit([msg(t, [dfile()], dt="b")], overwrite={"dt": "a"})
+    with pytest.raises(InvalidInput, match="not a partition key"):
+        c.commit([], overwrite={"id": "1"})
+
+
+def test_overwrite_unpartitioned_and_truncate(wh: str) -> None:
+    t = make_table(wh, partitioned=False)
+    c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile(5), dfile(6)], dt=None)])
+    new = dfile(1)
+    snap = c.commit([msg(t, [new], dt=None)], overwrite={})  # dynamic needs partitions: whole table
+    assert snap is not None and live_names(t) == {new.file_name} and snap.total_record_count == 1
+    snap = c.truncate()
+    assert snap.total_record_count == 0 and live_names(t) == set()
+    assert snap.commit_kind == "OVERWRITE"
+
+
+def test_overwrite_null_partition(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    fnull, fa = dfile(), dfile()
+    c.commit([msg(t, [fnull], dt=None), msg(t, [fa], dt="a")])
+    c.commit([], overwrite={"dt": "__DEFAULT_PARTITION__"}, dynamic=False)
+    assert live_names(t) == {fa.file_name}
+
+
+def test_overwrite_deletes_index_files_of_the_partitions(wh: str) -> None:
+    t = make_table(wh, pk=True, options={"bucket": "-1"})
+    c = FileStoreCommit(t)
+    ha = IndexFileMeta("HASH", f"index-{uuid.uuid4()}-0", 40, 10)
+    hb = IndexFileMeta("HASH", f"index-{uuid.uuid4()}-0", 40, 10)
+    c.commit([msg(t, [dfile()], dt="a", new_index_files=[ha]), msg(t, [dfile()], dt="b", new_index_files=[hb])])
+    hn = IndexFileMeta("HASH", f"index-{uuid.uuid4()}-0", 8, 2)
+    snap = c.commit([msg(t, [dfile()], dt="a", new_index_files=[hn])], overwrite={})
+    assert snap is not None
+    idx = t.store_scan.index_entries(snap)
+    assert sorted(e.index_file.file_name for e in idx) == sorted([hn.file_name, hb.file_name])
+
+
+# ---------------------------------------------------------------------------- index manifest
+
+
+def test_index_manifest_full_listing_and_reuse(wh: str) -> None:
+    t = make_table(wh, pk=True, options={"bucket": "-1"})
+    c = FileStoreCommit(t)
+    h0 = IndexFileMeta("HASH", "index-a-0", 40, 10)
+    s1 = c.commit([msg(t, [dfile()], bucket=0, new_index_files=[h0])])
+    s2 = c.commit([msg(t, [dfile()], bucket=1)])
+    assert s1 is not None and s2 is not None
+    assert s1.index_manifest is not None and s2.index_manifest == s1.index_manifest  # reused
+    # a new HASH file of bucket 0 replaces the old one; bucket 1 gets its first
+    h0b, h1 = IndexFileMeta("HASH", "index-a-1", 44, 11), IndexFileMeta("HASH", "index-b-0", 4, 1)
+    s3 = c.commit([msg(t, [dfile()], bucket=0, new_index_files=[h0b], deleted_index_files=[h0]),
+                   msg(t, [dfile()], bucket=1, new_index_files=[h1])])
+    assert s3 is not None and s3.index_manifest != s1.index_manifest
+    idx = t.store_scan.index_entries(s3)
+    assert {(e.bucket, e.index_file.file_name) for e in idx} == {(0, "index-a-1"), (1, "index-b-0")}
+    assert all(e.kind == FileKind.ADD for e in idx)
+
+
+def test_deletion_vector_index_makes_overwrite_kind(wh: str) -> None:
+    t = make_table(wh, pk=True, options={"deletion-vectors.enabled": "true"})
+    c = FileStoreCommit(t)
+    f = dfile(10, level=5, lo=1, hi=9)
+    c.commit([msg(t, [f])])
+    dv = IndexFileMeta("DELETION_VECTORS", "index-dv-0", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 2),))
+    snap = c.commit([msg(t, [], new_index_files=[dv])])
+    assert snap is not None and snap.commit_kind == "OVERWRITE"
+    assert [e.index_file for e in t.store_scan.index_entries(snap)] == [dv]
+
+
+def test_unaware_dv_index_combined_by_file_name(wh: str) -> None:
+    t = make_table(wh, options={"deletion-vectors.enabled": "true"})
+    c = FileStoreCommit(t)
+    f = dfile()
+    c.commit([msg(t, [f])])
+    dv1 = IndexFileMeta("DELETION_VECTORS", "index-dv-1", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 2),))
+    c.commit([msg(t, [], new_index_files=[dv1])])
+    with pytest.raises(CommitConflict, match="already in the index manifest"):
+        c.commit([msg(t, [], new_index_files=[dv1])])
+    dv2 = IndexFileMeta("DELETION_VECTORS", "index-dv-2", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 3),))
+    snap = c.commit([msg(t, [], new_index_files=[dv2], deleted_index_files=[dv1])])
+    assert snap is not None
+    assert [e.index_file.file_name for e in t.store_scan.index_entries(snap)] == ["index-dv-2"]
+
+
+# ---------------------------------------------------------------------------- races, retries, cleanup
+
+
+def test_retry_after_lost_race(wh: str) -> None:
+    t = make_table(wh)
+    ours, theirs = FileStoreCommit(t), FileStoreCommit(t)
+    a = dfile(3)
+    ours.commit([msg(t, [a])])
+    other = dfile(4)
+    calls: list[int] = []
+
+    def race(snapshot_id: int) -> None:
+        calls.append(snapshot_id)
+        if len(calls) == 1:  # another writer publishes snapshot-2 between our build and publish
+            theirs.commit([msg(t, [other])])
+
+    ours._before_publish = race
+    mine = dfile(5)
+    snap = ours.commit([msg(t, [mine])])
+    assert snap is not None and snap.id == 3 and calls == [2, 3] and ours.attempts == 2
+    assert live_names(t) == {a.file_name, other.file_name, mine.file_name}
+    assert snap.total_record_count == 12 and snap.delta_record_count == 5
+    assert (Path(t.path) / "snapshot" / "LATEST").read_text() == "3"
+    # the losing attempt's manifests and lists are gone
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_lost_race_rechecks_conflicts(wh: str) -> None:
+    t = make_table(wh)
+    ours, theirs = FileStoreCommit(t), FileStoreCommit(t)
+    a = dfile(3)
+    ours.commit([msg(t, [a])])
+
+    def race(snapshot_id: int) -> None:
+        if snapshot_id == 2:  # a concurrent compaction removes the file we compact too
+            theirs.commit([msg(t, [dfile(3)], deleted_files=[a])], commit_kind="COMPACT")
+
+    ours._before_publish = race
+    with pytest.raises(CommitConflict, match="not in snapshot 2"):
+        ours.commit([msg(t, [dfile(3)], deleted_files=[a])], commit_kind="COMPACT")
+    assert t.snapshot_manager.latest_snapshot_id() == 2
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_gives_up_after_max_retries(wh: str) -> None:
+    t = make_table(wh, options={"commit.max-retries": "2", "commit.min-retry-wait": "1 ms"})
+    ours, theirs = FileStoreCommit(t), FileStoreCommit(t)
+    ours._before_publish = lambda sid: theirs.commit([msg(t, [dfile()])])
+    with pytest.raises(CommitConflict, match="gave up after 3 attempts"):
+        ours.commit([msg(t, [dfile()])])
+    assert ours.attempts == 3
+    assert t.snapshot_manager.latest_snapshot_id() == 3  # only the other writer's snapshots
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_pre_created_snapshot_file_is_never_overwritten(wh: str) -> None:
+    """A squatter file at snapshot-N (e.g. a crashed writer's) is skipped, not replaced."""
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile()])])
+    ours = FileStoreCommit(t)
+    original = {}
+
+    def squat(sid: int) -> None:
+        if not original:
+            snap1 = (Path(t.path) / "snapshot" / "snapshot-1").read_text()
+            other = Snapshot.from_json(snap1, "x")
+            other.id = sid
+            (Path(t.path) / "snapshot" / f"snapshot-{sid}").write_text(other.to_json())
+            original["text"] = other.to_json()
+
+    ours._before_publish = squat
+    snap = ours.commit([msg(t, [dfile()])])
+    assert snap is not None and snap.id == 3
+    assert (Path(t.path) / "snapshot" / "snapshot-2").read_text() == original["text"]
+
+
+def test_failure_before_publish_cleans_up(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile()])])
+    before = manifest_dir_files(t)
+
+    def boom(entries: Any) -> str:
+        # base list, delta manifest and delta list are written by now
+        assert len(manifest_dir_files(t)) == len(before) + 3
+        raise OSError("disk full")
+
+    monkeypatch.setattr(c.index_manifest_file, "write", boom)
+    with pytest.raises(OSError, match="disk full"):
+        c.commit([msg(t, [dfile()], new_index_files=[IndexFileMeta("HASH", "index-x-0", 4, 1)])])
+    _assert_nothing_committed(t, before, 1)
+
+
+def test_failed_publish_of_unknown_outcome_keeps_manifests(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.errors import PaimonError
+
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+
+    def broken(path: str, data: bytes) -> bool:
+        raise TimeoutError("network")
+
+    monkeypatch.setattr(c.file_io, "try_write_atomic", broken)
+    with pytest.raises(PaimonError, match="cannot tell whether"):
+        c.commit([msg(t, [dfile()])])
+    assert manifest_dir_files(t)  # kept: the snapshot might reference them
+
+
+def test_publish_whose_response_was_lost_counts_as_success(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    real = c.file_io.try_write_atomic
+
+    def lost_response(path: str, data: bytes) -> bool:
+        real(path, data)
+        raise ConnectionError("reset after the write landed")
+
+    monkeypatch.setattr(c.file_io, "try_write_atomic", lost_response)
+    snap = c.commit([msg(t, [dfile()])])
+    assert snap is not None and snap.id == 1 and c.attempts == 1
+
+
+def test_abort_deletes_new_files(wh: str) -> None:
+    t = make_table(wh)
+    f = dfile()
+    bucket_dir = Path(t.path) / "dt=a" / "bucket-0"
+    bucket_dir.mkdir(parents=True)
+    (bucket_dir / f.file_name).write_bytes(b"x")
+    keep = bucket_dir / "other.parquet"
+    keep.write_bytes(b"y")
+    FileStoreCommit(t).abort([msg(t, [f])])
+    assert not (bucket_dir / f.file_name).exists() and keep.exists()
+
+
+# ---------------------------------------------------------------------------- concurrency
+
+
+def _gather(procs: list[Any], out: Any, timeout: float) -> list[Any]:
+    """One report per process; fail fast (not after the timeout) when a worker dies."""
+    import queue
+    import time
+
+    reports: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(reports) < len(procs):
+        try:
+            reports.append(out.get(timeout=0.5))
+        except queue.Empty:
+            dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+            assert not dead, f"a worker process failed (exit codes {dead}); see its traceback above"
+            assert time.monotonic() < deadline, "workers did not finish in time"
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    return reports
+
+
+def _worker(wh: str, worker: int, commits: int, barrier: Any, out: Any) -> None:
+    table = FileSystemCatalog(wh).get_table("db.t")
+    c = FileStoreCommit(table)
+    names, attempts = [], 0
+    barrier.wait()  # start together so the commits really race
+    for i in range(commits):
+        f = dfile(worker * 100 + i + 1)
+        names.append(f.file_name)
+        snap = c.commit([msg(table, [f], dt=f"w{worker}", bucket=0)])
+        assert snap is not None
+        attempts += c.attempts
+    out.put((names, attempts))
+
+
+def test_four_processes_commit_concurrently(wh: str) -> None:
+    t = make_table(wh)
+    workers, per = 4, 10
+    ctx = multiprocessing.get_context("spawn")
+    barrier, out = ctx.Barrier(workers), ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(wh, w, per, barrier, out)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    reports = _gather(procs, out, timeout=120)
+    results = [names for names, _ in reports]
+    attempts = sum(a for _, a in reports)
+    assert attempts >= workers * per
+    print(f"{workers} processes x {per} commits: {attempts} attempts ({attempts - workers * per} lost races)")
+    committed = {n for names in results for n in names}
+    assert len(committed) == workers * per
+    sm = reload(t).snapshot_manager
+    assert sm.snapshot_ids() == list(range(1, workers * per + 1))  # dense, no gaps
+    snaps = sm.snapshots()
+    assert len({s.commit_user for s in snaps}) == workers
+    assert [s.delta_record_count for s in snaps if s.delta_record_count is not None]
+    final = snaps[-1]
+    entries = t.store_scan.plan(final)
+    assert [e.file.file_name for e in entries].__len__() == workers * per  # no duplicates
+    assert {e.file.file_name for e in entries} == committed
+    assert final.total_record_count == sum(w * 100 + i + 1 for w in range(workers) for i in range(per))
+    # every snapshot adds exactly one file
+    assert all(s.delta_record_count is not None and s.delta_record_count > 0 for s in snaps)
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_store_without_conditional_put_is_refused(wh: str) -> None:
+    """memory:// has no verified write-if-absent: nothing is published, nothing is left behind."""
+    from paimon_cli.core.errors import UnsafeRefused
+    from paimon_cli.core.fileio import FileIO
+
+    local = make_table(wh)
+    mem = FileIO(f"memory://commit-{uuid.uuid4().hex}")
+    path = f"{mem.root}/db.db/t"
+    mem.write_bytes(f"{path}/schema/schema-0", (Path(local.path) / "schema" / "schema-0").read_bytes())
+    t = FileStoreTable.load(mem, path, local.identifier)
+    with pytest.raises(UnsafeRefused):
+        FileStoreCommit(t).commit([msg(t, [dfile()])])
+    assert mem.list_names(f"{path}/manifest") == []
+    assert mem.list_names(f"{path}/snapshot") == []

@@ -1,0 +1,270 @@
+"""TableRead on tables written by our own writer: merge, time travel, evolution, DVs, pruning."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_cli.core.arrow_schema import arrow_schema
+from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.deletion_vectors import DeletionVector, write_deletion_vector_index
+from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.index_manifest import IndexFileMeta
+from paimon_cli.core.predicate import parse_predicate
+from paimon_cli.core.read import TableRead
+from paimon_cli.core.schema import AddColumn, RenameColumn, Schema, SetOption
+from paimon_cli.core.system_tables import SYSTEM_TABLES
+from paimon_cli.core.table import TimeTravel
+from paimon_cli.core.types import BigIntType, IntType, VarCharType
+from paimon_cli.core.write import TableWrite
+
+KINDS = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
+
+
+def _write(catalog: FileSystemCatalog, ident: str, rows: list[dict[str, Any]], kinds: list[str] | None = None) -> int:
+    table = catalog.get_table(ident)
+    tw = TableWrite(table)
+    data = pa.Table.from_pylist(rows, schema=arrow_schema(table.schema.fields))
+    tw.write_arrow(data, pa.array([KINDS[k] for k in kinds], pa.int8()) if kinds else None)
+    snap = FileStoreCommit(table).commit(tw.prepare_commit())
+    assert snap is not None
+    return snap.id
+
+
+def _rows(table: Any, **kw: Any) -> list[dict[str, Any]]:
+    return sorted(TableRead(table, **kw).to_arrow().to_pylist(), key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def _sorted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> FileSystemCatalog:
+    return FileSystemCatalog(str(tmp_path / "wh"))
+
+
+@pytest.fixture
+def pk(catalog: FileSystemCatalog) -> str:
+    """PK (id, dt) partitioned by dt, 2 buckets; 3 commits: inserts, updates, a delete."""
+    schema = Schema.of([("id", IntType(nullable=False), None), ("dt", VarCharType(10, nullable=False), None),
+                        ("name", VarCharType(20), None), ("v", BigIntType(), None)],
+                       partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "2"})
+    catalog.create_table("db.pk", schema)
+    _write(catalog, "db.pk", [{"id": i, "dt": d, "name": f"n{i}", "v": i * 10}
+                              for d in ("a", "b") for i in range(1, 9)])
+    _write(catalog, "db.pk", [{"id": 1, "dt": "a", "name": "n1-u", "v": 111}, {"id": 2, "dt": "b", "name": None, "v": None}],
+           ["+U", "+U"])
+    _write(catalog, "db.pk", [{"id": 3, "dt": "a", "name": "n3", "v": 30}], ["-D"])
+    return "db.pk"
+
+
+def _pk_expected(upto: int) -> list[dict[str, Any]]:
+    state = {(i, d): {"id": i, "dt": d, "name": f"n{i}", "v": i * 10} for d in ("a", "b") for i in range(1, 9)}
+    if upto >= 2:
+        state[(1, "a")] = {"id": 1, "dt": "a", "name": "n1-u", "v": 111}
+        state[(2, "b")] = {"id": 2, "dt": "b", "name": None, "v": None}
+    if upto >= 3:
+        del state[(3, "a")]
+    return _sorted(list(state.values()))
+
+
+def test_pk_merged_read_at_every_snapshot(catalog: FileSystemCatalog, pk: str) -> None:
+    table = catalog.get_table(pk)
+    assert _rows(table) == _pk_expected(3)
+    for sid in (1, 2, 3):
+        assert _rows(table, at=TimeTravel(snapshot_id=sid)) == _pk_expected(sid)
+
+
+def test_pk_projection_where_limit(catalog: FileSystemCatalog, pk: str) -> None:
+    table = catalog.get_table(pk)
+    pred = parse_predicate("dt = 'a' AND (v >= 50 OR name = 'n1-u')", table.schema.fields)
+    out = TableRead(table, projection=["v", "id"], predicate=pred).to_arrow()
+    assert out.column_names == ["v", "id"]
+    assert sorted(out.to_pylist(), key=lambda r: r["id"]) == [
+        {"v": 111, "id": 1}, {"v": 50, "id": 5}, {"v": 60, "id": 6}, {"v": 70, "id": 7}, {"v": 80, "id": 8}]
+    # a value filter is applied after merging: the old version of id 1 (v=10) is not resurrected
+    pred = parse_predicate("v = 10 AND dt = 'a'", table.schema.fields)
+    assert TableRead(table, predicate=pred).to_arrow().num_rows == 0
+    assert TableRead(table, limit=3).to_arrow().num_rows == 3
+    assert TableRead(table, limit=0).to_arrow().num_rows == 0
+    assert sum(b.num_rows for b in TableRead(table, limit=5).iter_batches()) == 5
+
+
+def test_pk_pruning_by_partition_bucket_and_key_stats(catalog: FileSystemCatalog, pk: str) -> None:
+    table = catalog.get_table(pk)
+    tr = TableRead(table, predicate=parse_predicate("dt = 'b' AND id = 4", table.schema.fields))
+    plan = tr.plan()
+    assert plan.pruned_by_partition.partitions == 1
+    assert plan.pruned_by_bucket.buckets == 1
+    assert plan.remaining.partitions == 1 and plan.remaining.buckets == 1
+    assert tr.to_arrow().to_pylist() == [{"id": 4, "dt": "b", "name": "n4", "v": 40}]
+    rows = {r["step"]: r for r in tr.explain().rows}
+    assert rows["total"]["files"] == plan.total.files
+    assert rows["remaining"]["files"] == plan.remaining.files
+    # key stats: no file of the table holds an id above 8
+    tr = TableRead(table, predicate=parse_predicate("id > 8", table.schema.fields))
+    assert tr.plan().remaining.files == 0 and tr.to_arrow().num_rows == 0
+    # value stats alone cannot drop overlapping level-0 files of a deduplicate table,
+    # but a bucket where no file can match goes whole
+    tr = TableRead(table, predicate=parse_predicate("v > 1000", table.schema.fields))
+    assert tr.plan().remaining.files == 0
+
+
+def test_audit_log_binlog_ro(catalog: FileSystemCatalog, pk: str) -> None:
+    table = catalog.get_table(pk)
+    audit = SYSTEM_TABLES["audit-log"](table)
+    assert audit.columns == ["rowkind", "id", "dt", "name", "v"]
+    kinds = {(r["id"], r["dt"]): r["rowkind"] for r in audit.rows}
+    assert kinds[(3, "a")] == "-D" and kinds[(1, "a")] == "+U" and kinds[(4, "a")] == "+I"
+    assert len(audit.rows) == len(_pk_expected(3)) + 1
+    binlog = SYSTEM_TABLES["binlog"](table)
+    assert binlog.rows[0]["rowkind"] == audit.rows[0]["rowkind"]
+    assert binlog.rows[0]["id"] == [audit.rows[0]["id"]]
+    assert SYSTEM_TABLES["ro"](table).rows == []  # nothing compacted to the top level yet
+
+
+def test_schema_evolution_by_field_id(catalog: FileSystemCatalog, pk: str) -> None:
+    catalog.alter_table(pk, [RenameColumn("name", "label"), AddColumn("extra", IntType())])
+    _write(catalog, pk, [{"id": 5, "dt": "a", "label": "five", "v": 5, "extra": 55}])
+    table = catalog.get_table(pk)
+    rows = {(r["id"], r["dt"]): r for r in _rows(table)}
+    assert rows[(4, "a")] == {"id": 4, "dt": "a", "label": "n4", "v": 40, "extra": None}
+    assert rows[(5, "a")] == {"id": 5, "dt": "a", "label": "five", "v": 5, "extra": 55}
+    pred = parse_predicate("label = 'n6' OR extra = 55", table.schema.fields)
+    assert sorted((r["id"], r["dt"]) for r in _rows(table, predicate=pred)) == [(5, "a"), (6, "a"), (6, "b")]
+    # time travel reads with the schema of that snapshot (Java does the same)
+    old = TableRead(table, TimeTravel(snapshot_id=3)).to_arrow()
+    assert old.column_names == ["id", "dt", "name", "v"]
+
+
+def test_partial_update_merges_all_columns_even_when_projected(catalog: FileSystemCatalog) -> None:
+    schema = Schema.of([("id", IntType(nullable=False), None), ("a", VarCharType(10), None), ("b", IntType(), None)],
+                       primary_keys=["id"], options={"bucket": "1", "merge-engine": "partial-update"})
+    catalog.create_table("db.pu", schema)
+    _write(catalog, "db.pu", [{"id": 1, "a": "x", "b": None}, {"id": 2, "a": None, "b": 2}])
+    _write(catalog, "db.pu", [{"id": 1, "a": None, "b": 10}, {"id": 2, "a": "y", "b": None}])
+    table = catalog.get_table("db.pu")
+    assert _rows(table) == [{"id": 1, "a": "x", "b": 10}, {"id": 2, "a": "y", "b": 2}]
+    pred = parse_predicate("b = 10", table.schema.fields)
+    assert _rows(table, projection=["a"], predicate=pred) == [{"a": "x"}]
+
+
+@pytest.fixture
+def append(catalog: FileSystemCatalog) -> str:
+    schema = Schema.of([("id", IntType(), None), ("kind", VarCharType(10), None)], options={"bucket": "-1"})
+    catalog.create_table("db.ap", schema)
+    _write(catalog, "db.ap", [{"id": i, "kind": "x" if i % 2 else "y"} for i in range(10)])
+    _write(catalog, "db.ap", [{"id": i, "kind": None} for i in range(10, 15)])
+    return "db.ap"
+
+
+def test_append_read_and_value_stats_pruning(catalog: FileSystemCatalog, append: str) -> None:
+    table = catalog.get_table(append)
+    assert [r["id"] for r in TableRead(table).to_arrow().to_pylist()] == list(range(15))  # write order
+    tr = TableRead(table, predicate=parse_predicate("id >= 12", table.schema.fields))
+    assert tr.plan().pruned_by_stats.files == 1
+    assert [r["id"] for r in tr.to_arrow().to_pylist()] == [12, 13, 14]
+    tr = TableRead(table, predicate=parse_predicate("kind = 'x'", table.schema.fields))
+    assert tr.plan().pruned_by_stats.files == 1  # the second file's kind is all NULL
+    assert [r["id"] for r in tr.to_arrow().to_pylist()] == [1, 3, 5, 7, 9]
+    assert SYSTEM_TABLES["ro"](table).rows == TableRead(table).to_arrow().to_pylist()
+    assert {r["rowkind"] for r in SYSTEM_TABLES["audit-log"](table).rows} == {"+I"}
+
+
+def test_append_deletion_vectors_drop_rows(catalog: FileSystemCatalog, append: str) -> None:
+    catalog.alter_table(append, [SetOption("deletion-vectors.enabled", "true")])
+    table = catalog.get_table(append)
+    entries = table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    first = min(entries, key=lambda e: e.file.min_sequence_number)
+    name = "index-test-dv-0"
+    path = f"{table.path}/index/{name}"
+    size, metas = write_deletion_vector_index(table.file_io, path, {first.file.file_name: DeletionVector.from_positions([0, 3, 9])})
+    meta = IndexFileMeta("DELETION_VECTORS", name, size, 1, tuple(metas))
+    FileStoreCommit(table).commit([CommitMessage(first.partition, first.bucket, first.total_buckets,
+                                                 new_index_files=[meta])])
+    table = catalog.get_table(append)
+    assert [r["id"] for r in TableRead(table).to_arrow().to_pylist()] == [1, 2, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14]
+    pred = parse_predicate("id < 5", table.schema.fields)
+    assert [r["id"] for r in TableRead(table, predicate=pred).to_arrow().to_pylist()] == [1, 2, 4]
+    # an earlier snapshot has no DV yet
+    assert TableRead(table, TimeTravel(snapshot_id=2)).to_arrow().num_rows == 15
+
+
+def test_default_values_fill_nulls(catalog: FileSystemCatalog, append: str) -> None:
+    catalog.alter_table(append, [SetOption("fields.kind.default-value", "none")])
+    table = catalog.get_table(append)
+    out = TableRead(table, predicate=parse_predicate("kind = 'none'", table.schema.fields)).to_arrow()
+    assert out.column("id").to_pylist() == [10, 11, 12, 13, 14]
+
+
+def test_bad_arguments(catalog: FileSystemCatalog, append: str) -> None:
+    table = catalog.get_table(append)
+    with pytest.raises(InvalidInput, match="--select: unknown column"):
+        TableRead(table, projection=["nope"])
+    with pytest.raises(InvalidInput, match="--limit"):
+        TableRead(table, limit=-1)
+
+
+def test_empty_table(catalog: FileSystemCatalog) -> None:
+    catalog.create_table("db.empty", Schema.of([("id", IntType(), None)]))
+    table = catalog.get_table("db.empty")
+    out = TableRead(table).to_arrow()
+    assert out.num_rows == 0 and out.column_names == ["id"]
+    assert {r["step"]: r["files"] for r in TableRead(table).explain().rows}["total"] == 0
+
+
+# -- the command -------------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> Any:
+    import typer
+    from typer.testing import CliRunner
+
+    from paimon_cli.commands.read import read
+
+    app = typer.Typer()
+    app.command()(read)
+    app.command("noop")(lambda: None)
+    return CliRunner().invoke(app, ["read", *args])
+
+
+def test_command_outputs(catalog: FileSystemCatalog, pk: str, tmp_path: Path) -> None:
+    wh = catalog.warehouse
+    res = _cli(pk, "-w", wh, "--where", "dt = 'a' AND id <= 2", "--select", "id,name", "-o", "jsonl")
+    assert res.exit_code == 0, res.output
+    assert sorted(json.loads(x)["id"] for x in res.stdout.splitlines()) == [1, 2]
+    res = _cli(pk, "-w", wh, "--where", "id = 99", "-o", "json")
+    assert res.stdout.strip() == "[]"
+    res = _cli(pk, "-w", wh, "--where", "id = 1 AND dt = 'a'", "-o", "json")
+    assert json.loads(res.stdout) == [{"id": 1, "dt": "a", "name": "n1-u", "v": 111}]
+    res = _cli(pk, "-w", wh, "--where", "id = 1 AND dt = 'a'", "-o", "csv", "--select", "id,name,v")
+    assert res.stdout.splitlines() == ['"id","name","v"', '1,"n1-u",111']
+    res = _cli(pk, "-w", wh, "--explain", "--where", "dt = 'a'", "-o", "json")
+    steps = {r["step"]: r for r in json.loads(res.stdout)}
+    assert steps["pruned by partition"]["partitions"] == 1
+    out = tmp_path / "out.parquet"
+    res = _cli(pk, "-w", wh, "--to", str(out), "--snapshot", "1")
+    assert res.exit_code == 0, res.output
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(str(out)).num_rows == 16
+    res = _cli(pk, "-w", wh, "--where", "id = 'x'")
+    assert res.exit_code != 0 and "does not fit column id" in str(res.exception or res.output)
+
+
+@pytest.mark.parametrize("bitmap64", [False, True])
+def test_drop_deleted_positions_with_batch_offsets(bitmap64: bool) -> None:
+    """A batch starting at file position ``offset`` loses exactly the DV positions inside it."""
+    from paimon_cli.core.read import _drop_deleted
+
+    t = pa.table({"x": list(range(10))})
+    dv = DeletionVector.from_positions([1, 5, 12], bitmap64=bitmap64)
+    assert _drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
+    assert _drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
+    assert _drop_deleted(t, dv, 20).num_rows == 10
