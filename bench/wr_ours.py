@@ -1,0 +1,68 @@
+"""Worker run by bench_write_read.py with paimon-cli's interpreter: write or read in-process.
+
+Usage::
+
+    <paimon-cli-python> bench/wr_ours.py write WAREHOUSE db.table IN1.parquet [IN2 ...] [--option K=V]
+    <paimon-cli-python> bench/wr_ours.py read WAREHOUSE db.table ROWS BATCHES
+
+``write`` calls ``core.write.write_table`` once per input file (one commit each, Parquet
+read included, as ``paimon-cli write`` does it); ``read`` runs ``TableRead.to_arrow`` and
+checks the rows in full (``wr_data.check_merged``; the check is not timed). Prints one JSON
+line with the phases to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def main() -> int:
+    mode, warehouse, ident = sys.argv[1], sys.argv[2], sys.argv[3]
+    rest = sys.argv[4:]
+    t0 = time.perf_counter()
+    from paimon_cli.core.catalog import FileSystemCatalog
+
+    t1 = time.perf_counter()
+    out: dict[str, object] = {"import_s": t1 - t0}
+    catalog = FileSystemCatalog(warehouse)
+    if mode == "write":
+        from paimon_cli.core.write import write_table
+
+        options: dict[str, str] = {}
+        files = []
+        it = iter(rest)
+        for a in it:
+            if a == "--option":
+                k, _, v = next(it).partition("=")
+                options[k] = v
+            else:
+                files.append(a)
+        batches = []
+        for f in files:
+            s = time.perf_counter()
+            snap = write_table(catalog.get_table(ident), [f], options=options or None)
+            batches.append(time.perf_counter() - s)
+            assert snap is not None
+        out.update(batches_s=batches, write_s=sum(batches), snapshot=snap.id)
+    elif mode == "read":
+        from paimon_cli.core.read import TableRead
+        from wr_data import check_merged
+
+        rows, batches = int(rest[0]), int(rest[1])
+        s = time.perf_counter()
+        table = TableRead(catalog.get_table(ident)).to_arrow()
+        out["read_s"] = time.perf_counter() - s
+        out.update(check_merged(table, rows, batches))
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
