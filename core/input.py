@@ -310,9 +310,43 @@ def _read_arrow(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa
         raise InvalidInput(f"{source}: not a readable Arrow IPC file or stream ({e})") from e
 
 
+class _FinalNewline(io.RawIOBase):
+    """``stream`` plus a closing newline when its last line has none.
+
+    Why: pyarrow's CSV reader calls a text without any newline an "Empty CSV file", so a
+    header-only file (or any one-line garbage) was silently taken as zero rows instead of
+    having its column names checked.
+    """
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._last = b"\n"  # nothing read: an empty file stays empty
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._done:
+            return 0
+        data = self._stream.read(len(b))
+        if data:
+            n = len(data)
+            b[:n] = data
+            self._last = data[-1:]
+            return n
+        self._done = True
+        if self._last in (b"\n", b"\r"):
+            return 0
+        b[:1] = b"\n"
+        return 1
+
+
 def _read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
     import pyarrow as pa
     import pyarrow.csv as pcsv
+
+    stream = io.BufferedReader(_FinalNewline(stream), buffer_size=1 << 20)
 
     delimiter = "\t" if source.lower().split(".gz")[0].endswith(".tsv") else ","
     convert = pcsv.ConvertOptions(

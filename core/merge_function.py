@@ -92,6 +92,8 @@ def merge(
     schema: "TableSchema",
     options: CoreOptions | None = None,
     drop_deletes: bool = False,
+    *,
+    lone_records_as_is: bool = False,
 ) -> "pa.Table":
     """Merge the records of every key in ``table`` with the table's merge engine.
 
@@ -99,7 +101,9 @@ def merge(
     ``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` (int8 0 +I, 1 -U, 2 +U, 3 -D) and value columns named
     as in ``schema``. Returns one row per key, sorted by key, same columns and schema.
     ``drop_deletes`` removes keys whose result is a retraction (-U/-D), as reads and
-    top-level compactions do.
+    top-level compactions do. ``lone_records_as_is`` returns a key's only record unchanged, as
+    Java's ``ReducerMergeFunctionWrapper`` does around every read, write-buffer flush and
+    compaction (see _keep_single_records); without it the result is the bare merge function's.
     """
     opts = options if options is not None else schema.core_options
     _check_columns(table, key_names)
@@ -122,6 +126,8 @@ def merge(
         res = _partial_update(groups, key_names, schema, opts)
     else:
         res = _aggregation(groups, key_names, schema, opts)
+    if lone_records_as_is:
+        res = _keep_single_records(groups, res)
     out = _assemble(groups, key_names, res)
     present = res.pick >= 0
     if drop_deletes:
@@ -252,6 +258,38 @@ def _assemble(g: _Groups, key_names: list[str], res: _Result) -> "pa.Table":
             arr = col.take(pa.array(safe_pick))
         arrays.append(arr)
     return pa.Table.from_arrays(arrays, schema=g.table.schema)
+
+
+def _keep_single_records(g: _Groups, res: _Result) -> _Result:
+    """A key with ONE record is that record, unchanged (values, kind, sequence number).
+
+    Why: Java wraps every merge function in ``ReducerMergeFunctionWrapper`` (reads, write
+    buffer flushes, compactions), which only calls the function once a second record of the
+    key arrives. So a lone record is never aggregated (a distinct ``collect`` keeps its
+    duplicates, a partial-update row keeps fields of an all-NULL sequence group) and a lone
+    -U/-D keeps its kind (dropped by reads) instead of becoming a merged +I.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    sizes = np.diff(np.append(g.starts, len(g.gid)))
+    single = sizes == 1
+    if not single.any():
+        return res
+    pick = np.where(single, g.starts, res.pick)
+    kind = np.where(single, g.kinds[g.starts], res.kind).astype(np.int8)
+    seq = np.where(single, g.seqs[g.starts], res.seq).astype(np.int64)
+    values: dict[str, Any] = {}
+    if res.values:
+        starts = pa.array(g.starts)
+        # computed values at [0, n), raw first records at [n, 2n): one take picks per group
+        choose = pa.array(np.where(single, np.arange(g.n) + g.n, np.arange(g.n)))
+        for name, arr in res.values.items():
+            raw = g.table.column(name).combine_chunks().take(starts)
+            if arr.type != raw.type:
+                arr = arr.cast(raw.type)
+            values[name] = pa.concat_arrays([arr, raw]).take(choose)
+    return _Result(pick, values, kind, seq)
 
 
 # ---------------------------------------------------------------------------- engines

@@ -527,7 +527,8 @@ class TableRead:
         data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if data.num_rows == 0:
             return None
-        merged = merge(data, key_names, self.schema, self.options, drop_deletes=not self.keep_deletes)
+        merged = merge(data, key_names, self.schema, self.options, drop_deletes=not self.keep_deletes,
+                       lone_records_as_is=True)
         del data, parts
         return self._finish(merged)
 

@@ -439,7 +439,8 @@ class TableWrite:
             self._write_run(b, records, changelog=True)
         from .merge_function import merge
 
-        merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False)
+        merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False,
+                       lone_records_as_is=True)
         self._write_run(b, merged, changelog=False)
 
     def _write_run(self, b: _Bucket, records: pa.Table, changelog: bool) -> None:
