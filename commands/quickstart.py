@@ -5,26 +5,6 @@ from __future__ import annotations
 from paimon_cli.options import DebugOpt, FsOpt, WarehouseOpt, WideOpt, open_catalog
 from paimon_cli.output import note, render
 
-# (table, columns, primary keys, partition keys, options, comment)
-DEMO_TABLES = [
-    (
-        "orders",
-        "order_id BIGINT NOT NULL, customer STRING, amount DECIMAL(10, 2), dt STRING NOT NULL",
-        ["order_id", "dt"],
-        ["dt"],
-        {"bucket": "2"},
-        "primary-key table, partitioned by day, 2 buckets",
-    ),
-    (
-        "events",
-        "event_time TIMESTAMP(3), user_id BIGINT, action STRING, dt STRING",
-        [],
-        ["dt"],
-        {},
-        "append table, partitioned by day",
-    ),
-]
-
 
 def quickstart(
     warehouse: WarehouseOpt = "./warehouse",
@@ -32,27 +12,29 @@ def quickstart(
     wide: WideOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Create database "demo" with a primary-key table and an append table, then show them.
+    """Create database "demo" with a primary-key table and an append table, write a few
+    commits into them, then show the tables, their snapshots and the merged rows.
 
-    Safe to run again: existing tables are left as they are.
+    Safe to run again: tables that already hold data are left as they are.
 
     \b
     Example:
         paimon-cli quickstart -w /tmp/paimon-demo
     """
-    from paimon_cli.core.schema import Schema
+    from paimon_cli.core.demo import build_demo_warehouse
+    from paimon_cli.core.read import TableRead
     from paimon_cli.core.system_tables import SYSTEM_TABLES, Rows
-    from paimon_cli.core.types import parse_columns
 
     catalog = open_catalog(warehouse, fs_option)
-    catalog.create_database("demo", True)
-    for name, columns, pk, parts, options, comment in DEMO_TABLES:
-        schema = Schema.of(parse_columns(columns), parts, pk, options, comment)
-        catalog.create_table(f"demo.{name}", schema, True)
+    names = build_demo_warehouse(catalog)
     note(f"warehouse {warehouse}: database demo")
-    tables = catalog.list_tables("demo")
-    render(Rows(["database", "table"], [{"database": "demo", "table": t} for t in tables]), wide=wide, title="tables")
-    for name in tables:
-        table = catalog.get_table(f"demo.{name}")
-        render(SYSTEM_TABLES["table"](table, None), wide=wide, title=f"demo.{name}")
-    note(f"next: paimon-cli inspect schemas demo.orders -w {warehouse}")
+    render(Rows(["table"], [{"table": n} for n in names]), wide=wide, title="tables")
+    for ident in names:
+        table = catalog.get_table(ident)
+        render(SYSTEM_TABLES["table"](table, None), wide=wide, title=ident)
+        snaps = SYSTEM_TABLES["snapshots"](table, None)
+        cols = ["snapshot_id", "commit_kind", "commit_time", "total_record_count", "delta_record_count"]
+        render(Rows(cols, [{c: r[c] for c in cols} for r in snaps.rows]), wide=wide, title=f"{ident} snapshots")
+        rows = TableRead(table).to_arrow()
+        render(Rows(rows.column_names, rows.to_pylist()), wide=wide, title=f"{ident} rows (merged)")
+    note(f"next: paimon-cli read demo.orders --where \"dt = '2024-05-02'\" -w {warehouse}")

@@ -363,3 +363,13 @@ def test_quickstart(runner: CliRunner, warehouse: str) -> None:
     assert sorted(catalog.list_tables("demo")) == ["events", "orders"]
     assert catalog.get_table("demo.orders").schema.primary_keys == ["order_id", "dt"]
     assert catalog.get_table("demo.events").schema.primary_keys == []
+    # two commits each, not four: the second run leaves filled tables alone
+    for name in ("orders", "events"):
+        assert catalog.get_table(f"demo.{name}").snapshot_manager.snapshot_ids() == [1, 2]
+    from paimon_cli.core.read import TableRead
+
+    orders = TableRead(catalog.get_table("demo.orders")).to_arrow().sort_by("order_id").to_pydict()
+    # order 2 updated (+U), order 4 deleted (-D), order 5 added in the second commit
+    assert orders["order_id"] == [1, 2, 3, 5]
+    assert [str(a) for a in orders["amount"]] == ["10.50", "25.00", "7.25", "3.10"]
+    assert TableRead(catalog.get_table("demo.events")).to_arrow().num_rows == 6
