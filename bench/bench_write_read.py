@@ -196,6 +196,7 @@ class Bench:
         self.notes: list[str] = []
         self.inputs = [str(tmp / f"batch-{k}.parquet") for k in range(BATCHES)]
         self.read_wh: str | None = None  # the table the read cases use (written by paimon-cli)
+        self.native_wh: str | None = None  # the last table pypaimon-rust wrote (interop check)
         self.checks: dict[str, dict[str, Any]] = {}
         self.rss: list[dict[str, Any]] = []
         self.jp: Any = None
@@ -272,6 +273,8 @@ class Bench:
                  else "pypaimon 2.1 Python writer x3 (worker)")
         self.res(key, label).add(info["write_s"], info)
         log(f"  {key:<16} {info['write_s']:7.2f} s  batches {_fmt_list(info['batches_s'])}  {info['writer']}")
+        if native:
+            self.native_wh = wh
 
     def _w_java(self, i: int) -> None:
         import pyarrow.parquet as pq
@@ -339,6 +342,20 @@ class Bench:
                 log(f"  {key:<12} {info['read_s']:.2f} s")
             if self.jp:
                 self._r_java(wh, n)
+        self._r_ours_of_native(n)
+
+    def _r_ours_of_native(self, n: int) -> None:
+        """Interop: paimon-cli reads the table pypaimon-rust 0.4 wrote (its primary-key files
+        have no ``_KEY_`` columns). Checked in full like every reader; timed once, not rated."""
+        if self.native_wh is None:
+            return
+        wall, out = run([str(self.ours_py), str(BENCH_DIR / "wr_ours.py"), "read", self.native_wh, IDENT, str(n),
+                         str(BATCHES)], self.cwd)
+        info = json.loads(out)
+        self._check("ours TableRead of the pypaimon-rust table", info)
+        self.notes.append(f"paimon-cli read the table pypaimon-rust wrote in {info['read_s']:.2f} s "
+                          f"({info['rows']:,} rows, {info['mismatches']} mismatches)")
+        log(f"  ours reading the pypaimon-rust table {info['read_s']:.2f} s")
 
     def _r_java(self, wh: str, n: int) -> None:
         import pyarrow as pa

@@ -157,12 +157,6 @@ def _prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(cols, names=batch.schema.names)
 
 
-def _records(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-    from paimon_cli.output import to_json_value
-
-    return [{k: to_json_value(v) for k, v in r.items()} for r in _prepare(batch).to_pylist()]
-
-
 # ---------------------------------------------------------------------------------------
 # stdout
 # ---------------------------------------------------------------------------------------
@@ -186,24 +180,138 @@ def _print(reader: Any, fmt: OutputFormat, wide: bool) -> None:
     out.flush()
 
 
+_JSON_SLICE_ROWS = 65_536  # rows rendered per vectorised step (bounds one string column's size)
+
+
 def _write_json(batches: Iterator[pa.RecordBatch], out: IO[str], lines: bool) -> int:
-    """JSON Lines, or one JSON array laid out as the renderer's ``-o json`` (indent 2), streamed."""
+    """JSON Lines, or one JSON array laid out as the renderer's ``-o json`` (indent 2), streamed.
+
+    Rendering is column-wise: each column becomes an Arrow string array of JSON fragments
+    (:func:`_json_fragments`), the fragments and the key prefixes are joined per row by one
+    pyarrow kernel, and the batch's text is written with one ``write``. The output is the
+    same text ``json.dumps`` gives per record (compact for lines; ``indent=2`` inside the
+    array); ``-o json`` with nested columns keeps the per-record encoder, whose multi-line
+    layout of nested values is not rebuilt here.
+    """
     import json
+
+    import pyarrow as pa
 
     n = 0
     if not lines:
         out.write("[")
+    compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    pretty = json.JSONEncoder(ensure_ascii=False, indent=2).encode
     for b in batches:
-        for rec in _records(b):
-            if lines:
-                out.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
-            else:
-                text = json.dumps(rec, ensure_ascii=False, indent=2).replace("\n", "\n  ")
-                out.write(("," if n else "") + "\n  " + text)
-            n += 1
+        if b.num_rows == 0:
+            continue
+        names = b.schema.names
+        vectorised = len(set(names)) == len(names) and (
+            lines or not any(pa.types.is_nested(t) for t in b.schema.types))
+        for start in range(0, b.num_rows, _JSON_SLICE_ROWS):
+            part = b.slice(start, _JSON_SLICE_ROWS)
+            text = _json_text(part, lines, compact) if vectorised else None
+            if text is None:  # duplicate names (a dict keeps the last), nested -o json, overflow
+                rows = [dict(zip(names, r)) for r in zip(*_json_columns(part))]
+                if lines:
+                    text = "".join(compact(r) + "\n" for r in rows)
+                else:
+                    text = "".join(",\n  " + pretty(r).replace("\n", "\n  ") for r in rows)
+            out.write(text if lines or n else text[1:])  # the array's first record has no comma
+            n += part.num_rows
     if not lines:
         out.write("\n]\n" if n else "]\n")
     return n
+
+
+def _json_text(batch: pa.RecordBatch, lines: bool, encode: Any) -> str | None:
+    """The batch's records as JSON text (lines: ``{..}\\n`` each; array: ``,\\n  {..}`` each)."""
+    import json
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = _prepare(batch).columns
+    names = batch.schema.names
+    if lines:
+        key_sep, item_sep, opening, closing = ":", ",", "{", "}\n"
+    else:
+        key_sep, item_sep, opening, closing = ": ", ",\n    ", ",\n  {\n    ", "\n  }"
+    parts: list[Any] = []
+    for i, (name, col) in enumerate(zip(names, cols)):
+        key = json.dumps(name, ensure_ascii=False) + key_sep
+        parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
+        parts.append(_json_fragments(col, encode))
+    parts.append(pa.scalar(closing))
+    try:
+        rows = pc.binary_join_element_wise(*parts, "")
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):  # > 2 GiB of text in one slice
+        return None
+    if isinstance(rows, pa.ChunkedArray):
+        rows = rows.combine_chunks()
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
+    data = rows.buffers()[2]
+    return data[int(offsets[0]): int(offsets[-1])].to_pybytes().decode("utf-8")
+
+
+def _json_fragments(col: Any, encode: Any) -> pa.Array:
+    """One column as JSON value texts (``null`` for NULL), as ``json.dumps`` writes them.
+
+    Integers and booleans are cast by Arrow; strings are quoted by Arrow unless a value
+    needs escaping; finite floats use Python's ``repr`` (Arrow prints ``489`` and
+    ``0.00001`` where JSON output has ``489.0`` and ``1e-05``); binary, nested and
+    non-finite values go through the renderer's ``to_json_value``. Temporal and decimal
+    columns arrive as strings (:func:`_prepare`).
+    """
+    import json
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from paimon_cli.output import to_json_value
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    t = col.type
+    null = pa.scalar("null")
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        return pc.fill_null(col.cast(pa.string()), null)
+    if pa.types.is_null(t):
+        return pa.array(["null"] * len(col), pa.string())
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        s = col.cast(pa.string())
+        if not pc.any(pc.match_substring_regex(s, r'[\x00-\x1f"\\]')).as_py():
+            return pc.fill_null(pc.binary_join_element_wise(pa.scalar('"'), s, pa.scalar('"'), ""), null)
+        quote = json.encoder.encode_basestring  # type: ignore[attr-defined]
+        return pa.array(["null" if v is None else quote(v) for v in s.to_pylist()], pa.string())
+    if pa.types.is_floating(t) and not pc.any(pc.invert(pc.is_finite(col))).as_py():
+        mask = col.is_null()
+        texts = list(map(float.__repr__, pc.fill_null(col, 0).cast(pa.float64()).to_pylist()))
+        return pc.fill_null(pa.array(texts, pa.string(), mask=mask.to_numpy(zero_copy_only=False)), null)
+    return pa.array(["null" if v is None else encode(to_json_value(v)) for v in col.to_pylist()], pa.string())
+
+
+def _json_columns(batch: pa.RecordBatch) -> list[list[Any]]:
+    """The batch's columns as Python lists of JSON-ready values (the per-record fallback)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from paimon_cli.output import to_json_value
+
+    out = []
+    for col in _prepare(batch).columns:
+        t = col.type
+        vals = col.to_pylist()
+        if pa.types.is_floating(t):
+            native = not pc.any(pc.invert(pc.is_finite(col))).as_py()
+        else:
+            native = (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+                      or pa.types.is_boolean(t) or pa.types.is_null(t))
+        if not native:
+            vals = [to_json_value(v) for v in vals]
+        out.append(vals)
+    return out
 
 
 def _csv_column(col: Any) -> Any:

@@ -240,6 +240,24 @@ class FileIO:
             return
         self.fs.pipe_file(self._p(path), data)
 
+    def write_new_file(self, path: str, data: Any) -> None:
+        """Create a NEW file (error if it exists) holding ``data`` (bytes or any buffer, e.g. a
+        ``pyarrow.Buffer``, written without a copy).
+
+        For data files only: their names are unique and nothing references them before a
+        snapshot commits, so on local disks the content goes straight into the exclusively
+        created file (no temp file and link). Metadata must use :meth:`try_write_atomic`.
+        """
+        if self.is_local:
+            self.mkdirs(parent(path))
+            try:
+                with open(self._p(path), "xb") as f:
+                    f.write(memoryview(data))
+            except FileExistsError as e:
+                raise PaimonError(f"{path}: already exists") from e
+            return
+        self.write_bytes(path, bytes(data), overwrite=False)
+
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         """Write-if-absent: True if this call created ``path`` whole, False if it existed.
 

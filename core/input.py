@@ -61,6 +61,7 @@ _EXTENSIONS = {
 _COMPRESSION_SUFFIXES = {"gz": "gzip", "bz2": "bz2", "zst": "zstd", "lz4": "lz4"}
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _BATCH_ROWS = 65_536
+_ROW_GROUP_BYTES = 64 << 20  # uncompressed size up to which a row group is read whole
 _TEXT_CHUNK_BYTES = 16 << 20
 _CSV_NULLS = ["", "NULL", "null", "\\N"]
 # a zone offset after a clock time: "...10:00Z", "...10:00:00.5+02:00", "... 10:00 -0130"
@@ -274,14 +275,24 @@ def _read_parquet(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(stream)
+        # pre_buffer (pyarrow's default) keeps read-ahead ranges of the whole file alive, so
+        # RSS grew with the input size; without it and one row group at a time it stays flat
+        pf = pq.ParquetFile(stream, pre_buffer=False)
     except (pa.ArrowException, OSError) as e:
         raise InvalidInput(f"{source}: not a readable Parquet file ({e})") from e
     names = pf.schema_arrow.names
     _check_columns(names, wanted, source)
+    meta = pf.metadata
     try:
-        for batch in pf.iter_batches(batch_size=_BATCH_ROWS):
-            yield pa.Table.from_batches([batch])
+        for i in range(pf.num_row_groups):
+            rg = meta.row_group(i)
+            if rg.num_rows <= 4 * _BATCH_ROWS and rg.total_byte_size <= _ROW_GROUP_BYTES:
+                # a small row group is decoded whole (column-parallel), then cut into batches
+                for batch in pf.read_row_group(i).to_batches(max_chunksize=_BATCH_ROWS):
+                    yield pa.Table.from_batches([batch])
+            else:  # a big one is streamed so one row group never has to fit in memory
+                for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i]):
+                    yield pa.Table.from_batches([batch])
     except (pa.ArrowException, OSError) as e:
         raise InvalidInput(f"{source}: cannot read Parquet data ({e})") from e
 

@@ -32,7 +32,6 @@ from .aggregate import (
     LastValueAgg,
     ProductAgg,
     create_aggregator,
-    first_index,
     last_index,
     take_or_null,
     valid_mask,
@@ -59,14 +58,32 @@ SEQUENCE_GROUP_SUFFIX = ".sequence-group"
 
 @dataclass
 class _Groups:
-    """Records sorted in merge order plus their key-group layout."""
+    """Records in merge order plus their key-group layout.
 
-    table: "pa.Table"
+    The input stays unsorted in ``source``; ``order`` maps merge-order positions to its rows
+    (None: already in merge order). ``table`` (all columns sorted) is built only when an
+    engine reads value columns record by record; deduplicate / first-row only pick one row
+    per key, which :func:`_assemble` takes straight from ``source`` (one copy, not two).
+    """
+
+    source: "pa.Table"
+    order: "np.ndarray | None"  # int64 source row per merge-order position
     gid: "np.ndarray"  # group id per record, non-decreasing
     n: int
     starts: "np.ndarray"
     kinds: "np.ndarray"  # int8 per record
     seqs: "np.ndarray"  # int64 per record
+    _sorted: "pa.Table | None" = None
+
+    @property
+    def table(self) -> "pa.Table":
+        if self._sorted is None:
+            self._sorted = self.source if self.order is None else self.source.take(self.order)
+        return self._sorted
+
+    def source_rows(self, positions: "np.ndarray") -> "np.ndarray":
+        """Source row indices of merge-order ``positions``."""
+        return positions if self.order is None else self.order[positions]
 
     @property
     def retract(self) -> "np.ndarray":
@@ -94,6 +111,7 @@ def merge(
     drop_deletes: bool = False,
     *,
     lone_records_as_is: bool = False,
+    presorted: bool = False,
 ) -> "pa.Table":
     """Merge the records of every key in ``table`` with the table's merge engine.
 
@@ -104,6 +122,8 @@ def merge(
     top-level compactions do. ``lone_records_as_is`` returns a key's only record unchanged, as
     Java's ``ReducerMergeFunctionWrapper`` does around every read, write-buffer flush and
     compaction (see _keep_single_records); without it the result is the bare merge function's.
+    ``presorted``: ``table`` is already sorted by (key, ``_SEQUENCE_NUMBER``) (the writer's
+    flush sorts it); the sort is skipped unless ``sequence.field`` changes the order.
     """
     opts = options if options is not None else schema.core_options
     _check_columns(table, key_names)
@@ -117,7 +137,7 @@ def merge(
             table = table.filter(keep)
     if table.num_rows == 0:
         return table.slice(0, 0)
-    groups = _sort_and_group(table, key_names, opts)
+    groups = _sort_and_group(table, key_names, opts, presorted)
     if engine == "deduplicate":
         res = _deduplicate(groups)
     elif engine == "first-row":
@@ -126,7 +146,8 @@ def merge(
         res = _partial_update(groups, key_names, schema, opts)
     else:
         res = _aggregation(groups, key_names, schema, opts)
-    if lone_records_as_is:
+    if lone_records_as_is and engine in ("partial-update", "aggregation"):
+        # deduplicate / first-row already emit a lone record unchanged (its own pick, kind, seq)
         res = _keep_single_records(groups, res)
     out = _assemble(groups, key_names, res)
     present = res.pick >= 0
@@ -204,7 +225,8 @@ def adjacent_differs(col: Any) -> "np.ndarray":
     return ne.to_numpy(zero_copy_only=False)
 
 
-def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions) -> _Groups:
+def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions,
+                    presorted: bool = False) -> _Groups:
     import numpy as np
     import pyarrow.compute as pc
 
@@ -215,9 +237,19 @@ def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions) 
     order = "descending" if opts.sequence_field_sort_order == "descending" else "ascending"
     sort_keys = [(k, "ascending") for k in key_names] + [(f, order) for f in seq_fields]
     sort_keys.append((SEQUENCE_NUMBER, "ascending"))
-    # NULL sequence-field values sort first in both directions, like Java's generated comparator.
-    idx = sort_indices_nulls_first(table, sort_keys)
-    t = table.take(idx)
+    system = table.select(list(dict.fromkeys([*key_names, VALUE_KIND, SEQUENCE_NUMBER])))
+    if presorted and not seq_fields:
+        rows = None
+        t = system
+    else:
+        # NULL sequence-field values sort first in both directions, like Java's generated comparator.
+        idx = sort_indices_nulls_first(table.select([k for k, _ in sort_keys]), sort_keys)
+        rows = idx.to_numpy().astype(np.int64)
+        if (rows[1:] > rows[:-1]).all():  # already in merge order (e.g. one sorted file)
+            rows = None
+            t = system
+        else:
+            t = system.take(idx)  # only the key and system columns are sorted here
     n_rows = t.num_rows
     new = np.zeros(n_rows, dtype=bool)
     new[0] = True
@@ -226,7 +258,8 @@ def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions) 
     gid = np.cumsum(new, dtype=np.int64) - 1
     n = int(gid[-1]) + 1
     return _Groups(
-        table=t,
+        source=table,
+        order=rows,
         gid=gid,
         n=n,
         starts=np.flatnonzero(new).astype(np.int64),
@@ -235,29 +268,52 @@ def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions) 
     )
 
 
+def _identity(idx: "np.ndarray", n: int) -> bool:
+    import numpy as np
+
+    return len(idx) == n and (n == 0 or (idx[0] == 0 and bool((np.diff(idx) == 1).all())))
+
+
 def _assemble(g: _Groups, key_names: list[str], res: _Result) -> "pa.Table":
+    """One output row per group: keys from the group's first record, system columns and
+    computed values from ``res``, every other column from the picked record -- taken from
+    the unsorted input with ONE ``Table.take`` (none when the picks are the input as is)."""
     import numpy as np
     import pyarrow as pa
 
+    src = g.source
+    schema = src.schema
     pick = res.pick
     safe_pick = np.where(pick >= 0, pick, g.starts)
+    names = src.column_names
+    plain = [c for c in names if c not in key_names and c not in (VALUE_KIND, SEQUENCE_NUMBER)
+             and c not in res.values]
+    n_src = src.num_rows
+    out: dict[str, Any] = {}
+    if plain:
+        rows = g.source_rows(safe_pick)
+        sub = src.select(plain)
+        picked = sub if _identity(rows, n_src) else sub.take(pa.array(rows))
+        out.update(zip(plain, picked.columns))
+    key_rows = g.source_rows(g.starts)
+    keys = src.select(list(key_names))
+    keys = keys if _identity(key_rows, n_src) else keys.take(pa.array(key_rows))
+    out.update(zip(key_names, keys.columns))
     arrays = []
-    for name in g.table.column_names:
-        col = g.table.column(name).combine_chunks()
-        if name in key_names:
-            arr = col.take(pa.array(g.starts))
+    for name in names:
+        typ = schema.field(name).type
+        if name in out:
+            arr = out[name]
         elif name == VALUE_KIND:
-            arr = pa.array(res.kind.astype(np.int8), type=col.type)
+            arr = pa.array(res.kind.astype(np.int8), type=typ)
         elif name == SEQUENCE_NUMBER:
-            arr = pa.array(res.seq.astype(np.int64), type=col.type)
-        elif name in res.values:
-            arr = res.values[name]
-            if arr.type != col.type:
-                arr = arr.cast(col.type)
+            arr = pa.array(res.seq.astype(np.int64), type=typ)
         else:
-            arr = col.take(pa.array(safe_pick))
+            arr = res.values[name]
+            if arr.type != typ:
+                arr = arr.cast(typ)
         arrays.append(arr)
-    return pa.Table.from_arrays(arrays, schema=g.table.schema)
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _keep_single_records(g: _Groups, res: _Result) -> _Result:
@@ -299,7 +355,9 @@ def _deduplicate(g: _Groups) -> _Result:
     """Last record wins (retractions were already dropped when ignore-delete)."""
     import numpy as np
 
-    pick = last_index(np.ones(len(g.gid), dtype=bool), g.gid, g.n)
+    pick = np.empty(g.n, dtype=np.int64)  # each group's last record: the next start - 1
+    pick[:-1] = g.starts[1:] - 1
+    pick[-1] = len(g.gid) - 1
     return _Result(pick, {}, g.kinds[pick], g.seqs[pick])
 
 
@@ -312,12 +370,12 @@ def _first_row(g: _Groups) -> _Result:
         )
     import numpy as np
 
-    pick = first_index(np.ones(len(g.gid), dtype=bool), g.gid, g.n)
+    pick = g.starts
     return _Result(pick, {}, g.kinds[pick], g.seqs[pick])
 
 
 def _value_fields(g: _Groups, key_names: list[str], schema: "TableSchema") -> list[Any]:
-    cols = set(g.table.column_names)
+    cols = set(g.source.column_names)
     return [f for f in schema.fields if f.name in cols and f.name not in key_names
             and f.name not in (SEQUENCE_NUMBER, VALUE_KIND)]
 

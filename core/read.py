@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 ROW_KIND_COLUMN = "rowkind"
 ROW_KINDS = ("+I", "-U", "+U", "-D")
 _DV_INDEX_TYPE = "DELETION_VECTORS"
+_PREFETCH = 2  # primary-key splits decoded ahead of the merge (worker threads)
 
 
 @dataclass
@@ -363,24 +364,57 @@ class TableRead:
         if remaining == 0:
             return
         schema = self.output_schema()
-        for split in self.plan().splits:
-            for t in self._read_split(split):
-                if t.num_rows == 0:
-                    continue
-                if remaining is not None and t.num_rows > remaining:
-                    t = t.slice(0, remaining)
-                t = t.cast(schema) if not t.schema.equals(schema) else t
-                yield from t.to_batches()
-                if remaining is not None:
-                    remaining -= t.num_rows
-                    if remaining <= 0:
-                        return
+        for t in self._split_tables():
+            if t.num_rows == 0:
+                continue
+            if remaining is not None and t.num_rows > remaining:
+                t = t.slice(0, remaining)
+            t = t.cast(schema) if not t.schema.equals(schema) else t
+            yield from t.to_batches()
+            if remaining is not None:
+                remaining -= t.num_rows
+                if remaining <= 0:
+                    return
 
     def to_arrow(self) -> pa.Table:
         import pyarrow as pa
 
         schema = self.output_schema()
         return pa.Table.from_batches(list(self.iter_batches()), schema=schema)
+
+    def _split_tables(self) -> Iterator[pa.Table]:
+        """Result tables split by split. Primary-key splits are decoded one ahead on a worker
+        thread while the current one merges (pyarrow's Parquet decode, sort and take release
+        the GIL); at most ``_PREFETCH`` decoded splits wait, so memory stays bounded."""
+        splits = self.plan().splits
+        if not self.is_pk or len(splits) <= 1:
+            for split in splits:
+                yield from self._read_split(split)
+            return
+        from collections import deque
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=_PREFETCH, thread_name_prefix="paimon-read")
+        pending: Any = deque()
+        try:
+            it = iter(splits)
+            for split in it:
+                pending.append(pool.submit(self._load_pk_split, split))
+                if len(pending) >= _PREFETCH:
+                    break
+            while pending:
+                data = pending.popleft().result()
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.append(pool.submit(self._load_pk_split, nxt))
+                t = self._merge_pk(data)
+                del data
+                if t is not None:
+                    yield t
+        finally:
+            for f in pending:
+                f.cancel()
+            pool.shutdown(wait=True)
 
     def _read_split(self, split: Split) -> Iterator[pa.Table]:
         if self.is_pk:
@@ -491,34 +525,42 @@ class TableRead:
     # -- primary-key tables ------------------------------------------------------------------
 
     def _read_pk_split(self, split: Split) -> pa.Table | None:
+        return self._merge_pk(self._load_pk_split(split))
+
+    def _load_pk_split(self, split: Split) -> pa.Table | None:
+        """The records of a split's files (deletion vectors applied, evolved, key-prefiltered),
+        concatenated in file order: the decode half of a primary-key split, which
+        :meth:`iter_batches` runs on a worker thread for the next split.
+
+        Keys come from the VALUE columns, never from the files' ``_KEY_<k>`` copies, as Java
+        1.x's reader does (``FormatReaderMapping.trimKeyFields``): thin-mode files and
+        pypaimon-rust 0.4's files have no ``_KEY_`` columns at all (without the table
+        option saying so), and where both exist they hold the same values.
+        """
         import pyarrow as pa
 
         from .arrow_schema import KEY_PREFIX, key_fields, key_value_file_fields, system_fields
         from .data_file import evolve, read_data_file
-        from .merge_function import merge
         from .stats_reader import StatsReader
 
         sr = StatsReader(self.table)
-        need = self._needed_columns()
+        need = list(self._needed_columns())
         keys = key_fields(self.schema)
-        target = keys + system_fields() + [self._field(n) for n in need]
-        key_names = [f.name for f in keys]
+        key_values = [kf.name[len(KEY_PREFIX):] for kf in keys]
+        need += [k for k in key_values if k not in need]  # keys are read from the value columns
+        target = system_fields() + [self._field(n) for n in need]
         dvs = self._deletion_vectors(split)
-        key_pred = self._key_prefilter(KEY_PREFIX)
+        key_pred = self._key_prefilter("")
         parts = []
         for meta in split.files:
             fs = sr.schema(meta.schema_id)
-            file_fields = key_value_file_fields(fs)
+            file_fields = [f for f in key_value_file_fields(fs) if not f.name.startswith(KEY_PREFIX)]
             cols = _file_columns(file_fields, target)
             t = read_data_file(self.table.file_io, self._file_path(split, meta), file_fields, cols)
             dv = dvs.get(meta.file_name)
             if dv is not None:
                 t = _drop_deleted(t, dv, 0)
             t = evolve(t, file_fields, target)
-            if not any(f.name.startswith(KEY_PREFIX) for f in file_fields):  # thin mode: keys are values
-                for kf in keys:
-                    name = kf.name[len(KEY_PREFIX):]
-                    t = t.set_column(t.column_names.index(kf.name), kf.name, t.column(name))
             if key_pred is not None:
                 t = t.filter(key_pred)
             parts.append(t)
@@ -527,9 +569,21 @@ class TableRead:
         data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if data.num_rows == 0:
             return None
+        # merge input: _KEY_ columns (copies of the key values), system columns, values
+        arrays = [data.column(v) for v in key_values] + list(data.columns)
+        return pa.Table.from_arrays(arrays, names=[k.name for k in keys] + data.column_names)
+
+    def _merge_pk(self, data: pa.Table | None) -> pa.Table | None:
+        """The merge half of a primary-key split: one row per key, deletes dropped, finished."""
+        if data is None:
+            return None
+        from .arrow_schema import key_fields
+        from .merge_function import merge
+
+        key_names = [f.name for f in key_fields(self.schema)]
         merged = merge(data, key_names, self.schema, self.options, drop_deletes=not self.keep_deletes,
                        lone_records_as_is=True)
-        del data, parts
+        del data
         return self._finish(merged)
 
     def _key_prefilter(self, prefix: str) -> Any:

@@ -23,6 +23,8 @@ snapshot is published.
 from __future__ import annotations
 
 import datetime as _dt
+import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -49,6 +51,7 @@ _IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.
                        "partial-update.ignore-delete")
 _EPOCH = _dt.datetime(1970, 1, 1)
 _KIND_NAMES = ("+I", "-U", "+U", "-D")
+_FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commit time
 
 
 # ---------------------------------------------------------------------------------------
@@ -241,6 +244,7 @@ class TableWrite:
         self._partition_cache: dict[tuple[Any, ...], tuple[bytes, str]] = {}
         self._assigner: Any = None
         self._closed = False
+        self._lock = threading.Lock()  # summary / written / buffered_bytes under parallel flushes
 
     # -- routing -----------------------------------------------------------------------
 
@@ -296,14 +300,11 @@ class TableWrite:
                     f"{_KIND_NAMES[int(kinds[i])]} (set 'ignore-delete' to drop retractions)"
                 )
         self.summary.rows += n
-        for partition, part_dir, rows in self._split_partitions(data):
-            part_data = data if rows is None else data.take(pa.array(rows))
-            part_kinds = kinds if (kinds is None or rows is None) else kinds[rows]
-            buckets = self._bucket_ids(part_data, partition)
-            for bucket, sel in _split_buckets(buckets):
-                b_data = part_data if sel is None else part_data.take(pa.array(sel))
-                b_kinds = part_kinds if (part_kinds is None or sel is None) else part_kinds[sel]
-                self._append(partition, part_dir, bucket, b_data, b_kinds)
+        for partition, part_dir, bucket, rows in self._route(data):
+            # one copy per (partition, bucket): its own buffers, freed when the bucket flushes
+            b_data = data if rows is None else data.take(pa.array(rows))
+            b_kinds = kinds if (kinds is None or rows is None) else kinds[rows]
+            self._append(partition, part_dir, bucket, b_data, b_kinds)
         while self.buffered_bytes > self.buffer_limit:
             self._flush(max(self.buckets.values(), key=lambda b: b.buffered_bytes))
 
@@ -361,18 +362,50 @@ class TableWrite:
             out.append((hit[0], hit[1], rows))
         return out
 
-    def _bucket_ids(self, data: pa.Table, partition: bytes) -> np.ndarray:
+    def _route(self, data: pa.Table) -> list[tuple[bytes, str, int, Any]]:
+        """[(partition, partition dir, bucket, row indices in input order or None for all)].
+
+        One combined (partition, bucket) group id per row and one stable argsort, so every
+        row is copied once (by the caller's take) instead of once per partition and again
+        per bucket.
+        """
+        import numpy as np
+
+        parts = self._split_partitions(data)
+        n = data.num_rows
+        buckets = self._bucket_ids_all(data, parts)
+        if len(parts) == 1:
+            partition, part_dir, _ = parts[0]
+            return [(partition, part_dir, bucket, sel) for bucket, sel in _split_buckets(buckets)]
+        code = np.empty(n, dtype=np.int64)
+        for i, (_, _, rows) in enumerate(parts):
+            code[rows] = i
+        width = int(buckets.max()) + 1 if n else 1
+        gid = code * width + buckets.astype(np.int64)
+        out = []
+        for g, sel in _split_buckets(gid):
+            partition, part_dir, _ = parts[g // width]
+            out.append((partition, part_dir, g % width, sel))
+        return out
+
+    def _bucket_ids_all(self, data: pa.Table, parts: list[tuple[bytes, str, Any]]) -> np.ndarray:
+        """Bucket of every row of ``data`` (``parts`` from :meth:`_split_partitions`)."""
         import numpy as np
 
         from .bucket import bucket_hashes, bucket_ids
 
         if self.unaware:
             return np.zeros(data.num_rows, dtype=np.int32)
-        if self.num_buckets > 0:
+        if self.num_buckets > 0:  # fixed buckets do not depend on the partition
             fields = [self.schema.field(k) for k in self.schema.bucket_keys]
             return bucket_ids(bucket_hashes(data, fields), self.num_buckets)
         hashes = bucket_hashes(data, self.trimmed_pk_fields)
-        return np.asarray(self._dynamic_assigner().assign(partition, hashes), dtype=np.int32)
+        if len(parts) == 1:
+            return np.asarray(self._dynamic_assigner().assign(parts[0][0], hashes), dtype=np.int32)
+        out = np.empty(data.num_rows, dtype=np.int32)
+        for partition, _, rows in parts:  # each partition's rows in input order, as before
+            out[rows] = self._dynamic_assigner().assign(partition, hashes[rows])
+        return out
 
     def _dynamic_assigner(self) -> Any:
         if self._assigner is None:
@@ -425,9 +458,12 @@ class TableWrite:
 
         if not b.chunks:
             return
-        records = pa.concat_tables(b.chunks).combine_chunks()
-        self.buffered_bytes -= b.buffered_bytes
-        b.chunks, b.buffered_bytes = [], 0
+        chunks, b.chunks = b.chunks, []
+        with self._lock:
+            self.buffered_bytes -= b.buffered_bytes
+        b.buffered_bytes = 0
+        records = pa.concat_tables(chunks).combine_chunks()
+        del chunks
         if not self.is_pk:
             self._write_run(b, records.drop_columns([VALUE_KIND]), changelog=False)
             return
@@ -440,8 +476,25 @@ class TableWrite:
         from .merge_function import merge
 
         merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False,
-                       lone_records_as_is=True)
+                       lone_records_as_is=True, presorted=True)
         self._write_run(b, merged, changelog=False)
+
+    def _flush_all(self, buckets: list[_Bucket]) -> None:
+        """Flush independent buckets on a few threads: pyarrow's sort, take and Parquet
+        encoding release the GIL, so the files of one commit are encoded in parallel."""
+        if len(buckets) <= 1 or _FLUSH_THREADS <= 1:
+            for b in buckets:
+                self._flush(b)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        # largest first, so the long ones do not start last
+        buckets = sorted(buckets, key=lambda b: -b.buffered_bytes)
+        with ThreadPoolExecutor(max_workers=min(_FLUSH_THREADS, len(buckets)),
+                                thread_name_prefix="paimon-flush") as pool:
+            futures = [pool.submit(self._flush, b) for b in buckets]
+        for f in futures:  # all have finished here; re-raise the first failure
+            f.result()
 
     def _write_run(self, b: _Bucket, records: pa.Table, changelog: bool) -> None:
         """One sorted run as files rolled at ``target-file-size`` (estimated from the first file)."""
@@ -486,7 +539,8 @@ class TableWrite:
                            self.changelog_suffix if changelog else self.suffix)
         path = join(self.table.path, b.partition_dir, paths.bucket_dir(b.bucket), name)
         file_table = self._file_table(records)
-        self.written.append(path)
+        with self._lock:
+            self.written.append(path)
         size = write_data_file(self.file_io, path, file_table, self.file_fields, fmt, self.options)
         value_stats, stats_cols = collect_value_stats(records, list(self.schema.fields), self.options, fmt)
         seq = records.column(SEQUENCE_NUMBER)
@@ -525,14 +579,15 @@ class TableWrite:
             value_stats_cols=stats_cols,
             external_path=None,
         )
-        if changelog:
-            b.changelog_files.append(meta)
-            self.summary.changelog_files += 1
-        else:
-            b.new_files.append(meta)
-            self.summary.files += 1
-            self.summary.record_count += n
-        self.summary.bytes += size
+        with self._lock:
+            if changelog:
+                b.changelog_files.append(meta)
+                self.summary.changelog_files += 1
+            else:
+                b.new_files.append(meta)
+                self.summary.files += 1
+                self.summary.record_count += n
+            self.summary.bytes += size
         return meta
 
     # -- commit side --------------------------------------------------------------------
@@ -541,8 +596,7 @@ class TableWrite:
         """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
         from .commit import CommitMessage
 
-        for b in list(self.buckets.values()):
-            self._flush(b)
+        self._flush_all([b for b in self.buckets.values() if b.chunks])
         messages: dict[tuple[bytes, int], CommitMessage] = {}
         for key, b in self.buckets.items():
             if b.new_files or b.changelog_files:
@@ -610,7 +664,8 @@ def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
     first = int(ids[0])
     if (ids == first).all():
         return [(first, None)]
-    order = np.argsort(ids, kind="stable")
+    small = ids.astype(np.int16) if 0 <= int(ids.min()) and int(ids.max()) < (1 << 15) else ids
+    order = np.argsort(small, kind="stable")  # a radix sort for int16 keys
     sorted_ids = ids[order]
     cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
     out = []

@@ -268,3 +268,76 @@ def test_drop_deleted_positions_with_batch_offsets(bitmap64: bool) -> None:
     assert _drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
     assert _drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
     assert _drop_deleted(t, dv, 20).num_rows == 10
+
+
+def test_pk_files_without_key_columns_read_keys_from_values(catalog: FileSystemCatalog) -> None:
+    """Files with no ``_KEY_`` columns in a table without ``data-file.thin-mode`` (what
+    pypaimon-rust 0.4 writes) merge with ordinary files: keys come from the value columns,
+    as Java 1.x's reader takes them (FormatReaderMapping.trimKeyFields)."""
+    import pyarrow.parquet as pq
+
+    schema = Schema.of([("id", IntType(nullable=False), None), ("dt", VarCharType(10, nullable=False), None),
+                        ("v", BigIntType(), None)],
+                       partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "1"})
+    catalog.create_table("db.thin", schema)
+    table = catalog.get_table("db.thin")
+    assert "data-file.thin-mode" not in table.schema.options
+
+    def write(rows: list[dict[str, Any]], thin: bool, kinds: list[str] | None = None) -> None:
+        t = catalog.get_table("db.thin")
+        tw = TableWrite(t, {"data-file.thin-mode": "true"} if thin else None)
+        tw.write_arrow(pa.Table.from_pylist(rows, schema=arrow_schema(t.schema.fields)),
+                       pa.array([KINDS[k] for k in kinds], pa.int8()) if kinds else None)
+        FileStoreCommit(t).commit(tw.prepare_commit())
+
+    write([{"id": i, "dt": "a", "v": i} for i in range(6)], thin=True)
+    write([{"id": i, "dt": "a", "v": 100 + i} for i in range(3, 9)], thin=False)
+    write([{"id": 4, "dt": "a", "v": None}, {"id": 7, "dt": "a", "v": None}], thin=True, kinds=["+U", "-D"])
+    files = sorted(Path(catalog.warehouse).glob("db.db/thin/dt=a/bucket-0/*.parquet"))
+    layouts = sorted(tuple(pq.read_schema(str(f)).names) for f in files)
+    assert ("_SEQUENCE_NUMBER", "_VALUE_KIND", "id", "dt", "v") in layouts  # no _KEY_ columns
+    assert ("_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", "id", "dt", "v") in layouts
+    expected = {0: 0, 1: 1, 2: 2, 3: 103, 4: None, 5: 105, 6: 106, 8: 108}
+    got = TableRead(catalog.get_table("db.thin")).to_arrow().to_pylist()
+    assert sorted(got, key=lambda r: r["id"]) == [{"id": i, "dt": "a", "v": v} for i, v in expected.items()]
+    pred = parse_predicate("id = 4 OR id = 5", table.schema.fields)
+    assert sorted(r["v"] for r in TableRead(catalog.get_table("db.thin"), predicate=pred).to_arrow().to_pylist()
+                  if r["v"] is not None) == [105]
+
+
+def test_json_output_converts_only_non_native_columns() -> None:
+    """``-o jsonl``/``-o json`` render every type as the per-value renderer does."""
+    import datetime
+    import decimal
+    import io
+
+    from paimon_cli.commands.read import _write_json
+    from paimon_cli.output import to_json_value
+
+    batch = pa.record_batch({
+        "i": pa.array([1, None, 3], pa.int64()),
+        "s": pa.array(["a\"b", None, "é\n"]),
+        "f": pa.array([1.5, float("nan"), float("-inf")]),
+        "g": pa.array([489.0, None, -0.25]),
+        "b": pa.array([b"\x00\xff", None, b""]),
+        "ts": pa.array([datetime.datetime(2024, 1, 2, 3, 4, 5, 123456), None, None], pa.timestamp("us")),
+        "d": pa.array([decimal.Decimal("1.20"), None, decimal.Decimal("-3.00")], pa.decimal128(5, 2)),
+        "l": pa.array([[1, 2], None, []], pa.list_(pa.int32())),
+        "ok": pa.array([True, False, None]),
+    })
+    out = io.StringIO()
+    assert _write_json(iter([batch, batch.slice(0, 0)]), out, lines=True) == 3
+    got = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert got[0] == {"i": 1, "s": "a\"b", "f": 1.5, "g": 489.0, "b": "00ff", "ts": "2024-01-02 03:04:05.123456",
+                      "d": "1.20", "l": [1, 2], "ok": True}
+    assert got[1]["f"] == "NaN" and got[2]["f"] == "-Infinity" and got[2]["s"] == "é\n" and got[2]["b"] == ""
+    assert '"g":489.0' in out.getvalue().splitlines()[0]
+    for row, plain in zip(got, batch.to_pylist()):  # non-temporal values as the renderer gives them
+        for k in ("i", "s", "f", "g", "b", "l", "ok"):
+            assert row[k] == to_json_value(plain[k])
+    arr = io.StringIO()
+    assert _write_json(iter([batch]), arr, lines=False) == 3
+    assert json.loads(arr.getvalue()) == got
+    assert arr.getvalue().startswith("[\n  {\n    \"i\": 1,")
+    empty = io.StringIO()
+    assert _write_json(iter([]), empty, lines=False) == 0 and empty.getvalue() == "[]\n"
