@@ -561,17 +561,35 @@ class Rbm32Agg(_BitmapAgg):
 
 
 class Rbm64Agg(_BitmapAgg):
-    """Refused: Java stores Roaring64Bitmap.serialize() (its own ART layout), which pyroaring's
-    portable 64-bit format cannot read or write (verified: Java fails on pyroaring bytes)."""
+    """Union of Java ``Roaring64Bitmap`` values (core/roaring64.py), byte for byte like Java.
+
+    Java's bytes depend on the merge history, so this replays FieldRoaringBitmap64Agg.agg per
+    key group in merge order: a null leaves the accumulator alone, the first value is kept
+    verbatim (Java returns the input object), every further value is ``or``-ed into the
+    accumulator's structure. Not ``commutative``: aggReversed would produce other bytes.
+    """
 
     name = "rbm64"
     bits = 64
+    commutative = False
 
-    def check_type(self) -> None:
-        raise NotYetSupported(
-            f"aggregate function 'rbm64' of field '{self.field.name}': Java's 64-bit roaring bitmap "
-            "serialization is not supported by paimon-cli yet"
-        )
+    def _aggregate(self, values, gid, retract, n_groups):  # type: ignore[no-untyped-def]
+        from .roaring64 import Roaring64Layout
+
+        acc: list[Any] = [None] * n_groups
+        merged: list[Any] = [None] * n_groups  # parsed accumulator once a group has 2+ values
+        for g, blob in zip(gid.tolist(), values.to_pylist()):
+            if blob is None:
+                continue
+            if acc[g] is None:
+                acc[g] = blob
+                continue
+            if merged[g] is None:
+                merged[g] = Roaring64Layout.parse(acc[g])
+            merged[g].or_(Roaring64Layout.parse(blob))
+            merged[g].run_optimize()  # RoaringBitmap64.serialize() runs it before every write
+        out = [m.to_bytes() if m is not None else a for a, m in zip(acc, merged)]
+        return _pa_array(out, values.type)
 
 
 def _hashable(x: Any) -> Any:
