@@ -592,6 +592,79 @@ class Rbm64Agg(_BitmapAgg):
         return _pa_array(out, values.type)
 
 
+# Java 4.2 compact-sketch preamble bytes that the C++ serializer writes differently.
+_THETA_EMPTY_JAVA = bytes([1, 3, 3, 0, 0, 0x1E, 0, 0])  # EmptyCompactSketch: seed hash left 0
+_THETA_FLAG_EMPTY = 0x04
+_THETA_FLAG_SINGLE_ITEM = 0x20
+_THETA_P_ONE = b"\x00\x00\x80\x3f"  # float32 LE 1.0f, Java's PreambleUtil.insertP(mem, 1.0f)
+
+
+def _java_theta_bytes(data: bytes) -> bytes:
+    """C++ ``compact_theta_sketch.serialize()`` rewritten to Java datasketches 4.2's ``toByteArray()``.
+
+    Why: Paimon 0.9 stores ``Union.getResult().toByteArray()`` (ordered compact, serial version 3).
+    The C++ library computes the same hashes and theta but fills three preamble fields differently:
+    Java's empty sketch carries seed hash 0, its single-item sketch sets the SINGLE_ITEM flag, and
+    it writes p=1.0f where C++ writes 0 (bytes 12..15 whenever there are 2+ preamble longs).
+    """
+    pre_longs = data[0] & 0x3F
+    if data[5] & _THETA_FLAG_EMPTY:
+        return _THETA_EMPTY_JAVA
+    out = bytearray(data)
+    if pre_longs == 1:
+        out[5] |= _THETA_FLAG_SINGLE_ITEM
+    else:
+        out[12:16] = _THETA_P_ONE
+    return bytes(out)
+
+
+def _theta_sketch(blob: bytes, field: str) -> Any:
+    import datasketches
+
+    try:
+        return datasketches.compact_theta_sketch.deserialize(blob)
+    except Exception as exc:  # the C++ binding raises RuntimeError/ValueError on a bad layout
+        raise InvalidInput(
+            f"theta_sketch value of field '{field}' is not a serialized compact theta sketch: {exc}"
+        ) from None
+
+
+def theta_union(acc: bytes, x: bytes, field: str = "?") -> bytes:
+    """Java's ``ThetaSketch.union(acc, x)``: fresh default union (lg_k 12, default seed) of both."""
+    import datasketches
+
+    union = datasketches.theta_union()
+    union.update(_theta_sketch(acc, field))
+    union.update(_theta_sketch(x, field))
+    return _java_theta_bytes(union.get_result(True).serialize())
+
+
+class ThetaSketchAgg(FieldAggregator):
+    """Union of Apache DataSketches theta sketches, byte for byte like Java's FieldThetaSketchAgg.
+
+    Java folds pairwise: a null is skipped, the first value is kept verbatim (Java returns the
+    input array), and each further value goes through a fresh ``Union`` of (accumulator, value)
+    whose ordered compact result becomes the accumulator. The C++ ``datasketches`` binding yields
+    the same hashes and theta; ``_java_theta_bytes`` fixes the preamble fields it writes otherwise.
+    Not ``commutative``: re-associating a fold in estimation mode is not guaranteed to keep bytes.
+    """
+
+    name = "theta_sketch"
+    commutative = False
+
+    def check_type(self) -> None:
+        if not isinstance(self.dtype, VarBinaryType):  # Java's factory casts to VarBinaryType
+            raise self._bad_type()
+
+    def _aggregate(self, values, gid, retract, n_groups):  # type: ignore[no-untyped-def]
+        acc: list[Any] = [None] * n_groups
+        for g, blob in zip(gid.tolist(), values.to_pylist()):
+            if blob is None:
+                continue
+            acc[g] = blob if acc[g] is None else theta_union(acc[g], blob, self.field.name)
+        return _pa_array(acc, values.type)
+
+
 def _hashable(x: Any) -> Any:
     if isinstance(x, dict):
         return tuple((k, _hashable(v)) for k, v in x.items())
@@ -751,11 +824,12 @@ _AGGREGATORS: dict[str, type[FieldAggregator]] = {
     "first_not_null_value": FirstNonNullValueAgg,  # Java's legacy name
     "rbm32": Rbm32Agg,
     "rbm64": Rbm64Agg,
+    "theta_sketch": ThetaSketchAgg,
     "collect": CollectAgg,
     "merge_map": MergeMapAgg,
     "nested_update": NestedUpdateAgg,
 }
-_SKETCHES = ("theta_sketch", "hll_sketch", "nested_partial_update", "merge_map_with_keytime")
+_SKETCHES = ("hll_sketch", "nested_partial_update", "merge_map_with_keytime")
 AGGREGATE_FUNCTIONS = tuple(_AGGREGATORS)
 
 

@@ -286,8 +286,11 @@ def test_aggregation_unknown_and_sketch_functions():
     cols = [("k", "INT"), ("m", "INT"), ("b", "BYTES")]
     with pytest.raises(InvalidInput, match="unsupported aggregation"):
         _run(cols, ["k"], [{"k": 1}], options={**AGG, "fields.m.aggregate-function": "count"})
+    # theta_sketch is supported (Java's union bytes, tests/core/test_theta_sketch.py); hll_sketch is not yet
+    theta = _run(cols, ["k"], [{"k": 1}], options={**AGG, "fields.b.aggregate-function": "theta_sketch"})
+    assert theta[0]["b"] is None
     with pytest.raises(NotYetSupported):
-        _run(cols, ["k"], [{"k": 1}], options={**AGG, "fields.b.aggregate-function": "theta_sketch"})
+        _run(cols, ["k"], [{"k": 1}], options={**AGG, "fields.b.aggregate-function": "hll_sketch"})
     # rbm64 is supported (Java's Roaring64Bitmap bytes, tests/core/test_roaring64.py), but only on binary columns
     with pytest.raises(InvalidInput):
         _run(cols, ["k"], [{"k": 1}], options={**AGG, "fields.m.aggregate-function": "rbm64"})
