@@ -470,8 +470,19 @@ def suggest_key(key: str) -> str | None:
     for c in candidates:
         if c.lower() == lowered:  # wrong case or snake_case of a real key
             return c
+    for c in candidates:
+        if _one_adjacent_swap(lowered, c):  # `bukcet`: short keys fall under difflib's cutoff
+            return c
     match = difflib.get_close_matches(key, candidates, n=1, cutoff=0.85)
     return match[0] if match else None
+
+
+def _one_adjacent_swap(a: str, b: str) -> bool:
+    """True when ``a`` is ``b`` with two neighbouring characters swapped."""
+    if len(a) != len(b) or a == b:
+        return False
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
 
 
 def check_option_keys(options: Iterable[str] | Mapping[str, str]) -> None:

@@ -147,6 +147,8 @@ def test_bad_values_are_refused_with_the_key() -> None:
         ("File.Format", "file.format"),
         ("deletion-vector.enabled", "deletion-vectors.enabled"),
         ("write-onyl", "write-only"),
+        ("bukcet", "bucket"),  # one swap in a short key: under difflib's cutoff, caught anyway
+        ("ubcket", "bucket"),
     ],
 )
 def test_typos_are_refused_with_a_suggestion(typo: str, meant: str) -> None:
