@@ -330,6 +330,16 @@ class FileIO:
         except FileNotFoundError:
             pass
 
+    def delete_empty_dir(self, path: str) -> bool:
+        """Remove ``path`` only if it is an empty directory (object stores have none)."""
+        if not self.is_local:
+            return False
+        try:
+            os.rmdir(self._p(path))
+            return True
+        except OSError:
+            return False
+
     def delete_dir(self, path: str) -> None:
         try:
             self.fs.rm(self._p(path), recursive=True)

@@ -625,9 +625,24 @@ class TableWrite:
                 self.file_io.delete(path)
             except Exception:  # noqa: BLE001 - best effort cleanup
                 pass
+        self._remove_empty_dirs(self.written)
         self.written = []
         if self._assigner is not None:
             self._assigner.abort()
+
+    def _remove_empty_dirs(self, paths: list[str]) -> None:
+        """Bucket and partition directories this write created and left empty, deepest first."""
+        from .fileio import parent
+
+        root = self.table.path.rstrip("/")
+        dirs: set[str] = set()
+        for p in paths:
+            d = parent(p)
+            while d.rstrip("/") != root and d.startswith(root + "/"):
+                dirs.add(d)
+                d = parent(d)
+        for d in sorted(dirs, key=lambda x: x.count("/"), reverse=True):
+            self.file_io.delete_empty_dir(d)
 
     def close(self) -> None:
         """Release buffers (files stay; pair with :meth:`abort` when not committing)."""
