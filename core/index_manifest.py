@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .avro import NAMESPACE, read_avro, write_avro
+from .avro import NAMESPACE
 from .errors import CorruptMetadata
-from .fileio import FileIO, join
-from .manifest import FileKind, _check_version, _convert, _Namer, _opt
+from .manifest import FileKind, ObjectsFile, _check_version, _opt
 
 INDEX_MANIFEST_VERSION = 1
 HASH_INDEX = "HASH"
@@ -187,19 +186,14 @@ def index_entry_to_record(e: IndexManifestEntry) -> dict[str, Any]:
     }
 
 
-class IndexManifestFile:
+class IndexManifestFile(ObjectsFile):
     """Reader/writer of index manifests in ``manifest_dir``."""
 
-    def __init__(self, file_io: FileIO, manifest_dir: str, codec: str = "zstandard") -> None:
-        self.file_io = file_io
-        self.manifest_dir = manifest_dir
-        self.codec = codec
-        self._names = _Namer("index-manifest")
+    prefix = "index-manifest"
+    schema = INDEX_MANIFEST_SCHEMA
 
     def read(self, name: str) -> list[IndexManifestEntry]:
-        path = join(self.manifest_dir, name)
-        _, records = read_avro(self.file_io.read_bytes(path), path)
-        entries = _convert(records, index_entry_from_record, path)
+        path, entries = self._read_objects(name, index_entry_from_record)
         for e in entries:
             if e.index_file.index_type == DELETION_VECTORS_INDEX and e.index_file.dv_ranges is None:
                 raise CorruptMetadata(path, f"DV index file {e.index_file.file_name} has no _DELETIONS_VECTORS_RANGES")
@@ -207,7 +201,4 @@ class IndexManifestFile:
 
     def write(self, entries: list[IndexManifestEntry]) -> str:
         """Write the full listing (every entry ADD, by Java's convention); returns the name."""
-        data = write_avro(INDEX_MANIFEST_SCHEMA, [index_entry_to_record(e) for e in entries], self.codec)
-        name = self._names.next()
-        self.file_io.write_bytes(join(self.manifest_dir, name), data)
-        return name
+        return self._write_records([index_entry_to_record(e) for e in entries])[0]

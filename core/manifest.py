@@ -387,51 +387,68 @@ class _Namer:
         return name
 
 
-class ManifestList:
-    """``manifest/manifest-list-<uuid>-<n>``: one ManifestFileMeta per manifest file."""
+class ObjectsFile:
+    """A file of Avro records in the manifest directory (Java's ``ObjectsFile``).
+
+    Subclasses name the file prefix, the schema and the record converters; reading and
+    writing, naming and codec handling live here once.
+    """
+
+    prefix: str = ""
+    schema: dict[str, Any] = {}
 
     def __init__(self, file_io: FileIO, manifest_dir: str, codec: str = "zstandard") -> None:
         self.file_io = file_io
         self.manifest_dir = manifest_dir
         self.codec = codec
-        self._names = _Namer("manifest-list")
+        self._names = _Namer(self.prefix)
 
-    def read(self, name: str) -> list[ManifestFileMeta]:
+    def _read_objects(self, name: str, from_record: Any) -> tuple[str, list[Any]]:
         path = join(self.manifest_dir, name)
         _, records = read_avro(self.file_io.read_bytes(path), path)
-        return _convert(records, manifest_meta_from_record, path)
+        return path, _convert(records, from_record, path)
 
-    def write(self, metas: list[ManifestFileMeta]) -> tuple[str, int]:
-        """Write a new list (empty is legal); returns (file name, size in bytes)."""
-        data = write_avro(MANIFEST_LIST_SCHEMA, [manifest_meta_to_record(m) for m in metas], self.codec)
+    def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:
+        """Write a new file (empty is legal); returns (file name, size in bytes)."""
+        data = write_avro(self.schema, records, self.codec)
         name = self._names.next()
         self.file_io.write_bytes(join(self.manifest_dir, name), data)
         return name, len(data)
 
 
-class ManifestFile:
+class ManifestList(ObjectsFile):
+    """``manifest/manifest-list-<uuid>-<n>``: one ManifestFileMeta per manifest file."""
+
+    prefix = "manifest-list"
+    schema = MANIFEST_LIST_SCHEMA
+
+    def read(self, name: str) -> list[ManifestFileMeta]:
+        return self._read_objects(name, manifest_meta_from_record)[1]
+
+    def write(self, metas: list[ManifestFileMeta]) -> tuple[str, int]:
+        """Write a new list (empty is legal); returns (file name, size in bytes)."""
+        return self._write_records([manifest_meta_to_record(m) for m in metas])
+
+
+class ManifestFile(ObjectsFile):
     """``manifest/manifest-<uuid>-<n>``: ManifestEntries; ``write`` also builds their meta."""
+
+    prefix = "manifest"
+    schema = MANIFEST_SCHEMA
 
     def __init__(
         self, file_io: FileIO, manifest_dir: str, partition_type: RowType | None = None, codec: str = "zstandard"
     ) -> None:
-        self.file_io = file_io
-        self.manifest_dir = manifest_dir
+        super().__init__(file_io, manifest_dir, codec)
         self.partition_type = partition_type
-        self.codec = codec
-        self._names = _Namer("manifest")
 
     def read(self, name: str) -> list[ManifestEntry]:
-        path = join(self.manifest_dir, name)
-        _, records = read_avro(self.file_io.read_bytes(path), path)
-        return _convert(records, entry_from_record, path)
+        return self._read_objects(name, entry_from_record)[1]
 
     def write(self, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
         """Write ``entries`` in order; ``schema_id`` (latest table schema) is used only when empty."""
-        data = write_avro(MANIFEST_SCHEMA, [entry_to_record(e) for e in entries], self.codec)
-        name = self._names.next()
-        self.file_io.write_bytes(join(self.manifest_dir, name), data)
-        return self.meta_of(name, len(data), entries, schema_id)
+        name, size = self._write_records([entry_to_record(e) for e in entries])
+        return self.meta_of(name, size, entries, schema_id)
 
     def meta_of(self, name: str, size: int, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
         """The manifest-list record Java's ManifestAvroWriter computes for these entries."""
