@@ -14,8 +14,14 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
-from .commands import alter, create, inspect, quickstart, read, write
+# one import per command module (keeps concurrent additions conflict-free)
+from .commands import alter
+from .commands import create
+from .commands import inspect
 from .commands import list as list_cmd
+from .commands import quickstart
+from .commands import read
+from .commands import write
 from .errors import EXIT_CODES, CliCommand
 
 PROG_NAME = "paimon-cli"

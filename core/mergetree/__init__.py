@@ -1,0 +1,1 @@
+"""The LSM tree of primary-key tables: levels, sorted runs, compaction picking and rewriting."""
