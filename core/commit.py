@@ -151,6 +151,7 @@ class FileStoreCommit:
         dynamic: bool | None = None,
         identifier: int = BATCH_COMMIT_IDENTIFIER,
         watermark: int | None = None,
+        base_snapshot_id: int | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot; returns it, or None when there was nothing to commit.
 
@@ -159,6 +160,10 @@ class FileStoreCommit:
         ``dynamic-partition-overwrite`` (default true; ``dynamic`` overrides the option) only
         the partitions the new files touch are replaced, and an overwrite without new files
         changes nothing (Java's behaviour).
+
+        ``base_snapshot_id`` pins an overwrite to the snapshot its new files were computed
+        from: if any later non-COMPACT snapshot added data files in the overwritten scope, the
+        commit fails with CommitConflict instead of silently deleting them (apache/paimon#4802).
         """
         kind = commit_kind.upper()
         if kind not in COMMIT_KINDS:
@@ -170,7 +175,11 @@ class FileStoreCommit:
         props = dict(properties) if properties else None
 
         if overwrite is not None:
-            return self._overwrite(overwrite, table_entries, index_entries, dynamic, identifier, watermark, props)
+            return self._overwrite(
+                overwrite, table_entries, index_entries, dynamic, identifier, watermark, props, base_snapshot_id
+            )
+        if base_snapshot_id is not None:
+            raise InvalidInput("base_snapshot_id pins an overwrite; it needs overwrite=")
 
         if not table_entries and not changelog_entries and not index_entries:
             return None
@@ -181,6 +190,54 @@ class FileStoreCommit:
         check = kind != "APPEND"
         changes = _Changes(table_entries, changelog_entries, index_entries)
         return self._try_commit(lambda latest: changes, kind, check, identifier, watermark, props)
+
+    def commit_increments(
+        self,
+        append: Sequence[CommitMessage],
+        compact: Sequence[CommitMessage],
+        properties: Mapping[str, str] | None = None,
+    ) -> list[Snapshot]:
+        """A writer's two increments as Java commits them: an APPEND snapshot, then a COMPACT one.
+
+        The snapshots are separate (as in Java), so a failed compact commit leaves the append
+        committed; the raised error then carries it as ``committed`` for the caller's report.
+        """
+        out: list[Snapshot] = []
+        snap = self.commit(append, "APPEND", properties=properties) if append else None
+        if snap is not None:
+            out.append(snap)
+        try:
+            snap = self.commit(compact, "COMPACT", properties=properties) if compact else None
+        except Exception as e:
+            e.committed = list(out)  # type: ignore[attr-defined]
+            raise
+        if snap is not None:
+            out.append(snap)
+        return out
+
+    def drop_partitions(self, specs: Sequence[Mapping[str, Any]]) -> Snapshot:
+        """One OVERWRITE snapshot deleting every live data and index file of the partitions (Java's dropPartitions).
+
+        Each spec must name every partition key (a full partition), as Java requires.
+        """
+        keys = self.table.schema.partition_keys
+        if not keys:
+            raise InvalidInput("drop partitions: the table is not partitioned")
+        if not specs:
+            raise InvalidInput("drop partitions: no partition given")
+        filters = []
+        for spec in specs:
+            missing = [k for k in keys if k not in spec]
+            if missing:
+                raise InvalidInput(f"drop partition {dict(spec)}: partition key {missing[0]!r} has no value")
+            f = self._static_partition_filter(spec)
+            assert f is not None
+            filters.append(f)
+
+        def any_of(partition: bytes) -> bool:
+            return any(f(partition) for f in filters)
+
+        return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
 
     def truncate(self) -> Snapshot:
         """Overwrite the whole table with nothing (an OVERWRITE snapshot with only DELETEs)."""
@@ -253,6 +310,7 @@ class FileStoreCommit:
         identifier: int,
         watermark: int | None,
         props: dict[str, str] | None,
+        base_snapshot_id: int | None = None,
     ) -> Snapshot | None:
         """Delete every live file (and index file) the filter selects, then add the new ones."""
         partitioned = bool(self.partition_types)
@@ -275,10 +333,26 @@ class FileStoreCommit:
             part_filter = touched.__contains__
         else:
             part_filter = static  # None = whole table
+        return self._overwrite_filtered(
+            part_filter, table_entries, index_entries, identifier, watermark, props, base_snapshot_id
+        )
+
+    def _overwrite_filtered(
+        self,
+        part_filter: Callable[[bytes], bool] | None,
+        table_entries: list[ManifestEntry],
+        index_entries: list[IndexManifestEntry],
+        identifier: int,
+        watermark: int | None,
+        props: dict[str, str] | None,
+        base_snapshot_id: int | None,
+    ) -> Snapshot:
         adds = [e for e in table_entries if e.kind == FileKind.ADD]
         extra_deletes = [e for e in table_entries if e.kind == FileKind.DELETE]
 
         def build(latest: Snapshot | None) -> _Changes:
+            if base_snapshot_id is not None:
+                self._check_nothing_added_since(base_snapshot_id, latest, part_filter)
             deletes: list[ManifestEntry] = []
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None:
@@ -294,6 +368,27 @@ class FileStoreCommit:
             return _Changes(deletes + adds, [], index_deletes + index_entries)
 
         return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props)
+
+    def _check_nothing_added_since(
+        self, base_id: int, latest: Snapshot | None, part_filter: Callable[[bytes], bool] | None
+    ) -> None:
+        """CommitConflict if a non-COMPACT snapshot after ``base_id`` added files in the scope."""
+        if latest is None or latest.id <= base_id:
+            if latest is None or latest.id < base_id:
+                raise CommitConflict(f"the base snapshot {base_id} of this overwrite is no longer the table's history")
+            return
+        scan = self.table.store_scan
+        for sid in range(base_id + 1, latest.id + 1):
+            snap = self.snapshot_manager.snapshot(sid)
+            if snap.commit_kind == "COMPACT":
+                continue  # compactions rearrange data the base already had
+            for e in scan.delta(snap):
+                if e.kind == FileKind.ADD and (part_filter is None or part_filter(e.partition)):
+                    raise CommitConflict(
+                        f"snapshot {sid} ({snap.commit_kind}) added {e.file.file_name} in partition "
+                        f"{self._partition_str(e.partition)} after base snapshot {base_id}; overwriting would "
+                        "lose it, give up committing"
+                    )
 
     def _static_partition_filter(self, spec: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
         """A predicate for a (possibly partial) static partition spec; None for ``{}``."""

@@ -450,6 +450,56 @@ def test_static_partition_overwrite(wh: str) -> None:
         c.commit([], overwrite={"id": "1"})
 
 
+def test_pinned_overwrite_refuses_data_appended_after_its_base(wh: str) -> None:
+    t = make_table(wh)
+    c, files = _three_partitions(t)
+    base = t.snapshot_manager.latest_snapshot_id()
+    assert base is not None
+    # a compaction in between is fine: it only rearranges data the base had
+    c.commit([msg(t, [dfile(1, level=1)], dt="a", deleted_files=[files["a"]])], "COMPACT")
+    late = dfile(5)
+    c.commit([msg(t, [late], dt="b")])  # appended after the base, in the overwritten partition
+    before = live_names(t)
+    with pytest.raises(CommitConflict, match="after base snapshot"):
+        c.commit([msg(t, [dfile(3)], dt="b")], overwrite={}, base_snapshot_id=base)
+    assert live_names(t) == before
+    # another partition's overwrite is not affected by that append
+    new_c = dfile(4)
+    snap = c.commit([msg(t, [new_c], dt="c")], overwrite={}, base_snapshot_id=base)
+    assert snap is not None and new_c.file_name in live_names(t) and late.file_name in live_names(t)
+    with pytest.raises(InvalidInput, match="pins an overwrite"):
+        c.commit([msg(t, [dfile(3)], dt="b")], base_snapshot_id=base)
+
+
+def test_drop_partitions_is_one_overwrite(wh: str) -> None:
+    t = make_table(wh)
+    c, files = _three_partitions(t)
+    snap = c.drop_partitions([{"dt": "a"}, {"dt": "c"}])
+    assert snap.commit_kind == "OVERWRITE" and snap.delta_record_count == -5
+    assert live_names(t) == {files["b"].file_name}
+    with pytest.raises(InvalidInput, match="not partitioned"):
+        FileStoreCommit(make_table(wh, "u", partitioned=False)).drop_partitions([{"dt": "a"}])
+    with pytest.raises(InvalidInput, match="no partition given"):
+        c.drop_partitions([])
+
+
+def test_commit_increments_append_then_compact(wh: str) -> None:
+    t = make_table(wh, pk=True)
+    c = FileStoreCommit(t)
+    f0 = dfile(3, level=0, lo=1, hi=3)
+    up = dfile(3, level=5, lo=1, hi=3)
+    snaps = c.commit_increments([msg(t, [f0])], [msg(t, [up], deleted_files=[f0])])
+    assert [s.commit_kind for s in snaps] == ["APPEND", "COMPACT"]
+    assert live_names(t) == {up.file_name}
+    # a failing compact increment leaves the append committed and says so
+    f1 = dfile(2, level=0, lo=4, hi=5)
+    gone = dfile(2, level=0, lo=6, hi=7)
+    with pytest.raises(CommitConflict) as err:
+        c.commit_increments([msg(t, [f1])], [msg(t, [dfile(2, level=5, lo=6, hi=7)], deleted_files=[gone])])
+    assert [s.commit_kind for s in err.value.committed] == ["APPEND"]  # type: ignore[attr-defined]
+    assert live_names(t) == {up.file_name, f1.file_name}
+
+
 def test_overwrite_unpartitioned_and_truncate(wh: str) -> None:
     t = make_table(wh, partitioned=False)
     c = FileStoreCommit(t)
