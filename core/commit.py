@@ -481,6 +481,7 @@ class FileStoreCommit:
         new_id = self._next_id(latest)
         if check_conflicts:
             self._check_conflicts(latest, changes.table, kind)
+            self._check_deletion_vector_conflicts(latest, changes)
 
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
@@ -895,6 +896,50 @@ class FileStoreCommit:
                         f"LSM conflict in partition {self._partition_str(part)}, bucket {bucket}, level {level}: "
                         f"key ranges of {a[2].file.file_name} and {b[2].file.file_name} overlap; give up committing"
                     )
+
+    def _check_deletion_vector_conflicts(self, latest: Snapshot | None, changes: _Changes) -> None:
+        """Deletion vectors written meanwhile must not be lost: their rows would come back.
+
+        A commit may only replace a DV index file that is still live, and may only delete a
+        data file whose live deletion vector it replaces too (a compaction that read the file
+        before a concurrent DELETE marked rows in it would otherwise resurrect them).
+        """
+        dv_deletes = [
+            e for e in changes.index
+            if e.kind == FileKind.DELETE and e.index_file.index_type == DELETION_VECTORS_INDEX
+        ]
+        data_deletes = [e for e in changes.table if e.kind == FileKind.DELETE]
+        if latest is None or not (dv_deletes or data_deletes):
+            return
+        live = [e for e in self._index_entries(latest) if e.index_file.index_type == DELETION_VECTORS_INDEX]
+        if not live and not dv_deletes:
+            return
+        live_names = {e.index_file.file_name for e in live}
+        for e in dv_deletes:
+            if e.index_file.file_name not in live_names:
+                raise CommitConflict(
+                    f"deletion-vector index file {e.index_file.file_name} (partition "
+                    f"{self._partition_str(e.partition)}, bucket {e.bucket}) to replace is not in snapshot {latest.id} "
+                    "(a concurrent commit replaced it); give up committing"
+                )
+        replaced = {e.index_file.file_name for e in dv_deletes}
+        covered: dict[tuple[bytes, int, str], str] = {}
+        for e in live:
+            if e.index_file.file_name in replaced:
+                continue
+            for r in e.index_file.dv_ranges or ():
+                covered[(e.partition, e.bucket if not self.bucket_unaware else 0, r.data_file_name)] = (
+                    e.index_file.file_name
+                )
+        if not covered:
+            return
+        for e in data_deletes:
+            index_name = covered.get((e.partition, e.bucket if not self.bucket_unaware else 0, e.file.file_name))
+            if index_name is not None:
+                raise CommitConflict(
+                    f"data file {e.file.file_name} (partition {self._partition_str(e.partition)}, bucket {e.bucket}) "
+                    f"gained deletion vectors in {index_name} after it was read; give up committing"
+                )
 
     def _key(self, data: bytes) -> tuple[Any, ...]:
         """A sortable form of a serialized trimmed-PK row (nulls first)."""

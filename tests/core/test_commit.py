@@ -581,6 +581,33 @@ def test_unaware_dv_index_combined_by_file_name(wh: str) -> None:
     assert [e.index_file.file_name for e in t.store_scan.index_entries(snap)] == ["index-dv-2"]
 
 
+def test_compaction_must_not_lose_deletion_vectors_written_meanwhile(wh: str) -> None:
+    t = make_table(wh, pk=True, options={"deletion-vectors.enabled": "true"})
+    c = FileStoreCommit(t)
+    f = dfile(10, level=5, lo=1, hi=9)
+    c.commit([msg(t, [f])])
+    # a concurrent delete marks rows of f after a compaction read it
+    dv1 = IndexFileMeta("DELETION_VECTORS", "index-dv-1", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 2),))
+    c.commit([msg(t, [], new_index_files=[dv1])])
+    rewritten = dfile(10, level=5, lo=1, hi=9)
+    with pytest.raises(CommitConflict, match="gained deletion vectors in index-dv-1"):
+        c.commit([msg(t, [rewritten], deleted_files=[f])], "COMPACT")
+    # a compaction that saw dv1 and replaces it is fine
+    snap = c.commit([msg(t, [rewritten], deleted_files=[f], deleted_index_files=[dv1])], "COMPACT")
+    assert snap is not None and t.store_scan.index_entries(snap) == []
+    # replacing an index file that is no longer live loses someone's vectors
+    dv2 = IndexFileMeta("DELETION_VECTORS", "index-dv-2", 30, 1,
+                        (DeletionVectorMeta(rewritten.file_name, 1, 20, 2),))
+    dv3 = IndexFileMeta("DELETION_VECTORS", "index-dv-3", 30, 1,
+                        (DeletionVectorMeta(rewritten.file_name, 1, 20, 4),))
+    c.commit([msg(t, [], new_index_files=[dv2])])
+    c.commit([msg(t, [], new_index_files=[dv3], deleted_index_files=[dv2])])
+    dv4 = IndexFileMeta("DELETION_VECTORS", "index-dv-4", 30, 1,
+                        (DeletionVectorMeta(rewritten.file_name, 1, 20, 3),))
+    with pytest.raises(CommitConflict, match="index-dv-2 .* to replace is not in snapshot"):
+        c.commit([msg(t, [], new_index_files=[dv4], deleted_index_files=[dv2])])
+
+
 # ---------------------------------------------------------------------------- races, retries, cleanup
 
 
