@@ -361,6 +361,251 @@ def _write_avro(table: pa.Table, fields: list[DataField], options: CoreOptions) 
     return out.getvalue()
 
 
+class DataFileWriter:
+    """Streams tables into ONE data file (Parquet/ORC/Avro) with the same encoding as
+    :func:`encode_data_file`, so a file never has to be held in memory as a whole.
+
+    Why: compaction output files are up to ``target-file-size`` and a bucket can be many
+    GB; the rolling writer (core/mergetree/file_writer.py) pushes merged batches here.
+    Parquet row groups are buffered up to ``row_group_bytes`` Arrow bytes (the first one
+    smaller, so :attr:`compression_ratio` is known early for rolling decisions).
+    """
+
+    FIRST_ROW_GROUP_BYTES = 4 << 20
+
+    def __init__(
+        self,
+        file_io: FileIO,
+        path: str,
+        fields: list[DataField],
+        file_format: str,
+        options: CoreOptions,
+        row_group_bytes: int = 64 << 20,
+    ) -> None:
+        fmt = file_format.lower()
+        if fmt not in FORMATS:
+            raise InvalidInput(f"file.format={file_format!r} is not supported (use parquet, orc or avro)")
+        self.file_io = file_io
+        self.path = path
+        self.fields = list(fields)
+        self.fmt = fmt
+        self.options = options
+        self.schema = arrow_schema(self.fields)
+        self.row_group_bytes = row_group_bytes
+        self._sink: Any = None
+        self._writer: Any = None
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
+        self.arrow_bytes_in = 0  # Arrow bytes handed to the encoder (flushed to the sink)
+        self.rows = 0
+        self._closed = False
+        self._int96 = False
+        self._phys: Any = None
+
+    # -- public ---------------------------------------------------------------------------
+
+    def write(self, table: pa.Table | pa.RecordBatch) -> None:
+        import pyarrow as pa
+
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        if table.num_rows == 0:
+            return
+        table = _conform(table, self.fields, self.schema)
+        self.rows += table.num_rows
+        if self.fmt == "parquet":
+            self._pending.append(table)
+            self._pending_bytes += table.nbytes
+            limit = self.FIRST_ROW_GROUP_BYTES if self.arrow_bytes_in == 0 else self.row_group_bytes
+            if self._pending_bytes >= limit:
+                self._flush_parquet()
+        elif self.fmt == "orc":
+            self._write_orc(table)
+        else:
+            self._write_avro(table)
+
+    @property
+    def compression_ratio(self) -> float | None:
+        """File bytes per Arrow byte seen so far (None until something reached the sink, and
+        for ORC, whose writer holds whole stripes back)."""
+        if self.fmt == "orc":
+            return None
+        pos = self.position
+        if pos <= 0 or self.arrow_bytes_in <= 0:
+            return None
+        return pos / self.arrow_bytes_in
+
+    @property
+    def position(self) -> int:
+        if self._sink is None:
+            return 0
+        try:
+            return int(self._sink.tell())
+        except Exception:  # noqa: BLE001 - some streams cannot tell
+            return 0
+
+    def estimated_size(self, default_ratio: float = 0.3) -> int:
+        """Current file size including what is still buffered (estimated with the ratio)."""
+        ratio = self.compression_ratio or default_ratio
+        if self.fmt == "parquet":
+            return self.position + int(self._pending_bytes * ratio)
+        if self.fmt == "orc":
+            return int(self.arrow_bytes_in * ratio)
+        return int(max(self.position, self.arrow_bytes_in * ratio))
+
+    def close(self) -> int:
+        """Finish the file; returns its size in bytes."""
+        if self._closed:
+            raise InvalidInput(f"{self.path}: data file writer already closed")
+        if self.fmt == "parquet":
+            self._flush_parquet()
+        self._ensure_open()
+        if self._writer is not None:
+            if self.fmt == "avro":
+                self._writer.flush()
+            else:
+                self._writer.close()
+        size = self.position
+        self._sink.close()
+        self._closed = True
+        return size
+
+    def abort(self) -> None:
+        """Drop the file (best effort)."""
+        try:
+            if self._writer is not None and self.fmt != "avro":
+                self._writer.close()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            if self._sink is not None:
+                self._sink.close()
+        except Exception:  # noqa: BLE001
+            pass
+        self._closed = True
+        try:
+            self.file_io.delete(self.path)
+        except Exception:  # noqa: BLE001
+            pass
+
+    # -- formats ----------------------------------------------------------------------------
+
+    def _ensure_open(self) -> None:
+        if self._sink is None:
+            self._sink = self.file_io.open_output(self.path)
+            if self.fmt == "avro":
+                self._open_avro()
+            elif self.fmt == "orc" and self._writer is None:
+                import pyarrow.orc as orc
+
+                codec = self.options.file_compression.lower()
+                if codec not in _ORC_CODECS:
+                    raise InvalidInput(
+                        f"file.compression={codec!r} is not supported for orc (use {', '.join(_ORC_CODECS)})")
+                self._writer = orc.ORCWriter(self._sink, compression=_ORC_CODECS[codec])
+
+    def _flush_parquet(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._pending:
+            if self._writer is None:  # an empty file still needs a valid footer
+                self._ensure_open()
+                empty = pa.Table.from_batches([], schema=self.schema)
+                kwargs, self._int96 = _parquet_kwargs(empty, self.options)
+                self._phys = _parquet_physical(empty, self._int96).schema
+                self._writer = pq.ParquetWriter(self._sink, self._phys, **kwargs)
+            return
+        table = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending = []
+        self._pending_bytes = 0
+        if self._writer is None:
+            self._ensure_open()
+            kwargs, self._int96 = _parquet_kwargs(table, self.options)
+            first = _parquet_physical(table, self._int96)
+            self._phys = first.schema
+            self._writer = pq.ParquetWriter(self._sink, self._phys, **kwargs)
+        phys = _parquet_physical(table, self._int96)
+        self._writer.write_table(phys, row_group_size=max(1, phys.num_rows))
+        self.arrow_bytes_in += table.nbytes
+
+    def _write_orc(self, table: pa.Table) -> None:
+        import pyarrow as pa
+
+        self._ensure_open()
+        schema = pa.schema([f.with_type(_orc_physical(f.type)).remove_metadata() for f in table.schema])
+        if not schema.equals(table.schema):
+            table = table.cast(schema)
+        self._writer.write(table)
+        self.arrow_bytes_in += table.nbytes
+
+    def _open_avro(self) -> None:
+        import fastavro
+
+        codec_name = self.options.file_compression.lower()
+        if codec_name not in _AVRO_CODECS:
+            raise InvalidInput(
+                f"file.compression={codec_name!r} is not supported for avro (use {', '.join(_AVRO_CODECS)})")
+        codec = _AVRO_CODECS[codec_name]
+        parsed = fastavro.parse_schema(avro_schema(self.fields))
+        self._writer = fastavro.write.Writer(
+            self._sink, parsed, codec=codec, sync_interval=64_000,
+            compression_level=self.options.file_compression_zstd_level if codec == "zstandard" else None,
+        )
+
+    def _write_avro(self, table: pa.Table) -> None:
+        import pyarrow as pa
+
+        self._ensure_open()
+        phys = pa.schema([f.with_type(_avro_physical(f.type)) for f in table.schema])
+        t = table.cast(phys)
+        fixups = _map_fixups(self.fields)
+        for batch in t.to_batches(max_chunksize=4096):
+            rows = batch.to_pylist()
+            if fixups:
+                rows = [dict(r, **{n: _fix_maps(r[n], ty) for n, ty in fixups}) for r in rows]
+            for r in rows:
+                self._writer.write(r)
+        self.arrow_bytes_in += table.nbytes
+
+
+def _parquet_kwargs(table: pa.Table, options: CoreOptions) -> tuple[dict[str, Any], bool]:
+    """ParquetWriter settings of :func:`_write_parquet` (dictionary choice from ``table``)."""
+    codec = options.file_compression.lower()
+    if codec not in _PARQUET_CODECS:
+        raise InvalidInput(f"file.compression={codec!r} is not supported for parquet (use {', '.join(_PARQUET_CODECS)})")
+    int96 = any(_has_nanos(f.type) for f in table.schema)
+    phys = _parquet_physical(table, int96)
+    kwargs: dict[str, Any] = {"use_dictionary": _dictionary_columns(phys)}
+    if _PARQUET_CODECS[codec] == "zstd":
+        kwargs["compression_level"] = options.file_compression_zstd_level
+    kwargs.update(
+        compression=_PARQUET_CODECS[codec],
+        use_compliant_nested_type=True,
+        store_decimal_as_integer=True,
+        use_deprecated_int96_timestamps=int96,
+        data_page_size=options.get_memory_bytes("page-size") or 64 * 1024,
+        write_statistics=True,
+    )
+    return kwargs, int96
+
+
+def _parquet_physical(table: pa.Table, int96: bool) -> pa.Table:
+    """With INT96 in the file, p<=6 timestamp columns are stored as bare INT64 (module docstring)."""
+    import pyarrow as pa
+
+    if not int96:
+        return table
+    cols, flds = [], []
+    for col, f in zip(table.columns, table.schema):
+        if pa.types.is_timestamp(f.type) and f.type.unit != "ns":
+            col = col.cast(pa.int64())
+            f = f.with_type(pa.int64())
+        cols.append(col)
+        flds.append(f)
+    return pa.Table.from_arrays(cols, schema=pa.schema(flds))
+
+
 def encode_data_file(table: pa.Table, fields: list[DataField], file_format: str, options: CoreOptions) -> bytes:
     """The bytes of one data file holding ``table`` (columns cast to ``fields`` by name)."""
     data = _encode(table, fields, file_format, options)
@@ -481,8 +726,14 @@ def iter_data_file_batches(
     fields: list[DataField],
     columns: list[str] | None = None,
     batch_rows: int = 65536,
+    *,
+    low_memory: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """Stream a data file as record batches typed by ``fields`` (the file's schema)."""
+    """Stream a data file as record batches typed by ``fields`` (the file's schema).
+
+    ``low_memory``: Parquet pages are read through a small buffer instead of whole column
+    chunks (row groups of Java files are up to 128 MB; compaction keeps one per run open).
+    """
     wanted = _select(fields, columns, path)
     names = [f.name for f in wanted]
     fmt = format_of(path)
@@ -491,7 +742,8 @@ def iter_data_file_batches(
 
         with file_io.open_input(path) as f:
             try:
-                pf = pq.ParquetFile(f)
+                pf = (pq.ParquetFile(f, buffer_size=1 << 20, pre_buffer=False) if low_memory
+                      else pq.ParquetFile(f))
                 for b in pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
                     yield from _to_target(b, wanted, path).to_batches()
             except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
@@ -507,10 +759,37 @@ def iter_data_file_batches(
                     yield from t.to_batches(max_chunksize=batch_rows)
             except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
                 raise CorruptMetadata(path, f"cannot read ORC: {e}") from e
+    elif low_memory:
+        yield from _iter_avro_streaming(file_io, path, wanted, batch_rows)
     else:
         records = _read_avro_records(file_io.read_bytes(path), path)
         for start in range(0, len(records), batch_rows):
             yield from _avro_table(records[start : start + batch_rows], wanted, path).to_batches()
+
+
+def _iter_avro_streaming(file_io: FileIO, path: str, wanted: list[DataField], batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """Avro records decoded block by block from the stream (never the whole file as dicts)."""
+    import fastavro
+
+    with file_io.open_input(path) as f:
+        try:
+            reader = iter(fastavro.reader(f))
+        except Exception as e:  # fastavro raises many kinds
+            raise CorruptMetadata(path, f"cannot decode Avro data file: {e}") from e
+        while True:
+            buf: list[dict[str, Any]] = []
+            try:
+                for rec in reader:
+                    buf.append(rec)
+                    if len(buf) >= batch_rows:
+                        break
+            except Exception as e:  # fastavro raises many kinds
+                raise CorruptMetadata(path, f"cannot decode Avro data file: {e}") from e
+            if not buf:
+                return
+            yield from _avro_table(buf, wanted, path).to_batches()
+            if len(buf) < batch_rows:
+                return
 
 
 def read_data_file(
@@ -577,6 +856,7 @@ def evolve(table: pa.Table, file_fields: list[DataField], target_fields: list[Da
 
 
 __all__ = [
+    "DataFileWriter",
     "FORMATS",
     "avro_schema",
     "encode_data_file",

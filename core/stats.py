@@ -270,6 +270,162 @@ def to_simple_stats(stats: list[ColStats], types: list[DataType]) -> SimpleStats
     )
 
 
+def value_stats_from_raw(
+    raw_of: Any,
+    fields: list[DataField],
+    options: CoreOptions,
+    file_format: str | None = None,
+) -> tuple[SimpleStats, tuple[str, ...] | None]:
+    """:func:`collect_value_stats` over raw column stats given by ``raw_of(field) -> ColStats``.
+
+    Why: a streaming writer (core/mergetree/file_writer.py) accumulates raw stats batch by
+    batch (:class:`StatsAccumulator`); the modes, dense store and encoding must be the
+    same code path as for a whole table.
+    """
+    modes = value_stats_modes(fields, options)
+    dense = options.get_bool("metadata.stats-dense-store", True)
+    stats: list[ColStats] = []
+    types: list[DataType] = []
+    names: list[str] = []
+    for f, mode in zip(fields, modes):
+        if dense and mode.kind == "none":
+            continue
+        if mode.kind == "none":
+            s = ColStats(None, None, None)
+        else:
+            s = apply_mode(raw_of(f), mode)
+        stats.append(s)
+        types.append(f.type)
+        names.append(f.name)
+    cols: tuple[str, ...] | None
+    if not dense or len(names) == len(fields):
+        cols = None
+    else:
+        cols = tuple(names)
+    return to_simple_stats(stats, types), cols
+
+
+def key_stats_from_raw(raw_of: Any, key_fields: list[DataField], options: CoreOptions | None = None) -> SimpleStats:
+    """:func:`collect_key_stats` over raw column stats given by ``raw_of(field) -> ColStats``."""
+    opts = options.options if options is not None else {}
+    stats = []
+    for f in key_fields:
+        mode = StatsMode.parse(opts.get(f"fields.{f.name}.stats-mode", SYSTEM_TRUNCATE))
+        stats.append(apply_mode(raw_of(f), mode))
+    return to_simple_stats(stats, [f.type for f in key_fields])
+
+
+class StatsAccumulator:
+    """Raw column stats of a file written batch by batch, equal to :func:`raw_col_stats` of the
+    concatenated batches.
+
+    Why: streaming writers must not hold a whole file. Each batch is reduced to a few
+    representative values per column (min, max; for FLOAT/DOUBLE also a NaN, the zero(s)
+    whose sign the format's rule looks at) kept in file order, and the null count is summed;
+    :meth:`raw` runs :func:`raw_col_stats` over the representatives, so every per-format
+    rule (NaN, signed zeros, ORC's first zero, Parquet's string size limit) is applied by the
+    same code as for a whole table.
+    """
+
+    _COMPACT_EVERY = 64
+
+    def __init__(self, fields: list[DataField], file_format: str, skip: set[str] | None = None) -> None:
+        self.fields = list(fields)
+        self.fmt = file_format.lower()
+        self.skip = set(skip or ())
+        self.nulls: dict[str, int] = {f.name: 0 for f in self.fields}
+        self.reps: dict[str, list[Any]] = {f.name: [] for f in self.fields}
+        self.rows = 0
+
+    def update(self, table: pa.Table | pa.RecordBatch, columns: dict[str, Any] | None = None) -> None:
+        """Add a batch; ``columns`` optionally maps a field name to the column to use."""
+        n = table.num_rows
+        if n == 0:
+            return
+        self.rows += n
+        names = table.schema.names
+        for f in self.fields:
+            if f.name in self.skip:
+                continue
+            col = columns[f.name] if columns and f.name in columns else table.column(names.index(f.name))
+            self.nulls[f.name] += int(col.null_count)
+            if not self._tracks(f.type):
+                continue
+            rep = _representatives(col, f.type, self.fmt)
+            if rep is not None and len(rep):
+                lst = self.reps[f.name]
+                lst.append(rep)
+                if len(lst) >= self._COMPACT_EVERY:
+                    merged = _concat(lst, f.type)
+                    self.reps[f.name] = [_representatives(merged, f.type, self.fmt)]
+
+    def _tracks(self, dt: DataType) -> bool:
+        if isinstance(dt, (_NESTED, BinaryType, VarBinaryType, BlobType)):
+            return False
+        if self.fmt == "parquet" and isinstance(dt, (TimestampType, LocalZonedTimestampType)) and dt.precision > 6:
+            return False
+        return True
+
+    def raw(self, f: DataField) -> ColStats:
+        """What :func:`raw_col_stats` returns for column ``f`` of everything added so far."""
+        nulls = self.nulls.get(f.name, 0)
+        if isinstance(f.type, _NESTED):
+            return ColStats(None, None, None if self.fmt == "parquet" else nulls)
+        if not self._tracks(f.type):
+            return ColStats(None, None, nulls)
+        lst = self.reps.get(f.name) or []
+        if not lst:
+            return ColStats(None, None, nulls)
+        r = raw_col_stats(_concat(lst, f.type), f.type, self.fmt)
+        return ColStats(r.min, r.max, nulls)
+
+
+def _concat(arrays: list[Any], dt: DataType) -> Any:  # noqa: ARG001 - dt kept for symmetry
+    import pyarrow as pa
+
+    return arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays).combine_chunks()
+
+
+def _representatives(col: Any, dt: DataType, fmt: str) -> Any:
+    """A few values of ``col`` (file order kept) whose :func:`raw_col_stats` min/max equal the column's."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if col.null_count:
+        col = pc.drop_null(col)
+    if len(col) == 0:
+        return col
+    if isinstance(dt, (FloatType, DoubleType)):
+        nan = pc.is_nan(col)
+        has_nan = bool(pc.any(nan).as_py())
+        clean = pc.filter(col, pc.invert(nan)) if has_nan else col
+        vals: list[Any] = []
+        if len(clean):
+            zero = pc.equal(clean, pa.scalar(0.0, clean.type))
+            if pc.any(zero).as_py():
+                zeros = pc.filter(clean, zero)
+                if fmt == "orc":
+                    vals.append(zeros.slice(0, 1))
+                else:
+                    signs = np.signbit(zeros.to_numpy(zero_copy_only=False))
+                    if signs.any():
+                        vals.append(pa.array([-0.0], clean.type))
+                    if (~signs).any():
+                        vals.append(pa.array([0.0], clean.type))
+            mm = pc.min_max(clean)
+            for s in (mm["min"], mm["max"]):
+                if s.as_py() != 0.0:
+                    vals.append(pa.array([s.as_py()], clean.type))
+        if has_nan:
+            vals.append(pa.array([float("nan")], col.type))
+        return pa.concat_arrays(vals) if vals else col.slice(0, 0)
+    mm = pc.min_max(col)
+    return pa.array([mm["min"], mm["max"]], type=col.type)
+
+
 def collect_value_stats(
     table: pa.Table,
     fields: list[DataField],
@@ -334,14 +490,17 @@ def decode_stats(stats: SimpleStats, types: list[DataType]) -> list[ColStats]:
 
 __all__ = [
     "ColStats",
+    "StatsAccumulator",
     "StatsMode",
     "apply_mode",
     "collect_key_stats",
     "collect_value_stats",
     "decode_stats",
+    "key_stats_from_raw",
     "raw_col_stats",
     "to_simple_stats",
     "truncate_max",
     "truncate_min",
+    "value_stats_from_raw",
     "value_stats_modes",
 ]

@@ -1,0 +1,404 @@
+"""RollingFileWriter: stream record batches into data files rolled at ``target-file-size``.
+
+Java's compaction (and append-table compaction) writes through ``RollingFileWriter``: one
+writer per output, a new file once the current one reaches the target size, each file's
+``DataFileMeta`` built from statistics collected while writing. This module does the same
+batch by batch, never holding a whole file:
+
+* bytes go to :class:`core.data_file.DataFileWriter` (ParquetWriter / ORCWriter / fastavro
+  streaming; same encoding as ``core.data_file.encode_data_file``);
+* value / key statistics are accumulated per batch with :class:`core.stats.StatsAccumulator`
+  and encoded by the same functions as ``core.stats.collect_*_stats`` (identical bytes to
+  computing them over the whole file);
+* primary-key (``kind="kv"``) files: input batches hold ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``
+  and the value columns (``_KEY_<k>`` columns are optional: taken from the value columns
+  when absent), sorted by key; min/max key are the first/last row's key;
+* append (``kind="append"``) files: the table columns; sequence numbers are numbered from
+  ``sequence_start`` as Java's append writers do (``LongCounter``), unless the batch carries
+  ``_SEQUENCE_NUMBER``.
+
+Hook for file indexes (package "fileindex"): by default (``index_builder_factory="auto"``) the
+table's ``file-index.*`` options are built with ``core.fileindex.writer.index_builder_factory``;
+pass None for no index, or a callable ``factory(data_file_path) -> builder``; per data file the writer calls
+``builder.write_batch(table)`` with every chunk written to that file (value columns named
+as the table's fields) and at file close ``builder.finish()``, which returns None or
+``(embedded_index: bytes | None, extra_files: tuple[str, ...])`` (extra file NAMES written
+next to the data file; they are added to :attr:`written` so an abort removes them).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Any, Callable
+
+from .. import binary_row, paths
+from ..arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from ..errors import InvalidInput
+from ..fileio import join
+from ..manifest import FileSource
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..data_file import DataFileWriter
+    from ..manifest import DataFileMeta
+    from ..options import CoreOptions
+    from ..schema import TableSchema
+    from ..stats import StatsAccumulator
+    from ..table import FileStoreTable
+
+KV = "kv"
+APPEND = "append"
+_CHECK_ROWS = 1000  # Java's RollingFileWriter checks the size every 1000 records
+
+
+def output_options(options: CoreOptions, level: int, changelog: bool = False) -> CoreOptions:
+    """The options a file of ``level`` is written with: ``file.compression.per.level`` /
+    ``metadata.stats-mode.per.level`` (and changelog-file.* for changelog files) folded in."""
+    from ..options import CoreOptions
+
+    opts = dict(options.options)
+    if changelog:
+        comp = options.options.get("changelog-file.compression")
+        if comp:
+            opts["file.compression"] = comp
+    else:
+        comp_lvl = options.file_compression_per_level().get(level)
+        if comp_lvl:
+            opts["file.compression"] = comp_lvl
+        mode_lvl = options.metadata_stats_mode_per_level().get(level)
+        if mode_lvl:
+            opts["metadata.stats-mode"] = mode_lvl
+    return CoreOptions(opts)
+
+
+def output_format(options: CoreOptions, level: int, changelog: bool = False) -> str:
+    """``file.format.per.level`` (or ``changelog-file.format``) else ``file.format``."""
+    if changelog:
+        return options.changelog_file_format
+    return options.file_format_per_level().get(level, options.file_format).lower()
+
+
+class _OpenFile:
+    """State of the file being written."""
+
+    def __init__(self, name: str, path: str, writer: DataFileWriter, values: StatsAccumulator,
+                 keys: StatsAccumulator | None, index_builder: Any) -> None:
+        self.name = name
+        self.path = path
+        self.writer = writer
+        self.values = values
+        self.keys = keys
+        self.index_builder = index_builder
+        self.rows = 0
+        self.min_key: bytes | None = None
+        self.max_key: bytes | None = None
+        self.min_seq: int | None = None
+        self.max_seq: int | None = None
+        self.deletes = 0
+
+
+class RollingFileWriter:
+    """Writes batches of one (partition, bucket) into files of ``level``, rolling at the target size.
+
+    ``close()`` returns the new files' metadata; ``abort()`` deletes everything written.
+    Every created path is in :attr:`written` from the moment the file is opened.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        partition: bytes,
+        bucket: int,
+        *,
+        kind: str = KV,
+        level: int = 0,
+        file_source: int = FileSource.COMPACT,
+        schema: TableSchema | None = None,
+        options: CoreOptions | None = None,
+        target_file_size: int | None = None,
+        file_format: str | None = None,
+        changelog: bool = False,
+        sequence_start: int = 0,
+        partition_dir: str | None = None,
+        index_builder_factory: Callable[[str], Any] | None | str = "auto",
+    ) -> None:
+        if kind not in (KV, APPEND):
+            raise InvalidInput(f"RollingFileWriter: kind must be 'kv' or 'append', not {kind!r}")
+        self.table = table
+        self.schema = schema if schema is not None else table.schema
+        base_opts = options if options is not None else self.schema.core_options
+        self.kind = kind
+        self.level = level
+        self.file_source = int(file_source)
+        self.changelog = changelog
+        self.options = output_options(base_opts, level, changelog)
+        self.file_format = (file_format or output_format(base_opts, level, changelog)).lower()
+        self.target_file_size = target_file_size or base_opts.target_file_size(kind == KV)
+        self.partition = partition
+        self.bucket = bucket
+        if partition_dir is None:
+            partition_dir = _partition_dir(self.schema, partition)
+        self.bucket_path = join(table.path, partition_dir, paths.bucket_dir(bucket))
+        compression = self.options.file_compression.lower()
+        ext = f"{compression}.{self.file_format}" if base_opts.file_suffix_include_compression else self.file_format
+        self._ext = ext
+        self._prefix = base_opts.changelog_file_prefix if changelog else base_opts.data_file_prefix
+        self._uuid = str(uuid.uuid4())
+        self._counter = 0
+        self.value_fields = list(self.schema.fields)
+        if kind == KV:
+            self.file_fields = key_value_file_fields(self.schema)
+            self.key_fields = key_fields(self.schema)
+            self.key_types = [f.type for f in self.key_fields]
+        else:
+            self.file_fields = list(self.schema.fields)
+            self.key_fields = []
+            self.key_types = []
+        self._value_skip = self._none_mode_columns()
+        self.next_sequence = sequence_start
+        if index_builder_factory == "auto":
+            index_builder_factory = _table_index_factory(table, self.schema, base_opts)
+        self.index_builder_factory: Callable[[str], Any] | None = index_builder_factory  # type: ignore[assignment]
+        self.written: list[str] = []
+        self.result: list[DataFileMeta] = []
+        self.rows_written = 0
+        self._current: _OpenFile | None = None
+        self._ratio: float | None = None  # file bytes per Arrow byte, learnt from finished files
+        self._closed = False
+
+    # -- public -----------------------------------------------------------------------------
+
+    def write(self, batch: pa.Table | pa.RecordBatch) -> None:
+        """Append rows (already in output order) to the current file, rolling as needed."""
+        import pyarrow as pa
+
+        if self._closed:
+            raise InvalidInput("RollingFileWriter: already closed")
+        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        n = table.num_rows
+        if n == 0:
+            return
+        if self.kind == APPEND and SEQUENCE_NUMBER not in table.column_names:
+            import numpy as np
+
+            seq = pa.array(np.arange(self.next_sequence, self.next_sequence + n, dtype=np.int64))
+            table = table.append_column(SEQUENCE_NUMBER, seq)
+        self.next_sequence += n if self.kind == APPEND else 0
+        start = 0
+        per_row = max(table.nbytes / n, 1.0)
+        while start < n:
+            f = self._current or self._open()
+            remaining = self.target_file_size - f.writer.estimated_size(self._ratio or 0.3)
+            ratio = f.writer.compression_ratio or self._ratio or 0.3
+            fit = int(remaining / max(per_row * ratio, 1e-9)) if remaining > 0 else 0
+            # as Java: at least the next check interval of records goes in before a roll
+            rows = min(n - start, max(fit, _CHECK_ROWS))
+            self._write_chunk(f, table.slice(start, rows))
+            start += rows
+            if f.writer.estimated_size(self._ratio or 0.3) >= self.target_file_size:
+                self._close_current()
+
+    def close(self) -> list[DataFileMeta]:
+        """Finish the last file; the metadata of every file written, in order."""
+        if not self._closed:
+            try:
+                if self._current is not None:
+                    self._close_current()
+            except BaseException:
+                self.abort()
+                raise
+            self._closed = True
+        return list(self.result)
+
+    def abort(self) -> None:
+        """Delete every file this writer created (best effort)."""
+        if self._current is not None:
+            self._current.writer.abort()
+            self._current = None
+        for p in self.written:
+            try:
+                self.table.file_io.delete(p)
+            except Exception:  # noqa: BLE001 - best effort cleanup
+                pass
+        self.result = []
+        self._closed = True
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _none_mode_columns(self) -> set[str]:
+        from ..stats import value_stats_modes
+
+        modes = value_stats_modes(self.value_fields, self.options)
+        return {f.name for f, m in zip(self.value_fields, modes) if m.kind == "none"}
+
+    def _open(self) -> _OpenFile:
+        from ..data_file import DataFileWriter
+        from ..stats import StatsAccumulator
+
+        name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
+        self._counter += 1
+        path = join(self.bucket_path, name)
+        self.written.append(path)
+        writer = DataFileWriter(self.table.file_io, path, self.file_fields, self.file_format, self.options,
+                                row_group_bytes=min(32 << 20, max(self.target_file_size, 1 << 20)))
+        values = StatsAccumulator(self.value_fields, self.file_format, skip=self._value_skip)
+        keys = StatsAccumulator(self.key_fields, self.file_format) if self.kind == KV else None
+        builder = self.index_builder_factory(path) if self.index_builder_factory is not None else None
+        self._current = _OpenFile(name, path, writer, values, keys, builder)
+        return self._current
+
+    def _file_table(self, t: pa.Table) -> pa.Table:
+        import pyarrow as pa
+
+        names = t.column_names
+        arrays = []
+        for f in self.file_fields:
+            if f.name in names:
+                arrays.append(t.column(f.name))
+            elif f.name.startswith(KEY_PREFIX) and f.name[len(KEY_PREFIX):] in names:
+                arrays.append(t.column(f.name[len(KEY_PREFIX):]))
+            else:
+                raise InvalidInput(f"RollingFileWriter: batch lacks column {f.name}")
+        return pa.Table.from_arrays(arrays, names=[f.name for f in self.file_fields])
+
+    def _write_chunk(self, f: _OpenFile, t: pa.Table) -> None:
+        import pyarrow.compute as pc
+
+        ft = self._file_table(t)
+        f.writer.write(ft)
+        n = t.num_rows
+        f.values.update(ft)
+        seq = t.column(SEQUENCE_NUMBER)
+        mm = pc.min_max(seq)
+        lo, hi = int(mm["min"].as_py()), int(mm["max"].as_py())
+        f.min_seq = lo if f.min_seq is None else min(f.min_seq, lo)
+        f.max_seq = hi if f.max_seq is None else max(f.max_seq, hi)
+        if self.kind == KV:
+            assert f.keys is not None
+            key_cols = [self._key_column(t, k.name) for k in self.key_fields]
+            f.keys.update(ft, dict(zip([k.name for k in self.key_fields], key_cols)))
+            if f.min_key is None:
+                f.min_key = self._key_row(key_cols, 0)
+            f.max_key = self._key_row(key_cols, n - 1)
+            kinds = ft.column(VALUE_KIND)
+            f.deletes += int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
+        if f.index_builder is not None:
+            f.index_builder.write_batch(ft.select([v.name for v in self.value_fields]))
+        f.rows += n
+        self.rows_written += n
+
+    @staticmethod
+    def _key_column(t: pa.Table, name: str) -> Any:
+        if name in t.column_names:
+            return t.column(name)
+        return t.column(name[len(KEY_PREFIX):])
+
+    def _key_row(self, cols: list[Any], i: int) -> bytes:
+        from ..write import _py_value
+
+        values = [_py_value(c[i], kf.type) for c, kf in zip(cols, self.key_fields)]
+        return binary_row.serialize(values, self.key_types)
+
+    def _close_current(self) -> None:
+        from ..manifest import EMPTY_STATS, DataFileMeta
+        from ..stats import key_stats_from_raw, value_stats_from_raw
+        from ..write import creation_time_millis
+
+        f = self._current
+        assert f is not None
+        self._current = None
+        size = f.writer.close()
+        if f.writer.arrow_bytes_in:
+            self._ratio = size / f.writer.arrow_bytes_in
+        embedded: bytes | None = None
+        extra: tuple[str, ...] = ()
+        if f.index_builder is not None:
+            res = f.index_builder.finish()
+            if res is not None:
+                embedded, extra = res[0], tuple(res[1] or ())
+                self.written.extend(join(self.bucket_path, e) for e in extra)
+        value_stats, cols = value_stats_from_raw(f.values.raw, self.value_fields, self.options, self.file_format)
+        if self.kind == KV:
+            assert f.keys is not None
+            key_stats = key_stats_from_raw(f.keys.raw, self.key_fields, self.options)
+            min_key, max_key = f.min_key, f.max_key
+            deletes = f.deletes
+        else:
+            key_stats = EMPTY_STATS
+            min_key = max_key = binary_row.EMPTY_ROW
+            deletes = 0
+        self.result.append(DataFileMeta(
+            file_name=f.name,
+            file_size=size,
+            row_count=f.rows,
+            min_key=min_key or binary_row.EMPTY_ROW,
+            max_key=max_key or binary_row.EMPTY_ROW,
+            key_stats=key_stats,
+            value_stats=value_stats,
+            min_sequence_number=f.min_seq if f.min_seq is not None else 0,
+            max_sequence_number=f.max_seq if f.max_seq is not None else 0,
+            schema_id=self.schema.id,
+            level=self.level,
+            extra_files=extra,
+            creation_time=creation_time_millis(),
+            delete_row_count=deletes,
+            embedded_index=embedded,
+            file_source=self.file_source,
+            value_stats_cols=cols,
+            external_path=None,
+        ))
+
+
+def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
+    """The table's ``file-index.*`` builder factory (package "fileindex"), None when it has none."""
+    if not any(k.startswith("file-index.") and k.endswith(".columns") for k in options.options):
+        return None
+    try:
+        from ..fileindex.writer import index_builder_factory
+    except ImportError:
+        return None
+    return index_builder_factory(table.file_io, schema, options)
+
+
+def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
+    """Write an iterable of tables with ``writer`` on a worker thread, one table in flight.
+
+    Why: producing the next merged chunk (decode, sort, take) and encoding the previous one
+    (Parquet/ORC compression) both run in pyarrow without the GIL, so they overlap; memory
+    grows by one chunk. Returns the number of rows written.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    rows = 0
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paimon-compact-write") as pool:
+        pending = None
+        try:
+            for t in tables:
+                if t is None or t.num_rows == 0:
+                    continue
+                if pending is not None:
+                    pending.result()
+                rows += t.num_rows
+                pending = pool.submit(writer.write, t)
+            if pending is not None:
+                pending.result()
+                pending = None
+        finally:
+            if pending is not None:
+                pending.cancel()
+                try:
+                    pending.result()
+                except BaseException:  # noqa: BLE001 - the first error is already propagating
+                    pass
+    return rows
+
+
+def _partition_dir(schema: TableSchema, partition: bytes) -> str:
+    if not schema.partition_keys:
+        return ""
+    types = [f.type for f in schema.logical_partition_type.fields]
+    return paths.partition_path_for(schema, binary_row.deserialize(partition, types))
+
+
+__all__ = ["APPEND", "KV", "RollingFileWriter", "output_format", "output_options", "write_pipelined"]

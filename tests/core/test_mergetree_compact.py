@@ -1,0 +1,317 @@
+"""core/mergetree/{sort_merge,compact_task}.py: bounded merge, task semantics, reference-merge property."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from paimon_cli.core import binary_row
+from paimon_cli.core.arrow_schema import key_value_file_fields
+from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.data_file import read_data_file
+from paimon_cli.core.deletion_vectors import DeletionVector
+from paimon_cli.core.errors import NotYetSupported
+from paimon_cli.core.merge_function import merge
+from paimon_cli.core.mergetree import sort_merge
+from paimon_cli.core.mergetree.compact_strategy import pick_unit
+from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
+from paimon_cli.core.mergetree.levels import Levels, key_function
+from paimon_cli.core.mergetree.sort_merge import ANNOTATIONS, MergeReader
+from paimon_cli.core.read import TableRead
+from paimon_cli.core.schema import Schema
+from paimon_cli.core.types import parse_columns
+from paimon_cli.core.write import TableWrite
+
+
+def make(wh: Path, name: str, columns: str, pk: tuple[str, ...], part: tuple[str, ...] = (), **options: str) -> Any:
+    cat = FileSystemCatalog(str(wh))
+    cat.create_table(f"db.{name}", Schema.of(parse_columns(columns), partition_keys=part, primary_keys=pk,
+                                             options={"bucket": "1", **options}))
+    return cat.get_table(f"db.{name}")
+
+
+def commit(t: Any, data: pa.Table, kinds: Any = None) -> None:
+    tw = TableWrite(t)
+    tw.write_arrow(data, kinds)
+    FileStoreCommit(t).commit(tw.prepare_commit(), "APPEND")
+
+
+def bucket_units(t: Any, full: bool) -> list[Any]:
+    t = FileSystemCatalog(t.path.rsplit("/db.db/", 1)[0]).get_table(f"db.{t.path.rsplit('/', 1)[1]}")
+    snap = t.snapshot_manager.latest_snapshot()
+    groups: dict[tuple[bytes, int, int], list[Any]] = {}
+    for e in t.store_scan.plan(snap):
+        groups.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
+    key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
+    units = []
+    for (p, b, tb), files in groups.items():
+        u = pick_unit(t.options, Levels(files, t.options.num_levels, key), full, partition=p, bucket=b,
+                      total_buckets=tb)
+        if u is not None:
+            units.append(u)
+    return units
+
+
+def compact(t: Any, full: bool) -> list[Any]:
+    results = [run_merge_tree_unit(t, u) for u in bucket_units(t, full)]
+    if results:
+        FileStoreCommit(t).commit([r.commit_message() for r in results], "COMPACT")
+    return results
+
+
+def file_records(t: Any, partition: bytes, bucket: int, files: list[Any]) -> pa.Table:
+    from paimon_cli.core import paths
+
+    part = paths.partition_path_for(t.schema, binary_row.deserialize(partition, t.schema.partition_types))
+    parts = [read_data_file(t.file_io, paths.data_file_path(t.path, part, bucket, f.file_name),
+                            key_value_file_fields(t.schema)) for f in files]
+    if not parts:
+        from paimon_cli.core.arrow_schema import arrow_schema
+
+        return arrow_schema(key_value_file_fields(t.schema)).empty_table()
+    return pa.concat_tables(parts)
+
+
+def sort_rows(t: pa.Table, keys: list[str]) -> list[dict[str, Any]]:
+    return t.sort_by([(k, "ascending") for k in keys]).to_pylist()
+
+
+def test_merge_reader_chunks_composite_string_keys_dvs(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
+    monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", 5)
+    t = make(tmp_path, "m", "a STRING NOT NULL, b INT NOT NULL, v BIGINT", ("a", "b"), **{"write-only": "true"})
+    rng = np.random.default_rng(3)
+    for i in range(3):
+        a = rng.choice(["x", "y", "zz", "ä", "aa"], 40)
+        b = rng.integers(0, 6, 40)
+        commit(t, pa.table({"a": a, "b": pa.array(b, pa.int32()), "v": pa.array(np.full(40, i), pa.int64())}))
+    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    runs = [[f] for f in sorted(files, key=lambda f: -f.max_sequence_number)]
+    dv_file = runs[0][0]
+    dvs = {dv_file.file_name: DeletionVector.from_positions([0, 2])}
+    reader = MergeReader(t, "", 0, runs, levels=[0, 0, 0], with_raw=True, deletion_vectors=dvs)
+    chunks = list(reader)
+    assert len(chunks) > 2  # small batches: several watermark steps
+    merged = pa.concat_tables([c.merged for c in chunks])
+    keys = list(zip(merged.column("_KEY_a").to_pylist(), merged.column("_KEY_b").to_pylist()))
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)  # one row per key, in key order
+    raw = pa.concat_tables([c.raw for c in chunks])
+    assert raw.num_rows == sum(f.row_count for f in files) - 2
+    assert set(ANNOTATIONS) <= set(raw.column_names)
+    deleted = raw.filter(pa.compute.equal(raw.column("_FILE_"), reader.files.index(dv_file)))
+    assert 0 not in deleted.column("_POS_").to_pylist() and 2 not in deleted.column("_POS_").to_pylist()
+    # reference: merge of all records at once (minus the two deleted rows)
+    everything = file_records(t, binary_row.EMPTY_ROW, 0, [f for r in runs for f in r])
+    n0 = dv_file.row_count
+    first = file_records(t, binary_row.EMPTY_ROW, 0, [dv_file])
+    keep = np.ones(n0, dtype=bool)
+    keep[[0, 2]] = False
+    others = file_records(t, binary_row.EMPTY_ROW, 0, [f for r in runs[1:] for f in r])
+    everything = pa.concat_tables([first.filter(pa.array(keep)), others])
+    ref = merge(everything.drop_columns(["_KEY_a", "_KEY_b"]).append_column("_KEY_a", everything.column("a"))
+                .append_column("_KEY_b", everything.column("b")), ["_KEY_a", "_KEY_b"], t.schema,
+                lone_records_as_is=True)
+    cols = ["a", "b", "v", "_SEQUENCE_NUMBER", "_VALUE_KIND"]
+    assert sort_rows(merged.select(cols), ["a", "b"]) == sort_rows(ref.select(cols), ["a", "b"])
+
+
+def test_full_compaction_to_max_level_drops_deletes(tmp_path: Path) -> None:
+    t = make(tmp_path, "d", "id INT NOT NULL, dt STRING NOT NULL, v STRING", ("id", "dt"), ("dt",),
+             bucket="2", **{"write-only": "true"})
+    commit(t, pa.table({"id": pa.array(range(20), pa.int32()), "dt": ["a", "b"] * 10, "v": ["x"] * 20}))
+    commit(t, pa.table({"id": pa.array(range(0, 20, 3), pa.int32()), "dt": ["a", "b", "a", "b", "a", "b", "a"],
+                        "v": ["y"] * 7}), np.array([3, 3, 0, 0, 3, 0, 2], dtype=np.int8))
+    before = TableRead(t).to_arrow()
+    results = compact(t, True)
+    assert results and all(r.unit.output_level == 5 and r.unit.drop_delete for r in results)
+    live = t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    assert {e.file.level for e in live} == {5}
+    assert all(e.file.delete_row_count == 0 for e in live)
+    assert any(e.file.file_source == 1 for e in live)  # rewritten ones; lone files are upgraded as they are
+    after = TableRead(t).to_arrow()
+    assert sort_rows(after, ["dt", "id"]) == sort_rows(before, ["dt", "id"])
+    snap = t.snapshot_manager.latest_snapshot()
+    assert snap.commit_kind == "COMPACT"
+    # sequence numbers kept: each output row has the sequence of its winning record
+    out = pa.concat_tables([file_records(t, e.partition, e.bucket, [e.file]) for e in live])
+    assert set(out.column("_SEQUENCE_NUMBER").to_pylist()) <= set(range(0, 20 + 7))
+    assert compact(t, True) == []  # a lone max-level run: nothing to do
+
+
+def test_upgrade_of_large_files_and_small_file_rewrite(tmp_path: Path) -> None:
+    from paimon_cli.core.schema import SetOption
+
+    t = make(tmp_path, "u", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
+    commit(t, pa.table({"id": pa.array(range(0, 1000), pa.int32()), "v": [f"v{i}" * 20 for i in range(1000)]}))
+    [big] = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    commit(t, pa.table({"id": pa.array([5000, 5001], pa.int32()), "v": ["a", "b"]}))  # disjoint, small
+    commit(t, pa.table({"id": pa.array([6000], pa.int32()), "v": ["c"]}))  # disjoint, small
+    cat = FileSystemCatalog(str(tmp_path))
+    cat.alter_table("db.u", [SetOption("target-file-size", str(big.file_size))])
+    t = cat.get_table("db.u")
+    [u] = bucket_units(t, True)
+    r = run_merge_tree_unit(t, u)
+    before = {f.file_name: f for f in r.before}
+    after = {f.file_name: f for f in r.after}
+    assert set(before) & set(after) == {big.file_name}  # upgraded: DELETE + ADD of the same file
+    assert after[big.file_name].level == 5 and before[big.file_name].level == 0
+    assert dataclasses.replace(after[big.file_name], level=0) == big
+    [new] = [f for n, f in after.items() if n != big.file_name]  # the two small files rewritten together
+    assert new.row_count == 3 and new.level == 5 and new.file_source == 1
+    assert r.written and all(big.file_name not in p for p in r.written)
+    FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
+    assert TableRead(t).to_arrow().num_rows == 1003
+
+
+def test_upgrade_into_max_level_rewrites_files_with_deletes(tmp_path: Path) -> None:
+    t = make(tmp_path, "x", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true", "target-file-size": "1 b"})
+    commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}),
+           np.array([0, 3] * 5, dtype=np.int8))
+    [u] = bucket_units(t, True)
+    r = run_merge_tree_unit(t, u)
+    after = {f.file_name for f in r.after}
+    assert len(r.before) == 10  # target 1 byte: one record per file, each file large
+    for f in r.before:  # -D files are rewritten (and vanish, deletes dropped); the others upgraded
+        assert (f.file_name in after) == (f.delete_row_count == 0)
+    assert sum(f.row_count for f in r.after) == 5 and all(f.delete_row_count == 0 for f in r.after)
+    r2_files = [dataclasses.replace(f, delete_row_count=0) for f in u.files]
+    u2 = dataclasses.replace(u, files=tuple(r2_files), bucket_files=tuple(r2_files))
+    for p in r.written:
+        t.file_io.delete(p)
+    r2 = run_merge_tree_unit(t, u2)
+    assert [f.file_name for f in r2.after] == [f.file_name for f in r2.before]  # no deletes: upgrade
+    assert r2.written == []
+
+
+def test_minor_compaction_output_level_and_keep_deletes(tmp_path: Path) -> None:
+    t = make(tmp_path, "minor", "id INT NOT NULL, v STRING", ("id",),
+             **{"write-only": "true", "num-sorted-run.compaction-trigger": "3", "num-levels": "6"})
+    commit(t, pa.table({"id": pa.array(range(5000), pa.int32()), "v": [f"base-{i}" for i in range(5000)]}))
+    compact(t, True)  # level 5
+    for i in range(3):
+        commit(t, pa.table({"id": pa.array([i, 50 + i], pa.int32()), "v": [f"n{i}", "d"]}),
+               np.array([0, 3], dtype=np.int8))
+    before = TableRead(t).to_arrow()
+    [u] = bucket_units(t, False)
+    assert u.output_level == 4 and not u.drop_delete and len(u.files) == 3
+    r = run_merge_tree_unit(t, u)
+    assert all(f.level == 4 for f in r.after)
+    assert sum(f.delete_row_count for f in r.after) == 3  # -D records kept above older data
+    FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
+    assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before, ["id"])
+    compact(t, True)
+    assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before, ["id"])
+
+
+def test_lookup_tables_refuse_without_lookup_package(tmp_path: Path, monkeypatch: Any) -> None:
+    from paimon_cli.core.mergetree import compact_task
+
+    monkeypatch.setattr(compact_task, "_hook_module", lambda: None)
+    t = make(tmp_path, "dv", "id INT NOT NULL, v STRING", ("id",), **{"changelog-producer": "full-compaction",
+                                                                       "write-only": "true"})
+    commit(t, pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]}))
+    commit(t, pa.table({"id": pa.array([1], pa.int32()), "v": ["c"]}))
+    [u] = bucket_units(t, True)
+    with pytest.raises(NotYetSupported):
+        run_merge_tree_unit(t, u)
+
+
+def test_schema_evolution_of_older_files(tmp_path: Path) -> None:
+    from paimon_cli.core.schema import AddColumn, RenameColumn
+    from paimon_cli.core.types import BigIntType
+
+    t = make(tmp_path, "evo", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
+    commit(t, pa.table({"id": pa.array([1, 2, 3], pa.int32()), "v": ["a", "b", "c"]}))
+    cat = FileSystemCatalog(str(tmp_path))
+    cat.alter_table("db.evo", [RenameColumn("v", "w"), AddColumn("n", BigIntType())])
+    t = cat.get_table("db.evo")
+    commit(t, pa.table({"id": pa.array([2], pa.int32()), "w": ["B"], "n": pa.array([7], pa.int64())}))
+    before = TableRead(t).to_arrow()
+    results = compact(t, True)
+    assert all(f.schema_id == t.schema.id for r in results for f in r.after)
+    assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before, ["id"])
+    assert sort_rows(before, ["id"]) == [{"id": 1, "w": "a", "n": None}, {"id": 2, "w": "B", "n": 7},
+                                         {"id": 3, "w": "c", "n": None}]
+
+
+ENGINES = [
+    {},
+    {"sequence.field": "s"},
+    {"merge-engine": "partial-update", "ignore-delete": "true"},
+    {"merge-engine": "aggregation", "fields.x.aggregate-function": "sum", "fields.y.aggregate-function": "max"},
+    {"merge-engine": "partial-update", "fields.s.sequence-group": "x"},
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    engine=st.sampled_from(range(len(ENGINES))),
+    commits=st.lists(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 3), st.one_of(st.none(), st.integers(-5, 5)),
+                                        st.sampled_from([0, 0, 0, 2, 1, 3])), min_size=1, max_size=25),
+                     min_size=1, max_size=6),
+    full=st.booleans(),
+    batch=st.integers(1, 9),
+)
+def test_unit_output_equals_reference_merge(tmp_path_factory: Any, monkeypatch: Any, engine: int,
+                                           commits: list[list[tuple[int, int, int | None, int]]], full: bool,
+                                           batch: int) -> None:
+    monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
+    monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", batch)
+    opts = dict(ENGINES[engine])
+    wh = tmp_path_factory.mktemp("prop")
+    t = make(wh, "p", "k INT NOT NULL, s INT, x INT, y INT", ("k",),
+             **{"write-only": "true", "num-sorted-run.compaction-trigger": "2", **opts})
+    no_retract = opts.get("merge-engine") == "aggregation"
+    for rows in commits:
+        kinds = np.array([0 if no_retract else r[3] for r in rows], dtype=np.int8)
+        commit(t, pa.table({"k": pa.array([r[0] for r in rows], pa.int32()),
+                            "s": pa.array([r[1] for r in rows], pa.int32()),
+                            "x": pa.array([r[2] for r in rows], pa.int32()),
+                            "y": pa.array([r[2] for r in rows], pa.int32())}), kinds)
+    before = TableRead(t).to_arrow()
+    for u in bucket_units(t, full):
+        r = run_merge_tree_unit(t, u)
+        inp = file_records(t, u.partition, u.bucket, list(r.before))
+        ref = merge(inp, ["_KEY_k"], t.schema, drop_deletes=u.drop_delete, lone_records_as_is=True)
+        out = file_records(t, u.partition, u.bucket, list(r.after))
+        cols = ["k", "s", "x", "y", "_SEQUENCE_NUMBER", "_VALUE_KIND"]
+        assert sort_rows(out.select(cols), ["k"]) == sort_rows(ref.select(cols), ["k"])
+        levels = {f.level for f in r.after}
+        assert levels <= {u.output_level}
+        FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
+    assert sort_rows(TableRead(t).to_arrow(), ["k"]) == sort_rows(before, ["k"])
+
+
+@pytest.mark.parametrize("key_type,values", [
+    ("TIMESTAMP(9)", lambda i: pa.array(np.asarray(i, dtype="int64") * 1_000_007_000, pa.timestamp("ns"))),
+    ("DECIMAL(20, 3)", lambda i: pa.array([__import__("decimal").Decimal(int(x)) / 8 for x in i], pa.decimal128(20, 3))),
+    ("DATE", lambda i: pa.array(np.asarray(i, dtype="int32"), pa.date32())),
+    ("BYTES", lambda i: pa.array([bytes([int(x) % 256, 255 - int(x) % 7]) for x in i], pa.binary())),
+    ("DOUBLE", lambda i: pa.array(np.asarray(i, dtype="float64") / 3 - 20)),
+])
+def test_merge_reader_key_types(tmp_path: Path, monkeypatch: Any, key_type: str, values: Any) -> None:
+    monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
+    monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", 4)
+    t = make(tmp_path, "kt", f"k {key_type} NOT NULL, g INT NOT NULL, v INT", ("k", "g"), **{"write-only": "true"})
+    rng = np.random.default_rng(5)
+    for c in range(3):
+        ids = rng.integers(0, 60, 30)
+        commit(t, pa.table({"k": values(ids), "g": pa.array(ids % 2, pa.int32()), "v": pa.array(np.full(30, c), pa.int32())}))
+    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
+    merged = pa.concat_tables([c.merged for c in chunks])
+    everything = file_records(t, binary_row.EMPTY_ROW, 0, files)
+    ref = merge(everything, ["_KEY_k", "_KEY_g"], t.schema, lone_records_as_is=True)
+    cols = ["k", "g", "v", "_SEQUENCE_NUMBER"]
+    assert merged.select(cols).to_pylist() == ref.select(cols).to_pylist()  # same keys, same order
+    before = TableRead(t).to_arrow()
+    compact(t, True)
+    assert sort_rows(TableRead(t).to_arrow(), ["k", "g"]) == sort_rows(before, ["k", "g"])
