@@ -1,0 +1,681 @@
+"""Compaction-time record merging that also yields changelog and deletion-vector marks.
+
+Why: Java's compaction of a lookup-mode table (``LookupMergeTreeCompactRewriter`` +
+``LookupChangelogMergeFunctionWrapper`` / ``FirstRowMergeFunctionWrapper``) and of a
+``changelog-producer=full-compaction`` table (``FullChangelogMergeTreeCompactRewriter`` +
+``FullChangelogMergeFunctionWrapper``) does not just fold the records of a key: it compares
+the key's record BEFORE the compaction with the merged one AFTER it and emits -U/+U, +I or -D
+changelog records, and (deletion vectors) marks the replaced record in a file that stays.
+Java does this per key with stateful wrappers; here every function takes a chunk of
+un-merged records of COMPLETE keys (all records of each key present) and works on all keys of
+the chunk at once with numpy / pyarrow.
+
+Chunk layout (what :mod:`core.mergetree.compact_task`'s bounded merge hands over): the value
+columns of the current schema (keys are the trimmed primary-key value columns),
+``_SEQUENCE_NUMBER``, ``_VALUE_KIND`` and ``_LEVEL`` (the level of the file each record came
+from). Outputs have the same columns without ``_LEVEL``.
+
+Semantics (0.9 and 1.x agree unless noted):
+
+* lookup (non first-row): per key, of the records on levels > 0 only ONE is kept (the lowest
+  level; 0.9: the newest -- identical in a well-formed tree), as Java's
+  ``LookupMergeFunction`` does; a key without such a record is looked up on the levels above
+  the output level (:class:`core.mergetree.lookup.LevelLookup`), the found record joins the
+  merge in sequence order and, with deletion vectors, its position is marked deleted. The
+  merge is the bare merge function (no single-record shortcut). A key with level-0 records
+  then gets changelog BEFORE = that high-level record, AFTER = the merge result.
+* first-row: the first record wins; a key whose records are all level-0 and which exists on a
+  level above is dropped (the old row stays); otherwise, for a new key, the row is also
+  emitted as changelog.
+* full-compaction: BEFORE = the key's record on the max level, AFTER = the merge (a single
+  record is itself); a key with only a max-level record yields nothing.
+* ``changelog-producer.row-deduplicate``: no -U/+U pair when BEFORE and AFTER values are equal
+  (1.x: minus ``changelog-producer.row-deduplicate-ignore-fields``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInput
+from ..merge_function import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from ..options import CoreOptions
+    from ..schema import TableSchema
+    from .dv_maintainer import DvMaintainer
+    from .lookup import LevelLookup
+
+LEVEL = "_LEVEL"
+
+
+# ---------------------------------------------------------------------------------------
+# options
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LookupStrategy:
+    """Java ``LookupStrategy``: why (and whether) compaction looks keys up."""
+
+    is_first_row: bool
+    produce_changelog: bool
+    deletion_vector: bool
+    force_lookup: bool
+
+    @property
+    def need_lookup(self) -> bool:
+        return self.produce_changelog or self.deletion_vector or self.is_first_row or self.force_lookup
+
+    @staticmethod
+    def of(options: CoreOptions) -> LookupStrategy:
+        return LookupStrategy(
+            is_first_row=options.merge_engine == "first-row",
+            produce_changelog=options.changelog_producer == "lookup",
+            deletion_vector=options.deletion_vectors_enabled,
+            force_lookup=options.get_bool("force-lookup", False),
+        )
+
+
+def full_compaction_changelog(options: CoreOptions) -> bool:
+    return options.changelog_producer == "full-compaction"
+
+
+# ---------------------------------------------------------------------------------------
+# grouping helpers
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Sorted:
+    """A chunk in merge order with its key groups."""
+
+    t: pa.Table
+    gid: np.ndarray
+    starts: np.ndarray
+    n: int  # groups
+    levels: np.ndarray
+    kinds: np.ndarray
+
+
+def merge_sort_keys(key_names: list[str], options: CoreOptions) -> list[tuple[str, str]]:
+    order = "descending" if options.sequence_field_sort_order == "descending" else "ascending"
+    return ([(k, "ascending") for k in key_names] + [(f, order) for f in options.sequence_field]
+            + [(SEQUENCE_NUMBER, "ascending")])
+
+
+def _sort_group(records: pa.Table, key_names: list[str], options: CoreOptions) -> _Sorted:
+    import numpy as np
+
+    from ..merge_function import adjacent_differs, sort_indices_nulls_first
+
+    keys = merge_sort_keys(key_names, options)
+    idx = sort_indices_nulls_first(records.select([k for k, _ in keys]), keys)
+    t = records.take(idx)
+    n_rows = t.num_rows
+    new = np.zeros(n_rows, dtype=bool)
+    if n_rows:
+        new[0] = True
+    for k in key_names:
+        new[1:] |= adjacent_differs(t.column(k))
+    gid = np.cumsum(new, dtype=np.int64) - 1
+    return _Sorted(
+        t=t, gid=gid, starts=np.flatnonzero(new).astype(np.int64), n=int(gid[-1]) + 1 if n_rows else 0,
+        levels=t.column(LEVEL).to_numpy().astype(np.int64),
+        kinds=t.column(VALUE_KIND).to_numpy().astype(np.int8),
+    )
+
+
+def _is_add(kinds: np.ndarray) -> np.ndarray:
+    return (kinds == INSERT) | (kinds == UPDATE_AFTER)
+
+
+def _drop_ignored_retracts(records: pa.Table, options: CoreOptions) -> pa.Table:
+    """``ignore-delete``: retractions never take part (Java's merge functions skip them)."""
+    from ..write import ignore_delete
+
+    if options.merge_engine == "aggregation" or not ignore_delete(options) or records.num_rows == 0:
+        return records
+    import pyarrow.compute as pc
+
+    k = records.column(VALUE_KIND)
+    return records.filter(pc.and_(pc.not_equal(k, UPDATE_BEFORE), pc.not_equal(k, DELETE)))
+
+
+def _values_equal(a: pa.Table, b: pa.Table, columns: list[str]) -> np.ndarray:
+    """Row-wise equality of ``columns`` (NULL equals NULL), as Java's RecordEqualiser."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    eq = np.ones(a.num_rows, dtype=bool)
+    for c in columns:
+        x, y = a.column(c).combine_chunks(), b.column(c).combine_chunks()
+        if pa.types.is_nested(x.type) or pa.types.is_dictionary(x.type):
+            # no vectorised equality kernel for nested values: compare their Python values
+            xs, ys = x.to_pylist(), y.to_pylist()
+            eq &= np.fromiter((p == q for p, q in zip(xs, ys)), dtype=bool, count=len(xs))
+            continue
+        same = pc.fill_null(pc.equal(x, y), False)
+        both_null = pc.and_(pc.is_null(x), pc.is_null(y))
+        eq &= pc.or_(same, both_null).to_numpy(zero_copy_only=False)
+    return eq
+
+
+def _dedup_columns(schema: TableSchema, options: CoreOptions) -> list[str] | None:
+    """Columns compared by ``changelog-producer.row-deduplicate``; None when it is off."""
+    if not options.get_bool("changelog-producer.row-deduplicate", False):
+        return None
+    raw = options.get("changelog-producer.row-deduplicate-ignore-fields") or ""
+    ignore = {s.strip() for s in raw.split(",") if s.strip()}
+    return [f.name for f in schema.fields if f.name not in ignore]
+
+
+def _with_kind(t: pa.Table, kinds: np.ndarray) -> pa.Table:
+    import pyarrow as pa
+
+    i = t.column_names.index(VALUE_KIND)
+    return t.set_column(i, VALUE_KIND, pa.array(kinds.astype("int8"), type=t.schema.field(VALUE_KIND).type))
+
+
+def _changelog(before: pa.Table, after: pa.Table, has_before: np.ndarray, emit: np.ndarray,
+               dedup_cols: list[str] | None) -> pa.Table | None:
+    """Java ``setChangelog`` for aligned per-key BEFORE/AFTER rows (one row per key each).
+
+    ``has_before``: a BEFORE record exists (any kind); ``emit``: the key had level-0 input
+    (lookup) / the key takes part (full compaction). Rows are emitted per key in order
+    (-D) | (-U, +U) | (+I).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    b_add = has_before & _is_add(before.column(VALUE_KIND).to_numpy().astype(np.int8))
+    a_add = _is_add(after.column(VALUE_KIND).to_numpy().astype(np.int8))
+    insert = emit & ~b_add & a_add
+    delete = emit & b_add & ~a_add
+    update = emit & b_add & a_add
+    if dedup_cols is not None and update.any():
+        idx = np.flatnonzero(update)
+        same = _values_equal(before.take(pa.array(idx)), after.take(pa.array(idx)), dedup_cols)
+        update[idx[same]] = False
+    b_rows = np.flatnonzero(delete | update)
+    a_rows = np.flatnonzero(insert | update)
+    if not len(b_rows) and not len(a_rows):
+        return None
+    b = _with_kind(before.take(pa.array(b_rows)), np.where(delete[b_rows], DELETE, UPDATE_BEFORE))
+    a = _with_kind(after.take(pa.array(a_rows)), np.where(insert[a_rows], INSERT, UPDATE_AFTER))
+    both = pa.concat_tables([b.select(after.column_names), a])
+    order = np.argsort(np.concatenate([b_rows * 2, a_rows * 2 + 1]), kind="stable")
+    return both.take(pa.array(order))
+
+
+def keep_one_high_level(records: pa.Table, key_names: list[str], options: CoreOptions) -> pa.Table:
+    """Java ``LookupMergeFunction`` for rewrites WITHOUT level-0 records in lookup mode: of a
+    key's records on levels > 0 only one counts (the lowest level, newest on ties), because in
+    lookup mode every high-level record already holds the merged value of the levels below
+    it. Level-0 records all stay. No-op for first-row (Java does not wrap it)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if options.merge_engine == "first-row" or records.num_rows == 0:
+        return records
+    s = _sort_group(records, key_names, options)
+    n_rows = s.t.num_rows
+    if n_rows == s.n:
+        return s.t
+    pos = np.arange(n_rows, dtype=np.int64)
+    high = s.levels > 0
+    big = np.iinfo(np.int64).max
+    score = np.where(high, s.levels * (n_rows + 1) + (n_rows - 1 - pos), big)
+    gmin = np.minimum.reduceat(score, s.starts)
+    hl = np.where(gmin < big, n_rows - 1 - (gmin % (n_rows + 1)), -1)
+    keep = ~high | (pos == hl[s.gid])
+    return s.t if keep.all() else s.t.filter(pa.array(keep))
+
+
+# ---------------------------------------------------------------------------------------
+# lookup mode
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class ChunkResult:
+    """Merged rows (one per surviving key, key order; retractions included -- the caller drops
+    them when the unit drops deletes) and changelog rows (None: none)."""
+
+    merged: pa.Table | None
+    changelog: pa.Table | None = None
+
+
+@dataclass
+class LookupMerger:
+    """Merges chunks of one lookup-mode rewrite (Java LookupMergeTreeCompactRewriter's merge wrapper).
+
+    ``lookup`` covers the levels above the output level (None: nothing there); ``dv`` gets
+    the deletion marks (deletion-vector tables).
+    """
+
+    schema: TableSchema
+    options: CoreOptions
+    lookup: LevelLookup | None
+    dv: DvMaintainer | None = None
+    produce_changelog: bool = False
+    stats: dict[str, int] = field(default_factory=lambda: {"lookups": 0, "hits": 0, "marked": 0})
+
+    def __post_init__(self) -> None:
+        self.key_names = list(self.schema.trimmed_primary_keys)
+        self.first_row = self.options.merge_engine == "first-row"
+        self.dedup_cols = _dedup_columns(self.schema, self.options)
+        if self.first_row and self.options.deletion_vectors_enabled:
+            raise InvalidInput(
+                "First row merge engine does not need deletion vectors because there is no deletion "
+                "of old data in this merge engine."
+            )
+
+    def merge(self, records: pa.Table) -> ChunkResult:
+        records = _drop_ignored_retracts(records, self.options)
+        if records.num_rows == 0:
+            return ChunkResult(None)
+        if self.first_row:
+            return self._first_row(records)
+        return self._lookup_merge(records)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _do_lookup(self, keys: pa.Table) -> pa.Table | None:
+        if self.lookup is None or keys.num_rows == 0:
+            return None
+        self.stats["lookups"] += keys.num_rows
+        found = self.lookup.lookup(keys)
+        if found is not None:
+            self.stats["hits"] += found.num_rows
+        return found
+
+    def _mark(self, found: pa.Table) -> None:
+        """Deletion marks for looked-up records (one notify per file, positions vectorised)."""
+        if self.dv is None or found is None or found.num_rows == 0:
+            return
+        import numpy as np
+
+        from .lookup import FILE, POS
+
+        files = found.column(FILE).combine_chunks().dictionary_encode()
+        codes = files.indices.to_numpy()
+        pos = found.column(POS).to_numpy()
+        for i, name in enumerate(files.dictionary.to_pylist()):  # a few files per chunk
+            sel = pos[codes == i]
+            self.dv.notify_deletions(name, sel)
+            self.stats["marked"] += int(len(np.unique(sel)))
+
+    def _as_records(self, found: pa.Table, like: pa.Table) -> pa.Table:
+        """Looked-up rows shaped like the chunk's columns (``_LEVEL`` from the level found)."""
+        import pyarrow as pa
+
+        from .lookup import LEVEL as L
+
+        cols = []
+        for name in like.column_names:
+            src = L if name == LEVEL else name
+            col = found.column(src)
+            typ = like.schema.field(name).type
+            cols.append(col if col.type.equals(typ) else col.cast(typ))
+        return pa.Table.from_arrays(cols, schema=like.schema)
+
+    # -- deduplicate / partial-update / aggregation -----------------------------------------
+
+    def _lookup_merge(self, records: pa.Table) -> ChunkResult:
+        import numpy as np
+        import pyarrow as pa
+
+        from ..merge_function import merge
+
+        s = _sort_group(records, self.key_names, self.options)
+        n_rows = s.t.num_rows
+        pos = np.arange(n_rows, dtype=np.int64)
+        high = s.levels > 0
+        big = np.iinfo(np.int64).max
+        # lowest level wins among level > 0 records; ties: the newest (last in merge order)
+        score = np.where(high, s.levels * (n_rows + 1) + (n_rows - 1 - pos), big)
+        gmin = np.minimum.reduceat(score, s.starts)
+        hl = np.where(gmin < big, n_rows - 1 - (gmin % (n_rows + 1)), -1)
+        has_l0 = np.logical_or.reduceat(s.levels == 0, s.starts)
+        keep = ~high | (pos == hl[s.gid])
+        need = np.flatnonzero(hl < 0)  # groups without a high-level record in the rewrite
+        found = None
+        if len(need) and self.lookup is not None:
+            keys = s.t.take(pa.array(s.starts[need])).select(self.key_names)
+            found = self._do_lookup(keys)
+            self._mark(found)
+        cand = s.t.filter(pa.array(keep))
+        kept_idx = np.flatnonzero(keep)
+        # position in `cand` of each group's high-level record
+        hl_in_cand = np.full(s.n, -1, dtype=np.int64)
+        has_hl = hl >= 0
+        hl_in_cand[has_hl] = np.searchsorted(kept_idx, hl[has_hl])
+        found_rows = None
+        if found is not None and found.num_rows and self.lookup is not None and self.lookup.value_columns is not None:
+            from .lookup import ROW
+
+            found_rows = self._as_records(found, cand)
+            groups_found = need[found.column(ROW).to_numpy()]
+            cand_all = pa.concat_tables([cand, found_rows])
+            hl_in_cand[groups_found] = cand.num_rows + np.arange(found_rows.num_rows)
+        else:
+            cand_all = cand
+        before_rows = hl_in_cand
+        merged = merge(cand_all.drop_columns([LEVEL]), self.key_names, self.schema, self.options,
+                       drop_deletes=False, lone_records_as_is=False)
+        out = ChunkResult(merged)
+        if self.produce_changelog and merged.num_rows:
+            if merged.num_rows != s.n:  # cannot happen: every group keeps at least one record
+                raise InvalidInput("lookup merge lost a key group; this is a bug")
+            has_before = before_rows >= 0
+            before = cand_all.drop_columns([LEVEL]).take(pa.array(np.where(has_before, before_rows, 0)))
+            out.changelog = _changelog(before, merged, has_before, has_l0, self.dedup_cols)
+        return out
+
+    # -- first-row -------------------------------------------------------------------------
+
+    def _first_row(self, records: pa.Table) -> ChunkResult:
+        import numpy as np
+        import pyarrow as pa
+
+        kinds = records.column(VALUE_KIND).to_numpy()
+        if ((kinds == UPDATE_BEFORE) | (kinds == DELETE)).any():
+            raise InvalidInput(
+                "first-row merge engine can not accept DELETE/UPDATE_BEFORE records; "
+                "set 'ignore-delete'='true' to ignore them"
+            )
+        s = _sort_group(records, self.key_names, self.options)
+        contains_high = np.logical_or.reduceat(s.levels > 0, s.starts)
+        first = s.t.take(pa.array(s.starts)).drop_columns([LEVEL])
+        exists = np.zeros(s.n, dtype=bool)
+        need = np.flatnonzero(~contains_high)
+        if len(need) and self.lookup is not None:
+            from .lookup import ROW
+
+            found = self._do_lookup(first.take(pa.array(need)).select(self.key_names))
+            if found is not None:
+                exists[need[found.column(ROW).to_numpy()]] = True
+        keep = contains_high | ~exists
+        merged = first.filter(pa.array(keep)) if not keep.all() else first
+        out = ChunkResult(merged)
+        if self.produce_changelog:
+            new = ~contains_high & ~exists
+            if new.any():
+                out.changelog = first.filter(pa.array(new))
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# full-compaction changelog
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class FullChangelogMerger:
+    """Merges chunks of a full compaction into the max level with Java's full-compaction changelog."""
+
+    schema: TableSchema
+    options: CoreOptions
+    max_level: int
+
+    def __post_init__(self) -> None:
+        self.key_names = list(self.schema.trimmed_primary_keys)
+        self.dedup_cols = _dedup_columns(self.schema, self.options)
+
+    def merge(self, records: pa.Table) -> ChunkResult:
+        import numpy as np
+        import pyarrow as pa
+
+        from ..merge_function import merge
+
+        records = _drop_ignored_retracts(records, self.options)
+        if records.num_rows == 0:
+            return ChunkResult(None)
+        s = _sort_group(records, self.key_names, self.options)
+        n_rows = s.t.num_rows
+        sizes = np.diff(np.append(s.starts, n_rows))
+        top_mask = s.levels == self.max_level
+        pos = np.arange(n_rows, dtype=np.int64)
+        top = np.maximum.reduceat(np.where(top_mask, pos, -1), s.starts)
+        plain = s.t.drop_columns([LEVEL])
+        merged = merge(plain, self.key_names, self.schema, self.options, drop_deletes=False,
+                       lone_records_as_is=True, presorted=not self.options.sequence_field)
+        if merged.num_rows != s.n:
+            raise InvalidInput("full-compaction merge lost a key group; this is a bug")
+        has_before = top >= 0
+        before = plain.take(pa.array(np.where(has_before, top, 0)))
+        # a key whose only record is on the max level did not change
+        emit = ~(has_before & (sizes == 1))
+        return ChunkResult(merged, _changelog(before, merged, has_before, emit, self.dedup_cols))
+
+
+__all__ = ["ChunkResult", "FullChangelogMerger", "LookupMerger", "LookupStrategy", "LEVEL",
+           "full_compaction_changelog", "keep_one_high_level", "merge_sort_keys"]
+
+
+# ---------------------------------------------------------------------------------------
+# per-unit driver: what core.mergetree.compact_task calls
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class RewriteOutput:
+    """Files one changelog-producing rewrite (or upgrade) wrote."""
+
+    after: list[Any] = field(default_factory=list)  # DataFileMeta at the output level (rewrite only)
+    changelog: list[Any] = field(default_factory=list)  # changelog DataFileMeta
+    written: list[str] = field(default_factory=list)
+    rows_out: int = 0
+
+
+class UnitHooks:
+    """Lookup / DV / changelog behaviour of one merge-tree compaction unit (Java's
+    ``LookupMergeTreeCompactRewriter`` and ``FullChangelogMergeTreeCompactRewriter`` around
+    ``MergeTreeCompactTask``).
+
+    ``compact_task`` asks :meth:`changelog_rewrite` per rewrite and :meth:`upgrade_strategy`
+    per upgraded file; when either says so it feeds the merged-but-unfolded records (chunks of
+    complete keys in ascending key order, with ``_LEVEL``) to :meth:`rewrite`. Files it
+    rewrites (with or without changelog) go to :meth:`notify_rewritten`; :meth:`finish`
+    writes the bucket's deletion-vector index file. Calls must come in ascending key order
+    within the unit (MergeTreeCompactTask's order), because level lookups stream.
+    """
+
+    def __init__(self, table: Any, unit: Any, vectors: dict[str, Any] | None = None) -> None:
+        opts = table.options
+        self.table = table
+        self.unit = unit
+        self.schema = table.schema
+        self.options = opts
+        self.strategy = LookupStrategy.of(opts)
+        self.full_changelog = full_compaction_changelog(opts)
+        self.lookup_mode = self.strategy.need_lookup and not self.full_changelog
+        self.max_level = unit.max_level if unit.max_level else opts.num_levels - 1
+        self.dv: DvMaintainer | None = None
+        if opts.deletion_vectors_enabled:
+            from .dv_maintainer import DvMaintainer
+
+            self.dv = DvMaintainer(table, unit.partition, unit.bucket, unit.index_files, vectors)
+        if self.lookup_mode and self.strategy.is_first_row and self.dv is not None:
+            raise InvalidInput(
+                "First row merge engine does not need deletion vectors because there is no deletion "
+                "of old data in this merge engine."
+            )
+        self._lookup: dict[int, LevelLookup | None] = {}
+        self.stats: dict[str, int] = {"lookups": 0, "hits": 0, "marked": 0}
+        self.written: list[str] = []
+
+    # -- decisions -------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        """Whether this unit needs any of the hooks at all."""
+        return self.lookup_mode or self.full_changelog or self.dv is not None
+
+    @property
+    def produce_changelog(self) -> bool:
+        return self.full_changelog or (self.lookup_mode and self.strategy.produce_changelog)
+
+    def changelog_rewrite(self, files: list[Any], output_level: int) -> bool:
+        """Java ``rewriteChangelog``: does this rewrite go through the changelog/lookup merge?"""
+        if self.full_changelog:
+            return output_level == self.max_level
+        if self.lookup_mode:
+            return output_level != 0 and any(f.level == 0 for f in files)
+        return False
+
+    def upgrade_strategy(self, file: Any, output_level: int) -> tuple[bool, bool]:
+        """Java ``upgradeStrategy`` -> (produce changelog / look up, rewrite the file)."""
+        if self.full_changelog:
+            return output_level == self.max_level, False
+        if not self.lookup_mode or file.level != 0:
+            return False, False
+        per_level = self.options.file_format_per_level()
+        fmt = self.options.file_format.lower()
+        if per_level.get(file.level, fmt).lower() != per_level.get(output_level, fmt).lower():
+            return True, True  # 1.x: a level-0 file moving to a level of another format is rewritten
+        if self.dv is not None and (file.delete_row_count is None or file.delete_row_count > 0):
+            return True, True
+        if output_level == self.max_level:
+            return True, False
+        if self.options.merge_engine == "deduplicate" and not self.options.sequence_field:
+            return True, False
+        return True, True
+
+    def reader_deletion_vector(self, file_name: str) -> Any:
+        """The DV to apply when READING an input file (Java's reader factory applies them)."""
+        return self.dv.vector_of(file_name) if self.dv is not None else None
+
+    # -- lookups ---------------------------------------------------------------------------
+
+    def _level_lookup(self, output_level: int) -> LevelLookup | None:
+        if output_level not in self._lookup:
+            from .lookup import LevelLookup
+
+            files = [f for f in self.unit.bucket_files if f.level > output_level]
+            if not files:
+                self._lookup[output_level] = None
+            else:
+                if self.strategy.is_first_row:
+                    values: list[str] | None = None  # existence only
+                elif self.dv is not None and not self.strategy.produce_changelog \
+                        and self.options.merge_engine == "deduplicate" and not self.options.sequence_field:
+                    values = None  # position only (Java PositionedKeyValueProcessor without value)
+                else:
+                    values = [f.name for f in self.schema.fields]
+                self._lookup[output_level] = LevelLookup(
+                    self.table, self.unit.partition, self.unit.bucket, files, output_level + 1,
+                    list(self.schema.trimmed_primary_keys), values, self.dv)
+        return self._lookup[output_level]
+
+    def merger(self, output_level: int) -> LookupMerger | FullChangelogMerger:
+        if self.full_changelog:
+            return FullChangelogMerger(self.schema, self.options, self.max_level)
+        m = LookupMerger(self.schema, self.options, self._level_lookup(output_level),
+                         self.dv if self.strategy.deletion_vector else None, self.strategy.produce_changelog)
+        m.stats = self.stats
+        return m
+
+    # -- execution -------------------------------------------------------------------------
+
+    def rewrite_sections(self, sections: list[Any], output_level: int, drop_delete: bool,
+                         rewrite: bool = True) -> RewriteOutput:
+        """Java ``rewriteOrProduceChangelog`` over ``sections`` (each a list of sorted runs: a
+        ``SortedRun`` or a list of files): read them with the bounded k-way merge (input
+        files' deletion vectors applied), merge with lookup / changelog semantics, write the
+        result to ``output_level`` when ``rewrite`` (False: an upgrade that keeps the file and
+        only produces changelog / DV marks) and the changelog when the table produces one.
+        The caller records the inputs as rewritten (:meth:`notify_rewritten`) when ``rewrite``."""
+        return self.rewrite(self.chunks(sections), output_level, drop_delete, rewrite)
+
+    def chunks(self, sections: list[Any]) -> Any:
+        """Un-merged records of complete keys per chunk, ascending, in this module's layout."""
+        import numpy as np
+        import pyarrow as pa
+
+        from .file_writer import _partition_dir
+        from .sort_merge import FILE_COL, MergeReader
+
+        part_dir = _partition_dir(self.schema, self.unit.partition)
+        dvs = dict(self.dv.vectors) if self.dv is not None else None
+        names = [f.name for f in self.schema.fields] + [SEQUENCE_NUMBER, VALUE_KIND]
+        for section in sections:
+            runs = [list(getattr(r, "files", r)) for r in section]
+            reader = MergeReader(self.table, part_dir, self.unit.bucket, runs, with_raw=True,
+                                 merge_records=False, deletion_vectors=dvs)
+            file_levels = np.array([f.level for f in reader.files], dtype=np.int32)
+            for chunk in reader:
+                raw = chunk.raw
+                if raw is None or raw.num_rows == 0:
+                    continue
+                lv = file_levels[raw.column(FILE_COL).to_numpy()]
+                yield raw.select(names).append_column(LEVEL, pa.array(lv, type=pa.int32()))
+
+    def rewrite(self, chunks: Any, output_level: int, drop_delete: bool, rewrite: bool) -> RewriteOutput:
+        """Merge ``chunks`` (un-merged records of complete keys, ascending, with ``_LEVEL``):
+        write the result to ``output_level`` when ``rewrite`` and the changelog when the table
+        produces one. On failure every file written here is deleted again."""
+        import pyarrow.compute as pc
+
+        from ..manifest import FileSource
+        from .file_writer import RollingFileWriter
+
+        part, bucket = self.unit.partition, self.unit.bucket
+        merger = self.merger(output_level)
+        data_w = RollingFileWriter(self.table, part, bucket, level=output_level,
+                                   file_source=FileSource.COMPACT) if rewrite else None
+        log_w = RollingFileWriter(self.table, part, bucket, level=output_level, file_source=FileSource.APPEND,
+                                  changelog=True) if self.produce_changelog else None
+        out = RewriteOutput()
+        try:
+            for chunk in chunks:
+                if chunk is None or chunk.num_rows == 0:
+                    continue
+                res = merger.merge(chunk)
+                if data_w is not None and res.merged is not None and res.merged.num_rows:
+                    m = res.merged
+                    if drop_delete or self.full_changelog:
+                        k = m.column(VALUE_KIND)
+                        m = m.filter(pc.or_(pc.equal(k, INSERT), pc.equal(k, UPDATE_AFTER)))
+                    if m.num_rows:
+                        data_w.write(m)
+                        out.rows_out += m.num_rows
+                if log_w is not None and res.changelog is not None and res.changelog.num_rows:
+                    log_w.write(res.changelog)
+            if data_w is not None:
+                out.after = data_w.close()
+            if log_w is not None:
+                out.changelog = log_w.close()
+        except BaseException:
+            for w in (data_w, log_w):
+                if w is not None:
+                    w.abort()
+            raise
+        for w in (data_w, log_w):
+            if w is not None:
+                out.written += w.written
+        self.written += out.written
+        return out
+
+    def notify_rewritten(self, files: list[Any]) -> None:
+        """Rewritten input files lose their deletion vectors (Java notifyRewriteCompactBefore)."""
+        if self.dv is not None:
+            for f in files:
+                self.dv.remove(f.file_name)
+
+    def finish(self) -> tuple[list[Any], list[Any], list[str]]:
+        """(new index files, deleted index files, written paths) for the UnitResult."""
+        if self.dv is None:
+            return [], [], []
+        new, deleted, written = self.dv.write()
+        self.written += written
+        return new, deleted, written
+
+
+__all__ += ["RewriteOutput", "UnitHooks"]

@@ -1,0 +1,147 @@
+"""Lookup-mode units through compact_task.run_merge_tree_unit (no Java): what a compaction of a
+deletion-vector / lookup-changelog / first-row / full-compaction-changelog table commits.
+
+Java agreement is in tests/interop/test_compact_lookup_java.py; here the commit messages,
+levels, DV index files and changelog records are checked directly, and our own reader
+(which applies DVs and skips level 0 like Java) sees the expected rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from paimon_cli.core.arrow_schema import key_value_file_fields
+from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.data_file import read_data_file
+from paimon_cli.core.deletion_vectors import read_deletion_vectors
+from paimon_cli.core.index_manifest import DELETION_VECTORS_INDEX
+from paimon_cli.core.mergetree.compact_strategy import pick_unit
+from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
+from paimon_cli.core.mergetree.levels import Levels, key_function
+from paimon_cli.core.paths import index_dir, join
+from paimon_cli.core.read import TableRead
+from paimon_cli.core.schema import Schema
+from paimon_cli.core.types import parse_columns
+
+KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
+
+
+class T:
+    def __init__(self, tmp_path: Path, **options: str) -> None:
+        self.cat = FileSystemCatalog(str(tmp_path / "wh"))
+        self.cat.create_table("db.t", Schema.of(parse_columns("id INT NOT NULL, v BIGINT"), primary_keys=("id",),
+                                                options={"bucket": "1", "write-only": "true", **options}))
+        self.results: list[Any] = []
+
+    @property
+    def table(self) -> Any:
+        return self.cat.get_table("db.t")
+
+    def write(self, ids: list[int], v: int, kinds: list[int] | None = None) -> None:
+        from paimon_cli.core.write import TableWrite
+
+        t = self.table
+        tw = TableWrite(t)
+        tw.write_arrow(pa.table({"id": pa.array(ids, pa.int32()), "v": pa.array([v] * len(ids), pa.int64())}),
+                       None if kinds is None else np.array(kinds, np.int8))
+        FileStoreCommit(t).commit(tw.prepare_commit(), "APPEND")
+
+    def compact(self, full: bool) -> Any:
+        t = self.table
+        snap = t.snapshot_manager.latest_snapshot()
+        entries = t.store_scan.plan(snap)
+        idx = [e.index_file for e in t.store_scan.index_entries(snap)
+               if e.index_file.index_type == DELETION_VECTORS_INDEX]
+        levels = Levels([e.file for e in entries], t.options.num_levels,
+                        key_function([t.schema.field("id").type.copy(nullable=False)]))
+        unit = pick_unit(t.options, levels, full, partition=entries[0].partition, bucket=0, total_buckets=1,
+                         index_files=idx, dv_files=[m.data_file_name for f in idx for m in (f.dv_ranges or ())])
+        assert unit is not None
+        res = run_merge_tree_unit(t, unit)
+        FileStoreCommit(t).commit([res.commit_message()], "COMPACT")
+        self.results.append(res)
+        return res
+
+    def rows(self) -> list[tuple[int, int]]:
+        return sorted((r["id"], r["v"]) for r in TableRead(self.table).to_arrow().to_pylist())
+
+    def changelog(self, res: Any) -> list[tuple[str, int, int, int]]:
+        t = self.table
+        out = []
+        for f in res.changelog:
+            path = join(t.path, "bucket-0", f.file_name)
+            for r in read_data_file(t.file_io, path, key_value_file_fields(t.schema)).to_pylist():
+                out.append((KINDS[r["_VALUE_KIND"]], r["id"], r["v"], r["_SEQUENCE_NUMBER"]))
+        return out
+
+    def dvs(self) -> dict[str, list[int]]:
+        t = self.table
+        out: dict[str, list[int]] = {}
+        for e in t.store_scan.index_entries(t.snapshot_manager.latest_snapshot()):
+            f = e.index_file
+            if f.index_type == DELETION_VECTORS_INDEX and f.dv_ranges:
+                got = read_deletion_vectors(t.file_io, join(index_dir(t.path), f.file_name), f.dv_ranges)
+                out.update({n: sorted(d.positions()) for n, d in got.items()})
+        return out
+
+
+def test_dv_lookup_changelog_unit(tmp_path: Path) -> None:
+    t = T(tmp_path, **{"deletion-vectors.enabled": "true", "changelog-producer": "lookup",
+                                    "compaction.small-file-ratio": "0.0000001"})  # every file "large": upgraded
+    t.write(list(range(10)), 1)
+    first = t.compact(True)  # lone level-0 file upgraded to level 5: changelog only
+    assert [f.level for f in first.after] == [5] and first.before[0].file_name == first.after[0].file_name
+    assert [c[0] for c in t.changelog(first)] == ["+I"] * 10
+    assert t.rows() == [(i, 1) for i in range(10)]
+
+    t.write([3, 11], 2)  # deleteRowCount 0, dedup, no sequence field: upgraded without rewrite
+    res = t.compact(False)
+    level4 = res.after[0].file_name
+    assert [(f.level, f.file_name) for f in res.after] == [(4, res.before[0].file_name)]
+    assert sorted(t.changelog(res)) == [("+I", 11, 2, 11), ("+U", 3, 2, 10), ("-U", 3, 1, 3)]
+    level5 = first.after[0].file_name
+    assert t.dvs() == {level5: [3]}  # the replaced row stays in the level-5 file, marked
+    assert len(res.new_index_files) == 1 and res.deleted_index_files == []
+    assert t.rows() == sorted([(i, 1) for i in range(10) if i != 3] + [(3, 2), (11, 2)])
+
+    t.write([4, 11], 3, [3, 0])  # a delete: the file must be rewritten (drop delete)
+    res = t.compact(False)  # level 0 alone goes to level 3; 11 is found on level 4, 4 on level 5
+    assert res.unit.output_level == 3
+    assert sorted(t.changelog(res)) == [("+U", 11, 3, 13), ("-D", 4, 1, 4), ("-U", 11, 2, 11)]
+    assert t.dvs() == {level5: [3, 4], level4: [1]}
+    assert (4, 1) not in t.rows() and (11, 3) in t.rows()
+    old_index = res.new_index_files
+
+    full = t.compact(True)  # everything rewritten into level 5: no vector left
+    assert {f.level for f in full.after} == {5}
+    assert full.deleted_index_files == old_index and full.new_index_files[0].row_count == 0
+    assert t.dvs() == {}
+    assert t.rows() == sorted([(i, 1) for i in (0, 1, 2, 5, 6, 7, 8, 9)] + [(3, 2), (11, 3)])
+
+
+def test_first_row_unit(tmp_path: Path) -> None:
+    t = T(tmp_path, **{"merge-engine": "first-row", "changelog-producer": "lookup"})
+    t.write([1, 2], 1)
+    t.compact(True)
+    t.write([2, 3, 3], 2)
+    res = t.compact(False)
+    assert t.changelog(res) == [("+I", 3, 2, 3)]  # 2 exists on level 5: no changelog, not rewritten
+    assert t.rows() == [(1, 1), (2, 1), (3, 2)]
+
+
+def test_full_compaction_changelog_unit(tmp_path: Path) -> None:
+    t = T(tmp_path, **{"changelog-producer": "full-compaction"})
+    t.write([1, 2, 3], 1)
+    res = t.compact(True)
+    assert sorted(t.changelog(res)) == [("+I", 1, 1, 0), ("+I", 2, 1, 1), ("+I", 3, 1, 2)]
+    t.write([2, 3, 4], 2, [0, 3, 0])
+    res = t.compact(True)
+    assert sorted(t.changelog(res)) == [("+I", 4, 2, 5), ("+U", 2, 2, 3), ("-D", 3, 1, 2), ("-U", 2, 1, 1)]
+    assert {f.level for f in res.after} == {5} and all(f.file_source == 0 for f in res.changelog)
+    assert t.rows() == [(1, 1), (2, 2), (4, 2)]
