@@ -9,7 +9,11 @@ first-row primary-key tables (Java's batch scan hides it), then file stats:
   another file -- level > 0 files of DV / first-row tables, or a bucket whose files all sit in
   one level > 0 run; otherwise key stats against the key-only conjuncts, and a bucket is
   dropped whole when no file's value stats can match (except partial-update/aggregation
-  without DVs, whose merged rows mix files).
+  without DVs, whose merged rows mix files);
+
+then file indexes (``file-index.read.enabled``): a file whose bloom filter / bitmap / BSI
+proves that no row matches is skipped (append files; level > 0 files of DV / first-row
+tables), counted per index kind for ``--explain``.
 
 Read: one (partition, bucket) at a time, so memory is bounded by the largest bucket. Append
 files are streamed batch by batch. Primary-key files are read with their key, sequence and
@@ -93,6 +97,9 @@ class ReadPlan:
     pruned_by_bucket: Counts = field(default_factory=Counts)
     skipped_level0: Counts = field(default_factory=Counts)
     pruned_by_stats: Counts = field(default_factory=Counts)
+    # files the file indexes proved empty of matches, per index kind (bloom-filter, bitmap,
+    # bsi; "file index" when only their combination did)
+    pruned_by_index: dict[str, Counts] = field(default_factory=dict)
     remaining: Counts = field(default_factory=Counts)
 
 
@@ -224,6 +231,11 @@ class TableRead:
             entries = self._filter_by_stats(entries, stats_pred)
             plan.pruned_by_stats = before.minus(Counts.of(entries))
 
+        # 5. file indexes (bloom filter / bitmap / BSI), embedded or in `.index` extra files
+        if stats_pred is not None and self.options.file_index_read_enabled:
+            entries, by_kind = self._filter_by_index(entries, stats_pred)
+            plan.pruned_by_index = {k: Counts.of(v) for k, v in by_kind.items()}
+
         plan.remaining = Counts.of(entries)
         plan.splits = self._splits(entries, values_of)
         return plan
@@ -304,6 +316,76 @@ class TableRead:
                 out += group
         return out
 
+    def _filter_by_index(
+        self, entries: list[ManifestEntry], pred: Predicate
+    ) -> tuple[list[ManifestEntry], dict[str, list[ManifestEntry]]]:
+        """Drop files whose file index proves no row matches (Java: the embedded index at scan,
+        the ``.index`` file at read). Primary-key files only where a file is filtered on its
+        own values (level > 0 of DV / first-row tables): elsewhere a row may be merged away."""
+        from .fileindex.evaluator import INDEX_KINDS, evaluate, remains
+        from .fileindex.format import FileIndexContainer, index_file_names
+        from .stats_reader import StatsReader
+
+        sr = StatsReader(self.table)
+        current = {f.name: f for f in self.schema.fields}
+        values_of = self._partition_values()
+        per_file = self.is_pk and self._skip_level0()
+
+        def candidate(e: ManifestEntry) -> bool:
+            m = e.file
+            if self.is_pk and not (per_file and m.level > 0):
+                return False
+            return m.embedded_index is not None or bool(index_file_names(m.extra_files))
+
+        def verdict(e: ManifestEntry) -> str | None:
+            """None: keep; else the index kind that pruned it."""
+            m = e.file
+            try:
+                if m.embedded_index is not None:
+                    container = FileIndexContainer(m.embedded_index)
+                else:
+                    name = index_file_names(m.extra_files)[0]
+                    part_dir = paths.partition_path_for(self.schema, values_of(e.partition))
+                    path = paths.data_file_path(self.table.path, part_dir, e.bucket, name)
+                    container = FileIndexContainer(self.table.file_io.read_bytes(path), path)
+                fs = sr.schema(m.schema_id)
+                by_id = {f.id: f for f in fs.fields}
+                file_fields = {f.name: f for f in fs.fields}
+
+                def name_in_file(n: str) -> str | None:
+                    f = current.get(n)
+                    ff = by_id.get(f.id) if f is not None else None
+                    return ff.name if ff is not None else None
+
+                if remains(evaluate(container, pred, file_fields, name_in_file)):
+                    return None
+                for kind in INDEX_KINDS:
+                    if not remains(evaluate(container, pred, file_fields, name_in_file, types={kind})):
+                        return kind
+                return "file index"
+            except Exception:  # noqa: BLE001 - an index we cannot read never hides rows
+                return None
+
+        todo = [e for e in entries if candidate(e)]
+        if not todo:
+            return entries, {}
+        if len(todo) > 8:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=4, thread_name_prefix="paimon-index") as pool:
+                verdicts = dict(zip((id(e) for e in todo), pool.map(verdict, todo)))
+        else:
+            verdicts = {id(e): verdict(e) for e in todo}
+        kept: list[ManifestEntry] = []
+        pruned: dict[str, list[ManifestEntry]] = {}
+        for e in entries:
+            v = verdicts.get(id(e))
+            if v is None:
+                kept.append(e)
+            else:
+                pruned.setdefault(v, []).append(e)
+        return kept, pruned
+
     def _splits(self, entries: list[ManifestEntry], values_of: Any) -> list[Split]:
         groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         for e in entries:
@@ -350,8 +432,11 @@ class TableRead:
             ("pruned by bucket", p.pruned_by_bucket),
             ("skipped level 0" if not self.top_level_only else "skipped below top level", p.skipped_level0),
             ("pruned by stats", p.pruned_by_stats),
-            ("remaining", p.remaining),
         ]
+        for kind in ("bloom-filter", "bitmap", "bsi", "file index"):
+            steps.append((f"pruned by {kind} index" if kind != "file index" else "pruned by file indexes combined",
+                          p.pruned_by_index.get(kind, Counts())))
+        steps.append(("remaining", p.remaining))
         rows = [{"step": name, "partitions": c.partitions, "buckets": c.buckets, "files": c.files,
                  "records": c.records} for name, c in steps]
         return Rows(["step", "partitions", "buckets", "files", "records"], rows)

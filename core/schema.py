@@ -491,6 +491,10 @@ def validate_table_schema(schema: TableSchema) -> None:
         if engine == "first-row":
             raise InvalidInput("merge-engine first-row does not support deletion vectors (it never deletes old rows)")
 
+    from .fileindex.writer import validate_file_index_options
+
+    validate_file_index_options(schema.fields, schema.options)
+
 
 def _validate_bucket(schema: TableSchema, opts: CoreOptions) -> None:
     bucket = opts.bucket
@@ -757,6 +761,10 @@ def _apply_changes(
     pks = [_final_name(k, renames) for k in old.primary_keys]
     if renames and options.get("bucket-key", "").strip():
         options["bucket-key"] = ",".join(_final_name(k, renames) for k in options["bucket-key"].split(","))
+    if renames:  # file indexes follow their column (the index is keyed by field id, not name)
+        from .fileindex.writer import rename_file_index_options
+
+        options = rename_file_index_options(options, renames)
     return TableSchema(
         version=CURRENT_VERSION,
         id=old.id + 1,

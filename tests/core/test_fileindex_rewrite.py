@@ -1,0 +1,301 @@
+"""rewrite-file-index, index placement, read pruning/explain, inspect rows/warnings, option
+validation (exit 4) and the rolling writer's index hook -- on tables we write ourselves."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from paimon_cli.app import app
+from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names
+from paimon_cli.core.fileindex.inspect import file_index_rows, file_index_warnings
+from paimon_cli.core.fileindex.rewrite import rewrite_file_index
+from paimon_cli.core.fileindex.writer import index_builder_factory
+from paimon_cli.core.predicate import parse_predicate
+from paimon_cli.core.read import TableRead
+from paimon_cli.core.schema import DropColumn, RemoveOption, RenameColumn, Schema, SetOption
+from paimon_cli.core.types import parse_columns
+from paimon_cli.core.write import write_table
+
+ID = "db.t"
+
+
+@pytest.fixture
+def cat(tmp_path: Path) -> FileSystemCatalog:
+    return FileSystemCatalog(str(tmp_path / "wh"))
+
+
+def _table(cat: FileSystemCatalog, tmp_path: Path, files: int = 4, rows: int = 500, **options: str) -> Any:
+    cat.create_table(ID, Schema.of(parse_columns("id BIGINT, s STRING, c INT, dt STRING"), partition_keys=["dt"],
+                                   options={"bucket": "-1", **options}))
+    t = cat.get_table(ID)
+    rnd = random.Random(4)
+    nid = 0
+    for k in range(files):
+        data = []
+        for _ in range(rows):
+            data.append({"id": nid, "s": f"s{rnd.randint(0, 50)}_{k}", "c": rnd.choice([0, 100, k * 10 + 1]),
+                         "dt": f"d{k % 2}"})
+            nid += 1
+        p = tmp_path / f"in{k}.parquet"
+        pq.write_table(pa.Table.from_pylist(data), p)
+        write_table(t, [str(p)])
+    return cat.get_table(ID)
+
+
+def _live(t: Any) -> list[Any]:
+    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+
+
+def _alter(cat: FileSystemCatalog, *changes: Any) -> Any:
+    cat.alter_table(ID, list(changes))
+    return cat.get_table(ID)
+
+
+def test_rewrite_builds_then_skips_and_is_read_back(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    t = _table(cat, tmp_path)
+    t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s"), SetOption("file-index.bloom-filter.s.items", "100"),
+               SetOption("file-index.bitmap.columns", "c"), SetOption("file-index.in-manifest-threshold", "64 kb"))
+    before = {e.file.file_name for e in _live(t)}
+    dry = rewrite_file_index(t, dry_run=True)
+    assert len(dry.changed) == 4 and dry.snapshot_id is None
+    assert t.snapshot_manager.latest_snapshot_id() == 4  # dry run commits nothing
+    res = rewrite_file_index(t)
+    t = cat.get_table(ID)
+    snap = t.snapshot_manager.latest_snapshot()
+    assert res.snapshot_id == snap.id and snap.commit_kind == "COMPACT" and res.rows_read == 2000
+    assert {e.file.file_name for e in _live(t)} == before  # same data files
+    for e in _live(t):
+        c = FileIndexContainer(e.file.embedded_index) if e.file.embedded_index else None
+        assert c is not None and not index_file_names(e.file.extra_files)  # under the 64 kb threshold
+        assert {(x.column, x.index_type) for x in c.entries} == {("s", "bloom-filter"), ("c", "bitmap")}
+    again = rewrite_file_index(t)
+    assert again.snapshot_id is None and not again.changed
+    assert TableRead(t).to_arrow().num_rows == 2000
+    assert file_index_warnings(t) == []
+
+
+def test_placement_threshold_and_new_index_file_names(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    t = _table(cat, tmp_path, files=2)
+    t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s"))  # default 1M items: ~600 KB
+    rewrite_file_index(t)
+    t = cat.get_table(ID)
+    first = {e.file.file_name: index_file_names(e.file.extra_files) for e in _live(t)}
+    assert all(v == [k + ".index"] and not None for k, v in first.items())
+    assert all(e.file.embedded_index is None for e in _live(t))
+    t = _alter(cat, SetOption("file-index.bloom-filter.s.fpp", "0.05"))  # stale -> rebuilt into a new file
+    assert "built with other options" in " ".join(file_index_warnings(t))
+    res = rewrite_file_index(t)
+    assert len(res.changed) == 2 and res.index_files_written == 2
+    t = cat.get_table(ID)
+    for e in _live(t):
+        assert index_file_names(e.file.extra_files) == [e.file.file_name + "-1.index"]
+    # the old .index files stay (older snapshots use them)
+    for name in first:
+        hits = [p for p in Path(t.path).rglob(name + ".index")]
+        assert len(hits) == 1
+    t = _alter(cat, SetOption("file-index.in-manifest-threshold", "2 mb"))
+    rewrite_file_index(t)
+    t = cat.get_table(ID)
+    assert all(e.file.embedded_index is not None and not index_file_names(e.file.extra_files) for e in _live(t))
+
+
+def test_rename_keeps_index_drop_removes_it(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    t = _table(cat, tmp_path, files=2)
+    t = _alter(cat, SetOption("file-index.bitmap.columns", "c,s"), SetOption("file-index.bitmap.s.version", "1"))
+    rewrite_file_index(t)
+    t = _alter(cat, RenameColumn("s", "name"))
+    assert t.schema.options["file-index.bitmap.columns"] == "c,name"
+    assert t.schema.options["file-index.bitmap.name.version"] == "1"
+    assert not rewrite_file_index(t, dry_run=True).changed
+    got = TableRead(t, predicate=parse_predicate("name = 's3_1'", list(t.schema.fields))).to_arrow()
+    plain = TableRead(t).to_arrow()
+    assert got.num_rows == plain.filter(pa.compute.field("name") == "s3_1").num_rows > 0
+    # refused: dropping an indexed column while the option still names it
+    with pytest.raises(InvalidInput, match="does not exist"):
+        cat.alter_table(ID, [DropColumn("name")])
+    t = _alter(cat, RemoveOption("file-index.bitmap.name.version"), SetOption("file-index.bitmap.columns", "c"),
+               DropColumn("name"))
+    assert any("no longer exists" in w for w in file_index_warnings(t))
+    rows = file_index_rows(t).rows
+    assert {r["current_column"] for r in rows if r["column_name"] == "s"} == {None}
+    res = rewrite_file_index(t)
+    assert res.indexes_dropped == 2 and res.indexes_built == 0
+    t = cat.get_table(ID)
+    assert file_index_warnings(t) == []
+    assert {(r["column_name"], r["index_type"]) for r in file_index_rows(t).rows} == {("c", "bitmap")}
+
+
+def test_read_prunes_with_indexes_and_explains_per_kind(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    t = _table(cat, tmp_path, files=6, rows=300)
+    t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s"), SetOption("file-index.bloom-filter.s.items", "200"),
+               SetOption("file-index.bitmap.columns", "c"))
+    rewrite_file_index(t)
+    t = cat.get_table(ID)
+    tr = TableRead(t, predicate=parse_predicate("c = 31", list(t.schema.fields)))
+    explain = {r["step"]: r["files"] for r in tr.explain().rows}
+    assert explain["pruned by bitmap index"] == 5 and explain["remaining"] == 1
+    assert tr.to_arrow().num_rows == TableRead(t).to_arrow().filter(pa.compute.field("c") == 31).num_rows > 0
+    tr = TableRead(t, predicate=parse_predicate("s = 's7_2'", list(t.schema.fields)))
+    explain = {r["step"]: r["files"] for r in tr.explain().rows}
+    assert explain["pruned by bloom-filter index"] >= 4
+    t2 = _alter(cat, SetOption("file-index.read.enabled", "false"))
+    tr = TableRead(t2, predicate=parse_predicate("c = 31", list(t2.schema.fields)))
+    assert tr.plan().pruned_by_index == {}
+    rows = file_index_rows(t).rows
+    assert {r["distinct_values"] for r in rows if r["index_type"] == "bitmap"} == {3}
+    assert {r["bloom_hash_functions"] for r in rows if r["index_type"] == "bloom-filter"} == {3}
+
+
+def test_failed_commit_removes_new_index_files(cat: FileSystemCatalog, tmp_path: Path, monkeypatch: Any) -> None:
+    t = _table(cat, tmp_path, files=2)
+    t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s"))
+
+    def boom(*a: Any, **k: Any) -> None:
+        raise RuntimeError("commit failed")
+
+    from paimon_cli.core import commit
+
+    monkeypatch.setattr(commit.FileStoreCommit, "commit", boom)
+    with pytest.raises(RuntimeError):
+        rewrite_file_index(t)
+    assert not list(Path(t.path).rglob("*.index"))
+    assert cat.get_table(ID).snapshot_manager.latest_snapshot_id() == 2
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"file-index.zorder.columns": "c"}, "unknown index type"),
+    ({"file-index.bloom-filter.columns": "c", "file-index.bloom-filter.c.fpp": "1.5"}, "fpp must be in (0, 1)"),
+    ({"file-index.bloom-filter.columns": "c", "file-index.bloom-filter.c.fpp": "0"}, "fpp must be in (0, 1)"),
+    ({"file-index.bitmap.columns": "m"}, "does not support"),
+    ({"file-index.bloom-filter.columns": "flag"}, "does not support"),
+    ({"file-index.bsi.columns": "s"}, "does not support"),
+    ({"file-index.bitmap.columns": "nope"}, "does not exist"),
+    ({"file-index.bitmap.columns": "c", "file-index.bitmap.c.version": "3"}, "version must be 1 or 2"),
+    ({"file-index.bitmap.x.version": "1"}, "is not declared"),
+])
+def test_bad_options_exit_4_before_anything_is_written(tmp_path: Path, options: dict[str, str], message: str) -> None:
+    runner = CliRunner()
+    wh = str(tmp_path / "wh")
+    args = ["create", "db.bad", "-w", wh, "--schema", "c INT, s STRING, m MAP<STRING, INT>, flag BOOLEAN"]
+    for k, v in options.items():
+        args += ["--option", f"{k}={v}"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 4, r.output
+    assert message in r.output
+    assert not os.path.exists(os.path.join(wh, "db.db", "bad"))
+    # the same through alter on an existing table: nothing changes
+    assert runner.invoke(app, ["create", "db.ok", "-w", wh, "--schema", "c INT, s STRING, m MAP<STRING, INT>, flag BOOLEAN"]).exit_code == 0
+    alter = ["alter", "db.ok", "-w", wh]
+    for k, v in options.items():
+        alter += ["--set", f"{k}={v}"]
+    r = runner.invoke(app, alter)
+    assert r.exit_code == 4 and message in r.output
+    assert FileSystemCatalog(wh).get_table("db.ok").schema.id == 0
+
+
+def test_cli_rewrite_file_index(tmp_path: Path, cat: FileSystemCatalog) -> None:
+    _table(cat, tmp_path, files=2)
+    wh = str(tmp_path / "wh")
+    runner = CliRunner()
+    assert runner.invoke(app, ["alter", ID, "-w", wh, "--set", "file-index.bitmap.columns=c"]).exit_code == 0
+    r = runner.invoke(app, ["rewrite-file-index", ID, "-w", wh, "--dry-run", "-o", "json"])
+    assert r.exit_code == 0, r.output
+    assert '"action": "build"' in r.stdout and r.stdout.count('"file_name"') == 2
+    r = runner.invoke(app, ["rewrite-file-index", ID, "-w", wh, "--partition", "dt=d0", "-o", "json"])
+    assert r.exit_code == 0 and '"files_changed": 1' in r.stdout
+    r = runner.invoke(app, ["rewrite-file-index", ID, "-w", wh, "-o", "json"])
+    assert r.exit_code == 0 and '"files_changed": 1' in r.stdout and '"files_unchanged": 1' in r.stdout
+    r = runner.invoke(app, ["rewrite-file-index", ID, "-w", wh, "--where", "c = 1"])
+    assert r.exit_code == 4
+
+
+def test_rolling_writer_hook_builds_indexes(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """The factory plugged into RollingFileWriter (write / compact) indexes every file it rolls."""
+    from paimon_cli.core import binary_row
+    from paimon_cli.core.commit import CommitMessage, FileStoreCommit
+    from paimon_cli.core.mergetree.file_writer import APPEND, RollingFileWriter
+
+    cat.create_table(ID, Schema.of(parse_columns("id BIGINT, c INT"), options={
+        "bucket": "-1", "file-index.bitmap.columns": "c", "file-index.bloom-filter.columns": "id",
+        "file-index.bloom-filter.id.items": "50", "target-file-size": "1 kb"}))
+    t = cat.get_table(ID)
+    factory = index_builder_factory(t.file_io, t.schema)
+    w = RollingFileWriter(t, binary_row.EMPTY_ROW, 0, kind=APPEND, level=0, file_source=0,
+                          index_builder_factory=factory)
+    for k in range(5):
+        w.write(pa.table({"id": pa.array(range(k * 400, k * 400 + 400), pa.int64()),
+                          "c": pa.array([k] * 400, pa.int32())}))
+    metas = w.close()
+    assert len(metas) > 1
+    FileStoreCommit(t).commit([CommitMessage(binary_row.EMPTY_ROW, 0, 0, metas)])
+    t = cat.get_table(ID)
+    assert not rewrite_file_index(t, dry_run=True).changed  # every rolled file already right
+    assert file_index_warnings(t) == []
+    tr = TableRead(t, predicate=parse_predicate("c = 3", list(t.schema.fields)))
+    assert tr.to_arrow().num_rows == 400 and tr.plan().remaining.files < len(metas)
+
+
+def test_compaction_builds_configured_indexes(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """Files written by compaction (append and primary-key) carry the configured indexes."""
+    from paimon_cli.core.compact.job import compact_table
+
+    for name, pk, opts in (("a", (), {"bucket": "-1"}), ("p", ("id",), {"bucket": "2"})):
+        ident = f"db.{name}"
+        cat.create_table(ident, Schema.of(parse_columns("id BIGINT, s STRING, c INT"), primary_keys=pk, options=opts))
+        t = cat.get_table(ident)
+        for k in range(3):
+            p = tmp_path / f"{name}{k}.parquet"
+            pq.write_table(pa.table({"id": pa.array(range(k * 1000, k * 1000 + 3000), pa.int64()),
+                                     "s": [f"x{i % 100}" for i in range(3000)],
+                                     "c": pa.array([i % 7 for i in range(3000)], pa.int32())}), p)
+            write_table(t, [str(p)])
+        cat.alter_table(ident, [SetOption("file-index.bitmap.columns", "c"), SetOption("compaction.min.file-num", "2")])
+        t = cat.get_table(ident)
+        assert file_index_warnings(t)  # files written before the option lack the index
+        compact_table(t, full=True)
+        t = cat.get_table(ident)
+        assert file_index_warnings(t) == [] and not rewrite_file_index(t, dry_run=True).changed
+        assert {r["index_type"] for r in file_index_rows(t).rows} == {"bitmap"}
+
+
+def test_dropped_and_re_added_column_never_uses_the_old_index(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """apache/paimon#10122's failure mode: a column dropped and added again under the same name
+    is a different field; the old files' index on the old column must not prune for it."""
+    from paimon_cli.core.schema import AddColumn
+    from paimon_cli.core.types import IntType
+
+    t = _table(cat, tmp_path, files=2)
+    t = _alter(cat, SetOption("file-index.bitmap.columns", "c"))
+    rewrite_file_index(t)
+    t = _alter(cat, SetOption("file-index.bitmap.columns", "s"), DropColumn("c"))
+    t = _alter(cat, AddColumn("c", IntType()), SetOption("file-index.bitmap.columns", "s,c"))
+    p = tmp_path / "new.parquet"
+    pq.write_table(pa.table({"id": pa.array([9_000_001], pa.int64()), "s": ["new"], "c": pa.array([1], pa.int32()),
+                             "dt": ["d0"]}), p)
+    write_table(t, [str(p)])
+    t = cat.get_table(ID)
+    # old files hold c=1 under the OLD field id; the new column is NULL there
+    got = TableRead(t, predicate=parse_predicate("c IS NULL", list(t.schema.fields))).to_arrow()
+    assert got.num_rows == 1000
+    got = TableRead(t, predicate=parse_predicate("c = 1", list(t.schema.fields))).to_arrow()
+    assert got.column("id").to_pylist() == [9_000_001]
+    assert any("'c'" in w and "no longer exists" in w for w in file_index_warnings(t))
+    res = rewrite_file_index(t)
+    kinds = {(p.entry.file.file_name, x) for p in res.changed for x in p.drop}
+    assert {x for _, x in kinds} == {("c", "bitmap")}  # the old-field index is dropped ...
+    t = cat.get_table(ID)
+    assert file_index_warnings(t) == []
+    for r in file_index_rows(t).rows:  # ... and no index on the new c is claimed for the old files
+        assert r["current_column"] in ("s", "c")
+        if r["column_name"] == "c":
+            assert r["record_count"] == 1
