@@ -636,6 +636,8 @@ class TableRead:
         target = system_fields() + [self._field(n) for n in need]
         dvs = self._deletion_vectors(split)
         key_pred = self._key_prefilter("")
+        one_high = self._keeps_one_high_level_record()
+        from .mergetree.changelog import LEVEL as _LEVEL
         parts = []
         for meta in split.files:
             fs = sr.schema(meta.schema_id)
@@ -648,6 +650,8 @@ class TableRead:
             t = evolve(t, file_fields, target)
             if key_pred is not None:
                 t = t.filter(key_pred)
+            if one_high:
+                t = t.append_column(_LEVEL, pa.repeat(pa.scalar(meta.level, pa.int32()), t.num_rows))
             parts.append(t)
         if not parts:
             return None
@@ -656,7 +660,22 @@ class TableRead:
             return None
         # merge input: _KEY_ columns (copies of the key values), system columns, values
         arrays = [data.column(v) for v in key_values] + list(data.columns)
-        return pa.Table.from_arrays(arrays, names=[k.name for k in keys] + data.column_names)
+        merged_input = pa.Table.from_arrays(arrays, names=[k.name for k in keys] + data.column_names)
+        if one_high:
+            from .mergetree.changelog import keep_one_high_level
+
+            merged_input = keep_one_high_level(merged_input, [k.name for k in keys], self.options)
+            merged_input = merged_input.drop_columns([_LEVEL])
+        return merged_input
+
+    def _keeps_one_high_level_record(self) -> bool:
+        """Java wraps the merge function in ``LookupMergeFunction`` when the table needs lookup
+        (not first-row): every record above level 0 already holds the merged value of the
+        levels below it, so only one of a key's high-level records may take part, or
+        aggregation / partial-update would count older values twice."""
+        from .mergetree.compact_strategy import lookup_mode
+
+        return lookup_mode(self.options) and self.options.merge_engine != "first-row"
 
     def _merge_pk(self, data: pa.Table | None) -> pa.Table | None:
         """The merge half of a primary-key split: one row per key, deletes dropped, finished."""
