@@ -400,43 +400,10 @@ def table_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
 
 def file_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-    from . import paths
-    from .file_index_format import read_file_index_header
+    """Per live file and indexed column: index types, sizes, storage, bitmap distinct values."""
+    from .fileindex.inspect import file_index_rows
 
-    cols = ["partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
-            "column_name", "index_type", "storage_type", "index_file_path", "index_size_in_bytes",
-            "index_container_size_in_bytes", "is_empty"]
-    _, entries = _live_entries(table, at)
-    dec = _Decoder(table)
-    rows = []
-    for e in entries:
-        m = e.file
-        index_files = [x for x in m.extra_files if x.endswith(".index")]
-        if m.embedded_index is None and not index_files:
-            continue
-        bucket_path = paths.data_file_path(table.path, dec.partition_dir(e.partition), e.bucket, "")
-        if m.embedded_index is not None:
-            data, storage, index_path = m.embedded_index, "EMBEDDED", None
-        else:
-            index_path = bucket_path.rstrip("/") + "/" + index_files[0]
-            data, storage = table.file_io.read_bytes(index_path), "FILE"
-        for col, typ, length in read_file_index_header(data, index_path or m.file_name):
-            rows.append({
-                "partition": dec.partition_string(e.partition),
-                "bucket": e.bucket,
-                "file_path": bucket_path.rstrip("/") + "/" + m.file_name,
-                "file_size_in_bytes": m.file_size,
-                "record_count": m.row_count,
-                "schema_id": m.schema_id,
-                "column_name": col,
-                "index_type": typ,
-                "storage_type": storage,
-                "index_file_path": index_path,
-                "index_size_in_bytes": length,
-                "index_container_size_in_bytes": len(data),
-                "is_empty": length <= 0,
-            })
-    return Rows(cols, rows)
+    return file_index_rows(table, at)
 
 
 # ---------------------------------------------------------------------------------------
@@ -549,7 +516,23 @@ def table_overview(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
         ("tags", len(table.tag_manager.tags())),
         ("branches", len(table.branch_manager.branches())),
     ]
+    from .expire import snapshot_health
+
+    for problem in snapshot_health(table):
+        props.append(("warning", problem))
+    from .fileindex.inspect import file_index_warnings
+
+    for problem in file_index_warnings(table):
+        props.append(("warning", problem))
     return Rows(["property", "value"], [{"property": k, "value": v} for k, v in props])
+
+
+def expiry(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """``inspect expiry``: per snapshot, whether the next ``expire`` removes it and what it
+    frees, or what holds it (retain-min, time-retained, a consumer, a tag, a branch)."""
+    from .expire import expiry_report
+
+    return expiry_report(table)
 
 
 SYSTEM_TABLES: dict[str, Callable[..., Rows]] = {
@@ -571,6 +554,7 @@ SYSTEM_TABLES: dict[str, Callable[..., Rows]] = {
     "binlog": binlog,
     "ro": read_optimized,
     "table": table_overview,
+    "expiry": expiry,
 }
 
 CATALOG_TABLES: dict[str, Callable[[FileSystemCatalog], Rows]] = {
