@@ -199,18 +199,48 @@ def _check_columns(table: "pa.Table", key_names: list[str]) -> None:
 
 
 def sort_indices_nulls_first(table: "pa.Table", sort_keys: list[tuple[str, str]]) -> "pa.Array":
-    """pc.sort_indices with NULLs first for every key (per-key placement on pyarrow >= 25)."""
+    """pc.sort_indices with NULLs first for every key (per-key placement on pyarrow >= 25) and
+    float NaN after +inf, as Java orders keys (its sort buffer's normalized keys, and
+    Float/Double.compare in 2.0+); Arrow would place NaN with the NULLs, first."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    table, sort_keys = _nan_after_inf(table, sort_keys)
     major = int(pa.__version__.split(".")[0])
     if major >= 25:
         return pc.sort_indices(table, sort_keys=[(k, o, "at_start") for k, o in sort_keys])
     return pc.sort_indices(table, sort_keys=sort_keys, null_placement="at_start")
 
 
+def _nan_after_inf(table: "pa.Table", sort_keys: list[tuple[str, str]]) -> tuple["pa.Table", list[tuple[str, str]]]:
+    """Sort input in which every float column holding NaN is split in two: the value with
+    NaN as +inf, then a NaN flag in the same direction (so NaN follows +inf ascending)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out_keys: list[tuple[str, str]] = []
+    for name, order in sort_keys:
+        out_keys.append((name, order))
+        col = table.column(name)
+        if not pa.types.is_floating(col.type):
+            continue
+        nan = pc.fill_null(pc.is_nan(col), False)
+        if not pc.any(nan).as_py():
+            continue
+        flag = f"\x00nan:{name}"
+        table = table.set_column(table.column_names.index(name), name,
+                                 pc.if_else(nan, pa.scalar(float("inf"), col.type), col))
+        table = table.append_column(flag, pc.cast(nan, pa.int8()))
+        out_keys.append((flag, order))
+    return table, out_keys
+
+
 def adjacent_differs(col: Any) -> "np.ndarray":
-    """For sorted values v: v[i] != v[i-1] for i >= 1 (nulls equal to nulls), as a numpy bool array."""
+    """For sorted values v: v[i] != v[i-1] for i >= 1 (nulls equal to nulls), as a numpy bool array.
+
+    Floats compare as Java's key comparator (0.9 .. 1.4 generated ``a > b ? 1 : a < b ? -1 : 0``):
+    -0.0 equals 0.0, and NaN equals NaN (Arrow sorts NaNs together, after +inf), so NaN keys
+    are ONE key as in every Java version, not one key per record as IEEE ``!=`` would make them."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -220,6 +250,8 @@ def adjacent_differs(col: Any) -> "np.ndarray":
         return np.zeros(0, dtype=bool)
     a, b = arr.slice(1), arr.slice(0, len(arr) - 1)
     ne = pc.fill_null(pc.not_equal(a, b), False)
+    if pa.types.is_floating(arr.type):
+        ne = pc.and_(ne, pc.invert(pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False)))
     if arr.null_count:
         ne = pc.or_(ne, pc.xor(pc.is_null(a), pc.is_null(b)))
     return ne.to_numpy(zero_copy_only=False)

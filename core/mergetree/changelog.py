@@ -149,21 +149,53 @@ def _drop_ignored_retracts(records: pa.Table, options: CoreOptions) -> pa.Table:
 def _values_equal(a: pa.Table, b: pa.Table, columns: list[str]) -> np.ndarray:
     """Row-wise equality of ``columns`` (NULL equals NULL), as Java's RecordEqualiser."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     eq = np.ones(a.num_rows, dtype=bool)
     for c in columns:
-        x, y = a.column(c).combine_chunks(), b.column(c).combine_chunks()
-        if pa.types.is_nested(x.type) or pa.types.is_dictionary(x.type):
-            # no vectorised equality kernel for nested values: compare their Python values
-            xs, ys = x.to_pylist(), y.to_pylist()
-            eq &= np.fromiter((p == q for p, q in zip(xs, ys)), dtype=bool, count=len(xs))
-            continue
-        same = pc.fill_null(pc.equal(x, y), False)
-        both_null = pc.and_(pc.is_null(x), pc.is_null(y))
-        eq &= pc.or_(same, both_null).to_numpy(zero_copy_only=False)
+        eq &= _arrays_equal(a.column(c).combine_chunks(), b.column(c).combine_chunks())
     return eq
+
+
+def _arrays_equal(x: pa.Array, y: pa.Array) -> np.ndarray:
+    """Row-wise equality of two aligned arrays, NULL equal to NULL, nested types included:
+    structs field by field, lists / maps (entries in order, as Java compares their bytes)
+    by length and then element by element over the flattened values -- no per-row Python."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_dictionary(x.type):
+        x = x.dictionary_decode()
+    if pa.types.is_dictionary(y.type):
+        y = y.dictionary_decode()
+    n = len(x)
+    xn = x.is_null().to_numpy(zero_copy_only=False)
+    yn = y.is_null().to_numpy(zero_copy_only=False)
+    valid = ~xn & ~yn
+    t = x.type
+    if pa.types.is_map(t):
+        entries = pa.list_(pa.field("entries", pa.struct([t.key_field, t.item_field]), nullable=False))
+        return _arrays_equal(x.view(entries), y.view(entries))
+    if pa.types.is_struct(t):
+        eq = valid.copy()
+        for cx, cy in zip(x.flatten(), y.flatten()):
+            eq &= _arrays_equal(cx, cy)
+        return eq | (xn & yn)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        lx = pc.fill_null(pc.list_value_length(x), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        ly = pc.fill_null(pc.list_value_length(y), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+        eq = np.zeros(n, dtype=bool)
+        idx = np.flatnonzero(valid & (lx == ly))
+        if len(idx):
+            sel = pa.array(idx)
+            elem = _arrays_equal(pc.list_flatten(x.take(sel)), pc.list_flatten(y.take(sel)))
+            lengths = lx[idx]
+            ends = np.cumsum(lengths)
+            bad = np.concatenate([[0], np.cumsum(~elem)])
+            eq[idx] = (bad[ends] - bad[ends - lengths]) == 0
+        return eq | (xn & yn)
+    same = pc.fill_null(pc.equal(x, y), False).to_numpy(zero_copy_only=False)
+    return same | (xn & yn)
 
 
 def _dedup_columns(schema: TableSchema, options: CoreOptions) -> list[str] | None:

@@ -9,7 +9,15 @@ commits (the driver turns the :class:`UnitResult` into a COMPACT commit message)
   is one run is walked file by file: files smaller than ``compaction.small-file-ratio`` x
   ``target-file-size`` join the pending rewrite, a large file flushes the pending rewrite and is
   *upgraded* (same file, new level: DELETE then ADD of the same name) -- except a file with
-  delete rows (or unknown delete count) going to the max level, which is rewritten;
+  delete rows (or unknown delete count) going to the max level, which is rewritten. A file
+  already on the output level is left alone first, as Java 0.9 .. 1.1 do. Java 1.2+
+  (apache/paimon#5751) applies the delete rule first and so also rewrites a max-level file
+  whose delete count is unknown (written before 0.8) or positive. We keep the 0.9 order:
+  readers of every version treat an unknown count as "no deletes"
+  (``MergeTreeSplitGenerator.withoutDeleteRow``), no Java version writes a max-level file
+  with deletes (output to the max level always drops them, upgrades need a count of 0),
+  so the 1.2+ rewrite changes nothing readers see. It would only rewrite big files that
+  need no work, and give a file set that differs from the Java 0.9 peer;
 * every pending rewrite goes through ONE rolling writer (Java concatenates the sections),
   output rolled at ``target-file-size``, sequence numbers kept, retractions dropped when
   ``unit.drop_delete``, ``_FILE_SOURCE`` = COMPACT;
@@ -17,9 +25,7 @@ commits (the driver turns the :class:`UnitResult` into a COMPACT commit message)
   ``FileRewriteCompactTask``) rewrites each file on its own.
 
 Package "lookup" (deletion vectors, lookup / full-compaction changelog, first-row) plugs in
-through :data:`HOOKS` -- see "Hook call sites" below. Tables that need it refuse with
-NotYetSupported while that package is absent, instead of producing data Java would read
-differently.
+through :func:`make_rewriter` -- see "Hook call sites" below.
 """
 
 from __future__ import annotations
@@ -29,7 +35,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotYetSupported
 from .compact_strategy import FILE_REWRITE, lookup_mode
 from .file_writer import RollingFileWriter, _partition_dir, write_pipelined
 from .levels import Levels, SortedRun, interval_partition, key_function
@@ -157,28 +162,18 @@ class MergeTreeRewriter:
 # yields each chunk's un-merged records annotated with run / level / file / row position).
 
 
-def _hook_module() -> Any:
-    try:
-        from . import lookup  # type: ignore[attr-defined]  # package "lookup"
-    except ImportError:
-        return None
-    return lookup if hasattr(lookup, "make_rewriter") else None
-
-
 def needs_hooks(options: CoreOptions) -> bool:
     return lookup_mode(options) or options.changelog_producer == "full-compaction"
 
 
 def make_rewriter(ctx: CompactContext) -> Any:
+    """The plain rewriter, or package "lookup"'s rewriter around it when the table needs it."""
     default = MergeTreeRewriter()
     if not needs_hooks(ctx.options):
         return default
-    mod = _hook_module()
-    if mod is None:
-        raise NotYetSupported(
-            f"compact: {ctx.table.identifier} needs lookup compaction (deletion vectors, first-row, "
-            "changelog-producer lookup/full-compaction), which is not available in this build")
-    return mod.make_rewriter(ctx, default)
+    from .lookup import make_rewriter as lookup_rewriter
+
+    return lookup_rewriter(ctx, default)
 
 
 # ------------------------------------------------------------------------------------------
@@ -269,13 +264,16 @@ def _execute(ctx: CompactContext, rewriter: Any) -> RewriteResult:
     candidate: list[list[SortedRun]] = []
 
     def upgrade(f: DataFileMeta) -> None:
+        if f.level == out_level:
+            # Java 0.9 .. 1.1: a file already on the output level is left alone, BEFORE the
+            # delete rule below (1.2+ applies the rule first; module docstring says why not)
+            return
         has_deletes = f.delete_row_count is None or f.delete_row_count > 0
         if out_level == max_level and has_deletes:
             # files with delete records should not be upgraded directly to max level
             result.merge(rewriter.rewrite(ctx, out_level, unit.drop_delete, [[SortedRun((f,))]]))
             return
-        if f.level != out_level:
-            result.merge(rewriter.upgrade(ctx, out_level, f))
+        result.merge(rewriter.upgrade(ctx, out_level, f))
 
     def rewrite() -> None:
         if not candidate:

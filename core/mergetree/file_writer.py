@@ -18,7 +18,8 @@ batch by batch, never holding a whole file:
   ``_SEQUENCE_NUMBER``.
 
 Hook for file indexes (package "fileindex"): by default (``index_builder_factory="auto"``) the
-table's ``file-index.*`` options are built with ``core.fileindex.writer.index_builder_factory``;
+table's ``file-index.*`` options are built with ``core.fileindex.writer.index_builder_factory``
+(changelog files get none);
 pass None for no index, or a callable ``factory(data_file_path) -> builder``; per data file the writer calls
 ``builder.write_batch(table)`` with every chunk written to that file (value columns named
 as the table's fields) and at file close ``builder.finish()``, which returns None or
@@ -53,30 +54,31 @@ _CHECK_ROWS = 1000  # Java's RollingFileWriter checks the size every 1000 record
 
 
 def output_options(options: CoreOptions, level: int, changelog: bool = False) -> CoreOptions:
-    """The options a file of ``level`` is written with: ``file.compression.per.level`` /
-    ``metadata.stats-mode.per.level`` (and changelog-file.* for changelog files) folded in."""
+    """The options a file of ``level`` is written with, as Java 1.1+ ``KeyValueFileWriterFactory``
+    resolves them per (level, is-changelog): a changelog file takes ``changelog-file.compression``
+    / ``changelog-file.stats-mode`` when set, and otherwise -- like a data file -- its level's
+    ``file.compression.per.level`` / ``metadata.stats-mode.per.level``, then the table-wide
+    ``file.compression`` / ``metadata.stats-mode`` (``fields.<c>.stats-mode`` still wins per column).
+    Java 0.9 has no changelog-file.* or per-level stats options and ignores them."""
     from ..options import CoreOptions
 
     opts = dict(options.options)
-    if changelog:
-        comp = options.options.get("changelog-file.compression")
-        if comp:
-            opts["file.compression"] = comp
-    else:
-        comp_lvl = options.file_compression_per_level().get(level)
-        if comp_lvl:
-            opts["file.compression"] = comp_lvl
-        mode_lvl = options.metadata_stats_mode_per_level().get(level)
-        if mode_lvl:
-            opts["metadata.stats-mode"] = mode_lvl
+    comp = options.options.get("changelog-file.compression") if changelog else None
+    comp = comp or options.file_compression_per_level().get(level)
+    if comp:
+        opts["file.compression"] = comp
+    mode = options.options.get("changelog-file.stats-mode") if changelog else None
+    mode = mode or options.metadata_stats_mode_per_level().get(level)
+    if mode:
+        opts["metadata.stats-mode"] = mode
     return CoreOptions(opts)
 
 
 def output_format(options: CoreOptions, level: int, changelog: bool = False) -> str:
-    """``file.format.per.level`` (or ``changelog-file.format``) else ``file.format``."""
-    if changelog:
-        return options.changelog_file_format
-    return options.file_format_per_level().get(level, options.file_format).lower()
+    """``changelog-file.format`` (changelog files only), else ``file.format.per.level``, else
+    ``file.format`` (Java ``key2Format``)."""
+    fmt = options.options.get("changelog-file.format") if changelog else None
+    return (fmt or options.file_format_per_level().get(level, options.file_format)).lower()
 
 
 class _OpenFile:
@@ -158,7 +160,9 @@ class RollingFileWriter:
         self._value_skip = self._none_mode_columns()
         self.next_sequence = sequence_start
         if index_builder_factory == "auto":
-            index_builder_factory = _table_index_factory(table, self.schema, base_opts)
+            # changelog files get no file index: they are only read sequentially, and their
+            # .index files would outlive changelog expiration (Java 2.0, apache/paimon#7697)
+            index_builder_factory = None if changelog else _table_index_factory(table, self.schema, base_opts)
         self.index_builder_factory: Callable[[str], Any] | None = index_builder_factory  # type: ignore[assignment]
         self.written: list[str] = []
         self.result: list[DataFileMeta] = []
@@ -352,12 +356,8 @@ class RollingFileWriter:
 
 def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
     """The table's ``file-index.*`` builder factory (package "fileindex"), None when it has none."""
-    if not any(k.startswith("file-index.") and k.endswith(".columns") for k in options.options):
-        return None
-    try:
-        from ..fileindex.writer import index_builder_factory
-    except ImportError:
-        return None
+    from ..fileindex.writer import index_builder_factory
+
     return index_builder_factory(table.file_io, schema, options)
 
 

@@ -22,10 +22,21 @@ KeyFn = Callable[[bytes], Any]
 
 
 def key_function(key_types: list[DataType]) -> KeyFn:
-    """``serialized key row -> sortable tuple`` (cached per distinct bytes)."""
+    """``serialized key row -> sortable tuple`` (cached per distinct bytes). Float components
+    become ``(is_nan, value)``: NaN sorts last and equals NaN, -0.0 == 0.0, as the key
+    comparator (and :mod:`core.mergetree.sort_merge`) order them -- Python's NaN compares false."""
     from .. import binary_row
+    from ..types import DoubleType, FloatType
 
     cache: dict[bytes, Any] = {}
+    floats = [isinstance(t, (FloatType, DoubleType)) for t in key_types]
+
+    def part(v: Any, is_float: bool) -> Any:
+        if v is None:
+            return (0, 0)
+        if is_float:
+            return (1, (1, 0.0) if v != v else (0, v))
+        return (1, v)
 
     def key(data: bytes) -> Any:
         k = cache.get(data)
@@ -34,7 +45,7 @@ def key_function(key_types: list[DataType]) -> KeyFn:
                 values = binary_row.deserialize(data, key_types)
             except InvalidInput as e:
                 raise CorruptMetadata("data file", f"key row does not match the primary key: {e}") from e
-            k = cache[data] = tuple((0, 0) if v is None else (1, v) for v in values)
+            k = cache[data] = tuple(part(v, f) for v, f in zip(values, floats))
         return k
 
     return key

@@ -40,13 +40,18 @@ _BATCH_ROWS = 32768
 
 
 def lex_compare(cols: list[Any], bound: list[Any], strict: bool) -> Any:
-    """Per row: (cols...) < bound (``strict``) or <= bound, lexicographically (Java key order)."""
+    """Per row: (cols...) < bound (``strict``) or <= bound, lexicographically (Java key order;
+    float NaN largest and equal to NaN, see :func:`core.mergetree.sort_merge.key_less`)."""
     import pyarrow.compute as pc
 
+    from .sort_merge import key_equal, key_less
+
     last = len(cols) - 1
-    acc = pc.less(cols[last], bound[last]) if strict else pc.less_equal(cols[last], bound[last])
+    acc = key_less(cols[last], bound[last])
+    if not strict:
+        acc = pc.or_(acc, key_equal(cols[last], bound[last]))
     for i in range(last - 1, -1, -1):
-        acc = pc.or_(pc.less(cols[i], bound[i]), pc.and_(pc.equal(cols[i], bound[i]), acc))
+        acc = pc.or_(key_less(cols[i], bound[i]), pc.and_(key_equal(cols[i], bound[i]), acc))
     return acc
 
 

@@ -252,15 +252,15 @@ class MergeReader:
         if len(cols) == 1:
             col = cols[0].combine_chunks() if isinstance(cols[0], pa.ChunkedArray) else cols[0]
             if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
-                return int(np.searchsorted(col.to_numpy(zero_copy_only=False), wm[0], side="right"))
-            return int(pc.sum(pc.less_equal(col, _scalar(wm[0], col.type))).as_py() or 0)
+                # numpy orders NaN after +inf and -0.0 == 0.0, as the key order here does
+                return int(np.searchsorted(col.to_numpy(zero_copy_only=False), _value(wm[0]), side="right"))
         le: Any = None
         for col, v in reversed(list(zip(cols, wm))):
             s = _scalar(v, col.type)
             if le is None:
-                le = pc.less_equal(col, s)
+                le = pc.or_(key_less(col, s), key_equal(col, s))
             else:
-                le = pc.or_(pc.less(col, s), pc.and_(pc.equal(col, s), le))
+                le = pc.or_(key_less(col, s), pc.and_(key_equal(col, s), le))
         return int(pc.sum(le).as_py() or 0)
 
     def _chunk(self, parts: list[pa.Table]) -> MergedChunk:
@@ -294,7 +294,9 @@ class MergeReader:
 
 def _sortable(scalar: Any) -> Any:
     """A Python value of a key scalar that orders as Arrow (and Java) order the key; temporal
-    values as their raw integers (nanosecond timestamps have no exact Python datetime)."""
+    values as their raw integers (nanosecond timestamps have no exact Python datetime);
+    floats as ``(is_nan, value)`` so NaN sorts last and equals NaN (Python's NaN compares
+    false with everything), while -0.0 == 0.0 (see :func:`core.merge_function.adjacent_differs`)."""
     import pyarrow as pa
 
     if not scalar.is_valid:
@@ -303,7 +305,17 @@ def _sortable(scalar: Any) -> Any:
     if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t):
         return scalar.cast(pa.int64() if not pa.types.is_time32(t) and not pa.types.is_date32(t)
                            else pa.int32()).as_py()
-    return scalar.as_py()
+    v = scalar.as_py()
+    if pa.types.is_floating(t):
+        return (1, 0.0) if v != v else (0, v)
+    return v
+
+
+def _value(v: Any) -> Any:
+    """The plain Python value of a :func:`_sortable` key component."""
+    if isinstance(v, tuple):
+        return float("nan") if v[0] else v[1]
+    return v
 
 
 def _scalar(v: Any, typ: Any) -> Any:
@@ -312,7 +324,32 @@ def _scalar(v: Any, typ: Any) -> Any:
     if pa.types.is_timestamp(typ) or pa.types.is_date(typ) or pa.types.is_time(typ):
         return pa.scalar(v, type=pa.int64() if not pa.types.is_time32(typ) and not pa.types.is_date32(typ)
                          else pa.int32()).cast(typ)
-    return pa.scalar(v, type=typ)
+    return pa.scalar(_value(v), type=typ)
+
+
+def _is_nan_scalar(s: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_floating(s.type) and s.is_valid and s.as_py() != s.as_py())
+
+
+def key_less(col: Any, s: Any) -> Any:
+    """Per row ``col < s`` in key order (Arrow scalar ``s``): for floats NaN is the largest
+    value and equal to NaN, -0.0 == 0.0 (Java's comparator for keys, never NULL here)."""
+    import pyarrow.compute as pc
+
+    if _is_nan_scalar(s):
+        return pc.invert(pc.fill_null(pc.is_nan(col), False))
+    return pc.less(col, s)
+
+
+def key_equal(col: Any, s: Any) -> Any:
+    """Per row ``col == s`` in key order (see :func:`key_less`)."""
+    import pyarrow.compute as pc
+
+    if _is_nan_scalar(s):
+        return pc.fill_null(pc.is_nan(col), False)
+    return pc.equal(col, s)
 
 
 def merge_runs(
@@ -327,4 +364,4 @@ def merge_runs(
 
 
 __all__ = ["ANNOTATIONS", "FILE_COL", "LEVEL_COL", "MergeReader", "MergedChunk", "POS_COL", "RUN_COL",
-           "merge_runs"]
+           "key_equal", "key_less", "merge_runs"]

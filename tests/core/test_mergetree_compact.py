@@ -211,17 +211,58 @@ def test_minor_compaction_output_level_and_keep_deletes(tmp_path: Path) -> None:
     assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before, ["id"])
 
 
-def test_lookup_tables_refuse_without_lookup_package(tmp_path: Path, monkeypatch: Any) -> None:
-    from paimon_cli.core.mergetree import compact_task
+def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
+    from paimon_cli.core.mergetree.compact_task import MergeTreeRewriter, make_context, make_rewriter
+    from paimon_cli.core.mergetree.lookup import LookupRewriter
 
-    monkeypatch.setattr(compact_task, "_hook_module", lambda: None)
-    t = make(tmp_path, "dv", "id INT NOT NULL, v STRING", ("id",), **{"changelog-producer": "full-compaction",
-                                                                       "write-only": "true"})
-    commit(t, pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]}))
-    commit(t, pa.table({"id": pa.array([1], pa.int32()), "v": ["c"]}))
+    for name, opts in (("fc", {"changelog-producer": "full-compaction"}), ("dv", {"deletion-vectors.enabled": "true"}),
+                       ("plain", {})):
+        t = make(tmp_path, name, "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true", **opts})
+        commit(t, pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", "b"]}))
+        commit(t, pa.table({"id": pa.array([1], pa.int32()), "v": ["c"]}))
+        [u] = bucket_units(t, True)
+        rw = make_rewriter(make_context(t, u))
+        assert type(rw) is (MergeTreeRewriter if name == "plain" else LookupRewriter)
+        r = run_merge_tree_unit(t, u)
+        FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
+        assert sort_rows(TableRead(t).to_arrow(), ["id"]) == [{"id": 1, "v": "c"}, {"id": 2, "v": "b"}]
+
+
+@pytest.mark.parametrize("delete_count", [None, 2])
+def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Path, delete_count: Any) -> None:
+    """Java 0.9 MergeTreeCompactTask.upgrade: same level -> nothing, even for a max-level file
+    whose delete count is unknown (pre-0.8 writer) or positive; only the level-0 file moves."""
+    from paimon_cli.core.schema import SetOption
+
+    t = make(tmp_path, "keep", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
+    commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}))
+    compact(t, True)
+    [top] = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    assert top.level == 5 and top.delete_row_count == 0
+    cat = FileSystemCatalog(str(tmp_path))
+    cat.alter_table("db.keep", [SetOption("target-file-size", "1 b")])  # every file counts as large
+    t = cat.get_table("db.keep")
+    commit(t, pa.table({"id": pa.array([100], pa.int32()), "v": ["b"]}))  # disjoint, level 0
     [u] = bucket_units(t, True)
-    with pytest.raises(NotYetSupported):
-        run_merge_tree_unit(t, u)
+    assert u.output_level == 5 and {f.level for f in u.files} == {0, 5}
+    old = dataclasses.replace(top, delete_row_count=delete_count)
+    files = tuple(old if f.file_name == top.file_name else f for f in u.files)
+    u = dataclasses.replace(u, files=files, bucket_files=files)
+    r = run_merge_tree_unit(t, u)
+    assert top.file_name not in {f.file_name for f in r.before}  # neither rewritten nor re-levelled
+    assert top.file_name not in {f.file_name for f in r.after}
+    [l0] = r.before
+    [up] = r.after
+    assert l0.level == 0 and up.file_name == l0.file_name and up.level == 5  # upgraded in place
+    assert r.written == []
+    # a max-level file with deletes arriving from a LOWER level is still rewritten
+    moved = dataclasses.replace(old, level=4)
+    files = tuple(moved if f.file_name == top.file_name else f for f in u.files)
+    r2 = run_merge_tree_unit(t, dataclasses.replace(u, files=files, bucket_files=files))
+    assert top.file_name in {f.file_name for f in r2.before}
+    assert top.file_name not in {f.file_name for f in r2.after} and r2.written
+    for p in r2.written:
+        t.file_io.delete(p)
 
 
 def test_schema_evolution_of_older_files(tmp_path: Path) -> None:
@@ -315,3 +356,96 @@ def test_merge_reader_key_types(tmp_path: Path, monkeypatch: Any, key_type: str,
     before = TableRead(t).to_arrow()
     compact(t, True)
     assert sort_rows(TableRead(t).to_arrow(), ["k", "g"]) == sort_rows(before, ["k", "g"])
+
+
+_SPECIAL = [float("-inf"), -1.5, -0.0, 0.0, 1.5, float("inf"), float("nan")]
+
+
+def _norm(x: float) -> Any:
+    """Java 0.9's key identity for floats: -0.0 == 0.0, NaN == NaN."""
+    return "nan" if x != x else x + 0.0
+
+
+@pytest.mark.parametrize("key_type", ["DOUBLE", "FLOAT"])
+@pytest.mark.parametrize("composite", [False, True])
+def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_type: str, composite: bool) -> None:
+    """-0.0 and 0.0 are one key (Java 0.9 .. 1.4 comparator), all NaNs are one key sorting last;
+    the bounded k-way merge (tiny batches, keys straddling batch and file boundaries), grouping,
+    interval partition and level validation all agree, and compaction keeps every key once."""
+    from paimon_cli.core.mergetree.levels import interval_partition
+    from paimon_cli.core.mergetree.lookup import lex_compare
+    from paimon_cli.core.schema import SetOption
+
+    monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
+    monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", 2)
+    pk = ("k", "g") if composite else ("k",)
+    t = make(tmp_path, "fk", f"k {key_type} NOT NULL, g INT NOT NULL, v INT", pk, **{"write-only": "true"})
+    at = pa.float64() if key_type == "DOUBLE" else pa.float32()
+    rng = np.random.default_rng(11)
+    expected: dict[Any, int] = {}
+    for c in range(4):
+        idx = rng.integers(0, len(_SPECIAL), 12)
+        ks = [_SPECIAL[i] for i in idx]
+        gs = [int(x) % 2 if composite else 0 for x in rng.integers(0, 4, 12)]
+        vs = [c * 100 + i for i in range(12)]
+        commit(t, pa.table({"k": pa.array(ks, at), "g": pa.array(gs, pa.int32()), "v": pa.array(vs, pa.int32())}))
+        for k, g, v in zip(ks, gs, vs):
+            expected[(_norm(k), g)] = v
+    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    assert len(files) == 4
+    chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
+    merged = pa.concat_tables([c.merged for c in chunks])
+    got = {(_norm(k), g): v for k, g, v in zip(*(merged.column(c).to_pylist() for c in ("k", "g", "v")))}
+    assert merged.num_rows == len(expected) and got == expected
+    order = [_norm(k) for k in merged.column("k").to_pylist()]
+    assert order == sorted(order, key=lambda x: (x == "nan", 0.0 if x == "nan" else x))  # NaN last
+
+    def rows() -> dict[Any, int]:
+        out = TableRead(t).to_arrow()
+        assert out.num_rows == len(expected)
+        return {(_norm(k), g): v for k, g, v in zip(*(out.column(c).to_pylist() for c in ("k", "g", "v")))}
+
+    assert rows() == expected
+    cat = FileSystemCatalog(str(tmp_path))
+    cat.alter_table("db.fk", [SetOption("target-file-size", "1 b")])  # roll: several max-level files
+    t = cat.get_table("db.fk")
+    compact(t, True)
+    assert rows() == expected
+    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
+    Levels(live, t.options.num_levels, key)  # one sorted run per level: no false overlap with NaN bounds
+    assert [len(s) for s in interval_partition(live, key)] == [1] * len(interval_partition(live, key))
+    commit(t, pa.table({"k": pa.array([float("nan"), -0.0], at), "g": pa.array([0, 0], pa.int32()),
+                        "v": pa.array([7, 8], pa.int32())}))
+    expected[("nan", 0)], expected[(0.0, 0)] = 7, 8
+    compact(t, True)
+    assert rows() == expected
+    # the lookup cursor's comparison agrees: NaN is the largest key and equals NaN
+    col = pa.array([-1.5, 0.0, float("nan")], at)
+    assert lex_compare([col], [pa.scalar(float("nan"), at)], strict=False).to_pylist() == [True, True, True]
+    assert lex_compare([col], [pa.scalar(float("nan"), at)], strict=True).to_pylist() == [True, True, False]
+    assert lex_compare([col], [pa.scalar(-0.0, at)], strict=False).to_pylist() == [True, True, False]
+
+
+def test_merge_function_float_key_order_and_identity(tmp_path: Path) -> None:
+    """core.merge_function.merge: NaN keys are one key and sort after +inf (also when a
+    sequence.field forces a re-sort, whose NULLs still come first); -0.0 and 0.0 are one key."""
+    from paimon_cli.core.merge_function import sort_indices_nulls_first
+
+    nan, inf = float("nan"), float("inf")
+    t = make(tmp_path, "mf", "k DOUBLE NOT NULL, ts INT, v INT", ("k",), **{"sequence.field": "ts"})
+    rec = pa.table({
+        "_KEY_k": pa.array([nan, inf, -0.0, nan, 0.0, -inf, nan], pa.float64()),
+        "_SEQUENCE_NUMBER": pa.array(range(7), pa.int64()),
+        "_VALUE_KIND": pa.array([0] * 7, pa.int8()),
+        "k": pa.array([nan, inf, -0.0, nan, 0.0, -inf, nan], pa.float64()),
+        "ts": pa.array([2, 1, 5, None, 4, 1, 1], pa.int32()),
+        "v": pa.array(range(7), pa.int32()),
+    })
+    out = merge(rec, ["_KEY_k"], t.schema, t.options)
+    keys = [repr(k) for k in out.column("k").to_pylist()]
+    assert keys == ["-inf", "-0.0", "inf", "nan"]  # -0.0 (ts 5) beats 0.0 (ts 4); NaN last
+    assert out.column("v").to_pylist() == [5, 2, 1, 0]  # NaN: ts 2 is the largest sequence.field
+    idx = sort_indices_nulls_first(pa.table({"x": pa.array([1.0, None, nan, -inf, inf])}),
+                                   [("x", "descending")]).to_pylist()
+    assert idx == [1, 2, 4, 0, 3]  # NULL first, then NaN as the largest value

@@ -225,3 +225,71 @@ def test_stats_accumulator_equals_whole_column(values: list[Any], cuts: list[int
     for f in fields:
         want = raw_col_stats(table.column(f.name), f.type, fmt)
         assert repr(acc.raw(f)) == repr(want), (f.name, fmt)
+
+
+def _changelog_rec() -> pa.Table:
+    return pa.table({"_SEQUENCE_NUMBER": pa.array([1, 2, 3], pa.int64()), "_VALUE_KIND": pa.array([0, 1, 2], pa.int8()),
+                     "id": pa.array([1, 2, 3], pa.int32()), "v": ["a", "b", "c"]})
+
+
+def _codec(t: Any, name: str) -> str:
+    import pyarrow.parquet as pq
+
+    with t.file_io.open_input(file_path(t, name)) as fh:
+        return pq.ParquetFile(fh).metadata.row_group(0).column(0).compression.lower()
+
+
+def test_changelog_files_take_changelog_file_options(cat: FileSystemCatalog) -> None:
+    """Java 1.1+ KeyValueFileWriterFactory: changelog-file.{format,compression,stats-mode} for
+    changelog files only; data files of the same level keep the table's settings."""
+    from paimon_cli.core.options import CoreOptions
+
+    t = make(cat, "cl", "id INT NOT NULL, v STRING", ("id",), bucket="1",
+             **{"metadata.stats-mode": "full", "changelog-file.stats-mode": "none",
+                "changelog-file.compression": "snappy", "file-index.bloom-filter.columns": "v"})
+    rec = _changelog_rec()
+    log = RollingFileWriter(t, binary_row.EMPTY_ROW, 0, level=5, changelog=True, file_source=0)
+    assert log.index_builder_factory is None  # changelog files get no file index
+    log.write(rec)
+    [c] = log.close()
+    data = RollingFileWriter(t, binary_row.EMPTY_ROW, 0, level=5)
+    data.write(rec)
+    [d] = data.close()
+    assert c.file_name.startswith("changelog-") and c.level == 5 and c.file_source == 0
+    assert c.embedded_index is None and c.extra_files == ()
+    assert d.embedded_index or d.extra_files
+    assert (_codec(t, c.file_name), _codec(t, d.file_name)) == ("snappy", "zstd")
+    fields = list(t.schema.fields)
+    none_opts = CoreOptions({**t.options.options, "metadata.stats-mode": "none"})
+    assert (c.value_stats, c.value_stats_cols) == collect_value_stats(rec, fields, none_opts, "parquet")
+    assert (d.value_stats, d.value_stats_cols) == collect_value_stats(rec, fields, t.options, "parquet")
+    assert c.value_stats != d.value_stats
+    assert [s.min for s in decode_stats(d.value_stats, [f.type for f in fields])] == [1, "a"]
+
+
+def test_changelog_files_fall_back_to_level_settings(cat: FileSystemCatalog) -> None:
+    """Without changelog-file.* a changelog file is written like a data file of its level
+    (file.format/compression/stats-mode per level); changelog-file.format wins when set."""
+    from paimon_cli.core.mergetree.file_writer import output_format, output_options
+    from paimon_cli.core.options import CoreOptions
+
+    t = make(cat, "lv", "id INT NOT NULL, v STRING", ("id",), bucket="1",
+             **{"file.format.per.level": "0:avro,5:orc", "file.compression.per.level": "5:snappy",
+                "metadata.stats-mode.per.level": "5:counts"})
+    log = RollingFileWriter(t, binary_row.EMPTY_ROW, 0, level=5, changelog=True)
+    log.write(_changelog_rec())
+    [c] = log.close()
+    assert c.file_name.startswith("changelog-") and c.file_name.endswith(".orc")
+    assert (output_options(t.options, 5, True).file_compression, output_format(t.options, 5, True)) == ("snappy", "orc")
+    assert output_options(t.options, 5, True).metadata_stats_mode == "counts"
+    counts = CoreOptions({**t.options.options, "metadata.stats-mode": "counts"})
+    assert (c.value_stats, c.value_stats_cols) == collect_value_stats(_changelog_rec(), list(t.schema.fields),
+                                                                      counts, "orc")
+    assert output_format(t.options, 0, True) == "avro" and output_format(t.options, 3, True) == "parquet"
+    opts = CoreOptions({**t.options.options, "changelog-file.format": "AVRO", "changelog-file.compression": "zstd",
+                        "changelog-file.stats-mode": "truncate(8)"})
+    assert output_format(opts, 5, True) == "avro" and output_format(opts, 5, False) == "orc"
+    assert output_options(opts, 5, True).file_compression == "zstd"
+    assert output_options(opts, 5, False).file_compression == "snappy"
+    assert output_options(opts, 5, True).metadata_stats_mode == "truncate(8)"
+    assert output_options(opts, 5, False).metadata_stats_mode == "counts"

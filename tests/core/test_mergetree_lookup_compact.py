@@ -145,3 +145,50 @@ def test_full_compaction_changelog_unit(tmp_path: Path) -> None:
     assert sorted(t.changelog(res)) == [("+I", 4, 2, 5), ("+U", 2, 2, 3), ("-D", 3, 1, 2), ("-U", 2, 1, 1)]
     assert {f.level for f in res.after} == {5} and all(f.file_source == 0 for f in res.changelog)
     assert t.rows() == [(1, 1), (2, 2), (4, 2)]
+
+
+def test_compaction_changelog_files_honour_changelog_file_options(tmp_path: Path) -> None:
+    """Changelog written by compaction: changelog-file.format / stats-mode, no file index,
+    while the data files of the same compaction keep the table's format, stats and index."""
+    from paimon_cli.core.options import CoreOptions
+    from paimon_cli.core.stats import collect_value_stats
+
+    t = T(tmp_path, **{"changelog-producer": "full-compaction", "changelog-file.format": "avro",
+                       "changelog-file.stats-mode": "none", "metadata.stats-mode": "full",
+                       "file-index.bloom-filter.columns": "v"})
+    t.write([1, 2, 3], 1)
+    t.write([2, 4], 2)
+    res = t.compact(True)
+    assert sorted(t.changelog(res)) == [("+I", 1, 1, 0), ("+I", 2, 2, 3), ("+I", 3, 1, 2), ("+I", 4, 2, 4)]
+    [log] = res.changelog
+    assert log.file_name.startswith("changelog-") and log.file_name.endswith(".avro")
+    assert log.embedded_index is None and log.extra_files == ()
+    tbl = t.table
+    rows = read_data_file(tbl.file_io, join(tbl.path, "bucket-0", log.file_name), key_value_file_fields(tbl.schema))
+    none = CoreOptions({**tbl.options.options, "metadata.stats-mode": "none"})
+    assert (log.value_stats, log.value_stats_cols) == collect_value_stats(rows, list(tbl.schema.fields), none, "avro")
+    data = [f for f in res.after if f.file_name.startswith("data-")]
+    assert data and all(f.file_name.endswith(".parquet") for f in data)
+    assert all(f.embedded_index or f.extra_files for f in data if f.file_source == 1)
+    assert all(f.value_stats != log.value_stats for f in data)
+
+
+@pytest.mark.parametrize("typ,a,b,same", [
+    (pa.list_(pa.int32()), [[1, 2], [3], None, [], None, [1, None], [1]],
+     [[1, 2], [4], None, [], [1], [1, None], [1, 1]],
+     [True, False, True, True, False, True, False]),
+    (pa.map_(pa.string(), pa.int32()), [[("a", 1)], None, [("b", 2), ("c", 3)], []],
+     [[("a", 1)], None, [("b", 2), ("c", 4)], [("x", 1)]], [True, True, False, False]),
+    (pa.struct([("x", pa.int32()), ("y", pa.list_(pa.string()))]),
+     [{"x": 1, "y": ["a"]}, None, {"x": 2, "y": None}, {"x": None, "y": ["b"]}, {"x": 1, "y": ["a"]}],
+     [{"x": 1, "y": ["a"]}, None, {"x": 2, "y": []}, {"x": None, "y": ["b"]}, None],
+     [True, True, False, True, False]),
+])
+def test_row_deduplicate_equality_of_nested_values(typ: Any, a: list[Any], b: list[Any], same: list[bool]) -> None:
+    """changelog-producer.row-deduplicate compares nested columns vectorised, NULL == NULL."""
+    from paimon_cli.core.mergetree.changelog import _values_equal
+
+    ta = pa.table({"c": pa.array(a, typ), "n": pa.array(range(len(a)), pa.int32())})
+    tb = pa.table({"c": pa.array(b, typ), "n": pa.array(range(len(b)), pa.int32())})
+    assert _values_equal(ta, tb, ["c", "n"]).tolist() == same
+    assert _values_equal(ta.slice(1), tb.slice(1), ["c"]).tolist() == same[1:]  # offsets respected
