@@ -138,6 +138,7 @@ class FileStoreCommit:
         # test hook: called with the target snapshot id right before each publish
         self._before_publish: Callable[[int], None] | None = None
         self.attempts = 0  # attempts of the last commit() (for callers' reports and tests)
+        self._key_fn: Callable[[bytes], Any] | None = None
 
     # -- public API ---------------------------------------------------------------------
 
@@ -942,15 +943,14 @@ class FileStoreCommit:
                 )
 
     def _key(self, data: bytes) -> tuple[Any, ...]:
-        """A sortable form of a serialized trimmed-PK row (nulls first)."""
-        from .binary_row import deserialize
+        """A sortable form of a serialized trimmed-PK row, ordered as the key comparator orders
+        it (nulls first; NaN last and equal to NaN; -0.0 == 0.0)."""
+        if self._key_fn is None:
+            from .mergetree.levels import key_function
 
-        assert self.key_types is not None
-        try:
-            values = deserialize(data, self.key_types)
-        except InvalidInput as e:
-            raise CorruptMetadata(self.table.path, f"data file key does not match the primary key: {e}") from e
-        return tuple((0, 0) if v is None else (1, v) for v in values)
+            assert self.key_types is not None
+            self._key_fn = key_function(self.key_types)
+        return self._key_fn(data)  # type: ignore[no-any-return]
 
     # -- rendering -------------------------------------------------------------------------
 

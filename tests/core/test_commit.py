@@ -824,3 +824,27 @@ def test_store_without_conditional_put_is_refused(wh: str) -> None:
         FileStoreCommit(t).commit([msg(t, [dfile()])])
     assert mem.list_names(f"{path}/manifest") == []
     assert mem.list_names(f"{path}/snapshot") == []
+
+
+def test_lsm_overlap_check_orders_nan_keys_like_java(wh: str) -> None:
+    """NaN equals NaN and sorts last: two level-1 files ending and starting at NaN overlap."""
+    dbl = parse_data_type("DOUBLE NOT NULL")
+    t = FileSystemCatalog(wh).create_table("db.f", Schema.of(
+        [("k", dbl, None), ("v", STRING, None)], primary_keys=["k"], options={"bucket": "1"},
+    ))
+
+    def f(lo: float, hi: float) -> DataFileMeta:
+        d = dfile(2, level=1)
+        return DataFileMeta(**{**d.__dict__, "min_key": binary_row.serialize([lo], [dbl]),
+                               "max_key": binary_row.serialize([hi], [dbl])})
+
+    c = FileStoreCommit(t)
+    c.commit([CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(1.0, float("nan"))])], "COMPACT")
+    with pytest.raises(CommitConflict, match="overlap"):
+        c.commit([CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(float("nan"), float("nan"))])], "COMPACT")
+    c.commit([CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(-5.0, -0.5)])], "COMPACT")
+    with pytest.raises(CommitConflict, match="overlap"):  # -0.0 == 0.0
+        c.commit([CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(-0.4, -0.0)]),
+                  CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(0.0, 0.5)])], "COMPACT")
+    c.commit([CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(-0.4, -0.1)]),
+              CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(0.0, 0.5)])], "COMPACT")  # disjoint: fine
