@@ -139,6 +139,8 @@ class FileStoreCommit:
         self._before_publish: Callable[[int], None] | None = None
         self.attempts = 0  # attempts of the last commit() (for callers' reports and tests)
         self._key_fn: Callable[[bytes], Any] | None = None
+        self.published: list[int] = []  # snapshot ids this instance published
+        self.outcome_unknown = False  # a publish failed in a way that may still have landed
 
     # -- public API ---------------------------------------------------------------------
 
@@ -239,6 +241,12 @@ class FileStoreCommit:
             return any(f(partition) for f in filters)
 
         return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
+
+    def may_have_published(self) -> bool:
+        """Whether files handed to this committer may be referenced by a snapshot now: a
+        caller cleaning up after a failure must keep them then (another writer's later
+        snapshot does not make ours vanish, so this does not look at LATEST)."""
+        return bool(self.published) or self.outcome_unknown
 
     def truncate(self) -> Snapshot:
         """Overwrite the whole table with nothing (an OVERWRITE snapshot with only DELETEs)."""
@@ -507,6 +515,7 @@ class FileStoreCommit:
             if self._published_ours(path, data):
                 published = True
             else:
+                self.outcome_unknown = True
                 raise PaimonError(
                     f"{path}: publishing the snapshot failed ({type(e).__name__}: {e}); cannot tell whether "
                     "it landed, so the manifests of this attempt are kept"
@@ -516,6 +525,7 @@ class FileStoreCommit:
         if not published:
             self._cleanup(written)
             raise _LostRace()
+        self.published.append(new_id)
         try:
             self.snapshot_manager.commit_latest_hint(new_id)
         except Exception as e:  # readers fall back to listing; the commit itself stands

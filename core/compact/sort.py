@@ -868,7 +868,7 @@ def sort_compact(
         else:
             snap = commit.commit(messages, "OVERWRITE")
     except BaseException as e:
-        if isinstance(e, CommitConflict) or not _published(table, commit.commit_user):
+        if isinstance(e, CommitConflict) or not commit.may_have_published():
             for w in writers:
                 w.abort()
         raise
@@ -909,14 +909,6 @@ def _check_no_new_deletion_vectors(table: FileStoreTable, base: Snapshot, partit
                 f"base snapshot {base.id}; committing would bring deleted rows back, give up committing"
             )
         prev, prev_manifest = cur, snap.index_manifest
-
-
-def _published(table: FileStoreTable, commit_user: str) -> bool:
-    try:
-        latest = table.snapshot_manager.latest_snapshot()
-    except Exception:  # noqa: BLE001 - when unsure, keep the files
-        return True
-    return latest is not None and latest.commit_user == commit_user
 
 
 __all__ = [

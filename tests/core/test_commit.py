@@ -848,3 +848,14 @@ def test_lsm_overlap_check_orders_nan_keys_like_java(wh: str) -> None:
                   CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(0.0, 0.5)])], "COMPACT")
     c.commit([CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(-0.4, -0.1)]),
               CommitMessage(binary_row.EMPTY_ROW, 0, 1, [f(0.0, 0.5)])], "COMPACT")  # disjoint: fine
+
+
+def test_may_have_published_tracks_this_committer_not_latest(wh: str) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    assert not c.may_have_published()
+    snap = c.commit([msg(t, [dfile()])])
+    assert snap is not None and c.published == [snap.id] and c.may_have_published()
+    other = FileStoreCommit(t)
+    other.commit([msg(t, [dfile()])])  # someone else is LATEST now; ours is still published
+    assert c.may_have_published() and not FileStoreCommit(t).may_have_published()
