@@ -563,7 +563,12 @@ class UnitHooks:
         return False
 
     def upgrade_strategy(self, file: Any, output_level: int) -> tuple[bool, bool]:
-        """Java ``upgradeStrategy`` -> (produce changelog / look up, rewrite the file)."""
+        """Java ``upgradeStrategy`` -> (produce changelog / look up, rewrite the file).
+
+        ``file.delete_row_count`` of a level-0 file is the count compact_task checked against
+        the file's ``_VALUE_KIND`` column (pypaimon 2.1 records 0 even with retractions), so a
+        deletion-vector upgrade of such a file is rewritten with deletes dropped, as Java does
+        for a file whose count is positive (see compact_task's module docstring)."""
         if self.full_changelog:
             return output_level == self.max_level, False
         if not self.lookup_mode or file.level != 0:

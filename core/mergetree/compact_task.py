@@ -18,6 +18,21 @@ commits (the driver turns the :class:`UnitResult` into a COMPACT commit message)
   with deletes (output to the max level always drops them, upgrades need a count of 0),
   so the 1.2+ rewrite changes nothing readers see. It would only rewrite big files that
   need no work, and give a file set that differs from the Java 0.9 peer;
+* deviation from Java (all versions): before a LEVEL-0 file is upgraded, a recorded delete
+  count of 0 or unknown is not trusted -- the file's ``_VALUE_KIND`` column (that column only)
+  is read and, when it holds -U / -D records, the file is handled with its real count. Why:
+  pypaimon 2.1 writes ``_DELETE_ROW_COUNT = 0`` for every file, retractions included; Java's
+  rules would then upgrade such a file to the max level (where readers read files raw, see
+  ``withoutDeleteRow``) or, with deletion vectors, to any level above 0 (DV readers never
+  merge), and the retraction would show up as a row. With the real count Java's own rules
+  apply: such a file is rewritten when going to the max level (deletes dropped) and, with
+  deletion vectors, on every upgrade (``LookupMergeTreeCompactRewriter.upgradeStrategy``,
+  deletes force-dropped); an upgrade that stays (merge-on-read, below the max level) keeps
+  the file and records the real count in its new ADD entry, so readers merge it and a later
+  max-level compaction rewrites it. Positive counts and files above level 0 are trusted as
+  Java trusts them (ours and Java's writers count correctly, and a level-0 file only leaves
+  level 0 through this check). Tables written by Java or by us never take the new path:
+  their level-0 counts are exact, so the check finds nothing and the file set stays Java's;
 * every pending rewrite goes through ONE rolling writer (Java concatenates the sections),
   output rolled at ``target-file-size``, sequence numbers kept, retractions dropped when
   ``unit.drop_delete``, ``_FILE_SOURCE`` = COMPACT;
@@ -210,6 +225,40 @@ def load_deletion_vectors(table: FileStoreTable, partition_dir: str, bucket: int
     return out
 
 
+def retraction_count(ctx: CompactContext, file: DataFileMeta) -> int:
+    """-U / -D records in ``file``, from its ``_VALUE_KIND`` column alone (no other column is read)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .. import paths
+    from ..arrow_schema import system_fields
+    from ..data_file import iter_data_file_batches
+    from ..merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
+
+    path = paths.data_file_path(ctx.table.path, ctx.partition_dir, ctx.unit.bucket, file.file_name,
+                                file.external_path)
+    retract = pa.array([UPDATE_BEFORE, DELETE], type=pa.int8())
+    n = 0
+    for batch in iter_data_file_batches(ctx.table.file_io, path, system_fields(), [VALUE_KIND],
+                                        batch_rows=1 << 20, low_memory=True):
+        n += int(pc.sum(pc.is_in(batch.column(0), value_set=retract)).as_py() or 0)
+    return n
+
+
+def with_actual_delete_count(ctx: CompactContext, file: DataFileMeta) -> DataFileMeta:
+    """``file``, or a copy whose ``delete_row_count`` is the number of retractions it really holds.
+
+    Only level-0 files recording no deletes (0 or unknown) are checked: pypaimon 2.1 writes 0
+    for every file, -U / -D records included. Files recording a positive count, and files above
+    level 0 (ours and Java's writers count correctly; level-0 files leave level 0 only through
+    this check), are trusted as Java trusts them. A file without retractions is returned as is.
+    """
+    if file.level != 0 or (file.delete_row_count or 0) > 0:
+        return file
+    n = retraction_count(ctx, file)
+    return dataclasses.replace(file, delete_row_count=n) if n else file
+
+
 def make_context(table: FileStoreTable, unit: CompactUnit) -> CompactContext:
     schema = table.schema
     options = table.options
@@ -268,12 +317,18 @@ def _execute(ctx: CompactContext, rewriter: Any) -> RewriteResult:
             # Java 0.9 .. 1.1: a file already on the output level is left alone, BEFORE the
             # delete rule below (1.2+ applies the rule first; module docstring says why not)
             return
-        has_deletes = f.delete_row_count is None or f.delete_row_count > 0
+        # a level-0 file's count of 0 / None is checked against its _VALUE_KIND column
+        # (pypaimon 2.1 records 0 for files with retractions; module docstring)
+        g = with_actual_delete_count(ctx, f)
+        has_deletes = g.delete_row_count is None or g.delete_row_count > 0
         if out_level == max_level and has_deletes:
             # files with delete records should not be upgraded directly to max level
-            result.merge(rewriter.rewrite(ctx, out_level, unit.drop_delete, [[SortedRun((f,))]]))
-            return
-        result.merge(rewriter.upgrade(ctx, out_level, f))
+            res = rewriter.rewrite(ctx, out_level, unit.drop_delete, [[SortedRun((g,))]])
+        else:
+            res = rewriter.upgrade(ctx, out_level, g)
+        if g is not f:  # the DELETE entry names the file as the manifest holds it
+            res.before = [f if b is g else b for b in res.before]
+        result.merge(res)
 
     def rewrite() -> None:
         if not candidate:
@@ -314,5 +369,7 @@ __all__ = [
     "make_rewriter",
     "min_file_size",
     "needs_hooks",
+    "retraction_count",
     "run_merge_tree_unit",
+    "with_actual_delete_count",
 ]

@@ -182,13 +182,123 @@ def test_upgrade_into_max_level_rewrites_files_with_deletes(tmp_path: Path) -> N
     for f in r.before:  # -D files are rewritten (and vanish, deletes dropped); the others upgraded
         assert (f.file_name in after) == (f.delete_row_count == 0)
     assert sum(f.row_count for f in r.after) == 5 and all(f.delete_row_count == 0 for f in r.after)
-    r2_files = [dataclasses.replace(f, delete_row_count=0) for f in u.files]
-    u2 = dataclasses.replace(u, files=tuple(r2_files), bucket_files=tuple(r2_files))
     for p in r.written:
         t.file_io.delete(p)
-    r2 = run_merge_tree_unit(t, u2)
-    assert [f.file_name for f in r2.after] == [f.file_name for f in r2.before]  # no deletes: upgrade
-    assert r2.written == []
+
+
+def _zero_counts(u: Any) -> Any:
+    """The unit as pypaimon 2.1's manifests describe its files: ``_DELETE_ROW_COUNT`` 0 always."""
+    files = tuple(dataclasses.replace(f, delete_row_count=0) for f in u.files)
+    return dataclasses.replace(u, files=files, bucket_files=files)
+
+
+def _retractions(t: Any, files: list[Any]) -> int:
+    kinds = file_records(t, binary_row.EMPTY_ROW, 0, files).column("_VALUE_KIND").to_numpy()
+    return int(np.count_nonzero((kinds == 1) | (kinds == 3)))
+
+
+def test_level0_file_recording_no_deletes_is_checked_before_max_level_upgrade(tmp_path: Path,
+                                                                               monkeypatch: Any) -> None:
+    """Deviation from Java: a level-0 file whose count is 0 (pypaimon 2.1 writes 0 even for -D
+    records) is checked on its _VALUE_KIND column -- that column only -- and rewritten (deletes
+    dropped) when it holds retractions; files without retractions are still upgraded in place."""
+    from paimon_cli.core import data_file
+
+    t = make(tmp_path, "x", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true", "target-file-size": "1 b"})
+    commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}),
+           np.array([0, 3] * 5, dtype=np.int8))
+    before_rows = TableRead(t).to_arrow()
+    [u] = bucket_units(t, True)
+    u = _zero_counts(u)
+    assert len(u.files) == 10 and all(f.level == 0 and f.delete_row_count == 0 for f in u.files)
+    reads: list[Any] = []
+    real = data_file.iter_data_file_batches
+
+    def spy(file_io: Any, path: str, fields: Any, columns: Any = None, *a: Any, **kw: Any) -> Any:
+        reads.append(columns)
+        return real(file_io, path, fields, columns, *a, **kw)
+
+    monkeypatch.setattr(data_file, "iter_data_file_batches", spy)
+    r = run_merge_tree_unit(t, u)
+    assert reads.count(["_VALUE_KIND"]) == 10  # every upgrade candidate checked, one column read
+    monkeypatch.undo()
+    after = {f.file_name: f for f in r.after}
+    deletes = {f.file_name for f in u.files if _retractions(t, [f])}
+    assert len(deletes) == 5
+    assert {f.file_name for f in r.before} == {f.file_name for f in u.files}
+    assert all(f.delete_row_count == 0 for f in r.before)  # DELETE entries: the metas as the manifest has them
+    assert set(after) & deletes == set()  # -D files rewritten (and vanish: deletes dropped)
+    assert set(after) == {f.file_name for f in u.files} - deletes  # the others upgraded in place
+    assert all(f.level == 5 and f.delete_row_count == 0 for f in after.values())
+    assert _retractions(t, list(r.after)) == 0
+    FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
+    assert {e.file.level for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())} == {5}
+    assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before_rows, ["id"])
+    assert sorted(r["id"] for r in before_rows.to_pylist()) == [0, 2, 4, 6, 8]
+
+
+def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path) -> None:
+    """Merge-on-read upgrade below the max level keeping deletes (Java upgrades it as is): the
+    file stays, its new ADD entry records the real count, so readers merge it and the next
+    max-level compaction rewrites it (Java's rule for a positive count)."""
+    from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+
+    t = make(tmp_path, "m", "id INT NOT NULL, v STRING", ("id",),
+             **{"write-only": "true", "compaction.small-file-ratio": "0.0000001"})  # every file "large"
+    commit(t, pa.table({"id": pa.array(range(0, 20), pa.int32()), "v": ["base"] * 20}))
+    compact(t, True)
+    commit(t, pa.table({"id": pa.array([3, 4, 30], pa.int32()), "v": [None, "new", "n30"]}),
+           np.array([3, 2, 0], dtype=np.int8))
+    expected = sorted([(i, "base") for i in range(20) if i not in (3, 4)] + [(4, "new"), (30, "n30")])
+    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    [l0] = [f for f in live if f.level == 0]
+    assert l0.delete_row_count == 1
+    l0z = dataclasses.replace(l0, delete_row_count=0)
+    bucket = tuple(l0z if f is l0 else f for f in live)
+    u = CompactUnit(MERGE_TREE, binary_row.EMPTY_ROW, 0, 1, (l0z,), output_level=4, drop_delete=False,
+                    max_level=5, bucket_files=bucket)
+    r = run_merge_tree_unit(t, u)
+    assert r.written == [] and r.before == [l0z]
+    [up] = r.after
+    assert up == dataclasses.replace(l0z, level=4, delete_row_count=1)
+    FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
+    rows = sorted((x["id"], x["v"]) for x in TableRead(t).to_arrow().to_pylist())
+    assert rows == expected
+    compact(t, True)
+    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    assert up.file_name not in {f.file_name for f in live}  # rewritten on its way to the max level
+    assert {f.level for f in live} == {5} and _retractions(t, live) == 0
+    assert sorted((x["id"], x["v"]) for x in TableRead(t).to_arrow().to_pylist()) == expected
+
+
+def test_files_above_level0_and_positive_counts_are_trusted(tmp_path: Path, monkeypatch: Any) -> None:
+    """Java's rules unchanged where the count can be believed: a file above level 0 recording 0
+    deletes is upgraded in place unread; a positive count is rewritten without a check."""
+    from paimon_cli.core import data_file
+
+    t = make(tmp_path, "tr", "id INT NOT NULL, v STRING", ("id",),
+             **{"write-only": "true", "compaction.small-file-ratio": "0.0000001"})  # every file "large"
+    commit(t, pa.table({"id": pa.array([1, 2], pa.int32()), "v": ["a", None]}), np.array([0, 3], dtype=np.int8))
+    [u] = bucket_units(t, True)
+    [f] = u.files
+    assert f.delete_row_count == 1 and u.output_level == 5
+    high = dataclasses.replace(f, level=2, delete_row_count=0)
+    checks: list[Any] = []
+    real = data_file.iter_data_file_batches
+
+    def spy(file_io: Any, path: str, fields: Any, columns: Any = None, *a: Any, **kw: Any) -> Any:
+        if columns == ["_VALUE_KIND"]:
+            checks.append(path)
+        return real(file_io, path, fields, columns, *a, **kw)
+
+    monkeypatch.setattr(data_file, "iter_data_file_batches", spy)
+    r = run_merge_tree_unit(t, dataclasses.replace(u, files=(high,), bucket_files=(high,)))
+    assert r.written == [] and r.after == [dataclasses.replace(high, level=5)]  # trusted, as in Java
+    r2 = run_merge_tree_unit(t, u)  # level 0, positive count: rewritten, deletes dropped
+    assert checks == []
+    assert r2.written and [x.row_count for x in r2.after] == [1] and r2.before == [f]
+    for p in r2.written:
+        t.file_io.delete(p)
 
 
 def test_minor_compaction_output_level_and_keep_deletes(tmp_path: Path) -> None:

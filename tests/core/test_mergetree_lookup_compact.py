@@ -8,6 +8,7 @@ levels, DV index files and changelog records are checked directly, and our own r
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,9 @@ class T:
                        None if kinds is None else np.array(kinds, np.int8))
         FileStoreCommit(t).commit(tw.prepare_commit(), "APPEND")
 
-    def compact(self, full: bool) -> Any:
+    def compact(self, full: bool, zero_level0_delete_counts: bool = False) -> Any:
+        """One unit compacted and committed; ``zero_level0_delete_counts``: the unit sees its
+        level-0 files as pypaimon 2.1 records them (``_DELETE_ROW_COUNT`` 0 whatever they hold)."""
         t = self.table
         snap = t.snapshot_manager.latest_snapshot()
         entries = t.store_scan.plan(snap)
@@ -63,6 +66,11 @@ class T:
         unit = pick_unit(t.options, levels, full, partition=entries[0].partition, bucket=0, total_buckets=1,
                          index_files=idx, dv_files=[m.data_file_name for f in idx for m in (f.dv_ranges or ())])
         assert unit is not None
+        if zero_level0_delete_counts:
+            def zero(files: tuple[Any, ...]) -> tuple[Any, ...]:
+                return tuple(dataclasses.replace(f, delete_row_count=0) if f.level == 0 else f for f in files)
+
+            unit = dataclasses.replace(unit, files=zero(unit.files), bucket_files=zero(unit.bucket_files))
         res = run_merge_tree_unit(t, unit)
         FileStoreCommit(t).commit([res.commit_message()], "COMPACT")
         self.results.append(res)
@@ -123,6 +131,51 @@ def test_dv_lookup_changelog_unit(tmp_path: Path) -> None:
     assert full.deleted_index_files == old_index and full.new_index_files[0].row_count == 0
     assert t.dvs() == {}
     assert t.rows() == sorted([(i, 1) for i in (0, 1, 2, 5, 6, 7, 8, 9)] + [(3, 2), (11, 3)])
+
+
+def _kinds(t: T, files: list[Any]) -> list[int]:
+    tbl = t.table
+    return [k for f in files for k in read_data_file(tbl.file_io, join(tbl.path, "bucket-0", f.file_name),
+                                                     key_value_file_fields(tbl.schema), ["_VALUE_KIND"])
+            .column(0).to_pylist()]
+
+
+@pytest.mark.parametrize("changelog", [False, True], ids=["dv", "dv-lookup-changelog"])
+def test_dv_upgrade_of_level0_file_recording_no_deletes(tmp_path: Path, changelog: bool) -> None:
+    """pypaimon 2.1 records ``_DELETE_ROW_COUNT`` 0 for a file holding -D. Java's upgradeStrategy
+    would upgrade it unchanged (count 0, deduplicate) and the DV reader, which does not merge
+    levels above 0, would show the deleted key. The real count from ``_VALUE_KIND`` makes the
+    upgrade a rewrite with deletes dropped; the replaced row is still marked in its DV."""
+    opts = {"deletion-vectors.enabled": "true", "compaction.small-file-ratio": "0.0000001"}  # all "large"
+    if changelog:
+        opts["changelog-producer"] = "lookup"
+    t = T(tmp_path, **opts)
+    t.write(list(range(10)), 1)
+    first = t.compact(True)
+    level5 = first.after[0].file_name
+    assert [f.level for f in first.after] == [5]
+
+    t.write([3, 11], 2, [3, 0])  # -D 3, +I 11: TableWrite records 1 delete, the unit is told 0
+    res = t.compact(False, zero_level0_delete_counts=True)
+    [l0] = res.before
+    assert l0.level == 0 and l0.delete_row_count == 0  # DELETE entry as the manifest is assumed to hold it
+    assert l0.file_name not in {f.file_name for f in res.after}  # rewritten, not upgraded
+    assert res.written and all(f.level == res.unit.output_level > 0 for f in res.after)
+    assert sorted(_kinds(t, res.after)) == [0]  # the -D is gone from the file; only +I 11 stays
+    assert all(f.delete_row_count == 0 for f in res.after)
+    assert t.dvs() == {level5: [3]}  # the deleted key's old row is marked in the level-5 file
+    assert t.rows() == sorted([(i, 1) for i in range(10) if i != 3] + [(11, 2)])  # DV reader: no 3
+    live = [e.file for e in t.table.store_scan.plan(t.table.snapshot_manager.latest_snapshot())]
+    assert all(k in (0, 2) for k in _kinds(t, [f for f in live if f.level > 0]))
+    if changelog:
+        assert sorted(c[:3] for c in t.changelog(res)) == [("+I", 11, 2), ("-D", 3, 1)]
+
+    t.write([20, 21], 3)  # no retraction: the recorded 0 is true, Java's in-place upgrade stays
+    res = t.compact(False, zero_level0_delete_counts=True)
+    [l0] = [f for f in res.before if f.level == 0]
+    assert [(f.level, f.delete_row_count) for f in res.after if f.file_name == l0.file_name] \
+        == [(res.unit.output_level, 0)]  # upgraded in place
+    assert t.rows() == sorted([(i, 1) for i in range(10) if i != 3] + [(11, 2), (20, 3), (21, 3)])
 
 
 def test_first_row_unit(tmp_path: Path) -> None:

@@ -300,6 +300,33 @@ OPS = {
 }
 
 
+def op_read_filtered(req: dict[str, Any]) -> Any:
+    """``read`` with ``ReadBuilder.with_filter``: ``filters`` is ``[[method, field, [literals]]]``, ANDed.
+
+    ``method`` names a ``PredicateBuilder`` method (``equal``, ``is_in``, ``greater_than``,
+    ``is_null``, ...); literals use the wire encoding and are decoded with the field's type.
+    """
+    table = _catalog(req).get_table(_ident(req))
+    if req.get("snapshot_id") is not None:
+        table = table.copy({"scan.snapshot-id": str(req["snapshot_id"])})
+    types = {f.name: f.type for f in _target_schema(table)}
+    rb = table.new_read_builder()
+    pb = rb.new_predicate_builder()
+    preds = []
+    for method, name, literals in req["filters"]:
+        args = [_decode(v, types[name]) for v in (literals or [])]
+        fn = getattr(pb, method)
+        preds.append(fn(name, args) if method in ("is_in", "is_not_in") else fn(name, *args))
+    rb = rb.with_filter(pb.and_predicates(preds))
+    if req.get("projection"):
+        rb = rb.with_projection(list(req["projection"]))
+    tbl = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    return _table_json(tbl)
+
+
+OPS["read_filtered"] = op_read_filtered
+
+
 def main() -> int:
     request = json.load(sys.stdin)
     ops = request["ops"] if "ops" in request else [request]
