@@ -16,7 +16,7 @@ from paimon_cli.options import (
     parse_identifier,
     parse_key_values,
 )
-from paimon_cli.output import OutputFormat, render
+from paimon_cli.output import OutputFormat, note, render
 
 RESULT_COLUMNS = ["snapshot_id", "commit_kind", "files", "rows", "bytes", "seconds"]
 
@@ -47,6 +47,9 @@ def write(
         Optional[list[str]],
         typer.Option("--option", metavar="K=V", help="Dynamic table option for this write, repeatable."),
     ] = None,
+    write_only: Annotated[
+        bool, typer.Option("--write-only", help="Do not compact or expire in this write (leave it to `compact`).")
+    ] = False,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
@@ -74,6 +77,8 @@ def write(
     if spec and not overwrite:
         raise InvalidInput("--partition is only valid with --overwrite")
     dyn_options = parse_key_values(option, "--option")
+    if write_only:
+        dyn_options["write-only"] = "true"
     catalog = open_catalog(warehouse, fs_option)
     table = catalog.get_table(ident.full_name)
     result = write_table_result(
@@ -81,6 +86,8 @@ def write(
         overwrite=overwrite, overwrite_partition=spec or None, options=dyn_options or None,
         storage_options=parse_storage_options(fs_option or []),
     )
+    if result.warning:
+        note(f"warning: {result.warning}")
     snap = result.snapshot
     s = result.summary
     rows = Rows(RESULT_COLUMNS, [{

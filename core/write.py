@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import binary_row, paths
 from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
-from .errors import InvalidInput, NotYetSupported
+from .errors import CommitConflict, InvalidInput, NotYetSupported
 from .fileio import join
 from .options import CoreOptions, check_option_keys
 from .types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
@@ -60,17 +60,12 @@ _FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commi
 
 
 def check_writable(schema: TableSchema, options: CoreOptions) -> None:
-    """Refuse tables whose writes would not be readable as written (before any input is read)."""
-    if options.deletion_vectors_enabled:
-        raise NotYetSupported(
-            "write: deletion-vectors tables hide level-0 files from readers, so written rows are "
-            "visible only after compaction, which comes with the compaction issue"
-        )
-    if schema.primary_keys and options.merge_engine == "first-row":
-        raise NotYetSupported(
-            "write: merge-engine=first-row tables read only compacted levels, so written rows are "
-            "visible only after compaction, which comes with the compaction issue"
-        )
+    """Refuse tables whose writes would not be readable as written (before any input is read).
+
+    Deletion-vector and first-row tables hide level 0 from readers; they are writable because
+    the write compacts level 0 upward in the same job (see :func:`write_table_result`), except
+    with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
+    """
     if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
         raise NotYetSupported("write: row-tracking / data-evolution tables are not supported yet")
     bucket = schema.bucket
@@ -241,6 +236,10 @@ class TableWrite:
         self.written: list[str] = []  # every data/changelog file path written (for abort)
         self.summary = WriteSummary()
         self._max_seqs: dict[tuple[bytes, int], int] | None = None
+        # live files per (partition, bucket) of the snapshot the sequence numbers came from:
+        # the levels auto-compaction starts from (empty for overwrite / unaware writers)
+        self._base_snapshot: Snapshot | None = None
+        self._base_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
         self._partition_cache: dict[tuple[Any, ...], tuple[bytes, str]] = {}
         self._assigner: Any = None
         self._closed = False
@@ -426,8 +425,10 @@ class TableWrite:
             if snapshot is not None:
                 for e in self.table.store_scan.plan(snapshot):
                     k = (e.partition, e.bucket)
+                    self._base_files.setdefault(k, []).append(e.file)
                     if e.file.max_sequence_number > out.get(k, -1):
                         out[k] = e.file.max_sequence_number
+            self._base_snapshot = snapshot
             self._max_seqs = out
         return self._max_seqs
 
@@ -614,6 +615,73 @@ class TableWrite:
         self._closed = True
         return list(messages.values())
 
+    def compaction_table(self) -> FileStoreTable:
+        """The table as this writer sees it (dynamic options applied) for compaction executors."""
+        if self.schema is self.table.schema:
+            return self.table
+        from .table import FileStoreTable
+
+        return FileStoreTable(self.file_io, self.table.path, self.table.identifier, self.table.branch, self.schema)
+
+    def compaction_units(self, messages: list[CommitMessage]) -> list[Any]:
+        """What a Java writer compacts before it commits (``write-only=false``).
+
+        Primary-key buckets: the universal strategy over the bucket's restored files plus the
+        new level-0 files -- it fires once sorted runs reach ``num-sorted-run.compaction-trigger``,
+        and in lookup mode (deletion vectors, lookup changelog, first-row) level 0 is always
+        forced up, which is what makes those tables' rows visible. Fixed-bucket append
+        tables: the bucketed append planner (small files). Bucket-unaware append writers do
+        not compact (Java leaves that to a dedicated job).
+        """
+        if self.options.write_only or self.unaware:
+            return []
+        written = [m for m in messages if m.new_files]
+        if not written:
+            return []
+        table = self.compaction_table()
+        units: list[Any] = []
+        if self.is_pk:
+            from .compact.job import pick_bucket_unit
+            from .index_manifest import DELETION_VECTORS_INDEX
+
+            index: dict[tuple[bytes, int], list[Any]] = {}
+            if self._base_snapshot is not None and self.options.deletion_vectors_enabled:
+                for ie in self.table.store_scan.index_entries(self._base_snapshot):
+                    if ie.index_file.index_type == DELETION_VECTORS_INDEX:
+                        index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
+            trigger = self.options.num_sorted_run_compaction_trigger
+            lookup = (self.options.deletion_vectors_enabled or self.options.changelog_producer == "lookup"
+                      or self.options.merge_engine == "first-row" or self.options.get_bool("force-lookup")
+                      or self.options.contains("compaction.optimization-interval"))
+            for m in written:
+                key = (m.partition, m.bucket)
+                files = [*self._base_files.get(key, []), *m.new_files]
+                runs = sum(1 for f in files if f.level == 0) + len({f.level for f in files if f.level > 0})
+                if not lookup and runs < trigger:
+                    continue  # universal compaction cannot fire below the trigger
+                unit = pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, files,
+                                        index.get(key, []), full=False)
+                if unit is not None:
+                    units.append(unit)
+            return units
+        from .manifest import FileKind, ManifestEntry
+
+        # Java's BucketedAppendCompactManager needs at least compaction.min.file-num files
+        min_files = self.options.get_int("compaction.min.file-num") or 5
+        entries = []
+        for m in written:
+            files = [*self._base_files.get((m.partition, m.bucket), []), *m.new_files]
+            if len(files) < min_files:
+                continue
+            entries += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in files]
+        if not entries:
+            return []
+        from .compact.append import plan_append_units
+
+        if self._base_snapshot is None:
+            return list(plan_append_units(table, entries, False, index_files={}))
+        return list(plan_append_units(table, entries, False, snapshot=self._base_snapshot))
+
     def abort(self) -> None:
         """Delete every file this writer wrote (best effort); the write is then void."""
         self._closed = True
@@ -696,9 +764,12 @@ def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
 
 @dataclass
 class WriteResult:
-    snapshot: Snapshot | None
+    snapshot: Snapshot | None  # the last snapshot committed (the COMPACT one after auto-compaction)
     summary: WriteSummary
     seconds: float
+    snapshots: list[Snapshot] = field(default_factory=list)  # every snapshot committed, in order
+    compacted_units: int = 0  # buckets compacted in the same job (0 with write-only)
+    warning: str | None = None  # the compaction could not be committed (the write itself was)
 
 
 def write_table(
@@ -757,22 +828,99 @@ def write_table_result(
     constants = dict(overwrite_partition or {})
     make_plan(tw.schema, row_kind_column, delete, constants)  # bad settings fail before any I/O
     commit = FileStoreCommit(table, commit_user)
+    compacted: list[Any] = []  # UnitResults of the auto-compaction
+    snapshots: list[Snapshot] = []
+    warning: str | None = None
     try:
         chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin, constants)
         for chunk in chunks:
             tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
         messages = tw.prepare_commit()
+        compacted = _auto_compact(tw, messages)
+        compact_msgs = [m for m in (r.commit_message() for r in compacted) if not m.is_empty()]
+        pending_compact = compact_msgs
         if overwrite:
             dynamic = tw.options.get_bool("dynamic-partition-overwrite", True) and not overwrite_partition
-            snapshot = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}),
-                                     dynamic=dynamic)
+            snap = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}),
+                                 dynamic=dynamic)
+            snapshots = [snap] if snap is not None else []
         else:
-            snapshot = commit.commit(messages, "APPEND")
+            pending_compact = []
+            try:
+                if compact_msgs:
+                    from .compact.job import check_index_conflicts
+
+                    try:
+                        check_index_conflicts(table, tw._base_snapshot, compacted)
+                    except CommitConflict as e:
+                        e.committed = [s for s in [commit.commit(messages, "APPEND")] if s is not None]
+                        raise
+                snapshots = commit.commit_increments(messages, compact_msgs)  # APPEND, then COMPACT
+            except Exception as e:
+                snapshots = list(getattr(e, "committed", None) or [])
+                if not snapshots:
+                    raise
+                warning = _compaction_warning(table, tw, e)
+                _delete_written(table, compacted)
     except BaseException:
         if not _published(table, commit.commit_user):
+            _delete_written(table, compacted)
             tw.abort()
         raise
-    return WriteResult(snapshot, tw.summary, time.monotonic() - started)
+    if pending_compact:
+        # the overwrite is published; its compaction follows as a COMPACT snapshot (Java's order)
+        try:
+            from .compact.job import check_index_conflicts
+
+            check_index_conflicts(table, snapshots[-1] if snapshots else None, compacted)
+            snap = commit.commit(pending_compact, "COMPACT")
+            if snap is not None:
+                snapshots.append(snap)
+        except Exception as e:  # noqa: BLE001 - reported in the result
+            warning = _compaction_warning(table, tw, e)
+            _delete_written(table, compacted)
+    if snapshots and not tw.options.write_only:
+        from .compact.job import expire_after
+
+        expired = expire_after(table, {k: str(v) for k, v in (options or {}).items()})
+        if expired:
+            warning = f"{warning}; {expired}" if warning else expired
+    return WriteResult(snapshots[-1] if snapshots else None, tw.summary, time.monotonic() - started, snapshots,
+                       len(compacted), warning)
+
+
+def _auto_compact(tw: TableWrite, messages: list[CommitMessage]) -> list[Any]:
+    """Run the writer's compaction units in-process; on failure delete their files and raise."""
+    units = tw.compaction_units(messages)
+    if not units:
+        return []
+    from .compact.local import UnitsFailed, delete_written, run_local
+
+    table = tw.compaction_table()
+    try:
+        return run_local(table, units)
+    except UnitsFailed as failed:
+        delete_written(table, failed.results)
+        raise failed.error from None
+
+
+def _compaction_warning(table: FileStoreTable, tw: TableWrite, error: BaseException) -> str:
+    """The write is published but its compaction is not: say so (not raised, so a retried
+    write does not add the same rows twice)."""
+    hidden = " -- until then readers do not see the new rows" if _needs_compaction_to_read(tw) else ""
+    return (f"the rows were committed, but their compaction could not be ({error}); run "
+            f"`paimon-cli compact {table.identifier}`{hidden}")
+
+
+def _delete_written(table: FileStoreTable, results: list[Any]) -> None:
+    if results:
+        from .compact.local import delete_written
+
+        delete_written(table, results)
+
+
+def _needs_compaction_to_read(tw: TableWrite) -> bool:
+    return tw.is_pk and (tw.options.deletion_vectors_enabled or tw.options.merge_engine == "first-row")
 
 
 def _published(table: FileStoreTable, commit_user: str) -> bool:

@@ -217,7 +217,9 @@ def local(tmp_path: Path) -> Target:
 
 
 def test_concurrent_writes_pk_table(local: Target, tmp_path: Path) -> None:
-    create(local, "pk", "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=3")
+    # write-only: these writers only append (their auto-compaction races: tests/test_concurrent_compact.py)
+    create(local, "pk", "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=3",
+           "--option", "write-only=true")
     concurrent_appends(local, tmp_path, "pk")
 
 
@@ -243,7 +245,9 @@ def s3(s3_server: Any) -> Target:
 
 @pytest.mark.s3
 def test_concurrent_writes_pk_table_s3(s3: Target, tmp_path: Path) -> None:
-    create(s3, "pk", "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=3")
+    # write-only: these writers only append (their auto-compaction races: tests/test_concurrent_compact.py)
+    create(s3, "pk", "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=3",
+           "--option", "write-only=true")
     concurrent_appends(s3, tmp_path, "pk")
 
 

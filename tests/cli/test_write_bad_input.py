@@ -354,14 +354,17 @@ def test_bad_value_in_a_later_file_after_flushes(env: Env, monkeypatch: pytest.M
 # ------------------------------------------------------------------------------------ refused tables
 
 
-def test_deletion_vector_table_refused(env: Env) -> None:
-    line = env.refused(UNSUPPORTED, env.csv("dv.csv", [row()]), table="dv")
-    assert "deletion-vectors" in line
+@pytest.mark.parametrize("table", ["dv", "fr"])
+def test_deletion_vector_and_first_row_tables_are_written_and_visible(env: Env, table: str) -> None:
+    """Refused before compaction existed; now the write compacts level 0 up (APPEND + COMPACT)."""
+    import json
 
-
-def test_first_row_table_refused(env: Env) -> None:
-    line = env.refused(UNSUPPORTED, env.csv("fr.csv", [row()]), table="fr")
-    assert "first-row" in line
+    res = invoke(env.runner, "write", f"db.{table}", env.csv(f"{table}.csv", [row(id=5), row(id=6)]),
+                 "-w", env.wh, "-o", "json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)[0]["commit_kind"] == "COMPACT" and env.latest(table) == 2
+    read = invoke(env.runner, "read", f"db.{table}", "-w", env.wh, "-o", "json")
+    assert sorted(r["id"] for r in json.loads(read.stdout)) == [5, 6]
 
 
 def test_unknown_table(env: Env) -> None:

@@ -143,7 +143,7 @@ def test_append_tables(cat: FileSystemCatalog, tmp_path: Path) -> None:
 
 def test_rolling_and_buffer_flushes(cat: FileSystemCatalog, tmp_path: Path) -> None:
     t = make(cat, "roll", "id INT NOT NULL, v STRING", ("id",), bucket="1",
-             **{"target-file-size": "4 kb", "write-buffer-size": "32 kb"})
+             **{"target-file-size": "4 kb", "write-buffer-size": "32 kb", "write-only": "true"})
     body = "".join(f"{i % 500},{'x' * 30}{i}\n" for i in range(3000))
     res = write_table_result(t, [csv(tmp_path, "id,v\n" + body)])
     entries = live(t)
@@ -180,12 +180,21 @@ def test_dynamic_bucket_writes_hash_index(cat: FileSystemCatalog, tmp_path: Path
     assert sorted((i.bucket, i.index_file.row_count) for i in idx) == [(0, 2), (1, 1)]
 
 
+def test_dv_and_first_row_tables_are_visible_after_write(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """Formerly refused: the write now compacts level 0 up in the same job (APPEND + COMPACT)."""
+    from paimon_cli.core.read import TableRead
+
+    for i, opts in enumerate(({"merge-engine": "first-row"}, {"deletion-vectors.enabled": "true"})):
+        t = make(cat, f"vis{i}", "id INT NOT NULL, v STRING", ("id",), bucket="1", **opts)
+        res = write_table_result(t, [csv(tmp_path, "id,v\n1,a\n2,b\n1,c\n", f"v{i}.csv")])
+        assert [s.commit_kind for s in res.snapshots] == ["APPEND", "COMPACT"] and res.snapshot.id == 2
+        want = {1: "a" if "merge-engine" in opts else "c", 2: "b"}
+        assert {r["id"]: r["v"] for r in TableRead(t).to_arrow().to_pylist()} == want
+        assert all(e.file.level == t.options.num_levels - 1 for e in live(t))
+
+
 def test_refusals_happen_before_reading_input(cat: FileSystemCatalog, tmp_path: Path) -> None:
     missing = str(tmp_path / "does-not-exist.csv")
-    for opts in ({"merge-engine": "first-row"}, {"deletion-vectors.enabled": "true"}):
-        t = make(cat, "r" + str(len(opts)) + list(opts)[0][:3], "id INT NOT NULL", ("id",), bucket="1", **opts)
-        with pytest.raises(NotYetSupported, match="visible only after compaction"):
-            write_table(t, [missing])
     cross = make(cat, "cross", "id INT NOT NULL, dt STRING", ("id",), ("dt",), bucket="-1")
     with pytest.raises(NotYetSupported, match="cross-partition"):
         write_table(cross, [missing])

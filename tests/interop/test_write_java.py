@@ -23,7 +23,6 @@ import pytest
 
 from paimon_cli.core.arrow_schema import arrow_schema
 from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.errors import NotYetSupported
 from paimon_cli.core.schema import Schema
 from paimon_cli.core.types import parse_columns
 from paimon_cli.core.write import write_table
@@ -273,7 +272,7 @@ def build_written_tables(wh: str, tmp: Path) -> dict[str, Written]:
 
     # rolling (tiny target-file-size) and write-buffer flushes with a key updated across flushes
     create("roll", "id INT NOT NULL, v STRING, pad STRING", ("id",), (),
-           {"bucket": "1", "target-file-size": "8 kb", "write-buffer-size": "256 kb"})
+           {"bucket": "1", "target-file-size": "8 kb", "write-buffer-size": "256 kb", "write-only": "true"})
     m = Model(["id"])
     r = [{"id": i % 3000, "v": f"v{i}", "pad": "p" * 40} for i in range(6000)]
     write("roll", r)
@@ -400,14 +399,27 @@ def test_we_write_after_java_and_java_compacts(java_paimon: Any, written: tuple[
         assert java_read(java_paimon, wh, name, w.keys) == expected
 
 
-def test_first_row_and_dv_tables_are_refused_before_writing(tmp_path: Path) -> None:
+def test_first_row_and_dv_tables_java_reads_our_writes(tmp_path: Path, java_paimon: Any) -> None:
+    """Formerly refused: our write compacts level 0 up like a Java writer, so Java sees the rows at once."""
     wh = str(tmp_path / "wh")
     cat = FileSystemCatalog(wh)
-    inp = tmp_path / "in.csv"
-    inp.write_text("id,v\n1,a\n")
+    first = tmp_path / "in1.csv"
+    first.write_text("id,v\n1,a\n2,b\n1,c\n")
+    second = tmp_path / "in2.csv"
+    second.write_text("id,v\n2,x\n3,y\n")
     for name, opts in (("fr", {"merge-engine": "first-row"}), ("dv", {"deletion-vectors.enabled": "true"})):
         cat.create_table(f"{DB}.{name}", Schema.of(parse_columns("id INT NOT NULL, v STRING"), primary_keys=["id"],
-                                                   options={"bucket": "1", **opts}))
-        with pytest.raises(NotYetSupported, match="visible only after compaction"):
-            write_table(cat.get_table(f"{DB}.{name}"), [str(inp)])
-        assert not list((tmp_path / "wh" / f"{DB}.db" / name).glob("bucket-*"))
+                                                   options={"bucket": "2", **opts}))
+        write_table(cat.get_table(f"{DB}.{name}"), [str(first)])
+        fr = name == "fr"
+        assert java_read(java_paimon, wh, name, ("id",)) == [{"id": 1, "v": "a" if fr else "c"}, {"id": 2, "v": "b"}]
+        write_table(cat.get_table(f"{DB}.{name}"), [str(second)])
+        want = [{"id": 1, "v": "a" if fr else "c"}, {"id": 2, "v": "b" if fr else "x"}, {"id": 3, "v": "y"}]
+        assert java_read(java_paimon, wh, name, ("id",)) == want
+        # Java keeps writing and compacting the table
+        java_paimon.write(wh, DB, name, [{"id": 4, "v": "j"}, {"id": 1, "v": "j"}])
+        java_paimon.compact(wh, DB, name, full=True)
+        want = sorted([*want, {"id": 4, "v": "j"}], key=lambda r: r["id"])
+        if not fr:
+            want[0] = {"id": 1, "v": "j"}
+        assert java_read(java_paimon, wh, name, ("id",)) == want

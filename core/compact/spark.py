@@ -1,0 +1,271 @@
+"""The Spark engine: compaction units as Spark tasks on ``local[*]`` or any cluster master.
+
+The only module that imports pyspark (inside functions, so ``--help`` never loads it).
+The driver plans; each unit (a picklable :class:`~.unit.CompactUnit`) becomes one element of
+an RDD. A task re-opens the table from a :class:`~.local.TableRef` (warehouse URI, storage
+options, table path, branch and the schema the driver planned with), runs the same
+executor the local engine runs, and returns the :class:`~.unit.UnitResult` -- new file
+metadata only, never a commit. The driver collects every result and commits one snapshot.
+
+A task never raises into Spark: it returns its error instead, so one failed unit does not
+make Spark retry it (a retry would write a second set of files) and the driver still gets
+the results of the units that finished, whose files it must delete.
+
+On a cluster the warehouse must be on storage every executor can reach (S3, HDFS via
+fsspec, a shared mount) and every executor's Python must have paimon-cli installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+import uuid
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PaimonError
+from .local import Progress, TableRef, UnitsFailed, execute_unit
+from .unit import CompactUnit, UnitResult
+
+if TYPE_CHECKING:
+    from ..table import FileStoreTable
+
+DEFAULT_MASTER = "local[*]"
+TASKS_PER_CORE = 3  # enough tasks to balance uneven units, few enough to keep task overhead low
+
+
+class RemoteUnitError(PaimonError):
+    """A unit failed inside a Spark task with an error that is not one of ours."""
+
+
+def _run_task(ref: TableRef, item: tuple[int, CompactUnit]) -> tuple[int, Any, Any]:
+    """Executor side: (index, UnitResult, None) or (index, None, (error class path, message, exit, trace))."""
+    index, unit = item
+    try:
+        table = ref.open()
+        return index, execute_unit(table, unit), None
+    except BaseException as e:  # noqa: BLE001 - shipped back to the driver as data
+        cls = type(e)
+        return index, None, (f"{cls.__module__}:{cls.__qualname__}", str(e),
+                             int(getattr(e, "exit_code", 1)), traceback.format_exc())
+
+
+def _run_slice(ref: TableRef, items: list[tuple[int, CompactUnit]]) -> list[tuple[int, Any, Any]]:
+    """One Spark task: its units in order; after a failure the rest of the slice is skipped."""
+    out = []
+    for item in items:
+        res = _run_task(ref, item)
+        out.append(res)
+        if res[2] is not None:
+            break
+    return out
+
+
+def slice_units(units: Sequence[CompactUnit], slices: int) -> list[list[tuple[int, CompactUnit]]]:
+    """Units spread over ``slices`` tasks, biggest first onto the least loaded (LPT), so the
+    tasks finish together; each task's units keep biggest-first order."""
+    import heapq
+
+    order = sorted(range(len(units)), key=lambda i: -units[i].bytes_in)
+    heap = [(0, k) for k in range(slices)]
+    out: list[list[tuple[int, CompactUnit]]] = [[] for _ in range(slices)]
+    for i in order:
+        load, k = heapq.heappop(heap)
+        out[k].append((i, units[i]))
+        heapq.heappush(heap, (load + max(units[i].bytes_in, 1), k))
+    return [s for s in out if s]
+
+
+def _rebuild_error(info: tuple[str, str, int, str]) -> BaseException:
+    """The driver-side exception for a task's error: the same PaimonError class when possible."""
+    path, message, exit_code, trace = info
+    module, _, qualname = path.partition(":")
+    try:
+        import importlib
+
+        cls: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part)
+        if isinstance(cls, type) and issubclass(cls, PaimonError):
+            err = cls.__new__(cls)
+            Exception.__init__(err, message)
+            err.remote_traceback = trace  # type: ignore[attr-defined]
+            return err
+    except Exception:  # noqa: BLE001 - fall back to a generic error below
+        pass
+    err2 = RemoteUnitError(f"a Spark task failed: {qualname.rsplit('.', 1)[-1]}: {message}")
+    err2.exit_code = exit_code
+    err2.remote_traceback = trace  # type: ignore[attr-defined]
+    return err2
+
+
+def _java_message(e: BaseException) -> str:
+    """The Java exception's own message for a Py4JJavaError, else the first line of ``e``."""
+    java = getattr(e, "java_exception", None)
+    if java is not None:
+        try:
+            return " ".join(str(java.toString()).split())[:500]
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            pass
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:500]
+
+
+def _is_local_master(master: str) -> bool:
+    return master == "local" or master.startswith("local[") or master.startswith("local-cluster[")
+
+
+_LOG4J = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n
+# the shell-level loggers: without them Spark prints "Setting default log level" on start
+logger.pygw.name = org.apache.spark.api.python.PythonGatewayServer
+logger.pygw.level = error
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+def _quiet_log4j() -> str:
+    """A log4j2 configuration that logs errors only: one file per content in the temp dir,
+    shared by every run (written atomically if absent, so runs never litter or race)."""
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(_LOG4J.encode()).hexdigest()[:12]
+    path = os.path.join(tempfile.gettempdir(), f"paimon-cli-log4j2-{digest}.properties")
+    if not os.path.exists(path):
+        with tempfile.NamedTemporaryFile("w", dir=tempfile.gettempdir(), prefix=".paimon-cli-log4j2-",
+                                         delete=False) as f:
+            f.write(_LOG4J)
+        os.replace(f.name, path)
+    return path
+
+
+def spark_session(master: str | None, conf: Mapping[str, str] | None, app_name: str) -> tuple[Any, bool]:
+    """(SparkSession, created_here). An already active session is reused and left running."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    master = master or DEFAULT_MASTER
+    conf = dict(conf or {})
+    if _is_local_master(master):
+        # workers must run this interpreter (it has paimon-cli and its dependencies)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        conf.setdefault("spark.pyspark.python", sys.executable)
+        conf.setdefault("spark.pyspark.driver.python", sys.executable)
+        conf.setdefault("spark.ui.enabled", "false")
+    conf.setdefault("spark.ui.showConsoleProgress", "false")
+    if "spark.driver.extraJavaOptions" not in conf:
+        # Spark's start-up chatter would break "one summary line" on stderr
+        conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_quiet_log4j()}"
+    conf.setdefault("spark.task.maxFailures", "1")  # a retried unit would write its files twice
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:  # noqa: BLE001 - a bad master URL, no JVM, a refused cluster: one line
+        raise PaimonError(f"cannot start Spark with master {master!r}: {_java_message(e)}") from e
+    session.sparkContext.setLogLevel(os.environ.get("PAIMON_SPARK_LOG_LEVEL", "ERROR"))
+    return session, True
+
+
+def run_spark(
+    table: FileStoreTable,
+    units: Sequence[CompactUnit],
+    *,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
+    progress: Progress | None = None,
+) -> list[UnitResult]:
+    """Run ``units`` as Spark tasks; results in unit order (UnitsFailed on any failure).
+
+    ``parallelism`` is the number of tasks (default: ``TASKS_PER_CORE`` x the cores the
+    master gives, at most one per unit). A PySpark task costs ~0.1 s of its own, so small
+    units are grouped into fewer tasks, balanced by input bytes.
+    """
+    if not units:
+        return []
+    session, created = spark_session(master, conf, f"paimon-cli compact {table.identifier}")
+    try:
+        sc = session.sparkContext
+        ref = TableRef.of(table)
+        try:
+            tasks = parallelism or max(1, sc.defaultParallelism) * TASKS_PER_CORE
+            groups = slice_units(units, max(1, min(len(units), tasks)))
+            rdd = sc.parallelize(groups, len(groups)).flatMap(partial(_run_slice, ref))
+            collected = _collect_with_progress(sc, rdd, units, progress)
+        except Exception as e:  # noqa: BLE001 - a lost cluster / executor / worker crash: one line
+            raise UnitsFailed(PaimonError(f"the Spark job failed: {_java_message(e)}"), []) from e
+    finally:
+        if created:
+            session.stop()
+    results: list[UnitResult | None] = [None] * len(units)
+    errors = []
+    for index, result, error in collected:
+        if error is not None:
+            errors.append(_rebuild_error(error))
+        else:
+            results[index] = result
+    done = [r for r in results if r is not None]
+    if errors:
+        raise UnitsFailed(errors[0], done)
+    return done
+
+
+def _collect_with_progress(sc: Any, rdd: Any, units: Sequence[CompactUnit], progress: Progress | None) -> list[Any]:
+    """``rdd.collect()``; with a progress callback, report finished tasks while it runs."""
+    if progress is None:
+        return rdd.collect()
+    group = f"paimon-compact-{uuid.uuid4()}"
+    box: dict[str, Any] = {}
+
+    def collect() -> None:
+        try:
+            sc.setJobGroup(group, "paimon-cli compact")
+            box["out"] = rdd.collect()
+        except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
+            box["err"] = e
+
+    worker = threading.Thread(target=collect, name="paimon-spark-collect", daemon=True)
+    worker.start()
+    total = len(units)
+    reported = 0
+    tracker = sc.statusTracker()
+    while worker.is_alive():
+        worker.join(0.5)
+        done = 0
+        try:
+            for job_id in tracker.getJobIdsForGroup(group):
+                info = tracker.getJobInfo(job_id)
+                for stage_id in (info.stageIds if info is not None else []):
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage is not None:
+                        done += stage.numCompletedTasks
+        except Exception:  # noqa: BLE001 - progress is cosmetic
+            continue
+        # partitions may hold several units; report units in proportion
+        slices = rdd.getNumPartitions()
+        done_units = min(total, done * total // max(slices, 1))
+        while reported < done_units:
+            reported += 1
+            progress("done", units[reported - 1], reported, total)
+    if "err" in box:
+        raise box["err"]
+    while reported < total:
+        reported += 1
+        progress("done", units[reported - 1], reported, total)
+    return box["out"]
