@@ -9,6 +9,7 @@ import typer
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
+    DryRunOpt,
     FsOpt,
     OutputOpt,
     WarehouseOpt,
@@ -49,9 +50,7 @@ def expire(
     changelog: Annotated[
         bool, typer.Option("--changelog", help="Expire long-lived changelogs (changelog/) instead of snapshots.")
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print every file (and its bytes) a run would delete; delete nothing.")
-    ] = False,
+    dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,

@@ -9,6 +9,7 @@ import typer
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
+    DryRunOpt,
     FsOpt,
     OutputOpt,
     WarehouseOpt,
@@ -36,9 +37,7 @@ def remove_orphan_files(
     force: Annotated[
         bool, typer.Option("--force", help="Allow --older-than under 1 hour (no writer may be running).")
     ] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only list what would be deleted (files and bytes).")
-    ] = False,
+    dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,

@@ -9,6 +9,7 @@ import typer
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
+    DryRunOpt,
     FsOpt,
     OutputOpt,
     WarehouseOpt,
@@ -26,8 +27,7 @@ def rewrite_file_index(
         "--partition", metavar="K=V[,K=V][;K=V]", help="Only these partitions (',' AND, ';' or repeat = OR).")] = None,
     where: Annotated[Optional[str], typer.Option(
         "--where", metavar="PREDICATE", help="Only partitions matching a predicate on partition columns.")] = None,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Only list per file what would be kept, built and dropped; write nothing.")] = False,
+    dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,

@@ -9,6 +9,7 @@ import typer
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
+    DryRunOpt,
     FsOpt,
     OutputOpt,
     WarehouseOpt,
@@ -28,9 +29,7 @@ def rollback(
         Optional[int], typer.Option("--snapshot", metavar="ID", min=1, help="Roll back to this snapshot.")
     ] = None,
     tag: Annotated[Optional[str], typer.Option("--tag", metavar="TAG", help="Roll back to this tag.")] = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only list what would be deleted (files and bytes).")
-    ] = False,
+    dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,

@@ -16,11 +16,19 @@ import typer
 from . import __version__
 # one import per command module (keeps concurrent additions conflict-free)
 from .commands import alter
+from .commands import compact
+from .commands import branch
 from .commands import create
+from .commands import expire
+from .commands import expire_partitions
 from .commands import inspect
 from .commands import list as list_cmd
 from .commands import quickstart
 from .commands import read
+from .commands import remove_orphan_files
+from .commands import rewrite_file_index
+from .commands import rollback
+from .commands import tag
 from .commands import write
 from .errors import EXIT_CODES, CliCommand
 
@@ -74,6 +82,14 @@ COMMANDS = {
     "list": list_cmd.list_,
     "inspect": inspect.inspect,
     "read": read.read,
+    "compact": compact.compact,
+    "remove-orphan-files": remove_orphan_files.remove_orphan_files,
+    "rewrite-file-index": rewrite_file_index.rewrite_file_index,
+    "rollback": rollback.rollback,
+    "expire": expire.expire,
+    "expire-partitions": expire_partitions.expire_partitions,
+    "tag": tag.tag,
+    "branch": branch.branch,
     "quickstart": quickstart.quickstart,
 }
 

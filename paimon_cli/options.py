@@ -42,6 +42,11 @@ OutputOpt = Annotated[
     typer.Option("--output", "-o", envvar="PAIMON_OUTPUT", case_sensitive=False, help="Output format."),
 ]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Do not truncate table cells to the terminal width.")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option("--dry-run", help="Print exactly what a real run would delete or change (files and bytes, "
+                                   "also as -o json); change nothing."),
+]
 BranchOpt = Annotated[Optional[str], typer.Option("--branch", metavar="NAME", help="Branch (default: main).")]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", envvar="PAIMON_DEBUG", help="Show the full traceback on errors.")

@@ -1,0 +1,100 @@
+"""``paimon-cli branch``: create, delete, list and fast-forward branches."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    DryRunOpt,
+    FsOpt,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+    open_catalog,
+    parse_branch,
+    parse_identifier,
+)
+from paimon_cli.output import OutputFormat, note, render
+
+
+class BranchAction(str, Enum):
+    create = "create"
+    delete = "delete"
+    list = "list"
+    fast_forward = "fast-forward"
+
+
+def branch(
+    action: Annotated[BranchAction, typer.Argument(metavar="ACTION", help="create|delete|list|fast-forward",
+                                                   case_sensitive=False)],
+    identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table whose branches to manage.")],
+    name: Annotated[Optional[str], typer.Argument(metavar="NAME", help="Branch name.")] = None,
+    tag: Annotated[Optional[str], typer.Option(
+        "--tag", metavar="TAG", help="create: start the branch from this tag (default: empty, schema only).")] = None,
+    dry_run: DryRunOpt = False,
+    branch: BranchOpt = None,
+    warehouse: WarehouseOpt = "./warehouse",
+    fs_option: FsOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Manage branches of DB.TABLE as Java Paimon does.
+
+    A branch shares the table's data files and keeps its own snapshots, schemas and tags.
+    `fast-forward NAME` makes the --branch (default main) equal to branch NAME: its
+    snapshots, schemas and tags from NAME's earliest snapshot on are replaced by NAME's.
+    `--branch` selects the branch a new branch's tag is read from, and the target of
+    fast-forward.
+
+    \b
+    Example:
+        paimon-cli branch create shop.orders audit --tag release-1
+        paimon-cli branch list shop.orders
+        paimon-cli branch fast-forward shop.orders audit --dry-run
+        paimon-cli branch delete shop.orders audit
+    """
+    act = BranchAction(action)
+    if act is BranchAction.list:
+        if name is not None:
+            raise typer.BadParameter("branch list takes no NAME")
+    elif name is None:
+        raise typer.BadParameter(f"branch {act.value} needs NAME")
+    if tag is not None and act is not BranchAction.create:
+        raise typer.BadParameter("--tag applies to `branch create` only")
+    if dry_run and act not in (BranchAction.delete, BranchAction.fast_forward):
+        raise typer.BadParameter("--dry-run applies to `branch delete` and `branch fast-forward` only")
+    from paimon_cli.core import branches as core_branches
+
+    if name is not None:
+        core_branches.validate_branch_name(name)
+    ident = parse_identifier(identifier)
+    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
+
+    if act is BranchAction.list:
+        from paimon_cli.core.system_tables import SYSTEM_TABLES
+
+        render(SYSTEM_TABLES["branches"](table, None), output, wide)
+        return
+    assert name is not None
+    if act is BranchAction.create:
+        core_branches.create_branch(table, name, tag)
+        origin = f" from tag {tag!r}" if tag else " (empty)"
+        note(f"created branch {name!r} of {ident.full_name}{origin}")
+        return
+    if act is BranchAction.delete:
+        plan = core_branches.delete_branch(table, name, dry_run=dry_run)
+        verb = "would delete" if dry_run else "deleted"
+        note(f"{verb} branch {name!r} of {ident.full_name}: {len(plan.changes)} metadata file(s)")
+    else:
+        plan = core_branches.fast_forward(table, name, dry_run=dry_run)
+        target = table.branch or "main"
+        verb = "would fast-forward" if dry_run else "fast-forwarded"
+        note(f"{verb} {target!r} of {ident.full_name} to branch {name!r}: {len(plan.changes)} file change(s)")
+    if plan.changes or output is not OutputFormat.table:
+        render(plan.rows(), output, wide)

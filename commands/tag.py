@@ -1,0 +1,150 @@
+"""``paimon-cli tag``: create, delete, rename, list and expire tags (named, retained snapshots)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    DryRunOpt,
+    FsOpt,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+    open_catalog,
+    parse_branch,
+    parse_identifier,
+)
+from paimon_cli.output import OutputFormat, note, render
+
+
+class TagAction(str, Enum):
+    create = "create"
+    delete = "delete"
+    rename = "rename"
+    list = "list"
+    expire = "expire"
+
+
+def tag(
+    action: Annotated[TagAction, typer.Argument(metavar="ACTION", help="create|delete|rename|list|expire",
+                                                case_sensitive=False)],
+    identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table whose tags to manage.")],
+    name: Annotated[Optional[str], typer.Argument(
+        metavar="NAME", help="Tag name (delete: comma-separated names).")] = None,
+    new_name: Annotated[Optional[str], typer.Argument(metavar="NEW_NAME", help="rename: the new name.")] = None,
+    snapshot: Annotated[Optional[int], typer.Option(
+        "--snapshot", metavar="ID", min=1, help="create: the snapshot to tag (default: latest).")] = None,
+    time_retained: Annotated[Optional[str], typer.Option(
+        "--time-retained", metavar="DURATION",
+        help="create: keep the tag this long (e.g. 7d, 12h), then `tag expire` deletes it "
+             "(default: the table's tag.default-time-retained).")] = None,
+    older_than: Annotated[Optional[str], typer.Option(
+        "--older-than", metavar="ISO|MILLIS",
+        help="expire: also expire tags created before this time (as Java 1.x expire_tags).")] = None,
+    dry_run: DryRunOpt = False,
+    branch: BranchOpt = None,
+    warehouse: WarehouseOpt = "./warehouse",
+    fs_option: FsOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Manage tags of DB.TABLE as Java Paimon does.
+
+    Deleting a tag whose snapshot has expired also deletes the data and metadata files only
+    that tag still used (never files a snapshot, another tag, a branch or a changelog uses);
+    if any file deciding that cannot be read, nothing is deleted (exit 6).
+
+    \b
+    Example:
+        paimon-cli tag create shop.orders release-1 --snapshot 42 --time-retained 7d
+        paimon-cli tag list shop.orders -o json
+        paimon-cli tag rename shop.orders release-1 release-1.0
+        paimon-cli tag delete shop.orders release-1.0 --dry-run
+        paimon-cli tag expire shop.orders
+    """
+    act = TagAction(action)
+    _check_args(act, name, new_name, snapshot, time_retained, older_than, dry_run)
+    from paimon_cli.core import tags as core_tags
+
+    retained = core_tags.parse_time_retained(time_retained) if time_retained is not None else None
+    older = None
+    if older_than is not None:
+        import datetime as dt
+
+        from paimon_cli.options import parse_timestamp_millis
+
+        from paimon_cli.core.errors import InvalidInput
+
+        try:
+            older = dt.datetime.fromtimestamp(parse_timestamp_millis(older_than) / 1000)
+        except InvalidInput:
+            raise InvalidInput(f"--older-than {older_than!r}: expected epoch millis or ISO-8601 date-time") from None
+    if name is not None and act is not TagAction.delete:
+        core_tags.validate_tag_name(name)
+    if new_name is not None:
+        core_tags.validate_tag_name(new_name)
+    ident = parse_identifier(identifier)
+    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
+
+    if act is TagAction.list:
+        from paimon_cli.core.system_tables import SYSTEM_TABLES
+
+        render(SYSTEM_TABLES["tags"](table, None), output, wide)
+    elif act is TagAction.create:
+        assert name is not None
+        t = core_tags.create_tag(table, name, snapshot, retained)
+        extra = f", retained {t.time_retained_java}" if t.time_retained_seconds is not None else ""
+        note(f"created tag {name!r} of {ident.full_name} at snapshot {t.snapshot.id}{extra}")
+    elif act is TagAction.rename:
+        assert name is not None and new_name is not None
+        core_tags.rename_tag(table, name, new_name)
+        note(f"renamed tag {name!r} of {ident.full_name} to {new_name!r}")
+    elif act is TagAction.delete:
+        assert name is not None
+        names = [n.strip() for n in name.split(",")]
+        if any(not n for n in names):
+            from paimon_cli.core.errors import InvalidInput
+
+            raise InvalidInput(f"tag names {name!r}: empty name in the list")
+        plan = core_tags.delete_tags(table, names, dry_run=dry_run)
+        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(names)}")
+    else:
+        plan = core_tags.expire_tags(table, dry_run=dry_run, older_than=older)
+        if not plan.tags:
+            note(f"no tag of {ident.full_name} has expired")
+        _report(plan, dry_run, output, wide, f"expired tag(s) {', '.join(plan.tags)}" if plan.tags else None)
+
+
+def _check_args(act: TagAction, name: str | None, new_name: str | None, snapshot: int | None,
+                time_retained: str | None, older_than: str | None, dry_run: bool) -> None:
+    needs_name = act in (TagAction.create, TagAction.delete, TagAction.rename)
+    if needs_name and name is None:
+        raise typer.BadParameter(f"tag {act.value} needs NAME")
+    if act is TagAction.rename and new_name is None:
+        raise typer.BadParameter("tag rename needs NAME and NEW_NAME")
+    if act is not TagAction.rename and new_name is not None:
+        raise typer.BadParameter(f"tag {act.value} takes no NEW_NAME")
+    if not needs_name and name is not None:
+        raise typer.BadParameter(f"tag {act.value} takes no NAME")
+    if act is not TagAction.create and (snapshot is not None or time_retained is not None):
+        raise typer.BadParameter("--snapshot and --time-retained apply to `tag create` only")
+    if act is not TagAction.expire and older_than is not None:
+        raise typer.BadParameter("--older-than applies to `tag expire` only")
+    if act not in (TagAction.delete, TagAction.expire) and dry_run:
+        raise typer.BadParameter("--dry-run applies to `tag delete` and `tag expire` only")
+
+
+def _report(plan: object, dry_run: bool, output: OutputFormat, wide: bool, what: str | None) -> None:
+    files = plan.files  # type: ignore[attr-defined]
+    total = plan.total_bytes  # type: ignore[attr-defined]
+    if what is not None:
+        verb = "would delete" if dry_run else "deleted"
+        note(f"{verb} {what}: {len(files)} file(s), {total} bytes")
+    if files or output is not OutputFormat.table:
+        render(plan.rows(), output, wide)  # type: ignore[attr-defined]
