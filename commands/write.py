@@ -7,12 +7,14 @@ from typing import Annotated, Optional
 import typer
 
 from paimon_cli.options import (
+    BranchOpt,
     DebugOpt,
     FsOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
     open_catalog,
+    parse_branch,
     parse_identifier,
     parse_key_values,
 )
@@ -50,6 +52,11 @@ def write(
     write_only: Annotated[
         bool, typer.Option("--write-only", help="Do not compact or expire in this write (leave it to `compact`).")
     ] = False,
+    no_expire: Annotated[
+        bool, typer.Option("--no-expire", help="Compact as usual but skip snapshot/partition/tag expiry after the "
+                                               "commit.")
+    ] = False,
+    branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
@@ -80,11 +87,11 @@ def write(
     if write_only:
         dyn_options["write-only"] = "true"
     catalog = open_catalog(warehouse, fs_option)
-    table = catalog.get_table(ident.full_name)
+    table = catalog.get_table(ident.full_name, parse_branch(branch))
     result = write_table_result(
         table, list(inputs), fmt=format_, row_kind_column=row_kind_column, delete=delete,
         overwrite=overwrite, overwrite_partition=spec or None, options=dyn_options or None,
-        storage_options=parse_storage_options(fs_option or []),
+        storage_options=parse_storage_options(fs_option or []), expire=not no_expire,
     )
     if result.warning:
         note(f"warning: {result.warning}")

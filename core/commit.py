@@ -920,11 +920,14 @@ class FileStoreCommit:
             if e.kind == FileKind.DELETE and e.index_file.index_type == DELETION_VECTORS_INDEX
         ]
         data_deletes = [e for e in changes.table if e.kind == FileKind.DELETE]
-        if latest is None or not (dv_deletes or data_deletes):
+        dv_adds = any(
+            e.kind == FileKind.ADD and e.index_file.index_type == DELETION_VECTORS_INDEX for e in changes.index
+        )
+        if latest is None or not (dv_deletes or data_deletes or dv_adds):
             return
         live = [e for e in self._index_entries(latest) if e.index_file.index_type == DELETION_VECTORS_INDEX]
         if not live and not dv_deletes:
-            return
+            return  # nothing live to lose
         live_names = {e.index_file.file_name for e in live}
         for e in dv_deletes:
             if e.index_file.file_name not in live_names:
@@ -934,6 +937,21 @@ class FileStoreCommit:
                     "(a concurrent commit replaced it); give up committing"
                 )
         replaced = {e.index_file.file_name for e in dv_deletes}
+        if not self.bucket_unaware:
+            # one DV index file per bucket: a new one must replace whatever is live there now
+            live_in_bucket: dict[tuple[bytes, int], set[str]] = {}
+            for e in live:
+                live_in_bucket.setdefault((e.partition, e.bucket), set()).add(e.index_file.file_name)
+            for e in changes.index:
+                if e.kind != FileKind.ADD or e.index_file.index_type != DELETION_VECTORS_INDEX:
+                    continue
+                kept = live_in_bucket.get((e.partition, e.bucket), set()) - replaced
+                if kept:
+                    raise CommitConflict(
+                        f"deletion vectors of partition {self._partition_str(e.partition)}, bucket {e.bucket} "
+                        f"changed concurrently ({sorted(kept)[0]} is live and this commit does not replace it); "
+                        "give up committing"
+                    )
         covered: dict[tuple[bytes, int, str], str] = {}
         for e in live:
             if e.index_file.file_name in replaced:

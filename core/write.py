@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import binary_row, paths
 from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
-from .errors import CommitConflict, InvalidInput, NotYetSupported
+from .errors import InvalidInput, NotYetSupported
 from .fileio import join
 from .options import CoreOptions, check_option_keys
 from .types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
@@ -202,6 +202,9 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
+        from .fileindex.writer import validate_file_index_options
+
+        validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
         self.file_io = table.file_io
         self.overwrite = overwrite
         self.is_pk = bool(schema.primary_keys)
@@ -543,6 +546,7 @@ class TableWrite:
         with self._lock:
             self.written.append(path)
         size = write_data_file(self.file_io, path, file_table, self.file_fields, fmt, self.options)
+        embedded, extra = self._file_index(path, records, changelog)
         value_stats, stats_cols = collect_value_stats(records, list(self.schema.fields), self.options, fmt)
         seq = records.column(SEQUENCE_NUMBER)
         lo_hi = pc.min_max(seq)
@@ -572,10 +576,10 @@ class TableWrite:
             max_sequence_number=int(lo_hi["max"].as_py()),
             schema_id=self.schema.id,
             level=0,
-            extra_files=(),
+            extra_files=extra,
             creation_time=creation_time_millis(),
             delete_row_count=deletes,
-            embedded_index=None,
+            embedded_index=embedded,
             file_source=0,
             value_stats_cols=stats_cols,
             external_path=None,
@@ -590,6 +594,21 @@ class TableWrite:
                 self.summary.record_count += n
             self.summary.bytes += size
         return meta
+
+    def _file_index(self, path: str, records: pa.Table, changelog: bool) -> tuple[bytes | None, tuple[str, ...]]:
+        """The data file's ``file-index.*`` indexes: embedded bytes or a ``.index`` extra file."""
+        if changelog:
+            return None, ()
+        from .fileindex.writer import DataFileIndexWriter, place_index
+
+        iw = DataFileIndexWriter.create(self.schema, self.schema.options)
+        if iw is None:
+            return None, ()
+        iw.write_batch(records)
+        embedded, extra = place_index(self.file_io, path, iw.finish(), self.options.file_index_in_manifest_threshold)
+        with self._lock:
+            self.written.extend(path.rsplit("/", 1)[0] + "/" + e for e in extra)
+        return embedded, extra
 
     # -- commit side --------------------------------------------------------------------
 
@@ -808,8 +827,13 @@ def write_table_result(
     storage_options: dict[str, Any] | None = None,
     stdin: Any = None,
     commit_user: str | None = None,
+    expire: bool = True,
 ) -> WriteResult:
-    """:func:`write_table` plus what was written and how long it took."""
+    """:func:`write_table` plus what was written and how long it took.
+
+    ``expire=False`` skips the post-commit maintenance (snapshot, partition and tag expiry)
+    a Java writer would run; ``write-only`` skips it too.
+    """
     from .commit import FileStoreCommit
     from .input import make_plan, read_inputs
 
@@ -847,39 +871,31 @@ def write_table_result(
         else:
             pending_compact = []
             try:
-                if compact_msgs:
-                    from .compact.job import check_index_conflicts
-
-                    try:
-                        check_index_conflicts(table, tw._base_snapshot, compacted)
-                    except CommitConflict as e:
-                        e.committed = [s for s in [commit.commit(messages, "APPEND")] if s is not None]
-                        raise
-                snapshots = commit.commit_increments(messages, compact_msgs)  # APPEND, then COMPACT
+                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs
+                snapshots = commit.commit_increments(messages, compact_msgs)
             except Exception as e:
                 snapshots = list(getattr(e, "committed", None) or [])
                 if not snapshots:
                     raise
                 warning = _compaction_warning(table, tw, e)
-                _delete_written(table, compacted)
+                if not commit.outcome_unknown:
+                    _delete_written(table, compacted)
     except BaseException:
-        if not _published(table, commit.commit_user):
+        if not commit.may_have_published():
             _delete_written(table, compacted)
             tw.abort()
         raise
     if pending_compact:
         # the overwrite is published; its compaction follows as a COMPACT snapshot (Java's order)
         try:
-            from .compact.job import check_index_conflicts
-
-            check_index_conflicts(table, snapshots[-1] if snapshots else None, compacted)
             snap = commit.commit(pending_compact, "COMPACT")
             if snap is not None:
                 snapshots.append(snap)
         except Exception as e:  # noqa: BLE001 - reported in the result
             warning = _compaction_warning(table, tw, e)
-            _delete_written(table, compacted)
-    if snapshots and not tw.options.write_only:
+            if not commit.outcome_unknown:
+                _delete_written(table, compacted)
+    if snapshots and expire and not tw.options.write_only:
         from .compact.job import expire_after
 
         expired = expire_after(table, {k: str(v) for k, v in (options or {}).items()})
@@ -921,15 +937,6 @@ def _delete_written(table: FileStoreTable, results: list[Any]) -> None:
 
 def _needs_compaction_to_read(tw: TableWrite) -> bool:
     return tw.is_pk and (tw.options.deletion_vectors_enabled or tw.options.merge_engine == "first-row")
-
-
-def _published(table: FileStoreTable, commit_user: str) -> bool:
-    """Did a snapshot of ours make it (then its files must stay)?"""
-    try:
-        latest = table.snapshot_manager.latest_snapshot()
-    except Exception:  # noqa: BLE001 - when unsure, keep the files
-        return True
-    return latest is not None and latest.commit_user == commit_user
 
 
 def _check_partition_spec(schema: TableSchema, spec: Mapping[str, Any]) -> None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CommitConflict, InvalidInput, NotYetSupported
+from ..errors import InvalidInput, NotYetSupported
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written
 from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
@@ -564,7 +564,7 @@ def compact_table(
     except UnitsFailed as failed:
         delete_written(table, failed.results)
         raise failed.error from None
-    snapshot = commit_results(table, plan.base_snapshot, results, commit_user)
+    snapshot = commit_results(table, results, commit_user)
     _fill_counts(result, results)
     if snapshot is None:
         result.message = "the units changed nothing; no snapshot committed"
@@ -613,7 +613,6 @@ def _fill_counts(result: CompactResult, results: Sequence[UnitResult]) -> None:
 
 def commit_results(
     table: FileStoreTable,
-    base: Snapshot | None,
     results: Sequence[UnitResult],
     commit_user: str | None = None,
     commit_kind: str = "COMPACT",
@@ -627,73 +626,24 @@ def commit_results(
         return None
     commit = FileStoreCommit(table, commit_user)
     try:
-        check_index_conflicts(table, base, results)
+        # the commit itself refuses when a bucket's deletion vectors changed since planning
         return commit.commit(messages, commit_kind)
     except BaseException:
-        if not _published_by(table, commit.commit_user):
+        if not commit.may_have_published():
             delete_written(table, results)
         raise
 
 
-def check_index_conflicts(table: FileStoreTable, base: Snapshot | None, results: Sequence[UnitResult]) -> None:
-    """Refuse when a bucket's deletion vectors changed since planning.
-
-    A unit rewrites its bucket's whole DV index file from the base snapshot's DVs; if another
-    job replaced that file meanwhile, committing ours would silently drop its DVs (replaced
-    rows would come back). Data-file conflicts are the commit's own check.
-    """
-    touched = [r for r in results if r.new_index_files or r.deleted_index_files]
-    if not touched:
-        return
-    latest = table.snapshot_manager.latest_snapshot()
-    if latest is None or (base is not None and (latest.id == base.id or latest.index_manifest == base.index_manifest)):
-        return
-    if base is None and not latest.index_manifest:
-        return
-    now = _dv_index_files(table, latest)
-    for r in touched:
-        u = r.unit
-        planned = {f.file_name for f in u.index_files}
-        live = {f.file_name for f in now.get((u.partition, u.bucket), ())}
-        if u.kind == APPEND and table.schema.bucket == -1:
-            # bucket-unaware DVs are per file: only the ones the unit replaces must be live
-            gone = sorted({f.file_name for f in r.deleted_index_files} - {
-                f.file_name for v in now.values() for f in v})
-            if gone:
-                raise CommitConflict(
-                    f"deletion-vector index file {gone[0]} was removed by a concurrent commit; give up committing"
-                )
-            continue
-        if planned != live:
-            raise CommitConflict(
-                f"deletion vectors of partition {partition_label(table.schema, u.partition) or '(none)'} bucket "
-                f"{u.bucket} changed since {'snapshot ' + str(base.id) if base else 'the job started'} (a concurrent "
-                "compaction); give up committing"
-            )
-
-
-def _published_by(table: FileStoreTable, commit_user: str) -> bool:
-    try:
-        latest = table.snapshot_manager.latest_snapshot()
-    except Exception:  # noqa: BLE001 - when unsure, keep the files
-        return True
-    return latest is not None and latest.commit_user == commit_user
-
-
 def expire_after(table: FileStoreTable, options_overrides: Mapping[str, str] | None = None) -> str | None:
-    """Expire snapshots after a commit, as Java's committer does; returns a warning or None.
+    """Java's post-commit maintenance (snapshot, partition and tag expiry; see
+    :mod:`core.maintenance`); returns the warnings as one line, or None.
 
     A refused expiration never undoes the commit: it is reported, not raised.
     """
-    from ..expire import expire_after_commit
+    from ..maintenance import after_commit
 
-    try:
-        res = expire_after_commit(table, dict(options_overrides) if options_overrides else None)
-    except Exception as e:  # noqa: BLE001 - the commit stands whatever expiration does
-        log.warning("snapshot expiration failed after the commit: %s", e)
-        return f"snapshot expiration failed: {e}"
-    error = getattr(res, "error", None) if res is not None else None
-    return f"snapshot expiration skipped: {error}" if error else None
+    warnings = after_commit(table, options_overrides)
+    return "; ".join(warnings) if warnings else None
 
 
 # ---------------------------------------------------------------------------------------

@@ -859,3 +859,20 @@ def test_may_have_published_tracks_this_committer_not_latest(wh: str) -> None:
     other = FileStoreCommit(t)
     other.commit([msg(t, [dfile()])])  # someone else is LATEST now; ours is still published
     assert c.may_have_published() and not FileStoreCommit(t).may_have_published()
+
+
+def test_new_bucket_dv_index_must_replace_the_live_one(wh: str) -> None:
+    t = make_table(wh, pk=True, options={"deletion-vectors.enabled": "true"})
+    c = FileStoreCommit(t)
+    f = dfile(10, level=5, lo=1, hi=9)
+    c.commit([msg(t, [f])])
+    dv1 = IndexFileMeta("DELETION_VECTORS", "index-dv-1", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 2),))
+    c.commit([msg(t, [], new_index_files=[dv1])])
+    # a job that planned on the empty index would drop dv1's vectors by adding its own file
+    dv2 = IndexFileMeta("DELETION_VECTORS", "index-dv-2", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 3),))
+    with pytest.raises(CommitConflict, match="index-dv-1 is live and this commit does not replace it"):
+        c.commit([msg(t, [], new_index_files=[dv2])])
+    assert c.commit([msg(t, [], new_index_files=[dv2], deleted_index_files=[dv1])]) is not None
+    # another bucket is independent
+    dv3 = IndexFileMeta("DELETION_VECTORS", "index-dv-3", 30, 1, (DeletionVectorMeta("x", 1, 20, 3),))
+    assert c.commit([msg(t, [], bucket=1, new_index_files=[dv3])]) is not None

@@ -270,7 +270,7 @@ def test_concurrent_writer_compaction_on_dv_table_conflicts(cat: FileSystemCatal
     # meanwhile another writer compacts the same bucket (a new DV index replaces the planned one)
     put(t, tmp_path, [{"id": i, "v": "c"} for i in range(1, 50, 2)], write_only=False)
     with pytest.raises(CommitConflict):
-        job_mod.commit_results(t, plan.base_snapshot, results)
+        job_mod.commit_results(t, results)
     assert not any(Path(p).exists() for r in results for p in r.written)
     got = {r["id"]: r["v"] for r in rows_of(t)}
     assert got == {i: ("b" if i % 2 == 0 else "c") for i in range(50)}

@@ -299,3 +299,23 @@ def test_dropped_and_re_added_column_never_uses_the_old_index(cat: FileSystemCat
         assert r["current_column"] in ("s", "c")
         if r["column_name"] == "c":
             assert r["record_count"] == 1
+def test_write_builds_configured_indexes(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """`write` indexes every data file it creates (append and primary-key), embedded or in a file."""
+    for name, pk, opts in (("a", (), {"bucket": "-1", "file-index.in-manifest-threshold": "64 kb"}),
+                           ("p", ("id",), {"bucket": "2"})):
+        ident = f"db.{name}"
+        cat.create_table(ident, Schema.of(parse_columns("id BIGINT, s STRING, c INT"), primary_keys=pk, options={
+            **opts, "file-index.bloom-filter.columns": "s", "file-index.bloom-filter.s.items": "500",
+            "file-index.bitmap.columns": "c"}))
+        p = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table({"id": pa.array(range(3000), pa.int64()), "s": [f"x{i % 100}" for i in range(3000)],
+                                 "c": pa.array([i % 7 for i in range(3000)], pa.int32())}), p)
+        write_table(cat.get_table(ident), [str(p)])
+        t = cat.get_table(ident)
+        assert file_index_warnings(t) == [] and not rewrite_file_index(t, dry_run=True).changed
+        assert {(r["column_name"], r["index_type"]) for r in file_index_rows(t).rows} == {
+            ("s", "bloom-filter"), ("c", "bitmap")}
+        if name == "a":
+            assert all(e.file.embedded_index is not None for e in _live(t))
+        else:
+            assert all(index_file_names(e.file.extra_files) for e in _live(t))

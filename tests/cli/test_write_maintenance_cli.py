@@ -1,0 +1,60 @@
+"""`write` runs a Java writer's post-commit maintenance (snapshot, partition and tag expiry)
+unless `--no-expire` / `--write-only`, and writes into a branch with `--branch`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from paimon_cli.app import app
+from paimon_cli.core.catalog import FileSystemCatalog
+
+
+def ok(runner: CliRunner, *args: str) -> Any:
+    r = runner.invoke(app, list(args))
+    assert r.exit_code == 0, (args, r.stdout, r.stderr)
+    return r
+
+
+def _csv(tmp_path: Path, name: str, rows: str) -> str:
+    f = tmp_path / name
+    f.write_text("id,dt\n" + rows)
+    return str(f)
+
+
+def test_write_expires_partitions_and_snapshots_unless_told_not_to(
+    runner: CliRunner, warehouse: str, tmp_path: Path
+) -> None:
+    w = ["-w", warehouse]
+    ok(runner, "create", "db.t", "--schema", "id INT, dt STRING", "--partition-by", "dt", *w,
+       "--option", "partition.expiration-time=1 d", "--option", "partition.expiration-check-interval=0 s",
+       "--option", "partition.timestamp-formatter=yyyy-MM-dd",
+       "--option", "snapshot.num-retained.min=1", "--option", "snapshot.num-retained.max=2")
+    ok(runner, "write", "db.t", _csv(tmp_path, "a.csv", "1,2020-01-01\n"), "--no-expire", *w)
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    assert table.snapshot_manager.latest_snapshot().commit_kind == "APPEND"  # old partition kept
+    ok(runner, "write", "db.t", _csv(tmp_path, "b.csv", "2,2999-01-01\n"), *w)
+    table = FileSystemCatalog(warehouse).get_table("db.t")
+    rows = json.loads(ok(runner, "read", "db.t", "-o", "json", *w).stdout)
+    assert [r["id"] for r in rows] == [2]  # the 2020 partition was dropped after the commit
+    assert table.snapshot_manager.latest_snapshot().commit_kind == "OVERWRITE"  # Java's partition drop
+    ok(runner, "write", "db.t", _csv(tmp_path, "c.csv", "3,2999-01-02\n"), *w)
+    # Java's order after each commit: snapshot expiry (num-retained.max=2), then partitions
+    sm = FileSystemCatalog(warehouse).get_table("db.t").snapshot_manager
+    assert [s.id for s in sm.snapshots()] == [3, 4]
+
+
+def test_write_into_a_branch(runner: CliRunner, warehouse: str, tmp_path: Path) -> None:
+    w = ["-w", warehouse]
+    ok(runner, "create", "db.t", "--schema", "id INT, dt STRING", *w)
+    ok(runner, "write", "db.t", _csv(tmp_path, "a.csv", "1,x\n"), *w)
+    ok(runner, "tag", "create", "db.t", "t1", *w)
+    ok(runner, "branch", "create", "db.t", "b1", "--tag", "t1", *w)
+    ok(runner, "write", "db.t", _csv(tmp_path, "b.csv", "2,y\n"), "--branch", "b1", *w)
+    main_ids = [r["id"] for r in json.loads(ok(runner, "read", "db.t", "-o", "json", *w).stdout)]
+    branch_ids = sorted(r["id"] for r in json.loads(
+        ok(runner, "read", "db.t", "-o", "json", "--branch", "b1", *w).stdout))
+    assert main_ids == [1] and branch_ids == [1, 2]
