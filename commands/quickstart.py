@@ -13,7 +13,8 @@ def quickstart(
     debug: DebugOpt = False,
 ) -> None:
     """Create database "demo" with a primary-key table and an append table, write a few
-    commits into them, then show the tables, their snapshots and the merged rows.
+    commits into them, fully compact the key table, then show the tables, their snapshots and
+    the merged rows.
 
     Safe to run again: tables that already hold data are left as they are.
 
@@ -38,3 +39,5 @@ def quickstart(
         rows = TableRead(table).to_arrow()
         render(Rows(rows.column_names, rows.to_pylist()), wide=wide, title=f"{ident} rows (merged)")
     note(f"next: paimon-cli read demo.orders --where \"dt = '2024-05-02'\" -w {warehouse}")
+    note(f"      paimon-cli compact demo.events --plan -w {warehouse}")
+    note(f"      paimon-cli expire demo.orders --retain-min 1 --older-than 0s --dry-run -w {warehouse}")
