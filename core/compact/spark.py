@@ -53,8 +53,34 @@ def _run_task(ref: TableRef, item: tuple[int, CompactUnit]) -> tuple[int, Any, A
                              int(getattr(e, "exit_code", 1)), traceback.format_exc())
 
 
+def limit_task_cores() -> int:
+    """Keep a task on the cores Spark gave it (``spark.task.cpus``, default 1).
+
+    Spark runs as many tasks per executor as it has cores; a task that also spread pyarrow's
+    decode/encode over every core would oversubscribe the executor, and ``local[1]`` would
+    quietly use the whole machine. Python workers are reused, so this is set per task.
+    """
+    import pyarrow as pa
+
+    from ..mergetree import file_writer
+
+    cores = 1
+    try:
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        if ctx is not None:
+            cores = max(1, int(ctx.cpus()))
+    except Exception:  # noqa: BLE001 - outside a task (tests) or an old pyspark: one core
+        cores = 1
+    pa.set_cpu_count(cores)
+    file_writer.UNIT_CORES = cores
+    return cores
+
+
 def _run_slice(ref: TableRef, items: list[tuple[int, CompactUnit]]) -> list[tuple[int, Any, Any]]:
     """One Spark task: its units in order; after a failure the rest of the slice is skipped."""
+    limit_task_cores()
     out = []
     for item in items:
         res = _run_task(ref, item)

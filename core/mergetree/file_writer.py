@@ -361,16 +361,29 @@ def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: Co
     return index_builder_factory(table.file_io, schema, options)
 
 
+# Cores one compaction unit may use. The in-process engine leaves it None (use the machine);
+# a Spark task sets it to its ``spark.task.cpus`` so N concurrent tasks do not each spread
+# over every core of the executor (see core.compact.spark.limit_task_cores).
+UNIT_CORES: int | None = None
+
+
 def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     """Write an iterable of tables with ``writer`` on a worker thread, one table in flight.
 
     Why: producing the next merged chunk (decode, sort, take) and encoding the previous one
     (Parquet/ORC compression) both run in pyarrow without the GIL, so they overlap; memory
-    grows by one chunk. Returns the number of rows written.
+    grows by one chunk. With one core per unit (:data:`UNIT_CORES` = 1) they run in turn.
+    Returns the number of rows written.
     """
     from concurrent.futures import ThreadPoolExecutor
 
     rows = 0
+    if UNIT_CORES == 1:
+        for t in tables:
+            if t is not None and t.num_rows:
+                writer.write(t)
+                rows += t.num_rows
+        return rows
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paimon-compact-write") as pool:
         pending = None
         try:
