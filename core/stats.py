@@ -439,27 +439,7 @@ def collect_value_stats(
     defaults to the table's ``file.format`` (the extractor differs per format).
     """
     fmt = (file_format or options.file_format).lower()
-    modes = value_stats_modes(fields, options)
-    dense = options.get_bool("metadata.stats-dense-store", True)
-    stats: list[ColStats] = []
-    types: list[DataType] = []
-    names: list[str] = []
-    for f, mode in zip(fields, modes):
-        if dense and mode.kind == "none":
-            continue
-        if mode.kind == "none":
-            s = ColStats(None, None, None)
-        else:
-            s = apply_mode(raw_col_stats(table.column(f.name), f.type, fmt), mode)
-        stats.append(s)
-        types.append(f.type)
-        names.append(f.name)
-    cols: tuple[str, ...] | None
-    if not dense or len(names) == len(fields):
-        cols = None
-    else:
-        cols = tuple(names)
-    return to_simple_stats(stats, types), cols
+    return value_stats_from_raw(lambda f: raw_col_stats(table.column(f.name), f.type, fmt), fields, options)
 
 
 def collect_key_stats(
@@ -472,12 +452,7 @@ def collect_key_stats(
     ``fields._KEY_<c>.stats-mode`` says otherwise (Java 1.0+; 0.9 used metadata.stats-mode,
     which differs only for key strings longer than 16 code points)."""
     fmt = (file_format or (options.file_format if options else "parquet")).lower()
-    opts = options.options if options is not None else {}
-    stats = []
-    for f in key_fields:
-        mode = StatsMode.parse(opts.get(f"fields.{f.name}.stats-mode", SYSTEM_TRUNCATE))
-        stats.append(apply_mode(raw_col_stats(table.column(f.name), f.type, fmt), mode))
-    return to_simple_stats(stats, [f.type for f in key_fields])
+    return key_stats_from_raw(lambda f: raw_col_stats(table.column(f.name), f.type, fmt), key_fields, options)
 
 
 def decode_stats(stats: SimpleStats, types: list[DataType]) -> list[ColStats]:
