@@ -26,14 +26,12 @@ import datetime as _dt
 import os
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import binary_row, paths
-from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
 from .errors import InvalidInput, NotYetSupported
-from .fileio import join
 from .options import CoreOptions, check_option_keys
 from .types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
 
@@ -148,17 +146,10 @@ class _Bucket:
     partition_dir: str
     bucket: int
     next_seq: int
-    file_prefix_uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
-    counter: int = 0
     chunks: list[pa.Table] = field(default_factory=list)
     buffered_bytes: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
-
-    def next_name(self, prefix: str, ext: str) -> str:
-        name = f"{prefix}{self.file_prefix_uuid}-{self.counter}.{ext}"
-        self.counter += 1
-        return name
 
 
 @dataclass
@@ -211,29 +202,14 @@ class TableWrite:
         self.num_buckets = schema.bucket
         self.total_buckets = schema.bucket
         self.unaware = not self.is_pk and self.num_buckets == -1
-        self.file_format = level0_format(self.options)
-        self.changelog_format = (self.options.options.get("changelog-file.format") or self.file_format).lower()
         self.buffer_limit = self.options.get_memory_bytes("write-buffer-size") or (256 << 20)
         self.target_file_size = self.options.target_file_size(self.is_pk)
         self.ignore_delete = ignore_delete(self.options)
         self.changelog_input = self.is_pk and self.options.changelog_producer == "input"
-        self.data_prefix = self.options.data_file_prefix
-        self.changelog_prefix = self.options.changelog_file_prefix
-        compression = self.options.file_compression.lower()
-        self.suffix = (
-            f"{compression}.{self.file_format}" if self.options.file_suffix_include_compression else self.file_format
-        )
-        self.changelog_suffix = (
-            f"{compression}.{self.changelog_format}" if self.options.file_suffix_include_compression
-            else self.changelog_format
-        )
         self.trimmed_pk = schema.trimmed_primary_keys if self.is_pk else []
         self.trimmed_pk_fields = [schema.field(k) for k in self.trimmed_pk]
-        self.key_types = [f.type for f in self.trimmed_pk_fields]
         self.partition_fields = [schema.field(k) for k in schema.partition_keys]
         self.partition_types = [f.type for f in self.partition_fields]
-        self.file_fields = key_value_file_fields(schema) if self.is_pk else list(schema.fields)
-        self.key_file_fields = key_fields(schema) if self.is_pk else []
         self.buckets: dict[tuple[bytes, int], _Bucket] = {}
         self.buffered_bytes = 0
         self.written: list[str] = []  # every data/changelog file path written (for abort)
@@ -501,114 +477,35 @@ class TableWrite:
             f.result()
 
     def _write_run(self, b: _Bucket, records: pa.Table, changelog: bool) -> None:
-        """One sorted run as files rolled at ``target-file-size`` (estimated from the first file)."""
-        n = records.num_rows
-        if n == 0:
+        """One sorted run as level-0 files through the merge tree's rolling writer: rolled at
+        ``target-file-size``, stats and key range as Java's writer, the configured file
+        indexes, ``changelog-file.*`` options for changelog files."""
+        if records.num_rows == 0:
             return
-        per_row = max(records.nbytes / n, 1.0)
-        ratio: float | None = None  # file bytes per Arrow byte, learnt from the first file
-        start = 0
-        while start < n:
-            est = per_row * (ratio if ratio is not None else 1.0)
-            rows = max(1, min(n - start, int(self.target_file_size / est)))
-            chunk = records.slice(start, rows)
-            meta = self._write_file(b, chunk, changelog)
-            if ratio is None and chunk.nbytes:
-                ratio = max(meta.file_size / chunk.nbytes, 1e-6)
-            start += rows
+        from .manifest import FileSource
+        from .mergetree.file_writer import APPEND, KV, RollingFileWriter
 
-    def _file_table(self, records: pa.Table) -> pa.Table:
-        """The columns a data file holds, in the file's order."""
-        import pyarrow as pa
-
-        if not self.is_pk:
-            return records.select([f.name for f in self.file_fields])
-        arrays, names = [], []
-        for f in self.file_fields:
-            src = f.name[len("_KEY_"):] if f in self.key_file_fields else f.name
-            arrays.append(records.column(src))
-            names.append(f.name)
-        return pa.Table.from_arrays(arrays, names=names)
-
-    def _write_file(self, b: _Bucket, records: pa.Table, changelog: bool) -> DataFileMeta:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from .data_file import write_data_file
-        from .manifest import EMPTY_STATS, DataFileMeta
-        from .stats import collect_key_stats, collect_value_stats
-
-        fmt = self.changelog_format if changelog else self.file_format
-        name = b.next_name(self.changelog_prefix if changelog else self.data_prefix,
-                           self.changelog_suffix if changelog else self.suffix)
-        path = join(self.table.path, b.partition_dir, paths.bucket_dir(b.bucket), name)
-        file_table = self._file_table(records)
-        with self._lock:
-            self.written.append(path)
-        size = write_data_file(self.file_io, path, file_table, self.file_fields, fmt, self.options)
-        embedded, extra = self._file_index(path, records, changelog)
-        value_stats, stats_cols = collect_value_stats(records, list(self.schema.fields), self.options, fmt)
-        seq = records.column(SEQUENCE_NUMBER)
-        lo_hi = pc.min_max(seq)
-        n = records.num_rows
-        if self.is_pk:
-            key_table = pa.Table.from_arrays(
-                [records.column(k) for k in self.trimmed_pk], names=[f.name for f in self.key_file_fields]
-            )
-            key_stats = collect_key_stats(key_table, self.key_file_fields, self.options, fmt)
-            min_key = binary_row.serialize(row_values(records, 0, self.trimmed_pk_fields), self.key_types)
-            max_key = binary_row.serialize(row_values(records, n - 1, self.trimmed_pk_fields), self.key_types)
-            kinds = records.column(VALUE_KIND)
-            deletes = int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
-        else:
-            key_stats = EMPTY_STATS
-            min_key = max_key = binary_row.EMPTY_ROW
-            deletes = 0
-        meta = DataFileMeta(
-            file_name=name,
-            file_size=size,
-            row_count=n,
-            min_key=min_key,
-            max_key=max_key,
-            key_stats=key_stats,
-            value_stats=value_stats,
-            min_sequence_number=int(lo_hi["min"].as_py()),
-            max_sequence_number=int(lo_hi["max"].as_py()),
-            schema_id=self.schema.id,
-            level=0,
-            extra_files=extra,
-            creation_time=creation_time_millis(),
-            delete_row_count=deletes,
-            embedded_index=embedded,
-            file_source=0,
-            value_stats_cols=stats_cols,
-            external_path=None,
+        w = RollingFileWriter(
+            self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
+            file_source=FileSource.APPEND, schema=self.schema, options=self.options,
+            target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
         )
+        try:
+            w.write(records)
+            metas = w.close()
+        finally:
+            with self._lock:
+                self.written.extend(w.written)  # abort() deletes them if the write is not committed
         with self._lock:
-            if changelog:
-                b.changelog_files.append(meta)
-                self.summary.changelog_files += 1
-            else:
-                b.new_files.append(meta)
-                self.summary.files += 1
-                self.summary.record_count += n
-            self.summary.bytes += size
-        return meta
-
-    def _file_index(self, path: str, records: pa.Table, changelog: bool) -> tuple[bytes | None, tuple[str, ...]]:
-        """The data file's ``file-index.*`` indexes: embedded bytes or a ``.index`` extra file."""
-        if changelog:
-            return None, ()
-        from .fileindex.writer import DataFileIndexWriter, place_index
-
-        iw = DataFileIndexWriter.create(self.schema, self.schema.options)
-        if iw is None:
-            return None, ()
-        iw.write_batch(records)
-        embedded, extra = place_index(self.file_io, path, iw.finish(), self.options.file_index_in_manifest_threshold)
-        with self._lock:
-            self.written.extend(path.rsplit("/", 1)[0] + "/" + e for e in extra)
-        return embedded, extra
+            for meta in metas:
+                if changelog:
+                    b.changelog_files.append(meta)
+                    self.summary.changelog_files += 1
+                else:
+                    b.new_files.append(meta)
+                    self.summary.files += 1
+                    self.summary.record_count += meta.row_count
+                self.summary.bytes += meta.file_size
 
     # -- commit side --------------------------------------------------------------------
 

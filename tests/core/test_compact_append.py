@@ -174,11 +174,12 @@ def test_output_rolls_at_target_file_size(cat: FileSystemCatalog) -> None:
 
     rnd = random.Random(7)
     expected = []
-    for k in range(3):
+    for k in range(9):  # nine small files (the writer rolls at the target too, so keep each write small)
         rows = [{"id": k * 100_000 + i, "dt": "x", "v": rnd.random(), "s": "%030x" % rnd.getrandbits(120)}
-                for i in range(3000)]
+                for i in range(1000)]
         expected += rows
         write(t, rows)
+    assert len(live(t)) == 9 and all(e.file.file_size < 0.7 * 64 * 1024 for e in live(t))
     results, _ = compact(t, full=True)
     outs = [f for r in results for f in r.after]
     assert len(outs) >= 3

@@ -44,6 +44,13 @@ def commit(t: Any, data: pa.Table, kinds: Any = None) -> None:
     FileStoreCommit(t).commit(tw.prepare_commit(), "APPEND")
 
 
+def commit_one_file_per_record(t: Any, n: int) -> None:
+    """``n`` level-0 files of one record each, +I and -D alternating (one commit per record:
+    the writer, like Java's, checks its rolling size only every 1000 records)."""
+    for i in range(n):
+        commit(t, pa.table({"id": pa.array([i], pa.int32()), "v": ["a"]}), np.array([0 if i % 2 == 0 else 3], np.int8))
+
+
 def bucket_units(t: Any, full: bool) -> list[Any]:
     t = FileSystemCatalog(t.path.rsplit("/db.db/", 1)[0]).get_table(f"db.{t.path.rsplit('/', 1)[1]}")
     snap = t.snapshot_manager.latest_snapshot()
@@ -173,8 +180,7 @@ def test_upgrade_of_large_files_and_small_file_rewrite(tmp_path: Path) -> None:
 
 def test_upgrade_into_max_level_rewrites_files_with_deletes(tmp_path: Path) -> None:
     t = make(tmp_path, "x", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true", "target-file-size": "1 b"})
-    commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}),
-           np.array([0, 3] * 5, dtype=np.int8))
+    commit_one_file_per_record(t, 10)
     [u] = bucket_units(t, True)
     r = run_merge_tree_unit(t, u)
     after = {f.file_name for f in r.after}
@@ -205,8 +211,7 @@ def test_level0_file_recording_no_deletes_is_checked_before_max_level_upgrade(tm
     from paimon_cli.core import data_file
 
     t = make(tmp_path, "x", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true", "target-file-size": "1 b"})
-    commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}),
-           np.array([0, 3] * 5, dtype=np.int8))
+    commit_one_file_per_record(t, 10)
     before_rows = TableRead(t).to_arrow()
     [u] = bucket_units(t, True)
     u = _zero_counts(u)

@@ -144,7 +144,11 @@ def test_append_tables(cat: FileSystemCatalog, tmp_path: Path) -> None:
 def test_rolling_and_buffer_flushes(cat: FileSystemCatalog, tmp_path: Path) -> None:
     t = make(cat, "roll", "id INT NOT NULL, v STRING", ("id",), bucket="1",
              **{"target-file-size": "4 kb", "write-buffer-size": "32 kb", "write-only": "true"})
+    # 500 keys written 12 times: every flush holds each key once at most, so a run has
+    # <= 500 rows; distinct rows per run must still roll (Java checks the size every 1000
+    # records, so use keys enough for runs of several thousand rows as well)
     body = "".join(f"{i % 500},{'x' * 30}{i}\n" for i in range(3000))
+    body += "".join(f"{1000 + i},{'y' * 30}{i}\n" for i in range(6000))
     res = write_table_result(t, [csv(tmp_path, "id,v\n" + body)])
     entries = live(t)
     assert len(entries) == res.summary.files > 5
@@ -155,8 +159,8 @@ def test_rolling_and_buffer_flushes(cat: FileSystemCatalog, tmp_path: Path) -> N
         for r in file_rows(t, e):
             if r["id"] not in latest or r["_SEQUENCE_NUMBER"] > latest[r["id"]][0]:
                 latest[r["id"]] = (r["_SEQUENCE_NUMBER"], r["v"])
-    assert len(latest) == 500
-    assert all(v.endswith(str(seq)) for seq, v in latest.values())  # seq = input row index
+    assert len(latest) == 6500
+    assert all(v.endswith(str(seq if seq < 3000 else seq - 3000)) for seq, v in latest.values())  # seq = row index
 
 
 def test_changelog_input_and_thin_mode_and_formats(cat: FileSystemCatalog, tmp_path: Path) -> None:
