@@ -19,6 +19,7 @@ from .expire import (
     ExpirePlan,
     FileDeletion,
     ResolvedPolicy,
+    _cached_snapshots,
     _consumers,
     _fingerprint,
     _manifest_names,
@@ -82,15 +83,7 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
         max_excl = min(max_excl, cl_ids[rp.max_deletes])
     max_excl = min(max_excl, latest_cl)
     end = max_excl
-    cache: dict[int, Snapshot] = {}
-
-    def changelog(cid: int) -> Snapshot | None:
-        if cid not in cache:
-            s = _read_snapshot(reader, cm, cid)
-            if s is None:
-                return None
-            cache[cid] = s
-        return cache[cid]
+    changelog = _cached_snapshots(reader, cm)
 
     for cid in cl_ids:
         if cid < lo:

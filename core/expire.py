@@ -470,6 +470,21 @@ def _read_snapshot(reader: _Reader, sm: Any, sid: int) -> Snapshot | None:
     return reader.guarded(sm.snapshot_path(sid), lambda: sm.try_snapshot(sid), missing_ok=True)
 
 
+def _cached_snapshots(reader: _Reader, sm: Any) -> Callable[[int], Snapshot | None]:
+    """:func:`_read_snapshot` remembered per id: planning walks the range more than once."""
+    cache: dict[int, Snapshot] = {}
+
+    def read(sid: int) -> Snapshot | None:
+        s = cache.get(sid)
+        if s is None:
+            s = _read_snapshot(reader, sm, sid)
+            if s is not None:
+                cache[sid] = s
+        return s
+
+    return read
+
+
 def _tagged_snapshots(table: FileStoreTable, reader: _Reader) -> tuple[list[Snapshot], dict[int, list[str]]]:
     """Distinct tagged snapshots sorted by id, and id -> tag names; any unreadable tag refuses."""
     tm = table.tag_manager
@@ -640,15 +655,7 @@ def _plan_snapshots(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = F
         max_excl = min(max_excl, lim)
     else:
         why["expire-limit"] = latest + 1
-    snaps: dict[int, Snapshot] = {}
-
-    def snap(sid: int) -> Snapshot | None:
-        if sid not in snaps:
-            s = _read_snapshot(reader, sm, sid)
-            if s is None:
-                return None
-            snaps[sid] = s
-        return snaps[sid]
+    snap = _cached_snapshots(reader, sm)
 
     end = max_excl
     time_end: int | None = None
