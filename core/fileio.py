@@ -12,9 +12,12 @@ import os
 import posixpath
 import uuid
 from dataclasses import dataclass
-from typing import IO, Any, Iterable
+from typing import IO, TYPE_CHECKING, Any, Iterable
 
 from .errors import InvalidInput, NotFound, PaimonError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _LOCAL_PROTOCOLS = {"file", "local"}
 
@@ -168,6 +171,24 @@ class FileIO:
             return self.fs.open(self._p(path), "rb")
         except FileNotFoundError as e:
             raise NotFound(f"{path}: no such file") from e
+
+    def open_arrow_input(self, path: str) -> pa.NativeFile:
+        """A random-access file for pyarrow's readers, which read on pyarrow's own threads.
+
+        Local files are opened by pyarrow itself, so those threads never touch a Python
+        object: one that still held a Python file while the interpreter exits aborts the
+        process ("terminate called without an active exception"). Other stores are wrapped
+        Python streams; decode those with ``use_threads=False`` and never through
+        ``pyarrow.dataset`` (whose scan outlives the call), so nothing is left running.
+        """
+        import pyarrow as pa
+
+        if self.is_local:
+            try:
+                return pa.OSFile(self._p(path), "rb")
+            except FileNotFoundError as e:
+                raise NotFound(f"{path}: no such file") from e
+        return pa.PythonFile(self.open_input(path), mode="r")
 
     def open_output(self, path: str) -> IO[bytes]:
         """A binary stream for exports (``read --to``); not for table metadata, which must
