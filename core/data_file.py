@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .arrow_schema import arrow_field, arrow_schema, field_id_of
 from .errors import CorruptMetadata, InvalidInput, NotYetSupported
+from .interrupt import check, discard, reached
 from .types import (
     ArrayType,
     BigIntType,
@@ -407,6 +408,7 @@ class DataFileWriter:
     def write(self, table: pa.Table | pa.RecordBatch) -> None:
         import pyarrow as pa
 
+        check()  # a worker writing files stops here once SIGINT / SIGTERM arrived
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
         if table.num_rows == 0:
@@ -483,16 +485,14 @@ class DataFileWriter:
         except Exception:  # noqa: BLE001
             pass
         self._closed = True
-        try:
-            self.file_io.delete(self.path)
-        except Exception:  # noqa: BLE001
-            pass
+        discard(self.file_io, [self.path])
 
     # -- formats ----------------------------------------------------------------------------
 
     def _ensure_open(self) -> None:
         if self._sink is None:
             self._sink = self.file_io.open_output(self.path)
+            reached("file")
             if self.fmt == "avro":
                 self._open_avro()
             elif self.fmt == "orc" and self._writer is None:
