@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from . import binary_row, paths
 from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
 from .errors import InvalidInput, NotYetSupported
-from .interrupt import discard
+from .interrupt import deferred, discard
 from .options import CoreOptions, check_option_keys
 from .types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
 
@@ -767,8 +767,10 @@ def write_table_result(
         else:
             pending_compact = []
             try:
-                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs
-                snapshots = commit.commit_increments(messages, compact_msgs)
+                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs.
+                # A signal waits for both: DV / first-row rows are visible only once compacted.
+                with deferred():
+                    snapshots = commit.commit_increments(messages, compact_msgs)
             except Exception as e:
                 snapshots = list(getattr(e, "committed", None) or [])
                 if not snapshots:
