@@ -4,7 +4,7 @@ Why: a worker still running when the command ends keeps writing files nobody del
 cleanup ran before it finished), and one still inside pyarrow when the interpreter exits
 aborts the process. So every pool here is joined before its block is left -- normally, on an
 error, on an interrupt, or when the generator using it is closed -- with the queued tasks
-cancelled first and the join itself shielded from a second signal
+cancelled first and the join itself shielded from signals
 (:func:`paimon_cli.core.interrupt.deferred`). Tasks that write files stop at their next
 :func:`~paimon_cli.core.interrupt.check`.
 """
