@@ -17,6 +17,7 @@ from paimon_cli.options import (
     open_catalog,
     parse_branch,
     parse_identifier,
+    time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -27,12 +28,7 @@ def remove_orphan_files(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to clean.")],
     older_than: Annotated[
         Optional[str],
-        typer.Option(
-            "--older-than",
-            metavar="DURATION|ISO",
-            help="Only files last modified before this: a duration back from now (1d, 36h, 90min, P1D) or an "
-            "ISO-8601 time. Default 1d; under 1 hour needs --force.",
-        ),
+        time_option("--older-than", "Only files last modified before this (default: 1d; under 1 hour needs --force)."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Allow --older-than under 1 hour (no writer may be running).")

@@ -20,13 +20,11 @@ run prints exactly the list a real run right after deletes.
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import InvalidInput, UnsafeRefused
+from .errors import UnsafeRefused
 from .fileio import FileStatus, join, parent
 from .paths import MAIN_BRANCH, branch_path
 from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
@@ -82,55 +80,23 @@ class OrphanResult:
 # cutoff
 # ---------------------------------------------------------------------------------------
 
-_UNIT_MILLIS = {
-    "ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": HOUR_MILLIS, "hour": HOUR_MILLIS,
-    "hours": HOUR_MILLIS, "d": DAY_MILLIS, "day": DAY_MILLIS, "days": DAY_MILLIS, "w": 7 * DAY_MILLIS,
-}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
-
-
 def resolve_cutoff(older_than: str | None, now_millis: int, force: bool = False) -> int:
-    """``--older-than`` to an epoch-millis cutoff: a duration (``1d``, ``36h``, ``90min``,
-    ``P1D``/``PT2H``) counts back from now, an ISO-8601 time (naive = local time, as Java's
-    ``older_than`` timestamp) is taken as is. Default now - 1 day. A cutoff later than now is
-    invalid (Java rejects it too); one less than an hour ago is refused unless ``force``.
+    """``--older-than`` (core.durations' point-in-time grammar; one later than now is invalid,
+    as in Java) to an epoch-millis cutoff, default now - 1 day. One less than an hour ago is
+    refused unless ``force``: files of writes in progress could be deleted.
     """
-    if older_than is None or not older_than.strip():
+    from .durations import parse_point_in_time
+
+    if older_than is None:
         cutoff = now_millis - DAY_MILLIS
     else:
-        text = older_than.strip()
-        cutoff = _parse_older_than(text, now_millis)
-    if cutoff > now_millis:
-        raise InvalidInput(
-            f"--older-than {older_than!r}: the cutoff is later than now; files being written right now "
-            "would be deleted"
-        )
+        cutoff = parse_point_in_time(older_than, "--older-than", now_millis)
     if now_millis - cutoff < HOUR_MILLIS and not force:
         raise UnsafeRefused(
             f"--older-than {older_than!r} is less than 1 hour ago: files of writes still in progress could be "
             "deleted; pass --force if no writer is running"
         )
     return cutoff
-
-
-def _parse_older_than(text: str, now_millis: int) -> int:
-    from .tags import parse_java_duration
-
-    m = _DURATION.fullmatch(text)
-    if m and m.group(2).lower() in _UNIT_MILLIS:
-        return now_millis - int(float(m.group(1)) * _UNIT_MILLIS[m.group(2).lower()])
-    if text[:1] in "Pp":
-        secs = parse_java_duration(text)
-        if secs is not None and secs >= 0:
-            return now_millis - int(secs * 1000)
-    s = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        value = _dt.datetime.fromisoformat(s)
-    except ValueError:
-        raise InvalidInput(
-            f"--older-than {text!r}: expected a duration (1d, 12h, 90min, P1D) or an ISO-8601 time"
-        ) from None
-    return int(value.timestamp() * 1000)  # naive -> local time
 
 
 # ---------------------------------------------------------------------------------------
