@@ -21,14 +21,17 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from .errors import CorruptMetadata, NotFound, NotYetSupported, UnsafeRefused
 from .fileio import FileIO, basename, join, parent
 from .json_util import loads_metadata
-from .paths import BRANCH_PREFIX, branch_dir, schema_dir
+from .paths import BRANCH_PREFIX, branch_dir, escape_path_name, schema_dir
 from .schema import _SCHEMA_FILE
 from .used_files import DirLister
+
+if TYPE_CHECKING:
+    from .schema import TableSchema
 
 EXTERNAL_PATHS = "data-file.external-paths"
 # options naming locations where a table writes files outside its own directory
@@ -37,6 +40,38 @@ _DB_SUFFIX = ".db"
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):(.*)$")  # 2+ chars: "C:" is not a scheme
 # schemes that name the same storage namespace
 _SCHEME_ALIASES = {"": "file", "local": "file", "s3a": "s3", "s3n": "s3", "gcs": "gs", "abfss": "abfs"}
+_BUCKET_DIR = re.compile(r"bucket-(?:\d+|postpone)")
+_UUID = r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+
+
+@dataclass(frozen=True)
+class ExternalLayout:
+    """What may be deleted inside an external root: files directly in ``bucket-N`` under the
+    table's own partition directories (``key=`` level by level), named
+    ``<data|changelog|index prefix><uuid>-<n>`` with any extension (``.parquet``,
+    ``.parquet.index``, ...). Deeper directories (entropy-inject) are never entered."""
+
+    partition_prefixes: tuple[str, ...]
+    file_name: re.Pattern[str]
+
+    @staticmethod
+    def of(schema: TableSchema) -> ExternalLayout:
+        opts = schema.core_options
+        prefixes = "|".join(re.escape(p) for p in (opts.data_file_prefix, opts.changelog_file_prefix, "index-"))
+        return ExternalLayout(
+            tuple(escape_path_name(k) + "=" for k in schema.partition_keys),
+            re.compile(rf"(?:{prefixes}){_UUID}-\d+(?:\..+)?"),
+        )
+
+    def is_partition_dir(self, depth: int, name: str) -> bool:
+        return name.startswith(self.partition_prefixes[depth])
+
+    @staticmethod
+    def is_bucket_dir(name: str) -> bool:
+        return _BUCKET_DIR.fullmatch(name) is not None
+
+    def is_data_file(self, name: str) -> bool:
+        return self.file_name.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import InvalidInput, UnsafeRefused
-from .external_roots import check_unshared, configured_roots, location_key, scan_location, warehouse_claims
 from .fileio import FileStatus, join, parent
-from .paths import MAIN_BRANCH, branch_path, escape_path_name
+from .paths import MAIN_BRANCH, branch_path
 from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
 
 if TYPE_CHECKING:
@@ -44,7 +43,6 @@ HOUR_MILLIS = 3_600_000
 _MANAGED_BLOB_SUFFIX = ".managed.blob"  # Java master never cleans these (blob tables)
 _HINTS = ("EARLIEST", "LATEST")
 _UNCHECKED = ("snapshot-dir", "changelog-dir")  # leftovers by name pattern, as Java
-_BUCKET_DIR = re.compile(r"bucket-(?:\d+|postpone)")
 
 
 @dataclass(frozen=True)
@@ -173,17 +171,6 @@ def _data_root(table: FileStoreTable, base: str) -> str:
     return join(base, sub) if sub else base
 
 
-def _external_layout(table: FileStoreTable) -> tuple[list[str], re.Pattern[str]]:
-    """What may be deleted inside an external root: partition directories of the table's own
-    keys (level by level), ``bucket-N`` and files named ``<data|changelog|index prefix><uuid>-<n>``
-    (with any extension, e.g. ``.parquet`` or ``.parquet.index``)."""
-    opts = table.options
-    keys = [escape_path_name(k) + "=" for k in table.schema.partition_keys]
-    prefixes = "|".join(re.escape(p) for p in (opts.data_file_prefix, opts.changelog_file_prefix, "index-"))
-    names = re.compile(rf"(?:{prefixes})[0-9a-fA-F]{{8}}(?:-[0-9a-fA-F]{{4}}){{3}}-[0-9a-fA-F]{{12}}-\d+(?:\..+)?")
-    return keys, names
-
-
 def plan_remove_orphans(
     table: FileStoreTable,
     older_than: str | None = None,
@@ -196,6 +183,10 @@ def plan_remove_orphans(
     ``external_paths`` also scans the table's ``data-file.external-paths`` roots, refused
     (UnsafeRefused) when another table of the warehouse claims an overlapping location.
     """
+    from .external_roots import (
+        ExternalLayout, check_unshared, configured_roots, location_key, scan_location, warehouse_claims,
+    )
+
     now = int(time.time() * 1000) if now_millis is None else now_millis
     cutoff = resolve_cutoff(older_than, now, force)
     fio = table.file_io
@@ -219,7 +210,7 @@ def plan_remove_orphans(
     dir_status: dict[str, FileStatus] = {}
     saw_files = False
 
-    def consider(directory: str, area: str, name_check: bool, names: re.Pattern[str] | None = None) -> None:
+    def consider(directory: str, area: str, name_check: bool, layout: ExternalLayout | None = None) -> None:
         nonlocal candidates, saw_files
         entries = lister.list(directory)
         dir_entries[directory] = entries
@@ -229,7 +220,7 @@ def plan_remove_orphans(
             saw_files = True
             if not _old(s, cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
                 continue
-            if names is not None and not names.fullmatch(s.name):
+            if layout is not None and not layout.is_data_file(s.name):
                 continue
             candidates += 1
             files.append(OrphanFile(s.path, _kind_of(area, s.name) if name_check else area, s.size, s.mtime_millis))
@@ -241,33 +232,33 @@ def plan_remove_orphans(
     bucket_dirs: list[str] = []
     partition_dirs: list[list[str]] = [[] for _ in range(nparts)]
 
-    def walk(directory: str, level: int, into: list[str], keys: list[str] | None = None) -> None:
+    def walk(directory: str, level: int, into: list[str], layout: ExternalLayout | None = None) -> None:
         entries = lister.list(directory)
         dir_entries[directory] = entries
         for s in entries:
             if not s.is_dir:
                 continue
             if level == 0:
-                if _BUCKET_DIR.fullmatch(s.name) if keys is not None else s.name.startswith("bucket-"):
+                if layout.is_bucket_dir(s.name) if layout is not None else s.name.startswith("bucket-"):
                     dir_status[s.path] = s
                     into.append(s.path)
-            elif s.name.startswith(keys[nparts - level]) if keys is not None else "=" in s.name:
+            elif layout.is_partition_dir(nparts - level, s.name) if layout is not None else "=" in s.name:
                 dir_status[s.path] = s
                 partition_dirs[nparts - level].append(s.path)
-                walk(s.path, level - 1, into, keys)
+                walk(s.path, level - 1, into, layout)
 
     walk(_data_root(table, root), nparts, bucket_dirs)
     for b in bucket_dirs:
         consider(b, "data", True)
     if scan_roots:
-        keys, names = _external_layout(table)
+        layout = ExternalLayout.of(table.schema)
         external_buckets: list[str] = []
         own = location_key(fio.absolute(_data_root(table, root)))
         for ext in scan_roots:
             if location_key(_data_root(table, ext)) != own:  # the table directory is walked already
-                walk(_data_root(table, ext), nparts, external_buckets, keys)
+                walk(_data_root(table, ext), nparts, external_buckets, layout)
         for b in external_buckets:
-            consider(b, "data", True, names)
+            consider(b, "data", True, layout)
         bucket_dirs += external_buckets
 
     for br in branches:
