@@ -124,6 +124,11 @@ class FileIO:
             return rest
         return path
 
+    def absolute(self, path: str) -> str:
+        """``path`` with a relative local path resolved against the working directory (a
+        warehouse given as ``./wh``), to compare locations; other paths unchanged."""
+        return os.path.abspath(self._p(path)) if self.is_local else path
+
     # -- reads --------------------------------------------------------------------------
 
     def exists(self, path: str) -> bool:
