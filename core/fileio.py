@@ -321,15 +321,15 @@ class FileIO:
             try:
                 return self.read_bytes(path) == data
             except NotFound:
-                if self.is_local:
-                    # local writes are synchronous: nothing is in flight that could still land
-                    if exists:
-                        return False  # another writer's file, deleted again since
+                # local writes are synchronous: nothing is in flight that could still land
+                if self.is_local and not exists:
                     assert failure is not None
                     raise failure
+                if self.is_local and failure is None:
+                    return False  # another writer's file, deleted again since
             except Exception as e:  # noqa: BLE001
                 failure = e
-        cause = f"{type(failure).__name__}: {failure}" if failure is not None else "it vanished after the store said it exists"
+        cause = f"{type(failure).__name__}: {failure}" if failure is not None else "it vanished after it existed"
         raise OutcomeUnknown(f"{path}: cannot tell whether the write-if-absent landed ({cause})") from failure
 
     def _write_if_absent(self, path: str, data: bytes) -> bool:

@@ -11,11 +11,11 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.fileio import FileIO
 
 
 def test_write_whose_snapshot_outcome_is_unknown_exits_1_and_keeps_its_files(
-    runner: CliRunner, warehouse: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runner: CliRunner, warehouse: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    snapshot_publish_fault: Any,
 ) -> None:
     w = ["-w", warehouse]
     r = runner.invoke(app, ["create", "db.t", "--schema", "id INT, v STRING", *w,
@@ -23,22 +23,7 @@ def test_write_whose_snapshot_outcome_is_unknown_exits_1_and_keeps_its_files(
     assert r.exit_code == 0, r.stderr
     src = tmp_path / "a.csv"
     src.write_text("id,v\n1,a\n2,b\n")
-    real_put, real_read = FileIO._write_if_absent, FileIO.read_bytes
-    sent: set[str] = set()
-
-    def put(self: FileIO, path: str, data: bytes) -> bool:
-        if "/snapshot/snapshot-" not in path:
-            return real_put(self, path, data)
-        sent.add(path)
-        raise TimeoutError("no answer from the store")
-
-    def read(self: FileIO, path: str) -> Any:
-        if path in sent:
-            raise OSError("connection reset")
-        return real_read(self, path)
-
-    monkeypatch.setattr(FileIO, "_write_if_absent", put)
-    monkeypatch.setattr(FileIO, "read_bytes", read)
+    snapshot_publish_fault(lands=False, error=TimeoutError("no answer from the store"), failing_reads=-1)
     r = runner.invoke(app, ["write", "db.t", str(src), *w])
     monkeypatch.undo()
     assert r.exit_code == 1, (r.stdout, r.stderr)

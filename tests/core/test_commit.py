@@ -705,37 +705,6 @@ def test_failure_before_publish_cleans_up(wh: str, monkeypatch: pytest.MonkeyPat
 FAST = {"commit.min-retry-wait": "1 ms", "commit.max-retry-wait": "4 ms"}
 
 
-def _faulty_publish(monkeypatch: pytest.MonkeyPatch, c: FileStoreCommit, *, lands: bool, error: BaseException,
-                    failing_reads: int = 0) -> list[str]:
-    """The snapshot put raises ``error`` (after landing when ``lands``), and then the first
-    ``failing_reads`` read-backs of it fail (-1: all); returns what was called."""
-    fio = c.file_io
-    real_put, real_read = fio._write_if_absent, fio.read_bytes
-    calls: list[str] = []
-    left = [failing_reads]
-    put_paths: set[str] = set()
-
-    def put(path: str, data: bytes) -> bool:
-        if "/snapshot/snapshot-" not in path:
-            return real_put(path, data)
-        calls.append("put")
-        put_paths.add(path)
-        if lands:
-            real_put(path, data)
-        raise error
-
-    def read(path: str) -> bytes:
-        if path in put_paths and left[0] != 0:
-            calls.append("read failed")
-            left[0] -= 1
-            raise OSError("connection reset")
-        return real_read(path)
-
-    monkeypatch.setattr(fio, "_write_if_absent", put)
-    monkeypatch.setattr(fio, "read_bytes", read)
-    return calls
-
-
 def _assert_readable(t: FileStoreTable) -> None:
     """Every manifest a snapshot references exists, and the latest snapshot plans."""
     assert referenced_manifest_files(t) <= manifest_dir_files(t)
@@ -744,14 +713,14 @@ def _assert_readable(t: FileStoreTable) -> None:
 
 @pytest.mark.parametrize("lands", [True, False])
 def test_failed_publish_of_unknown_outcome_keeps_manifests(
-    wh: str, monkeypatch: pytest.MonkeyPatch, lands: bool
+    wh: str, monkeypatch: pytest.MonkeyPatch, snapshot_publish_fault: Any, lands: bool
 ) -> None:
     from paimon_cli.core.errors import OutcomeUnknown
 
     t = make_table(wh, options=FAST)
     c = FileStoreCommit(t)
     c.commit([msg(t, [dfile()])])
-    calls = _faulty_publish(monkeypatch, c, lands=lands, error=TimeoutError("network"), failing_reads=-1)
+    calls = snapshot_publish_fault(lands=lands, error=TimeoutError("network"), failing_reads=-1)
     f = dfile()
     with pytest.raises(OutcomeUnknown, match="outcome of publishing snapshot 2 is unknown .*remove-orphan-files"):
         c.commit([msg(t, [f])])
@@ -766,24 +735,24 @@ def test_failed_publish_of_unknown_outcome_keeps_manifests(
         assert len(manifest_dir_files(t)) > len(referenced_manifest_files(t))
 
 
-def test_publish_whose_response_was_lost_counts_as_success(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_publish_whose_response_was_lost_counts_as_success(wh: str, snapshot_publish_fault: Any) -> None:
     t = make_table(wh, options=FAST)
     c = FileStoreCommit(t)
-    calls = _faulty_publish(monkeypatch, c, lands=True, error=ConnectionError("reset after the write landed"),
-                            failing_reads=1)
+    calls = snapshot_publish_fault(lands=True, error=ConnectionError("reset after the write landed"),
+                                   failing_reads=1)
     snap = c.commit([msg(t, [dfile()])])
     assert snap is not None and snap.id == 1 and c.attempts == 1 and c.published == [1]
     assert "read failed" in calls  # the first read-back failed too; the next one settled it
     assert manifest_dir_files(t) == referenced_manifest_files(t)
 
 
-def test_publish_failing_before_it_landed_cleans_up(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_publish_failing_before_it_landed_cleans_up(wh: str, snapshot_publish_fault: Any) -> None:
     """A local put is synchronous: absent after the error means it did not land."""
     t = make_table(wh, options=FAST)
     c = FileStoreCommit(t)
     c.commit([msg(t, [dfile()])])
     before = manifest_dir_files(t)
-    _faulty_publish(monkeypatch, c, lands=False, error=OSError("disk full"))
+    snapshot_publish_fault(lands=False, error=OSError("disk full"))
     with pytest.raises(OSError, match="disk full"):
         c.commit([msg(t, [dfile()])])
     assert c.published == [1] and not c.outcome_unknown
@@ -791,11 +760,11 @@ def test_publish_failing_before_it_landed_cleans_up(wh: str, monkeypatch: pytest
 
 
 def test_interrupt_while_publishing_keeps_what_the_snapshot_may_reference(
-    wh: str, monkeypatch: pytest.MonkeyPatch
+    wh: str, monkeypatch: pytest.MonkeyPatch, snapshot_publish_fault: Any
 ) -> None:
     t = make_table(wh)
     c = FileStoreCommit(t)
-    _faulty_publish(monkeypatch, c, lands=True, error=KeyboardInterrupt())
+    snapshot_publish_fault(lands=True, error=KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
         c.commit([msg(t, [dfile()])])
     assert c.may_have_published()  # callers must not delete the data files

@@ -173,32 +173,15 @@ def test_failed_commit_removes_new_index_files(cat: FileSystemCatalog, tmp_path:
 
 
 def test_commit_of_unknown_outcome_keeps_new_index_files(
-    cat: FileSystemCatalog, tmp_path: Path, monkeypatch: Any
+    cat: FileSystemCatalog, tmp_path: Path, monkeypatch: Any, snapshot_publish_fault: Any
 ) -> None:
     """The snapshot landed but the commit could not learn it: the index files it references
     must survive the clean-up."""
     from paimon_cli.core.errors import OutcomeUnknown
-    from paimon_cli.core.fileio import FileIO
 
     t = _table(cat, tmp_path, files=2, **{"commit.min-retry-wait": "1 ms", "commit.max-retry-wait": "2 ms"})
     t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s"))
-    real_put, real_read = FileIO._write_if_absent, FileIO.read_bytes
-    sent: set[str] = set()
-
-    def put(self: FileIO, path: str, data: bytes) -> bool:
-        if "/snapshot/snapshot-" in path:
-            sent.add(path)
-            real_put(self, path, data)
-            raise TimeoutError("no answer")
-        return real_put(self, path, data)
-
-    def read(self: FileIO, path: str) -> Any:
-        if path in sent:
-            raise OSError("connection reset")
-        return real_read(self, path)
-
-    monkeypatch.setattr(FileIO, "_write_if_absent", put)
-    monkeypatch.setattr(FileIO, "read_bytes", read)
+    snapshot_publish_fault(lands=True, error=TimeoutError("no answer"), failing_reads=-1)
     with pytest.raises(OutcomeUnknown, match="snapshot 3"):
         rewrite_file_index(t)
     monkeypatch.undo()
