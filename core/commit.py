@@ -16,10 +16,10 @@ attempt wrote, re-reads the latest snapshot, re-checks conflicts and retries wit
 back-off (``min(commit.min-retry-wait * 2^n, commit.max-retry-wait)`` + up to 20 % jitter) up
 to ``commit.max-retries``. A publish whose outcome cannot be learnt (the put failed, timed out
 or met an S3 409, and reading snapshot-N back did not settle it) raises OutcomeUnknown: nothing
-is deleted and nothing is retried under another id. A real conflict (deleting a file that is gone, adding one twice, LSM
-key ranges overlapping on a level >= 1, bucket count changing without overwrite) raises
-``CommitConflict`` with nothing committed. Files referenced by a published snapshot are never
-deleted.
+is deleted and nothing is retried under another id. A real conflict (deleting a file that is
+gone, adding one twice, LSM key ranges overlapping on a level >= 1, bucket count changing
+without overwrite) raises ``CommitConflict`` with nothing committed. Files referenced by a
+published snapshot are never deleted.
 """
 
 from __future__ import annotations
