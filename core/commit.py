@@ -11,13 +11,15 @@ One ``commit`` call publishes at most one snapshot (FORMAT-FACTS 7):
 4. the **index manifest** (a full listing; its name is reused when nothing changed);
 5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST.
 
-A lost race (``snapshot-N`` already exists) deletes what this attempt wrote, re-reads the
-latest snapshot, re-checks conflicts and retries with Java's back-off
-(``min(commit.min-retry-wait * 2^n, commit.max-retry-wait)`` + up to 20 % jitter) up to
-``commit.max-retries``. A real conflict (deleting a file that is gone, adding one twice, LSM
-key ranges overlapping on a level >= 1, bucket count changing without overwrite) raises
-``CommitConflict`` with nothing committed. Files referenced by a published snapshot are never
-deleted.
+A lost race (``snapshot-N`` verified to hold another writer's snapshot) deletes what this
+attempt wrote, re-reads the latest snapshot, re-checks conflicts and retries with Java's
+back-off (``min(commit.min-retry-wait * 2^n, commit.max-retry-wait)`` + up to 20 % jitter) up
+to ``commit.max-retries``. A publish whose outcome cannot be learnt (the put failed, timed out
+or met an S3 409, and reading snapshot-N back did not settle it) raises OutcomeUnknown: nothing
+is deleted and nothing is retried under another id. A real conflict (deleting a file that is
+gone, adding one twice, LSM key ranges overlapping on a level >= 1, bucket count changing
+without overwrite) raises ``CommitConflict`` with nothing committed. Files referenced by a
+published snapshot are never deleted.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, PaimonError, UnsafeRefused
+from .errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
 from .fileio import join
 from .index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile
 from .manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
@@ -87,6 +89,11 @@ class _Changes:
     table: list[ManifestEntry]
     changelog: list[ManifestEntry]
     index: list[IndexManifestEntry]
+
+
+# rounds of re-reading (and re-putting) a snapshot whose publish outcome is open, with the
+# commit's retry back-off between them (10 ms .. 1.3 s, about 2.5 s in all, by default)
+_PUBLISH_VERIFY_ROUNDS = 8
 
 
 class _LostRace(Exception):
@@ -469,9 +476,11 @@ class FileStoreCommit:
             retry += 1
 
     def _retry_wait(self, retry: int) -> None:
+        time.sleep(self._retry_wait_ms(retry) / 1000.0)
+
+    def _retry_wait_ms(self, retry: int) -> float:
         wait = min(self.min_retry_wait_ms * (2**retry), self.max_retry_wait_ms)
-        wait += random.randrange(max(1, int(wait * 0.2)))
-        time.sleep(wait / 1000.0)
+        return wait + random.randrange(max(1, int(wait * 0.2)))
 
     @staticmethod
     def _next_id(latest: Snapshot | None) -> int:
@@ -503,27 +512,8 @@ class FileStoreCommit:
         data = snapshot.to_json().encode("utf-8")
         if self._before_publish is not None:
             self._before_publish(new_id)
-        try:
-            published = self.file_io.try_write_atomic(path, data)
-        except CommitConflict:
-            # S3 409: a concurrent conditional put on the same key is in flight; ours did not land
-            published = False
-        except UnsafeRefused:
-            self._cleanup(written)  # the store cannot publish safely: nothing was written
-            raise
-        except Exception as e:
-            if self._published_ours(path, data):
-                published = True
-            else:
-                self.outcome_unknown = True
-                raise PaimonError(
-                    f"{path}: publishing the snapshot failed ({type(e).__name__}: {e}); cannot tell whether "
-                    "it landed, so the manifests of this attempt are kept"
-                ) from e
-        if not published and self._published_ours(path, data):
-            published = True  # a retried put whose first try had landed
-        if not published:
-            self._cleanup(written)
+        if not self._publish(path, data, new_id, written):
+            self._cleanup(written)  # snapshot-N verified to be another writer's
             raise _LostRace()
         self.published.append(new_id)
         try:
@@ -532,11 +522,34 @@ class FileStoreCommit:
             log.warning("snapshot %d committed but the LATEST hint could not be written: %s", new_id, e)
         return snapshot
 
-    def _published_ours(self, path: str, data: bytes) -> bool:
+    def _publish(self, path: str, data: bytes, new_id: int, written: list[str]) -> bool:
+        """Publish snapshot-N: True if it is ours, False if another writer's (both verified).
+
+        Between sending the put and learning its outcome ``outcome_unknown`` is set, so a
+        caller cleaning up after an interrupt keeps everything the snapshot may reference.
+        An outcome that stays unknown raises OutcomeUnknown and deletes nothing; it is not
+        retried under the next id either, which could publish the same change twice.
+        """
+        was_unknown = self.outcome_unknown
+        self.outcome_unknown = True
+        waits = [self._retry_wait_ms(i) for i in range(_PUBLISH_VERIFY_ROUNDS)]
         try:
-            return self.file_io.read_bytes(path) == data
+            ours = self.file_io.try_write_atomic(path, data, waits)
+        except OutcomeUnknown as e:
+            cause = e.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(e)
+            raise OutcomeUnknown(
+                f"commit to {self.table.identifier}: the outcome of publishing snapshot {new_id} is unknown "
+                f"({detail}); "
+                f"nothing was deleted (if snapshot {new_id} is not this commit's, its files are orphans for "
+                f"remove-orphan-files); check `inspect snapshots {self.table.identifier}` before committing again"
+            ) from e
         except Exception:
-            return False
+            self.outcome_unknown = was_unknown
+            self._cleanup(written)  # FileIO's contract: nothing was written
+            raise
+        self.outcome_unknown = was_unknown
+        return ours
 
     # -- metadata writing ------------------------------------------------------------------
 

@@ -314,6 +314,9 @@ def rewrite_file_index(
             new = replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
         return plan, new, rows, new_files
 
+    from ..commit import CommitMessage, FileStoreCommit
+
+    commit = FileStoreCommit(table)
     outcomes: list[tuple[FilePlan, DataFileMeta, int, list[str]]] = []
     try:
         # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
@@ -337,8 +340,6 @@ def rewrite_file_index(
                         errors.append(exc)
                 if errors:
                     raise errors[0]
-        from ..commit import CommitMessage, FileStoreCommit
-
         msgs: dict[tuple[bytes, int], CommitMessage] = {}
         for plan, new, _, _ in outcomes:
             e = plan.entry
@@ -347,8 +348,10 @@ def rewrite_file_index(
                 msg = msgs[(e.partition, e.bucket)] = CommitMessage(e.partition, e.bucket, e.total_buckets)
             msg.deleted_files.append(e.file)
             msg.new_files.append(new)
-        snapshot = FileStoreCommit(table).commit(list(msgs.values()), "COMPACT")
+        snapshot = commit.commit(list(msgs.values()), "COMPACT")
     except BaseException:
+        if commit.may_have_published():
+            raise  # the snapshot may reference the new index files: keep them
         for p in written:
             try:
                 table.file_io.delete(p)
