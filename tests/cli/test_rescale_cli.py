@@ -1,0 +1,102 @@
+"""``alter --set bucket=N`` then ``write``/``compact``/``rescale`` from the command line.
+
+The defect: after a bucket change, ``write`` of existing keys exited 0 and ``read`` showed two
+rows per key. Now ``write`` and ``compact`` refuse (exit 4, one line naming the rescale
+command, nothing changed) and ``rescale`` rewrites the partitions into the new layout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from paimon_cli.app import app
+
+
+def invoke(runner: CliRunner, *args: str) -> Any:
+    return runner.invoke(app, list(args))
+
+
+def one_error_line(result: Any) -> str:
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert result.stdout == ""
+    return lines[0]
+
+
+def tree(root: str) -> dict[str, str]:
+    out = {}
+    for p in sorted(Path(root).rglob("*")):
+        rel = str(p.relative_to(root))
+        out[rel] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "<dir>"
+    return out
+
+
+class Env:
+    """db.p: PK (id, dt) partitioned by dt; db.u: PK (id) unpartitioned; both bucket=2, then bucket=5."""
+
+    def __init__(self, runner: CliRunner, root: Path) -> None:
+        self.runner = runner
+        self.root = root
+        self.wh = str(root / "wh")
+        self.ok("create", "db.p", "--schema", "id BIGINT NOT NULL, v STRING, dt STRING NOT NULL",
+                "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=2")
+        self.ok("create", "db.u", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
+                "--option", "bucket=2")
+        self.ok("write", "db.p", self.csv("a.csv", "id,v,dt\n1,a,x\n2,b,x\n3,c,x\n4,d,y\n5,e,y\n"))
+        self.ok("write", "db.u", self.csv("u.csv", "id,v\n1,a\n2,b\n3,c\n4,d\n"))
+        self.ok("alter", "db.p", "--set", "bucket=5")
+        self.ok("alter", "db.u", "--set", "bucket=5")
+
+    def csv(self, name: str, text: str) -> str:
+        p = self.root / name
+        p.write_text(text)
+        return str(p)
+
+    def run(self, *args: str) -> Any:
+        return invoke(self.runner, *args, "-w", self.wh)
+
+    def ok(self, *args: str) -> Any:
+        res = self.run(*args)
+        assert res.exit_code == 0, res.output
+        return res
+
+    def read(self, table: str) -> list[dict[str, Any]]:
+        res = self.ok("read", table, "-o", "json")
+        return sorted(json.loads(res.stdout), key=lambda r: (r.get("dt") or "", r["id"]))
+
+
+@pytest.fixture
+def env(runner: CliRunner, tmp_path: Path) -> Env:
+    return Env(runner, tmp_path)
+
+
+def test_write_of_existing_keys_after_a_bucket_change_is_refused(env: Env) -> None:
+    before = tree(env.wh)
+    res = env.run("write", "db.p", env.csv("b.csv", "id,v,dt\n1,A,x\n2,B,x\n3,C,x\n4,D,y\n"))
+    assert res.exit_code == 4
+    line = one_error_line(res)
+    assert "partition dt=x" in line and "2 buckets" in line and "5" in line
+    assert line.endswith("paimon-cli rescale db.p --partition dt=x")
+    res = env.run("write", "db.u", env.csv("ub.csv", "id,v\n1,A\n3,C\n"))
+    assert res.exit_code == 4
+    assert one_error_line(res).endswith("paimon-cli rescale db.u")
+    assert tree(env.wh) == before
+    assert [r["id"] for r in env.read("db.p")] == [1, 2, 3, 4, 5]  # one row per key
+    assert [r["id"] for r in env.read("db.u")] == [1, 2, 3, 4]
+
+
+def test_compact_after_a_bucket_change_is_refused(env: Env) -> None:
+    before = tree(env.wh)
+    for args in (("compact", "db.u"), ("compact", "db.u", "--full"), ("compact", "db.p", "--plan")):
+        res = env.run(*args)
+        assert res.exit_code == 4, res.output
+        assert "paimon-cli rescale db." in one_error_line(res)
+    assert tree(env.wh) == before
