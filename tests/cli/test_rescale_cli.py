@@ -100,3 +100,60 @@ def test_compact_after_a_bucket_change_is_refused(env: Env) -> None:
         assert res.exit_code == 4, res.output
         assert "paimon-cli rescale db." in one_error_line(res)
     assert tree(env.wh) == before
+
+
+def test_rescale_dry_run_then_partition_subset_then_the_rest(env: Env) -> None:
+    before = tree(env.wh)
+    res = env.ok("rescale", "db.p", "--dry-run", "-o", "json")
+    assert tree(env.wh) == before
+    plan = json.loads(res.stdout)
+    assert [(r["partition"], r["current_buckets"], r["new_buckets"], r["files"], r["rows"]) for r in plan] == [
+        ("dt=x", 2, 5, plan[0]["files"], 3), ("dt=y", 2, 5, plan[1]["files"], 2)]
+    assert all(r["files"] >= 1 and r["bytes"] > 0 for r in plan)
+    assert "would rewrite 2 partition(s) of db.p into 5 buckets (dry run, nothing changed)" in res.stderr
+
+    res = env.ok("rescale", "db.p", "--partition", "dt=x", "-o", "json")
+    (row,) = json.loads(res.stdout)
+    assert (row["snapshot_id"], row["commit_kind"], row["bucket_num"], row["partitions"]) == (2, "OVERWRITE", 5, 1)
+    assert row["rows_in"] == row["rows_out"] == 3
+    assert "rewrote 1 partition(s) of db.p into 5 buckets: snapshot 2" in res.stderr
+    env.ok("write", "db.p", env.csv("x.csv", "id,v,dt\n1,A,x\n3,C,x\n6,F,x\n"))
+    res = env.run("write", "db.p", env.csv("y.csv", "id,v,dt\n4,D,y\n"))
+    assert res.exit_code == 4 and one_error_line(res).endswith("paimon-cli rescale db.p --partition dt=y")
+
+    env.ok("rescale", "db.p")  # the remaining partition
+    env.ok("write", "db.p", env.csv("y2.csv", "id,v,dt\n4,D,y\n"))
+    env.ok("compact", "db.p", "--full")
+    assert [(r["id"], r["v"], r["dt"]) for r in env.read("db.p")] == [
+        (1, "A", "x"), (2, "b", "x"), (3, "C", "x"), (6, "F", "x"), (4, "D", "y"), (5, "e", "y")]
+    res = env.ok("rescale", "db.p")
+    assert "nothing to rewrite" in res.stderr and json.loads(env.ok("rescale", "db.p", "-o", "json").stdout)[0][
+        "snapshot_id"] is None
+
+
+def test_rescale_with_bucket_num_sets_the_option(env: Env) -> None:
+    res = env.ok("rescale", "db.u", "--bucket-num", "3", "--dry-run")
+    assert "would set bucket=3 (now 5); would rewrite db.u into 3 buckets" in res.stderr
+    assert "new_buckets" in res.stdout
+    res = env.ok("rescale", "db.u", "--bucket-num", "3")
+    assert "set bucket=3 (schema 2); rewrote db.u into 3 buckets: snapshot 2" in res.stderr
+    options = {r["key"]: r["value"] for r in json.loads(env.ok("inspect", "options", "db.u", "-o", "json").stdout)}
+    assert options["bucket"] == "3"
+    env.ok("write", "db.u", env.csv("ub.csv", "id,v\n1,A\n3,C\n9,Z\n"))
+    assert [(r["id"], r["v"]) for r in env.read("db.u")] == [(1, "A"), (2, "b"), (3, "C"), (4, "d"), (9, "Z")]
+
+
+def test_rescale_refusals(env: Env) -> None:
+    env.ok("create", "db.d", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id")
+    res = env.run("rescale", "db.d", "--bucket-num", "2")
+    assert res.exit_code == 4 and "bucket = -1 (dynamic bucket)" in one_error_line(res)
+    env.ok("create", "db.pp", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
+           "--option", "bucket=-2")
+    res = env.run("rescale", "db.pp", "--bucket-num", "2")
+    assert res.exit_code == 1 and "postpone bucket" in one_error_line(res)
+    res = env.run("rescale", "db.p", "--bucket-num", "0")
+    assert res.exit_code == 2
+    res = env.run("rescale", "db.p", "--partition", "nope=1")
+    assert res.exit_code == 4 and "not a partition key" in one_error_line(res)
+    res = env.run("rescale", "db.missing")
+    assert res.exit_code == 3
