@@ -293,10 +293,13 @@ def rescale(
     from .read import TableRead
 
     reader = TableRead(table, all_levels=True)  # pinned to the snapshot it resolves now
-    if reader.snapshot is not None and (plan.base_snapshot is None or reader.snapshot.id != plan.base_snapshot.id):
-        plan = plan_rescale(table, partitions, plan.new_buckets, reader.snapshot)
-    plan.bucket_option = result.plan.bucket_option
-    result.plan = plan
+    snap = reader.snapshot
+    if snap is None:
+        plan.partitions = []
+    elif plan.base_snapshot is None or snap.id != plan.base_snapshot.id:  # a commit landed meanwhile
+        plan = plan_rescale(table, partitions, plan.new_buckets, snap)
+        plan.bucket_option = result.plan.bucket_option
+        result.plan = plan
     if plan.partitions:
         execute_rescale(table, plan, reader, result, commit_user, before_commit)
     result.seconds = time.monotonic() - started
@@ -435,29 +438,21 @@ def describe(result: RescaleResult, identifier: str) -> str:
     p = result.plan
     n = len(p.partitions)
     what = f"{n} partition(s) of {identifier}" if n != 1 or p.partitions[0].label else identifier
-    if result.dry_run:
-        parts = []
-        if p.sets_option:
-            parts.append(f"would set bucket={p.new_buckets} (now {p.bucket_option})")
-        if n:
-            parts.append(f"would rewrite {what} into {p.new_buckets} buckets")
-        elif p.base_snapshot is None:
-            parts.append(f"{identifier} has no data to rewrite")
-        else:
-            parts.append(f"nothing to rewrite: every selected partition of {identifier} has {p.new_buckets} buckets")
-        return "; ".join(parts) + " (dry run, nothing changed)"
+    dry = result.dry_run
     parts = []
-    if result.schema_id is not None:
+    if dry and p.sets_option:
+        parts.append(f"would set bucket={p.new_buckets} (now {p.bucket_option})")
+    elif result.schema_id is not None:
         parts.append(f"set bucket={p.new_buckets} (schema {result.schema_id})")
-    if result.snapshot_id is not None:
-        parts.append(f"rewrote {what} into {p.new_buckets} buckets: snapshot {result.snapshot_id}")
+    if n and dry:
+        parts.append(f"would rewrite {what} into {p.new_buckets} buckets")
     elif n:
-        parts.append(f"{what} held no rows; nothing committed")
+        parts.append(f"rewrote {what} into {p.new_buckets} buckets: snapshot {result.snapshot_id}")
     elif p.base_snapshot is None:
         parts.append(f"{identifier} has no data to rewrite")
     else:
         parts.append(f"nothing to rewrite: every selected partition of {identifier} has {p.new_buckets} buckets")
-    return "; ".join(parts)
+    return "; ".join(parts) + (" (dry run, nothing changed)" if dry else "")
 
 
 __all__ = [

@@ -7,7 +7,6 @@ command, nothing changed) and ``rescale`` rewrites the partitions into the new l
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,28 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from paimon_cli.app import app
-
-
-def invoke(runner: CliRunner, *args: str) -> Any:
-    return runner.invoke(app, list(args))
-
-
-def one_error_line(result: Any) -> str:
-    assert "Traceback" not in result.stderr, result.stderr
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: ")
-    assert result.stdout == ""
-    return lines[0]
-
-
-def tree(root: str) -> dict[str, str]:
-    out = {}
-    for p in sorted(Path(root).rglob("*")):
-        rel = str(p.relative_to(root))
-        out[rel] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "<dir>"
-    return out
+from tests.cli.test_compact_cli import invoke, one_error_line
+from tests.core.test_rescale import tree
 
 
 class Env:
@@ -157,3 +136,19 @@ def test_rescale_refusals(env: Env) -> None:
     assert res.exit_code == 4 and "not a partition key" in one_error_line(res)
     res = env.run("rescale", "db.missing")
     assert res.exit_code == 3
+
+
+def test_rescale_a_branch(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path)
+    env.ok("tag", "create", "db.p", "t1")
+    env.ok("branch", "create", "db.p", "b1", "--tag", "t1")  # the branch starts with bucket=2 (schema 0)
+    env.ok("alter", "db.p", "--set", "bucket=3", "--branch", "b1")
+    res = env.run("write", "db.p", env.csv("b.csv", "id,v,dt\n1,B,x\n"), "--branch", "b1")
+    assert res.exit_code == 4
+    assert one_error_line(res).endswith("paimon-cli rescale db.p --partition dt=x --branch b1")
+    main_before = tree(str(Path(env.wh) / "db.db" / "p" / "snapshot"))
+    env.ok("rescale", "db.p", "--branch", "b1")
+    env.ok("write", "db.p", env.csv("b.csv", "id,v,dt\n1,B,x\n"), "--branch", "b1")
+    rows = json.loads(env.ok("read", "db.p", "--branch", "b1", "-o", "json").stdout)
+    assert sorted((r["id"], r["v"]) for r in rows) == [(1, "B"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]
+    assert tree(str(Path(env.wh) / "db.db" / "p" / "snapshot")) == main_before  # main untouched

@@ -1,10 +1,16 @@
-"""core/rescale.py: rewrite fixed-bucket partitions into a new bucket number in ONE OVERWRITE.
+"""core/rescale.py: a fixed-bucket partition keeps its bucket number until it is rescaled.
 
-What must hold after a rescale: the merged rows are exactly those before (row kinds and
-sequence semantics: one row per key, deletes stay deleted, level-0 rows of DV tables not
-lost), every live file of a rewritten partition carries the new ``_TOTAL_BUCKETS`` and sits
-in the bucket its keys hash to, writes of existing keys then update instead of duplicating,
-and a dry run / failed / conflicting run leaves the table byte for byte as it was.
+The refusal: after ``alter --set bucket=N`` the writer would hash keys into the new layout
+while the old rows stay in the old one (two rows per key). Java refuses such a write ("Try
+to write partition ... with a new bucket num N, but the previous bucket num is M"); so do
+``write`` and ``compact`` here, with nothing changed on disk, and the commit refuses the same
+when a concurrent rescale re-laid out a partition after the writer restored its buckets.
+
+The way out, ``rescale``: after it the merged rows are exactly those before (one row per
+key, deletes stay deleted, level-0 rows of DV tables not lost), every live file of a
+rewritten partition carries the new ``_TOTAL_BUCKETS`` and sits in the bucket its keys hash
+to, writes of existing keys then update instead of duplicating, and a dry run / failed /
+conflicting run leaves the table byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -21,25 +27,14 @@ from paimon_cli.core.arrow_schema import arrow_schema, key_value_file_fields
 from paimon_cli.core.bucket import bucket_hashes, bucket_ids, bucket_key_fields
 from paimon_cli.core.catalog import FileSystemCatalog
 from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.compact.job import compact_table, plan_compaction
 from paimon_cli.core.data_file import read_data_file
 from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
 from paimon_cli.core.read import TableRead
 from paimon_cli.core.rescale import plan_rescale, rescale
-from paimon_cli.core.schema import Schema, SetOption
-from paimon_cli.core.types import parse_columns
-from paimon_cli.core.write import TableWrite, write_table
-
-
-@pytest.fixture
-def cat(tmp_path: Path) -> FileSystemCatalog:
-    return FileSystemCatalog(str(tmp_path / "wh"))
-
-
-def make(cat: FileSystemCatalog, name: str, columns: str, pk: tuple[str, ...] = (), part: tuple[str, ...] = (),
-         **options: str) -> Any:
-    cat.create_table(f"db.{name}", Schema.of(parse_columns(columns), partition_keys=part, primary_keys=pk,
-                                             options=dict(options)))
-    return cat.get_table(f"db.{name}")
+from paimon_cli.core.schema import SetOption
+from paimon_cli.core.write import TableWrite, write_table, write_table_result
+from tests.core.test_write import cat, make  # noqa: F401 - the cat fixture
 
 
 class Inputs:
@@ -94,6 +89,111 @@ def check_layout(table: Any, partition_buckets: dict[bytes, int]) -> None:
 
 def part(table: Any, value: str) -> bytes:
     return binary_row.serialize([value], table.schema.partition_types)
+
+
+def rebucket(cat: FileSystemCatalog, name: str, n: int) -> Any:
+    cat.alter_table(f"db.{name}", [SetOption("bucket", str(n))])
+    return cat.get_table(f"db.{name}")
+
+
+# ---------------------------------------------------------------------------------------
+# The refusal of write / compact / commit
+# ---------------------------------------------------------------------------------------
+
+
+def test_write_into_a_partition_of_another_bucket_number_is_refused(cat: FileSystemCatalog, csv: Inputs) -> None:
+    t = make(cat, "p", "id BIGINT NOT NULL, v STRING, dt STRING NOT NULL", ("id", "dt"), ("dt",), bucket="2")
+    write_table(t, csv("id,v,dt\n1,a,x\n2,b,x\n3,c,x\n4,d,y\n"))
+    t = rebucket(cat, "p", 5)
+    before = tree(t.path)
+    with pytest.raises(InvalidInput) as ei:
+        write_table(t, csv("id,v,dt\n1,A,x\n2,B,x\n3,C,x\n"))
+    msg = str(ei.value)
+    assert "partition dt=x" in msg and "2 buckets" in msg and "bucket option is 5" in msg
+    assert "paimon-cli rescale db.p --partition dt=x" in msg
+    assert tree(t.path) == before  # nothing written, nothing left behind
+    assert rows(t) == [(1, "a", "x"), (2, "b", "x"), (3, "c", "x"), (4, "d", "y")]
+    # a partition without files takes the new layout; an overwrite replaces the old one
+    write_table(t, csv("id,v,dt\n7,n,z\n"))
+    snap = write_table(t, csv("id,v,dt\n1,A,x\n"), overwrite=True)
+    assert snap is not None
+    by_part: dict[bytes, set[int]] = {}
+    for e in t.store_scan.plan(snap):
+        by_part.setdefault(e.partition, set()).add(e.total_buckets)
+    assert by_part == {part(t, "x"): {5}, part(t, "y"): {2}, part(t, "z"): {5}}
+    assert rows(t) == [(1, "A", "x"), (4, "d", "y"), (7, "n", "z")]
+
+
+def test_unpartitioned_and_append_tables_are_refused_too(cat: FileSystemCatalog, csv: Inputs) -> None:
+    t = make(cat, "u", "id BIGINT NOT NULL, v STRING", ("id",), bucket="2")
+    write_table(t, csv("id,v\n1,a\n2,b\n3,c\n"))
+    t = rebucket(cat, "u", 5)
+    before = tree(t.path)
+    with pytest.raises(InvalidInput, match=r"db\.u holds files written with 2 buckets.*paimon-cli rescale db\.u$"):
+        write_table(t, csv("id,v\n3,C\n"))
+    assert tree(t.path) == before
+
+    a = make(cat, "a", "id BIGINT, v STRING", bucket="2", **{"bucket-key": "id"})
+    write_table(a, csv("id,v\n1,a\n2,b\n"))
+    a = rebucket(cat, "a", 3)
+    before = tree(a.path)
+    with pytest.raises(InvalidInput, match="rescale db.a"):
+        write_table(a, csv("id,v\n3,c\n"))
+    assert tree(a.path) == before
+
+
+def test_dynamic_and_unaware_tables_are_not_affected(cat: FileSystemCatalog, csv: Inputs) -> None:
+    d = make(cat, "d", "id BIGINT NOT NULL, v STRING", ("id",), bucket="-1")
+    write_table(d, csv("id,v\n1,a\n2,b\n"))
+    write_table(d, csv("id,v\n1,A\n"))
+    assert rows(d) == [(1, "A"), (2, "b")]
+    a = make(cat, "a", "id BIGINT, v STRING")
+    write_table(a, csv("id,v\n1,a\n"))
+    write_table(a, csv("id,v\n1,a\n"))
+    assert rows(a) == [(1, "a"), (1, "a")]
+
+
+def test_compact_is_refused(cat: FileSystemCatalog, csv: Inputs) -> None:
+    t = make(cat, "p", "id BIGINT NOT NULL, v STRING, dt STRING NOT NULL", ("id", "dt"), ("dt",), bucket="2")
+    for i in range(3):
+        write_table(t, csv(f"id,v,dt\n1,a{i},x\n2,b{i},y\n"), options={"write-only": "true"})
+    t = rebucket(cat, "p", 4)
+    before = tree(t.path)
+    with pytest.raises(InvalidInput, match=r"compact: partition dt=x .*2 buckets.*rescale db\.p --partition dt=x"):
+        compact_table(t, full=True)
+    with pytest.raises(InvalidInput, match="compact: partition dt=y"):
+        plan_compaction(t, partitions=["dt=y"])
+    assert tree(t.path) == before
+
+
+def test_commit_refuses_an_append_into_a_partition_rescaled_meanwhile(cat: FileSystemCatalog, csv: Inputs) -> None:
+    t = make(cat, "p", "id BIGINT NOT NULL, v STRING, dt STRING NOT NULL", ("id", "dt"), ("dt",), bucket="2")
+    write_table(t, csv("id,v,dt\n1,a,x\n2,b,x\n3,c,x\n"))
+    # a writer restores its buckets (2) ...
+    tw = TableWrite(t)
+    tw.write_arrow(pa.Table.from_pylist([{"id": 1, "v": "A", "dt": "x"}], schema=arrow_schema(list(t.schema.fields))))
+    messages = tw.prepare_commit()
+    assert tw.restored_snapshot_id == 1
+    # ... while the partition is rewritten with 5 buckets
+    t5 = rebucket(cat, "p", 5)
+    write_table(t5, csv("id,v,dt\n1,a,x\n2,b,x\n3,c,x\n"), overwrite=True)
+    before = tree(t.path)
+    with pytest.raises(CommitConflict, match="partition dt=x changed from 5 to 2"):
+        FileStoreCommit(t).commit(messages, "APPEND", restored_snapshot_id=tw.restored_snapshot_id)
+    ours = {str(Path(p).relative_to(t.path)) for p in tw.written}
+    assert ours and ours <= set(before)
+    tw.abort()
+    assert tree(t.path) == {k: v for k, v in before.items() if k not in ours}  # no snapshot, no manifest
+    assert rows(t5) == [(1, "a", "x"), (2, "b", "x"), (3, "c", "x")]
+    # the same write commits fine when nothing re-laid the partition out since it restored
+    r = write_table_result(t5, csv("id,v,dt\n1,Z,x\n"))
+    assert r.snapshot is not None
+    assert rows(t5) == [(1, "Z", "x"), (2, "b", "x"), (3, "c", "x")]
+
+
+# ---------------------------------------------------------------------------------------
+# rescale
+# ---------------------------------------------------------------------------------------
 
 
 def pk_table(cat: FileSystemCatalog, csv: Inputs, name: str = "p", **options: str) -> Any:
@@ -238,6 +338,17 @@ def test_merge_engines_and_changelog_input(cat: FileSystemCatalog, csv: Inputs) 
     assert {str(p) for p in Path(t.path).rglob("changelog-*")} == before  # and writes none
     write_table(t, csv("id,n,s\n1,100,z\n"))
     assert rows(t)[0] == (1, 111, "z")
+
+    lk = make(cat, "lk", "id BIGINT NOT NULL, s STRING", ("id",), bucket="2", **{"changelog-producer": "lookup"})
+    write_table(lk, csv("id,s\n1,a\n2,b\n3,c\n"))
+    write_table(lk, csv("id,s\n1,x\n4,d\n"), options={"write-only": "true"})
+    expected = rows(lk)
+    before = {str(p) for p in Path(lk.path).rglob("changelog-*")}
+    rescale(lk, bucket_num=3)
+    lk = cat.get_table("db.lk")
+    assert rows(lk) == expected == [(1, "x"), (2, "b"), (3, "c"), (4, "d")]
+    assert lk.snapshot_manager.latest_snapshot().changelog_manifest_list is None
+    assert {str(p) for p in Path(lk.path).rglob("changelog-*")} == before  # the compaction's changelog is gone
 
 
 def test_small_write_buffer_gives_one_sorted_run_per_bucket(cat: FileSystemCatalog, csv: Inputs) -> None:
