@@ -30,9 +30,11 @@ Spark procedure); :func:`rescale` is that procedure:
   :func:`core.compact.sort.commit_partition_rewrite`): a concurrent commit into those
   partitions fails it with CommitConflict (exit 5) and every file written is deleted again.
 
-Postpone-bucket tables (``bucket = -2``) keep their rows in bucket ``-2`` until a
-compaction assigns them; rescaling them means reading those files too and is planned:
-the plan keeps postponed files apart (``PartitionRescale.postponed_files``) and refuses them.
+Postpone-bucket tables (``bucket = -2``) keep new rows in bucket ``-2`` until a compaction
+assigns them a real bucket; rescaling them means reading those files too (Java's procedure
+reads only real buckets and needs ``bucket_num``). That is not supported yet: the table is
+refused by :func:`check_rescalable`, and postponed files met by :func:`plan_rescale` -- where
+they would join their partition's inputs -- are refused there.
 """
 
 from __future__ import annotations
@@ -124,7 +126,6 @@ class PartitionRescale:
     label: str  # k=v,k2=v2 ("" for an unpartitioned table)
     current_buckets: int  # the _TOTAL_BUCKETS of its live files
     entries: list[ManifestEntry] = field(default_factory=list, repr=False)
-    postponed_files: int = 0  # bucket -2 files (refused for now; see the module docstring)
 
     @property
     def files(self) -> int:
