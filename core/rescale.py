@@ -23,7 +23,8 @@ Spark procedure); :func:`rescale` is that procedure:
   first-row tables, and an INSERT OVERWRITE from it would lose rows not compacted yet) and
   writes them as INSERT OVERWRITE does -- fresh ``+I`` records, sequence numbers from 0, no
   changelog (Java's overwrite commits none) -- through :class:`core.write.TableWrite`, one
-  old bucket at a time, so memory stays bounded by the largest bucket plus the write buffer.
+  old bucket at a time, so memory stays bounded by a few buckets (the reader decodes ahead)
+  plus the write buffer.
   Primary-key buckets are then fully compacted (one sorted run on the top level; deletion-
   vector and first-row readers never see level 0), and everything is committed as ONE
   OVERWRITE snapshot pinned to the snapshot read (shared with sort compaction,
