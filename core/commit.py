@@ -162,6 +162,7 @@ class FileStoreCommit:
         identifier: int = BATCH_COMMIT_IDENTIFIER,
         watermark: int | None = None,
         base_snapshot_id: int | None = None,
+        restored_snapshot_id: int | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot; returns it, or None when there was nothing to commit.
 
@@ -174,6 +175,10 @@ class FileStoreCommit:
         ``base_snapshot_id`` pins an overwrite to the snapshot its new files were computed
         from: if any later non-COMPACT snapshot added data files in the overwritten scope, the
         commit fails with CommitConflict instead of silently deleting them (apache/paimon#4802).
+
+        ``restored_snapshot_id`` (appends of fixed-bucket writers): the snapshot the writer
+        restored its buckets from; a partition re-laid out with another bucket number since
+        fails the commit with CommitConflict.
         """
         kind = commit_kind.upper()
         if kind not in COMMIT_KINDS:
@@ -199,13 +204,20 @@ class FileStoreCommit:
             kind = "OVERWRITE"  # Java 1.3+ labelling: the append rewrote or deleted something
         check = kind != "APPEND"
         changes = _Changes(table_entries, changelog_entries, index_entries)
-        return self._try_commit(lambda latest: changes, kind, check, identifier, watermark, props)
+
+        def build(latest: Snapshot | None) -> _Changes:
+            if restored_snapshot_id is not None:
+                self._check_layout_kept(restored_snapshot_id, latest, table_entries)
+            return changes
+
+        return self._try_commit(build, kind, check, identifier, watermark, props)
 
     def commit_increments(
         self,
         append: Sequence[CommitMessage],
         compact: Sequence[CommitMessage],
         properties: Mapping[str, str] | None = None,
+        restored_snapshot_id: int | None = None,
     ) -> list[Snapshot]:
         """A writer's two increments as Java commits them: an APPEND snapshot, then a COMPACT one.
 
@@ -213,7 +225,8 @@ class FileStoreCommit:
         committed; the raised error then carries it as ``committed`` for the caller's report.
         """
         out: list[Snapshot] = []
-        snap = self.commit(append, "APPEND", properties=properties) if append else None
+        snap = (self.commit(append, "APPEND", properties=properties, restored_snapshot_id=restored_snapshot_id)
+                if append else None)
         if snap is not None:
             out.append(snap)
         try:
@@ -872,16 +885,7 @@ class FileStoreCommit:
         where = f"snapshot {latest.id}" if latest is not None else "the empty table"
 
         if kind != "OVERWRITE":
-            buckets: dict[bytes, int] = {}
-            for e in [*base, *delta]:
-                if e.total_buckets <= 0:
-                    continue
-                old = buckets.setdefault(e.partition, e.total_buckets)
-                if old != e.total_buckets:
-                    raise CommitConflict(
-                        f"total buckets of partition {self._partition_str(e.partition)} changed from {old} to "
-                        f"{e.total_buckets} without overwrite"
-                    )
+            self._check_same_total_buckets(base, delta)
 
         live: dict[tuple[Any, ...], ManifestEntry] = {e.identifier(): e for e in base}
         for e in delta:
@@ -920,6 +924,30 @@ class FileStoreCommit:
                         f"LSM conflict in partition {self._partition_str(part)}, bucket {bucket}, level {level}: "
                         f"key ranges of {a[2].file.file_name} and {b[2].file.file_name} overlap; give up committing"
                     )
+
+    def _check_same_total_buckets(self, base: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
+        """A fixed-bucket partition keeps one bucket number until it is overwritten."""
+        buckets: dict[bytes, int] = {}
+        for e in [*base, *delta]:
+            if e.total_buckets <= 0:
+                continue
+            old = buckets.setdefault(e.partition, e.total_buckets)
+            if old != e.total_buckets:
+                raise CommitConflict(
+                    f"total buckets of partition {self._partition_str(e.partition)} changed from {old} to "
+                    f"{e.total_buckets} without overwrite; give up committing"
+                )
+
+    def _check_layout_kept(self, restored_id: int, latest: Snapshot | None, delta: list[ManifestEntry]) -> None:
+        """A fixed-bucket writer hashed its rows with the bucket numbers it restored at snapshot
+        ``restored_id`` (0: the empty table); when a partition it writes was re-laid out since
+        (a rescale or overwrite with another bucket number), its files would put keys in a
+        second bucket. APPENDs skip the conflict checks, so this is their only guard."""
+        if latest is None or latest.id == restored_id:
+            return
+        adds = [e for e in delta if e.kind == FileKind.ADD and e.total_buckets > 0]
+        if adds:
+            self._check_same_total_buckets(self._live_entries(latest, None, {e.partition for e in adds}), adds)
 
     def _check_deletion_vector_conflicts(self, latest: Snapshot | None, changes: _Changes) -> None:
         """Deletion vectors written meanwhile must not be lost: their rows would come back.

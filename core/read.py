@@ -113,7 +113,8 @@ class TableRead:
 
     ``keep_deletes`` keeps retract rows of the merge (``$audit_log``), ``with_row_kind`` adds
     a leading ``rowkind`` column, ``top_level_only`` reads only the max level of primary-key
-    tables (``$ro``).
+    tables (``$ro``), ``all_levels`` reads level 0 of deletion-vector / first-row tables too
+    (the rows a full compaction would merge, for rewrites that must not lose them).
     """
 
     def __init__(
@@ -127,6 +128,7 @@ class TableRead:
         keep_deletes: bool = False,
         with_row_kind: bool = False,
         top_level_only: bool = False,
+        all_levels: bool = False,
     ) -> None:
         self.snapshot = table.resolve_snapshot(at)
         if at is not None and not at.is_latest:
@@ -153,6 +155,7 @@ class TableRead:
         self.keep_deletes = keep_deletes
         self.with_row_kind = with_row_kind
         self.top_level_only = top_level_only
+        self.all_levels = all_levels
         self.is_pk = bool(self.schema.primary_keys)
         self._plan: ReadPlan | None = None
 
@@ -253,6 +256,8 @@ class TableRead:
         return plan
 
     def _skip_level0(self) -> bool:
+        if self.all_levels:
+            return False
         return self.options.deletion_vectors_enabled or self.options.merge_engine == "first-row"
 
     def _stats_predicate(self) -> Predicate | None:
