@@ -17,6 +17,7 @@ from paimon_cli.options import (
     open_catalog,
     parse_branch,
     parse_identifier,
+    time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -38,9 +39,7 @@ def expire(
     ] = None,
     older_than: Annotated[
         Optional[str],
-        typer.Option("--older-than", metavar="AGE|TIME",
-                     help="Expire only snapshots older than a duration (2h, 30 min, 7 d) or an ISO-8601 time "
-                          "(default: snapshot.time-retained, 1 h)."),
+        time_option("--older-than", "Expire only snapshots older than this (default: snapshot.time-retained, 1 h)."),
     ] = None,
     max_deletes: Annotated[
         Optional[int],
@@ -74,16 +73,17 @@ def expire(
         paimon-cli expire shop.orders --retain-min 5 --older-than 2h
         paimon-cli expire shop.orders --older-than 2024-05-01T00:00:00 --max-deletes 500 -o json
     """
-    from paimon_cli.core.expire import ExpirePolicy, apply_expire, parse_older_than, plan_expire
+    from paimon_cli.core.durations import parse_point_in_time
+    from paimon_cli.core.expire import ExpirePolicy, apply_expire, plan_expire
     from paimon_cli.core.system_tables import Rows
 
     ident = parse_identifier(identifier)
     branch_name = parse_branch(branch)
-    time_ms, cutoff = (None, None) if older_than is None else parse_older_than(older_than)
+    cutoff = None if older_than is None else parse_point_in_time(older_than, "--older-than")
     catalog = open_catalog(warehouse, fs_option)
     table = catalog.get_table(ident.full_name, branch_name)
-    policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, time_retained_millis=time_ms,
-                          older_than_millis=cutoff, max_deletes=max_deletes, changelog=changelog)
+    policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
+                          max_deletes=max_deletes, changelog=changelog)
     plans = [plan_expire(table, policy)]
     for n in plans[0].notes:
         note(f"note: {n}")

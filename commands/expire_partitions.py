@@ -15,6 +15,7 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
+    duration_option,
     open_catalog,
     parse_branch,
     parse_identifier,
@@ -29,9 +30,8 @@ class Strategy(str, Enum):
 
 def expire_partitions(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Partitioned table.")],
-    expiration_time: Annotated[Optional[str], typer.Option(
-        "--expiration-time", metavar="DURATION",
-        help="Expire partitions older than this (e.g. 30d, 12h; default: partition.expiration-time).")] = None,
+    expiration_time: Annotated[Optional[str], duration_option(
+        "--expiration-time", "Expire partitions older than this (default: partition.expiration-time).")] = None,
     timestamp_formatter: Annotated[Optional[str], typer.Option(
         "--timestamp-formatter", metavar="PATTERN",
         help="Java DateTimeFormatter pattern of the partition time, e.g. yyyyMMdd "
@@ -67,6 +67,7 @@ def expire_partitions(
         paimon-cli expire-partitions shop.events --expiration-time 7d \\
             --timestamp-pattern '$dt $hour:00:00' --timestamp-formatter 'yyyy-MM-dd HH:mm:ss' --dry-run
     """
+    from paimon_cli.core.durations import parse_duration
     from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.options import parse_duration_millis
     from paimon_cli.core.partition_expire import JavaDateTimePattern, expire_partitions as run
@@ -75,9 +76,7 @@ def expire_partitions(
         JavaDateTimePattern(timestamp_formatter)  # bad pattern: refused before any I/O
     seconds = None
     if expiration_time is not None:
-        seconds = parse_duration_millis(expiration_time, "--expiration-time") / 1000.0
-        if seconds <= 0:
-            raise InvalidInput(f"--expiration-time {expiration_time!r}: must be a positive duration")
+        seconds = parse_duration(expiration_time, "--expiration-time", positive=True) / 1000.0
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
     if seconds is None:

@@ -17,6 +17,7 @@ from paimon_cli.options import (
     open_catalog,
     parse_branch,
     parse_identifier,
+    time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -27,15 +28,18 @@ def remove_orphan_files(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to clean.")],
     older_than: Annotated[
         Optional[str],
-        typer.Option(
-            "--older-than",
-            metavar="DURATION|ISO",
-            help="Only files last modified before this: a duration back from now (1d, 36h, 90min, P1D) or an "
-            "ISO-8601 time. Default 1d; under 1 hour needs --force.",
-        ),
+        time_option("--older-than", "Only files last modified before this (default: 1d; under 1 hour needs --force)."),
     ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Allow --older-than under 1 hour (no writer may be running).")
+    ] = False,
+    external_paths: Annotated[
+        bool,
+        typer.Option(
+            "--external-paths",
+            help="Also clean the table's data-file.external-paths roots; refused (exit 6) if any other table "
+            "of the warehouse uses an overlapping location.",
+        ),
     ] = False,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
@@ -51,18 +55,20 @@ def remove_orphan_files(
     unreadable stops the run with exit 6 and nothing is deleted. Prints one row per file
     (and empty directory) deleted, or that would be with --dry-run. Files are shared by all
     branches, so --branch only selects how the table is opened; the whole table is cleaned.
+    Only the table directory is cleaned unless --external-paths is given.
 
     \b
     Example:
         paimon-cli remove-orphan-files shop.orders --dry-run -o json
         paimon-cli remove-orphan-files shop.orders --older-than 3d
+        paimon-cli remove-orphan-files shop.orders --external-paths --dry-run
     """
     from paimon_cli.core.orphans import plan_remove_orphans, remove_orphans
     from paimon_cli.core.system_tables import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-    plan = plan_remove_orphans(table, older_than, force)
+    plan = plan_remove_orphans(table, older_than, force, external_paths=external_paths)
     rel = len(table.path.rstrip("/")) + 1
 
     def short(path: str) -> str:
@@ -86,5 +92,17 @@ def remove_orphan_files(
         f"{len(dirs)} empty directories; files older than {cutoff} considered: {plan.candidates}, "
         f"used names: {len(plan.used.names)}, directories listed: {plan.dirs_listed}"
     )
+    if plan.unscanned_external_roots:
+        note(
+            f"not scanned: data-file.external-paths {', '.join(plan.unscanned_external_roots)} "
+            "(--external-paths cleans them when no other table of the warehouse uses them)"
+        )
+    if external_paths and not plan.external_roots:
+        note("--external-paths: the table configures no data-file.external-paths")
+    if plan.external_roots:
+        note(
+            f"scanned external roots {', '.join(plan.external_roots)}: no location of the "
+            f"{plan.tables_checked} other tables of the warehouse overlaps them"
+        )
     if kept:
         note(f"kept {len(kept)} planned files that became used while running (e.g. {short(kept[0].path)})")

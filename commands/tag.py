@@ -15,9 +15,11 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
+    duration_option,
     open_catalog,
     parse_branch,
     parse_identifier,
+    time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -39,13 +41,11 @@ def tag(
     new_name: Annotated[Optional[str], typer.Argument(metavar="NEW_NAME", help="rename: the new name.")] = None,
     snapshot: Annotated[Optional[int], typer.Option(
         "--snapshot", metavar="ID", min=1, help="create: the snapshot to tag (default: latest).")] = None,
-    time_retained: Annotated[Optional[str], typer.Option(
-        "--time-retained", metavar="DURATION",
-        help="create: keep the tag this long (e.g. 7d, 12h), then `tag expire` deletes it "
-             "(default: the table's tag.default-time-retained).")] = None,
-    older_than: Annotated[Optional[str], typer.Option(
-        "--older-than", metavar="ISO|MILLIS",
-        help="expire: also expire tags created before this time (as Java 1.x expire_tags).")] = None,
+    time_retained: Annotated[Optional[str], duration_option(
+        "--time-retained", "create: keep the tag this long, then `tag expire` deletes it "
+                           "(default: the table's tag.default-time-retained).")] = None,
+    older_than: Annotated[Optional[str], time_option(
+        "--older-than", "expire: also expire tags created before this (as Java 1.x expire_tags).")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
@@ -71,20 +71,14 @@ def tag(
     act = TagAction(action)
     _check_args(act, name, new_name, snapshot, time_retained, older_than, dry_run)
     from paimon_cli.core import tags as core_tags
+    from paimon_cli.core.durations import parse_duration, parse_point_in_time
 
-    retained = core_tags.parse_time_retained(time_retained) if time_retained is not None else None
+    retained = None if time_retained is None else parse_duration(time_retained, "--time-retained", positive=True) / 1000
     older = None
     if older_than is not None:
         import datetime as dt
 
-        from paimon_cli.options import parse_timestamp_millis
-
-        from paimon_cli.core.errors import InvalidInput
-
-        try:
-            older = dt.datetime.fromtimestamp(parse_timestamp_millis(older_than) / 1000)
-        except InvalidInput:
-            raise InvalidInput(f"--older-than {older_than!r}: expected epoch millis or ISO-8601 date-time") from None
+        older = dt.datetime.fromtimestamp(parse_point_in_time(older_than, "--older-than") / 1000)  # local, as tags
     if name is not None and act is not TagAction.delete:
         core_tags.validate_tag_name(name)
     if new_name is not None:

@@ -8,7 +8,8 @@
 #   inspect --branch --debug --fs-option --output --snapshot --tag --timestamp --warehouse --wide -o -w
 #   read --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w
 #   compact --branch --debug --engine --fs-option --full --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --spark-conf --spark-master --warehouse --where --wide -o -w
-#   remove-orphan-files --branch --debug --dry-run --force --fs-option --older-than --output --warehouse --wide -o -w
+#   rescale --branch --bucket-num --debug --dry-run --fs-option --output --partition --warehouse --wide -o -w
+#   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --older-than --output --warehouse --wide -o -w
 #   rewrite-file-index --branch --debug --dry-run --fs-option --output --partition --warehouse --where --wide -o -w
 #   rollback --branch --debug --dry-run --fs-option --output --snapshot --tag --warehouse --wide -o -w
 #   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --retain-max --retain-min --warehouse --wide -o -w

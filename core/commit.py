@@ -11,13 +11,15 @@ One ``commit`` call publishes at most one snapshot (FORMAT-FACTS 7):
 4. the **index manifest** (a full listing; its name is reused when nothing changed);
 5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST.
 
-A lost race (``snapshot-N`` already exists) deletes what this attempt wrote, re-reads the
-latest snapshot, re-checks conflicts and retries with Java's back-off
-(``min(commit.min-retry-wait * 2^n, commit.max-retry-wait)`` + up to 20 % jitter) up to
-``commit.max-retries``. A real conflict (deleting a file that is gone, adding one twice, LSM
-key ranges overlapping on a level >= 1, bucket count changing without overwrite) raises
-``CommitConflict`` with nothing committed. Files referenced by a published snapshot are never
-deleted.
+A lost race (``snapshot-N`` verified to hold another writer's snapshot) deletes what this
+attempt wrote, re-reads the latest snapshot, re-checks conflicts and retries with Java's
+back-off (``min(commit.min-retry-wait * 2^n, commit.max-retry-wait)`` + up to 20 % jitter) up
+to ``commit.max-retries``. A publish whose outcome cannot be learnt (the put failed, timed out
+or met an S3 409, and reading snapshot-N back did not settle it) raises OutcomeUnknown: nothing
+is deleted and nothing is retried under another id. A real conflict (deleting a file that is
+gone, adding one twice, LSM key ranges overlapping on a level >= 1, bucket count changing
+without overwrite) raises ``CommitConflict`` with nothing committed. Files referenced by a
+published snapshot are never deleted.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, PaimonError, UnsafeRefused
+from .errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
 from .fileio import join
 from .index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile
 from .interrupt import commit_attempt
@@ -88,6 +90,11 @@ class _Changes:
     table: list[ManifestEntry]
     changelog: list[ManifestEntry]
     index: list[IndexManifestEntry]
+
+
+# rounds of re-reading (and re-putting) a snapshot whose publish outcome is open, with the
+# commit's retry back-off between them (10 ms .. 1.3 s, about 2.5 s in all, by default)
+_PUBLISH_VERIFY_ROUNDS = 8
 
 
 class _LostRace(Exception):
@@ -156,6 +163,7 @@ class FileStoreCommit:
         identifier: int = BATCH_COMMIT_IDENTIFIER,
         watermark: int | None = None,
         base_snapshot_id: int | None = None,
+        restored_snapshot_id: int | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot; returns it, or None when there was nothing to commit.
 
@@ -168,6 +176,10 @@ class FileStoreCommit:
         ``base_snapshot_id`` pins an overwrite to the snapshot its new files were computed
         from: if any later non-COMPACT snapshot added data files in the overwritten scope, the
         commit fails with CommitConflict instead of silently deleting them (apache/paimon#4802).
+
+        ``restored_snapshot_id`` (appends of fixed-bucket writers): the snapshot the writer
+        restored its buckets from; a partition re-laid out with another bucket number since
+        fails the commit with CommitConflict.
         """
         kind = commit_kind.upper()
         if kind not in COMMIT_KINDS:
@@ -193,13 +205,20 @@ class FileStoreCommit:
             kind = "OVERWRITE"  # Java 1.3+ labelling: the append rewrote or deleted something
         check = kind != "APPEND"
         changes = _Changes(table_entries, changelog_entries, index_entries)
-        return self._try_commit(lambda latest: changes, kind, check, identifier, watermark, props)
+
+        def build(latest: Snapshot | None) -> _Changes:
+            if restored_snapshot_id is not None:
+                self._check_layout_kept(restored_snapshot_id, latest, table_entries)
+            return changes
+
+        return self._try_commit(build, kind, check, identifier, watermark, props)
 
     def commit_increments(
         self,
         append: Sequence[CommitMessage],
         compact: Sequence[CommitMessage],
         properties: Mapping[str, str] | None = None,
+        restored_snapshot_id: int | None = None,
     ) -> list[Snapshot]:
         """A writer's two increments as Java commits them: an APPEND snapshot, then a COMPACT one.
 
@@ -207,7 +226,8 @@ class FileStoreCommit:
         committed; the raised error then carries it as ``committed`` for the caller's report.
         """
         out: list[Snapshot] = []
-        snap = self.commit(append, "APPEND", properties=properties) if append else None
+        snap = (self.commit(append, "APPEND", properties=properties, restored_snapshot_id=restored_snapshot_id)
+                if append else None)
         if snap is not None:
             out.append(snap)
         try:
@@ -470,9 +490,11 @@ class FileStoreCommit:
             retry += 1
 
     def _retry_wait(self, retry: int) -> None:
+        time.sleep(self._retry_wait_ms(retry) / 1000.0)
+
+    def _retry_wait_ms(self, retry: int) -> float:
         wait = min(self.min_retry_wait_ms * (2**retry), self.max_retry_wait_ms)
-        wait += random.randrange(max(1, int(wait * 0.2)))
-        time.sleep(wait / 1000.0)
+        return wait + random.randrange(max(1, int(wait * 0.2)))
 
     @staticmethod
     def _next_id(latest: Snapshot | None) -> int:
@@ -505,27 +527,8 @@ class FileStoreCommit:
         data = snapshot.to_json().encode("utf-8")
         if self._before_publish is not None:
             self._before_publish(new_id)
-        try:
-            published = self.file_io.try_write_atomic(path, data)
-        except CommitConflict:
-            # S3 409: a concurrent conditional put on the same key is in flight; ours did not land
-            published = False
-        except UnsafeRefused:
-            self._cleanup(written)  # the store cannot publish safely: nothing was written
-            raise
-        except Exception as e:
-            if self._published_ours(path, data):
-                published = True
-            else:
-                self.outcome_unknown = True
-                raise PaimonError(
-                    f"{path}: publishing the snapshot failed ({type(e).__name__}: {e}); cannot tell whether "
-                    "it landed, so the manifests of this attempt are kept"
-                ) from e
-        if not published and self._published_ours(path, data):
-            published = True  # a retried put whose first try had landed
-        if not published:
-            self._cleanup(written)
+        if not self._publish(path, data, new_id, written):
+            self._cleanup(written)  # snapshot-N verified to be another writer's
             raise _LostRace()
         self.published.append(new_id)
         try:
@@ -534,11 +537,34 @@ class FileStoreCommit:
             log.warning("snapshot %d committed but the LATEST hint could not be written: %s", new_id, e)
         return snapshot
 
-    def _published_ours(self, path: str, data: bytes) -> bool:
+    def _publish(self, path: str, data: bytes, new_id: int, written: list[str]) -> bool:
+        """Publish snapshot-N: True if it is ours, False if another writer's (both verified).
+
+        Between sending the put and learning its outcome ``outcome_unknown`` is set, so a
+        caller cleaning up after an interrupt keeps everything the snapshot may reference.
+        An outcome that stays unknown raises OutcomeUnknown and deletes nothing; it is not
+        retried under the next id either, which could publish the same change twice.
+        """
+        was_unknown = self.outcome_unknown
+        self.outcome_unknown = True
+        waits = [self._retry_wait_ms(i) for i in range(_PUBLISH_VERIFY_ROUNDS)]
         try:
-            return self.file_io.read_bytes(path) == data
+            ours = self.file_io.try_write_atomic(path, data, waits)
+        except OutcomeUnknown as e:
+            cause = e.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(e)
+            raise OutcomeUnknown(
+                f"commit to {self.table.identifier}: the outcome of publishing snapshot {new_id} is unknown "
+                f"({detail}); "
+                f"nothing was deleted (if snapshot {new_id} is not this commit's, its files are orphans for "
+                f"remove-orphan-files); check `inspect snapshots {self.table.identifier}` before committing again"
+            ) from e
         except Exception:
-            return False
+            self.outcome_unknown = was_unknown
+            self._cleanup(written)  # FileIO's contract: nothing was written
+            raise
+        self.outcome_unknown = was_unknown
+        return ours
 
     # -- metadata writing ------------------------------------------------------------------
 
@@ -861,16 +887,7 @@ class FileStoreCommit:
         where = f"snapshot {latest.id}" if latest is not None else "the empty table"
 
         if kind != "OVERWRITE":
-            buckets: dict[bytes, int] = {}
-            for e in [*base, *delta]:
-                if e.total_buckets <= 0:
-                    continue
-                old = buckets.setdefault(e.partition, e.total_buckets)
-                if old != e.total_buckets:
-                    raise CommitConflict(
-                        f"total buckets of partition {self._partition_str(e.partition)} changed from {old} to "
-                        f"{e.total_buckets} without overwrite"
-                    )
+            self._check_same_total_buckets(base, delta)
 
         live: dict[tuple[Any, ...], ManifestEntry] = {e.identifier(): e for e in base}
         for e in delta:
@@ -909,6 +926,30 @@ class FileStoreCommit:
                         f"LSM conflict in partition {self._partition_str(part)}, bucket {bucket}, level {level}: "
                         f"key ranges of {a[2].file.file_name} and {b[2].file.file_name} overlap; give up committing"
                     )
+
+    def _check_same_total_buckets(self, base: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
+        """A fixed-bucket partition keeps one bucket number until it is overwritten."""
+        buckets: dict[bytes, int] = {}
+        for e in [*base, *delta]:
+            if e.total_buckets <= 0:
+                continue
+            old = buckets.setdefault(e.partition, e.total_buckets)
+            if old != e.total_buckets:
+                raise CommitConflict(
+                    f"total buckets of partition {self._partition_str(e.partition)} changed from {old} to "
+                    f"{e.total_buckets} without overwrite; give up committing"
+                )
+
+    def _check_layout_kept(self, restored_id: int, latest: Snapshot | None, delta: list[ManifestEntry]) -> None:
+        """A fixed-bucket writer hashed its rows with the bucket numbers it restored at snapshot
+        ``restored_id`` (0: the empty table); when a partition it writes was re-laid out since
+        (a rescale or overwrite with another bucket number), its files would put keys in a
+        second bucket. APPENDs skip the conflict checks, so this is their only guard."""
+        if latest is None or latest.id == restored_id:
+            return
+        adds = [e for e in delta if e.kind == FileKind.ADD and e.total_buckets > 0]
+        if adds:
+            self._check_same_total_buckets(self._live_entries(latest, None, {e.partition for e in adds}), adds)
 
     def _check_deletion_vector_conflicts(self, latest: Snapshot | None, changes: _Changes) -> None:
         """Deletion vectors written meanwhile must not be lost: their rows would come back.

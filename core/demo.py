@@ -81,11 +81,13 @@ def build_demo_warehouse(catalog: FileSystemCatalog) -> list[str]:
         target = arrow_schema(list(table.schema.fields))
         for data, kinds in _batches(name):
             tw = TableWrite(table)
+            commit = FileStoreCommit(table)
             try:
                 tw.write_arrow(pa.table(data).cast(target), None if kinds is None else np.array(kinds, np.int8))
-                FileStoreCommit(table).commit(tw.prepare_commit(), "APPEND")
+                commit.commit(tw.prepare_commit(), "APPEND")
             except BaseException:
-                tw.abort()
+                if not commit.may_have_published():
+                    tw.abort()
                 raise
             table = catalog.get_table(ident)
         if pk:

@@ -40,6 +40,14 @@ class CommitConflict(PaimonError):
     exit_code = 5
 
 
+class OutcomeUnknown(PaimonError):
+    """A publish (write-if-absent) whose result could not be learnt: the file may hold our
+    content or not. Not a conflict to retry (a retry could publish the same change twice);
+    nothing the file may reference may be deleted (left-overs are orphans at worst)."""
+
+    exit_code = 1
+
+
 class UnsafeRefused(PaimonError):
     """The operation could destroy data or could not prove it safe, so nothing was done."""
 

@@ -25,7 +25,6 @@ branches are protected; a data file the end snapshot still lists is never delete
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
@@ -72,8 +71,8 @@ class ExpirePolicy:
 
     retain_max: int | None = None
     retain_min: int | None = None
-    time_retained_millis: int | None = None  # --older-than 2h
-    older_than_millis: int | None = None  # --older-than <ISO-8601 timestamp>: absolute cut-off
+    time_retained_millis: int | None = None  # a retention: cut-off now - this
+    older_than_millis: int | None = None  # an absolute cut-off (``--older-than``)
     max_deletes: int | None = None
     changelog: bool = False  # expire long-lived changelogs instead of snapshots
     now_millis: int | None = None  # for tests; default: the clock
@@ -101,36 +100,6 @@ class ResolvedPolicy:
             "time_retained": self.time_retained, "cutoff_millis": self.cutoff_millis,
             "max_deletes": self.max_deletes, "changelog_decoupled": self.changelog_decoupled,
         }
-
-
-def parse_older_than(text: str, now_millis: int | None = None) -> tuple[int | None, int | None]:
-    """``2h`` / ``30 min`` / ``1 d`` (a retention) or an ISO-8601 time (an absolute cut-off).
-
-    Returns (time_retained_millis, older_than_millis); exactly one is set.
-    """
-    from .options import parse_duration_millis
-
-    t = text.strip()
-    if not t:
-        raise InvalidInput("--older-than: empty value")
-    try:
-        return parse_duration_millis(t, "--older-than"), None
-    except InvalidInput:
-        pass
-    try:
-        dt = _dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidInput(
-            f"--older-than {text!r}: expected a duration (2h, 30 min, 7 d) or an ISO-8601 time "
-            "(2024-05-01T12:00:00)"
-        ) from None
-    if dt.tzinfo is None:
-        dt = dt.astimezone()  # local time, as the rest of the CLI reads timestamps
-    millis = int(dt.timestamp() * 1000)
-    now = int(time.time() * 1000) if now_millis is None else now_millis
-    if millis > now:
-        raise InvalidInput(f"--older-than {text!r} is in the future")
-    return None, millis
 
 
 def resolve_policy(table: FileStoreTable, policy: ExpirePolicy | None = None,

@@ -10,16 +10,23 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import time
 import uuid
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Iterable
+from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
-from .errors import InvalidInput, NotFound, PaimonError
+from .errors import InvalidInput, NotFound, OutcomeUnknown, PaimonError, UnsafeRefused
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _LOCAL_PROTOCOLS = {"file", "local"}
+# waits (ms) between the rounds of a write-if-absent whose outcome is still open
+PUBLISH_RETRY_WAITS_MS: tuple[float, ...] = (50, 100, 200, 400, 800, 1600)
+
+
+class ConditionalRequestConflict(OSError):
+    """S3 409: a concurrent conditional put of the same key is in progress (outcome open)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,11 @@ class FileIO:
             _, rest = _split_scheme(path)
             return rest
         return path
+
+    def absolute(self, path: str) -> str:
+        """``path`` with a relative local path resolved against the working directory (a
+        warehouse given as ``./wh``), to compare locations; other paths unchanged."""
+        return os.path.abspath(self._p(path)) if self.is_local else path
 
     # -- reads --------------------------------------------------------------------------
 
@@ -269,7 +281,8 @@ class FileIO:
         self.fs.makedirs(self._p(path), exist_ok=True)
 
     def write_bytes(self, path: str, data: bytes, overwrite: bool = True) -> None:
-        """Plain write (hints, tags, consumers); overwrite=False fails if the file exists."""
+        """Plain write (hints, tags, consumers); overwrite=False fails if the file exists
+        (and raises :class:`OutcomeUnknown` as :meth:`try_write_atomic` does)."""
         if not overwrite:
             if not self.try_write_atomic(path, data):
                 raise PaimonError(f"{path}: already exists")
@@ -302,12 +315,55 @@ class FileIO:
             return
         self.write_bytes(path, bytes(data), overwrite=False)
 
-    def try_write_atomic(self, path: str, data: bytes) -> bool:
-        """Write-if-absent: True if this call created ``path`` whole, False if it existed.
+    def try_write_atomic(
+        self, path: str, data: bytes, retry_waits_ms: Sequence[float] = PUBLISH_RETRY_WAITS_MS
+    ) -> bool:
+        """Write-if-absent with a known outcome: True if ``path`` now holds exactly ``data``
+        from this call, False if it holds another writer's content.
+
+        The store's own answer is not trusted as final: a request retried under the hood
+        (s3fs, botocore) sees its own landed first try as "exists", and an error, a timeout
+        or an S3 409 ``ConditionalRequestConflict`` says nothing about whether the put landed
+        or is still landing. So the file is read back and compared; while it is absent after
+        a failure the same bytes are put again (harmless: only one put of a key can win), and
+        after ``retry_waits_ms`` (the waits between rounds) an unresolved outcome raises
+        :class:`OutcomeUnknown`. Any other exception means nothing was written.
+        """
+        failure: BaseException | None = None
+        exists = False  # the store said the key exists: never put again, only read it back
+        for attempt in range(len(retry_waits_ms) + 1):
+            if attempt:
+                time.sleep(retry_waits_ms[attempt - 1] / 1000.0)
+            if not exists:
+                try:
+                    if self._write_if_absent(path, data):
+                        return True
+                    exists = True
+                except UnsafeRefused:
+                    if failure is None:
+                        raise  # refused before anything was sent
+                except Exception as e:  # noqa: BLE001 - any failure leaves the outcome open
+                    failure = e
+            try:
+                return self.read_bytes(path) == data
+            except NotFound:
+                # local writes are synchronous: nothing is in flight that could still land
+                if self.is_local and not exists:
+                    assert failure is not None
+                    raise failure
+                if self.is_local and failure is None:
+                    return False  # another writer's file, deleted again since
+            except Exception as e:  # noqa: BLE001
+                failure = e
+        cause = f"{type(failure).__name__}: {failure}" if failure is not None else "it vanished after it existed"
+        raise OutcomeUnknown(f"{path}: cannot tell whether the write-if-absent landed ({cause})") from failure
+
+    def _write_if_absent(self, path: str, data: bytes) -> bool:
+        """One write-if-absent: True if it created ``path``, False if the store says it exists.
 
         Local disks: write a hidden temp file, then ``link`` it to the target (fails with
         EEXIST instead of silently replacing, unlike rename). Object stores: a conditional
-        put (``If-None-Match: *``) through fsspec's exclusive-create mode.
+        put (``If-None-Match: *``).
         """
         if self.is_local:
             self.mkdirs(parent(path))
@@ -322,8 +378,6 @@ class FileIO:
             except OSError as e:
                 if e.errno == errno.EEXIST:
                     return False
-                from .errors import UnsafeRefused
-
                 raise UnsafeRefused(
                     f"{path}: this filesystem refuses hard links ({e.strerror}), so a "
                     "no-replace publish is impossible; refusing to write"
@@ -335,8 +389,6 @@ class FileIO:
                     pass
         if self.scheme in ("s3", "s3a", "s3n"):
             return self._s3_put_if_absent(path, data)
-        from .errors import UnsafeRefused
-
         raise UnsafeRefused(
             f"{path}: no verified write-if-absent for filesystem {self.scheme!r} "
             "(only local disks and S3 conditional puts are trusted); refusing to publish"
@@ -350,8 +402,6 @@ class FileIO:
         """
         import inspect
 
-        from .errors import CommitConflict, UnsafeRefused
-
         if "mode" not in inspect.signature(self.fs._pipe_file).parameters:
             raise UnsafeRefused(
                 f"{path}: this s3fs has no conditional put (pipe_file mode='create'); "
@@ -364,8 +414,10 @@ class FileIO:
             return False
         except OSError as e:
             code = getattr(e.__cause__, "response", {}).get("Error", {}).get("Code")
-            if code == "ConditionalRequestConflict":  # 409: a concurrent conditional put
-                raise CommitConflict(f"{path}: a concurrent write is in progress; retry") from e
+            if code == "ConditionalRequestConflict":
+                # 409: another conditional put of this key is in flight -- maybe our own first
+                # try, so neither "ours" nor "theirs": try_write_atomic reads back and decides
+                raise ConditionalRequestConflict(f"{path}: S3 answered 409 ConditionalRequestConflict") from e
             raise
 
     def delete(self, path: str) -> None:

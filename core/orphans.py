@@ -2,10 +2,14 @@
 
 Candidates and "used" names follow Java's OrphanFilesClean / LocalOrphanFilesClean
 (FORMAT-FACTS §15): files older than a cutoff in ``manifest/``, ``index/``, ``statistics/``,
-every ``bucket-*`` directory under the partition directories (and external data paths),
-plus leftovers (e.g. ``.snapshot-7.<uuid>.tmp``) in each branch's ``snapshot/`` and
-``changelog/``. Differences, all towards keeping data:
+every ``bucket-*`` directory under the partition directories, plus leftovers (e.g.
+``.snapshot-7.<uuid>.tmp``) in each branch's ``snapshot/`` and ``changelog/``. Differences,
+all towards keeping data:
 
+* ``data-file.external-paths`` roots are not scanned unless asked for, and then only when no
+  other table of the warehouse uses an overlapping location (core/external_roots.py: Java
+  scans them always, and deletes the live files of every table sharing the root); inside
+  them only ``<partition keys>/bucket-N/`` files named like Paimon data files are candidates;
 * fail closed (core/used_files.py): anything unreadable stops the run with exit 6;
 * an empty used set while the table holds files is refused (apache/paimon#7710);
 * the latest snapshot and the tags of every branch are re-read just before deleting and
@@ -20,13 +24,11 @@ run prints exactly the list a real run right after deletes.
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import InvalidInput, UnsafeRefused
+from .errors import UnsafeRefused
 from .fileio import FileStatus, join, parent
 from .paths import MAIN_BRANCH, branch_path
 from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
@@ -60,6 +62,9 @@ class OrphanPlan:
     candidates: int  # old-enough files looked at
     dirs_listed: int  # listings made
     dirs_distinct: int = 0  # distinct directories listed (== dirs_listed: each listed once)
+    external_roots: list[str] = field(default_factory=list)  # scanned (--external-paths)
+    unscanned_external_roots: list[str] = field(default_factory=list)  # configured, left alone
+    tables_checked: int = 0  # other tables of the warehouse whose locations were compared
 
     @property
     def total_bytes(self) -> int:
@@ -82,55 +87,23 @@ class OrphanResult:
 # cutoff
 # ---------------------------------------------------------------------------------------
 
-_UNIT_MILLIS = {
-    "ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000, "h": HOUR_MILLIS, "hour": HOUR_MILLIS,
-    "hours": HOUR_MILLIS, "d": DAY_MILLIS, "day": DAY_MILLIS, "days": DAY_MILLIS, "w": 7 * DAY_MILLIS,
-}
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]+)\s*$")
-
-
 def resolve_cutoff(older_than: str | None, now_millis: int, force: bool = False) -> int:
-    """``--older-than`` to an epoch-millis cutoff: a duration (``1d``, ``36h``, ``90min``,
-    ``P1D``/``PT2H``) counts back from now, an ISO-8601 time (naive = local time, as Java's
-    ``older_than`` timestamp) is taken as is. Default now - 1 day. A cutoff later than now is
-    invalid (Java rejects it too); one less than an hour ago is refused unless ``force``.
+    """``--older-than`` (core.durations' point-in-time grammar; one later than now is invalid,
+    as in Java) to an epoch-millis cutoff, default now - 1 day. One less than an hour ago is
+    refused unless ``force``: files of writes in progress could be deleted.
     """
-    if older_than is None or not older_than.strip():
+    from .durations import parse_point_in_time
+
+    if older_than is None:
         cutoff = now_millis - DAY_MILLIS
     else:
-        text = older_than.strip()
-        cutoff = _parse_older_than(text, now_millis)
-    if cutoff > now_millis:
-        raise InvalidInput(
-            f"--older-than {older_than!r}: the cutoff is later than now; files being written right now "
-            "would be deleted"
-        )
+        cutoff = parse_point_in_time(older_than, "--older-than", now_millis)
     if now_millis - cutoff < HOUR_MILLIS and not force:
         raise UnsafeRefused(
             f"--older-than {older_than!r} is less than 1 hour ago: files of writes still in progress could be "
             "deleted; pass --force if no writer is running"
         )
     return cutoff
-
-
-def _parse_older_than(text: str, now_millis: int) -> int:
-    from .tags import parse_java_duration
-
-    m = _DURATION.fullmatch(text)
-    if m and m.group(2).lower() in _UNIT_MILLIS:
-        return now_millis - int(float(m.group(1)) * _UNIT_MILLIS[m.group(2).lower()])
-    if text[:1] in "Pp":
-        secs = parse_java_duration(text)
-        if secs is not None and secs >= 0:
-            return now_millis - int(secs * 1000)
-    s = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        value = _dt.datetime.fromisoformat(s)
-    except ValueError:
-        raise InvalidInput(
-            f"--older-than {text!r}: expected a duration (1d, 12h, 90min, P1D) or an ISO-8601 time"
-        ) from None
-    return int(value.timestamp() * 1000)  # naive -> local time
 
 
 # ---------------------------------------------------------------------------------------
@@ -159,14 +132,9 @@ def _old(s: FileStatus, cutoff: int) -> bool:
     return s.mtime_millis is not None and s.mtime_millis < cutoff
 
 
-def _data_roots(table: FileStoreTable) -> list[str]:
-    opts = table.schema.options
-    sub = opts.get("data-file.path-directory")
-    roots = [join(table.path, sub) if sub else table.path]
-    ext = opts.get("data-file.external-paths")
-    if ext:
-        roots += [p.strip() for p in ext.split(",") if p.strip()]
-    return roots
+def _data_root(table: FileStoreTable, base: str) -> str:
+    sub = table.schema.options.get("data-file.path-directory")
+    return join(base, sub) if sub else base
 
 
 def plan_remove_orphans(
@@ -174,13 +142,31 @@ def plan_remove_orphans(
     older_than: str | None = None,
     force: bool = False,
     now_millis: int | None = None,
+    external_paths: bool = False,
 ) -> OrphanPlan:
-    """What a run would delete right now (reads only; each directory listed once)."""
+    """What a run would delete right now (reads only; each directory listed once).
+
+    ``external_paths`` also scans the table's ``data-file.external-paths`` roots, refused
+    (UnsafeRefused) when another table of the warehouse claims an overlapping location.
+    """
+    from .external_roots import (
+        ExternalLayout, check_unshared, configured_roots, location_key, scan_location, warehouse_claims,
+    )
+
     now = int(time.time() * 1000) if now_millis is None else now_millis
     cutoff = resolve_cutoff(older_than, now, force)
     fio = table.file_io
     lister = DirLister(fio)
     root = table.path
+    configured = configured_roots(table.schema.options)
+    scan_roots: list[str] = []
+    tables_checked = 0
+    if external_paths and configured:
+        scan_roots = list(dict.fromkeys(scan_location(fio, r) for r in configured))
+        # the cutoff also covers a table created or altered onto the root meanwhile: its files
+        # there are younger than the cutoff, so they are no candidates
+        claims, tables_checked = warehouse_claims(fio, root, lister)
+        check_unshared(configured, claims, table.identifier.full_name)
     # candidates first, used names second (as Java since apache/paimon#3074): a commit landing
     # in between is then seen by the used-name pass; remove_orphans re-checks once more
     branches = list_branches(fio, root, lister)
@@ -190,7 +176,7 @@ def plan_remove_orphans(
     dir_status: dict[str, FileStatus] = {}
     saw_files = False
 
-    def consider(directory: str, area: str, name_check: bool) -> None:
+    def consider(directory: str, area: str, name_check: bool, layout: ExternalLayout | None = None) -> None:
         nonlocal candidates, saw_files
         entries = lister.list(directory)
         dir_entries[directory] = entries
@@ -199,6 +185,8 @@ def plan_remove_orphans(
                 continue
             saw_files = True
             if not _old(s, cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
+                continue
+            if layout is not None and not layout.is_data_file(s.name):
                 continue
             candidates += 1
             files.append(OrphanFile(s.path, _kind_of(area, s.name) if name_check else area, s.size, s.mtime_millis))
@@ -210,25 +198,34 @@ def plan_remove_orphans(
     bucket_dirs: list[str] = []
     partition_dirs: list[list[str]] = [[] for _ in range(nparts)]
 
-    def walk(directory: str, level: int) -> None:
+    def walk(directory: str, level: int, into: list[str], layout: ExternalLayout | None = None) -> None:
         entries = lister.list(directory)
         dir_entries[directory] = entries
         for s in entries:
             if not s.is_dir:
                 continue
             if level == 0:
-                if s.name.startswith("bucket-"):
+                if layout.is_bucket_dir(s.name) if layout is not None else s.name.startswith("bucket-"):
                     dir_status[s.path] = s
-                    bucket_dirs.append(s.path)
-            elif "=" in s.name:
+                    into.append(s.path)
+            elif layout.is_partition_dir(nparts - level, s.name) if layout is not None else "=" in s.name:
                 dir_status[s.path] = s
                 partition_dirs[nparts - level].append(s.path)
-                walk(s.path, level - 1)
+                walk(s.path, level - 1, into, layout)
 
-    for data_root in _data_roots(table):
-        walk(data_root, nparts)
+    walk(_data_root(table, root), nparts, bucket_dirs)
     for b in bucket_dirs:
         consider(b, "data", True)
+    if scan_roots:
+        layout = ExternalLayout.of(table.schema)
+        external_buckets: list[str] = []
+        own = location_key(fio.absolute(_data_root(table, root)))
+        for ext in scan_roots:
+            if location_key(_data_root(table, ext)) != own:  # the table directory is walked already
+                walk(_data_root(table, ext), nparts, external_buckets, layout)
+        for b in external_buckets:
+            consider(b, "data", True, layout)
+        bucket_dirs += external_buckets
 
     for br in branches:
         broot = branch_path(root, None if br == MAIN_BRANCH else br)
@@ -249,7 +246,12 @@ def plan_remove_orphans(
         )
     files.sort(key=lambda f: f.path)
     dirs = _empty_dirs(fio.is_local, files, bucket_dirs, partition_dirs, dir_entries, dir_status, cutoff)
-    return OrphanPlan(root, cutoff, now, files, dirs, used, candidates, lister.listings, lister.distinct)
+    return OrphanPlan(
+        root, cutoff, now, files, dirs, used, candidates, lister.listings, lister.distinct,
+        external_roots=scan_roots,
+        unscanned_external_roots=[] if external_paths else configured,
+        tables_checked=tables_checked,
+    )
 
 
 def _empty_dirs(
@@ -314,8 +316,9 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan) -> OrphanResult:
         dirs = [d for d in plan.dirs if not any(k.startswith(d.rstrip("/") + "/") for k in kept_paths)]
     else:
         dirs = plan.dirs
+    roots = {r.rstrip("/") for r in (plan.table_path, parent(plan.table_path), *plan.external_roots)}
     for d in dirs:
-        if d.rstrip("/") in (plan.table_path.rstrip("/"), parent(plan.table_path).rstrip("/")):
+        if d.rstrip("/") in roots:
             continue
         if fio.delete_empty_dir(d):
             result.dirs_removed.append(d)

@@ -1,6 +1,7 @@
 """TableRead: the rows of a table at a snapshot, as Java Paimon's batch read returns them.
 
-Plan (metadata only): the snapshot's live files, pruned in Java's order -- partition values,
+Plan (metadata only): the snapshot's live files -- of a postpone-bucket table only those in
+real buckets, as Java's batch scan -- pruned in Java's order: partition values,
 bucket (an Equal/IN predicate on every bucket-key column), level 0 for deletion-vector and
 first-row primary-key tables (Java's batch scan hides it), then file stats:
 
@@ -30,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .errors import InvalidInput
+from .errors import InvalidInput, NotYetSupported
+from .scan import is_postpone_table, split_postponed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -94,6 +96,9 @@ class ReadPlan:
     snapshot: Snapshot | None
     splits: list[Split]
     total: Counts = field(default_factory=Counts)
+    # postpone-bucket files (bucket = -2): invisible to batch reads until compaction
+    skipped_postponed: Counts = field(default_factory=Counts)
+    postponed_selected: Counts = field(default_factory=Counts)  # of those, in the partitions read
     pruned_by_partition: Counts = field(default_factory=Counts)
     pruned_by_bucket: Counts = field(default_factory=Counts)
     skipped_level0: Counts = field(default_factory=Counts)
@@ -109,7 +114,8 @@ class TableRead:
 
     ``keep_deletes`` keeps retract rows of the merge (``$audit_log``), ``with_row_kind`` adds
     a leading ``rowkind`` column, ``top_level_only`` reads only the max level of primary-key
-    tables (``$ro``).
+    tables (``$ro``), ``all_levels`` reads level 0 of deletion-vector / first-row tables too
+    (the rows a full compaction would merge, for rewrites that must not lose them).
     """
 
     def __init__(
@@ -123,6 +129,7 @@ class TableRead:
         keep_deletes: bool = False,
         with_row_kind: bool = False,
         top_level_only: bool = False,
+        all_levels: bool = False,
     ) -> None:
         self.snapshot = table.resolve_snapshot(at)
         if at is not None and not at.is_latest:
@@ -149,6 +156,7 @@ class TableRead:
         self.keep_deletes = keep_deletes
         self.with_row_kind = with_row_kind
         self.top_level_only = top_level_only
+        self.all_levels = all_levels
         self.is_pk = bool(self.schema.primary_keys)
         self._plan: ReadPlan | None = None
 
@@ -192,6 +200,8 @@ class TableRead:
         snap = self.snapshot
         entries = self.table.store_scan.plan(snap)
         plan = ReadPlan(snap, [], total=Counts.of(entries))
+        entries, postponed = split_postponed(self.schema, entries)
+        plan.skipped_postponed = plan.total.minus(Counts.of(entries))
         values_of = self._partition_values()
         pred = self.predicate
         stats_pred = self._stats_predicate()
@@ -200,14 +210,19 @@ class TableRead:
         if pred is not None and self.schema.partition_keys:
             pkeys = self.schema.partition_keys
             verdict: dict[bytes, bool] = {}
-            for e in entries:
-                if e.partition not in verdict:
-                    vals = values_of(e.partition)
-                    st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, vals)}
-                    verdict[e.partition] = pred.might_match(st)
-            kept = [e for e in entries if verdict[e.partition]]
+
+            def partition_ok(part: bytes) -> bool:
+                ok = verdict.get(part)
+                if ok is None:
+                    st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values_of(part))}
+                    ok = verdict[part] = pred.might_match(st)
+                return ok
+
+            kept = [e for e in entries if partition_ok(e.partition)]
             plan.pruned_by_partition = Counts.of(entries).minus(Counts.of(kept))
             entries = kept
+            postponed = [e for e in postponed if partition_ok(e.partition)]
+        plan.postponed_selected = Counts.of(postponed)
 
         # 2. buckets
         selector = self._bucket_selector()
@@ -242,6 +257,8 @@ class TableRead:
         return plan
 
     def _skip_level0(self) -> bool:
+        if self.all_levels:
+            return False
         return self.options.deletion_vectors_enabled or self.options.merge_engine == "first-row"
 
     def _stats_predicate(self) -> Predicate | None:
@@ -426,8 +443,10 @@ class TableRead:
         from .system_tables import Rows
 
         p = self.plan()
-        steps = [
-            ("total", p.total),
+        steps = [("total", p.total)]
+        if is_postpone_table(self.schema):
+            steps.append(("skipped postpone bucket", p.skipped_postponed))
+        steps += [
             ("pruned by partition", p.pruned_by_partition),
             ("pruned by bucket", p.pruned_by_bucket),
             ("skipped level 0" if not self.top_level_only else "skipped below top level", p.skipped_level0),
@@ -445,6 +464,27 @@ class TableRead:
 
     def iter_batches(self) -> Iterator[pa.RecordBatch]:
         """Result batches, one (partition, bucket) at a time, stopping at the limit."""
+        self._check_postpone_merge_on_read()  # before the caller opens any output
+        return self._iter_batches()
+
+    def _check_postpone_merge_on_read(self) -> None:
+        """Refuse a table read that ``postpone.merge-on-read`` asks to merge postponed rows into.
+
+        Java 2.x merges them only in its Flink / Spark batch sources (routing each postponed
+        record to its real bucket); its core scan, system tables and pypaimon leave them out.
+        Without them our rows would differ from what the table's owner configured.
+        """
+        if self.keep_deletes or self.with_row_kind or self.top_level_only:
+            return  # $audit_log / $binlog / $ro: Java's system tables never merge the postpone bucket
+        n = self.plan().postponed_selected.files
+        if n and self.options.get_bool("postpone.merge-on-read"):
+            raise NotYetSupported(
+                f"read: {self.table.identifier} sets postpone.merge-on-read = true and {n} postponed file(s) "
+                "(bucket = -2) await compaction; merging the postpone bucket into reads is not supported: "
+                "compact the table with Java Paimon first, or set postpone.merge-on-read = false to read only the "
+                "compacted rows")
+
+    def _iter_batches(self) -> Iterator[pa.RecordBatch]:
         remaining = self.limit
         if remaining == 0:
             return

@@ -4,6 +4,13 @@ A snapshot's data files are its base manifest list plus its delta manifest list,
 order and merged by file identifier: an ADD registers a file, a later DELETE of the same
 identifier removes it (level upgrades and index rewrites are DELETE then ADD of the same
 name). What remains as ADD is live.
+
+Live is not visible: a postpone-bucket table (``bucket = -2``) first writes into the
+postpone bucket (``bucket-postpone/``), and Java's batch scan of such a table reads only
+real buckets (``onlyReadRealBuckets``) until compaction moves those rows into one. Reads,
+row counts and the file-level system tables go through :meth:`FileStoreScan.batch_plan`;
+maintenance (expire, orphans, rollback, tags, commit conflicts, partition drops) uses
+:meth:`FileStoreScan.plan`, since snapshots reference the postponed files all the same.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from .workers import map_ordered
 if TYPE_CHECKING:
     from .index_manifest import IndexManifestEntry
     from .manifest import ManifestEntry, ManifestFileMeta
+    from .schema import TableSchema
     from .snapshot import Snapshot
     from .table import FileStoreTable
 
@@ -99,6 +107,10 @@ class FileStoreScan:
         entries = merge_entries(self.read_entries(self.data_manifests(snapshot)))
         return _apply_filter(entries, scan_filter)
 
+    def batch_plan(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
+        """The live files a batch read sees (the postponed files of a postpone table left out)."""
+        return split_postponed(self.table.schema, self.plan(snapshot))[0]
+
     def delta(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The entries one snapshot committed (ADD and DELETE, unmerged)."""
         return self.read_entries(self.delta_manifests(snapshot))
@@ -115,6 +127,28 @@ class FileStoreScan:
 
         entries = IndexManifestFile(self.file_io, self.manifest_dir).read(snapshot.index_manifest)
         return [e for e in entries if e.kind == FileKind.ADD]
+
+
+def is_postpone_table(schema: TableSchema) -> bool:
+    """``bucket = -2``: Java's POSTPONE_MODE (its batch scans skip the postpone bucket)."""
+    return schema.bucket == paths.POSTPONE_BUCKET
+
+
+def split_postponed(
+    schema: TableSchema, entries: list[ManifestEntry]
+) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+    """(real-bucket entries, postpone-bucket entries) of a postpone table; all real otherwise.
+
+    Java's ``BucketFilter`` drops every bucket < 0 once the table is in postpone mode; works
+    on merged and raw (ADD/DELETE) entries alike.
+    """
+    if not is_postpone_table(schema):
+        return entries, []
+    real: list[ManifestEntry] = []
+    postponed: list[ManifestEntry] = []
+    for e in entries:
+        (postponed if e.bucket < 0 else real).append(e)
+    return real, postponed
 
 
 def _apply_filter(entries: list[ManifestEntry], f: ScanFilter | None) -> list[ManifestEntry]:

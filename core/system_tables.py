@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import NotFound
+from .scan import is_postpone_table, split_postponed
 from .stats_reader import StatsReader
 from .java_format import (
     java_hash_map_order,
@@ -235,8 +236,10 @@ FILES_COLUMNS = [
 
 
 def _live_entries(table: FileStoreTable, at: TimeTravel | None) -> tuple[Snapshot | None, list[ManifestEntry]]:
+    """Files a batch scan sees: Java's ``$files`` plans through the table's batch scan, so a
+    postpone table's postponed files are not listed (``$buckets`` shows them)."""
     snap = table.resolve_snapshot(at)
-    return snap, table.store_scan.plan(snap)
+    return snap, table.store_scan.batch_plan(snap)
 
 
 def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -347,9 +350,10 @@ def _update_time(last: int) -> Any:
 
 
 def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """Java lists partition entries through the table's batch scan: real buckets only."""
     cols = ["partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
     dec = _Decoder(table)
-    acc = _accumulate(_raw_entries(table, at), lambda e: e.partition)
+    acc = _accumulate(split_postponed(table.schema, _raw_entries(table, at))[0], lambda e: e.partition)
     rows = [{
         "partition": dec.partition_string(part),
         "record_count": rc,
@@ -362,6 +366,7 @@ def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
 
 def buckets(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """Every bucket, the postpone bucket (-2) too: Java reads bucket entries from the store scan."""
     cols = ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
     dec = _Decoder(table)
     acc = _accumulate(_raw_entries(table, at), lambda e: (e.partition, e.bucket))
@@ -481,7 +486,8 @@ def table_overview(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     """One screen about a table: schema, keys, options, snapshot range, live files, levels."""
     s = table.schema
     sm = table.snapshot_manager
-    snap, entries = _live_entries(table, at)
+    snap = table.resolve_snapshot(at)
+    entries, postponed = split_postponed(s, table.store_scan.plan(snap))
     earliest, latest = sm.earliest_snapshot_id(), sm.latest_snapshot_id()
     opts = table.options
     target = opts.target_file_size(bool(s.primary_keys))
@@ -513,6 +519,15 @@ def table_overview(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
         ("buckets", len(buckets_seen)),
         ("levels", ", ".join(f"L{lv}: {n}" for lv, n in sorted(levels.items())) or "(no files)"),
         ("small_files", f"{small} below target-file-size ({target} bytes)"),
+    ]
+    if is_postpone_table(s):  # written, not yet readable: the live_* counts leave them out
+        props += [
+            ("postponed_files", len(postponed)),
+            ("postponed_rows", sum(e.file.row_count for e in postponed)),
+            ("postponed_bytes", sum(e.file.file_size for e in postponed)),
+            ("postponed_partitions", len({e.partition for e in postponed})),
+        ]
+    props += [
         ("tags", len(table.tag_manager.tags())),
         ("branches", len(table.branch_manager.branches())),
     ]

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .durations import parse_iso_duration
 from .errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from .fileio import FileIO, join
 from .json_util import dumps_jackson, loads_metadata
@@ -116,27 +117,10 @@ def _parse_duration(v: Any, path: str) -> float:
     if isinstance(v, (int, float)):
         return float(v)
     if isinstance(v, str):
-        secs = parse_java_duration(v)
+        secs = parse_iso_duration(v)
         if secs is not None:
-            return secs
+            return float(secs)
     raise CorruptMetadata(path, f"bad {_TIME_RETAINED}: {v!r} (expected seconds or ISO-8601 PT...)")
-
-
-_ISO_DURATION = re.compile(
-    r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d{0,9})?)S)?)?",
-    re.IGNORECASE,
-)
-
-
-def parse_java_duration(text: str) -> float | None:
-    """ISO-8601 ``PnDTnHnMn.nS`` (what ``Duration.parse`` accepts) to seconds, or None."""
-    m = _ISO_DURATION.fullmatch(text.strip())
-    if not m or not any(m.group(i) for i in range(2, 6)):
-        return None
-    days, hours, mins = (int(m.group(i) or 0) for i in (2, 3, 4))
-    secs = float((m.group(5) or "0").replace(",", "."))
-    total = days * 86400 + hours * 3600 + mins * 60 + secs
-    return -total if m.group(1) == "-" else total
 
 
 def java_duration_decimal(seconds: float) -> str:
@@ -334,13 +318,14 @@ class TagManager:
 # ---------------------------------------------------------------------------------------
 
 
-def parse_time_retained(text: str, flag: str = "--time-retained") -> float:
-    """``7d``, ``12 h``, ``30min`` (Paimon duration syntax) to seconds; must be positive."""
+def parse_time_retained(text: str, key: str) -> float:
+    """A table option's retention (Java's duration grammar: a bare number is milliseconds) to
+    seconds; must be positive. The command line's ``--time-retained`` is core.durations'."""
     from .options import parse_duration_millis
 
-    millis = parse_duration_millis(text, flag)
+    millis = parse_duration_millis(text, key)
     if millis <= 0:
-        raise InvalidInput(f"{flag} {text!r}: must be a positive duration")
+        raise InvalidInput(f"option {key}={text!r}: must be a positive duration")
     return millis / 1000.0
 
 

@@ -221,6 +221,10 @@ class TableWrite:
         # the levels auto-compaction starts from (empty for overwrite / unaware writers)
         self._base_snapshot: Snapshot | None = None
         self._base_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        # _TOTAL_BUCKETS of each partition's live files: a fixed-bucket writer refuses a
+        # partition laid out with another bucket number (Java's restore check)
+        self._base_total_buckets: dict[bytes, set[int]] = {}
+        self._layout_checked: set[bytes] = set()
         self._partition_cache: dict[tuple[Any, ...], tuple[bytes, str]] = {}
         self._assigner: Any = None
         self._closed = False
@@ -407,6 +411,7 @@ class TableWrite:
                 for e in self.table.store_scan.plan(snapshot):
                     k = (e.partition, e.bucket)
                     self._base_files.setdefault(k, []).append(e.file)
+                    self._base_total_buckets.setdefault(e.partition, set()).add(e.total_buckets)
                     if e.file.max_sequence_number > out.get(k, -1):
                         out[k] = e.file.max_sequence_number
             self._base_snapshot = snapshot
@@ -421,6 +426,12 @@ class TableWrite:
         b = self.buckets.get(key)
         if b is None:
             start = self._max_sequence_numbers().get(key, -1) + 1
+            if self.num_buckets > 0 and partition not in self._layout_checked:
+                from .rescale import check_bucket_layout
+
+                check_bucket_layout(self.table, partition, self._base_total_buckets.get(partition, ()), "write",
+                                    self.total_buckets)
+                self._layout_checked.add(partition)
             b = self.buckets[key] = _Bucket(partition, part_dir, bucket, start)
         n = data.num_rows
         seq = pa.array(np.arange(b.next_seq, b.next_seq + n, dtype=np.int64))
@@ -532,6 +543,15 @@ class TableWrite:
                     m.deleted_index_files.append(old_index)
         self._closed = True
         return list(messages.values())
+
+    @property
+    def restored_snapshot_id(self) -> int | None:
+        """The snapshot this fixed-bucket writer restored its buckets from (0: the table was
+        empty), for the commit's layout check; None when the write does not build on the
+        existing layout (overwrite, dynamic or unaware buckets) or restored nothing yet."""
+        if self.overwrite or self.num_buckets <= 0 or self._max_seqs is None:
+            return None
+        return self._base_snapshot.id if self._base_snapshot is not None else 0
 
     def compaction_table(self) -> FileStoreTable:
         """The table as this writer sees it (dynamic options applied) for compaction executors."""
@@ -770,7 +790,8 @@ def write_table_result(
                 # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs.
                 # A signal waits for both: DV / first-row rows are visible only once compacted.
                 with deferred():
-                    snapshots = commit.commit_increments(messages, compact_msgs)
+                    snapshots = commit.commit_increments(messages, compact_msgs,
+                                                         restored_snapshot_id=tw.restored_snapshot_id)
             except Exception as e:
                 snapshots = list(getattr(e, "committed", None) or [])
                 if not snapshots:

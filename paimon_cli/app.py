@@ -26,6 +26,7 @@ from .commands import list as list_cmd
 from .commands import quickstart
 from .commands import read
 from .commands import remove_orphan_files
+from .commands import rescale
 from .commands import rewrite_file_index
 from .commands import rollback
 from .commands import tag
@@ -83,6 +84,7 @@ COMMANDS = {
     "inspect": inspect.inspect,
     "read": read.read,
     "compact": compact.compact,
+    "rescale": rescale.rescale,
     "remove-orphan-files": remove_orphan_files.remove_orphan_files,
     "rewrite-file-index": rewrite_file_index.rewrite_file_index,
     "rollback": rollback.rollback,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
+from .core.durations import DURATION_GRAMMAR, TIME_GRAMMAR
 from .output import OutputFormat
 
 if TYPE_CHECKING:
@@ -66,6 +67,20 @@ TimestampOpt = Annotated[
 ]
 
 
+def duration_option(flag: str, what: str) -> Any:
+    """A duration option (``--time-retained``): ``what`` then the one command-line grammar
+    (core.durations); parse the value with ``core.durations.parse_duration``."""
+    return typer.Option(flag, metavar="DURATION", help=f"{what} A duration is {DURATION_GRAMMAR}; a bare "
+                        "number is refused.")
+
+
+def time_option(flag: str, what: str) -> Any:
+    """A point-in-time option (``--older-than``): ``what`` then the one command-line grammar;
+    parse the value with ``core.durations.parse_point_in_time``."""
+    return typer.Option(flag, metavar="DURATION|ISO", help=f"{what} Give {TIME_GRAMMAR}; a duration is "
+                        f"{DURATION_GRAMMAR}; a bare number is refused.")
+
+
 def open_catalog(warehouse: str, fs_options: list[str] | None) -> FileSystemCatalog:
     """The filesystem catalog for ``--warehouse`` and ``--fs-option`` (env merged by core)."""
     from .core.catalog import FileSystemCatalog
@@ -103,19 +118,18 @@ def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, str]:
 
 
 def parse_timestamp_millis(text: str) -> int:
-    """Epoch millis or ISO-8601 (``2024-05-01``, ``2024-05-01 12:00:00``, ``...Z``) to millis."""
+    """Time travel's ``--timestamp``: epoch millis or ISO-8601 (``2024-05-01``,
+    ``2024-05-01 12:00:00``, ``...Z``; no offset = local time, as Paimon's scan.timestamp)."""
+    from .core.durations import parse_iso_time
     from .core.errors import InvalidInput
 
     s = text.strip()
     if s.lstrip("-").isdigit():
         return int(s)
-    import datetime as dt
-
-    try:
-        value = dt.datetime.fromisoformat(s[:-1] + "+00:00" if s.endswith(("Z", "z")) else s)
-    except ValueError as e:
-        raise InvalidInput(f"--timestamp {text!r}: expected epoch millis or ISO-8601 date-time") from e
-    return int(value.timestamp() * 1000)  # naive -> local time, as Paimon's scan.timestamp
+    millis = parse_iso_time(s)
+    if millis is None:
+        raise InvalidInput(f"--timestamp {text!r}: expected epoch millis or ISO-8601 date-time")
+    return millis
 
 
 def time_travel(snapshot: int | None, tag: str | None, timestamp: str | None) -> Any:

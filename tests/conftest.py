@@ -1,3 +1,46 @@
-"""Shared test set-up: fixture plugins for the moto S3 server and the pypaimon peer."""
+"""Shared test set-up: fixture plugins for the moto S3 server and the pypaimon peer, and a
+fault in the publish of snapshot files."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
 
 pytest_plugins = ["tests.s3_fixtures", "tests.interop.pypaimon_fixtures"]
+
+
+@pytest.fixture
+def snapshot_publish_fault(monkeypatch: pytest.MonkeyPatch) -> Callable[..., list[str]]:
+    """``arm(lands=, error=, failing_reads=0)``: every FileIO's write-if-absent of a snapshot
+    file raises ``error`` (after the file landed when ``lands``), and then the first
+    ``failing_reads`` read-backs of it fail too (-1: all). Returns the log of what was hit."""
+    from paimon_cli.core.fileio import FileIO
+
+    def arm(*, lands: bool, error: BaseException, failing_reads: int = 0) -> list[str]:
+        real_put, real_read = FileIO._write_if_absent, FileIO.read_bytes
+        calls: list[str] = []
+        left = [failing_reads]
+        sent: set[str] = set()
+
+        def put(self: FileIO, path: str, data: bytes) -> bool:
+            if "/snapshot/snapshot-" not in path:
+                return real_put(self, path, data)
+            calls.append("put")
+            sent.add(path)
+            if lands:
+                real_put(self, path, data)
+            raise error
+
+        def read(self: FileIO, path: str) -> Any:
+            if path in sent and left[0] != 0:
+                calls.append("read failed")
+                left[0] -= 1
+                raise OSError("connection reset")
+            return real_read(self, path)
+
+        monkeypatch.setattr(FileIO, "_write_if_absent", put)
+        monkeypatch.setattr(FileIO, "read_bytes", read)
+        return calls
+
+    return arm

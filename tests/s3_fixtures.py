@@ -12,6 +12,7 @@ tests.s3_fixtures``.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import uuid
 from dataclasses import dataclass, field
@@ -122,3 +123,147 @@ def s3_server() -> Iterator[S3Server]:
 def s3_warehouse(s3_server: S3Server) -> str:
     """A per-test warehouse URI under the shared bucket."""
     return s3_server.fresh_warehouse()
+
+
+# ---------------------------------------------------------------------------------------
+# fault injection: botocore event hooks on the s3fs client (the real S3 code path runs)
+# ---------------------------------------------------------------------------------------
+
+
+class _Answer:
+    """The HTTP response a short-circuited request gets: botocore reads only the status."""
+
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+        self.headers: dict[str, str] = {}
+        self.content = b""
+
+
+def _conflict() -> dict[str, Any]:
+    return {"Error": {"Code": "ConditionalRequestConflict",
+                      "Message": "A conflicting operation occurred. If using PutObject you can retry the request."},
+            "ResponseMetadata": {"HTTPStatusCode": 409}}
+
+
+@dataclass
+class _Rule:
+    ops: tuple[str, ...]
+    key: str  # a regular expression searched in the object key
+    when: str  # "before": the request is not sent; "after": it reached the server
+    action: str  # "conflict" (409), "timeout" (s3fs retries it), "disconnect" (it does not)
+    times: int  # how many matching requests to hit; -1 = every one
+    skip: int = 0  # matching requests to let through first
+
+
+class S3Faults:
+    """Make chosen requests of one s3fs client fail the way S3 can fail them.
+
+    Hooks on the client's botocore events, so s3fs, its retries and FileIO's S3 code all run
+    as in production: ``before`` faults stop the request before it is sent, ``after`` faults
+    replace the answer of a request the server carried out (a put that landed). s3fs shares
+    one client per option set, so the faults hit every FileIO on these options; ``close``
+    unregisters them.
+    """
+
+    def __init__(self, fs: Any, server: S3Server) -> None:
+        if getattr(fs, "_s3", None) is None:
+            fs.connect()
+        self.server = server
+        self.events = fs.s3.meta.events
+        self.rules: list[_Rule] = []
+        self.log: list[tuple[str, str, str]] = []  # (operation, key, fault) of every hit
+        self._held: list[tuple[str, bytes]] = []  # puts that are "still in flight"
+        self._hooks = [("before-parameter-build.s3", self._note), ("before-call.s3", self._before),
+                       ("after-call.s3", self._after)]
+        for event, hook in self._hooks:
+            self.events.register(event, hook)
+
+    def add(self, ops: str | tuple[str, ...], key: str, when: str, action: str, times: int = 1,
+            skip: int = 0) -> None:
+        """Fault requests of ``ops`` whose key matches the regular expression ``key``."""
+        self.rules.append(_Rule((ops,) if isinstance(ops, str) else ops, key, when, action, times, skip))
+
+    def hold_put(self, key: str) -> None:
+        """The next put of the key answers 409 and is not carried out yet: it lands (with its
+        original bytes) right before the next PutObject of any key is sent -- a slow first try."""
+        self.add("PutObject", key, "before", "hold")
+
+    def clear(self) -> None:
+        self.rules.clear()
+
+    def close(self) -> None:
+        for event, hook in self._hooks:
+            self.events.unregister(event, hook)
+
+    def _match(self, op: str, key: str, when: str) -> _Rule | None:
+        for r in self.rules:
+            if op in r.ops and re.search(r.key, key) and r.when == when and r.times != 0:
+                if r.skip > 0:
+                    r.skip -= 1
+                    continue
+                if r.times > 0:
+                    r.times -= 1
+                self.log.append((op, key, f"{when}:{r.action}"))
+                return r
+        return None
+
+    def _note(self, params: dict[str, Any], context: dict[str, Any], event_name: str, **_: Any) -> None:
+        context["fault_op"] = event_name.rsplit(".", 1)[-1]
+        context["fault_key"] = str(params.get("Key", ""))
+        body = params.get("Body")  # botocore has wrapped bytes in a BytesIO by now
+        context["fault_body"] = body.getvalue() if hasattr(body, "getvalue") else body
+
+    def _land_held(self) -> None:
+        held, self._held = self._held, []
+        client = self.server.boto3_client()
+        for key, body in held:
+            client.put_object(Bucket=self.server.bucket, Key=key, Body=body, IfNoneMatch="*")
+            self.log.append(("PutObject", key, "held put landed"))
+
+    def _raise(self, action: str) -> None:
+        from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+
+        if action == "timeout":
+            raise ReadTimeoutError(endpoint_url=self.server.endpoint)
+        raise EndpointConnectionError(endpoint_url=self.server.endpoint)
+
+    def _before(self, context: dict[str, Any], **_: Any) -> Any:
+        op, key = context.get("fault_op", ""), context.get("fault_key", "")
+        if op == "PutObject" and self._held:
+            self._land_held()
+        rule = self._match(op, key, "before")
+        if rule is None:
+            return None
+        if rule.action == "hold":
+            self._held.append((key, context["fault_body"]))
+            return _Answer(409), _conflict()
+        if rule.action == "conflict":
+            return _Answer(409), _conflict()
+        self._raise(rule.action)
+        return None
+
+    def _after(self, http_response: Any, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        rule = self._match(context.get("fault_op", ""), context.get("fault_key", ""), "after")
+        if rule is None:
+            return
+        if rule.action == "conflict":
+            http_response.status_code = 409
+            parsed.clear()
+            parsed.update(_conflict())
+            return
+        self._raise(rule.action)
+
+
+@pytest.fixture()
+def s3_faults(s3_server: S3Server) -> Iterator[Any]:
+    """``make(fs)`` -> an :class:`S3Faults` on that s3fs client, removed after the test."""
+    made: list[S3Faults] = []
+
+    def make(fs: Any) -> S3Faults:
+        f = S3Faults(fs, s3_server)
+        made.append(f)
+        return f
+
+    yield make
+    for f in made:
+        f.close()

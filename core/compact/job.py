@@ -302,6 +302,9 @@ def plan_compaction(
         entries = [e for e in entries if pfilter(e.partition)]
     if not entries:
         return plan
+    from ..rescale import check_entries_layout
+
+    check_entries_layout(table, entries, "compact")  # Java's compaction writer refuses these too
 
     by_bucket: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in entries:

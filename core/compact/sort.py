@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
+    from ..commit import CommitMessage, FileStoreCommit
     from ..manifest import ManifestEntry
     from ..snapshot import Snapshot
     from ..table import FileStoreTable
@@ -862,11 +863,7 @@ def sort_compact(
                 progress(i + 1, len(groups), result.rows_out)
         if before_commit is not None:
             before_commit()
-        _check_no_new_deletion_vectors(table, snapshot, set(groups))
-        if any(m.new_files for m in messages):
-            snap = commit.commit(messages, "OVERWRITE", overwrite={}, dynamic=True, base_snapshot_id=snapshot.id)
-        else:
-            snap = commit.commit(messages, "OVERWRITE")
+        snap = commit_partition_rewrite(commit, messages, snapshot, set(groups))
     except BaseException as e:
         if isinstance(e, CommitConflict) or not commit.may_have_published():
             for w in writers:
@@ -876,6 +873,20 @@ def sort_compact(
     result.commit_kind = snap.commit_kind if snap is not None else None
     result.seconds = time.monotonic() - started
     return result
+
+
+def commit_partition_rewrite(
+    commit: FileStoreCommit, messages: Sequence[CommitMessage], base: Snapshot, partitions: set[bytes]
+) -> Snapshot | None:
+    """ONE OVERWRITE snapshot replacing whole ``partitions`` (read at ``base``) with the new
+    files of ``messages``; a partition left without rows needs explicit ``deleted_files``.
+
+    Pinned to ``base``: rows appended to those partitions meanwhile, or deletion vectors
+    added by a non-COMPACT commit, fail it with CommitConflict instead of being lost."""
+    _check_no_new_deletion_vectors(commit.table, base, partitions)
+    if any(m.new_files for m in messages):
+        return commit.commit(messages, "OVERWRITE", overwrite={}, dynamic=True, base_snapshot_id=base.id)
+    return commit.commit(messages, "OVERWRITE")
 
 
 def _check_no_new_deletion_vectors(table: FileStoreTable, base: Snapshot, partitions: set[bytes]) -> None:
@@ -918,6 +929,7 @@ __all__ = [
     "ZORDER",
     "SortCompactResult",
     "SortSpec",
+    "commit_partition_rewrite",
     "hilbert_index_bytes",
     "hilbert_keys",
     "make_sort_spec",

@@ -142,10 +142,11 @@ def test_expire(runner: CliRunner, table: tuple[str, Path]) -> None:
     ok(runner, "tag", "create", "db.t", "old", *w)
     r = ok(runner, "tag", "expire", "db.t", *w)
     assert "no tag" in r.stderr
-    r = ok(runner, "tag", "expire", "db.t", "--older-than", "2999-01-01", "--dry-run", "-o", "json", *w)
+    assert "later than now" in fails(runner, 4, "tag", "expire", "db.t", "--older-than", "2999-01-01", *w)
+    r = ok(runner, "tag", "expire", "db.t", "--older-than", "0s", "--dry-run", "-o", "json", *w)
     assert sorted(x["tag"] for x in json.loads(r.stdout)) == ["keep", "old"]
     assert len(list((root / "tag").iterdir())) == 2
-    ok(runner, "tag", "expire", "db.t", "--older-than", "2999-01-01", *w)
+    ok(runner, "tag", "expire", "db.t", "--older-than", "0s", *w)
     assert not list((root / "tag").iterdir())
     fails(runner, 4, "tag", "expire", "db.t", "--older-than", "yesterday-ish", *w)
 

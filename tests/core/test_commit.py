@@ -702,33 +702,91 @@ def test_failure_before_publish_cleans_up(wh: str, monkeypatch: pytest.MonkeyPat
     _assert_nothing_committed(t, before, 1)
 
 
-def test_failed_publish_of_unknown_outcome_keeps_manifests(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paimon_cli.core.errors import PaimonError
+FAST = {"commit.min-retry-wait": "1 ms", "commit.max-retry-wait": "4 ms"}
 
-    t = make_table(wh)
+
+def _assert_readable(t: FileStoreTable) -> None:
+    """Every manifest a snapshot references exists, and the latest snapshot plans."""
+    assert referenced_manifest_files(t) <= manifest_dir_files(t)
+    live_names(t)
+
+
+@pytest.mark.parametrize("lands", [True, False])
+def test_failed_publish_of_unknown_outcome_keeps_manifests(
+    wh: str, monkeypatch: pytest.MonkeyPatch, snapshot_publish_fault: Any, lands: bool
+) -> None:
+    from paimon_cli.core.errors import OutcomeUnknown
+
+    t = make_table(wh, options=FAST)
     c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile()])])
+    calls = snapshot_publish_fault(lands=lands, error=TimeoutError("network"), failing_reads=-1)
+    f = dfile()
+    with pytest.raises(OutcomeUnknown, match="outcome of publishing snapshot 2 is unknown .*remove-orphan-files"):
+        c.commit([msg(t, [f])])
+    assert c.may_have_published() and c.attempts == 1
+    assert calls.count("read failed") == 9  # re-read with back-off before giving up
+    monkeypatch.undo()
+    _assert_readable(t)
+    if lands:  # ours after all: whole and readable
+        assert t.snapshot_manager.snapshot_ids() == [1, 2] and f.file_name in live_names(t)
+    else:  # the attempt's manifests stay behind as orphans; no snapshot under another id
+        assert t.snapshot_manager.snapshot_ids() == [1]
+        assert len(manifest_dir_files(t)) > len(referenced_manifest_files(t))
 
-    def broken(path: str, data: bytes) -> bool:
-        raise TimeoutError("network")
 
-    monkeypatch.setattr(c.file_io, "try_write_atomic", broken)
-    with pytest.raises(PaimonError, match="cannot tell whether"):
-        c.commit([msg(t, [dfile()])])
-    assert manifest_dir_files(t)  # kept: the snapshot might reference them
-
-
-def test_publish_whose_response_was_lost_counts_as_success(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    t = make_table(wh)
+def test_publish_whose_response_was_lost_counts_as_success(wh: str, snapshot_publish_fault: Any) -> None:
+    t = make_table(wh, options=FAST)
     c = FileStoreCommit(t)
-    real = c.file_io.try_write_atomic
-
-    def lost_response(path: str, data: bytes) -> bool:
-        real(path, data)
-        raise ConnectionError("reset after the write landed")
-
-    monkeypatch.setattr(c.file_io, "try_write_atomic", lost_response)
+    calls = snapshot_publish_fault(lands=True, error=ConnectionError("reset after the write landed"),
+                                   failing_reads=1)
     snap = c.commit([msg(t, [dfile()])])
-    assert snap is not None and snap.id == 1 and c.attempts == 1
+    assert snap is not None and snap.id == 1 and c.attempts == 1 and c.published == [1]
+    assert "read failed" in calls  # the first read-back failed too; the next one settled it
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
+
+
+def test_publish_failing_before_it_landed_cleans_up(wh: str, snapshot_publish_fault: Any) -> None:
+    """A local put is synchronous: absent after the error means it did not land."""
+    t = make_table(wh, options=FAST)
+    c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile()])])
+    before = manifest_dir_files(t)
+    snapshot_publish_fault(lands=False, error=OSError("disk full"))
+    with pytest.raises(OSError, match="disk full"):
+        c.commit([msg(t, [dfile()])])
+    assert c.published == [1] and not c.outcome_unknown
+    _assert_nothing_committed(t, before, 1)
+
+
+def test_interrupt_while_publishing_keeps_what_the_snapshot_may_reference(
+    wh: str, monkeypatch: pytest.MonkeyPatch, snapshot_publish_fault: Any
+) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    snapshot_publish_fault(lands=True, error=KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        c.commit([msg(t, [dfile()])])
+    assert c.may_have_published()  # callers must not delete the data files
+    monkeypatch.undo()
+    assert t.snapshot_manager.snapshot_ids() == [1]
+    _assert_readable(t)
+
+
+def test_latest_hint_failure_does_not_fail_the_commit(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    t = make_table(wh)
+    c = FileStoreCommit(t)
+    c.commit([msg(t, [dfile()])])
+
+    def broken(snapshot_id: int) -> None:
+        raise OSError("hint not writable")
+
+    monkeypatch.setattr(t.snapshot_manager, "commit_latest_hint", broken)
+    snap = c.commit([msg(t, [dfile()])])
+    assert snap is not None and snap.id == 2 and c.published == [1, 2]
+    assert (Path(t.path) / "snapshot" / "LATEST").read_text() == "1"
+    assert reload(t).snapshot_manager.latest_snapshot_id() == 2
+    assert manifest_dir_files(t) == referenced_manifest_files(t)
 
 
 def test_abort_deletes_new_files(wh: str) -> None:

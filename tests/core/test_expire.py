@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.durations import parse_point_in_time
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
 from paimon_cli.core.expire import (
     DATA_FILE,
@@ -29,7 +30,6 @@ from paimon_cli.core.expire import (
     expire,
     expire_after_commit,
     expiry_report,
-    parse_older_than,
     plan_expire,
     snapshot_health,
 )
@@ -156,14 +156,16 @@ def test_time_rule_keeps_snapshot_current_at_cutoff(tmp_path: Path) -> None:
 
 
 def test_older_than_parsing() -> None:
-    assert parse_older_than("2h") == (7_200_000, None)
-    assert parse_older_than("30 min") == (1_800_000, None)
-    ms, cut = parse_older_than("2024-05-01T00:00:00Z")
-    assert ms is None and cut == 1714521600000
+    now = 1_800_000_000_000
+    assert parse_point_in_time("2h", "--older-than", now) == now - 7_200_000
+    assert parse_point_in_time("30 min", "--older-than", now) == now - 1_800_000
+    assert parse_point_in_time("2024-05-01T00:00:00Z", "--older-than", now) == 1714521600000
     with pytest.raises(InvalidInput):
-        parse_older_than("yesterday")
+        parse_point_in_time("yesterday", "--older-than", now)
     with pytest.raises(InvalidInput):
-        parse_older_than("2999-01-01T00:00:00")
+        parse_point_in_time("2999-01-01T00:00:00", "--older-than", now)
+    with pytest.raises(InvalidInput, match="bare number"):
+        parse_point_in_time("30", "--older-than", now)
 
 
 def test_bad_policy_is_invalid_input(tmp_path: Path) -> None:

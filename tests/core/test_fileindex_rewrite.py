@@ -172,6 +172,27 @@ def test_failed_commit_removes_new_index_files(cat: FileSystemCatalog, tmp_path:
     assert cat.get_table(ID).snapshot_manager.latest_snapshot_id() == 2
 
 
+def test_commit_of_unknown_outcome_keeps_new_index_files(
+    cat: FileSystemCatalog, tmp_path: Path, monkeypatch: Any, snapshot_publish_fault: Any
+) -> None:
+    """The snapshot landed but the commit could not learn it: the index files it references
+    must survive the clean-up."""
+    from paimon_cli.core.errors import OutcomeUnknown
+
+    t = _table(cat, tmp_path, files=2, **{"commit.min-retry-wait": "1 ms", "commit.max-retry-wait": "2 ms"})
+    t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s"))
+    snapshot_publish_fault(lands=True, error=TimeoutError("no answer"), failing_reads=-1)
+    with pytest.raises(OutcomeUnknown, match="snapshot 3"):
+        rewrite_file_index(t)
+    monkeypatch.undo()
+    t = cat.get_table(ID)
+    assert t.snapshot_manager.latest_snapshot_id() == 3
+    referenced = [x for e in _live(t) for x in index_file_names(e.file.extra_files)]
+    assert referenced and all((Path(t.path) / "dt=d0" / "bucket-0" / x).exists()
+                              or (Path(t.path) / "dt=d1" / "bucket-0" / x).exists() for x in referenced)
+    assert TableRead(t).to_arrow().num_rows == 1000
+
+
 @pytest.mark.parametrize("options, message", [
     ({"file-index.zorder.columns": "c"}, "unknown index type"),
     ({"file-index.bloom-filter.columns": "c", "file-index.bloom-filter.c.fpp": "1.5"}, "fpp must be in (0, 1)"),

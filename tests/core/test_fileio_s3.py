@@ -174,3 +174,76 @@ def test_listing_sees_objects_written_by_other_processes(s3io: FileIO, s3_server
                                         Key=_key(s3_server, join(d, "snapshot-2")), Body=b"2")
     assert sorted(s3io.list_names(d)) == ["snapshot-1", "snapshot-2"]
     assert s3io.exists(join(d, "snapshot-2"))
+
+
+# -- outcomes of a write-if-absent that S3 answers with an error (tests/s3_fixtures.S3Faults) --
+
+FAST = (1, 1, 1, 1)  # waits between the rounds of resolving an open outcome
+
+
+def test_409_after_the_put_landed_is_ours(s3io: FileIO, s3_server: Any, s3_faults: Any) -> None:
+    """A retried put whose first try landed meets 409 ConditionalRequestConflict: reading the
+    key back shows our bytes, so it is our write, not a lost race."""
+    p = join(s3io.root, "snapshot", "snapshot-1")
+    faults = s3_faults(s3io.fs)
+    faults.add("PutObject", "snapshot-1$", "after", "conflict")
+    assert s3io.try_write_atomic(p, b"mine", FAST) is True
+    assert faults.log == [("PutObject", _key(s3_server, p), "after:conflict")]
+    assert _server_bytes(s3_server, p) == b"mine"
+
+
+def test_409_while_our_slow_put_lands_is_ours(s3io: FileIO, s3_server: Any, s3_faults: Any) -> None:
+    """409 and nothing readable yet: the same bytes are put again; the slow first put lands
+    first, the second meets 412, and the read-back settles it as ours."""
+    p = join(s3io.root, "snapshot", "snapshot-1")
+    faults = s3_faults(s3io.fs)
+    faults.hold_put("snapshot-1$")
+    assert s3io.try_write_atomic(p, b"mine", FAST) is True
+    assert faults.log == [("PutObject", _key(s3_server, p), "before:hold"),
+                          ("PutObject", _key(s3_server, p), "held put landed")]
+    assert _server_bytes(s3_server, p) == b"mine"
+
+
+def test_409_while_another_writer_wins_is_theirs(s3io: FileIO, s3_server: Any, s3_faults: Any) -> None:
+    p = join(s3io.root, "snapshot", "snapshot-1")
+    faults = s3_faults(s3io.fs)
+    faults.add("PutObject", "snapshot-1$", "before", "conflict")
+    s3_server.boto3_client().put_object(Bucket=s3_server.bucket, Key=_key(s3_server, p), Body=b"theirs")
+    assert s3io.try_write_atomic(p, b"mine", FAST) is False
+    assert _server_bytes(s3_server, p) == b"theirs"
+
+
+def test_timeout_after_the_put_landed_is_ours(s3io: FileIO, s3_server: Any, s3_faults: Any) -> None:
+    """s3fs retries the timed-out put; the retry meets 412 (our own first try): still ours."""
+    p = join(s3io.root, "snapshot", "snapshot-1")
+    faults = s3_faults(s3io.fs)
+    faults.add("PutObject", "snapshot-1$", "after", "timeout")
+    assert s3io.try_write_atomic(p, b"mine", FAST) is True
+    assert _server_bytes(s3_server, p) == b"mine"
+
+
+def test_put_failing_before_it_was_sent_is_put_again(s3io: FileIO, s3_server: Any, s3_faults: Any) -> None:
+    p = join(s3io.root, "snapshot", "snapshot-1")
+    faults = s3_faults(s3io.fs)
+    faults.add("PutObject", "snapshot-1$", "before", "disconnect")
+    faults.add(("HeadObject", "GetObject"), "snapshot-1$", "before", "disconnect")  # and the first read-back
+    assert s3io.try_write_atomic(p, b"mine", FAST) is True
+    assert _server_bytes(s3_server, p) == b"mine"
+
+
+def test_outcome_that_stays_open_is_outcome_unknown(s3io: FileIO, s3_server: Any, s3_faults: Any) -> None:
+    from paimon_cli.core.errors import OutcomeUnknown
+
+    p = join(s3io.root, "snapshot", "snapshot-1")
+    faults = s3_faults(s3io.fs)
+    faults.add("PutObject", "snapshot-1$", "after", "conflict")  # landed, answered 409
+    faults.add(("HeadObject", "GetObject"), "snapshot-1$", "before", "disconnect", times=-1)
+    with pytest.raises(OutcomeUnknown, match="snapshot-1: cannot tell whether the write-if-absent landed"):
+        s3io.try_write_atomic(p, b"mine", FAST)
+    assert _server_bytes(s3_server, p) == b"mine"
+
+    q = join(s3io.root, "snapshot", "snapshot-2")  # never lands: every put fails before sending
+    faults.add("PutObject", "snapshot-2$", "before", "disconnect", times=-1)
+    with pytest.raises(OutcomeUnknown, match="EndpointConnectionError"):
+        s3io.try_write_atomic(q, b"mine", FAST)
+    assert not s3io.exists(q)

@@ -59,3 +59,31 @@ def test_orphans_and_rollback_on_s3(s3_server: S3Server, tmp_path: Any) -> None:
     left = _cli(runner, s3_server, wh, "remove-orphan-files", "db.t", "--older-than", "P0D", "--force",
                 "--dry-run", "-o", "json")
     assert json.loads(left.stdout) == []  # the rollback left no orphans
+
+
+def test_external_root_on_s3_is_cleaned_only_while_no_other_table_uses_it(s3_server: S3Server, tmp_path: Any) -> None:
+    runner = CliRunner()
+    wh = s3_server.fresh_warehouse("orphans-ext")
+    ext = wh + "-ext"
+
+    def create(name: str, root: str) -> None:
+        r = _cli(runner, s3_server, wh, "create", name, "--schema", "id INT NOT NULL, dt STRING NOT NULL",
+                 "--partition-by", "dt", "--option", f"data-file.external-paths={root}")
+        assert r.exit_code == 0, r.output
+
+    create("db.a", f"{ext}/a")
+    create("db.b", f"{ext}/b")
+    (tmp_path / "in.csv").write_text("id,dt\n1,x\n")
+    assert _cli(runner, s3_server, wh, "write", "db.a", str(tmp_path / "in.csv")).exit_code == 0
+    s3 = s3_server.boto3_client()
+    key = ext.removeprefix(f"s3://{s3_server.bucket}/") + "/a/dt=x/bucket-0/data-0a0a0a0a-1111-2222-3333-444444444444-0.parquet"
+    s3.put_object(Bucket=s3_server.bucket, Key=key, Body=b"x" * 5)
+    time.sleep(1.1)
+    args = ("remove-orphan-files", "db.a", "--older-than", "P0D", "--force", "--external-paths", "-o", "json")
+    dry = _cli(runner, s3_server, wh, *args, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.stdout) == [{"path": f"s3://{s3_server.bucket}/{key}", "kind": "data", "bytes": 5}]
+    create("other.c", f"{ext}/a/")  # now another table shares the root
+    refused = _cli(runner, s3_server, wh, *args)
+    assert refused.exit_code == 6 and "other.c: data-file.external-paths in schema-0" in refused.stderr
+    assert s3.head_object(Bucket=s3_server.bucket, Key=key)["ContentLength"] == 5

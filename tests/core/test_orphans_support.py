@@ -70,6 +70,17 @@ def files_under(root: str | Path) -> set[str]:
     return out
 
 
+def file_bytes(*roots: str | Path) -> dict[str, bytes]:
+    """Every file under the roots with its content (to assert a tree is byte-identical)."""
+    out = {}
+    for root in roots:
+        for dirpath, _, filenames in os.walk(root):
+            for n in filenames:
+                p = os.path.join(dirpath, n)
+                out[p] = Path(p).read_bytes()
+    return out
+
+
 def dirs_under(root: str | Path) -> set[str]:
     out = set()
     for dirpath, dirnames, _ in os.walk(root):

@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
+from paimon_cli.core.durations import parse_iso_duration
 from paimon_cli.core.errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound
 from paimon_cli.core.fileio import FileIO
 from paimon_cli.core.snapshot import Snapshot
-from paimon_cli.core.tags import Tag, TagManager, java_duration_decimal, java_duration_str, parse_java_duration
+from paimon_cli.core.tags import Tag, TagManager, java_duration_decimal, java_duration_str
 
 SNAP = """{
   "version" : 3,
@@ -79,9 +80,9 @@ def test_duration_helpers() -> None:
     assert java_duration_str(0.5) == "PT0.5S"
     assert java_duration_decimal(0) == "0.0"
     assert java_duration_decimal(1.5) == "1.500000000"
-    assert parse_java_duration("P1DT2H") == 93600.0
-    assert parse_java_duration("PT0.25S") == 0.25
-    assert parse_java_duration("nope") is None
+    assert parse_iso_duration("P1DT2H") == 93600
+    assert parse_iso_duration("PT0.25S") == 0.25
+    assert parse_iso_duration("nope") is None
 
 
 def test_manager_create_list_read(tmp_path: Path) -> None:

@@ -224,7 +224,12 @@ def op_write(req: dict[str, Any]) -> Any:
     rows = req["rows"]
     cols = {f.name: [_decode(r.get(f.name), f.type) for r in rows] for f in schema}
     data = pa.Table.from_pydict(cols, schema=schema)
-    builder = table.new_batch_write_builder()
+    if req.get("postpone_fixed_bucket"):
+        # postpone table (bucket = -2): route into real buckets, as Java's batch write does by
+        # default; the plain builder writes into the postpone bucket (bucket-postpone/)
+        builder = table.new_postpone_fixed_bucket_write_builder()
+    else:
+        builder = table.new_batch_write_builder()
     if req.get("overwrite"):
         builder = builder.overwrite(req.get("overwrite_partition") or None)
     write = builder.new_write()

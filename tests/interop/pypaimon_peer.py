@@ -211,12 +211,19 @@ class PyPaimon:
         return res["path"]
 
     def write(self, warehouse: str, db: str, table: str, rows: list[dict[str, Any]],
-              overwrite: bool = False, overwrite_partition: dict[str, Any] | None = None) -> int:
-        """One batch write + commit; returns the snapshot id it produced."""
+              overwrite: bool = False, overwrite_partition: dict[str, Any] | None = None,
+              postpone_fixed_bucket: bool = False) -> int:
+        """One batch write + commit; returns the snapshot id it produced.
+
+        A postpone-bucket table (``bucket = -2``) gets its rows in the postpone bucket, unless
+        ``postpone_fixed_bucket`` routes them into real buckets (pypaimon's
+        ``new_postpone_fixed_bucket_write_builder``).
+        """
         res = self.call("write", warehouse=str(warehouse), db=db, table=table,
                         rows=[{k: encode_value(v) for k, v in r.items()} for r in rows],
                         overwrite=overwrite,
-                        overwrite_partition=encode_value(overwrite_partition))
+                        overwrite_partition=encode_value(overwrite_partition),
+                        postpone_fixed_bucket=postpone_fixed_bucket)
         return int(res["snapshot_id"])
 
     def read(self, warehouse: str, db: str, table: str, snapshot_id: int | None = None,

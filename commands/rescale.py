@@ -1,0 +1,69 @@
+"""``paimon-cli rescale``: rewrite partitions of a fixed-bucket table into a new bucket number."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    DryRunOpt,
+    FsOpt,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+    open_catalog,
+    parse_branch,
+    parse_identifier,
+)
+from paimon_cli.output import OutputFormat, note, render
+
+
+def rescale(
+    identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Fixed-bucket table to rescale.")],
+    partition: Annotated[Optional[list[str]], typer.Option(
+        "--partition", metavar="K=V[,K=V][;K=V]",
+        help="Only these partitions (',' AND, ';' or repeat = OR); default: every partition that needs it.")] = None,
+    bucket_num: Annotated[Optional[int], typer.Option(
+        "--bucket-num", metavar="N", min=1,
+        help="The new bucket number; also sets the table's 'bucket' option (default: the option as it is).")] = None,
+    dry_run: DryRunOpt = False,
+    branch: BranchOpt = None,
+    warehouse: WarehouseOpt = "./warehouse",
+    fs_option: FsOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Rewrite partitions of DB.TABLE into a new bucket number (Java's rescale procedure).
+
+    A partition keeps the bucket number its files were written with until it is rewritten,
+    so after `alter --set bucket=N` write and compact refuse it (exit 4). rescale reads the
+    merged rows of every partition whose files have another bucket number than the table's
+    option (or --bucket-num, which sets the option first) and writes them into the new
+    layout as ONE OVERWRITE snapshot; a concurrent commit into those partitions fails it
+    with exit 5 and nothing it wrote is left behind.
+
+    \b
+    Example:
+        paimon-cli rescale shop.orders --bucket-num 16 --dry-run
+        paimon-cli rescale shop.orders --bucket-num 16
+        paimon-cli alter shop.orders --set bucket=8
+        paimon-cli rescale shop.orders --partition dt=2024-05-01
+    """
+    from paimon_cli.core.rescale import RESULT_COLUMNS, describe
+    from paimon_cli.core.rescale import rescale as run
+    from paimon_cli.core.system_tables import Rows
+
+    ident = parse_identifier(identifier)
+    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
+    result = run(table, partition or None, bucket_num, dry_run=dry_run)
+    note(f"rescale: {describe(result, ident.full_name)}")
+    if dry_run:
+        plan = result.plan.rows()
+        if plan.rows or output is not OutputFormat.table:
+            render(plan, output, wide)
+        return
+    render(Rows(RESULT_COLUMNS, [result.as_row()]), output, wide)
