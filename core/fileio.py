@@ -130,7 +130,9 @@ class FileIO:
     def _p(self, path: str) -> str:
         """The path in the form the fsspec backend wants."""
         if self.is_local:
-            _, rest = _split_scheme(path)
+            scheme, rest = _split_scheme(path)
+            if not scheme and rest.startswith("file:"):  # Java's URI form `file:/tmp/x` (external paths)
+                rest = rest[len("file:"):]
             return rest
         return path
 
