@@ -9,6 +9,7 @@ binary as hex (the renderer's conventions otherwise).
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
 
 import typer
@@ -164,19 +165,20 @@ def _prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
 
 def _print(reader: Any, fmt: OutputFormat, wide: bool) -> None:
     out = sys.stdout
-    batches = reader.iter_batches()
-    if fmt is OutputFormat.table:
-        from paimon_cli.core.system_tables import Rows
+    # closed on every way out (a closed pipe, an error, Ctrl-C): its read-ahead threads end here
+    with closing(reader.iter_batches()) as batches:
+        if fmt is OutputFormat.table:
+            from paimon_cli.core.system_tables import Rows
 
-        rows: list[dict[str, Any]] = []
-        for b in batches:
-            rows += _prepare(b).to_pylist()
-        render(Rows(list(reader.output_schema().names), rows), fmt, wide)
-        return
-    if fmt is OutputFormat.csv:
-        _write_csv(batches, reader.output_schema(), out)
-    else:
-        _write_json(batches, out, lines=fmt is OutputFormat.jsonl)
+            rows: list[dict[str, Any]] = []
+            for b in batches:
+                rows += _prepare(b).to_pylist()
+            render(Rows(list(reader.output_schema().names), rows), fmt, wide)
+            return
+        if fmt is OutputFormat.csv:
+            _write_csv(batches, reader.output_schema(), out)
+        else:
+            _write_json(batches, out, lines=fmt is OutputFormat.jsonl)
     out.flush()
 
 
@@ -378,9 +380,8 @@ def _export(reader: Any, path: str, fmt: str, fs_option: list[str] | None) -> in
     fio = FileIO(path, parse_storage_options(fs_option or []))
     fio.mkdirs(parent(path))
     schema = reader.output_schema()
-    batches = reader.iter_batches()
     # FileIO has no streaming writer; its fsspec filesystem opens one
-    with fio.open_output(path) as f:
+    with closing(reader.iter_batches()) as batches, fio.open_output(path) as f:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from .fileio import FileIO, join
+from .interrupt import deferred
 from .paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path
 
 if TYPE_CHECKING:
@@ -177,13 +178,14 @@ def create_branch(table: FileStoreTable, name: str, tag: str | None = None) -> s
         else:
             snap_json = (dst_snap, t.snapshot.to_json().encode("utf-8"))
         tag_copy = (table.tag_manager.tag_path(tag), TagManager(fio, table.path, name).tag_path(tag))
-    for sid in src_schemas.list_ids():
-        if sid <= upto:
-            _copy(fio, src_schemas.schema_path(sid), dst_schemas.schema_path(sid))
-    if snap_json is not None:
-        fio.write_bytes(snap_json[0], snap_json[1], overwrite=True)
-    if tag_copy is not None:
-        _copy(fio, tag_copy[0], tag_copy[1])
+    with deferred():  # SIGINT / SIGTERM wait: never a branch with its schemas but not its snapshot
+        for sid in src_schemas.list_ids():
+            if sid <= upto:
+                _copy(fio, src_schemas.schema_path(sid), dst_schemas.schema_path(sid))
+        if snap_json is not None:
+            fio.write_bytes(snap_json[0], snap_json[1], overwrite=True)
+        if tag_copy is not None:
+            _copy(fio, tag_copy[0], tag_copy[1])
     return bm.branch_path(name)
 
 

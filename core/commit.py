@@ -37,6 +37,7 @@ from . import paths
 from .errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
 from .fileio import join
 from .index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile
+from .interrupt import commit_attempt
 from .manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from .snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 
@@ -499,6 +500,7 @@ class FileStoreCommit:
     def _next_id(latest: Snapshot | None) -> int:
         return 1 if latest is None else latest.id + 1
 
+    @commit_attempt  # SIGINT / SIGTERM wait until the attempt is decided
     def _try_commit_once(
         self,
         latest: Snapshot | None,

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from .arrow_schema import arrow_field, arrow_schema, field_id_of
 from .errors import CorruptMetadata, InvalidInput, NotYetSupported
+from .interrupt import check, discard, reached
 from .types import (
     ArrayType,
     BigIntType,
@@ -407,6 +408,7 @@ class DataFileWriter:
     def write(self, table: pa.Table | pa.RecordBatch) -> None:
         import pyarrow as pa
 
+        check()  # a worker writing files stops here once SIGINT / SIGTERM arrived
         if isinstance(table, pa.RecordBatch):
             table = pa.Table.from_batches([table])
         if table.num_rows == 0:
@@ -483,16 +485,14 @@ class DataFileWriter:
         except Exception:  # noqa: BLE001
             pass
         self._closed = True
-        try:
-            self.file_io.delete(self.path)
-        except Exception:  # noqa: BLE001
-            pass
+        discard(self.file_io, [self.path])
 
     # -- formats ----------------------------------------------------------------------------
 
     def _ensure_open(self) -> None:
         if self._sink is None:
             self._sink = self.file_io.open_output(self.path)
+            reached("file")
             if self.fmt == "avro":
                 self._open_avro()
             elif self.fmt == "orc" and self._writer is None:
@@ -740,7 +740,7 @@ def iter_data_file_batches(
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        with file_io.open_input(path) as f:
+        with file_io.open_arrow_input(path) as f:
             try:
                 pf = (pq.ParquetFile(f, buffer_size=1 << 20, pre_buffer=False) if low_memory
                       else pq.ParquetFile(f))
@@ -751,7 +751,7 @@ def iter_data_file_batches(
     elif fmt == "orc":
         import pyarrow.orc as orc
 
-        with file_io.open_input(path) as f:
+        with file_io.open_arrow_input(path) as f:
             try:
                 of = orc.ORCFile(f)
                 for i in range(of.nstripes):
@@ -803,16 +803,20 @@ def read_data_file(
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        with file_io.open_input(path) as f:
+        with file_io.open_arrow_input(path) as f:
             try:
-                t = pq.read_table(f, columns=[x.name for x in wanted], use_threads=True)
+                # not pq.read_table: its dataset scan leaves tasks running after it returns or
+                # raises (see FileIO.open_arrow_input)
+                pf = pq.ParquetFile(f)
+                present = set(pf.schema_arrow.names)  # a missing one is _to_target's error
+                t = pf.read(columns=[x.name for x in wanted if x.name in present], use_threads=False)
             except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
                 raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
         return _to_target(t, wanted, path)
     if fmt == "orc":
         import pyarrow.orc as orc
 
-        with file_io.open_input(path) as f:
+        with file_io.open_arrow_input(path) as f:
             try:
                 t = orc.ORCFile(f).read(columns=[x.name for x in wanted])
             except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError

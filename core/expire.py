@@ -1005,7 +1005,7 @@ def _delete_group(files: list[FileDeletion], delete: Callable[[FileDeletion], No
         for f in files:
             delete(f)
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from .workers import worker_pool
 
     chunk = max(16, len(files) // (workers * 8))
     parts = [files[i : i + chunk] for i in range(0, len(files), chunk)]
@@ -1014,15 +1014,10 @@ def _delete_group(files: list[FileDeletion], delete: Callable[[FileDeletion], No
         for f in part:
             delete(f)
 
-    pool = ThreadPoolExecutor(max_workers=workers)
-    try:
+    with worker_pool(workers, "paimon-expire") as pool:
         futures = [pool.submit(run, p) for p in parts]
         for fu in futures:
             fu.result()
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
 
 
 def _write_earliest(table: FileStoreTable, plan: ExpirePlan) -> None:

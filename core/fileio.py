@@ -13,9 +13,12 @@ import posixpath
 import time
 import uuid
 from dataclasses import dataclass
-from typing import IO, Any, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
 
 from .errors import InvalidInput, NotFound, OutcomeUnknown, PaimonError, UnsafeRefused
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _LOCAL_PROTOCOLS = {"file", "local"}
 # waits (ms) between the rounds of a write-if-absent whose outcome is still open
@@ -127,7 +130,9 @@ class FileIO:
     def _p(self, path: str) -> str:
         """The path in the form the fsspec backend wants."""
         if self.is_local:
-            _, rest = _split_scheme(path)
+            scheme, rest = _split_scheme(path)
+            if not scheme and rest.startswith("file:"):  # Java's URI form `file:/tmp/x` (external paths)
+                rest = rest[len("file:"):]
             return rest
         return path
 
@@ -180,6 +185,24 @@ class FileIO:
             return self.fs.open(self._p(path), "rb")
         except FileNotFoundError as e:
             raise NotFound(f"{path}: no such file") from e
+
+    def open_arrow_input(self, path: str) -> pa.NativeFile:
+        """A random-access file for pyarrow's readers, which read on pyarrow's own threads.
+
+        Local files are opened by pyarrow itself, so those threads never touch a Python
+        object: one that still held a Python file while the interpreter exits aborts the
+        process ("terminate called without an active exception"). Other stores are wrapped
+        Python streams; decode those with ``use_threads=False`` and never through
+        ``pyarrow.dataset`` (whose scan outlives the call), so nothing is left running.
+        """
+        import pyarrow as pa
+
+        if self.is_local:
+            try:
+                return pa.OSFile(self._p(path), "rb")
+            except FileNotFoundError as e:
+                raise NotFound(f"{path}: no such file") from e
+        return pa.PythonFile(self.open_input(path), mode="r")
 
     def open_output(self, path: str) -> IO[bytes]:
         """A binary stream for exports (``read --to``); not for table metadata, which must

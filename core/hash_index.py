@@ -19,6 +19,7 @@ from . import paths
 from .errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from .fileio import FileIO, join
 from .index_manifest import HASH_INDEX, IndexFileMeta
+from .interrupt import discard
 
 if TYPE_CHECKING:
     import numpy as np
@@ -494,9 +495,5 @@ class DynamicBucketAssigner:
 
     def abort(self) -> None:
         """Delete the HASH files this assigner wrote (best effort)."""
-        for p in self._written:
-            try:
-                self.file_io.delete(p)
-            except Exception:  # noqa: BLE001 - cleanup must not mask the original failure
-                pass
+        discard(self.file_io, self._written)
         self._written.clear()

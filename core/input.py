@@ -228,17 +228,17 @@ def _open(f: InputFile, stdin: IO[bytes] | None) -> tuple[IO[bytes], str]:
     if f.path == STDIN:
         raw: IO[bytes] = stdin if stdin is not None else sys.stdin.buffer
         head = raw.peek(8)[:8] if hasattr(raw, "peek") else raw.read(8)
-        stream: IO[bytes] = raw if hasattr(raw, "peek") else io.BufferedReader(_Replay(head, raw))
+        stream: Any = raw if hasattr(raw, "peek") else io.BufferedReader(_Replay(head, raw))
         fmt = f.fmt or sniff_format(head)
         if fmt is None:
             raise InvalidInput("-: cannot tell the format of stdin; pass --format parquet|csv|json|arrow")
         if fmt in ("parquet", "arrow") and not head.startswith(b"\xff\xff\xff\xff"):
-            stream = io.BytesIO(stream.read())  # these readers seek; stdin cannot
+            stream = _native_reader(stream.read())  # these readers seek; stdin cannot
         return stream, fmt
     assert f.file_io is not None
-    handle: Any = f.file_io.open_input(f.path)
+    handle: Any = f.file_io.open_arrow_input(f.path)  # see there, and _native_reader
     if f.compression:
-        handle = pa.CompressedInputStream(pa.PythonFile(handle, mode="r"), f.compression)
+        handle = pa.CompressedInputStream(handle, f.compression)
     fmt = f.fmt
     if fmt is None:
         if f.compression:
@@ -286,12 +286,13 @@ def _read_parquet(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[
     try:
         for i in range(pf.num_row_groups):
             rg = meta.row_group(i)
+            # use_threads=False: see _native_reader (the stream is a Python object)
             if rg.num_rows <= 4 * _BATCH_ROWS and rg.total_byte_size <= _ROW_GROUP_BYTES:
-                # a small row group is decoded whole (column-parallel), then cut into batches
-                for batch in pf.read_row_group(i).to_batches(max_chunksize=_BATCH_ROWS):
+                # a small row group is decoded whole, then cut into batches
+                for batch in pf.read_row_group(i, use_threads=False).to_batches(max_chunksize=_BATCH_ROWS):
                     yield pa.Table.from_batches([batch])
             else:  # a big one is streamed so one row group never has to fit in memory
-                for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i]):
+                for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i], use_threads=False):
                     yield pa.Table.from_batches([batch])
     except (pa.ArrowException, OSError) as e:
         raise InvalidInput(f"{source}: cannot read Parquet data ({e})") from e
@@ -305,15 +306,16 @@ def _read_arrow(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa
         head = stream.read(6)
         if seekable:
             stream.seek(0)
+        serial = pa.ipc.IpcReadOptions(use_threads=False)  # see _native_reader
         if head == b"ARROW1":
-            reader = pa.ipc.open_file(stream)
+            reader = pa.ipc.open_file(stream, options=serial)
             _check_columns(reader.schema.names, wanted, source)
             for i in range(reader.num_record_batches):
                 yield pa.Table.from_batches([reader.get_batch(i)])
             return
         if not seekable:
             stream = io.BufferedReader(_Replay(head, stream))  # type: ignore[arg-type]
-        sreader = pa.ipc.open_stream(stream)
+        sreader = pa.ipc.open_stream(stream, options=serial)
         _check_columns(sreader.schema.names, wanted, source)
         for batch in sreader:
             yield pa.Table.from_batches([batch])
@@ -321,71 +323,91 @@ def _read_arrow(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa
         raise InvalidInput(f"{source}: not a readable Arrow IPC file or stream ({e})") from e
 
 
-class _FinalNewline(io.RawIOBase):
-    """``stream`` plus a closing newline when its last line has none.
+def _native_reader(data: bytes) -> pa.BufferReader:
+    """``data`` copied into Arrow memory, as a stream Arrow's readers can own.
 
-    Why: pyarrow's CSV reader calls a text without any newline an "Empty CSV file", so a
-    header-only file (or any one-line garbage) was silently taken as zero rows instead of
-    having its column names checked.
+    Why: the CSV and JSON readers read ahead on Arrow's I/O threads and Parquet/IPC decode on
+    its CPU threads. Over a Python object (a file, ``BytesIO``, ``bytes``) those threads take
+    the GIL to read it and to drop it -- sometimes after the call returned or raised -- and a
+    thread that does so while the interpreter exits aborts the process ("terminate called
+    without an active exception"). Python streams are therefore read here in chunks and
+    handed over as Arrow buffers, or decoded with ``use_threads=False``.
     """
+    import pyarrow as pa
 
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._stream = stream
-        self._last = b"\n"  # nothing read: an empty file stays empty
-        self._done = False
+    buf = pa.allocate_buffer(len(data))
+    memoryview(buf).cast("B")[:] = data
+    return pa.BufferReader(buf)
 
-    def readable(self) -> bool:
-        return True
 
-    def readinto(self, b: Any) -> int:
-        if self._done:
-            return 0
-        data = self._stream.read(len(b))
-        if data:
-            n = len(data)
-            b[:n] = data
-            self._last = data[-1:]
-            return n
-        self._done = True
-        if self._last in (b"\n", b"\r"):
-            return 0
-        b[:1] = b"\n"
-        return 1
+def _line_chunks(stream: IO[bytes], first: bytes = b"") -> Iterator[bytes]:
+    """``first`` and the rest of the stream in chunks of about ``_TEXT_CHUNK_BYTES`` cut after
+    a line end (the last chunk holds whatever follows the last one)."""
+    buf = first
+    while True:
+        more = stream.read(_TEXT_CHUNK_BYTES)
+        if not more:
+            if buf:
+                yield buf
+            return
+        buf += more
+        cut = buf.rfind(b"\n")
+        if cut >= 0:
+            yield buf[: cut + 1]
+            buf = buf[cut + 1 :]
 
 
 def _read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
+    """CSV in line-cut chunks (:func:`_native_reader`), each parsed by pyarrow's reader; the
+    header comes from the first chunk. Cutting at line ends is what pyarrow's own block
+    chunker does (``newlines_in_values`` is off), so rows parse exactly as in one stream."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
-
-    stream = io.BufferedReader(_FinalNewline(stream), buffer_size=1 << 20)
 
     delimiter = "\t" if source.lower().split(".gz")[0].endswith(".tsv") else ","
     convert = pcsv.ConvertOptions(
         column_types=read_types, null_values=_CSV_NULLS, strings_can_be_null=True,
         quoted_strings_can_be_null=False,
     )
-    try:
-        reader = pcsv.open_csv(
-            stream, read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES),
-            parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert,
-        )
-    except StopIteration:
-        return
-    except pa.ArrowException as e:
-        if "Empty CSV file" in str(e):
-            return
-        raise InvalidInput(f"{source}: cannot read CSV ({e})") from e
-    _check_columns(reader.schema.names, wanted, source)
+    parse = pcsv.ParseOptions(delimiter=delimiter)
+    names: list[str] | None = None
     rows = 0
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except pa.ArrowException as e:
-            raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
-        rows += batch.num_rows
-        yield pa.Table.from_batches([batch])
+    for chunk in _line_chunks(stream):
+        if not chunk.endswith((b"\n", b"\r")):
+            # pyarrow calls a text without any newline an "Empty CSV file", so a header-only
+            # file (or one-line garbage) would silently be zero rows, its names unchecked
+            chunk += b"\n"
+        if names is None:
+            try:
+                reader = pcsv.open_csv(_native_reader(chunk), read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES),
+                                       parse_options=parse, convert_options=convert)
+            except StopIteration:
+                return
+            except pa.ArrowException as e:
+                if "Empty CSV file" in str(e):
+                    return
+                raise InvalidInput(f"{source}: cannot read CSV ({e})") from e
+            names = reader.schema.names
+            _check_columns(names, wanted, source)
+        elif not chunk.strip(b"\r\n"):
+            continue  # blank lines only (pyarrow skips them; alone they would be an "empty file")
+        else:
+            try:
+                reader = pcsv.open_csv(
+                    _native_reader(chunk),
+                    read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES, column_names=names),
+                    parse_options=parse, convert_options=convert)
+            except pa.ArrowException as e:
+                raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except pa.ArrowException as e:
+                raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
+            rows += batch.num_rows
+            yield pa.Table.from_batches([batch])
 
 
 def _json_chunks(stream: IO[bytes], source: str) -> Iterator[bytes]:
@@ -405,19 +427,9 @@ def _json_chunks(stream: IO[bytes], source: str) -> Iterator[bytes]:
         for i in range(0, len(items), _BATCH_ROWS):
             yield "\n".join(json.dumps(o, ensure_ascii=False) for o in items[i : i + _BATCH_ROWS]).encode()
         return
-    buf = first
-    while True:
-        more = stream.read(_TEXT_CHUNK_BYTES)
-        if not more:
-            if buf.strip():
-                yield buf
-            return
-        buf += more
-        cut = buf.rfind(b"\n")
-        if cut >= 0:
-            if buf[:cut].strip():
-                yield buf[: cut + 1]
-            buf = buf[cut + 1 :]
+    for chunk in _line_chunks(stream, first):
+        if chunk.strip():
+            yield chunk
 
 
 def _read_json(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
@@ -429,7 +441,7 @@ def _read_json(stream: IO[bytes], source: str, wanted: set[str], read_types: dic
     for chunk in _json_chunks(stream, source):
         try:
             t = pj.read_json(
-                io.BytesIO(chunk),
+                _native_reader(chunk),
                 read_options=pj.ReadOptions(block_size=max(len(chunk) + 1, 1 << 20)),
                 parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer"),
             )

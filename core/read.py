@@ -25,6 +25,7 @@ filtered and projected. Everything on the data path is pyarrow compute.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -387,10 +388,9 @@ class TableRead:
         if not todo:
             return entries, {}
         if len(todo) > 8:
-            from concurrent.futures import ThreadPoolExecutor
+            from .workers import map_ordered
 
-            with ThreadPoolExecutor(max_workers=4, thread_name_prefix="paimon-index") as pool:
-                verdicts = dict(zip((id(e) for e in todo), pool.map(verdict, todo)))
+            verdicts = dict(zip((id(e) for e in todo), map_ordered(verdict, todo, 4, "paimon-index")))
         else:
             verdicts = {id(e): verdict(e) for e in todo}
         kept: list[ManifestEntry] = []
@@ -489,17 +489,18 @@ class TableRead:
         if remaining == 0:
             return
         schema = self.output_schema()
-        for t in self._split_tables():
-            if t.num_rows == 0:
-                continue
-            if remaining is not None and t.num_rows > remaining:
-                t = t.slice(0, remaining)
-            t = t.cast(schema) if not t.schema.equals(schema) else t
-            yield from t.to_batches()
-            if remaining is not None:
-                remaining -= t.num_rows
-                if remaining <= 0:
-                    return
+        with contextlib.closing(self._split_tables()) as tables:  # its prefetch pool ends with us
+            for t in tables:
+                if t.num_rows == 0:
+                    continue
+                if remaining is not None and t.num_rows > remaining:
+                    t = t.slice(0, remaining)
+                t = t.cast(schema) if not t.schema.equals(schema) else t
+                yield from t.to_batches()
+                if remaining is not None:
+                    remaining -= t.num_rows
+                    if remaining <= 0:
+                        return
 
     def to_arrow(self) -> pa.Table:
         import pyarrow as pa
@@ -508,38 +509,22 @@ class TableRead:
         return pa.Table.from_batches(list(self.iter_batches()), schema=schema)
 
     def _split_tables(self) -> Iterator[pa.Table]:
-        """Result tables split by split. Primary-key splits are decoded one ahead on a worker
-        thread while the current one merges (pyarrow's Parquet decode, sort and take release
+        """Result tables split by split. Primary-key splits are decoded ahead on worker
+        threads while the current one merges (pyarrow's Parquet decode, sort and take release
         the GIL); at most ``_PREFETCH`` decoded splits wait, so memory stays bounded."""
         splits = self.plan().splits
         if not self.is_pk or len(splits) <= 1:
             for split in splits:
                 yield from self._read_split(split)
             return
-        from collections import deque
-        from concurrent.futures import ThreadPoolExecutor
+        from .workers import prefetch
 
-        pool = ThreadPoolExecutor(max_workers=_PREFETCH, thread_name_prefix="paimon-read")
-        pending: Any = deque()
-        try:
-            it = iter(splits)
-            for split in it:
-                pending.append(pool.submit(self._load_pk_split, split))
-                if len(pending) >= _PREFETCH:
-                    break
-            while pending:
-                data = pending.popleft().result()
-                nxt = next(it, None)
-                if nxt is not None:
-                    pending.append(pool.submit(self._load_pk_split, nxt))
+        with contextlib.closing(prefetch(self._load_pk_split, splits, _PREFETCH, "paimon-read")) as loaded:
+            for data in loaded:
                 t = self._merge_pk(data)
                 del data
                 if t is not None:
                     yield t
-        finally:
-            for f in pending:
-                f.cancel()
-            pool.shutdown(wait=True)
 
     def _read_split(self, split: Split) -> Iterator[pa.Table]:
         if self.is_pk:

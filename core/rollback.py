@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from . import binary_row, paths
 from .errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from .fileio import join, parent
+from .interrupt import deferred
 from .paths import MAIN_BRANCH
 from .used_files import Ref, collect_used_files
 
@@ -290,24 +291,25 @@ def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
         what = f"branch {new_branches[0]}" if new_branches else f"tag {new_tags[0]}"
         raise CommitConflict(f"{table.identifier}: {what} was created while planning the rollback; "
                              "nothing was changed, run it again")
-    if plan.create_snapshot:
-        # the tag's snapshot JSON (tag fields trimmed, as Java 1.x) as a new, never-replaced file
-        if not fio.try_write_atomic(sm.snapshot_path(plan.target_id), plan.target.to_json().encode("utf-8")):
-            raise CommitConflict(f"{sm.snapshot_path(plan.target_id)} appeared while rolling back; run it again")
-    sm.commit_latest_hint(plan.target_id)
-    for sid in plan.snapshots:  # newest first: the remaining maximum is always a valid latest
-        fio.delete(sm.snapshot_path(sid))
-    if plan.changelogs:
-        cm = ChangelogManager(fio, table.path, table.branch)
-        remaining = [i for i in cm.snapshot_ids() if i <= plan.target_id]
-        hint = str(remaining[-1]) if remaining else "-1"  # Java writes -1 when none is left
-        fio.write_bytes(join(cm.snapshot_dir, "LATEST"), hint.encode(), overwrite=True)
-        for cid in plan.changelogs:
-            fio.delete(cm.snapshot_path(cid))
-    for name in plan.tags:
-        fio.delete(table.tag_manager.tag_path(name))
-    if plan.create_snapshot:
-        sm.commit_earliest_hint(plan.target_id)
+    with deferred():  # SIGINT / SIGTERM wait for the metadata: never half a rollback
+        if plan.create_snapshot:
+            # the tag's snapshot JSON (tag fields trimmed, as Java 1.x) as a new, never-replaced file
+            if not fio.try_write_atomic(sm.snapshot_path(plan.target_id), plan.target.to_json().encode("utf-8")):
+                raise CommitConflict(f"{sm.snapshot_path(plan.target_id)} appeared while rolling back; run it again")
+        sm.commit_latest_hint(plan.target_id)
+        for sid in plan.snapshots:  # newest first: the remaining maximum is always a valid latest
+            fio.delete(sm.snapshot_path(sid))
+        if plan.changelogs:
+            cm = ChangelogManager(fio, table.path, table.branch)
+            remaining = [i for i in cm.snapshot_ids() if i <= plan.target_id]
+            hint = str(remaining[-1]) if remaining else "-1"  # Java writes -1 when none is left
+            fio.write_bytes(join(cm.snapshot_dir, "LATEST"), hint.encode(), overwrite=True)
+            for cid in plan.changelogs:
+                fio.delete(cm.snapshot_path(cid))
+        for name in plan.tags:
+            fio.delete(table.tag_manager.tag_path(name))
+        if plan.create_snapshot:
+            sm.commit_earliest_hint(plan.target_id)
     touched_dirs: set[str] = set()
     for f in plan.files:
         if f.kind in ("snapshot", "changelog-meta", "tag"):

@@ -16,11 +16,11 @@ maintenance (expire, orphans, rollback, tags, commit conflicts, partition drops)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import paths
+from .workers import map_ordered
 
 if TYPE_CHECKING:
     from .index_manifest import IndexManifestEntry
@@ -94,8 +94,8 @@ class FileStoreScan:
         # decoding is CPU-bound under the GIL: threads only pay off while waiting on a remote store
         if len(manifests) <= 1 or self.file_io.is_local:
             return [e for m in manifests for e in mf.read(m.file_name)]
-        with ThreadPoolExecutor(max_workers=min(_READ_THREADS, len(manifests))) as pool:
-            chunks = list(pool.map(lambda m: mf.read(m.file_name), manifests))
+        chunks = map_ordered(lambda m: mf.read(m.file_name), manifests, min(_READ_THREADS, len(manifests)),
+                             "paimon-scan")
         return [e for chunk in chunks for e in chunk]
 
     # -- plans --------------------------------------------------------------------------

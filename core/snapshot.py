@@ -8,7 +8,6 @@ layout, which older Java readers accept since they ignore unknown keys.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -16,6 +15,7 @@ from .errors import CorruptMetadata, NotFound
 from .fileio import FileIO, join
 from .json_util import dumps_jackson, loads_metadata
 from .paths import branch_path
+from .workers import map_ordered
 
 CURRENT_VERSION = 3
 TABLE_STORE_02_VERSION = 1
@@ -378,9 +378,8 @@ class SnapshotManager:
         # chunks keep the per-task overhead small when there are thousands of files
         chunk = max(1, len(ids) // (threads * 4))
         groups = [ids[i : i + chunk] for i in range(0, len(ids), chunk)]
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            results = pool.map(lambda g: [self.try_snapshot(i) for i in g], groups)
-            return [s for group in results for s in group]
+        results = map_ordered(lambda g: [self.try_snapshot(i) for i in g], groups, threads, "paimon-snapshots")
+        return [s for group in results for s in group]
 
     # -- time travel --------------------------------------------------------------------
 

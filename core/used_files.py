@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from .errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
 from .fileio import FileIO, FileStatus, join
 from .paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, manifest_dir
+from .workers import map_ordered
 
 _SNAPSHOT_RE = re.compile(r"snapshot-(\d+)")
 _CHANGELOG_RE = re.compile(r"changelog-(\d+)")
@@ -317,8 +317,7 @@ class _Reader:
     def _map(self, fn: Callable[[str], Any], names: list[str]) -> list[Any]:
         if len(names) <= 1 or self.file_io.is_local:
             return [fn(n) for n in names]
-        with ThreadPoolExecutor(max_workers=min(_REMOTE_THREADS, len(names))) as pool:
-            return list(pool.map(fn, names))
+        return map_ordered(fn, names, min(_REMOTE_THREADS, len(names)), "paimon-used-files")
 
     def _one(self, reader: Callable[[FileIO, str], list[str]], name: str) -> list[str] | None:
         path = join(self.mdir, name)

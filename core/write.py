@@ -22,6 +22,7 @@ snapshot is published.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import threading
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from . import binary_row, paths
 from .arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
 from .errors import InvalidInput, NotYetSupported
+from .interrupt import deferred, discard
 from .options import CoreOptions, check_option_keys
 from .types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
 
@@ -39,7 +41,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from .commit import CommitMessage
+    from .commit import CommitMessage, FileStoreCommit
     from .manifest import DataFileMeta
     from .schema import TableSchema
     from .snapshot import Snapshot
@@ -477,12 +479,12 @@ class TableWrite:
             for b in buckets:
                 self._flush(b)
             return
-        from concurrent.futures import ThreadPoolExecutor
+        from .workers import worker_pool
 
         # largest first, so the long ones do not start last
         buckets = sorted(buckets, key=lambda b: -b.buffered_bytes)
-        with ThreadPoolExecutor(max_workers=min(_FLUSH_THREADS, len(buckets)),
-                                thread_name_prefix="paimon-flush") as pool:
+        # joined however this ends, so abort() sees every file the flushes wrote
+        with worker_pool(min(_FLUSH_THREADS, len(buckets)), "paimon-flush") as pool:
             futures = [pool.submit(self._flush, b) for b in buckets]
         for f in futures:  # all have finished here; re-raise the first failure
             f.result()
@@ -624,11 +626,7 @@ class TableWrite:
         for b in self.buckets.values():
             b.chunks = []
         self.buffered_bytes = 0
-        for path in self.written:
-            try:
-                self.file_io.delete(path)
-            except Exception:  # noqa: BLE001 - best effort cleanup
-                pass
+        discard(self.file_io, self.written)
         self._remove_empty_dirs(self.written)
         self.written = []
         if self._assigner is not None:
@@ -774,8 +772,9 @@ def write_table_result(
     warning: str | None = None
     try:
         chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin, constants)
-        for chunk in chunks:
-            tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
+        with contextlib.closing(chunks):  # the input is closed on every way out
+            for chunk in chunks:
+                tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
         messages = tw.prepare_commit()
         compacted = _auto_compact(tw, messages)
         compact_msgs = [m for m in (r.commit_message() for r in compacted) if not m.is_empty()]
@@ -788,20 +787,23 @@ def write_table_result(
         else:
             pending_compact = []
             try:
-                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs
-                snapshots = commit.commit_increments(messages, compact_msgs,
-                                                     restored_snapshot_id=tw.restored_snapshot_id)
+                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs.
+                # A signal waits for both: DV / first-row rows are visible only once compacted.
+                with deferred():
+                    snapshots = commit.commit_increments(messages, compact_msgs,
+                                                         restored_snapshot_id=tw.restored_snapshot_id)
             except Exception as e:
                 snapshots = list(getattr(e, "committed", None) or [])
                 if not snapshots:
                     raise
                 warning = _compaction_warning(table, tw, e)
-                if not commit.outcome_unknown:
-                    _delete_written(table, compacted)
+                _delete_uncommitted_compaction(table, commit, compacted)
     except BaseException:
         if not commit.may_have_published():
             _delete_written(table, compacted)
             tw.abort()
+        else:  # interrupted after the write's snapshot: it stands, its compaction may not
+            _delete_uncommitted_compaction(table, commit, compacted)
         raise
     if pending_compact:
         # the overwrite is published; its compaction follows as a COMPACT snapshot (Java's order)
@@ -811,8 +813,10 @@ def write_table_result(
                 snapshots.append(snap)
         except Exception as e:  # noqa: BLE001 - reported in the result
             warning = _compaction_warning(table, tw, e)
-            if not commit.outcome_unknown:
-                _delete_written(table, compacted)
+            _delete_uncommitted_compaction(table, commit, compacted)
+        except BaseException:  # interrupted
+            _delete_uncommitted_compaction(table, commit, compacted)
+            raise
     if snapshots and expire and not tw.options.write_only:
         from .compact.job import expire_after
 
@@ -844,6 +848,13 @@ def _compaction_warning(table: FileStoreTable, tw: TableWrite, error: BaseExcept
     hidden = " -- until then readers do not see the new rows" if _needs_compaction_to_read(tw) else ""
     return (f"the rows were committed, but their compaction could not be ({error}); run "
             f"`paimon-cli compact {table.identifier}`{hidden}")
+
+
+def _delete_uncommitted_compaction(table: FileStoreTable, commit: FileStoreCommit, compacted: list[Any]) -> None:
+    """Once the write's own snapshot is published: delete its compaction's files unless the
+    COMPACT snapshot (always this committer's second) may have been published too."""
+    if not commit.outcome_unknown and len(commit.published) < 2:
+        _delete_written(table, compacted)
 
 
 def _delete_written(table: FileStoreTable, results: list[Any]) -> None:

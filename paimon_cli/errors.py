@@ -26,6 +26,8 @@ EXIT_CODES: list[tuple[int, str]] = [
     (4, "invalid input (bad identifier, schema, option or corrupt metadata)"),
     (5, "commit conflict (another writer won; retry)"),
     (6, "refused as unsafe (nothing was changed)"),
+    (130, "interrupted by SIGINT (Ctrl-C); the files written and not committed were removed"),
+    (143, "stopped by SIGTERM; the files written and not committed were removed"),
 ]
 
 _DEBUG_ENV = "PAIMON_DEBUG"
@@ -71,15 +73,72 @@ def report(exc: BaseException, debug: bool) -> int:
     return exit_code_for(exc)
 
 
+def report_interrupt(exc: BaseException) -> int:
+    """One stderr line saying what the interrupted command cleaned up; 130 (SIGINT) or 143
+    (SIGTERM), 128 + the signal as a shell reports it. The commands' own cleanup has run by
+    now (``core.interrupt.Interrupted`` is raised through it)."""
+    import signal
+
+    from .core.interrupt import cleanup_summary
+
+    signum = getattr(exc, "signum", signal.SIGINT)
+    sys.stderr.write(f"interrupted ({signal.Signals(signum).name}): {cleanup_summary()}\n")
+    sys.stderr.flush()
+    return 128 + int(signum)
+
+
+def stdout_closed() -> bool:
+    """Whether stdout is a pipe or socket whose reader has gone (``paimon-cli read | head``)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit cannot fail on the closed pipe again
+    (what Python's documentation of SIGPIPE recommends)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
 class CliCommand(TyperCommand):
-    """A typer command whose failures go through :func:`report` instead of a traceback."""
+    """A typer command whose failures go through :func:`report` instead of a traceback.
+
+    The exit code is raised outside the ``except`` blocks, so the failure's traceback -- and
+    the generators and worker pools its frames hold -- is released (and closed) before the
+    process exits rather than during interpreter shutdown.
+    """
 
     def invoke(self, ctx: Any) -> Any:
+        from .core import interrupt
+
         try:
-            return super().invoke(ctx)
-        except (ClickException, Exit, Abort, KeyboardInterrupt):
+            result = super().invoke(ctx)
+        except (ClickException, Exit, Abort):
             raise
-        except BrokenPipeError:
-            raise
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (core.interrupt)
+            code = report_interrupt(exc)
+        except BrokenPipeError as exc:
+            if not stdout_closed():
+                code = report(exc, debug_enabled(ctx.params))
+            else:  # the reader of our output stopped reading: a normal end
+                silence_stdout()
+                code = 0
         except Exception as exc:  # noqa: BLE001 - this IS the top-level handler
-            raise Exit(report(exc, debug_enabled(ctx.params))) from None
+            code = report(exc, debug_enabled(ctx.params))
+        else:
+            signum = interrupt.requested()
+            if signum is None:
+                return result
+            # a signal held back until the end (it arrived while the work was finishing)
+            code = report_interrupt(interrupt.Interrupted(signum))
+        raise Exit(code)

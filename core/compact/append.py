@@ -44,6 +44,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..interrupt import discard
 from .unit import APPEND, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
@@ -428,11 +429,7 @@ def run_append_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
                 new_index, deleted_index, index_written = m.write()
     except BaseException:
         writer.abort()
-        for p in index_written:
-            try:
-                table.file_io.delete(p)
-            except Exception:  # noqa: BLE001 - best effort
-                pass
+        discard(table.file_io, index_written)
         raise
     return UnitResult(
         unit=unit, before=files, after=list(after), new_index_files=new_index,

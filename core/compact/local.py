@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError
+from ..interrupt import discard
 from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
@@ -122,7 +123,9 @@ def run_local(
         return [r for r in results if r is not None]
 
     import threading
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+    from concurrent.futures import FIRST_EXCEPTION, wait
+
+    from ..workers import worker_pool
 
     lock = threading.Lock()
     failed = threading.Event()
@@ -147,12 +150,16 @@ def run_local(
 
     # biggest units first: a long unit started last would leave the other threads idle
     order = sorted(range(total), key=lambda i: -units[i].bytes_in)
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="paimon-compact") as pool:
-        futures = [pool.submit(run, i) for i in order]
-        wait(futures, return_when=FIRST_EXCEPTION)
-        if failed.is_set():
-            for f in futures:
-                f.cancel()
+    futures: list[Any] = []
+    try:
+        with worker_pool(threads, "paimon-compact") as pool:
+            futures = [pool.submit(run, i) for i in order]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            if failed.is_set():
+                for f in futures:
+                    f.cancel()
+    except BaseException as e:  # noqa: BLE001 - interrupted: the pool is joined, the finished units are known
+        raise UnitsFailed(e, [r for r in results if r is not None]) from e
     errors = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
     if errors:
         raise UnitsFailed(errors[0], [r for r in results if r is not None]) from errors[0]
@@ -161,12 +168,4 @@ def run_local(
 
 def delete_written(table: FileStoreTable, results: Sequence[UnitResult]) -> int:
     """Best-effort removal of every file the units wrote; returns how many were deleted."""
-    n = 0
-    for r in results:
-        for path in r.written:
-            try:
-                table.file_io.delete(path)
-                n += 1
-            except Exception:  # noqa: BLE001 - an orphan is harmless, a crash here is not
-                pass
-    return n
+    return discard(table.file_io, [path for r in results for path in r.written])

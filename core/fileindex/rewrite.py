@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import paths
 from ..errors import InvalidInput
+from ..interrupt import discard
 from .format import (
     BITMAP,
     BLOOM_FILTER,
@@ -272,7 +273,7 @@ def rewrite_file_index(
     written: list[str] = []
     info = _SchemaInfo(table, configured_indexes(schema.options))
 
-    def work(plan: FilePlan) -> tuple[FilePlan, DataFileMeta, int, list[str]]:
+    def work(plan: FilePlan) -> tuple[FilePlan, DataFileMeta, int]:
         e = plan.entry
         m = e.file
         bdir = _bucket_dir(table, part_values(e.partition), e.bucket)
@@ -299,7 +300,6 @@ def rewrite_file_index(
                 indexes.setdefault(col, {}).update(per)
         data = write_container(indexes)
         extras = [x for x in m.extra_files if not x.endswith(INDEX_SUFFIX)]
-        new_files: list[str] = []
         if not data:
             new = replace(m, extra_files=tuple(extras), embedded_index=None)
         elif len(data) <= threshold:
@@ -310,57 +310,49 @@ def rewrite_file_index(
             while table.file_io.exists(f"{bdir}/{name}"):
                 name = new_index_file_name(name, m.file_name)
             table.file_io.write_bytes(f"{bdir}/{name}", data, overwrite=False)
-            new_files.append(f"{bdir}/{name}")
+            written.append(f"{bdir}/{name}")  # at once: deleted if anything stops the rewrite
             new = replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
-        return plan, new, rows, new_files
+        return plan, new, rows
 
-    from ..commit import CommitMessage, FileStoreCommit
-
-    commit = FileStoreCommit(table)
-    outcomes: list[tuple[FilePlan, DataFileMeta, int, list[str]]] = []
+    outcomes: list[tuple[FilePlan, DataFileMeta, int]] = []
+    commit = None
     try:
         # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
         workers = max(1, parallelism or 1)
         if workers == 1 or len(changed) == 1:
             for p in changed:
                 outcomes.append(work(p))
-                written += outcomes[-1][3]
         else:
-            from concurrent.futures import ThreadPoolExecutor
+            from ..workers import worker_pool
 
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="paimon-fileindex") as pool:
+            # joined however it ends: `written` then holds every index file the tasks wrote
+            with worker_pool(workers, "paimon-fileindex") as pool:
                 futures = [pool.submit(work, p) for p in changed]
-                errors: list[BaseException] = []
                 for f in futures:
-                    try:
-                        o = f.result()
-                        outcomes.append(o)
-                        written += o[3]
-                    except BaseException as exc:  # collect, clean up below
-                        errors.append(exc)
-                if errors:
-                    raise errors[0]
+                    f.exception()  # wait for all
+            errors = [f.exception() for f in futures if f.exception() is not None]
+            if errors:
+                raise errors[0]
+            outcomes += [f.result() for f in futures]
+        from ..commit import CommitMessage, FileStoreCommit
+
         msgs: dict[tuple[bytes, int], CommitMessage] = {}
-        for plan, new, _, _ in outcomes:
+        for plan, new, _ in outcomes:
             e = plan.entry
             msg = msgs.get((e.partition, e.bucket))
             if msg is None:
                 msg = msgs[(e.partition, e.bucket)] = CommitMessage(e.partition, e.bucket, e.total_buckets)
             msg.deleted_files.append(e.file)
             msg.new_files.append(new)
+        commit = FileStoreCommit(table)
         snapshot = commit.commit(list(msgs.values()), "COMPACT")
     except BaseException:
-        if commit.may_have_published():
-            raise  # the snapshot may reference the new index files: keep them
-        for p in written:
-            try:
-                table.file_io.delete(p)
-            except Exception:  # noqa: BLE001 - best effort; the file is unreferenced either way
-                pass
+        if commit is None or not commit.may_have_published():  # else the snapshot may reference them
+            discard(table.file_io, written)
         raise
     result.snapshot_id = snapshot.id if snapshot is not None else None
     result.index_files_written = len(written)
-    result.embedded = sum(1 for _, new, _, _ in outcomes if new.embedded_index is not None)
-    result.rows_read = sum(r for _, _, r, _ in outcomes)
+    result.embedded = sum(1 for _, new, _ in outcomes if new.embedded_index is not None)
+    result.rows_read = sum(r for _, _, r in outcomes)
     result.seconds = time.monotonic() - started
     return result

@@ -50,6 +50,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
 from .file_writer import RollingFileWriter, _partition_dir, write_pipelined
 from .levels import Levels, SortedRun, interval_partition, key_function
@@ -123,11 +124,7 @@ class CompactContext:
     def abort(self) -> None:
         for w in self.writers:
             w.abort()
-        for p in self.written:
-            try:
-                self.table.file_io.delete(p)
-            except Exception:  # noqa: BLE001 - best effort cleanup
-                pass
+        discard(self.table.file_io, self.written)
 
 
 def _run_level(run: SortedRun) -> int:

@@ -36,6 +36,7 @@ from .. import binary_row, paths
 from ..arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
 from ..errors import InvalidInput
 from ..fileio import join
+from ..interrupt import discard
 from ..manifest import FileSource
 
 if TYPE_CHECKING:
@@ -220,11 +221,7 @@ class RollingFileWriter:
         if self._current is not None:
             self._current.writer.abort()
             self._current = None
-        for p in self.written:
-            try:
-                self.table.file_io.delete(p)
-            except Exception:  # noqa: BLE001 - best effort cleanup
-                pass
+        discard(self.table.file_io, self.written)
         self.result = []
         self._closed = True
 
@@ -375,7 +372,7 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     grows by one chunk. With one core per unit (:data:`UNIT_CORES` = 1) they run in turn.
     Returns the number of rows written.
     """
-    from concurrent.futures import ThreadPoolExecutor
+    from ..workers import worker_pool
 
     rows = 0
     if UNIT_CORES == 1:
@@ -384,26 +381,18 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
                 writer.write(t)
                 rows += t.num_rows
         return rows
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paimon-compact-write") as pool:
+    # on any failure the pool is joined before the caller aborts the writer
+    with worker_pool(1, "paimon-compact-write") as pool:
         pending = None
-        try:
-            for t in tables:
-                if t is None or t.num_rows == 0:
-                    continue
-                if pending is not None:
-                    pending.result()
-                rows += t.num_rows
-                pending = pool.submit(writer.write, t)
+        for t in tables:
+            if t is None or t.num_rows == 0:
+                continue
             if pending is not None:
                 pending.result()
-                pending = None
-        finally:
-            if pending is not None:
-                pending.cancel()
-                try:
-                    pending.result()
-                except BaseException:  # noqa: BLE001 - the first error is already propagating
-                    pass
+            rows += t.num_rows
+            pending = pool.submit(writer.write, t)
+        if pending is not None:
+            pending.result()
     return rows
 
 

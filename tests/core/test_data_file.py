@@ -222,3 +222,27 @@ def test_evolve_by_field_id() -> None:
     assert got.column_names == ["id", "added", "renamed"]
     assert got.schema.field("id").type == pa.int64()
     assert got.to_pylist() == [{"id": 1, "added": None, "renamed": "a"}, {"id": 2, "added": None, "renamed": None}]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_local_data_files_reach_pyarrow_as_native_files(
+    fio: FileIO, tmp_path: Path, table: pa.Table, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow reads on its own threads, sometimes after the call returned or raised; one that
+    still held a Python file object while the interpreter exited aborted the process (`read`
+    exit 134, "terminate called without an active exception"). Local data files are opened
+    by pyarrow itself, on every read path, so no Python stream is ever handed over."""
+    path = str(tmp_path / f"data-1-0.{fmt}")
+    write_data_file(fio, path, table, FIELDS, fmt, CoreOptions({}))
+
+    def no_python_stream(self: FileIO, p: str) -> None:
+        raise AssertionError(f"{p} was opened as a Python stream for pyarrow")
+
+    monkeypatch.setattr(FileIO, "open_input", no_python_stream)
+    assert read_data_file(fio, path, FIELDS, columns=["id"]).num_rows == 10
+    assert sum(b.num_rows for b in iter_data_file_batches(fio, path, FIELDS, columns=["id"])) == 10
+    assert sum(b.num_rows for b in iter_data_file_batches(fio, path, FIELDS, columns=["id"], low_memory=True)) == 10
+    bad = tmp_path / f"bad.{fmt}"
+    bad.write_bytes(b"not a data file")
+    with pytest.raises(CorruptMetadata, match=f"bad.{fmt}"):
+        read_data_file(fio, str(bad), FIELDS)

@@ -129,6 +129,16 @@ def test_read_bytes_missing_is_not_found(root: str) -> None:
         io.open_input(missing)
 
 
+@pytest.mark.parametrize("form", ["plain", "file:/", "file://"])
+def test_open_arrow_input_takes_every_local_path_form(tmp_path: Path, form: str) -> None:
+    """Java records external data files as `file:/x` URIs; pyarrow opens the local file."""
+    (tmp_path / "f.bin").write_bytes(b"abc")
+    plain = str(tmp_path / "f.bin")
+    path = plain if form == "plain" else f"{form.rstrip('/')}{plain}" if form == "file:/" else f"file://{plain}"
+    with FileIO(str(tmp_path)).open_arrow_input(path) as f:
+        assert f.read() == b"abc"
+
+
 def test_read_bytes_of_directory_is_not_found(root: str) -> None:
     io = FileIO(root)
     io.mkdirs(join(root, "d"))

@@ -169,21 +169,26 @@ def test_s3_glob(s3_server: Any, s3_warehouse: str) -> None:
     assert [r["id"] for r in got] == [1, 2]
 
 
+def _encoded(t: pa.Table, fmt: str) -> bytes:
+    """``t`` as CSV, JSON lines, Parquet or an Arrow IPC stream."""
+    if fmt == "csv":
+        return "\n".join([",".join(t.column_names)] + [",".join(map(str, r.values())) for r in t.to_pylist()]).encode()
+    if fmt == "json":
+        import json
+
+        return b"".join(json.dumps(r).encode() + b"\n" for r in t.to_pylist())
+    buf = io.BytesIO()
+    if fmt == "parquet":
+        pq.write_table(t, buf)
+    else:
+        with pa.ipc.new_stream(buf, t.schema) as w:
+            w.write_table(t)
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "arrow"])
 def test_stdin_is_sniffed(fmt: str) -> None:
-    t = pa.table({"id": pa.array([4, 5], pa.int32())})
-    if fmt == "csv":
-        data = b"id\n4\n5\n"
-    elif fmt == "json":
-        data = b'{"id": 4}\n{"id": 5}\n'
-    else:
-        buf = io.BytesIO()
-        if fmt == "parquet":
-            pq.write_table(t, buf)
-        else:
-            with pa.ipc.new_stream(buf, t.schema) as w:
-                w.write_table(t)
-        data = buf.getvalue()
+    data = _encoded(pa.table({"id": pa.array([4, 5], pa.int32())}), fmt)
     got = rows(read(["-"], stdin=stdin(data)))
     assert [r["id"] for r in got] == [4, 5]
     # --format wins over sniffing
@@ -351,3 +356,87 @@ def test_sniff_format() -> None:
     assert inp.sniff_format(b"a,b\n1,") == "csv"
     assert inp.format_of_path("s3://b/x/y.CSV.gz") == ("csv", "gzip")
     assert inp.format_of_path("/x/y.ndjson") == ("json", None)
+
+
+class _CallerOnly(io.RawIOBase):
+    """A stdin stream that records reads made from another thread than its creator's."""
+
+    def __init__(self, data: bytes) -> None:
+        import threading
+
+        self._data = io.BytesIO(data)
+        self._owner = threading.get_ident()
+        self.foreign_reads = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        import threading
+
+        if threading.get_ident() != self._owner:
+            self.foreign_reads += 1
+        return self._data.readinto(b)
+
+
+def _arrow_sources(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What pyarrow's CSV and JSON readers are handed."""
+    import pyarrow.csv as pcsv
+    import pyarrow.json as pj
+
+    seen: list[Any] = []
+    real_csv, real_json = pcsv.open_csv, pj.read_json
+
+    def open_csv(source: Any, *a: Any, **kw: Any) -> Any:
+        seen.append(source)
+        return real_csv(source, *a, **kw)
+
+    def read_json(source: Any, *a: Any, **kw: Any) -> Any:
+        seen.append(source)
+        return real_json(source, *a, **kw)
+
+    monkeypatch.setattr(pcsv, "open_csv", open_csv)
+    monkeypatch.setattr(pj, "read_json", read_json)
+    return seen
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet", "arrow"])
+def test_text_and_stdin_inputs_never_reach_pyarrow_threads_as_python_objects(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow's CSV/JSON readers read ahead on its I/O threads, its Parquet/IPC readers decode
+    on its CPU threads: over a Python stream those threads held it after an early stop (a bad
+    row), and one that still did while the interpreter exited aborted `write` (exit 134).
+    Inputs reach pyarrow as Arrow memory or native files; stdin is read by the caller only."""
+    sch = schema("id INT NOT NULL, name STRING")
+    data = _encoded(pa.table({"id": pa.array(range(3000), pa.int32()), "name": [f"n{i}" for i in range(3000)]}), fmt)
+    seen = _arrow_sources(monkeypatch)
+    monkeypatch.setattr(inp, "_TEXT_CHUNK_BYTES", 4096)  # several chunks
+
+    stream = _CallerOnly(data)
+    got = rows(read(["-"], sch, fmt=fmt, stdin=io.BufferedReader(stream, 1024)))
+    assert [r["id"] for r in got] == list(range(3000))
+    assert stream.foreign_reads == 0
+    assert all(isinstance(s, pa.NativeFile) for s in seen), seen
+
+    path = tmp_path / f"in.{fmt}"
+    path.write_bytes(data)
+    from paimon_cli.core.fileio import FileIO
+
+    def no_python_stream(self: FileIO, p: str) -> None:
+        raise AssertionError(f"{p} was opened as a Python stream for pyarrow")
+
+    monkeypatch.setattr(FileIO, "open_input", no_python_stream)
+    assert [r["id"] for r in rows(read([str(path)], sch))] == list(range(3000))
+    assert all(isinstance(s, pa.NativeFile) for s in seen), seen
+
+
+def test_csv_chunks_cut_at_line_ends_parse_as_one_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CSV is parsed chunk by chunk (see _native_reader): the header comes from the first chunk,
+    CRLF and blank lines survive a cut, a last line without newline is read."""
+    monkeypatch.setattr(inp, "_TEXT_CHUNK_BYTES", 37)
+    data = b"id,name\n" + b"".join(b'%d,"n,%d"\r\n' % (i, i) for i in range(50)) + b"\n\n\n" + b"50,last"
+    got = rows(read(["-"], schema("id INT NOT NULL, name STRING"), fmt="csv", stdin=stdin(data)))
+    assert got == [{"id": i, "name": f"n,{i}"} for i in range(50)] + [{"id": 50, "name": "last"}]
+    bad = data.replace(b'40,"n,40"', b'40,"n,40",9')
+    assert "CSV data after row" in error(["-"], schema("id INT NOT NULL, name STRING"), fmt="csv", stdin=stdin(bad))

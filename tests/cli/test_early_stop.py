@@ -1,0 +1,158 @@
+"""Early stops never abort the process (issue: `read` died with exit 134, "terminate called
+without an active exception", about 1 run in 10-50).
+
+The abort came from pyarrow threads that still held a Python object (the data file being
+read, a CSV/JSON input stream) when the interpreter exited -- after ``--limit`` was reached,
+after an error, after a closed stdout. It is timing dependent, so each path runs 40 times in
+subprocesses (a 1-in-20 failure escapes 40 runs with probability 0.13).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from paimon_cli.app import app
+
+RUNS = 40
+PARALLEL = 4
+
+
+def _cli(*args: str) -> None:
+    res = CliRunner().invoke(app, list(args))
+    assert res.exit_code == 0, res.output
+
+
+def _repeat(run: Callable[[], tuple[int, str]], expect: int) -> list[str]:
+    """Run ``run`` RUNS times (PARALLEL at once); every exit code must be ``expect``."""
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        results = list(pool.map(lambda _: run(), range(RUNS)))
+    bad = [(code, err) for code, err in results if code != expect]
+    assert not bad, f"{len(bad)}/{RUNS} runs ended otherwise than with exit {expect}: {bad[:3]}"
+    return [err for _, err in results]
+
+
+def _paimon(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
+    proc = subprocess.run([sys.executable, "-m", "paimon_cli", *args], capture_output=True, env=env, timeout=120,
+                          input=stdin)
+    return proc.returncode, proc.stderr.decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``shop.orders``: primary key, 6 partitions x 4 buckets (24 splits), two commits, so a
+    read prefetches splits on worker threads; ``shop.events``: append, bloom-filter index on
+    ``v`` kept in ``.index`` files."""
+    root = tmp_path_factory.mktemp("early-stop")
+    wh = str(root / "wh")
+    n = 60_000
+    rng = np.random.default_rng(7)
+    ts = pa.array(np.datetime64("2024-05-01") + rng.integers(0, 15 * 86400, n).astype("timedelta64[s]"))
+    data = pa.table({
+        "id": pa.array(np.arange(n), pa.int64()),
+        "v": pa.array([f"v{i}" for i in range(n)]),
+        "ts": ts.cast(pa.timestamp("us")),
+        "dt": pa.array([f"2024-05-0{1 + i % 6}" for i in range(n)]),
+    })
+    src = str(root / "orders.parquet")
+    pq.write_table(data, src)
+    _cli("create", "shop.orders", "-w", wh, "-s", "id BIGINT NOT NULL, v STRING, ts TIMESTAMP, dt STRING",
+         "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=4")
+    _cli("write", "shop.orders", src, "-w", wh, "--write-only")
+    _cli("write", "shop.orders", src, "-w", wh, "--write-only")
+    _cli("create", "shop.events", "-w", wh, "-s", "id BIGINT NOT NULL, v STRING, ts TIMESTAMP, dt STRING",
+         "--option", "file-index.bloom-filter.columns=v", "--option", "file-index.in-manifest-threshold=1b")
+    for i in range(12):
+        pq.write_table(data.slice(i * 5000, 5000), str(root / f"events-{i}.parquet"))
+        _cli("write", "shop.events", str(root / f"events-{i}.parquet"), "-w", wh)
+    return wh
+
+
+def test_read_limit_never_aborts(warehouse: str) -> None:
+    def run() -> tuple[int, str]:
+        return _paimon("read", "shop.orders", "-w", warehouse, "--where", "ts >= '2024-05-10 23:00:00'",
+                       "--limit", "3", "-o", "csv")
+
+    for err in _repeat(run, 0):
+        assert err == ""
+
+
+def test_read_into_closed_pipe_is_a_normal_end(warehouse: str) -> None:
+    """``paimon-cli read ... | head -1``: exit 0, nothing on stderr, no abort."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
+
+    def run() -> tuple[int, str]:
+        proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", "read", "shop.orders", "-w", warehouse,
+                                 "-o", "jsonl"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader goes away, as `head -1` does
+        err = proc.stderr.read().decode(errors="replace")
+        code = proc.wait(timeout=120)
+        assert first.startswith(b'{"id":')
+        return code, err
+
+    for err in _repeat(run, 0):
+        assert err == ""
+
+
+def test_corrupt_data_file_is_exit_4_naming_it(warehouse: str, tmp_path: Path) -> None:
+    """A zstd page that cannot be decompressed, in one split among many prefetched ones."""
+    import shutil
+
+    wh = str(tmp_path / "wh")
+    shutil.copytree(warehouse, wh)
+    files = sorted(Path(wh, "shop.db", "orders", "dt=2024-05-03").rglob("data-*.parquet"))
+    victim = files[len(files) // 2]
+    meta = pq.ParquetFile(victim).metadata
+    raw = bytearray(victim.read_bytes())
+    for c in range(meta.row_group(0).num_columns):
+        col = meta.row_group(0).column(c)
+        if col.path_in_schema == "v":  # a value column every read decodes
+            start = col.data_page_offset
+            for i in range(start + 40, start + col.total_compressed_size - 8, 3):
+                raw[i] ^= 0x5A
+    victim.write_bytes(bytes(raw))
+
+    def run() -> tuple[int, str]:
+        return _paimon("read", "shop.orders", "-w", wh, "-o", "csv")
+
+    for err in _repeat(run, 4):
+        assert err.startswith("error: ") and victim.name in err and err.count("\n") == 1, err
+
+
+def test_indexed_point_lookup_never_aborts(warehouse: str) -> None:
+    def run() -> tuple[int, str]:
+        return _paimon("read", "shop.events", "-w", warehouse, "--where", "v = 'v30001'", "-o", "csv")
+
+    for err in _repeat(run, 0):
+        assert err == ""
+
+
+def test_write_stopped_by_bad_input_never_aborts(warehouse: str, tmp_path: Path) -> None:
+    """A bad value early in a big CSV: the reader of the rest is still reading ahead."""
+    n = 400_000
+    t = pa.table({"id": pa.array(np.arange(n).astype(str)), "v": pa.array(np.full(n, "x" * 40)),
+                  "ts": pa.array(np.full(n, "2024-05-01 00:00:00")), "dt": pa.array(np.full(n, "2024-05-01"))})
+    src = tmp_path / "bad.csv"
+    pacsv.write_csv(t, src)
+    text = src.read_bytes().replace(b'"100","', b'"ten","', 1)
+    src.write_bytes(text)
+
+    def run() -> tuple[int, str]:
+        return _paimon("write", "shop.orders", str(src), "-w", warehouse)
+
+    for err in _repeat(run, 4):
+        assert "row 101, column 'id'" in err and err.count("\n") == 1, err
