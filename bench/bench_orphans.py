@@ -35,13 +35,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from paimon_cli.core import binary_row  # noqa: E402
-from paimon_cli.core.catalog import FileSystemCatalog  # noqa: E402
-from paimon_cli.core.commit import CommitMessage, FileStoreCommit  # noqa: E402
-from paimon_cli.core.manifest import EMPTY_STATS, DataFileMeta, FileSource  # noqa: E402
-from paimon_cli.core.orphans import plan_remove_orphans  # noqa: E402
-from paimon_cli.core.schema import Schema  # noqa: E402
-from paimon_cli.core.types import parse_columns  # noqa: E402
+from paimon_cli.core.data import binary_row  # noqa: E402
+from paimon_cli.core.table.catalog import FileSystemCatalog  # noqa: E402
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit  # noqa: E402
+from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource  # noqa: E402
+from paimon_cli.core.operation.orphans import plan_remove_orphans  # noqa: E402
+from paimon_cli.core.schema.table_schema import Schema  # noqa: E402
+from paimon_cli.core.data.types import parse_columns  # noqa: E402
 
 PARTITIONS, BUCKETS, COMMITS, PER_BUCKET_PER_COMMIT = 50, 4, 20, 25
 ORPHANS_PER_BUCKET = 5
@@ -62,7 +62,7 @@ def build(wh: Path) -> tuple[str, set[str]]:
                   options={"bucket": str(BUCKETS), "bucket-key": "id", "write-only": "true"}),
     )
     t = cat.get_table("bench.orphans")
-    from paimon_cli.core.types import VarCharType
+    from paimon_cli.core.data.types import VarCharType
 
     parts = [(f"dt=p{p:02d}", binary_row.serialize([f"p{p:02d}"], [VarCharType(2147483647)])) for p in range(PARTITIONS)]
     n = 0

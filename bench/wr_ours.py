@@ -5,7 +5,7 @@ Usage::
     <paimon-cli-python> bench/wr_ours.py write WAREHOUSE db.table IN1.parquet [IN2 ...] [--option K=V]
     <paimon-cli-python> bench/wr_ours.py read WAREHOUSE db.table ROWS BATCHES
 
-``write`` calls ``core.write.write_table`` once per input file (one commit each, Parquet
+``write`` calls ``core.operation.write.write_table`` once per input file (one commit each, Parquet
 read included, as ``paimon-cli write`` does it); ``read`` runs ``TableRead.to_arrow`` and
 checks the rows in full (``wr_data.check_merged``; the check is not timed). Prints one JSON
 line with the phases to stdout.
@@ -25,13 +25,13 @@ def main() -> int:
     mode, warehouse, ident = sys.argv[1], sys.argv[2], sys.argv[3]
     rest = sys.argv[4:]
     t0 = time.perf_counter()
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     t1 = time.perf_counter()
     out: dict[str, object] = {"import_s": t1 - t0}
     catalog = FileSystemCatalog(warehouse)
     if mode == "write":
-        from paimon_cli.core.write import write_table
+        from paimon_cli.core.operation.write import write_table
 
         options: dict[str, str] = {}
         files = []
@@ -50,7 +50,7 @@ def main() -> int:
             assert snap is not None
         out.update(batches_s=batches, write_s=sum(batches), snapshot=snap.id)
     elif mode == "read":
-        from paimon_cli.core.read import TableRead
+        from paimon_cli.core.operation.read import TableRead
         from wr_data import check_merged
 
         rows, batches = int(rest[0]), int(rest[1])

@@ -44,9 +44,9 @@ def alter(
         raise typer.BadParameter(
             "nothing to change: give --set, --unset, --add-column, --rename-column, --drop-column or --comment"
         )
-    from paimon_cli.core import schema as s
+    from paimon_cli.core.schema import table_schema as s
     from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.types import parse_columns
+    from paimon_cli.core.data.types import parse_columns
 
     ident = parse_identifier(identifier)
     changes: list[Any] = [s.SetOption(k, v) for k, v in parse_key_values(set_, "--set").items()]

@@ -69,7 +69,7 @@ def branch(
         raise typer.BadParameter("--tag applies to `branch create` only")
     if dry_run and act not in (BranchAction.delete, BranchAction.fast_forward):
         raise typer.BadParameter("--dry-run applies to `branch delete` and `branch fast-forward` only")
-    from paimon_cli.core import branches as core_branches
+    from paimon_cli.core.refs import branches as core_branches
 
     if name is not None:
         core_branches.validate_branch_name(name)
@@ -77,7 +77,7 @@ def branch(
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
 
     if act is BranchAction.list:
-        from paimon_cli.core.system_tables import SYSTEM_TABLES
+        from paimon_cli.core.system.tables import SYSTEM_TABLES
 
         render(SYSTEM_TABLES["branches"](table, None), output, wide)
         return

@@ -57,8 +57,8 @@ def compact(
         paimon-cli compact shop.events --order-strategy zorder --order-by user_id,ts
     """
     from paimon_cli.core.compact.job import PLAN_COLUMNS, RESULT_COLUMNS, compact_table
-    from paimon_cli.core.options import parse_memory_bytes
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.schema.options import parse_memory_bytes
+    from paimon_cli.core.system.tables import Rows
 
     ident = parse_identifier(identifier)
     branch_name = parse_branch(branch)

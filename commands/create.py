@@ -41,7 +41,7 @@ def create(
     spec["options"] = {**spec.get("options", {}), **parse_key_values(option, "--option")}
     if comment is not None:
         spec["comment"] = comment
-    from paimon_cli.core.schema import Schema, new_table_schema
+    from paimon_cli.core.schema.table_schema import Schema, new_table_schema
 
     schema_ = Schema.of(spec.pop("columns"), **spec)  # numbers field ids the way Java does
     catalog = open_catalog(warehouse, fs_option)
@@ -57,10 +57,10 @@ def _names(text: str) -> list[str]:
 
 def _schema_spec(text: str) -> dict[str, Any]:
     """``--schema`` to Schema keyword arguments: column list, inline JSON or @file (via FileIO)."""
-    from paimon_cli.core.types import parse_columns
+    from paimon_cli.core.data.types import parse_columns
 
     if text.startswith("@"):
-        from paimon_cli.core.fileio import load_file_io
+        from paimon_cli.core.io.fileio import load_file_io
 
         path = text[1:]
         return _spec_from_json(load_file_io(path).read_text(path), path)
@@ -72,8 +72,8 @@ def _schema_spec(text: str) -> dict[str, Any]:
 def _spec_from_json(text: str, source: str) -> dict[str, Any]:
     """A TableSchema file or ``{fields, partitionKeys, primaryKeys, options, comment}``."""
     from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.json_util import loads_metadata
-    from paimon_cli.core.types import data_type_from_json
+    from paimon_cli.core.utils.json_util import loads_metadata
+    from paimon_cli.core.data.types import data_type_from_json
 
     obj = loads_metadata(text, source)
     if not isinstance(obj, dict) or not isinstance(obj.get("fields"), list) or not obj["fields"]:

@@ -73,9 +73,9 @@ def expire(
         paimon-cli expire shop.orders --retain-min 5 --older-than 2h
         paimon-cli expire shop.orders --older-than 2024-05-01T00:00:00 --max-deletes 500 -o json
     """
-    from paimon_cli.core.durations import parse_point_in_time
-    from paimon_cli.core.expire import ExpirePolicy, apply_expire, plan_expire
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.utils.durations import parse_point_in_time
+    from paimon_cli.core.operation.expire import ExpirePolicy, apply_expire, plan_expire
+    from paimon_cli.core.system.tables import Rows
 
     ident = parse_identifier(identifier)
     branch_name = parse_branch(branch)
@@ -115,7 +115,7 @@ def expire(
 
 
 def _describe(p: object) -> str:
-    from paimon_cli.core.expire import ExpirePlan
+    from paimon_cli.core.operation.expire import ExpirePlan
 
     assert isinstance(p, ExpirePlan)
     what = "changelogs" if p.mode == "changelog" else "snapshots"

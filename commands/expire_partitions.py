@@ -67,10 +67,10 @@ def expire_partitions(
         paimon-cli expire-partitions shop.events --expiration-time 7d \\
             --timestamp-pattern '$dt $hour:00:00' --timestamp-formatter 'yyyy-MM-dd HH:mm:ss' --dry-run
     """
-    from paimon_cli.core.durations import parse_duration
+    from paimon_cli.core.utils.durations import parse_duration
     from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.options import parse_duration_millis
-    from paimon_cli.core.partition_expire import JavaDateTimePattern, expire_partitions as run
+    from paimon_cli.core.schema.options import parse_duration_millis
+    from paimon_cli.core.operation.partition_expire import JavaDateTimePattern, expire_partitions as run
 
     if timestamp_formatter is not None:
         JavaDateTimePattern(timestamp_formatter)  # bad pattern: refused before any I/O

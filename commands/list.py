@@ -25,13 +25,13 @@ def list_(
         paimon-cli list -w ./warehouse
         paimon-cli list shop -o json
     """
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.system.tables import Rows
 
     catalog = open_catalog(warehouse, fs_option)
     if database is None:
         rows = Rows(["database"], [{"database": d} for d in catalog.list_databases()])
     else:
-        from paimon_cli.core.identifiers import validate_name
+        from paimon_cli.core.table.identifiers import validate_name
 
         validate_name("database", database)
         rows = Rows(["database", "table"], [{"database": database, "table": t} for t in catalog.list_tables(database)])

@@ -23,8 +23,8 @@ def quickstart(
         paimon-cli quickstart -w /tmp/paimon-demo
     """
     from paimon_cli.core.demo import build_demo_warehouse
-    from paimon_cli.core.read import TableRead
-    from paimon_cli.core.system_tables import SYSTEM_TABLES, Rows
+    from paimon_cli.core.operation.read import TableRead
+    from paimon_cli.core.system.tables import SYSTEM_TABLES, Rows
 
     catalog = open_catalog(warehouse, fs_option)
     names = build_demo_warehouse(catalog)

@@ -82,8 +82,8 @@ def read(
     export = _export_format(to) if to is not None else None
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, branch_name)
 
-    from paimon_cli.core.predicate import parse_predicate
-    from paimon_cli.core.read import TableRead
+    from paimon_cli.core.data.predicate import parse_predicate
+    from paimon_cli.core.operation.read import TableRead
 
     projection = _columns(select) if select is not None else None
     predicate = parse_predicate(where, table.schema.fields) if where is not None else None
@@ -168,7 +168,7 @@ def _print(reader: Any, fmt: OutputFormat, wide: bool) -> None:
     # closed on every way out (a closed pipe, an error, Ctrl-C): its read-ahead threads end here
     with closing(reader.iter_batches()) as batches:
         if fmt is OutputFormat.table:
-            from paimon_cli.core.system_tables import Rows
+            from paimon_cli.core.system.tables import Rows
 
             rows: list[dict[str, Any]] = []
             for b in batches:
@@ -375,7 +375,7 @@ def _write_csv(batches: Iterator[pa.RecordBatch], schema: pa.Schema, out: Any, b
 
 
 def _export(reader: Any, path: str, fmt: str, fs_option: list[str] | None) -> int:
-    from paimon_cli.core.fileio import FileIO, parent, parse_storage_options
+    from paimon_cli.core.io.fileio import FileIO, parent, parse_storage_options
 
     fio = FileIO(path, parse_storage_options(fs_option or []))
     fio.mkdirs(parent(path))

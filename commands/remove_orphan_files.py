@@ -63,8 +63,8 @@ def remove_orphan_files(
         paimon-cli remove-orphan-files shop.orders --older-than 3d
         paimon-cli remove-orphan-files shop.orders --external-paths --dry-run
     """
-    from paimon_cli.core.orphans import plan_remove_orphans, remove_orphans
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
+    from paimon_cli.core.system.tables import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))

@@ -53,9 +53,9 @@ def rescale(
         paimon-cli alter shop.orders --set bucket=8
         paimon-cli rescale shop.orders --partition dt=2024-05-01
     """
-    from paimon_cli.core.rescale import RESULT_COLUMNS, describe
-    from paimon_cli.core.rescale import rescale as run
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.compact.rescale import RESULT_COLUMNS, describe
+    from paimon_cli.core.compact.rescale import rescale as run
+    from paimon_cli.core.system.tables import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))

@@ -50,9 +50,9 @@ def rewrite_file_index(
         paimon-cli rewrite-file-index shop.orders --dry-run
         paimon-cli rewrite-file-index shop.orders --partition dt=2024-05-01
     """
-    from paimon_cli.core.fileindex.rewrite import PLAN_COLUMNS, RESULT_COLUMNS
-    from paimon_cli.core.fileindex.rewrite import rewrite_file_index as run
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.compact.rewrite_file_index import PLAN_COLUMNS, RESULT_COLUMNS
+    from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index as run
+    from paimon_cli.core.system.tables import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))

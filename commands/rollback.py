@@ -52,12 +52,12 @@ def rollback(
     """
     if (snapshot is None) == (tag is None):
         raise typer.BadParameter("give exactly one of --snapshot and --tag")
-    from paimon_cli.core.rollback import rollback as do_rollback
-    from paimon_cli.core.system_tables import Rows
+    from paimon_cli.core.operation.rollback import rollback as do_rollback
+    from paimon_cli.core.system.tables import Rows
 
     tag_name = None
     if tag is not None:
-        from paimon_cli.core.identifiers import validate_name
+        from paimon_cli.core.table.identifiers import validate_name
 
         tag_name = validate_name("tag", tag)
     ident = parse_identifier(identifier)

@@ -70,8 +70,8 @@ def tag(
     """
     act = TagAction(action)
     _check_args(act, name, new_name, snapshot, time_retained, older_than, dry_run)
-    from paimon_cli.core import tags as core_tags
-    from paimon_cli.core.durations import parse_duration, parse_point_in_time
+    from paimon_cli.core.refs import tags as core_tags
+    from paimon_cli.core.utils.durations import parse_duration, parse_point_in_time
 
     retained = None if time_retained is None else parse_duration(time_retained, "--time-retained", positive=True) / 1000
     older = None
@@ -87,7 +87,7 @@ def tag(
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
 
     if act is TagAction.list:
-        from paimon_cli.core.system_tables import SYSTEM_TABLES
+        from paimon_cli.core.system.tables import SYSTEM_TABLES
 
         render(SYSTEM_TABLES["tags"](table, None), output, wide)
     elif act is TagAction.create:

@@ -75,9 +75,9 @@ def write(
         cat day.csv | paimon-cli write shop.orders - --format csv --overwrite --partition dt=2024-05-01
     """
     from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.fileio import parse_storage_options
-    from paimon_cli.core.system_tables import Rows
-    from paimon_cli.core.write import parse_partition_spec, write_table_result
+    from paimon_cli.core.io.fileio import parse_storage_options
+    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.operation.write import parse_partition_spec, write_table_result
 
     ident = parse_identifier(identifier)
     spec = parse_partition_spec(partition or [])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .catalog import FileSystemCatalog
+    from .table.catalog import FileSystemCatalog
 
 DATABASE = "demo"
 
@@ -63,11 +63,11 @@ def build_demo_warehouse(catalog: FileSystemCatalog) -> list[str]:
     import numpy as np
     import pyarrow as pa
 
-    from .arrow_schema import arrow_schema
-    from .commit import FileStoreCommit
-    from .schema import Schema
-    from .types import parse_columns
-    from .write import TableWrite
+    from .format.arrow_schema import arrow_schema
+    from .operation.commit import FileStoreCommit
+    from .schema.table_schema import Schema
+    from .data.types import parse_columns
+    from .operation.write import TableWrite
 
     catalog.create_database(DATABASE, ignore_if_exists=True)
     names = []

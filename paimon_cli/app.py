@@ -107,7 +107,7 @@ def run() -> None:
         from typer._completion_classes import completion_init
 
         completion_init()
-    from .core import interrupt
+    from .core.utils import interrupt
 
     interrupt.install()  # SIGINT / SIGTERM run the commands' cleanup, then exit 130 / 143
     app(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)

@@ -76,10 +76,10 @@ def report(exc: BaseException, debug: bool) -> int:
 def report_interrupt(exc: BaseException) -> int:
     """One stderr line saying what the interrupted command cleaned up; 130 (SIGINT) or 143
     (SIGTERM), 128 + the signal as a shell reports it. The commands' own cleanup has run by
-    now (``core.interrupt.Interrupted`` is raised through it)."""
+    now (``core.utils.interrupt.Interrupted`` is raised through it)."""
     import signal
 
-    from .core.interrupt import cleanup_summary
+    from .core.utils.interrupt import cleanup_summary
 
     signum = getattr(exc, "signum", signal.SIGINT)
     sys.stderr.write(f"interrupted ({signal.Signals(signum).name}): {cleanup_summary()}\n")
@@ -119,13 +119,13 @@ class CliCommand(TyperCommand):
     """
 
     def invoke(self, ctx: Any) -> Any:
-        from .core import interrupt
+        from .core.utils import interrupt
 
         try:
             result = super().invoke(ctx)
         except (ClickException, Exit, Abort):
             raise
-        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (core.interrupt)
+        except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (core.utils.interrupt)
             code = report_interrupt(exc)
         except BrokenPipeError as exc:
             if not stdout_closed():

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
-from .core.durations import DURATION_GRAMMAR, TIME_GRAMMAR
+from .core.utils.durations import DURATION_GRAMMAR, TIME_GRAMMAR
 from .output import OutputFormat
 
 if TYPE_CHECKING:
-    from .core.catalog import FileSystemCatalog
-    from .core.identifiers import Identifier
+    from .core.table.catalog import FileSystemCatalog
+    from .core.table.identifiers import Identifier
 
 DEFAULT_WAREHOUSE = "./warehouse"
 
@@ -69,28 +69,28 @@ TimestampOpt = Annotated[
 
 def duration_option(flag: str, what: str) -> Any:
     """A duration option (``--time-retained``): ``what`` then the one command-line grammar
-    (core.durations); parse the value with ``core.durations.parse_duration``."""
+    (core.utils.durations); parse the value with ``core.utils.durations.parse_duration``."""
     return typer.Option(flag, metavar="DURATION", help=f"{what} A duration is {DURATION_GRAMMAR}; a bare "
                         "number is refused.")
 
 
 def time_option(flag: str, what: str) -> Any:
     """A point-in-time option (``--older-than``): ``what`` then the one command-line grammar;
-    parse the value with ``core.durations.parse_point_in_time``."""
+    parse the value with ``core.utils.durations.parse_point_in_time``."""
     return typer.Option(flag, metavar="DURATION|ISO", help=f"{what} Give {TIME_GRAMMAR}; a duration is "
                         f"{DURATION_GRAMMAR}; a bare number is refused.")
 
 
 def open_catalog(warehouse: str, fs_options: list[str] | None) -> FileSystemCatalog:
     """The filesystem catalog for ``--warehouse`` and ``--fs-option`` (env merged by core)."""
-    from .core.catalog import FileSystemCatalog
-    from .core.fileio import parse_storage_options
+    from .core.table.catalog import FileSystemCatalog
+    from .core.io.fileio import parse_storage_options
 
     return FileSystemCatalog(warehouse, parse_storage_options(fs_options or []))
 
 
 def parse_identifier(text: str) -> Identifier:
-    from .core.identifiers import Identifier
+    from .core.table.identifiers import Identifier
 
     return Identifier.parse(text)
 
@@ -99,7 +99,7 @@ def parse_branch(branch: str | None) -> str | None:
     """``--branch`` validated like Java; ``main`` (any case) means the main branch (None)."""
     if branch is None or branch.lower() == "main":
         return None
-    from .core.identifiers import validate_name
+    from .core.table.identifiers import validate_name
 
     return validate_name("branch", branch)
 
@@ -120,7 +120,7 @@ def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, str]:
 def parse_timestamp_millis(text: str) -> int:
     """Time travel's ``--timestamp``: epoch millis or ISO-8601 (``2024-05-01``,
     ``2024-05-01 12:00:00``, ``...Z``; no offset = local time, as Paimon's scan.timestamp)."""
-    from .core.durations import parse_iso_time
+    from .core.utils.durations import parse_iso_time
     from .core.errors import InvalidInput
 
     s = text.strip()
@@ -139,10 +139,10 @@ def time_travel(snapshot: int | None, tag: str | None, timestamp: str | None) ->
         return None
     if len(given) > 1:
         raise typer.BadParameter(f"give at most one of {', '.join(given)}")
-    from .core.identifiers import validate_name
+    from .core.table.identifiers import validate_name
 
     tag_name = validate_name("tag", tag) if tag is not None else None
     millis = parse_timestamp_millis(timestamp) if timestamp is not None else None
-    from .core.table import TimeTravel
+    from .core.table.file_store_table import TimeTravel
 
     return TimeTravel(snapshot_id=snapshot, tag=tag_name, timestamp_millis=millis)

@@ -32,7 +32,7 @@ class OutputFormat(str, Enum):
 
 
 class RowsLike(Protocol):
-    """What the renderer needs; ``paimon_cli.core.system_tables.Rows`` is the concrete type."""
+    """What the renderer needs; ``paimon_cli.core.system.tables.Rows`` is the concrete type."""
 
     columns: list[str]
     rows: list[dict[str, Any]]

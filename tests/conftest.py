@@ -15,7 +15,7 @@ def snapshot_publish_fault(monkeypatch: pytest.MonkeyPatch) -> Callable[..., lis
     """``arm(lands=, error=, failing_reads=0)``: every FileIO's write-if-absent of a snapshot
     file raises ``error`` (after the file landed when ``lands``), and then the first
     ``failing_reads`` read-backs of it fail too (-1: all). Returns the log of what was hit."""
-    from paimon_cli.core.fileio import FileIO
+    from paimon_cli.core.io.fileio import FileIO
 
     def arm(*, lands: bool, error: BaseException, failing_reads: int = 0) -> list[str]:
         real_put, real_read = FileIO._write_if_absent, FileIO.read_bytes

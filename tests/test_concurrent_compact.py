@@ -24,8 +24,8 @@ KEYS = 300
 
 WRITER = textwrap.dedent("""
     import sys, time, pyarrow as pa, pyarrow.parquet as pq
-    from paimon_cli.core.catalog import FileSystemCatalog
-    from paimon_cli.core.write import write_table_result
+    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.operation.write import write_table_result
     wh, tmp, rounds, keys, write_only = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     warnings = 0
     for r in range(rounds):
@@ -75,11 +75,11 @@ def compactor(tmp: Path, full: bool) -> str:
     {"bucket": "2", "deletion-vectors.enabled": "true"},
 ], ids=["universal", "deletion-vectors"])
 def test_writer_and_two_compactions_race(tmp_path: Path, options: dict[str, str]) -> None:
-    from paimon_cli.core.catalog import FileSystemCatalog
-    from paimon_cli.core.read import TableRead
-    from paimon_cli.core.schema import Schema
-    from paimon_cli.core.table import TimeTravel
-    from paimon_cli.core.types import parse_columns
+    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.operation.read import TableRead
+    from paimon_cli.core.schema.table_schema import Schema
+    from paimon_cli.core.table.file_store_table import TimeTravel
+    from paimon_cli.core.data.types import parse_columns
 
     wh = str(tmp_path / "wh")
     cat = FileSystemCatalog(wh)

@@ -28,15 +28,15 @@ N_WRITES = 40
 
 
 def _open(wh: str, branch: str | None = None) -> Any:
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     return FileSystemCatalog(wh).get_table("db.t", branch)
 
 
 def _create(wh: str, pk: bool) -> None:
-    from paimon_cli.core.catalog import FileSystemCatalog
-    from paimon_cli.core.schema import Schema
-    from paimon_cli.core.types import parse_data_type
+    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.schema.table_schema import Schema
+    from paimon_cli.core.data.types import parse_data_type
 
     cat = FileSystemCatalog(wh)
     cat.create_database("db", True)
@@ -49,7 +49,7 @@ def _create(wh: str, pk: bool) -> None:
 
 def writer(wh: str, n: int) -> None:
     from paimon_cli.core.errors import CommitConflict
-    from paimon_cli.core.write import write_table
+    from paimon_cli.core.operation.write import write_table
 
     for i in range(1, n + 1):
         f = os.path.join(wh, f"w{i}.parquet")
@@ -88,7 +88,7 @@ def _appends(t: Any) -> int:
 
 
 def expirer(wh: str, stop_at: int) -> None:
-    from paimon_cli.core.expire import ExpirePolicy, expire
+    from paimon_cli.core.operation.expire import ExpirePolicy, expire
 
     while True:
         t = _open(wh)
@@ -100,8 +100,8 @@ def expirer(wh: str, stop_at: int) -> None:
 
 
 def reader(wh: str, stop_at: int, seed: int, q: Any) -> None:
-    from paimon_cli.core.read import TableRead
-    from paimon_cli.core.table import TimeTravel
+    from paimon_cli.core.operation.read import TableRead
+    from paimon_cli.core.table.file_store_table import TimeTravel
 
     rng = random.Random(seed)
     ok = failed_expired = 0
@@ -159,10 +159,10 @@ def test_writer_compact_expire_readers_race(tmp_path: Path, pk: bool) -> None:
     assert all(r[0] == "ok" for r in results), results
     assert sum(r[1] for r in results) > 0
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
-    from paimon_cli.core.read import TableRead
+    from paimon_cli.core.operation.read import TableRead
 
-    from paimon_cli.core.expire import ExpirePolicy, expire
-    from paimon_cli.core.table import TimeTravel
+    from paimon_cli.core.operation.expire import ExpirePolicy, expire
+    from paimon_cli.core.table.file_store_table import TimeTravel
 
     t = _open(wh)
     ids = sorted(TableRead(t).to_arrow().column("id").to_pylist())
@@ -176,7 +176,7 @@ def test_writer_compact_expire_readers_race(tmp_path: Path, pk: bool) -> None:
 
 def _slow_expire(wh: str, started: Any) -> None:
     """Expire with a pause after every deletion, so a kill lands in the middle of a phase."""
-    from paimon_cli.core.expire import ExpirePolicy, apply_expire, plan_expire
+    from paimon_cli.core.operation.expire import ExpirePolicy, apply_expire, plan_expire
 
     t = _open(wh)
     plan = plan_expire(t, ExpirePolicy(retain_min=3, time_retained_millis=0))
@@ -185,9 +185,9 @@ def _slow_expire(wh: str, started: Any) -> None:
 
 
 def test_kill_9_during_expire_leaves_readable_table_and_rerun_finishes(tmp_path: Path) -> None:
-    from paimon_cli.core.expire import ExpirePolicy, expire, plan_expire
-    from paimon_cli.core.read import TableRead
-    from paimon_cli.core.table import TimeTravel
+    from paimon_cli.core.operation.expire import ExpirePolicy, expire, plan_expire
+    from paimon_cli.core.operation.read import TableRead
+    from paimon_cli.core.table.file_store_table import TimeTravel
 
     ctx = mp.get_context("spawn")
     rng = random.Random(7)

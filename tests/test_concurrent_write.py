@@ -104,7 +104,7 @@ def key(r: dict[str, Any]) -> str:
 
 
 def open_table(target: Target, name: str) -> Any:
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     return FileSystemCatalog(target.warehouse, target.storage_options).get_table(f"db.{name}")
 
@@ -199,8 +199,8 @@ def concurrent_overwrites(target: Target, tmp: Path, name: str) -> None:
     got = read_cli(target, name)
     assert sorted(map(key, got)) == sorted(map(key, inputs[winner] + other_part))
     # and the earlier overwrite's snapshot shows only its own input for the partition
-    from paimon_cli.core.read import TableRead
-    from paimon_cli.core.table import TimeTravel
+    from paimon_cli.core.operation.read import TableRead
+    from paimon_cli.core.table.file_store_table import TimeTravel
 
     loser = 3 - winner
     at2 = TableRead(table, TimeTravel(snapshot_id=2)).to_arrow().to_pylist()

@@ -17,17 +17,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paimon_cli.core import paths
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.expire import ExpirePolicy, expire
-from paimon_cli.core.index_manifest import IndexManifestFile
-from paimon_cli.core.manifest import FileKind, ManifestFile, ManifestList
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.snapshot import Snapshot
-from paimon_cli.core.table import FileStoreTable, TimeTravel
-from paimon_cli.core.types import parse_data_type
-from paimon_cli.core.write import write_table
+from paimon_cli.core.io import paths
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.expire import ExpirePolicy, expire
+from paimon_cli.core.manifest.index_manifest import IndexManifestFile
+from paimon_cli.core.manifest.manifest import FileKind, ManifestFile, ManifestList
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.refs.snapshot import Snapshot
+from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
+from paimon_cli.core.data.types import parse_data_type
+from paimon_cli.core.operation.write import write_table
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +95,7 @@ def referenced(t: FileStoreTable, snap: Snapshot) -> set[str]:
                     live[k] = e
                 else:
                     live.pop(k, None)
-    from paimon_cli.core.binary_row import deserialize
+    from paimon_cli.core.data.binary_row import deserialize
 
     for e in live.values():
         part = paths.partition_path_for(t.schema, deserialize(e.partition, t.schema.partition_types))
@@ -141,7 +141,7 @@ def test_never_deletes_what_a_retained_snapshot_tag_or_branch_uses(
             elif op == "consumer":
                 t.consumer_manager.reset_consumer("c", 1 + arg % latest)
             elif op == "branch" and branch is None and t.tag_manager.tag_names():
-                from paimon_cli.core.branches import create_branch
+                from paimon_cli.core.refs.branches import create_branch
 
                 branch = "br"
                 tag = t.tag_manager.tag_names()[0]

@@ -150,7 +150,7 @@ def test_missing_table_on_s3_exits_3(runner: CliRunner, s3_server: S3Server, mir
 
 def test_create_on_s3_uses_conditional_put(runner: CliRunner, s3_server: S3Server,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from paimon_cli.core.fileio import FileIO, load_file_io
+    from paimon_cli.core.io.fileio import FileIO, load_file_io
 
     wh = s3_server.fresh_warehouse("create")
     puts: list[tuple[str, bool]] = []

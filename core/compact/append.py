@@ -44,19 +44,19 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..interrupt import discard
+from ..utils.interrupt import discard
 from .unit import APPEND, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..deletion_vectors import DeletionVector
-    from ..index_manifest import IndexFileMeta
-    from ..manifest import DataFileMeta, ManifestEntry
+    from ..index.deletion_vectors import DeletionVector
+    from ..manifest.index_manifest import IndexFileMeta
+    from ..manifest.manifest import DataFileMeta, ManifestEntry
     from ..mergetree.file_writer import RollingFileWriter
-    from ..options import CoreOptions
-    from ..snapshot import Snapshot
-    from ..table import FileStoreTable
+    from ..schema.options import CoreOptions
+    from ..refs.snapshot import Snapshot
+    from ..table.file_store_table import FileStoreTable
 
 FULL_COMPACT_MIN_FILE = 3  # BucketedAppendCompactManager
 
@@ -100,7 +100,7 @@ class AppendCompactOptions:
 def dv_index_by_bucket(table: FileStoreTable, snapshot: Snapshot | None) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
     """Live DV index files per (partition, bucket); empty when the table has DVs off (as Java
     readers, which then ignore them)."""
-    from ..index_manifest import DELETION_VECTORS_INDEX
+    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 
     if snapshot is None or not table.options.deletion_vectors_enabled:
         return {}
@@ -124,7 +124,7 @@ def bucket_dv_vectors(
     only: set[str] | None = None,
 ) -> dict[str, DeletionVector]:
     """Data file name -> DeletionVector from ``index_files`` (optionally only for ``only``)."""
-    from ..deletion_vectors import read_deletion_vectors
+    from ..index.deletion_vectors import read_deletion_vectors
     from ..mergetree.dv_maintainer import index_file_path
 
     out: dict[str, DeletionVector] = {}
@@ -337,8 +337,8 @@ def _plan_fixed_bucket(
 
 
 def partition_dir(table: FileStoreTable, partition: bytes) -> str:
-    from .. import paths
-    from ..binary_row import deserialize
+    from ..io import paths
+    from ..data.binary_row import deserialize
 
     schema = table.schema
     if not schema.partition_keys:
@@ -356,10 +356,10 @@ def read_file_tables(
     """The rows of ``files`` in order, deletion vectors applied, as the table's current schema."""
     import pyarrow as pa
 
-    from .. import paths
-    from ..data_file import evolve, iter_data_file_batches
-    from ..read import _drop_deleted
-    from ..stats_reader import StatsReader
+    from ..io import paths
+    from ..format.data_file import evolve, iter_data_file_batches
+    from ..operation.read import _drop_deleted
+    from ..manifest.stats_reader import StatsReader
 
     sr = StatsReader(table)
     target = list(table.schema.fields)
@@ -383,7 +383,7 @@ def read_file_tables(
 
 def output_writer(table: FileStoreTable, partition: bytes, bucket: int, seq_start: int = 0) -> RollingFileWriter:
     """The writer compaction output of an append bucket goes through (level 0, COMPACT files)."""
-    from ..manifest import FileSource
+    from ..manifest.manifest import FileSource
     from ..mergetree.file_writer import APPEND as APPEND_FILES
     from ..mergetree.file_writer import RollingFileWriter
 
@@ -443,10 +443,10 @@ def _rewrite_unaware_index(
 ) -> tuple[list[IndexFileMeta], list[IndexFileMeta], list[str]]:
     """Every index file holding a vector of a rewritten file is deleted; the vectors of other
     data files it held go to one new index file (Java writeUnchangedDeletionVector)."""
-    from ..deletion_vectors import write_deletion_vector_index
-    from ..fileio import join
-    from ..index_manifest import DELETION_VECTORS_INDEX
-    from ..index_manifest import IndexFileMeta as Meta
+    from ..index.deletion_vectors import write_deletion_vector_index
+    from ..io.fileio import join
+    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
+    from ..manifest.index_manifest import IndexFileMeta as Meta
     from ..mergetree.dv_maintainer import index_file_dir
 
     touched = [f for f in index_files if any(m.data_file_name in removed for m in f.dv_ranges or ())]

@@ -39,10 +39,10 @@ from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written
 from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
-    from ..manifest import DataFileMeta, ManifestEntry
-    from ..schema import TableSchema
-    from ..snapshot import Snapshot
-    from ..table import FileStoreTable
+    from ..manifest.manifest import DataFileMeta, ManifestEntry
+    from ..schema.table_schema import TableSchema
+    from ..refs.snapshot import Snapshot
+    from ..table.file_store_table import FileStoreTable
 
 log = logging.getLogger(__name__)
 
@@ -165,8 +165,8 @@ def partition_filter(
         raise InvalidInput("give either --partition or --where, not both")
     if not specs and not where:
         return None
-    from .. import paths
-    from ..binary_row import deserialize
+    from ..io import paths
+    from ..data.binary_row import deserialize
 
     types = schema.partition_types
     keys = schema.partition_keys
@@ -175,7 +175,7 @@ def partition_filter(
     cache: dict[bytes, bool] = {}
 
     if where:
-        from ..predicate import parse_predicate
+        from ..data.predicate import parse_predicate
 
         if not keys:
             raise InvalidInput("--where: the table is not partitioned; compact filters partitions only")
@@ -237,8 +237,8 @@ def partition_label(schema: TableSchema, partition: bytes) -> str:
     """``k=v,k2=v2`` (the ``--partition`` syntax), "" for an unpartitioned table."""
     if not schema.partition_keys:
         return ""
-    from .. import paths
-    from ..binary_row import deserialize
+    from ..io import paths
+    from ..data.binary_row import deserialize
 
     opts = schema.core_options
     values = deserialize(partition, schema.partition_types)
@@ -302,7 +302,7 @@ def plan_compaction(
         entries = [e for e in entries if pfilter(e.partition)]
     if not entries:
         return plan
-    from ..rescale import check_entries_layout
+    from .rescale import check_entries_layout
 
     check_entries_layout(table, entries, "compact")  # Java's compaction writer refuses these too
 
@@ -342,7 +342,7 @@ def plan_compaction(
 
 
 def _check_compactable(table: FileStoreTable) -> None:
-    from .. import paths
+    from ..io import paths
 
     schema = table.schema
     if schema.bucket == paths.POSTPONE_BUCKET:
@@ -353,7 +353,7 @@ def _check_compactable(table: FileStoreTable) -> None:
 
 
 def _dv_index_files(table: FileStoreTable, snapshot: Snapshot) -> dict[tuple[bytes, int], tuple[Any, ...]]:
-    from ..index_manifest import DELETION_VECTORS_INDEX
+    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 
     out: dict[tuple[bytes, int], list[Any]] = {}
     for ie in table.store_scan.index_entries(snapshot):
@@ -621,7 +621,7 @@ def commit_results(
     commit_kind: str = "COMPACT",
 ) -> Snapshot | None:
     """Publish the results as one snapshot; on any failure delete what the units wrote."""
-    from ..commit import FileStoreCommit
+    from ..operation.commit import FileStoreCommit
 
     messages = [m for m in (r.commit_message() for r in results) if not m.is_empty()]
     if not messages:
@@ -639,11 +639,11 @@ def commit_results(
 
 def expire_after(table: FileStoreTable, options_overrides: Mapping[str, str] | None = None) -> str | None:
     """Java's post-commit maintenance (snapshot, partition and tag expiry; see
-    :mod:`core.maintenance`); returns the warnings as one line, or None.
+    :mod:`core.operation.maintenance`); returns the warnings as one line, or None.
 
     A refused expiration never undoes the commit: it is reported, not raised.
     """
-    from ..maintenance import after_commit
+    from ..operation.maintenance import after_commit
 
     warnings = after_commit(table, options_overrides)
     return "; ".join(warnings) if warnings else None

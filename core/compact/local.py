@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError
-from ..interrupt import discard
+from ..utils.interrupt import discard
 from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
-    from ..schema import TableSchema
-    from ..table import FileStoreTable
+    from ..schema.table_schema import TableSchema
+    from ..table.file_store_table import FileStoreTable
 
 # progress(event, unit, done, total): event "start" before a unit runs, "done" after it finished
 # (unit is None for sort compaction, which reports whole partitions)
@@ -53,9 +53,9 @@ class TableRef:
                    table.schema)
 
     def open(self) -> FileStoreTable:
-        from ..fileio import FileIO
-        from ..identifiers import Identifier
-        from ..table import FileStoreTable
+        from ..io.fileio import FileIO
+        from ..table.identifiers import Identifier
+        from ..table.file_store_table import FileStoreTable
 
         file_io = FileIO(self.root, self.storage_options)
         return FileStoreTable(file_io, self.path, Identifier.parse(self.identifier), self.branch, self.schema)
@@ -125,7 +125,7 @@ def run_local(
     import threading
     from concurrent.futures import FIRST_EXCEPTION, wait
 
-    from ..workers import worker_pool
+    from ..utils.workers import worker_pool
 
     lock = threading.Lock()
     failed = threading.Event()

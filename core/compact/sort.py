@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
-from ..types import (
+from ..data.types import (
     BigIntType,
     BinaryType,
     BooleanType,
@@ -74,10 +74,10 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from ..commit import CommitMessage, FileStoreCommit
-    from ..manifest import ManifestEntry
-    from ..snapshot import Snapshot
-    from ..table import FileStoreTable
+    from ..operation.commit import CommitMessage, FileStoreCommit
+    from ..manifest.manifest import ManifestEntry
+    from ..refs.snapshot import Snapshot
+    from ..table.file_store_table import FileStoreTable
 
 ORDER = "order"
 ZORDER = "zorder"
@@ -800,7 +800,7 @@ def sort_compact(
 ) -> SortCompactResult:
     """Rewrite the selected partitions sorted by ``order_by``; one OVERWRITE snapshot pinned
     to ``base_snapshot`` (see the module docstring)."""
-    from ..commit import CommitMessage, FileStoreCommit
+    from ..operation.commit import CommitMessage, FileStoreCommit
     from ..errors import CommitConflict
     from .append import bucket_dv_vectors, dv_index_by_partition, output_writer, read_file_tables
 
@@ -896,7 +896,7 @@ def _check_no_new_deletion_vectors(table: FileStoreTable, base: Snapshot, partit
     if not table.options.deletion_vectors_enabled:
         return
     from ..errors import CommitConflict
-    from ..index_manifest import DELETION_VECTORS_INDEX
+    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 
     sm = table.snapshot_manager
     latest = sm.latest_snapshot()

@@ -31,7 +31,7 @@ from .local import Progress, TableRef, UnitsFailed, execute_unit
 from .unit import CompactUnit, UnitResult
 
 if TYPE_CHECKING:
-    from ..table import FileStoreTable
+    from ..table.file_store_table import FileStoreTable
 
 DEFAULT_MASTER = "local[*]"
 TASKS_PER_CORE = 3  # enough tasks to balance uneven units, few enough to keep task overhead low

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..commit import CommitMessage
-    from ..index_manifest import IndexFileMeta
-    from ..manifest import DataFileMeta
+    from ..operation.commit import CommitMessage
+    from ..manifest.index_manifest import IndexFileMeta
+    from ..manifest.manifest import DataFileMeta
 
 MERGE_TREE = "merge-tree"
 APPEND = "append"
@@ -75,7 +75,7 @@ class UnitResult:
         return sum(f.file_size for f in self.after if f.file_name not in {b.file_name for b in self.before})
 
     def commit_message(self) -> CommitMessage:
-        from ..commit import CommitMessage
+        from ..operation.commit import CommitMessage
 
         u = self.unit
         return CommitMessage(

@@ -25,14 +25,14 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..types import BooleanType, DecimalType, SmallIntType, TinyIntType
+from ..data.types import BooleanType, DecimalType, SmallIntType, TinyIntType
 from .values import BOOL, BYTES, DOUBLE, FLOAT, INT, STRING, Column, kind_of
 
 if TYPE_CHECKING:
     import numpy as np
     import pyroaring
 
-    from ..types import DataType
+    from ..data.types import DataType
 
 VERSION_1 = 1
 VERSION_2 = 2
@@ -46,7 +46,7 @@ def supports(t: DataType) -> bool:
 
 
 def parse_options(column: str, opts: dict[str, str]) -> tuple[int, int]:
-    from ..options import parse_memory_bytes
+    from ..schema.options import parse_memory_bytes
 
     raw = opts.get("version")
     try:
@@ -143,7 +143,7 @@ class _Codec:
 
 
 def _is_long(t: DataType) -> bool:
-    from ..types import BigIntType, LocalZonedTimestampType, TimestampType
+    from ..data.types import BigIntType, LocalZonedTimestampType, TimestampType
 
     return isinstance(t, (BigIntType, TimestampType, LocalZonedTimestampType))
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from ..types import DataType
+    from ..data.types import DataType
 
 DEFAULT_ITEMS = 1_000_000
 _BOOL_BITS_LIMIT = 64 << 20
@@ -70,7 +70,7 @@ def parse_options(column: str, opts: dict[str, str]) -> tuple[int, float]:
 
 def supports(t: DataType) -> bool:
     k = kind_of(t)
-    from ..types import DecimalType
+    from ..data.types import DecimalType
 
     return k is not None and k != BOOL and not isinstance(t, DecimalType)
 

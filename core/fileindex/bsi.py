@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from ..types import (
+from ..data.types import (
     BigIntType,
     DateType,
     DecimalType,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyroaring
 
-    from ..types import DataType
+    from ..data.types import DataType
 
 VERSION_1 = 1
 _LONG_MIN = -(2**63)

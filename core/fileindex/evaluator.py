@@ -24,8 +24,8 @@ from .format import BITMAP, BLOOM_FILTER, BSI, FileIndexContainer, IndexEntry
 from .values import DOUBLE, FLOAT, kind_of, literal_key
 
 if TYPE_CHECKING:
-    from ..predicate import Predicate
-    from ..types import DataField, DataType
+    from ..data.predicate import Predicate
+    from ..data.types import DataField, DataType
 
 Result = Any  # True | False | pyroaring.BitMap
 
@@ -175,7 +175,7 @@ def evaluate(
     (by field id; None if the file predates the column); ``file_fields`` are the file
     schema's fields by name. ``types`` restricts the index types used (explain attribution).
     """
-    from ..predicate import And, Constant, Leaf, Or
+    from ..data.predicate import And, Constant, Leaf, Or
 
     readers = _Readers(container)
 

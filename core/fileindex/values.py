@@ -6,7 +6,7 @@ long for BIGINT, TIMESTAMP as millis (precision <= 3) or micros, float/double, b
 the unscaled long of a DECIMAL (BSI). Here a pyarrow column becomes a :class:`Column`:
 a validity mask plus either a numpy array of those numbers or a list of bytes.
 
-Literal values from ``--where`` (core.predicate's Python domain) map the same way through
+Literal values from ``--where`` (core.data.predicate's Python domain) map the same way through
 :func:`literal_key`, which returns None when the literal cannot equal any stored value
 exactly (the caller then stays conservative).
 """
@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..types import (
+from ..data.types import (
     BigIntType,
     BinaryType,
     BooleanType,
@@ -199,7 +199,7 @@ def literal_key(v: Any, t: DataType) -> Any:
                     return None
                 return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
             if isinstance(t, (TimestampType, LocalZonedTimestampType)):
-                from ..binary_row import Timestamp
+                from ..data.binary_row import Timestamp
 
                 if isinstance(v, _dt.datetime):
                     v = Timestamp.from_datetime(v)

@@ -23,8 +23,8 @@ from .format import BITMAP, BLOOM_FILTER, BSI, RANGE_BITMAP, write_container
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..fileio import FileIO
-    from ..types import DataField
+    from ..io.fileio import FileIO
+    from ..data.types import DataField
 
 SUPPORTED_TYPES = (BLOOM_FILTER, BITMAP, BSI)
 _PREFIX = "file-index."
@@ -111,7 +111,7 @@ def _check_spec(spec: IndexSpec, fields_by_name: Mapping[str, DataField]) -> Non
 
 def validate_file_index_options(fields: Sequence[DataField], options: Mapping[str, str]) -> None:
     """Refuse bad ``file-index.*`` options (InvalidInput, exit 4) before anything is written."""
-    from ..options import parse_bool, parse_memory_bytes
+    from ..schema.options import parse_bool, parse_memory_bytes
 
     specs = configured_indexes(options)
     by_name = {f.name: f for f in fields}
@@ -212,7 +212,7 @@ def place_index(
         return None, ()
     if len(container) <= threshold:
         return container, ()
-    from ..fileio import join
+    from ..io.fileio import join
 
     parent, _, name = data_file_path.rpartition("/")
     index_name = index_file_name or name + ".index"
@@ -249,7 +249,7 @@ class PlacedIndexBuilder:
 def index_builder_factory(file_io: FileIO, schema: Any, options: Mapping[str, str] | Any | None = None) -> Any:
     """``factory(data_file_path) -> PlacedIndexBuilder`` for ``schema``'s configured indexes,
     or None when the table configures none (``RollingFileWriter.index_builder_factory``)."""
-    from ..options import CoreOptions
+    from ..schema.options import CoreOptions
 
     opts = options if options is not None else schema.options
     raw = opts.options if isinstance(opts, CoreOptions) else dict(opts)

@@ -39,14 +39,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..merge_function import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND
+from .merge_function import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from ..options import CoreOptions
-    from ..schema import TableSchema
+    from ..schema.options import CoreOptions
+    from ..schema.table_schema import TableSchema
     from .dv_maintainer import DvMaintainer
     from .lookup import LevelLookup
 
@@ -111,7 +111,7 @@ def merge_sort_keys(key_names: list[str], options: CoreOptions) -> list[tuple[st
 def _sort_group(records: pa.Table, key_names: list[str], options: CoreOptions) -> _Sorted:
     import numpy as np
 
-    from ..merge_function import adjacent_differs, sort_indices_nulls_first
+    from .merge_function import adjacent_differs, sort_indices_nulls_first
 
     keys = merge_sort_keys(key_names, options)
     idx = sort_indices_nulls_first(records.select([k for k, _ in keys]), keys)
@@ -136,7 +136,7 @@ def _is_add(kinds: np.ndarray) -> np.ndarray:
 
 def _drop_ignored_retracts(records: pa.Table, options: CoreOptions) -> pa.Table:
     """``ignore-delete``: retractions never take part (Java's merge functions skip them)."""
-    from ..write import ignore_delete
+    from ..operation.write import ignore_delete
 
     if options.merge_engine == "aggregation" or not ignore_delete(options) or records.num_rows == 0:
         return records
@@ -363,7 +363,7 @@ class LookupMerger:
         import numpy as np
         import pyarrow as pa
 
-        from ..merge_function import merge
+        from .merge_function import merge
 
         s = _sort_group(records, self.key_names, self.options)
         n_rows = s.t.num_rows
@@ -464,7 +464,7 @@ class FullChangelogMerger:
         import numpy as np
         import pyarrow as pa
 
-        from ..merge_function import merge
+        from .merge_function import merge
 
         records = _drop_ignored_retracts(records, self.options)
         if records.num_rows == 0:
@@ -660,7 +660,7 @@ class UnitHooks:
         produces one. On failure every file written here is deleted again."""
         import pyarrow.compute as pc
 
-        from ..manifest import FileSource
+        from ..manifest.manifest import FileSource
         from .file_writer import RollingFileWriter
 
         part, bucket = self.unit.partition, self.unit.bucket

@@ -27,9 +27,9 @@ from .levels import LevelSortedRun, Levels
 
 if TYPE_CHECKING:
     from ..compact.unit import CompactUnit
-    from ..index_manifest import IndexFileMeta
-    from ..manifest import DataFileMeta
-    from ..options import CoreOptions
+    from ..manifest.index_manifest import IndexFileMeta
+    from ..manifest.manifest import DataFileMeta
+    from ..schema.options import CoreOptions
 
 FILE_REWRITE = "file-rewrite"  # CompactUnit.reason of a FileRewriteCompactTask unit (1.x)
 
@@ -109,7 +109,7 @@ class UniversalCompaction:
         if self.full_compaction_interval_millis is not None:
             # Java 1.x restores the last full compaction time from the max-level files'
             # creation time (0.9: unknown, so the first pick of a writer is a full one)
-            from ..write import creation_time_millis
+            from ..operation.write import creation_time_millis
 
             last = max((f.creation_time or 0 for r in runs if r.level == max_level for f in r.run.files),
                        default=None)

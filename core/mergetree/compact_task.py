@@ -50,7 +50,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..interrupt import discard
+from ..utils.interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
 from .file_writer import RollingFileWriter, _partition_dir, write_pipelined
 from .levels import Levels, SortedRun, interval_partition, key_function
@@ -58,12 +58,12 @@ from .sort_merge import MergeReader
 
 if TYPE_CHECKING:
     from ..compact.unit import CompactUnit, UnitResult
-    from ..deletion_vectors import DeletionVector
-    from ..index_manifest import IndexFileMeta
-    from ..manifest import DataFileMeta
-    from ..options import CoreOptions
-    from ..schema import TableSchema
-    from ..table import FileStoreTable
+    from ..index.deletion_vectors import DeletionVector
+    from ..manifest.index_manifest import IndexFileMeta
+    from ..manifest.manifest import DataFileMeta
+    from ..schema.options import CoreOptions
+    from ..schema.table_schema import TableSchema
+    from ..table.file_store_table import FileStoreTable
 
 
 @dataclass
@@ -204,9 +204,9 @@ def min_file_size(options: CoreOptions) -> int:
 def load_deletion_vectors(table: FileStoreTable, partition_dir: str, bucket: int,
                           index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta]) -> dict[str, DeletionVector]:
     """Data file name -> DV from the bucket's DELETION_VECTORS index files."""
-    from .. import paths
-    from ..deletion_vectors import read_deletion_vectors
-    from ..index_manifest import DELETION_VECTORS_INDEX
+    from ..io import paths
+    from ..index.deletion_vectors import read_deletion_vectors
+    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 
     out: dict[str, DeletionVector] = {}
     for f in index_files:
@@ -227,10 +227,10 @@ def retraction_count(ctx: CompactContext, file: DataFileMeta) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .. import paths
-    from ..arrow_schema import system_fields
-    from ..data_file import iter_data_file_batches
-    from ..merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
+    from ..io import paths
+    from ..format.arrow_schema import system_fields
+    from ..format.data_file import iter_data_file_batches
+    from .merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
 
     path = paths.data_file_path(ctx.table.path, ctx.partition_dir, ctx.unit.bucket, file.file_name,
                                 file.external_path)

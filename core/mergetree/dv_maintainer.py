@@ -14,22 +14,22 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from .. import paths
-from ..fileio import join
-from ..index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from ..io import paths
+from ..io.fileio import join
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..deletion_vectors import DeletionVector
-    from ..table import FileStoreTable
+    from ..index.deletion_vectors import DeletionVector
+    from ..table.file_store_table import FileStoreTable
 
 
 def index_file_dir(table: FileStoreTable, partition: bytes, bucket: int) -> str:
     """Where a bucket's DV index files live: ``<table>/index`` or, with 1.x's
     ``index-file-in-data-file-dir``, next to the bucket's data files."""
     if table.options.index_file_in_data_file_dir:
-        from ..binary_row import deserialize
+        from ..data.binary_row import deserialize
 
         values = deserialize(partition, table.schema.partition_types) if table.schema.partition_keys else []
         part_dir = paths.partition_path_for(table.schema, values)
@@ -48,7 +48,7 @@ class DvMaintainer:
                  index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta] = (),
                  vectors: dict[str, DeletionVector] | None = None) -> None:
         """``vectors``: the bucket's DVs when the caller already read them from ``index_files``."""
-        from ..deletion_vectors import read_deletion_vectors
+        from ..index.deletion_vectors import read_deletion_vectors
 
         self.table = table
         self.partition = partition
@@ -70,7 +70,7 @@ class DvMaintainer:
         import numpy as np
         from pyroaring import BitMap, BitMap64
 
-        from ..deletion_vectors import MAX_32_POSITION, DeletionVector
+        from ..index.deletion_vectors import MAX_32_POSITION, DeletionVector
 
         pos = np.asarray(positions, dtype=np.int64)
         if pos.size == 0:
@@ -100,7 +100,7 @@ class DvMaintainer:
         """
         if not self.modified:
             return [], [], []
-        from ..deletion_vectors import write_deletion_vector_index
+        from ..index.deletion_vectors import write_deletion_vector_index
 
         vectors = {n: dv for n, dv in sorted(self.vectors.items()) if not dv.is_empty()}
         directory = index_file_dir(self.table, self.partition, self.bucket)

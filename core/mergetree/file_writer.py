@@ -5,10 +5,10 @@ writer per output, a new file once the current one reaches the target size, each
 ``DataFileMeta`` built from statistics collected while writing. This module does the same
 batch by batch, never holding a whole file:
 
-* bytes go to :class:`core.data_file.DataFileWriter` (ParquetWriter / ORCWriter / fastavro
-  streaming; same encoding as ``core.data_file.encode_data_file``);
-* value / key statistics are accumulated per batch with :class:`core.stats.StatsAccumulator`
-  and encoded by the same functions as ``core.stats.collect_*_stats`` (identical bytes to
+* bytes go to :class:`core.format.data_file.DataFileWriter` (ParquetWriter / ORCWriter / fastavro
+  streaming; same encoding as ``core.format.data_file.encode_data_file``);
+* value / key statistics are accumulated per batch with :class:`core.manifest.stats.StatsAccumulator`
+  and encoded by the same functions as ``core.manifest.stats.collect_*_stats`` (identical bytes to
   computing them over the whole file);
 * primary-key (``kind="kv"``) files: input batches hold ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``
   and the value columns (``_KEY_<k>`` columns are optional: taken from the value columns
@@ -32,22 +32,23 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any, Callable
 
-from .. import binary_row, paths
-from ..arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from ..data import binary_row
+from ..io import paths
+from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
 from ..errors import InvalidInput
-from ..fileio import join
-from ..interrupt import discard
-from ..manifest import FileSource
+from ..io.fileio import join
+from ..utils.interrupt import discard
+from ..manifest.manifest import FileSource
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..data_file import DataFileWriter
-    from ..manifest import DataFileMeta
-    from ..options import CoreOptions
-    from ..schema import TableSchema
-    from ..stats import StatsAccumulator
-    from ..table import FileStoreTable
+    from ..format.data_file import DataFileWriter
+    from ..manifest.manifest import DataFileMeta
+    from ..schema.options import CoreOptions
+    from ..schema.table_schema import TableSchema
+    from ..manifest.stats import StatsAccumulator
+    from ..table.file_store_table import FileStoreTable
 
 KV = "kv"
 APPEND = "append"
@@ -61,7 +62,7 @@ def output_options(options: CoreOptions, level: int, changelog: bool = False) ->
     ``file.compression.per.level`` / ``metadata.stats-mode.per.level``, then the table-wide
     ``file.compression`` / ``metadata.stats-mode`` (``fields.<c>.stats-mode`` still wins per column).
     Java 0.9 has no changelog-file.* or per-level stats options and ignores them."""
-    from ..options import CoreOptions
+    from ..schema.options import CoreOptions
 
     opts = dict(options.options)
     comp = options.options.get("changelog-file.compression") if changelog else None
@@ -228,14 +229,14 @@ class RollingFileWriter:
     # -- internals ----------------------------------------------------------------------------
 
     def _none_mode_columns(self) -> set[str]:
-        from ..stats import value_stats_modes
+        from ..manifest.stats import value_stats_modes
 
         modes = value_stats_modes(self.value_fields, self.options)
         return {f.name for f, m in zip(self.value_fields, modes) if m.kind == "none"}
 
     def _open(self) -> _OpenFile:
-        from ..data_file import DataFileWriter
-        from ..stats import StatsAccumulator
+        from ..format.data_file import DataFileWriter
+        from ..manifest.stats import StatsAccumulator
 
         name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
         self._counter += 1
@@ -296,15 +297,15 @@ class RollingFileWriter:
         return t.column(name[len(KEY_PREFIX):])
 
     def _key_row(self, cols: list[Any], i: int) -> bytes:
-        from ..write import _py_value
+        from ..operation.write import _py_value
 
         values = [_py_value(c[i], kf.type) for c, kf in zip(cols, self.key_fields)]
         return binary_row.serialize(values, self.key_types)
 
     def _close_current(self) -> None:
-        from ..manifest import EMPTY_STATS, DataFileMeta
-        from ..stats import key_stats_from_raw, value_stats_from_raw
-        from ..write import creation_time_millis
+        from ..manifest.manifest import EMPTY_STATS, DataFileMeta
+        from ..manifest.stats import key_stats_from_raw, value_stats_from_raw
+        from ..operation.write import creation_time_millis
 
         f = self._current
         assert f is not None
@@ -372,7 +373,7 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     grows by one chunk. With one core per unit (:data:`UNIT_CORES` = 1) they run in turn.
     Returns the number of rows written.
     """
-    from ..workers import worker_pool
+    from ..utils.workers import worker_pool
 
     rows = 0
     if UNIT_CORES == 1:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 from ..errors import CorruptMetadata, InvalidInput
 
 if TYPE_CHECKING:
-    from ..manifest import DataFileMeta
-    from ..types import DataType
+    from ..manifest.manifest import DataFileMeta
+    from ..data.types import DataType
 
 KeyFn = Callable[[bytes], Any]
 
@@ -25,8 +25,8 @@ def key_function(key_types: list[DataType]) -> KeyFn:
     """``serialized key row -> sortable tuple`` (cached per distinct bytes). Float components
     become ``(is_nan, value)``: NaN sorts last and equals NaN, -0.0 == 0.0, as the key
     comparator (and :mod:`core.mergetree.sort_merge`) order them -- Python's NaN compares false."""
-    from .. import binary_row
-    from ..types import DoubleType, FloatType
+    from ..data import binary_row
+    from ..data.types import DoubleType, FloatType
 
     cache: dict[bytes, Any] = {}
     floats = [isinstance(t, (FloatType, DoubleType)) for t in key_types]

@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .. import paths
+from ..io import paths
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..manifest import DataFileMeta
-    from ..table import FileStoreTable
+    from ..manifest.manifest import DataFileMeta
+    from ..table.file_store_table import FileStoreTable
     from .dv_maintainer import DvMaintainer
 
 ROW = "_LOOKUP_ROW"  # index of the looked-up key in the request
@@ -71,7 +71,7 @@ def match_keys(request: pa.Table, rows: pa.Table) -> Any:
             vs = vs.cast(col.type)
         idx = pc.index_in(col, value_set=vs)
         return pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    from ..merge_function import adjacent_differs
+    from .merge_function import adjacent_differs
 
     n, m = request.num_rows, rows.num_rows
     both = pa.concat_tables([request, rows.select(names).cast(request.schema)])
@@ -186,7 +186,7 @@ class LevelLookup:
         self.dv = dv
         self.files_read: list[str] = []
         self.rows_read = 0
-        from ..stats_reader import StatsReader
+        from ..manifest.stats_reader import StatsReader
 
         self._sr = StatsReader(table)
         self._key_types = [table.schema.field(k).type for k in self.key_names]
@@ -214,8 +214,8 @@ class LevelLookup:
         """Min and max keys of ``files`` as two Arrow tables (one row per file)."""
         import pyarrow as pa
 
-        from ..arrow_schema import arrow_type
-        from ..binary_row import Timestamp, deserialize
+        from ..format.arrow_schema import arrow_type
+        from ..data.binary_row import Timestamp, deserialize
 
         types = [arrow_type(t) for t in self._key_types]
 
@@ -244,7 +244,7 @@ class LevelLookup:
 
     def _file_path(self, meta: DataFileMeta) -> str:
         if self._part_dir is None:
-            from ..binary_row import deserialize
+            from ..data.binary_row import deserialize
 
             schema = self.table.schema
             values = deserialize(self.partition, schema.partition_types) if schema.partition_keys else []
@@ -257,8 +257,8 @@ class LevelLookup:
         import numpy as np
         import pyarrow as pa
 
-        from ..arrow_schema import KEY_PREFIX, key_value_file_fields, system_fields
-        from ..data_file import evolve, iter_data_file_batches
+        from ..format.arrow_schema import KEY_PREFIX, key_value_file_fields, system_fields
+        from ..format.data_file import evolve, iter_data_file_batches
 
         self.files_read.append(meta.file_name)
         schema = self.table.schema
@@ -386,7 +386,7 @@ class LookupRewriter:
     def _plain_lookup_rewrite(self, ctx: Any, output_level: int, drop_delete: bool, sections: list[Any],
                               files: list[Any]) -> Any:
         """Java ``rewriteCompaction`` with the LookupMergeFunction-wrapped merge function."""
-        from ..merge_function import merge
+        from .merge_function import merge
         from .changelog import LEVEL, keep_one_high_level
 
         key_names = list(ctx.schema.trimmed_primary_keys)

@@ -7,7 +7,7 @@ time. Here each run is streamed in record batches and merged a chunk at a time:
   smallest "last buffered key" over the runs that still have batches to read;
 * everything <= watermark is taken from every buffer (all records of those keys are
   buffered: a run is sorted and holds each key once), concatenated and folded with
-  :func:`core.merge_function.merge` (one row per key, the table's merge engine,
+  :func:`core.mergetree.merge_function.merge` (one row per key, the table's merge engine,
   ``sequence.field``, ``lone_records_as_is`` as Java's ``ReducerMergeFunctionWrapper``);
 * what is above the watermark stays buffered for the next chunk.
 
@@ -26,17 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .. import paths
-from ..arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields, system_fields
+from ..io import paths
+from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields, system_fields
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..deletion_vectors import DeletionVector
-    from ..manifest import DataFileMeta
-    from ..options import CoreOptions
-    from ..schema import TableSchema
-    from ..table import FileStoreTable
+    from ..index.deletion_vectors import DeletionVector
+    from ..manifest.manifest import DataFileMeta
+    from ..schema.options import CoreOptions
+    from ..schema.table_schema import TableSchema
+    from ..table.file_store_table import FileStoreTable
 
 RUN_COL = "_RUN_"
 LEVEL_COL = "_LEVEL_"
@@ -137,7 +137,7 @@ class MergeReader:
         import numpy as np
         import pyarrow as pa
 
-        from ..data_file import evolve, iter_data_file_batches
+        from ..format.data_file import evolve, iter_data_file_batches
 
         base = sum(len(r) for r in self.runs[:run_idx])
         level = self.levels[run_idx]
@@ -277,7 +277,7 @@ class MergeReader:
     def _merge(self, data: pa.Table, single: bool) -> pa.Table:
         import pyarrow.compute as pc
 
-        from ..merge_function import merge
+        from .merge_function import merge
 
         if single:
             # one sorted run: one record per key already; Java's reducer passes lone records on
@@ -296,7 +296,7 @@ def _sortable(scalar: Any) -> Any:
     """A Python value of a key scalar that orders as Arrow (and Java) order the key; temporal
     values as their raw integers (nanosecond timestamps have no exact Python datetime);
     floats as ``(is_nan, value)`` so NaN sorts last and equals NaN (Python's NaN compares
-    false with everything), while -0.0 == 0.0 (see :func:`core.merge_function.adjacent_differs`)."""
+    false with everything), while -0.0 == 0.0 (see :func:`core.mergetree.merge_function.adjacent_differs`)."""
     import pyarrow as pa
 
     if not scalar.is_valid:

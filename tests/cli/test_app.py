@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from paimon_cli import __version__
 from paimon_cli.app import app
 from paimon_cli.errors import EXIT_CODES
-from paimon_cli.core.system_tables import Rows
+from paimon_cli.core.system.tables import Rows
 from paimon_cli.output import render
 
 SCHEMA = "id BIGINT NOT NULL, name STRING, dt STRING"
@@ -261,7 +261,7 @@ def test_create_then_list_json(runner: CliRunner, warehouse: str) -> None:
     result = invoke(runner, "list", "shop", "-w", warehouse, "-o", "csv")
     assert result.stdout == "database,table\nshop,events\nshop,orders\n"
 
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     table = FileSystemCatalog(warehouse).get_table("shop.orders")
     assert table.schema.primary_keys == ["id", "dt"]
@@ -311,7 +311,7 @@ def test_create_from_schema_json(runner: CliRunner, warehouse: str, tmp_path: An
     path.write_text(json.dumps(spec))
     result = invoke(runner, "create", "db.kv", "--schema", f"@{path}", "-w", warehouse)
     assert result.exit_code == 0, result.output
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     schema = FileSystemCatalog(warehouse).get_table("db.kv").schema
     assert [f.name for f in schema.fields] == ["k", "v"]
@@ -323,7 +323,7 @@ def test_alter_then_inspect_options(runner: CliRunner, warehouse: str) -> None:
     result = invoke(runner, "alter", "shop.orders", "--set", "snapshot.num-retained.max=50",
                     "--add-column", "note STRING", "-w", warehouse)
     assert result.exit_code == 0, result.output
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     schema = FileSystemCatalog(warehouse).get_table("shop.orders").schema
     assert schema.id == 1
@@ -357,7 +357,7 @@ def test_quickstart(runner: CliRunner, warehouse: str) -> None:
         result = invoke(runner, "quickstart", "-w", warehouse)
         assert result.exit_code == 0, result.output
     assert "orders" in result.stdout and "events" in result.stdout
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     catalog = FileSystemCatalog(warehouse)
     assert sorted(catalog.list_tables("demo")) == ["events", "orders"]
@@ -369,7 +369,7 @@ def test_quickstart(runner: CliRunner, warehouse: str) -> None:
     assert orders_t.snapshot_manager.latest_snapshot().commit_kind == "COMPACT"
     assert {e.file.level for e in orders_t.store_scan.plan(orders_t.snapshot_manager.latest_snapshot())} == {5}
     assert catalog.get_table("demo.events").snapshot_manager.snapshot_ids() == [1, 2]
-    from paimon_cli.core.read import TableRead
+    from paimon_cli.core.operation.read import TableRead
 
     orders = TableRead(catalog.get_table("demo.orders")).to_arrow().sort_by("order_id").to_pydict()
     # order 2 updated (+U), order 4 deleted (-D), order 5 added in the second commit

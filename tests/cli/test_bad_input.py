@@ -23,9 +23,9 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core import binary_row
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.manifest import (
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.manifest.manifest import (
     DataFileMeta,
     FileKind,
     FileSource,
@@ -34,9 +34,9 @@ from paimon_cli.core.manifest import (
     ManifestList,
     SimpleStats,
 )
-from paimon_cli.core.paths import manifest_dir
-from paimon_cli.core.snapshot import Snapshot
-from paimon_cli.core.types import BigIntType
+from paimon_cli.core.io.paths import manifest_dir
+from paimon_cli.core.refs.snapshot import Snapshot
+from paimon_cli.core.data.types import BigIntType
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SCHEMA = "id BIGINT NOT NULL, name STRING"

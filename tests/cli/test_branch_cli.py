@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import FileStoreCommit
 
 
 def invoke(runner: CliRunner, *args: str) -> Any:
@@ -70,8 +70,8 @@ def test_branch_life_cycle(runner: CliRunner, table: tuple[str, Path]) -> None:
     # a commit on the branch (the `write` command has no --branch yet; core does)
     cat = FileSystemCatalog(wh)
     dev = cat.get_table("db.t", "dev")
-    from paimon_cli.core.arrow_schema import arrow_schema
-    from paimon_cli.core.write import TableWrite
+    from paimon_cli.core.format.arrow_schema import arrow_schema
+    from paimon_cli.core.operation.write import TableWrite
     import pyarrow as pa
 
     tw = TableWrite(dev)

@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.durations import DURATION_GRAMMAR, TIME_GRAMMAR, UNITS
+from paimon_cli.core.utils.durations import DURATION_GRAMMAR, TIME_GRAMMAR, UNITS
 from tests.cli.test_branch_cli import fails, ok, tree
 
 

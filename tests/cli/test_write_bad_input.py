@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -331,7 +331,7 @@ def test_bad_value_in_a_later_file_after_flushes(env: Env, monkeypatch: pytest.M
     bad row of the last input is met: those files must be removed, nothing committed."""
     import pyarrow as pa
 
-    from paimon_cli.core.fileio import FileIO
+    from paimon_cli.core.io.fileio import FileIO
 
     deleted: list[str] = []
     real_delete = FileIO.delete

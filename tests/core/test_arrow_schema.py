@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.arrow_schema import (
+from paimon_cli.core.format.arrow_schema import (
     FIELD_ID_KEY,
     KEY_PREFIX,
     SEQUENCE_NUMBER,
@@ -20,8 +20,8 @@ from paimon_cli.core.arrow_schema import (
     map_value_field_id,
 )
 from paimon_cli.core.errors import NotYetSupported
-from paimon_cli.core.schema import TableSchema
-from paimon_cli.core.types import (
+from paimon_cli.core.schema.table_schema import TableSchema
+from paimon_cli.core.data.types import (
     ArrayType,
     DataField,
     IntType,

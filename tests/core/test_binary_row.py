@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paimon_cli.core import binary_row as br
-from paimon_cli.core.binary_row import Timestamp
+from paimon_cli.core.data import binary_row as br
+from paimon_cli.core.data.binary_row import Timestamp
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
-from paimon_cli.core.types import (
+from paimon_cli.core.data.types import (
     ArrayType,
     BigIntType,
     BinaryType,

@@ -11,11 +11,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core import bucket as bucket_mod
-from paimon_cli.core.binary_row import Timestamp, bucket_hash, to_bytes
-from paimon_cli.core.bucket import bucket_hashes, bucket_ids, murmur3_words
+from paimon_cli.core.index import bucket as bucket_mod
+from paimon_cli.core.data.binary_row import Timestamp, bucket_hash, to_bytes
+from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, murmur3_words
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
-from paimon_cli.core.types import (
+from paimon_cli.core.data.types import (
     ArrayType,
     BigIntType,
     DataField,

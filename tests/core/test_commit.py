@@ -1,4 +1,4 @@
-"""core/commit.py: snapshots, manifests, merging, overwrite, conflicts, retries, cleanup.
+"""core/operation/commit.py: snapshots, manifests, merging, overwrite, conflicts, retries, cleanup.
 
 Data files here are metadata only (no bytes on disk): the commit never opens them, and a
 structurally valid DataFileMeta is all the manifests need.
@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core import binary_row
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.errors import CommitConflict, InvalidInput
-from paimon_cli.core.index_manifest import DeletionVectorMeta, IndexFileMeta
-from paimon_cli.core.manifest import EMPTY_STATS, DataFileMeta, FileKind
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from paimon_cli.core.table import FileStoreTable
-from paimon_cli.core.types import parse_data_type
+from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta, IndexFileMeta
+from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_cli.core.table.file_store_table import FileStoreTable
+from paimon_cli.core.data.types import parse_data_type
 
 INT = parse_data_type("INT")
 STRING = parse_data_type("STRING")
@@ -194,7 +194,7 @@ def test_properties_and_watermark(wh: str) -> None:
 
 
 def test_schema_id_is_the_latest_schema(wh: str) -> None:
-    from paimon_cli.core.schema import SetOption
+    from paimon_cli.core.schema.table_schema import SetOption
 
     t = make_table(wh)
     FileSystemCatalog(wh).alter_table("db.t", [SetOption("snapshot.num-retained.min", "5")])
@@ -871,7 +871,7 @@ def test_four_processes_commit_concurrently(wh: str) -> None:
 def test_store_without_conditional_put_is_refused(wh: str) -> None:
     """memory:// has no verified write-if-absent: nothing is published, nothing is left behind."""
     from paimon_cli.core.errors import UnsafeRefused
-    from paimon_cli.core.fileio import FileIO
+    from paimon_cli.core.io.fileio import FileIO
 
     local = make_table(wh)
     mem = FileIO(f"memory://commit-{uuid.uuid4().hex}")

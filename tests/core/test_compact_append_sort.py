@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.arrow_schema import arrow_schema
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.compact.sort import (
     SORT_KEY,
     hilbert_index_bytes,
@@ -28,15 +28,15 @@ from paimon_cli.core.compact.sort import (
     zorder_keys,
 )
 from paimon_cli.core.errors import CommitConflict, InvalidInput
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.types import DataField, parse_columns
-from paimon_cli.core.write import TableWrite
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.data.types import DataField, parse_columns
+from paimon_cli.core.operation.write import TableWrite
 
-from paimon_cli.core import paths
-from paimon_cli.core.commit import CommitMessage
-from paimon_cli.core.deletion_vectors import DeletionVector, write_deletion_vector_index
-from paimon_cli.core.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from paimon_cli.core.io import paths
+from paimon_cli.core.operation.commit import CommitMessage
+from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
+from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 
 MIN_LONG = -(1 << 63)
 
@@ -369,13 +369,13 @@ def read_all(t: Any) -> list[dict[str, Any]]:
 
 def partition_rows_in_file_order(t: Any, dt_value: str) -> list[dict[str, Any]]:
     """Rows of one partition, file by file in sequence order, rows in file order."""
-    from paimon_cli.core import paths
-    from paimon_cli.core.data_file import read_data_file
+    from paimon_cli.core.io import paths
+    from paimon_cli.core.format.data_file import read_data_file
 
     out = []
     es = [e for e in live(t) if t.schema.partition_keys and
           paths.partition_path_for(t.schema, [dt_value]) in
-          paths.partition_path_for(t.schema, __import__("paimon_cli.core.binary_row", fromlist=["x"]).deserialize(
+          paths.partition_path_for(t.schema, __import__("paimon_cli.core.data.binary_row", fromlist=["x"]).deserialize(
               e.partition, t.schema.partition_types))]
     for e in sorted(es, key=lambda e: e.file.min_sequence_number):
         path = paths.data_file_path(t.path, paths.partition_path_for(t.schema, [dt_value]), e.bucket, e.file.file_name)
@@ -422,7 +422,7 @@ def test_sort_compact_selected_partition_only_and_plan(cat: FileSystemCatalog) -
     res = sort_compact(t, "zorder", ["x", "y"], where="dt = 'b'")
     assert res.partitions == ["dt=b"]
     t = cat.get_table(t.identifier)
-    from paimon_cli.core.binary_row import deserialize
+    from paimon_cli.core.data.binary_row import deserialize
 
     after = live(t)
     kept = {e.file.file_name for e in after if deserialize(e.partition, t.schema.partition_types) == ["a"]}

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.compact import job as job_mod
 from paimon_cli.core.compact import local as local_mod
 from paimon_cli.core.compact.job import (
@@ -24,10 +24,10 @@ from paimon_cli.core.compact.job import (
 )
 from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
 from paimon_cli.core.errors import CommitConflict, InvalidInput, PaimonError
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.types import parse_columns
-from paimon_cli.core.write import write_table, write_table_result
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.operation.write import write_table, write_table_result
 
 _names = itertools.count()
 
@@ -92,7 +92,7 @@ def test_partition_specs_and_or(cat: FileSystemCatalog) -> None:
              bucket="1")
     specs = parse_partition_specs(["dt=a,hh=1;dt=b", "hh=3"], t.schema)
     assert specs == [{"dt": "a", "hh": "1"}, {"dt": "b"}, {"hh": "3"}]
-    from paimon_cli.core import binary_row
+    from paimon_cli.core.data import binary_row
 
     types = t.schema.partition_types
     f = partition_filter(t.schema, specs, None)
@@ -370,7 +370,7 @@ def test_spark_slices_balance_units_by_bytes() -> None:
 def test_write_whose_compaction_loses_a_dv_race_commits_the_append_and_warns(
     cat: FileSystemCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from paimon_cli.core import write as write_mod
+    from paimon_cli.core.operation import write as write_mod
 
     t = make(cat, "id INT NOT NULL, v STRING", ("id",), bucket="1", **{"deletion-vectors.enabled": "true"})
     put(t, tmp_path, [{"id": i, "v": "seed"} for i in range(20)], write_only=False)

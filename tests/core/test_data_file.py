@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.arrow_schema import arrow_schema
-from paimon_cli.core.data_file import (
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.format.data_file import (
     avro_schema,
     encode_data_file,
     evolve,
@@ -24,9 +24,9 @@ from paimon_cli.core.data_file import (
     write_data_file,
 )
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported
-from paimon_cli.core.fileio import FileIO
-from paimon_cli.core.options import CoreOptions
-from paimon_cli.core.types import DataField, parse_data_type
+from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.schema.options import CoreOptions
+from paimon_cli.core.data.types import DataField, parse_data_type
 
 UTC = dt.timezone.utc
 COLS = [

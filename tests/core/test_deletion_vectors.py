@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
-from paimon_cli.core.deletion_vectors import (
+from paimon_cli.core.index.deletion_vectors import (
     MAGIC_32,
     MAGIC_64,
     DeletionVector,
@@ -22,8 +22,8 @@ from paimon_cli.core.deletion_vectors import (
     write_deletion_vector_index,
 )
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput
-from paimon_cli.core.fileio import FileIO
-from paimon_cli.core.index_manifest import DeletionVectorMeta
+from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta
 
 # Golden vectors: apache/paimon paimon-core/src/test/resources/compatibility/dvindex-32 and
 # dvindex-64 (commit 5dacde51), written by Java; blobs for positions {2,3} then {1}.

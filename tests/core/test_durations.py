@@ -1,4 +1,4 @@
-"""The command line's duration / point-in-time grammar (core/durations.py), table-driven, and
+"""The command line's duration / point-in-time grammar (core/utils/durations.py), table-driven, and
 that table option values keep Java's TimeUtils grammar (a bare number is milliseconds)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from paimon_cli.core.durations import (
+from paimon_cli.core.utils.durations import (
     MAX_DURATION_DAYS,
     UNITS,
     parse_duration,
@@ -17,7 +17,7 @@ from paimon_cli.core.durations import (
     parse_point_in_time,
 )
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.options import CoreOptions, parse_duration_millis
+from paimon_cli.core.schema.options import CoreOptions, parse_duration_millis
 
 S, MIN, H, D = 1_000, 60_000, 3_600_000, 86_400_000
 NOW = 1_800_000_000_000  # 2027-01-15

@@ -1,4 +1,4 @@
-"""core/expire.py: range selection, deletion order, fail-closed refusals, crash safety, explain.
+"""core/operation/expire.py: range selection, deletion order, fail-closed refusals, crash safety, explain.
 
 Tables here are written by our own writer (real data files), so "readable" means our reader
 returns the same rows for every retained snapshot and tag after expiry.
@@ -17,10 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.durations import parse_point_in_time
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.utils.durations import parse_point_in_time
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
-from paimon_cli.core.expire import (
+from paimon_cli.core.operation.expire import (
     DATA_FILE,
     MANIFEST,
     MANIFEST_LIST,
@@ -33,12 +33,12 @@ from paimon_cli.core.expire import (
     plan_expire,
     snapshot_health,
 )
-from paimon_cli.core.manifest import ManifestList
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.table import FileStoreTable, TimeTravel
-from paimon_cli.core.types import parse_data_type
-from paimon_cli.core.write import write_table
+from paimon_cli.core.manifest.manifest import ManifestList
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
+from paimon_cli.core.data.types import parse_data_type
+from paimon_cli.core.operation.write import write_table
 
 OLD = ExpirePolicy(time_retained_millis=0)  # every snapshot counts as old
 
@@ -285,7 +285,7 @@ def test_unreadable_metadata_refuses_and_deletes_nothing(tmp_path: Path, what: s
         metas = ManifestList(fio, mdir).read(sm.snapshot(8).base_manifest_list)
         target = os.path.join(mdir, metas[0].file_name)
     elif what in ("branch-snapshot", "branch-tag"):
-        from paimon_cli.core.branches import create_branch
+        from paimon_cli.core.refs.branches import create_branch
 
         create_branch(t, "dev", tag="keep")
         b = FileSystemCatalog(wh).get_table("db.t", "dev")
@@ -451,7 +451,7 @@ def test_expiry_report_explains_holds(tmp_path: Path) -> None:
 
 
 def test_inspect_table_shows_health_warnings(tmp_path: Path) -> None:
-    from paimon_cli.core.system_tables import SYSTEM_TABLES
+    from paimon_cli.core.system.tables import SYSTEM_TABLES
 
     t = history(str(tmp_path), 5)
     os.remove(t.snapshot_manager.snapshot_path(2))
@@ -491,7 +491,7 @@ def test_decoupled_changelog_moves_snapshots_then_expires_them(tmp_path: Path) -
 
 
 def test_branch_files_are_protected(tmp_path: Path) -> None:
-    from paimon_cli.core.branches import create_branch
+    from paimon_cli.core.refs.branches import create_branch
 
     t = history(str(tmp_path), 8)
     t.tag_manager.create_tag("base", t.snapshot_manager.snapshot(3))
@@ -514,7 +514,7 @@ def test_manifest_kinds_present(tmp_path: Path) -> None:
 
 
 def test_cli_branch_expires_only_that_branch_and_keeps_main(tmp_path: Path) -> None:
-    from paimon_cli.core.branches import create_branch
+    from paimon_cli.core.refs.branches import create_branch
 
     wh = str(tmp_path)
     t = history(wh, 5)

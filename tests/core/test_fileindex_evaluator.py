@@ -17,9 +17,9 @@ import pytest
 from paimon_cli.core.fileindex.evaluator import evaluate, remains
 from paimon_cli.core.fileindex.format import FileIndexContainer
 from paimon_cli.core.fileindex.writer import DataFileIndexWriter
-from paimon_cli.core.predicate import parse_predicate
-from paimon_cli.core.schema import assign_field_ids
-from paimon_cli.core.types import parse_columns as _parse_columns
+from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.schema.table_schema import assign_field_ids
+from paimon_cli.core.data.types import parse_columns as _parse_columns
 
 COLUMNS = "i INT, b BIGINT, s STRING, d DOUBLE, day DATE, ts TIMESTAMP(6), m DECIMAL(10, 2), t TINYINT"
 
@@ -98,7 +98,7 @@ def test_index_pruning_is_sound_and_useful(seed: int) -> None:
     rnd = random.Random(seed)
     fields = parse_columns(COLUMNS)
     by_name = {f.name: f for f in fields}
-    from paimon_cli.core.arrow_schema import arrow_schema
+    from paimon_cli.core.format.arrow_schema import arrow_schema
 
     schema = arrow_schema(fields)
     files = []

@@ -36,7 +36,7 @@ from paimon_cli.core.fileindex.format import (
     write_container,
 )
 from paimon_cli.core.fileindex.values import to_column
-from paimon_cli.core.types import BigIntType, BooleanType, DoubleType, IntType, VarCharType
+from paimon_cli.core.data.types import BigIntType, BooleanType, DoubleType, IntType, VarCharType
 
 
 def _bm(rows: list[int]) -> bytes:

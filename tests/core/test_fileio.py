@@ -1,4 +1,4 @@
-"""core/fileio.py on the local disk: path helpers, storage options, write-if-absent."""
+"""core/io/fileio.py on the local disk: path helpers, storage options, write-if-absent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotFound, PaimonError
-from paimon_cli.core.fileio import (
+from paimon_cli.core.io.fileio import (
     FileIO,
     basename,
     join,

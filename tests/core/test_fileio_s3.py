@@ -1,4 +1,4 @@
-"""core/fileio.py against an S3-compatible store (moto on loopback, see tests/s3_fixtures.py).
+"""core/io/fileio.py against an S3-compatible store (moto on loopback, see tests/s3_fixtures.py).
 
 The point of these tests is the write-if-absent primitive that snapshot commits rely on:
 the PUT must carry ``If-None-Match: *`` so the *server* decides the race, and the loser must
@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from paimon_cli.core.errors import NotFound, PaimonError
-from paimon_cli.core.fileio import FileIO, join
+from paimon_cli.core.io.fileio import FileIO, join
 
 pytestmark = pytest.mark.s3
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.identifiers import Identifier, validate_name
+from paimon_cli.core.table.identifiers import Identifier, validate_name
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from paimon_cli.core import binary_row as br
-from paimon_cli.core.avro import write_avro
+from paimon_cli.core.data import binary_row as br
+from paimon_cli.core.manifest.avro import write_avro
 from paimon_cli.core.errors import CorruptMetadata
-from paimon_cli.core.fileio import FileIO, join
-from paimon_cli.core.index_manifest import (
+from paimon_cli.core.io.fileio import FileIO, join
+from paimon_cli.core.manifest.index_manifest import (
     INDEX_MANIFEST_SCHEMA,
     DeletionVectorMeta,
     GlobalIndexMeta,
@@ -23,8 +23,8 @@ from paimon_cli.core.index_manifest import (
     IndexManifestEntry,
     IndexManifestFile,
 )
-from paimon_cli.core.manifest import FileKind
-from paimon_cli.core.types import IntType
+from paimon_cli.core.manifest.manifest import FileKind
+from paimon_cli.core.data.types import IntType
 
 # FORMAT-FACTS 5.4 (fixture-verified there).
 JAVA_INDEX_SCHEMA = (

@@ -1,4 +1,4 @@
-"""core/input.py: every input format, globs, stdin, checked casts with row numbers, row kinds."""
+"""core/format/input.py: every input format, globs, stdin, checked casts with row numbers, row kinds."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core import input as inp
+from paimon_cli.core.format import input as inp
 from paimon_cli.core.errors import InvalidInput, NotFound
-from paimon_cli.core.schema import Schema, TableSchema, new_table_schema
-from paimon_cli.core.types import parse_columns
+from paimon_cli.core.schema.table_schema import Schema, TableSchema, new_table_schema
+from paimon_cli.core.data.types import parse_columns
 
 COLUMNS = (
     "id INT NOT NULL, name VARCHAR(5), amt DECIMAL(10, 2), ts TIMESTAMP(3), t TIME, d DATE, "
@@ -160,7 +160,7 @@ def test_globs_and_directories_expand_sorted(tmp_path: Path) -> None:
 
 @pytest.mark.s3
 def test_s3_glob(s3_server: Any, s3_warehouse: str) -> None:
-    from paimon_cli.core.fileio import FileIO
+    from paimon_cli.core.io.fileio import FileIO
 
     fio = FileIO(s3_warehouse, s3_server.storage_options)
     for i in (1, 2):
@@ -421,7 +421,7 @@ def test_text_and_stdin_inputs_never_reach_pyarrow_threads_as_python_objects(
 
     path = tmp_path / f"in.{fmt}"
     path.write_bytes(data)
-    from paimon_cli.core.fileio import FileIO
+    from paimon_cli.core.io.fileio import FileIO
 
     def no_python_stream(self: FileIO, p: str) -> None:
         raise AssertionError(f"{p} was opened as a Python stream for pyarrow")

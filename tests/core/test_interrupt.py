@@ -1,4 +1,4 @@
-"""core/interrupt.py and core/workers.py: signals raised once, held back by deferred(),
+"""core/utils/interrupt.py and core/utils/workers.py: signals raised once, held back by deferred(),
 seen by workers at check(); pools always joined; uncommitted files counted when discarded."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core import interrupt
-from paimon_cli.core.fileio import FileIO
-from paimon_cli.core.workers import map_ordered, prefetch, worker_pool
+from paimon_cli.core.utils import interrupt
+from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.utils.workers import map_ordered, prefetch, worker_pool
 
 
 @pytest.fixture

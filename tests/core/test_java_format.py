@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 
-from paimon_cli.core.java_format import (
+from paimon_cli.core.data.java_format import (
     java_array_string,
     java_double,
     java_float,
@@ -15,7 +15,7 @@ from paimon_cli.core.java_format import (
     java_string,
     java_string_hash,
 )
-from paimon_cli.core.types import DateType, FloatType, IntType
+from paimon_cli.core.data.types import DateType, FloatType, IntType
 
 
 def test_double_to_string() -> None:

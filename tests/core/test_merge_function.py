@@ -15,10 +15,10 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
-from paimon_cli.core.merge_function import merge
-from paimon_cli.core.options import CoreOptions
-from paimon_cli.core.schema import Schema, new_table_schema
-from paimon_cli.core.types import parse_data_type
+from paimon_cli.core.mergetree.merge_function import merge
+from paimon_cli.core.schema.options import CoreOptions
+from paimon_cli.core.schema.table_schema import Schema, new_table_schema
+from paimon_cli.core.data.types import parse_data_type
 
 I, UB, UA, D = 0, 1, 2, 3
 KIND_STR = {"+I": I, "-U": UB, "+U": UA, "-D": D}
@@ -31,7 +31,7 @@ def _schema(cols: list[tuple[str, str]], pk: list[str], options: dict[str, str] 
 
 
 def _arrow_type(t: str) -> pa.DataType:
-    from paimon_cli.core.types import DecimalType
+    from paimon_cli.core.data.types import DecimalType
 
     dt = parse_data_type(t)
     simple = {"INT": pa.int32(), "BIGINT": pa.int64(), "STRING": pa.string(), "DOUBLE": pa.float64(),

@@ -12,23 +12,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paimon_cli.core import binary_row
-from paimon_cli.core.arrow_schema import key_value_file_fields
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import FileStoreCommit
-from paimon_cli.core.data_file import read_data_file
-from paimon_cli.core.deletion_vectors import DeletionVector
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.format.arrow_schema import key_value_file_fields
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.format.data_file import read_data_file
+from paimon_cli.core.index.deletion_vectors import DeletionVector
 from paimon_cli.core.errors import NotYetSupported
-from paimon_cli.core.merge_function import merge
+from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.mergetree import sort_merge
 from paimon_cli.core.mergetree.compact_strategy import pick_unit
 from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
 from paimon_cli.core.mergetree.levels import Levels, key_function
 from paimon_cli.core.mergetree.sort_merge import ANNOTATIONS, MergeReader
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.types import parse_columns
-from paimon_cli.core.write import TableWrite
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.operation.write import TableWrite
 
 
 def make(wh: Path, name: str, columns: str, pk: tuple[str, ...], part: tuple[str, ...] = (), **options: str) -> Any:
@@ -75,13 +75,13 @@ def compact(t: Any, full: bool) -> list[Any]:
 
 
 def file_records(t: Any, partition: bytes, bucket: int, files: list[Any]) -> pa.Table:
-    from paimon_cli.core import paths
+    from paimon_cli.core.io import paths
 
     part = paths.partition_path_for(t.schema, binary_row.deserialize(partition, t.schema.partition_types))
     parts = [read_data_file(t.file_io, paths.data_file_path(t.path, part, bucket, f.file_name),
                             key_value_file_fields(t.schema)) for f in files]
     if not parts:
-        from paimon_cli.core.arrow_schema import arrow_schema
+        from paimon_cli.core.format.arrow_schema import arrow_schema
 
         return arrow_schema(key_value_file_fields(t.schema)).empty_table()
     return pa.concat_tables(parts)
@@ -154,7 +154,7 @@ def test_full_compaction_to_max_level_drops_deletes(tmp_path: Path) -> None:
 
 
 def test_upgrade_of_large_files_and_small_file_rewrite(tmp_path: Path) -> None:
-    from paimon_cli.core.schema import SetOption
+    from paimon_cli.core.schema.table_schema import SetOption
 
     t = make(tmp_path, "u", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(0, 1000), pa.int32()), "v": [f"v{i}" * 20 for i in range(1000)]}))
@@ -208,7 +208,7 @@ def test_level0_file_recording_no_deletes_is_checked_before_max_level_upgrade(tm
     """Deviation from Java: a level-0 file whose count is 0 (pypaimon 2.1 writes 0 even for -D
     records) is checked on its _VALUE_KIND column -- that column only -- and rewritten (deletes
     dropped) when it holds retractions; files without retractions are still upgraded in place."""
-    from paimon_cli.core import data_file
+    from paimon_cli.core.format import data_file
 
     t = make(tmp_path, "x", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true", "target-file-size": "1 b"})
     commit_one_file_per_record(t, 10)
@@ -279,7 +279,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
 def test_files_above_level0_and_positive_counts_are_trusted(tmp_path: Path, monkeypatch: Any) -> None:
     """Java's rules unchanged where the count can be believed: a file above level 0 recording 0
     deletes is upgraded in place unread; a positive count is rewritten without a check."""
-    from paimon_cli.core import data_file
+    from paimon_cli.core.format import data_file
 
     t = make(tmp_path, "tr", "id INT NOT NULL, v STRING", ("id",),
              **{"write-only": "true", "compaction.small-file-ratio": "0.0000001"})  # every file "large"
@@ -347,7 +347,7 @@ def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
 def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Path, delete_count: Any) -> None:
     """Java 0.9 MergeTreeCompactTask.upgrade: same level -> nothing, even for a max-level file
     whose delete count is unknown (pre-0.8 writer) or positive; only the level-0 file moves."""
-    from paimon_cli.core.schema import SetOption
+    from paimon_cli.core.schema.table_schema import SetOption
 
     t = make(tmp_path, "keep", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}))
@@ -381,8 +381,8 @@ def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Pat
 
 
 def test_schema_evolution_of_older_files(tmp_path: Path) -> None:
-    from paimon_cli.core.schema import AddColumn, RenameColumn
-    from paimon_cli.core.types import BigIntType
+    from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn
+    from paimon_cli.core.data.types import BigIntType
 
     t = make(tmp_path, "evo", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array([1, 2, 3], pa.int32()), "v": ["a", "b", "c"]}))
@@ -489,7 +489,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     interval partition and level validation all agree, and compaction keeps every key once."""
     from paimon_cli.core.mergetree.levels import interval_partition
     from paimon_cli.core.mergetree.lookup import lex_compare
-    from paimon_cli.core.schema import SetOption
+    from paimon_cli.core.schema.table_schema import SetOption
 
     monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
     monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", 2)
@@ -543,9 +543,9 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
 
 
 def test_merge_function_float_key_order_and_identity(tmp_path: Path) -> None:
-    """core.merge_function.merge: NaN keys are one key and sort after +inf (also when a
+    """core.mergetree.merge_function.merge: NaN keys are one key and sort after +inf (also when a
     sequence.field forces a re-sort, whose NULLs still come first); -0.0 and 0.0 are one key."""
-    from paimon_cli.core.merge_function import sort_indices_nulls_first
+    from paimon_cli.core.mergetree.merge_function import sort_indices_nulls_first
 
     nan, inf = float("nan"), float("inf")
     t = make(tmp_path, "mf", "k DOUBLE NOT NULL, ts INT, v INT", ("k",), **{"sequence.field": "ts"})

@@ -10,14 +10,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core import binary_row
-from paimon_cli.core.arrow_schema import key_value_file_fields
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.data_file import read_data_file
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.format.arrow_schema import key_value_file_fields
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.mergetree.file_writer import RollingFileWriter
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.stats import collect_key_stats, collect_value_stats, decode_stats
-from paimon_cli.core.types import parse_columns
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats, decode_stats
+from paimon_cli.core.data.types import parse_columns
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_kv_single_file_matches_whole_table_stats(cat: FileSystemCatalog, fmt: s
     vs, cols = collect_value_stats(rec, list(t.schema.fields), t.options, fmt)
     assert (m.value_stats, m.value_stats_cols) == (vs, cols)
     key_table = pa.table({"_KEY_id": rec.column("id")})
-    from paimon_cli.core.arrow_schema import key_fields
+    from paimon_cli.core.format.arrow_schema import key_fields
 
     assert m.key_stats == collect_key_stats(key_table, key_fields(t.schema), t.options, fmt)
     assert binary_row.deserialize(m.min_key, [t.schema.field("id").type]) == [0]
@@ -200,8 +200,8 @@ def test_table_file_index_options_build_an_index_per_file(cat: FileSystemCatalog
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from paimon_cli.core.stats import StatsAccumulator, raw_col_stats  # noqa: E402
-from paimon_cli.core.types import DataField, DoubleType, IntType, VarCharType  # noqa: E402
+from paimon_cli.core.manifest.stats import StatsAccumulator, raw_col_stats  # noqa: E402
+from paimon_cli.core.data.types import DataField, DoubleType, IntType, VarCharType  # noqa: E402
 
 _FLOATS = st.one_of(st.none(), st.sampled_from([0.0, -0.0, float("nan"), 1.5, -2.25, 3.0]))
 
@@ -242,7 +242,7 @@ def _codec(t: Any, name: str) -> str:
 def test_changelog_files_take_changelog_file_options(cat: FileSystemCatalog) -> None:
     """Java 1.1+ KeyValueFileWriterFactory: changelog-file.{format,compression,stats-mode} for
     changelog files only; data files of the same level keep the table's settings."""
-    from paimon_cli.core.options import CoreOptions
+    from paimon_cli.core.schema.options import CoreOptions
 
     t = make(cat, "cl", "id INT NOT NULL, v STRING", ("id",), bucket="1",
              **{"metadata.stats-mode": "full", "changelog-file.stats-mode": "none",
@@ -271,7 +271,7 @@ def test_changelog_files_fall_back_to_level_settings(cat: FileSystemCatalog) -> 
     """Without changelog-file.* a changelog file is written like a data file of its level
     (file.format/compression/stats-mode per level); changelog-file.format wins when set."""
     from paimon_cli.core.mergetree.file_writer import output_format, output_options
-    from paimon_cli.core.options import CoreOptions
+    from paimon_cli.core.schema.options import CoreOptions
 
     t = make(cat, "lv", "id INT NOT NULL, v STRING", ("id",), bucket="1",
              **{"file.format.per.level": "0:avro,5:orc", "file.compression.per.level": "5:snappy",

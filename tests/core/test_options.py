@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.options import (
+from paimon_cli.core.schema.options import (
     KNOWN_OPTIONS,
     CoreOptions,
     check_option_keys,

@@ -1,4 +1,4 @@
-"""core/orphans.py + core/used_files.py: what is an orphan, what is used, and fail-closed refusals."""
+"""core/operation/orphans.py + core/operation/used_files.py: what is an orphan, what is used, and fail-closed refusals."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
-from paimon_cli.core.orphans import plan_remove_orphans, remove_orphans, resolve_cutoff
-from paimon_cli.core.write import TableWrite
+from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans, resolve_cutoff
+from paimon_cli.core.operation.write import TableWrite
 from tests.core.test_orphans_support import (
     age_all,
     copy_file,
@@ -236,7 +236,7 @@ def test_no_snapshots_but_data_refuses(table: Any) -> None:
 
 def test_snapshots_vanishing_while_reading_refuses(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A concurrent expire/rollback that removes every listed snapshot between listing and reading."""
-    from paimon_cli.core import used_files
+    from paimon_cli.core.operation import used_files
 
     real = used_files._read_json_snapshot
 
@@ -250,7 +250,7 @@ def test_snapshots_vanishing_while_reading_refuses(table: Any, monkeypatch: pyte
 
 
 def test_expired_snapshot_vanishing_is_tolerated(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paimon_cli.core import used_files
+    from paimon_cli.core.operation import used_files
 
     real = used_files._read_json_snapshot
 

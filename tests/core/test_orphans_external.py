@@ -3,7 +3,7 @@
 Java and pypaimon put external data files at ``<root>/<partition>/bucket-N/<file>`` with no
 table directory, so a root shared by two tables holds both tables' live files. These tests
 plant stand-ins for another table's files (our writer does not write external files; the
-pypaimon interop test writes real ones) and check the rule of core/external_roots.py.
+pypaimon interop test writes real ones) and check the rule of core/operation/external_roots.py.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.errors import NotYetSupported, UnsafeRefused
-from paimon_cli.core.external_roots import location_key, overlaps
-from paimon_cli.core.orphans import plan_remove_orphans, remove_orphans
-from paimon_cli.core.schema import SetOption
+from paimon_cli.core.operation.external_roots import location_key, overlaps
+from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
+from paimon_cli.core.schema.table_schema import SetOption
 from tests.core.test_orphans_support import age_all, file_bytes, make_table, plant, read_rows, reload, write_rows
 
 ORPHAN = "data-0a0a0a0a-1111-2222-3333-444444444444-0.parquet"
@@ -44,7 +44,7 @@ def env(tmp_path: Path) -> dict[str, Any]:
 
 
 def alter(table: Any, key: str, value: str) -> Any:
-    from paimon_cli.core.catalog import FileSystemCatalog
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     FileSystemCatalog(str(Path(table.path).parent.parent)).alter_table(
         table.identifier.full_name, [SetOption(key, value)])

@@ -10,11 +10,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.arrow_schema import arrow_schema
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import FileStoreCommit
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.partition_expire import (
+from paimon_cli.core.operation.partition_expire import (
     JavaDateTimePattern,
     PartitionTimeExtractor,
     expire_partitions,
@@ -22,10 +22,10 @@ from paimon_cli.core.partition_expire import (
     parse_default_timestamp,
     plan_partition_expire,
 )
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.types import DateType, IntType, TimestampType, VarCharType
-from paimon_cli.core.write import TableWrite
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.data.types import DateType, IntType, TimestampType, VarCharType
+from paimon_cli.core.operation.write import TableWrite
 
 D = dt.datetime
 

@@ -5,9 +5,9 @@ import decimal
 
 import pytest
 
-from paimon_cli.core import paths
+from paimon_cli.core.io import paths
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.types import (
+from paimon_cli.core.data.types import (
     BigIntType,
     BooleanType,
     DateType,

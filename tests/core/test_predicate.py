@@ -8,10 +8,10 @@ import decimal
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.binary_row import Timestamp, bucket_of
+from paimon_cli.core.data.binary_row import Timestamp, bucket_of
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.predicate import And, Constant, Leaf, Or, parse_predicate
-from paimon_cli.core.types import (
+from paimon_cli.core.data.predicate import And, Constant, Leaf, Or, parse_predicate
+from paimon_cli.core.data.types import (
     BigIntType,
     BooleanType,
     DataField,

@@ -1,4 +1,4 @@
-"""core/roaring64.py: Java Roaring64Bitmap bytes (rbm64) without a JVM.
+"""core/data/roaring64.py: Java Roaring64Bitmap bytes (rbm64) without a JVM.
 
 The golden bytes and digests below were produced by Java Paimon 0.9's bundled RoaringBitmap
 (``RoaringBitmap64.bitmapOf(...).serialize()`` and FieldRoaringBitmap64Agg's merge, via
@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyroaring
 import pytest
 
-from paimon_cli.core.aggregate import create_aggregator
+from paimon_cli.core.mergetree.aggregate import create_aggregator
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.options import CoreOptions
-from paimon_cli.core.roaring64 import (
+from paimon_cli.core.schema.options import CoreOptions
+from paimon_cli.core.data.roaring64 import (
     ARRAY,
     BITMAP,
     RUN,
@@ -29,7 +29,7 @@ from paimon_cli.core.roaring64 import (
     merge_roaring64,
     serialize_roaring64,
 )
-from paimon_cli.core.types import DataField, VarBinaryType
+from paimon_cli.core.data.types import DataField, VarBinaryType
 
 M = 2**64
 

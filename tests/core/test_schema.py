@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from paimon_cli.core.errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInput, NotFound
-from paimon_cli.core.fileio import FileIO, join
-from paimon_cli.core.schema import (
+from paimon_cli.core.io.fileio import FileIO, join
+from paimon_cli.core.schema.table_schema import (
     AddColumn,
     DropColumn,
     RemoveOption,
@@ -19,7 +19,7 @@ from paimon_cli.core.schema import (
     current_highest_field_id,
     validate_table_schema,
 )
-from paimon_cli.core.types import (
+from paimon_cli.core.data.types import (
     ArrayType,
     BigIntType,
     DataField,
@@ -110,7 +110,7 @@ APPEND_SCHEMA = """{
 
 
 def cols(text: str) -> list[tuple[str, object, str | None]]:
-    from paimon_cli.core.types import parse_columns
+    from paimon_cli.core.data.types import parse_columns
 
     return parse_columns(text)  # type: ignore[return-value]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.core.errors import CorruptMetadata, NotFound
-from paimon_cli.core.fileio import FileIO
-from paimon_cli.core.snapshot import BATCH_COMMIT_IDENTIFIER, ChangelogManager, Snapshot, SnapshotManager
+from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.refs.snapshot import BATCH_COMMIT_IDENTIFIER, ChangelogManager, Snapshot, SnapshotManager
 
 # Hand-built in Java 1.x/2.0 layout (Jackson default pretty printer, no trailing newline).
 JAVA_1X = """{

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.core.errors import CorruptMetadata, NotFound
-from paimon_cli.core.fileio import FileIO
-from paimon_cli.core.statistics import ColStats, Statistics, read_statistics, write_statistics
+from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.refs.statistics import ColStats, Statistics, read_statistics, write_statistics
 
 JAVA = """{
   "snapshotId" : 3,

@@ -1,4 +1,4 @@
-"""core/write.py: file layout, sequence numbers, DataFileMeta fields, rolling, flushes, failure cleanup."""
+"""core/operation/write.py: file layout, sequence numbers, DataFileMeta fields, rolling, flushes, failure cleanup."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core import binary_row
-from paimon_cli.core.arrow_schema import arrow_schema
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.data_file import read_data_file
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
-from paimon_cli.core.manifest import EMPTY_STATS
-from paimon_cli.core.schema import Schema
-from paimon_cli.core.stats import decode_stats
-from paimon_cli.core.types import parse_columns
-from paimon_cli.core.write import TableWrite, write_table, write_table_result
+from paimon_cli.core.manifest.manifest import EMPTY_STATS
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.manifest.stats import decode_stats
+from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
 
 
 @pytest.fixture
@@ -45,8 +45,8 @@ def live(table: Any) -> list[Any]:
 
 
 def file_rows(table: Any, entry: Any) -> list[dict[str, Any]]:
-    from paimon_cli.core import paths
-    from paimon_cli.core.arrow_schema import key_value_file_fields
+    from paimon_cli.core.io import paths
+    from paimon_cli.core.format.arrow_schema import key_value_file_fields
 
     part = paths.partition_path_for(table.schema, binary_row.deserialize(entry.partition, table.schema.partition_types))
     path = paths.data_file_path(table.path, part, entry.bucket, entry.file.file_name)
@@ -186,7 +186,7 @@ def test_dynamic_bucket_writes_hash_index(cat: FileSystemCatalog, tmp_path: Path
 
 def test_dv_and_first_row_tables_are_visible_after_write(cat: FileSystemCatalog, tmp_path: Path) -> None:
     """Formerly refused: the write now compacts level 0 up in the same job (APPEND + COMPACT)."""
-    from paimon_cli.core.read import TableRead
+    from paimon_cli.core.operation.read import TableRead
 
     for i, opts in enumerate(({"merge-engine": "first-row"}, {"deletion-vectors.enabled": "true"})):
         t = make(cat, f"vis{i}", "id INT NOT NULL, v STRING", ("id",), bucket="1", **opts)
@@ -225,7 +225,7 @@ def test_failure_removes_written_files(cat: FileSystemCatalog, tmp_path: Path) -
 def test_table_write_api_with_arrow_batches(cat: FileSystemCatalog) -> None:
     import numpy as np
 
-    from paimon_cli.core.commit import FileStoreCommit
+    from paimon_cli.core.operation.commit import FileStoreCommit
 
     t = make(cat, "api", "id BIGINT NOT NULL, v DOUBLE", ("id",), bucket="4")
     tw = TableWrite(t)
@@ -288,7 +288,7 @@ def test_cli_command_prints_a_summary_and_maps_errors(cat: FileSystemCatalog, tm
 
 @pytest.mark.s3
 def test_write_to_s3_from_an_s3_glob(s3_server: Any, s3_warehouse: str) -> None:
-    from paimon_cli.core.fileio import FileIO
+    from paimon_cli.core.io.fileio import FileIO
 
     cat = FileSystemCatalog(s3_warehouse, s3_server.storage_options)
     t = make(cat, "s3t", "id INT NOT NULL, v STRING", ("id",), bucket="2")

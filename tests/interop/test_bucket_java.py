@@ -22,18 +22,19 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core import binary_row, paths
-from paimon_cli.core.bucket import bucket_hashes, bucket_ids, bucket_key_fields
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import CommitMessage, FileStoreCommit
-from paimon_cli.core.hash_index import (
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.io import paths
+from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, bucket_key_fields
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.index.hash_index import (
     DynamicBucketAssigner,
     decode_hashes,
     encode_hashes,
     index_file_path,
     read_hash_index,
 )
-from paimon_cli.core.table import FileStoreTable
+from paimon_cli.core.table.file_store_table import FileStoreTable
 
 from .java_harness import JavaPaimon
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import CommitMessage, FileStoreCommit
-from paimon_cli.core.manifest import FileKind, ManifestEntry
-from paimon_cli.core.table import FileStoreTable
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.manifest.manifest import FileKind, ManifestEntry
+from paimon_cli.core.table.file_store_table import FileStoreTable
 
 from .conftest import sort_rows
 from .java_harness import JavaPaimon

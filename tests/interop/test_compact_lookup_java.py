@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.commit import FileStoreCommit
-from paimon_cli.core.index_manifest import DELETION_VECTORS_INDEX
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
 
 from .java_harness import JavaPaimon
 
@@ -75,7 +75,7 @@ def our_compact(wh: str, name: str, full: bool) -> int | None:
 
 def our_write(wh: str, name: str, rows: Rows, kinds: list[str] | None) -> None:
     """Level-0 files written by OUR writer (``write-only``: compaction is left to the test)."""
-    from paimon_cli.core import write as w
+    from paimon_cli.core.operation import write as w
 
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
     tw = w.TableWrite(t, {"write-only": "true"})
@@ -112,9 +112,10 @@ def latest(wh: str, name: str) -> int:
 
 def changelog_records(wh: str, name: str, snapshot_id: int | None) -> list[tuple[Any, ...]]:
     """(kind, seq, id, dt, v, s) of every record in the snapshot's changelog files."""
-    from paimon_cli.core import binary_row, paths
-    from paimon_cli.core.arrow_schema import key_value_file_fields
-    from paimon_cli.core.data_file import read_data_file
+    from paimon_cli.core.data import binary_row
+    from paimon_cli.core.io import paths
+    from paimon_cli.core.format.arrow_schema import key_value_file_fields
+    from paimon_cli.core.format.data_file import read_data_file
 
     if snapshot_id is None:
         return []
@@ -132,8 +133,8 @@ def changelog_records(wh: str, name: str, snapshot_id: int | None) -> list[tuple
 
 def deletion_vectors(wh: str, name: str) -> dict[str, list[int]]:
     """Data file name -> deleted positions, from the latest snapshot's DV index files."""
-    from paimon_cli.core.deletion_vectors import read_deletion_vectors
-    from paimon_cli.core.paths import index_dir, join
+    from paimon_cli.core.index.deletion_vectors import read_deletion_vectors
+    from paimon_cli.core.io.paths import index_dir, join
 
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
     out: dict[str, list[int]] = {}

@@ -25,13 +25,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core import fileio as fio
-from paimon_cli.core.arrow_schema import arrow_schema, key_fields, key_value_file_fields
-from paimon_cli.core.manifest import SimpleStats
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.data_file import read_data_file, write_data_file
-from paimon_cli.core.manifest import ManifestFile, ManifestList
-from paimon_cli.core.stats import collect_key_stats, collect_value_stats
+from paimon_cli.core.io import fileio as fio
+from paimon_cli.core.format.arrow_schema import arrow_schema, key_fields, key_value_file_fields
+from paimon_cli.core.manifest.manifest import SimpleStats
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.format.data_file import read_data_file, write_data_file
+from paimon_cli.core.manifest.manifest import ManifestFile, ManifestList
+from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats
 
 pytestmark = pytest.mark.java
 
@@ -208,7 +208,7 @@ def test_value_stats_equal_java(jfile: JavaFile) -> None:
     ours, cols = collect_value_stats(jfile.expected, fields, jfile.table.options, jfile.fmt)
     theirs = jfile.entry.file.value_stats
     assert cols == jfile.entry.file.value_stats_cols
-    from paimon_cli.core.stats import decode_stats
+    from paimon_cli.core.manifest.stats import decode_stats
 
     types = [f.type for f in fields]
     for f, a, b in zip(fields, decode_stats(ours, types), decode_stats(theirs, types)):
@@ -380,7 +380,7 @@ def test_stats_edge_cases_equal_java(java_paimon, tmp_path: Path, fmt: str, case
     got = read_data_file(table.file_io, fio.join(table.path, "bucket-0", entry.file.file_name), fields)
     assert got.drop_columns(["f", "d"]).equals(data.drop_columns(["f", "d"]))
     ours, cols = collect_value_stats(data, fields, table.options, fmt)
-    from paimon_cli.core.stats import decode_stats
+    from paimon_cli.core.manifest.stats import decode_stats
 
     types = [f.type for f in fields]
     decoded = list(zip(decode_stats(ours, types), decode_stats(entry.file.value_stats, types)))

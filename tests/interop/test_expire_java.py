@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.expire import ExpirePolicy, expire, plan_expire
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.expire import ExpirePolicy, expire, plan_expire
 
 from .java_harness import JavaPaimon
 
@@ -226,7 +226,7 @@ def test_decoupled_changelog_matches_java(java_paimon: JavaPaimon, tmp_path: Pat
            "changelog.time-retained": "2 ms"}
     n_java = helper(jp).expireWithOptions(str(tmp_path / "java"), DB, "c", json.dumps(dyn))
     table = FileSystemCatalog(str(tmp_path / "ours")).get_table(f"{DB}.c")
-    from paimon_cli.core.expire import expire_after_commit
+    from paimon_cli.core.operation.expire import expire_after_commit
 
     res = expire_after_commit(table, {**dyn, "write-only": "false"})
     assert res is not None and res.error is None
@@ -280,7 +280,7 @@ def test_clean_empty_directories_matches_java(java_paimon: JavaPaimon, tmp_path:
                     options={"bucket": "-1", "write-only": "true", "snapshot.clean-empty-directories": "true"})
     for i in range(6):
         jp.write(str(orig), DB, "e", [{"id": i, "dt": DTS[i % 3], "v": i}])
-    from paimon_cli.core.commit import FileStoreCommit
+    from paimon_cli.core.operation.commit import FileStoreCommit
 
     # an OVERWRITE snapshot deleting every file of the first partition (Java's dropPartitions)
     FileStoreCommit(FileSystemCatalog(str(orig)).get_table(f"{DB}.e")).drop_partitions([{"dt": DTS[0]}])

@@ -18,16 +18,16 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from paimon_cli.core import paths
-from paimon_cli.core.binary_row import deserialize
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.data_file import read_data_file
+from paimon_cli.core.io import paths
+from paimon_cli.core.data.binary_row import deserialize
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names, write_container
-from paimon_cli.core.fileindex.rewrite import rewrite_file_index
+from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
 from paimon_cli.core.fileindex.writer import DataFileIndexWriter
-from paimon_cli.core.predicate import parse_predicate
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.schema import DropColumn, RemoveOption, RenameColumn, SetOption
+from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, SetOption
 
 from .java_harness import JavaPaimon
 
@@ -318,7 +318,7 @@ def test_rewrite_after_rename_and_drop_java_reads(java_paimon: JavaPaimon, tmp_p
     cat.alter_table(ident, [RemoveOption("file-index.bitmap.g.version"), SetOption("file-index.bitmap.columns", "c2"),
                             DropColumn("g")])
     table = cat.get_table(ident)
-    from paimon_cli.core.fileindex.inspect import file_index_warnings
+    from paimon_cli.core.system.file_indexes import file_index_warnings
 
     warnings = file_index_warnings(table)
     assert any("'g'" in w and "no longer exists" in w for w in warnings)

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.java_format import java_local_datetime
-from paimon_cli.core.system_tables import SYSTEM_TABLES
-from paimon_cli.core.table import TimeTravel
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.data.java_format import java_local_datetime
+from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.table.file_store_table import TimeTravel
 
 pytestmark = pytest.mark.java
 
@@ -93,8 +93,8 @@ def test_live_files_cover_java_read(java_paimon, java_tables, catalog) -> None:
 
 def test_table_indexes_of_dv_and_dynamic_bucket_tables(java_tables, catalog) -> None:
     """Java 0.9 has no $table_indexes; check against what its index manifest and files hold."""
-    from paimon_cli.core.deletion_vectors import read_deletion_vectors
-    from paimon_cli.core import paths
+    from paimon_cli.core.index.deletion_vectors import read_deletion_vectors
+    from paimon_cli.core.io import paths
 
     dv = catalog.get_table(java_tables.dv_t.identifier)
     rows = SYSTEM_TABLES["table-indexes"](dv).rows

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.system_tables import SYSTEM_TABLES, Rows
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.system.tables import SYSTEM_TABLES, Rows
 from tests.interop.pypaimon_fixtures import PyPaimonTables
 from tests.interop.pypaimon_peer import PyPaimon, SystemRows
 

@@ -4,7 +4,7 @@ Why: every read and compaction of a primary-key table collapses the records of a
 the table's merge engine; any semantic drift would silently return other data than Java.
 Java writes several commits of overlapping keys (``write-only`` so nothing is compacted and
 every raw record stays in the level-0 files); we read those raw data files with pyarrow,
-merge them with core.merge_function (drop_deletes) and compare with Java's merged read.
+merge them with core.mergetree.merge_function (drop_deletes) and compare with Java's merged read.
 Then Java fully compacts the table and its read must still equal our merge of the raw
 records (first-row tables are only visible after compaction in Java).
 
@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.merge_function import merge
-from paimon_cli.core.scan import FileStoreScan
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.mergetree.merge_function import merge
+from paimon_cli.core.operation.scan import FileStoreScan
 
 from .java_harness import JavaPaimon
 
@@ -43,7 +43,7 @@ def _files_table(table: Any, entries: list[Any]) -> pa.Table:
 def _raw_records(wh: str, name: str) -> tuple[pa.Table, Any]:
     """Every record Java ever wrote: the level-0 APPEND files added by any snapshot (files
     replaced by compaction stay on disk until snapshots expire)."""
-    from paimon_cli.core.manifest import FileKind
+    from paimon_cli.core.manifest.manifest import FileKind
 
     table = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
     scan = FileStoreScan(table)

@@ -32,12 +32,12 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core import binary_row
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.scan import FileStoreScan
-from paimon_cli.core.system_tables import SYSTEM_TABLES
-from paimon_cli.core.table import TimeTravel
+from paimon_cli.core.data import binary_row
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.table.file_store_table import TimeTravel
 from tests.interop.pypaimon_peer import PyPaimon, decode_value, encode_value
 
 pytestmark = pytest.mark.pypaimon
@@ -297,7 +297,7 @@ def test_merge_on_read_is_refused_while_postponed_files_are_selected(
 
 
 def _dt_pred(wh: str, value: str) -> Any:
-    from paimon_cli.core.predicate import parse_predicate
+    from paimon_cli.core.data.predicate import parse_predicate
 
     return parse_predicate(f"dt = '{value}'", FileSystemCatalog(wh).get_table(f"{DB}.mor").schema.fields)
 

@@ -1,7 +1,7 @@
 """`read` returns exactly what Java Paimon 0.9 returns for tables Java wrote, for every merge engine.
 
 Why: test_read_java.py covers the shared ``java_tables`` warehouse (deduplicate, append, DV,
-dynamic bucket, nested); test_merge_java.py checks core.merge_function against Java on raw
+dynamic bucket, nested); test_merge_java.py checks core.mergetree.merge_function against Java on raw
 records. This module closes the gap between the two: Java writes tables with every merge
 engine (deduplicate + ignore-delete, partial-update in all its variants, a wide aggregation
 table with retractions, first-row, user sequence fields, DV tables compacted by Java,
@@ -11,7 +11,7 @@ vectors, merge, drop deletes) must return the rows Java's ``ReadBuilder`` return
 snapshot, so both the latest and earlier ones (including those before and after Java's own
 compactions, where the files of a bucket span several LSM levels).
 
-Java 0.9 vs 1.x: our merge follows Java 1.x where it extends 0.9 (see core/merge_function.py).
+Java 0.9 vs 1.x: our merge follows Java 1.x where it extends 0.9 (see core/mergetree/merge_function.py).
 The data below avoids the cases where 0.9 itself differs or breaks, each noted in place:
 * keys whose FIRST record is a retraction (partial-update / aggregation);
 * blank (empty) listagg strings;
@@ -32,9 +32,9 @@ from typing import Any, Callable, Sequence
 
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.table import TimeTravel
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.table.file_store_table import TimeTravel
 
 from .java_harness import JavaPaimon
 
@@ -459,8 +459,8 @@ def test_dv_table_commits_and_java_compactions(java_paimon: JavaPaimon, wh: str)
 
 
 def _index_entries(table: Any) -> list[Any]:
-    from paimon_cli.core.index_manifest import IndexManifestFile
-    from paimon_cli.core.paths import manifest_dir
+    from paimon_cli.core.manifest.index_manifest import IndexManifestFile
+    from paimon_cli.core.io.paths import manifest_dir
 
     snap = table.snapshot_manager.latest_snapshot()
     if snap.index_manifest is None:

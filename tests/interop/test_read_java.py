@@ -17,12 +17,12 @@ from typing import Any, Callable
 
 import pytest
 
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.java_format import java_local_datetime
-from paimon_cli.core.predicate import parse_predicate
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.system_tables import SYSTEM_TABLES
-from paimon_cli.core.table import TimeTravel
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.data.java_format import java_local_datetime
+from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.table.file_store_table import TimeTravel
 
 pytestmark = pytest.mark.java
 

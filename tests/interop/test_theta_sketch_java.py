@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.aggregate import theta_union
-from paimon_cli.core.catalog import FileSystemCatalog
-from paimon_cli.core.read import TableRead
-from paimon_cli.core.write import write_table
+from paimon_cli.core.mergetree.aggregate import theta_union
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.write import write_table
 
 from .java_harness import JavaPaimon
 

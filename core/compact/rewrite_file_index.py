@@ -1,0 +1,358 @@
+"""``rewrite_file_index``: bring every live data file's file index in line with the table's
+current ``file-index.*`` options, as Paimon's ``sys.rewrite_file_index`` procedure does
+(``FileIndexProcessor``), committing one COMPACT snapshot of DELETE(old meta) + ADD(new
+meta) per changed file (same data file name and level; only ``_EXTRA_FILES`` /
+``_EMBEDDED_FILE_INDEX`` change).
+
+Per file:
+
+* the wanted indexes are the configured ones, each current column mapped BY FIELD ID to
+  the column's name in the file's own schema (columns the file predates are skipped, like
+  Java); index entries are keyed by those file-schema names, as every writer keys them;
+* an existing entry is kept when it is wanted and matches its options (bloom-filter size
+  and hash count from items/fpp, bitmap version); everything else is dropped -- including
+  entries of columns that no longer exist or are no longer configured;
+* missing entries are built from the data file (only the needed columns are read, batch by
+  batch);
+* a file whose set of entries would not change (and whose placement stays) is skipped.
+
+The container is embedded when it is at most ``file-index.in-manifest-threshold`` bytes,
+else written as a NEW ``.index`` file (``x.index`` -> ``x-1.index`` ...; a name already
+present on storage is never overwritten, since a tag may still reference it). The old
+``.index`` files stay for ``remove-orphan-files``: older snapshots still reference them.
+
+Java 0.9 compatibility: 0.9's file identifier ignores extra files and the embedded index,
+so the DELETE and ADD of a file share it. 0.9 batch reads merge manifests in order and
+read the result correctly (tested). 0.9's manifest compaction can still trip over such a
+pair when the file's original ADD sits in a full (>= 8 MB) base manifest; Java >= 1.0 has
+no such limit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..io import paths
+from ..errors import InvalidInput
+from ..utils.interrupt import discard
+from ..fileindex.format import (
+    BITMAP,
+    BLOOM_FILTER,
+    INDEX_SUFFIX,
+    FileIndexContainer,
+    index_file_names,
+    new_index_file_name,
+    write_container,
+)
+from ..fileindex.writer import DataFileIndexWriter, IndexSpec, configured_indexes, validate_file_index_options
+
+if TYPE_CHECKING:
+    from ..manifest.manifest import DataFileMeta, ManifestEntry
+    from ..table.file_store_table import FileStoreTable
+    from ..data.types import DataField
+
+RESULT_COLUMNS = ["snapshot_id", "files_scanned", "files_changed", "files_unchanged", "indexes_built",
+                  "indexes_dropped", "index_files_written", "embedded", "rows_read", "seconds"]
+PLAN_COLUMNS = ["partition", "bucket", "file_name", "action", "keep", "build", "drop", "storage"]
+
+
+@dataclass
+class FilePlan:
+    """What happens to one data file's index."""
+
+    entry: ManifestEntry
+    partition_text: str
+    keep: list[tuple[str, str]] = field(default_factory=list)
+    build: list[IndexSpec] = field(default_factory=list)  # column names as in the FILE schema
+    drop: list[tuple[str, str]] = field(default_factory=list)
+    old_storage: str = "none"  # none | embedded | file
+    relocate: bool = False  # same entries, but the threshold now wants the other storage
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.build or self.drop or self.relocate)
+
+    @property
+    def action(self) -> str:
+        if not self.changes:
+            return "unchanged"
+        if self.relocate and not (self.build or self.drop):
+            return "move to manifest" if self.old_storage == "file" else "move to file"
+        if not self.keep and not self.build:
+            return "drop"
+        return "build" if self.old_storage == "none" else "rewrite"
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "partition": self.partition_text,
+            "bucket": self.entry.bucket,
+            "file_name": self.entry.file.file_name,
+            "action": self.action,
+            "keep": ", ".join(f"{c}:{t}" for c, t in self.keep) or None,
+            "build": ", ".join(f"{s.column}:{s.index_type}" for s in self.build) or None,
+            "drop": ", ".join(f"{c}:{t}" for c, t in self.drop) or None,
+            "storage": self.old_storage,
+        }
+
+
+@dataclass
+class RewriteResult:
+    snapshot_id: int | None
+    plans: list[FilePlan]
+    dry_run: bool
+    indexes_built: int = 0
+    indexes_dropped: int = 0
+    index_files_written: int = 0
+    embedded: int = 0
+    rows_read: int = 0
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> list[FilePlan]:
+        return [p for p in self.plans if p.changes]
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "snapshot_id": self.snapshot_id,
+            "files_scanned": len(self.plans),
+            "files_changed": len(self.changed),
+            "files_unchanged": len(self.plans) - len(self.changed),
+            "indexes_built": self.indexes_built,
+            "indexes_dropped": self.indexes_dropped,
+            "index_files_written": self.index_files_written,
+            "embedded": self.embedded,
+            "rows_read": self.rows_read,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _payload_matches(spec: IndexSpec, payload: bytes | None) -> bool:
+    """Does an existing payload honour the options it would be built with now?"""
+    if payload is None:
+        return False
+    try:
+        if spec.index_type == BLOOM_FILTER:
+            import struct
+
+            from ..fileindex.bloom import bloom_size, parse_options
+
+            nb, k = bloom_size(*parse_options(spec.column, spec.opts))
+            return len(payload) == 4 + nb // 8 and struct.unpack_from(">i", payload, 0)[0] == k
+        if spec.index_type == BITMAP:
+            from ..fileindex.bitmap import parse_options as bitmap_options
+
+            version, _ = bitmap_options(spec.column, spec.opts)
+            return payload[0] == version
+        return payload[0] == 1  # bsi version 1
+    except (IndexError, ValueError):
+        return False
+
+
+class _SchemaInfo:
+    """Per file schema id: the wanted indexes in the file's column names."""
+
+    def __init__(self, table: FileStoreTable, specs: list[IndexSpec]) -> None:
+        self.table = table
+        self.current = {f.name: f for f in table.schema.fields}
+        self.specs = specs
+        self.cache: dict[int, tuple[list[DataField], dict[tuple[str, str], IndexSpec]]] = {}
+
+    def wanted(self, schema_id: int) -> tuple[list[DataField], dict[tuple[str, str], IndexSpec]]:
+        hit = self.cache.get(schema_id)
+        if hit is None:
+            fs = self.table.schema_manager.schema(schema_id) if schema_id != self.table.schema.id else self.table.schema
+            by_id = {f.id: f for f in fs.fields}
+            want: dict[tuple[str, str], IndexSpec] = {}
+            for s in self.specs:
+                cur = self.current[s.column]
+                ff = by_id.get(cur.id)
+                if ff is None:
+                    continue  # the file predates the column
+                want[(ff.name, s.index_type)] = IndexSpec(ff.name, s.index_type, s.options)
+            hit = self.cache[schema_id] = (list(fs.fields), want)
+        return hit
+
+
+def _bucket_dir(table: FileStoreTable, part_values: list[Any], bucket: int) -> str:
+    part_dir = paths.partition_path_for(table.schema, part_values)
+    return paths.data_file_path(table.path, part_dir, bucket, "").rstrip("/")
+
+
+def _read_container(table: FileStoreTable, bucket_dir: str, meta: DataFileMeta) -> tuple[FileIndexContainer | None, str]:
+    if meta.embedded_index is not None:
+        return FileIndexContainer(meta.embedded_index, f"{meta.file_name} (embedded index)"), "embedded"
+    names = index_file_names(meta.extra_files)
+    if names:
+        p = f"{bucket_dir}/{names[0]}"
+        return FileIndexContainer(table.file_io.read_bytes(p), p), "file"
+    return None, "none"
+
+
+def plan_rewrite(table: FileStoreTable, entries: Sequence[ManifestEntry], partition_text: Callable[[bytes], str],
+                 part_values: Callable[[bytes], list[Any]]) -> tuple[list[FilePlan], dict[str, FileIndexContainer]]:
+    specs = configured_indexes(table.schema.options)
+    info = _SchemaInfo(table, specs)
+    threshold = table.options.file_index_in_manifest_threshold
+    plans: list[FilePlan] = []
+    containers: dict[str, FileIndexContainer] = {}
+    for e in entries:
+        m = e.file
+        _, want = info.wanted(m.schema_id)
+        bdir = _bucket_dir(table, part_values(e.partition), e.bucket)
+        container, storage = _read_container(table, bdir, m)
+        plan = FilePlan(e, partition_text(e.partition), old_storage=storage)
+        have: dict[tuple[str, str], bytes | None] = {}
+        if container is not None:
+            containers[m.file_name] = container
+            for ent in container.entries:
+                have[(ent.column, ent.index_type)] = container.payload(ent)
+        for key, payload in have.items():
+            spec = want.get(key)
+            if spec is not None and _payload_matches(spec, payload):
+                plan.keep.append(key)
+            else:
+                plan.drop.append(key)
+        kept = set(plan.keep)
+        plan.build = [s for k, s in want.items() if k not in kept]
+        if container is not None and not plan.build and not plan.drop:
+            fits = len(container.data) <= threshold
+            plan.relocate = fits != (storage == "embedded")
+        plans.append(plan)
+    return plans, containers
+
+
+def rewrite_file_index(
+    table: FileStoreTable,
+    *,
+    partitions: Sequence[str] | None = None,
+    where: str | None = None,
+    dry_run: bool = False,
+    parallelism: int | None = None,
+) -> RewriteResult:
+    """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot."""
+    from .job import parse_partition_specs, partition_filter
+    from ..system.tables import _Decoder
+
+    started = time.monotonic()
+    schema = table.schema
+    validate_file_index_options(schema.fields, schema.options)
+    specs = parse_partition_specs(partitions, schema) if partitions else None
+    keep_part = partition_filter(schema, specs, where)
+    snap = table.snapshot_manager.latest_snapshot()
+    if snap is None:
+        return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
+    entries = table.store_scan.plan(snap)
+    if keep_part is not None:
+        entries = [e for e in entries if keep_part(e.partition)]
+    dec = _Decoder(table)
+    from ..data.binary_row import deserialize
+
+    ptypes = schema.partition_types
+    pv_cache: dict[bytes, list[Any]] = {}
+
+    def part_values(p: bytes) -> list[Any]:
+        v = pv_cache.get(p)
+        if v is None:
+            v = pv_cache[p] = deserialize(p, ptypes) if ptypes else []
+        return v
+
+    plans, containers = plan_rewrite(table, entries, dec.partition_string, part_values)
+    result = RewriteResult(None, plans, dry_run)
+    changed = result.changed
+    result.indexes_dropped = sum(len([d for d in p.drop if d not in {(s.column, s.index_type) for s in p.build}])
+                                 for p in changed)
+    result.indexes_built = sum(len(p.build) for p in changed)
+    if dry_run or not changed:
+        result.seconds = time.monotonic() - started
+        return result
+
+    threshold = table.options.file_index_in_manifest_threshold
+    written: list[str] = []
+    info = _SchemaInfo(table, configured_indexes(schema.options))
+
+    def work(plan: FilePlan) -> tuple[FilePlan, DataFileMeta, int]:
+        e = plan.entry
+        m = e.file
+        bdir = _bucket_dir(table, part_values(e.partition), e.bucket)
+        indexes: dict[str, dict[str, bytes | None]] = {}
+        old = containers.get(m.file_name)
+        if old is not None:
+            for ent in old.entries:
+                if (ent.column, ent.index_type) in plan.keep:
+                    indexes.setdefault(ent.column, {})[ent.index_type] = old.payload(ent)
+        rows = 0
+        if plan.build:
+            file_fields, _ = info.wanted(m.schema_id)
+            w = DataFileIndexWriter(plan.build, file_fields)
+            from ..format.data_file import iter_data_file_batches
+
+            path = paths.data_file_path(table.path, paths.partition_path_for(schema, part_values(e.partition)),
+                                        e.bucket, m.file_name, m.external_path)
+            for batch in iter_data_file_batches(table.file_io, path, file_fields, w.column_names, batch_rows=1 << 20):
+                w.write_batch(batch)
+                rows += batch.num_rows
+            if w.rows != m.row_count:
+                raise InvalidInput(f"{path}: read {w.rows} rows but the manifest says {m.row_count}")
+            for col, per in w.serialized().items():
+                indexes.setdefault(col, {}).update(per)
+        data = write_container(indexes)
+        extras = [x for x in m.extra_files if not x.endswith(INDEX_SUFFIX)]
+        if not data:
+            new = replace(m, extra_files=tuple(extras), embedded_index=None)
+        elif len(data) <= threshold:
+            new = replace(m, extra_files=tuple(extras), embedded_index=data)
+        else:
+            olds = index_file_names(m.extra_files)
+            name = new_index_file_name(olds[0] if olds else None, m.file_name)
+            while table.file_io.exists(f"{bdir}/{name}"):
+                name = new_index_file_name(name, m.file_name)
+            table.file_io.write_bytes(f"{bdir}/{name}", data, overwrite=False)
+            written.append(f"{bdir}/{name}")  # at once: deleted if anything stops the rewrite
+            new = replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
+        return plan, new, rows
+
+    outcomes: list[tuple[FilePlan, DataFileMeta, int]] = []
+    commit = None
+    try:
+        # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
+        workers = max(1, parallelism or 1)
+        if workers == 1 or len(changed) == 1:
+            for p in changed:
+                outcomes.append(work(p))
+        else:
+            from ..utils.workers import worker_pool
+
+            # joined however it ends: `written` then holds every index file the tasks wrote
+            with worker_pool(workers, "paimon-fileindex") as pool:
+                futures = [pool.submit(work, p) for p in changed]
+                for f in futures:
+                    f.exception()  # wait for all
+            errors = [f.exception() for f in futures if f.exception() is not None]
+            if errors:
+                raise errors[0]
+            outcomes += [f.result() for f in futures]
+        from ..operation.commit import CommitMessage, FileStoreCommit
+
+        msgs: dict[tuple[bytes, int], CommitMessage] = {}
+        for plan, new, _ in outcomes:
+            e = plan.entry
+            msg = msgs.get((e.partition, e.bucket))
+            if msg is None:
+                msg = msgs[(e.partition, e.bucket)] = CommitMessage(e.partition, e.bucket, e.total_buckets)
+            msg.deleted_files.append(e.file)
+            msg.new_files.append(new)
+        commit = FileStoreCommit(table)
+        snapshot = commit.commit(list(msgs.values()), "COMPACT")
+    except BaseException:
+        if commit is None or not commit.may_have_published():  # else the snapshot may reference them
+            discard(table.file_io, written)
+        raise
+    result.snapshot_id = snapshot.id if snapshot is not None else None
+    result.index_files_written = len(written)
+    result.embedded = sum(1 for _, new, _ in outcomes if new.embedded_index is not None)
+    result.rows_read = sum(r for _, _, r in outcomes)
+    result.seconds = time.monotonic() - started
+    return result

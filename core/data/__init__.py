@@ -1,0 +1,1 @@
+"""Paimon's value model: data types, BinaryRow, Roaring64, Java value formats, predicates."""

@@ -1,0 +1,567 @@
+"""Paimon's logical data types: the model, the SQL type strings and the schema-JSON form.
+
+Type strings follow Java's ``DataType.asSQLString`` (``DECIMAL(10, 2)``, ``STRING`` for
+VARCHAR of maximal length, ``TIMESTAMP(3) WITH LOCAL TIME ZONE``, `` NOT NULL`` suffix).
+The parser also takes the aliases Paimon's own parser takes (INTEGER, DEC, NUMERIC,
+TIMESTAMP_LTZ, BYTES, DOUBLE PRECISION, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from ..errors import InvalidInput
+
+MAX_LENGTH = 2147483647  # Integer.MAX_VALUE: VARCHAR/VARBINARY of this length print as STRING/BYTES
+
+
+@dataclass(frozen=True)
+class DataType:
+    """Base of all types. ``nullable`` is part of the type, as in Java."""
+
+    nullable: bool = field(default=True, kw_only=True)
+    root: ClassVar[str] = ""
+
+    def copy(self, nullable: bool) -> DataType:
+        return replace(self, nullable=nullable)
+
+    def _sql(self) -> str:
+        return self.root
+
+    def as_sql(self) -> str:
+        return self._sql() + ("" if self.nullable else " NOT NULL")
+
+    def __str__(self) -> str:
+        return self.as_sql()
+
+    def to_json(self) -> Any:
+        """The schema-file form: a string for atomic types, an object for nested ones."""
+        return self.as_sql()
+
+    @property
+    def is_atomic(self) -> bool:
+        return not isinstance(self, (ArrayType, MultisetType, MapType, RowType))
+
+
+@dataclass(frozen=True)
+class BooleanType(DataType):
+    root: ClassVar[str] = "BOOLEAN"
+
+
+@dataclass(frozen=True)
+class TinyIntType(DataType):
+    root: ClassVar[str] = "TINYINT"
+
+
+@dataclass(frozen=True)
+class SmallIntType(DataType):
+    root: ClassVar[str] = "SMALLINT"
+
+
+@dataclass(frozen=True)
+class IntType(DataType):
+    root: ClassVar[str] = "INT"
+
+
+@dataclass(frozen=True)
+class BigIntType(DataType):
+    root: ClassVar[str] = "BIGINT"
+
+
+@dataclass(frozen=True)
+class FloatType(DataType):
+    root: ClassVar[str] = "FLOAT"
+
+
+@dataclass(frozen=True)
+class DoubleType(DataType):
+    root: ClassVar[str] = "DOUBLE"
+
+
+@dataclass(frozen=True)
+class DecimalType(DataType):
+    precision: int = 10
+    scale: int = 0
+    root: ClassVar[str] = "DECIMAL"
+    MAX_COMPACT_PRECISION: ClassVar[int] = 18
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.precision <= 38:
+            raise InvalidInput(f"DECIMAL precision must be between 1 and 38, got {self.precision}")
+        if not 0 <= self.scale <= self.precision:
+            raise InvalidInput(f"DECIMAL scale must be between 0 and the precision ({self.precision}), got {self.scale}")
+
+    def _sql(self) -> str:
+        return f"DECIMAL({self.precision}, {self.scale})"
+
+    @property
+    def is_compact(self) -> bool:
+        return self.precision <= self.MAX_COMPACT_PRECISION
+
+
+@dataclass(frozen=True)
+class CharType(DataType):
+    length: int = 1
+    root: ClassVar[str] = "CHAR"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.length <= MAX_LENGTH:
+            raise InvalidInput(f"CHAR length must be between 1 and {MAX_LENGTH}, got {self.length}")
+
+    def _sql(self) -> str:
+        return f"CHAR({self.length})"
+
+
+@dataclass(frozen=True)
+class VarCharType(DataType):
+    length: int = MAX_LENGTH
+    root: ClassVar[str] = "VARCHAR"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.length <= MAX_LENGTH:
+            raise InvalidInput(f"VARCHAR length must be between 1 and {MAX_LENGTH}, got {self.length}")
+
+    def _sql(self) -> str:
+        return "STRING" if self.length == MAX_LENGTH else f"VARCHAR({self.length})"
+
+
+@dataclass(frozen=True)
+class BinaryType(DataType):
+    length: int = 1
+    root: ClassVar[str] = "BINARY"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.length <= MAX_LENGTH:
+            raise InvalidInput(f"BINARY length must be between 1 and {MAX_LENGTH}, got {self.length}")
+
+    def _sql(self) -> str:
+        return f"BINARY({self.length})"
+
+
+@dataclass(frozen=True)
+class VarBinaryType(DataType):
+    length: int = MAX_LENGTH
+    root: ClassVar[str] = "VARBINARY"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.length <= MAX_LENGTH:
+            raise InvalidInput(f"VARBINARY length must be between 1 and {MAX_LENGTH}, got {self.length}")
+
+    def _sql(self) -> str:
+        return "BYTES" if self.length == MAX_LENGTH else f"VARBINARY({self.length})"
+
+
+@dataclass(frozen=True)
+class DateType(DataType):
+    root: ClassVar[str] = "DATE"
+
+
+@dataclass(frozen=True)
+class TimeType(DataType):
+    precision: int = 0
+    root: ClassVar[str] = "TIME"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.precision <= 9:
+            raise InvalidInput(f"TIME precision must be between 0 and 9, got {self.precision}")
+
+    def _sql(self) -> str:
+        return f"TIME({self.precision})"
+
+
+@dataclass(frozen=True)
+class TimestampType(DataType):
+    precision: int = 6
+    root: ClassVar[str] = "TIMESTAMP"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.precision <= 9:
+            raise InvalidInput(f"TIMESTAMP precision must be between 0 and 9, got {self.precision}")
+
+    def _sql(self) -> str:
+        return f"TIMESTAMP({self.precision})"
+
+    @property
+    def is_compact(self) -> bool:
+        return self.precision <= 3
+
+
+@dataclass(frozen=True)
+class LocalZonedTimestampType(DataType):
+    precision: int = 6
+    root: ClassVar[str] = "TIMESTAMP_LTZ"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.precision <= 9:
+            raise InvalidInput(f"TIMESTAMP_LTZ precision must be between 0 and 9, got {self.precision}")
+
+    def _sql(self) -> str:
+        return f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
+
+    @property
+    def is_compact(self) -> bool:
+        return self.precision <= 3
+
+
+@dataclass(frozen=True)
+class VariantType(DataType):
+    root: ClassVar[str] = "VARIANT"
+
+
+@dataclass(frozen=True)
+class BlobType(DataType):
+    root: ClassVar[str] = "BLOB"
+
+
+@dataclass(frozen=True)
+class ArrayType(DataType):
+    element: DataType = field(default_factory=lambda: IntType())
+    root: ClassVar[str] = "ARRAY"
+
+    def _sql(self) -> str:
+        return f"ARRAY<{self.element.as_sql()}>"
+
+    def to_json(self) -> Any:
+        return {"type": "ARRAY" + ("" if self.nullable else " NOT NULL"), "element": self.element.to_json()}
+
+
+@dataclass(frozen=True)
+class MultisetType(DataType):
+    element: DataType = field(default_factory=lambda: IntType())
+    root: ClassVar[str] = "MULTISET"
+
+    def _sql(self) -> str:
+        return f"MULTISET<{self.element.as_sql()}>"
+
+    def to_json(self) -> Any:
+        return {"type": "MULTISET" + ("" if self.nullable else " NOT NULL"), "element": self.element.to_json()}
+
+
+@dataclass(frozen=True)
+class MapType(DataType):
+    key: DataType = field(default_factory=lambda: VarCharType())
+    value: DataType = field(default_factory=lambda: VarCharType())
+    root: ClassVar[str] = "MAP"
+
+    def _sql(self) -> str:
+        return f"MAP<{self.key.as_sql()}, {self.value.as_sql()}>"
+
+    def to_json(self) -> Any:
+        return {
+            "type": "MAP" + ("" if self.nullable else " NOT NULL"),
+            "key": self.key.to_json(),
+            "value": self.value.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class DataField:
+    """A named, id'd column (table column or ROW field)."""
+
+    id: int
+    name: str
+    type: DataType
+    description: str | None = None
+    default_value: str | None = None
+
+    def as_sql(self) -> str:
+        s = f"`{self.name.replace('`', '``')}` {self.type.as_sql()}"
+        if self.description is not None:
+            s += " '" + self.description.replace("'", "''") + "'"
+        return s
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "name": self.name, "type": self.type.to_json()}
+        if self.description is not None:
+            d["description"] = self.description
+        if self.default_value is not None:
+            d["defaultValue"] = self.default_value
+        return d
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> DataField:
+        try:
+            return DataField(
+                id=int(d["id"]),
+                name=str(d["name"]),
+                type=data_type_from_json(d["type"]),
+                description=d.get("description"),
+                default_value=d.get("defaultValue"),
+            )
+        except KeyError as e:
+            raise InvalidInput(f"schema field {d!r} lacks {e.args[0]!r}") from e
+
+
+@dataclass(frozen=True)
+class RowType(DataType):
+    fields: tuple[DataField, ...] = ()
+    root: ClassVar[str] = "ROW"
+
+    def _sql(self) -> str:
+        return "ROW<" + ", ".join(f.as_sql() for f in self.fields) + ">"
+
+    def to_json(self) -> Any:
+        return {"type": "ROW" + ("" if self.nullable else " NOT NULL"), "fields": [f.to_json() for f in self.fields]}
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def field(self, name: str) -> DataField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing
+# ---------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>\d+)|(?P<word>[A-Za-z_][A-Za-z0-9_$]*)|(?P<quoted>`(?:[^`]|``)*`)"
+    r"|(?P<str>'(?:[^']|'')*')|(?P<sym>[<>(),:]))"
+)
+
+
+class _Tokens:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.toks: list[tuple[str, str]] = []
+        pos = 0
+        while pos < len(text):
+            if text[pos:].strip() == "":
+                break
+            m = _TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                raise InvalidInput(f"cannot parse type {text!r}: unexpected {text[pos:].strip()[:20]!r}")
+            kind = m.lastgroup or ""
+            self.toks.append((kind, m.group(kind)))
+            pos = m.end()
+        self.i = 0
+
+    def peek(self, k: int = 0) -> tuple[str, str] | None:
+        j = self.i + k
+        return self.toks[j] if j < len(self.toks) else None
+
+    def peek_word(self, k: int = 0) -> str | None:
+        t = self.peek(k)
+        return t[1].upper() if t and t[0] == "word" else None
+
+    def take(self) -> tuple[str, str]:
+        t = self.peek()
+        if t is None:
+            raise InvalidInput(f"cannot parse type {self.text!r}: unexpected end")
+        self.i += 1
+        return t
+
+    def expect_sym(self, s: str) -> None:
+        t = self.take()
+        if t != ("sym", s):
+            raise InvalidInput(f"cannot parse type {self.text!r}: expected {s!r}, got {t[1]!r}")
+
+    def take_word(self, w: str) -> bool:
+        if self.peek_word() == w:
+            self.i += 1
+            return True
+        return False
+
+    def at_sym(self, s: str) -> bool:
+        return self.peek() == ("sym", s)
+
+    def take_int(self) -> int:
+        t = self.take()
+        if t[0] != "num":
+            raise InvalidInput(f"cannot parse type {self.text!r}: expected a number, got {t[1]!r}")
+        return int(t[1])
+
+    def done(self) -> bool:
+        return self.i >= len(self.toks)
+
+
+def _params(t: _Tokens, n_max: int) -> list[int]:
+    if not t.at_sym("("):
+        return []
+    t.expect_sym("(")
+    out = [t.take_int()]
+    while t.at_sym(","):
+        t.take()
+        out.append(t.take_int())
+    t.expect_sym(")")
+    if len(out) > n_max:
+        raise InvalidInput(f"cannot parse type {t.text!r}: too many parameters")
+    return out
+
+
+def _parse_type(t: _Tokens) -> DataType:
+    kind, word = t.take()
+    if kind != "word":
+        raise InvalidInput(f"cannot parse type {t.text!r}: expected a type name, got {word!r}")
+    w = word.upper()
+    dt: DataType
+    if w == "BOOLEAN":
+        dt = BooleanType()
+    elif w == "TINYINT":
+        dt = TinyIntType()
+    elif w == "SMALLINT":
+        dt = SmallIntType()
+    elif w in ("INT", "INTEGER"):
+        dt = IntType()
+    elif w == "BIGINT":
+        dt = BigIntType()
+    elif w == "FLOAT":
+        dt = FloatType()
+    elif w == "DOUBLE":
+        t.take_word("PRECISION")
+        dt = DoubleType()
+    elif w in ("DECIMAL", "DEC", "NUMERIC"):
+        p = _params(t, 2)
+        dt = DecimalType(precision=p[0] if p else 10, scale=p[1] if len(p) > 1 else 0)
+    elif w == "CHAR":
+        p = _params(t, 1)
+        dt = CharType(length=p[0] if p else 1)
+    elif w == "VARCHAR":
+        p = _params(t, 1)
+        dt = VarCharType(length=p[0] if p else 1)
+    elif w == "STRING":
+        dt = VarCharType(length=MAX_LENGTH)
+    elif w == "BINARY":
+        p = _params(t, 1)
+        dt = BinaryType(length=p[0] if p else 1)
+    elif w == "VARBINARY":
+        p = _params(t, 1)
+        dt = VarBinaryType(length=p[0] if p else 1)
+    elif w == "BYTES":
+        dt = VarBinaryType(length=MAX_LENGTH)
+    elif w == "DATE":
+        dt = DateType()
+    elif w == "TIME":
+        p = _params(t, 1)
+        if t.peek_word() == "WITHOUT" and t.peek_word(1) == "TIME" and t.peek_word(2) == "ZONE":
+            t.i += 3
+        dt = TimeType(precision=p[0] if p else 0)
+    elif w == "TIMESTAMP":
+        p = _params(t, 1)
+        prec = p[0] if p else 6
+        if t.peek_word() == "WITH" and t.peek_word(1) == "LOCAL":
+            t.i += 2
+            if not (t.take_word("TIME") and t.take_word("ZONE")):
+                raise InvalidInput(f"cannot parse type {t.text!r}: expected WITH LOCAL TIME ZONE")
+            dt = LocalZonedTimestampType(precision=prec)
+        else:
+            if t.peek_word() == "WITHOUT":
+                t.i += 1
+                if not (t.take_word("TIME") and t.take_word("ZONE")):
+                    raise InvalidInput(f"cannot parse type {t.text!r}: expected WITHOUT TIME ZONE")
+            dt = TimestampType(precision=prec)
+    elif w == "TIMESTAMP_LTZ":
+        p = _params(t, 1)
+        dt = LocalZonedTimestampType(precision=p[0] if p else 6)
+    elif w == "VARIANT":
+        dt = VariantType()
+    elif w == "BLOB":
+        dt = BlobType()
+    elif w in ("ARRAY", "MULTISET"):
+        t.expect_sym("<")
+        el = _parse_type(t)
+        t.expect_sym(">")
+        dt = ArrayType(element=el) if w == "ARRAY" else MultisetType(element=el)
+    elif w == "MAP":
+        t.expect_sym("<")
+        k = _parse_type(t)
+        t.expect_sym(",")
+        v = _parse_type(t)
+        t.expect_sym(">")
+        dt = MapType(key=k, value=v)
+    elif w == "ROW":
+        t.expect_sym("<")
+        fields: list[DataField] = []
+        if not t.at_sym(">"):
+            while True:
+                name = _take_name(t)
+                if t.at_sym(":"):
+                    t.take()
+                ftype = _parse_type(t)
+                desc = _take_comment(t)
+                fields.append(DataField(id=len(fields), name=name, type=ftype, description=desc))
+                if t.at_sym(","):
+                    t.take()
+                    continue
+                break
+        t.expect_sym(">")
+        dt = RowType(fields=tuple(fields))
+    else:
+        raise InvalidInput(f"unknown data type {word!r} in {t.text!r}")
+    if t.peek_word() == "NOT" and t.peek_word(1) == "NULL":
+        t.i += 2
+        dt = dt.copy(nullable=False)
+    elif t.peek_word() == "NULL":
+        t.i += 1
+    return dt
+
+
+def _take_name(t: _Tokens) -> str:
+    kind, val = t.take()
+    if kind == "quoted":
+        return val[1:-1].replace("``", "`")
+    if kind == "word":
+        return val
+    raise InvalidInput(f"cannot parse {t.text!r}: expected a column name, got {val!r}")
+
+
+def _take_comment(t: _Tokens) -> str | None:
+    if t.peek_word() == "COMMENT":
+        t.take()
+    nxt = t.peek()
+    if nxt and nxt[0] == "str":
+        t.take()
+        return nxt[1][1:-1].replace("''", "'")
+    return None
+
+
+def parse_data_type(text: str) -> DataType:
+    """Parse one SQL type string (``DECIMAL(10, 2) NOT NULL``, ``ARRAY<INT>``, ...)."""
+    t = _Tokens(text)
+    dt = _parse_type(t)
+    if not t.done():
+        raise InvalidInput(f"cannot parse type {text!r}: unexpected {t.peek()[1]!r}")  # type: ignore[index]
+    return dt
+
+
+def parse_columns(text: str) -> list[tuple[str, DataType, str | None]]:
+    """Parse a column list ``id BIGINT NOT NULL, name STRING COMMENT 'who'``."""
+    t = _Tokens(text)
+    out: list[tuple[str, DataType, str | None]] = []
+    if t.done():
+        raise InvalidInput("empty schema: give at least one column, e.g. \"id BIGINT NOT NULL\"")
+    while True:
+        name = _take_name(t)
+        dtype = _parse_type(t)
+        desc = _take_comment(t)
+        out.append((name, dtype, desc))
+        if t.done():
+            break
+        t.expect_sym(",")
+    return out
+
+
+def data_type_from_json(j: Any) -> DataType:
+    """The schema-file form (string or object) to a type."""
+    if isinstance(j, str):
+        return parse_data_type(j)
+    if isinstance(j, dict):
+        raw = str(j.get("type", ""))
+        parts = raw.split()
+        root = parts[0].upper() if parts else ""
+        nullable = not raw.upper().endswith("NOT NULL")
+        if root in ("ARRAY", "MULTISET"):
+            el = data_type_from_json(j["element"])
+            return ArrayType(element=el, nullable=nullable) if root == "ARRAY" else MultisetType(element=el, nullable=nullable)
+        if root == "MAP":
+            return MapType(key=data_type_from_json(j["key"]), value=data_type_from_json(j["value"]), nullable=nullable)
+        if root == "ROW":
+            return RowType(fields=tuple(DataField.from_json(f) for f in j.get("fields", [])), nullable=nullable)
+        raise InvalidInput(f"unknown nested type {raw!r}")
+    raise InvalidInput(f"cannot read type {j!r}")

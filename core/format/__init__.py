@@ -1,0 +1,1 @@
+"""Data files: Paimon types as Arrow schemas, data file encode/decode, user input files."""

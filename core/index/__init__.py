@@ -1,0 +1,1 @@
+"""Table indexes: deletion vectors, the dynamic-bucket hash index, bucket assignment."""

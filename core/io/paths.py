@@ -1,0 +1,283 @@
+"""Where every Paimon file lives, computed exactly as Java's path factories do.
+
+Readers locate files by full path, so a partition directory escaped differently from Java
+(or a DATE rendered as ``2022-01-08`` where Java wrote ``19000``) makes data invisible to
+the other side. Branches own only their metadata (snapshot/schema/tag/consumer/changelog);
+data, manifest, index and statistics files always resolve against the table root.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+from typing import Any, Sequence
+
+from ..errors import InvalidInput
+from .fileio import join
+from ..data.java_format import java_double, java_float, java_local_datetime
+
+DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+MAIN_BRANCH = "main"
+BRANCH_PREFIX = "branch-"
+POSTPONE_BUCKET = -2
+
+# Hive's escape set (PartitionPathUtils): 0x00-0x1F, DEL and these printable characters.
+_ESCAPED = frozenset([chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{}[]^"))
+_EPOCH = datetime.date(1970, 1, 1)
+
+
+def table_path(warehouse: str, database: str, table: str) -> str:
+    """``<warehouse>/<db>.db/<table>`` (the filesystem catalog's layout)."""
+    return join(warehouse, f"{database}.db", table)
+
+
+def is_main_branch(branch: str | None) -> bool:
+    return branch is None or branch == "" or branch == MAIN_BRANCH
+
+
+def branch_path(table_path: str, branch: str | None) -> str:
+    """Root of a branch's metadata: the table itself for main, else ``branch/branch-<name>``."""
+    if is_main_branch(branch):
+        return table_path
+    return join(table_path, "branch", BRANCH_PREFIX + str(branch))
+
+
+def branch_dir(table_path: str) -> str:
+    return join(table_path, "branch")
+
+
+def snapshot_dir(table_path: str, branch: str | None = None) -> str:
+    return join(branch_path(table_path, branch), "snapshot")
+
+
+def schema_dir(table_path: str, branch: str | None = None) -> str:
+    return join(branch_path(table_path, branch), "schema")
+
+
+def tag_dir(table_path: str, branch: str | None = None) -> str:
+    return join(branch_path(table_path, branch), "tag")
+
+
+def consumer_dir(table_path: str, branch: str | None = None) -> str:
+    return join(branch_path(table_path, branch), "consumer")
+
+
+def changelog_dir(table_path: str, branch: str | None = None) -> str:
+    return join(branch_path(table_path, branch), "changelog")
+
+
+def manifest_dir(table_path: str) -> str:
+    """Manifests are shared by all branches, so they sit under the table root."""
+    return join(table_path, "manifest")
+
+
+def index_dir(table_path: str) -> str:
+    return join(table_path, "index")
+
+
+def statistics_dir(table_path: str) -> str:
+    return join(table_path, "statistics")
+
+
+def bucket_dir(bucket: int) -> str:
+    """``bucket-<n>``; the postpone bucket (-2) is ``bucket-postpone``."""
+    if bucket == POSTPONE_BUCKET:
+        return "bucket-postpone"
+    return f"bucket-{bucket}"
+
+
+def bucket_path(table_path: str, partition_path: str, bucket: int) -> str:
+    return join(table_path, partition_path, bucket_dir(bucket))
+
+
+def data_file_path(
+    table_path: str,
+    partition_path: str,
+    bucket: int,
+    file_name: str,
+    external_path: str | None = None,
+) -> str:
+    """Full path of a data file; an ``_EXTERNAL_PATH`` recorded in the manifest wins."""
+    if external_path:
+        return external_path
+    return join(table_path, partition_path, bucket_dir(bucket), file_name)
+
+
+# -- partition directories --------------------------------------------------------------
+
+
+def escape_path_name(name: str) -> str:
+    """Hive escaping: each char of the escape set becomes ``%XX`` (uppercase hex)."""
+    if not any(c in _ESCAPED for c in name):
+        return name
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in name)
+
+
+def unescape_path_name(path: str) -> str:
+    """Inverse of :func:`escape_path_name` (malformed ``%`` sequences stay as they are)."""
+    if "%" not in path:
+        return path
+    out = []
+    i = 0
+    while i < len(path):
+        c = path[i]
+        if c == "%" and _is_hex(path[i + 1 : i + 3]):
+            out.append(chr(int(path[i + 1 : i + 3], 16)))
+            i += 3
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _is_hex(s: str) -> bool:
+    return len(s) == 2 and all(ch in "0123456789abcdefABCDEF" for ch in s)
+
+
+def partition_path(
+    names: Sequence[str],
+    values_as_str: Sequence[str | None],
+    default_name: str = DEFAULT_PARTITION_NAME,
+    only_value: bool = False,
+) -> str:
+    """Relative partition directory ``k1=v1/k2=v2`` (no trailing slash; "" if unpartitioned).
+
+    Null, empty or whitespace-only values become ``default_name`` as in Java's
+    ``generatePartValues``. ``only_value`` mirrors ``partition.generate-path-only-value``.
+    """
+    if len(names) != len(values_as_str):
+        raise InvalidInput(f"partition has {len(names)} keys but {len(values_as_str)} values")
+    parts = []
+    for name, value in zip(names, values_as_str):
+        if value is None or value.strip() == "":
+            value = default_name
+        if only_value and value in (".", ".."):
+            raise InvalidInput(f"partition value {value!r} cannot be used as a path component")
+        esc = escape_path_name(value)
+        parts.append(esc if only_value else f"{escape_path_name(name)}={esc}")
+    return "/".join(parts)
+
+
+def parse_partition_path(path: str) -> dict[str, str]:
+    """``k=v/k2=v2`` back to an (unescaped) spec, e.g. for orphan-file checks."""
+    spec: dict[str, str] = {}
+    for seg in path.strip("/").split("/"):
+        if not seg:
+            continue
+        if "=" not in seg:
+            raise InvalidInput(f"partition path segment {seg!r} is not key=value")
+        k, v = seg.split("=", 1)
+        spec[unescape_path_name(k)] = unescape_path_name(v)
+    return spec
+
+
+def partition_values_to_str(
+    values: Sequence[Any], types: Sequence[Any], legacy_name: bool = True
+) -> list[str | None]:
+    """Render partition values the way Java names directories (see module docs)."""
+    return [partition_value_to_str(v, t, legacy_name) for v, t in zip(values, types)]
+
+
+def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True) -> str | None:
+    """One partition value as Java's directory-name string.
+
+    legacy_name=True (``partition.legacy-name``, the default) is ``toString`` of Paimon's
+    *internal* value: DATE is the epoch-day integer, TIME the millisecond of day, TIMESTAMP
+    ``LocalDateTime.toString``. legacy_name=False is Paimon's cast to STRING.
+    """
+    from ..data import types as t
+
+    if value is None:
+        return None
+    if isinstance(data_type, t.BooleanType) or isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(data_type, t.DateType):
+        days = _to_epoch_days(value)
+        if legacy_name:
+            return str(days)
+        return (_EPOCH + datetime.timedelta(days=days)).isoformat()
+    if isinstance(data_type, t.TimeType):
+        millis = _to_millis_of_day(value)
+        if legacy_name:
+            return str(millis)
+        return _format_time(millis, getattr(data_type, "precision", 0))
+    if isinstance(data_type, (t.TimestampType, t.LocalZonedTimestampType)):
+        dt = _to_datetime_nanos(value)
+        if legacy_name:
+            return java_local_datetime(*dt)
+        return _format_sql_timestamp(*dt, precision=getattr(data_type, "precision", 6))
+    if isinstance(data_type, t.DecimalType):
+        d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
+        if isinstance(data_type.scale, int):
+            d = d.quantize(decimal.Decimal(1).scaleb(-data_type.scale))
+        return format(d, "f")
+    if isinstance(data_type, t.FloatType):
+        return java_float(float(value))
+    if isinstance(data_type, t.DoubleType):
+        return java_double(float(value))
+    if isinstance(value, (bytes, bytearray)):
+        # Java would print the array identity; UTF-8 text is the only useful rendering.
+        return bytes(value).decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _to_epoch_days(value: Any) -> int:
+    if isinstance(value, datetime.datetime):
+        value = value.date()
+    if isinstance(value, datetime.date):
+        return (value - _EPOCH).days
+    return int(value)
+
+
+def _to_millis_of_day(value: Any) -> int:
+    if isinstance(value, datetime.time):
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
+    return int(value)
+
+
+def _to_datetime_nanos(value: Any) -> tuple[datetime.datetime, int]:
+    """(wall-clock datetime truncated to the second, nano of second)."""
+    if hasattr(value, "millisecond") and hasattr(value, "nano_of_millisecond"):
+        ms = int(value.millisecond)
+        nanos = (ms % 1000) * 1_000_000 + int(value.nano_of_millisecond)
+        base = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=ms // 1000)
+        return base, nanos
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.replace(microsecond=0), value.microsecond * 1000
+    if isinstance(value, datetime.date):
+        return datetime.datetime(value.year, value.month, value.day), 0
+    raise InvalidInput(f"cannot use {value!r} as a TIMESTAMP partition value")
+
+
+def _format_sql_timestamp(dt: datetime.datetime, nano: int, precision: int) -> str:
+    frac = f"{nano:09d}"
+    while len(frac) > precision and frac.endswith("0"):
+        frac = frac[:-1]
+    base = dt.strftime("%Y-%m-%d %H:%M:%S") if dt.year >= 1000 else (
+        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d} {dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+    )
+    return base + ("." + frac if frac else "")
+
+
+def _format_time(millis: int, precision: int) -> str:
+    millis %= 86_400_000
+    h, rem = divmod(millis, 3_600_000)
+    m, rem = divmod(rem, 60_000)
+    s, ms = divmod(rem, 1000)
+    out = f"{h:02d}:{m:02d}:{s:02d}"
+    p = min(precision, 3)
+    if p > 0:
+        out += "." + f"{ms:03d}"[:p]
+    return out
+
+
+def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
+    """The partition directory of decoded partition ``values`` under a table schema's options."""
+    if not schema.partition_keys:
+        return ""
+    opts = schema.core_options
+    strs = partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
+    only_value = str(schema.options.get("partition.generate-path-only-value", "false")).lower() == "true"
+    return partition_path(schema.partition_keys, strs, opts.partition_default_name, only_value)

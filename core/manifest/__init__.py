@@ -1,0 +1,1 @@
+"""Manifest metadata: Avro object files, manifest lists and files, index manifests, stats."""

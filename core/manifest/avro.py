@@ -1,0 +1,96 @@
+"""Thin fastavro wrapper for Paimon's manifest-type Avro container files.
+
+fastavro does all of the container work (header, sync markers, blocks, the null/deflate/
+snappy/zstandard codecs; zstandard needs ``backports.zstd`` before Python 3.14). The
+wrapper exists because (1) every decode failure must become one ``CorruptMetadata`` line
+naming the file, and (2) fastavro turns ``timestamp-millis`` into datetimes, but
+``_CREATION_TIME`` is a wall clock stored as UTC millis and callers want the raw int.
+
+Header difference vs Java: fastavro writes ``avro.schema`` with ``json.dumps`` default
+separators (``", "``/``": "``) where Avro Java prints compact JSON. Names, namespace, key
+order and types are Java's (we hand fastavro the unparsed schema), and Java's reader parses
+that JSON and matches fields by name, so the whitespace is harmless.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+from typing import Any
+
+from ..errors import CorruptMetadata, InvalidInput
+
+JAVA_SYNC_INTERVAL = 64_000  # Avro Java DataFileConstants.DEFAULT_SYNC_INTERVAL
+ZSTD_LEVEL = 1  # Paimon's ``file.compression.zstd-level`` default
+NAMESPACE = "org.apache.paimon.avro.generated"
+CODECS = ("null", "deflate", "snappy", "zstandard")
+
+
+def schema_json(schema: Any) -> str:
+    """Compact JSON exactly as Avro Java's ``Schema.toString()`` prints a schema we built
+    in Java's key order (``type``, ``name``, ``namespace``, ``fields``; ``name``, ``type``,
+    ``default``); used to compare schemas with Java's text."""
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def read_avro(data: bytes, path: str) -> tuple[Any, list[dict[str, Any]]]:
+    """Return (writer schema as JSON object, records as dicts keyed by field name).
+
+    fastavro applies logical types of the writer schema (a ``timestamp-millis`` long comes
+    back as an aware UTC datetime; see :func:`epoch_millis`). Null records of a 0.2-era
+    top-level ``["null", record]`` union are dropped.
+    """
+    import fastavro
+    from fastavro.read import MAGIC
+
+    raw = bytes(data)
+    if raw[:4] != MAGIC:  # fastavro skips the magic check; a Parquet file would "decode" as garbage
+        raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
+    try:
+        reader = fastavro.reader(io.BytesIO(raw))
+        writer_schema = json.loads(reader.metadata["avro.schema"])
+        records = [r for r in reader if r is not None]
+    except Exception as e:  # fastavro and the codecs raise many kinds (ValueError, EOFError, KeyError, ZstdError)
+        raise CorruptMetadata(path, f"cannot decode Avro: {_one_line(e)}") from e
+    return writer_schema, records
+
+
+_EPOCH_UTC = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def epoch_millis(value: Any) -> int | None:
+    """The raw long behind a ``timestamp-millis`` field that fastavro turned into a datetime."""
+    if value is None or isinstance(value, int):
+        return value
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=datetime.timezone.utc)
+    return (value - _EPOCH_UTC) // datetime.timedelta(milliseconds=1)
+
+
+def write_avro(schema: Any, records: list[dict[str, Any]], codec: str = "zstandard") -> bytes:
+    """An Avro container file of ``records`` written by ``fastavro.writer``.
+
+    The schema is passed unparsed so the header keeps Java's record names and namespace
+    (a parsed schema would be printed with expanded full names); zstandard uses level 1 and
+    blocks follow Java's 64 kB sync interval.
+    """
+    import fastavro
+
+    if codec not in CODECS:
+        raise InvalidInput(f"unsupported Avro codec {codec!r} (choose from {', '.join(CODECS)})")
+    buf = io.BytesIO()
+    fastavro.writer(
+        buf,
+        schema,
+        records,
+        codec=codec,
+        sync_interval=JAVA_SYNC_INTERVAL,
+        codec_compression_level=ZSTD_LEVEL if codec == "zstandard" else None,
+    )
+    return buf.getvalue()

@@ -1,0 +1,475 @@
+"""Manifest lists and manifest files: the Avro metadata that names a snapshot's data files.
+
+Readers go by field NAME (as Java does), so every layout from 0.8 (15 ``_FILE`` fields) to
+master (21) reads the same way; fields a file lacks come back as None. Writers emit the
+current layout with Java's record names, ``_VERSION`` = 2 and ``["null", T]`` unions
+(FORMAT-FACTS 4, 5.2, 5.3).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any, Iterable
+
+from ..data import binary_row
+from .avro import NAMESPACE, epoch_millis, read_avro, write_avro
+from ..errors import CorruptMetadata, InvalidInput
+from ..io.fileio import FileIO, join
+from ..data.types import RowType
+
+MANIFEST_VERSION = 2
+
+
+class FileKind(IntEnum):
+    ADD = 0
+    DELETE = 1
+
+
+class FileSource(IntEnum):
+    APPEND = 0
+    COMPACT = 1
+
+
+@dataclass(frozen=True)
+class SimpleStats:
+    """Min/max rows (serialized BinaryRows) and per-column null counts."""
+
+    min_values: bytes
+    max_values: bytes
+    null_counts: list[int | None] | None
+
+    @staticmethod
+    def empty() -> SimpleStats:
+        return SimpleStats(binary_row.EMPTY_ROW, binary_row.EMPTY_ROW, [])
+
+
+EMPTY_STATS = SimpleStats.empty()
+
+
+@dataclass(frozen=True)
+class DataFileMeta:
+    """One data file as a manifest describes it (``_FILE``)."""
+
+    file_name: str
+    file_size: int
+    row_count: int
+    min_key: bytes
+    max_key: bytes
+    key_stats: SimpleStats
+    value_stats: SimpleStats
+    min_sequence_number: int
+    max_sequence_number: int
+    schema_id: int
+    level: int
+    extra_files: tuple[str, ...] = ()
+    creation_time: int | None = None  # local wall clock as if UTC millis (FORMAT-FACTS 5.3)
+    delete_row_count: int | None = None
+    embedded_index: bytes | None = None
+    file_source: int | None = None
+    value_stats_cols: tuple[str, ...] | None = None
+    external_path: str | None = None
+    first_row_id: int | None = None
+    write_cols: tuple[str, ...] | None = None
+    write_cols_sequences: tuple[int, ...] | None = None  # master only; not written by us
+
+    @property
+    def add_row_count(self) -> int | None:
+        return None if self.delete_row_count is None else self.row_count - self.delete_row_count
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    kind: FileKind
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    file: DataFileMeta
+
+    def identifier(self) -> tuple[Any, ...]:
+        """Java's FileEntry.Identifier (1.0+): what ADD/DELETE entries cancel on."""
+        f = self.file
+        return (self.partition, self.bucket, f.level, f.file_name, f.extra_files, f.embedded_index, f.external_path)
+
+
+@dataclass(frozen=True)
+class ManifestFileMeta:
+    file_name: str
+    file_size: int
+    num_added_files: int
+    num_deleted_files: int
+    partition_stats: SimpleStats
+    schema_id: int
+    min_bucket: int | None = None
+    max_bucket: int | None = None
+    min_level: int | None = None
+    max_level: int | None = None
+    min_row_id: int | None = None
+    max_row_id: int | None = None
+
+
+# ---------------------------------------------------------------------------------------
+# Avro schemas (Java's exact field order and record names)
+# ---------------------------------------------------------------------------------------
+
+
+def _opt(name: str, t: Any) -> dict[str, Any]:
+    return {"name": name, "type": ["null", t], "default": None}
+
+
+def _stats_schema(record_name: str) -> dict[str, Any]:
+    return {
+        "type": "record",
+        "name": record_name,
+        "fields": [
+            {"name": "_MIN_VALUES", "type": "bytes"},
+            {"name": "_MAX_VALUES", "type": "bytes"},
+            _opt("_NULL_COUNTS", {"type": "array", "items": ["null", "long"]}),
+        ],
+    }
+
+
+MANIFEST_LIST_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "record",
+    "namespace": NAMESPACE,
+    "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_FILE_NAME", "type": "string"},
+        {"name": "_FILE_SIZE", "type": "long"},
+        {"name": "_NUM_ADDED_FILES", "type": "long"},
+        {"name": "_NUM_DELETED_FILES", "type": "long"},
+        {"name": "_PARTITION_STATS", "type": _stats_schema("record__PARTITION_STATS")},
+        {"name": "_SCHEMA_ID", "type": "long"},
+        _opt("_MIN_BUCKET", "int"),
+        _opt("_MAX_BUCKET", "int"),
+        _opt("_MIN_LEVEL", "int"),
+        _opt("_MAX_LEVEL", "int"),
+        _opt("_MIN_ROW_ID", "long"),
+        _opt("_MAX_ROW_ID", "long"),
+    ],
+}
+
+DATA_FILE_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "record__FILE",
+    "fields": [
+        {"name": "_FILE_NAME", "type": "string"},
+        {"name": "_FILE_SIZE", "type": "long"},
+        {"name": "_ROW_COUNT", "type": "long"},
+        {"name": "_MIN_KEY", "type": "bytes"},
+        {"name": "_MAX_KEY", "type": "bytes"},
+        {"name": "_KEY_STATS", "type": _stats_schema("record__FILE__KEY_STATS")},
+        {"name": "_VALUE_STATS", "type": _stats_schema("record__FILE__VALUE_STATS")},
+        {"name": "_MIN_SEQUENCE_NUMBER", "type": "long"},
+        {"name": "_MAX_SEQUENCE_NUMBER", "type": "long"},
+        {"name": "_SCHEMA_ID", "type": "long"},
+        {"name": "_LEVEL", "type": "int"},
+        {"name": "_EXTRA_FILES", "type": {"type": "array", "items": "string"}},
+        _opt("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
+        _opt("_DELETE_ROW_COUNT", "long"),
+        _opt("_EMBEDDED_FILE_INDEX", "bytes"),
+        _opt("_FILE_SOURCE", "int"),
+        _opt("_VALUE_STATS_COLS", {"type": "array", "items": "string"}),
+        _opt("_EXTERNAL_PATH", "string"),
+        _opt("_FIRST_ROW_ID", "long"),
+        _opt("_WRITE_COLS", {"type": "array", "items": "string"}),
+    ],
+}
+
+MANIFEST_SCHEMA: dict[str, Any] = {
+    "type": "record",
+    "name": "record",
+    "namespace": NAMESPACE,
+    "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_KIND", "type": "int"},
+        {"name": "_PARTITION", "type": "bytes"},
+        {"name": "_BUCKET", "type": "int"},
+        {"name": "_TOTAL_BUCKETS", "type": "int"},
+        {"name": "_FILE", "type": DATA_FILE_SCHEMA},
+    ],
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Record <-> object
+# ---------------------------------------------------------------------------------------
+
+
+def stats_from_record(rec: dict[str, Any] | None) -> SimpleStats:
+    if rec is None:  # 0.2-era files had nullable nested records
+        return EMPTY_STATS
+    nc = rec.get("_NULL_COUNTS")
+    return SimpleStats(bytes(rec["_MIN_VALUES"]), bytes(rec["_MAX_VALUES"]), None if nc is None else list(nc))
+
+
+def stats_to_record(s: SimpleStats) -> dict[str, Any]:
+    return {"_MIN_VALUES": s.min_values, "_MAX_VALUES": s.max_values, "_NULL_COUNTS": s.null_counts}
+
+
+def _tuple_or_none(v: Any) -> tuple[Any, ...] | None:
+    return None if v is None else tuple(v)
+
+
+def data_file_from_record(r: dict[str, Any]) -> DataFileMeta:
+    emb = r.get("_EMBEDDED_FILE_INDEX")
+    return DataFileMeta(
+        file_name=r["_FILE_NAME"],
+        file_size=r["_FILE_SIZE"],
+        row_count=r["_ROW_COUNT"],
+        min_key=bytes(r["_MIN_KEY"]),
+        max_key=bytes(r["_MAX_KEY"]),
+        key_stats=stats_from_record(r.get("_KEY_STATS")),
+        value_stats=stats_from_record(r.get("_VALUE_STATS")),
+        min_sequence_number=r["_MIN_SEQUENCE_NUMBER"],
+        max_sequence_number=r["_MAX_SEQUENCE_NUMBER"],
+        schema_id=r["_SCHEMA_ID"],
+        level=r["_LEVEL"],
+        extra_files=tuple(r.get("_EXTRA_FILES") or ()),
+        creation_time=epoch_millis(r.get("_CREATION_TIME")),
+        delete_row_count=r.get("_DELETE_ROW_COUNT"),
+        embedded_index=None if emb is None else bytes(emb),
+        file_source=r.get("_FILE_SOURCE"),
+        value_stats_cols=_tuple_or_none(r.get("_VALUE_STATS_COLS")),
+        external_path=r.get("_EXTERNAL_PATH"),
+        first_row_id=r.get("_FIRST_ROW_ID"),
+        write_cols=_tuple_or_none(r.get("_WRITE_COLS")),
+        write_cols_sequences=_tuple_or_none(r.get("_WRITE_COLS_SEQUENCES")),
+    )
+
+
+def data_file_to_record(f: DataFileMeta) -> dict[str, Any]:
+    return {
+        "_FILE_NAME": f.file_name,
+        "_FILE_SIZE": f.file_size,
+        "_ROW_COUNT": f.row_count,
+        "_MIN_KEY": f.min_key,
+        "_MAX_KEY": f.max_key,
+        "_KEY_STATS": stats_to_record(f.key_stats),
+        "_VALUE_STATS": stats_to_record(f.value_stats),
+        "_MIN_SEQUENCE_NUMBER": f.min_sequence_number,
+        "_MAX_SEQUENCE_NUMBER": f.max_sequence_number,
+        "_SCHEMA_ID": f.schema_id,
+        "_LEVEL": f.level,
+        "_EXTRA_FILES": list(f.extra_files),
+        "_CREATION_TIME": f.creation_time,
+        "_DELETE_ROW_COUNT": f.delete_row_count,
+        "_EMBEDDED_FILE_INDEX": f.embedded_index,
+        "_FILE_SOURCE": None if f.file_source is None else int(f.file_source),
+        "_VALUE_STATS_COLS": None if f.value_stats_cols is None else list(f.value_stats_cols),
+        "_EXTERNAL_PATH": f.external_path,
+        "_FIRST_ROW_ID": f.first_row_id,
+        "_WRITE_COLS": None if f.write_cols is None else list(f.write_cols),
+    }
+
+
+def _check_version(r: dict[str, Any], expected: int, path: str) -> None:
+    v = r.get("_VERSION")
+    if v is not None and v != expected:
+        hint = " (written by an incompatible old version; Java asks to recreate the table)" if v < expected else ""
+        raise CorruptMetadata(path, f"unsupported manifest _VERSION {v}, expected {expected}{hint}")
+
+
+def entry_from_record(r: dict[str, Any], path: str = "") -> ManifestEntry:
+    _check_version(r, MANIFEST_VERSION, path)
+    if r.get("_FILE") is None:
+        raise CorruptMetadata(path, "manifest entry has no _FILE record")
+    return ManifestEntry(
+        kind=FileKind(r["_KIND"]),
+        partition=bytes(r["_PARTITION"]),
+        bucket=r["_BUCKET"],
+        total_buckets=r["_TOTAL_BUCKETS"],
+        file=data_file_from_record(r["_FILE"]),
+    )
+
+
+def entry_to_record(e: ManifestEntry) -> dict[str, Any]:
+    return {
+        "_VERSION": MANIFEST_VERSION,
+        "_KIND": int(e.kind),
+        "_PARTITION": e.partition,
+        "_BUCKET": e.bucket,
+        "_TOTAL_BUCKETS": e.total_buckets,
+        "_FILE": data_file_to_record(e.file),
+    }
+
+
+def manifest_meta_from_record(r: dict[str, Any], path: str = "") -> ManifestFileMeta:
+    _check_version(r, MANIFEST_VERSION, path)
+    return ManifestFileMeta(
+        file_name=r["_FILE_NAME"],
+        file_size=r["_FILE_SIZE"],
+        num_added_files=r["_NUM_ADDED_FILES"],
+        num_deleted_files=r["_NUM_DELETED_FILES"],
+        partition_stats=stats_from_record(r.get("_PARTITION_STATS")),
+        schema_id=r["_SCHEMA_ID"],
+        min_bucket=r.get("_MIN_BUCKET"),
+        max_bucket=r.get("_MAX_BUCKET"),
+        min_level=r.get("_MIN_LEVEL"),
+        max_level=r.get("_MAX_LEVEL"),
+        min_row_id=r.get("_MIN_ROW_ID"),
+        max_row_id=r.get("_MAX_ROW_ID"),
+    )
+
+
+def manifest_meta_to_record(m: ManifestFileMeta) -> dict[str, Any]:
+    return {
+        "_VERSION": MANIFEST_VERSION,
+        "_FILE_NAME": m.file_name,
+        "_FILE_SIZE": m.file_size,
+        "_NUM_ADDED_FILES": m.num_added_files,
+        "_NUM_DELETED_FILES": m.num_deleted_files,
+        "_PARTITION_STATS": stats_to_record(m.partition_stats),
+        "_SCHEMA_ID": m.schema_id,
+        "_MIN_BUCKET": m.min_bucket,
+        "_MAX_BUCKET": m.max_bucket,
+        "_MIN_LEVEL": m.min_level,
+        "_MAX_LEVEL": m.max_level,
+        "_MIN_ROW_ID": m.min_row_id,
+        "_MAX_ROW_ID": m.max_row_id,
+    }
+
+
+def _convert(records: list[dict[str, Any]], fn: Any, path: str) -> list[Any]:
+    try:
+        return [fn(r, path) for r in records]
+    except CorruptMetadata:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise CorruptMetadata(path, f"malformed record ({type(e).__name__}: {e})") from e
+
+
+# ---------------------------------------------------------------------------------------
+# Partition stats
+# ---------------------------------------------------------------------------------------
+
+
+def partition_stats(partitions: Iterable[bytes], partition_type: RowType | None) -> SimpleStats:
+    """All-mode min/max/null-count over serialized partition rows (Java SimpleStatsCollector)."""
+    types = [f.type for f in partition_type.fields] if partition_type is not None else []
+    n = len(types)
+    mins: list[Any] = [None] * n
+    maxs: list[Any] = [None] * n
+    nulls = [0] * n
+    for part in partitions:
+        try:
+            values = binary_row.deserialize(part, types)
+        except InvalidInput as e:
+            raise InvalidInput(f"partition row does not match partition type {partition_type}: {e}") from e
+        for i, v in enumerate(values):
+            if v is None:
+                nulls[i] += 1
+                continue
+            if mins[i] is None or v < mins[i]:
+                mins[i] = v
+            if maxs[i] is None or v > maxs[i]:
+                maxs[i] = v
+    nullable = [t.copy(nullable=True) for t in types]
+    return SimpleStats(binary_row.serialize(mins, nullable), binary_row.serialize(maxs, nullable), list(nulls))
+
+
+# ---------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Namer:
+    prefix: str
+    base: str = field(default_factory=lambda: str(uuid.uuid4()))
+    counter: int = 0
+
+    def next(self) -> str:
+        name = f"{self.prefix}-{self.base}-{self.counter}"
+        self.counter += 1
+        return name
+
+
+class ObjectsFile:
+    """A file of Avro records in the manifest directory (Java's ``ObjectsFile``).
+
+    Subclasses name the file prefix, the schema and the record converters; reading and
+    writing, naming and codec handling live here once.
+    """
+
+    prefix: str = ""
+    schema: dict[str, Any] = {}
+
+    def __init__(self, file_io: FileIO, manifest_dir: str, codec: str = "zstandard") -> None:
+        self.file_io = file_io
+        self.manifest_dir = manifest_dir
+        self.codec = codec
+        self._names = _Namer(self.prefix)
+
+    def _read_objects(self, name: str, from_record: Any) -> tuple[str, list[Any]]:
+        path = join(self.manifest_dir, name)
+        _, records = read_avro(self.file_io.read_bytes(path), path)
+        return path, _convert(records, from_record, path)
+
+    def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:
+        """Write a new file (empty is legal); returns (file name, size in bytes)."""
+        data = write_avro(self.schema, records, self.codec)
+        name = self._names.next()
+        self.file_io.write_bytes(join(self.manifest_dir, name), data)
+        return name, len(data)
+
+
+class ManifestList(ObjectsFile):
+    """``manifest/manifest-list-<uuid>-<n>``: one ManifestFileMeta per manifest file."""
+
+    prefix = "manifest-list"
+    schema = MANIFEST_LIST_SCHEMA
+
+    def read(self, name: str) -> list[ManifestFileMeta]:
+        return self._read_objects(name, manifest_meta_from_record)[1]
+
+    def write(self, metas: list[ManifestFileMeta]) -> tuple[str, int]:
+        """Write a new list (empty is legal); returns (file name, size in bytes)."""
+        return self._write_records([manifest_meta_to_record(m) for m in metas])
+
+
+class ManifestFile(ObjectsFile):
+    """``manifest/manifest-<uuid>-<n>``: ManifestEntries; ``write`` also builds their meta."""
+
+    prefix = "manifest"
+    schema = MANIFEST_SCHEMA
+
+    def __init__(
+        self, file_io: FileIO, manifest_dir: str, partition_type: RowType | None = None, codec: str = "zstandard"
+    ) -> None:
+        super().__init__(file_io, manifest_dir, codec)
+        self.partition_type = partition_type
+
+    def read(self, name: str) -> list[ManifestEntry]:
+        return self._read_objects(name, entry_from_record)[1]
+
+    def write(self, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
+        """Write ``entries`` in order; ``schema_id`` (latest table schema) is used only when empty."""
+        name, size = self._write_records([entry_to_record(e) for e in entries])
+        return self.meta_of(name, size, entries, schema_id)
+
+    def meta_of(self, name: str, size: int, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
+        """The manifest-list record Java's ManifestAvroWriter computes for these entries."""
+        added = sum(1 for e in entries if e.kind == FileKind.ADD)
+        row_ids: tuple[int, int] | None = None
+        if entries and all(e.file.first_row_id is not None for e in entries):
+            row_ids = (
+                min(e.file.first_row_id for e in entries),  # type: ignore[type-var]
+                max(e.file.first_row_id + e.file.row_count - 1 for e in entries),  # type: ignore[operator]
+            )
+        return ManifestFileMeta(
+            file_name=name,
+            file_size=size,
+            num_added_files=added,
+            num_deleted_files=len(entries) - added,
+            partition_stats=partition_stats((e.partition for e in entries), self.partition_type),
+            schema_id=max(e.file.schema_id for e in entries) if entries else schema_id,
+            min_bucket=min(e.bucket for e in entries) if entries else None,
+            max_bucket=max(e.bucket for e in entries) if entries else None,
+            min_level=min(e.file.level for e in entries) if entries else None,
+            max_level=max(e.file.level for e in entries) if entries else None,
+            min_row_id=row_ids[0] if row_ids else None,
+            max_row_id=row_ids[1] if row_ids else None,
+        )

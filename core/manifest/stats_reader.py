@@ -1,0 +1,119 @@
+"""Decode a data file's value and key stats into the table's *current* columns.
+
+A file keeps the stats of the schema it was written with (``schema_id``), possibly only for
+some columns (``value_stats_cols``). Columns are matched by field id, so renamed columns keep
+their stats; a column the file's schema did not have counts all its rows as null (Java's
+``SimpleStatsEvolution``). Used by ``inspect files`` and by the reader's stats pruning.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .manifest import DataFileMeta
+    from ..schema.table_schema import TableSchema
+    from ..table.file_store_table import FileStoreTable
+
+# (min, max, null_count, row_count) of one column, as core.data.predicate's might_match takes it
+ColumnStats = tuple[Any, Any, "int | None", int]
+
+
+class StatsReader:
+    """Per-table decoder; layouts derived from a (schema id, stats columns) pair are cached."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self._schemas: dict[int, TableSchema] = {}
+        self._stats_layouts: dict[tuple[int, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
+        self._key_layouts: dict[int, tuple[list[Any], list[tuple[str, int | None]]]] = {}
+
+    def schema(self, schema_id: int) -> TableSchema:
+        s = self._schemas.get(schema_id)
+        if s is None:
+            s = self.table.schema if schema_id == self.table.schema.id else self.table.schema_manager.schema(schema_id)
+            self._schemas[schema_id] = s
+        return s
+
+    # -- value stats --------------------------------------------------------------------
+
+    def _stats_layout(self, meta: DataFileMeta) -> tuple[list[Any], list[tuple[str, int | None, bool]]]:
+        """(stats row types, per current column: (name, index in the stats row, column in file))."""
+        key = (meta.schema_id, meta.value_stats_cols)
+        hit = self._stats_layouts.get(key)
+        if hit is None:
+            file_schema = self.schema(meta.schema_id)
+            stats_fields = list(file_schema.fields)
+            if meta.value_stats_cols is not None:
+                by_name = {f.name: f for f in file_schema.fields}
+                stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
+            by_id = {f.id: i for i, f in enumerate(stats_fields)}
+            in_file = {f.id for f in file_schema.fields}
+            hit = (
+                [f.type.copy(nullable=True) for f in stats_fields],
+                [(f.name, by_id.get(f.id), f.id in in_file) for f in self.table.schema.fields],
+            )
+            self._stats_layouts[key] = hit
+        return hit
+
+    def value_stats(self, meta: DataFileMeta) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """(null counts, mins, maxes) keyed by *current* column name, evolved by field id."""
+        from ..data.binary_row import deserialize
+
+        types, layout = self._stats_layout(meta)
+        vs = meta.value_stats
+        mins = deserialize(vs.min_values, types) if types else []
+        maxs = deserialize(vs.max_values, types) if types else []
+        nulls = list(vs.null_counts or [])
+        nc: dict[str, Any] = {}
+        lo: dict[str, Any] = {}
+        hi: dict[str, Any] = {}
+        for name, i, in_file in layout:
+            if i is None:
+                nc[name] = None if in_file else meta.row_count
+                lo[name] = hi[name] = None
+            else:
+                nc[name] = nulls[i] if i < len(nulls) else None
+                lo[name] = mins[i] if i < len(mins) else None
+                hi[name] = maxs[i] if i < len(maxs) else None
+        return nc, lo, hi
+
+    def value_column_stats(self, meta: DataFileMeta) -> dict[str, ColumnStats]:
+        """Value stats per current column as ``(min, max, null_count, row_count)``."""
+        nc, lo, hi = self.value_stats(meta)
+        return {name: (lo[name], hi[name], nc[name], meta.row_count) for name in nc}
+
+    # -- key stats (primary-key files) ----------------------------------------------------
+
+    def key_column_stats(self, meta: DataFileMeta) -> dict[str, ColumnStats]:
+        """Stats of the ``_KEY_`` columns, keyed by the current name of each trimmed key column."""
+        from ..data.binary_row import deserialize
+
+        layout = self._key_layouts.get(meta.schema_id)
+        if layout is None:
+            fs = self.schema(meta.schema_id)
+            file_keys = [fs.field(n) for n in fs.trimmed_primary_keys]
+            pos = {f.id: i for i, f in enumerate(file_keys)}
+            cur = self.table.schema
+            layout = (
+                [f.type.copy(nullable=True) for f in file_keys],
+                [(n, pos.get(cur.field(n).id)) for n in cur.trimmed_primary_keys],
+            )
+            self._key_layouts[meta.schema_id] = layout
+        types, names = layout
+        ks = meta.key_stats
+        if ks is None or not types:
+            return {}
+        mins = deserialize(ks.min_values, types)
+        maxs = deserialize(ks.max_values, types)
+        nulls = list(ks.null_counts or [])
+        out: dict[str, ColumnStats] = {}
+        for name, i in names:
+            if i is not None:
+                out[name] = (
+                    mins[i] if i < len(mins) else None,
+                    maxs[i] if i < len(maxs) else None,
+                    nulls[i] if i < len(nulls) else None,
+                    meta.row_count,
+                )
+        return out

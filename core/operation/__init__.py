@@ -1,0 +1,1 @@
+"""Operations over a table: scan, read, write, commit, expire, orphans, rollback, ..."""

@@ -1,0 +1,325 @@
+"""remove-orphan-files: delete files no snapshot, tag or changelog of any branch uses.
+
+Candidates and "used" names follow Java's OrphanFilesClean / LocalOrphanFilesClean
+(FORMAT-FACTS §15): files older than a cutoff in ``manifest/``, ``index/``, ``statistics/``,
+every ``bucket-*`` directory under the partition directories, plus leftovers (e.g.
+``.snapshot-7.<uuid>.tmp``) in each branch's ``snapshot/`` and ``changelog/``. Differences,
+all towards keeping data:
+
+* ``data-file.external-paths`` roots are not scanned unless asked for, and then only when no
+  other table of the warehouse uses an overlapping location (core/operation/external_roots.py: Java
+  scans them always, and deletes the live files of every table sharing the root); inside
+  them only ``<partition keys>/bucket-N/`` files named like Paimon data files are candidates;
+* fail closed (core/operation/used_files.py): anything unreadable stops the run with exit 6;
+* an empty used set while the table holds files is refused (apache/paimon#7710);
+* the latest snapshot and the tags of every branch are re-read just before deleting and
+  any candidate they use is dropped (apache/paimon#3074);
+* directories are never deleted recursively: a bucket or partition directory goes only
+  when the plan empties it and it was old enough itself (``rmdir``, which fails if a file
+  appeared meanwhile).
+
+``plan_remove_orphans`` is pure (reads only); ``remove_orphans`` executes a plan, so a dry
+run prints exactly the list a real run right after deletes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..errors import UnsafeRefused
+from ..io.fileio import FileStatus, join, parent
+from ..io.paths import MAIN_BRANCH, branch_path
+from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
+
+if TYPE_CHECKING:
+    from ..table.file_store_table import FileStoreTable
+
+DAY_MILLIS = 86_400_000
+HOUR_MILLIS = 3_600_000
+_MANAGED_BLOB_SUFFIX = ".managed.blob"  # Java master never cleans these (blob tables)
+_HINTS = ("EARLIEST", "LATEST")
+_UNCHECKED = ("snapshot-dir", "changelog-dir")  # leftovers by name pattern, as Java
+
+
+@dataclass(frozen=True)
+class OrphanFile:
+    path: str
+    kind: str
+    size: int
+    mtime_millis: int | None
+
+
+@dataclass
+class OrphanPlan:
+    table_path: str
+    cutoff_millis: int
+    planned_at_millis: int
+    files: list[OrphanFile]
+    dirs: list[str]  # empty directories to remove, deepest first
+    used: UsedFiles
+    candidates: int  # old-enough files looked at
+    dirs_listed: int  # listings made
+    dirs_distinct: int = 0  # distinct directories listed (== dirs_listed: each listed once)
+    external_roots: list[str] = field(default_factory=list)  # scanned (--external-paths)
+    unscanned_external_roots: list[str] = field(default_factory=list)  # configured, left alone
+    tables_checked: int = 0  # other tables of the warehouse whose locations were compared
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+@dataclass
+class OrphanResult:
+    plan: OrphanPlan
+    deleted: list[OrphanFile] = field(default_factory=list)
+    kept: list[OrphanFile] = field(default_factory=list)  # became used between plan and delete
+    dirs_removed: list[str] = field(default_factory=list)
+
+    @property
+    def deleted_bytes(self) -> int:
+        return sum(f.size for f in self.deleted)
+
+
+# ---------------------------------------------------------------------------------------
+# cutoff
+# ---------------------------------------------------------------------------------------
+
+def resolve_cutoff(older_than: str | None, now_millis: int, force: bool = False) -> int:
+    """``--older-than`` (core.utils.durations' point-in-time grammar; one later than now is invalid,
+    as in Java) to an epoch-millis cutoff, default now - 1 day. One less than an hour ago is
+    refused unless ``force``: files of writes in progress could be deleted.
+    """
+    from ..utils.durations import parse_point_in_time
+
+    if older_than is None:
+        cutoff = now_millis - DAY_MILLIS
+    else:
+        cutoff = parse_point_in_time(older_than, "--older-than", now_millis)
+    if now_millis - cutoff < HOUR_MILLIS and not force:
+        raise UnsafeRefused(
+            f"--older-than {older_than!r} is less than 1 hour ago: files of writes still in progress could be "
+            "deleted; pass --force if no writer is running"
+        )
+    return cutoff
+
+
+# ---------------------------------------------------------------------------------------
+# plan
+# ---------------------------------------------------------------------------------------
+
+
+def _kind_of(area: str, name: str) -> str:
+    if area == "manifest":
+        for prefix, kind in (("manifest-list-", "manifest-list"), ("index-manifest-", "index-manifest"),
+                             ("manifest-", "manifest")):
+            if name.startswith(prefix):
+                return kind
+        return "manifest-dir-file"
+    if area == "data":
+        if name.endswith(".index"):
+            return "file-index"
+        if name.startswith("changelog-"):
+            return "changelog"
+        return "data"
+    return area
+
+
+def _old(s: FileStatus, cutoff: int) -> bool:
+    # a listing without a modification time cannot prove the file is old: keep it
+    return s.mtime_millis is not None and s.mtime_millis < cutoff
+
+
+def _data_root(table: FileStoreTable, base: str) -> str:
+    sub = table.schema.options.get("data-file.path-directory")
+    return join(base, sub) if sub else base
+
+
+def plan_remove_orphans(
+    table: FileStoreTable,
+    older_than: str | None = None,
+    force: bool = False,
+    now_millis: int | None = None,
+    external_paths: bool = False,
+) -> OrphanPlan:
+    """What a run would delete right now (reads only; each directory listed once).
+
+    ``external_paths`` also scans the table's ``data-file.external-paths`` roots, refused
+    (UnsafeRefused) when another table of the warehouse claims an overlapping location.
+    """
+    from .external_roots import (
+        ExternalLayout, check_unshared, configured_roots, location_key, scan_location, warehouse_claims,
+    )
+
+    now = int(time.time() * 1000) if now_millis is None else now_millis
+    cutoff = resolve_cutoff(older_than, now, force)
+    fio = table.file_io
+    lister = DirLister(fio)
+    root = table.path
+    configured = configured_roots(table.schema.options)
+    scan_roots: list[str] = []
+    tables_checked = 0
+    if external_paths and configured:
+        scan_roots = list(dict.fromkeys(scan_location(fio, r) for r in configured))
+        # the cutoff also covers a table created or altered onto the root meanwhile: its files
+        # there are younger than the cutoff, so they are no candidates
+        claims, tables_checked = warehouse_claims(fio, root, lister)
+        check_unshared(configured, claims, table.identifier.full_name)
+    # candidates first, used names second (as Java since apache/paimon#3074): a commit landing
+    # in between is then seen by the used-name pass; remove_orphans re-checks once more
+    branches = list_branches(fio, root, lister)
+    files: list[OrphanFile] = []
+    candidates = 0
+    dir_entries: dict[str, list[FileStatus]] = {}  # directories whose emptiness we may exploit
+    dir_status: dict[str, FileStatus] = {}
+    saw_files = False
+
+    def consider(directory: str, area: str, name_check: bool, layout: ExternalLayout | None = None) -> None:
+        nonlocal candidates, saw_files
+        entries = lister.list(directory)
+        dir_entries[directory] = entries
+        for s in entries:
+            if s.is_dir:
+                continue
+            saw_files = True
+            if not _old(s, cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
+                continue
+            if layout is not None and not layout.is_data_file(s.name):
+                continue
+            candidates += 1
+            files.append(OrphanFile(s.path, _kind_of(area, s.name) if name_check else area, s.size, s.mtime_millis))
+
+    for area in ("manifest", "index", "statistics"):
+        consider(join(root, area), area, True)
+
+    nparts = len(table.schema.partition_keys)
+    bucket_dirs: list[str] = []
+    partition_dirs: list[list[str]] = [[] for _ in range(nparts)]
+
+    def walk(directory: str, level: int, into: list[str], layout: ExternalLayout | None = None) -> None:
+        entries = lister.list(directory)
+        dir_entries[directory] = entries
+        for s in entries:
+            if not s.is_dir:
+                continue
+            if level == 0:
+                if layout.is_bucket_dir(s.name) if layout is not None else s.name.startswith("bucket-"):
+                    dir_status[s.path] = s
+                    into.append(s.path)
+            elif layout.is_partition_dir(nparts - level, s.name) if layout is not None else "=" in s.name:
+                dir_status[s.path] = s
+                partition_dirs[nparts - level].append(s.path)
+                walk(s.path, level - 1, into, layout)
+
+    walk(_data_root(table, root), nparts, bucket_dirs)
+    for b in bucket_dirs:
+        consider(b, "data", True)
+    if scan_roots:
+        layout = ExternalLayout.of(table.schema)
+        external_buckets: list[str] = []
+        own = location_key(fio.absolute(_data_root(table, root)))
+        for ext in scan_roots:
+            if location_key(_data_root(table, ext)) != own:  # the table directory is walked already
+                walk(_data_root(table, ext), nparts, external_buckets, layout)
+        for b in external_buckets:
+            consider(b, "data", True, layout)
+        bucket_dirs += external_buckets
+
+    for br in branches:
+        broot = branch_path(root, None if br == MAIN_BRANCH else br)
+        for sub, prefix, area in (("snapshot", "snapshot-", "snapshot-dir"), ("changelog", "changelog-", "changelog-dir")):
+            for s in lister.list(join(broot, sub)):
+                if s.is_dir or s.name.startswith(prefix) or s.name in _HINTS or not _old(s, cutoff):
+                    continue
+                candidates += 1
+                files.append(OrphanFile(s.path, area, s.size, s.mtime_millis))
+
+    used = collect_used_files(fio, root, lister)
+    files = [f for f in files if f.kind in _UNCHECKED or f.path.rsplit("/", 1)[-1] not in used.names]
+    if not used.has_metadata and saw_files:
+        raise UnsafeRefused(
+            f"{root}: no snapshot, tag or changelog could be found in any branch, yet the table holds data and "
+            "manifest files; refusing to treat them all as orphans (if the table really never committed, "
+            "drop its directory instead)"
+        )
+    files.sort(key=lambda f: f.path)
+    dirs = _empty_dirs(fio.is_local, files, bucket_dirs, partition_dirs, dir_entries, dir_status, cutoff)
+    return OrphanPlan(
+        root, cutoff, now, files, dirs, used, candidates, lister.listings, lister.distinct,
+        external_roots=scan_roots,
+        unscanned_external_roots=[] if external_paths else configured,
+        tables_checked=tables_checked,
+    )
+
+
+def _empty_dirs(
+    is_local: bool,
+    files: list[OrphanFile],
+    bucket_dirs: list[str],
+    partition_dirs: list[list[str]],
+    dir_entries: dict[str, list[FileStatus]],
+    dir_status: dict[str, FileStatus],
+    cutoff: int,
+) -> list[str]:
+    """Bucket and partition directories the plan leaves empty (or that already are), deepest
+    first; only if the directory itself was last changed before the cutoff (a writer that
+    just created it is about to put a file there). Object stores have no directories."""
+    if not is_local:
+        return []
+    going = {f.path for f in files}
+    gone: set[str] = set()
+
+    def empties(d: str) -> bool:
+        st = dir_status.get(d)
+        if st is None or not _old(st, cutoff):
+            return False
+        return all((e.path in gone) if e.is_dir else (e.path in going) for e in dir_entries.get(d, []))
+
+    out: list[str] = []
+    for b in sorted(bucket_dirs):
+        if empties(b):
+            gone.add(b)
+            out.append(b)
+    for level in reversed(partition_dirs):  # deepest partition level first
+        for p in sorted(level):
+            if p in dir_entries and empties(p):
+                gone.add(p)
+                out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# execute
+# ---------------------------------------------------------------------------------------
+
+
+def remove_orphans(table: FileStoreTable, plan: OrphanPlan) -> OrphanResult:
+    """Delete the plan's files after re-reading what the table uses now; then its empty dirs."""
+    fio = table.file_io
+    result = OrphanResult(plan)
+    refresh_used_files(fio, plan.table_path, plan.used)
+    names = plan.used.names
+    for f in plan.files:
+        name = f.path.rsplit("/", 1)[-1]
+        if f.kind not in _UNCHECKED and name in names:
+            result.kept.append(f)
+            continue
+        if fio.is_local and fio.is_dir(f.path):  # never by construction (listing filters them)
+            result.kept.append(f)
+            continue
+        fio.delete(f.path)
+        result.deleted.append(f)
+    if result.kept:
+        kept_paths = {f.path for f in result.kept}
+        dirs = [d for d in plan.dirs if not any(k.startswith(d.rstrip("/") + "/") for k in kept_paths)]
+    else:
+        dirs = plan.dirs
+    roots = {r.rstrip("/") for r in (plan.table_path, parent(plan.table_path), *plan.external_roots)}
+    for d in dirs:
+        if d.rstrip("/") in roots:
+            continue
+        if fio.delete_empty_dir(d):
+            result.dirs_removed.append(d)
+    return result

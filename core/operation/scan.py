@@ -1,0 +1,165 @@
+"""FileStoreScan: a snapshot to its live data files, index files and changelog files.
+
+A snapshot's data files are its base manifest list plus its delta manifest list, read in
+order and merged by file identifier: an ADD registers a file, a later DELETE of the same
+identifier removes it (level upgrades and index rewrites are DELETE then ADD of the same
+name). What remains as ADD is live.
+
+Live is not visible: a postpone-bucket table (``bucket = -2``) first writes into the
+postpone bucket (``bucket-postpone/``), and Java's batch scan of such a table reads only
+real buckets (``onlyReadRealBuckets``) until compaction moves those rows into one. Reads,
+row counts and the file-level system tables go through :meth:`FileStoreScan.batch_plan`;
+maintenance (expire, orphans, rollback, tags, commit conflicts, partition drops) uses
+:meth:`FileStoreScan.plan`, since snapshots reference the postponed files all the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..io import paths
+from ..utils.workers import map_ordered
+
+if TYPE_CHECKING:
+    from ..manifest.index_manifest import IndexManifestEntry
+    from ..manifest.manifest import ManifestEntry, ManifestFileMeta
+    from ..schema.table_schema import TableSchema
+    from ..refs.snapshot import Snapshot
+    from ..table.file_store_table import FileStoreTable
+
+_READ_THREADS = 8
+
+
+@dataclass(frozen=True)
+class ScanFilter:
+    """Optional restrictions on what a scan returns."""
+
+    partition: Callable[[bytes], bool] | None = None
+    bucket: int | None = None
+    level: int | None = None
+
+
+def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """Merge ADD/DELETE entries by identifier, keeping order of first appearance."""
+    from ..manifest.manifest import FileKind
+
+    live: dict[Any, ManifestEntry] = {}
+    for e in entries:
+        ident = e.identifier()
+        if e.kind == FileKind.ADD:
+            live[ident] = e
+        else:
+            live.pop(ident, None)
+    return [e for e in live.values() if e.kind == FileKind.ADD]
+
+
+class FileStoreScan:
+    """Reads manifests of one table (shared files resolve against the table root)."""
+
+    def __init__(self, table: FileStoreTable) -> None:
+        self.table = table
+        self.file_io = table.file_io
+        self.manifest_dir = paths.manifest_dir(table.path)
+
+    # -- manifest lists -----------------------------------------------------------------
+
+    def _manifest_list(self) -> Any:
+        from ..manifest.manifest import ManifestList
+
+        return ManifestList(self.file_io, self.manifest_dir)
+
+    def _manifest_file(self) -> Any:
+        from ..manifest.manifest import ManifestFile
+
+        return ManifestFile(self.file_io, self.manifest_dir, self.table.schema.logical_partition_type)
+
+    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        """Base then delta manifests of a snapshot (the order matters for merging)."""
+        ml = self._manifest_list()
+        return list(ml.read(snapshot.base_manifest_list)) + list(ml.read(snapshot.delta_manifest_list))
+
+    def delta_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        return list(self._manifest_list().read(snapshot.delta_manifest_list))
+
+    def changelog_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        if not snapshot.changelog_manifest_list:
+            return []
+        return list(self._manifest_list().read(snapshot.changelog_manifest_list))
+
+    def read_entries(self, manifests: list[ManifestFileMeta]) -> list[ManifestEntry]:
+        """All entries of the manifests, in manifest order (read concurrently on object stores)."""
+        mf = self._manifest_file()
+        # decoding is CPU-bound under the GIL: threads only pay off while waiting on a remote store
+        if len(manifests) <= 1 or self.file_io.is_local:
+            return [e for m in manifests for e in mf.read(m.file_name)]
+        chunks = map_ordered(lambda m: mf.read(m.file_name), manifests, min(_READ_THREADS, len(manifests)),
+                             "paimon-scan")
+        return [e for chunk in chunks for e in chunk]
+
+    # -- plans --------------------------------------------------------------------------
+
+    def plan(self, snapshot: Snapshot | None, scan_filter: ScanFilter | None = None) -> list[ManifestEntry]:
+        """Live data files of the snapshot (empty for an empty table)."""
+        if snapshot is None:
+            return []
+        entries = merge_entries(self.read_entries(self.data_manifests(snapshot)))
+        return _apply_filter(entries, scan_filter)
+
+    def batch_plan(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
+        """The live files a batch read sees (the postponed files of a postpone table left out)."""
+        return split_postponed(self.table.schema, self.plan(snapshot))[0]
+
+    def delta(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """The entries one snapshot committed (ADD and DELETE, unmerged)."""
+        return self.read_entries(self.delta_manifests(snapshot))
+
+    def changelog(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        return self.read_entries(self.changelog_manifests(snapshot))
+
+    def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
+        """Live index files (the index manifest is a full listing, not a delta)."""
+        if snapshot is None or not snapshot.index_manifest:
+            return []
+        from ..manifest.index_manifest import IndexManifestFile
+        from ..manifest.manifest import FileKind
+
+        entries = IndexManifestFile(self.file_io, self.manifest_dir).read(snapshot.index_manifest)
+        return [e for e in entries if e.kind == FileKind.ADD]
+
+
+def is_postpone_table(schema: TableSchema) -> bool:
+    """``bucket = -2``: Java's POSTPONE_MODE (its batch scans skip the postpone bucket)."""
+    return schema.bucket == paths.POSTPONE_BUCKET
+
+
+def split_postponed(
+    schema: TableSchema, entries: list[ManifestEntry]
+) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+    """(real-bucket entries, postpone-bucket entries) of a postpone table; all real otherwise.
+
+    Java's ``BucketFilter`` drops every bucket < 0 once the table is in postpone mode; works
+    on merged and raw (ADD/DELETE) entries alike.
+    """
+    if not is_postpone_table(schema):
+        return entries, []
+    real: list[ManifestEntry] = []
+    postponed: list[ManifestEntry] = []
+    for e in entries:
+        (postponed if e.bucket < 0 else real).append(e)
+    return real, postponed
+
+
+def _apply_filter(entries: list[ManifestEntry], f: ScanFilter | None) -> list[ManifestEntry]:
+    if f is None:
+        return entries
+    out = entries
+    if f.bucket is not None:
+        out = [e for e in out if e.bucket == f.bucket]
+    if f.level is not None:
+        out = [e for e in out if e.file.level == f.level]
+    if f.partition is not None:
+        pred = f.partition
+        out = [e for e in out if pred(e.partition)]
+    return out

@@ -1,0 +1,888 @@
+"""TableWrite: Arrow rows into level-0 data files and CommitMessages, as Java Paimon writes them.
+
+Java's writer (``TableWriteImpl`` -> ``MergeTreeWriter`` / ``AppendOnlyWriter``) routes every
+row to a (partition, bucket) writer, numbers it with the bucket's next sequence number (in
+input order), buffers it, and on flush sorts the buffer by (key, sequence), folds records of
+the same key with the merge function and writes one sorted run as level-0 files rolled at
+``target-file-size``. This module does the same column-wise:
+
+* partition values are grouped with pyarrow (one BinaryRow per DISTINCT partition),
+  buckets come from :mod:`core.index.bucket` (fixed) or :mod:`core.index.hash_index` (dynamic);
+* sequence numbers continue from the bucket's max ``_MAX_SEQUENCE_NUMBER`` in the latest
+  snapshot (one scan), except where Java ignores previous files (overwrite, bucket-unaware
+  append tables) and starts at 0;
+* buffers are bounded by ``write-buffer-size`` (Arrow bytes); a full buffer flushes the
+  largest writer, so big inputs become several level-0 sorted runs;
+* ``changelog-producer=input`` also writes the raw sorted records as ``changelog-*`` files.
+
+Nothing is committed here: :func:`write_table` reads inputs, writes, commits with
+:class:`core.operation.commit.FileStoreCommit`, and deletes its files again on any failure before the
+snapshot is published.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from ..data import binary_row
+from ..io import paths
+from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
+from ..errors import InvalidInput, NotYetSupported
+from ..utils.interrupt import deferred, discard
+from ..schema.options import CoreOptions, check_option_keys
+from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+    from .commit import CommitMessage, FileStoreCommit
+    from ..manifest.manifest import DataFileMeta
+    from ..schema.table_schema import TableSchema
+    from ..refs.snapshot import Snapshot
+    from ..table.file_store_table import FileStoreTable
+
+_IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
+                       "partial-update.ignore-delete")
+_EPOCH = _dt.datetime(1970, 1, 1)
+_KIND_NAMES = ("+I", "-U", "+U", "-D")
+_FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commit time
+
+
+# ---------------------------------------------------------------------------------------
+# What this writer refuses
+# ---------------------------------------------------------------------------------------
+
+
+def check_writable(schema: TableSchema, options: CoreOptions) -> None:
+    """Refuse tables whose writes would not be readable as written (before any input is read).
+
+    Deletion-vector and first-row tables hide level 0 from readers; they are writable because
+    the write compacts level 0 upward in the same job (see :func:`write_table_result`), except
+    with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
+    """
+    if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
+        raise NotYetSupported("write: row-tracking / data-evolution tables are not supported yet")
+    bucket = schema.bucket
+    if bucket == paths.POSTPONE_BUCKET:
+        raise NotYetSupported("write: bucket=-2 (postpone) tables are not supported yet")
+    if bucket == 0 or bucket < -2:
+        raise InvalidInput(f"write: table option bucket={bucket} is invalid (use -1 or a positive count)")
+    if schema.primary_keys and bucket == -1 and schema.cross_partition_update:
+        raise NotYetSupported(
+            "write: dynamic-bucket table whose primary key lacks partition columns "
+            f"{[p for p in schema.partition_keys if p not in schema.primary_keys]} (cross-partition "
+            "upsert) needs a global key index; not supported yet"
+        )
+    if not schema.primary_keys and bucket > 0 and not schema.original_bucket_keys:
+        raise InvalidInput("write: an append table with a fixed bucket count needs option 'bucket-key'")
+    fmt = level0_format(options)
+    if fmt not in ("parquet", "orc", "avro"):
+        raise NotYetSupported(f"write: file.format={fmt} is not supported (parquet, orc, avro)")
+
+
+def level0_format(options: CoreOptions) -> str:
+    """Format of level-0 files: ``file.format.per.level`` for level 0, else ``file.format``."""
+    return options.file_format_per_level().get(0, options.file_format).lower()
+
+
+def ignore_delete(options: CoreOptions) -> bool:
+    """0.9's ``ignore-delete`` with its fallback keys (first-row./deduplicate./partial-update.)."""
+    return any(options.get_bool(k, False) for k in _IGNORE_DELETE_KEYS if options.contains(k))
+
+
+def creation_time_millis() -> int:
+    """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
+    d = _dt.datetime.now() - _EPOCH
+    return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
+
+
+# ---------------------------------------------------------------------------------------
+# Python values of a few rows (partitions, min/max keys)
+# ---------------------------------------------------------------------------------------
+
+
+def _py_value(scalar: pa.Scalar, dt: DataType) -> Any:
+    """One Arrow scalar as the value core.data.binary_row encodes for ``dt``."""
+    import pyarrow as pa
+
+    if not scalar.is_valid:
+        return None
+    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+        raw = int(scalar.cast(pa.int64()).as_py())
+        unit = scalar.type.unit
+        if unit == "s":
+            return binary_row.Timestamp(raw * 1000)
+        if unit == "ms":
+            return binary_row.Timestamp(raw)
+        if unit == "us":
+            return binary_row.Timestamp.from_epoch_micros(raw)
+        return binary_row.Timestamp(raw // 1_000_000, raw % 1_000_000)
+    if isinstance(dt, DateType):
+        return _EPOCH.date() + _dt.timedelta(days=int(scalar.cast(pa.int32()).as_py()))
+    if isinstance(dt, TimeType):
+        v = scalar.as_py()
+        return v
+    return scalar.as_py()
+
+
+def row_values(table: pa.Table, index: int, fields: list[DataField]) -> list[Any]:
+    return [_py_value(table.column(f.name)[index], f.type) for f in fields]
+
+
+# ---------------------------------------------------------------------------------------
+# Per (partition, bucket) writer
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Bucket:
+    """Buffered records of one (partition, bucket) and the files already flushed."""
+
+    partition: bytes
+    partition_dir: str
+    bucket: int
+    next_seq: int
+    chunks: list[pa.Table] = field(default_factory=list)
+    buffered_bytes: int = 0
+    new_files: list[DataFileMeta] = field(default_factory=list)
+    changelog_files: list[DataFileMeta] = field(default_factory=list)
+
+
+@dataclass
+class WriteSummary:
+    """What a write produced (for the CLI's result line)."""
+
+    rows: int = 0  # input rows accepted (after ignore-delete)
+    files: int = 0
+    changelog_files: int = 0
+    bytes: int = 0
+    record_count: int = 0  # records in the new data files (after merging duplicates)
+
+
+class TableWrite:
+    """Writes Arrow rows of one table into data files; ``prepare_commit`` hands out the messages.
+
+    ``overwrite=True`` makes writers start from an empty bucket as Java's overwrite does
+    (sequence numbers from 0, no previous HASH index). Call :meth:`abort` to delete every file
+    written so far when the write will not be committed.
+    """
+
+    def __init__(
+        self,
+        table: FileStoreTable,
+        options_overrides: Mapping[str, str] | None = None,
+        overwrite: bool = False,
+    ) -> None:
+        overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
+        if overrides:
+            check_option_keys(overrides)
+            from ..schema.options import IMMUTABLE_OPTIONS
+
+            fixed = sorted(k for k in overrides if k in IMMUTABLE_OPTIONS or k in ("bucket", "primary-key",
+                                                                                  "partition"))
+            if fixed:
+                raise InvalidInput(f"option {fixed[0]!r} is part of the table's layout and cannot be set per write")
+        schema = table.schema
+        if overrides:
+            schema = schema.copy(options={**schema.options, **overrides})
+        self.table = table
+        self.schema = schema
+        self.options = CoreOptions(schema.options)
+        check_writable(schema, self.options)
+        from ..fileindex.writer import validate_file_index_options
+
+        validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
+        self.file_io = table.file_io
+        self.overwrite = overwrite
+        self.is_pk = bool(schema.primary_keys)
+        self.num_buckets = schema.bucket
+        self.total_buckets = schema.bucket
+        self.unaware = not self.is_pk and self.num_buckets == -1
+        self.buffer_limit = self.options.get_memory_bytes("write-buffer-size") or (256 << 20)
+        self.target_file_size = self.options.target_file_size(self.is_pk)
+        self.ignore_delete = ignore_delete(self.options)
+        self.changelog_input = self.is_pk and self.options.changelog_producer == "input"
+        self.trimmed_pk = schema.trimmed_primary_keys if self.is_pk else []
+        self.trimmed_pk_fields = [schema.field(k) for k in self.trimmed_pk]
+        self.partition_fields = [schema.field(k) for k in schema.partition_keys]
+        self.partition_types = [f.type for f in self.partition_fields]
+        self.buckets: dict[tuple[bytes, int], _Bucket] = {}
+        self.buffered_bytes = 0
+        self.written: list[str] = []  # every data/changelog file path written (for abort)
+        self.summary = WriteSummary()
+        self._max_seqs: dict[tuple[bytes, int], int] | None = None
+        # live files per (partition, bucket) of the snapshot the sequence numbers came from:
+        # the levels auto-compaction starts from (empty for overwrite / unaware writers)
+        self._base_snapshot: Snapshot | None = None
+        self._base_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        # _TOTAL_BUCKETS of each partition's live files: a fixed-bucket writer refuses a
+        # partition laid out with another bucket number (Java's restore check)
+        self._base_total_buckets: dict[bytes, set[int]] = {}
+        self._layout_checked: set[bytes] = set()
+        self._partition_cache: dict[tuple[Any, ...], tuple[bytes, str]] = {}
+        self._assigner: Any = None
+        self._closed = False
+        self._lock = threading.Lock()  # summary / written / buffered_bytes under parallel flushes
+
+    # -- routing -----------------------------------------------------------------------
+
+    def write_arrow(
+        self,
+        batch: pa.Table | pa.RecordBatch,
+        row_kinds: Any = None,
+        source: str = "input",
+        first_row: int = 1,
+    ) -> None:
+        """Route ``batch`` (the table's columns, already of the table's Arrow types) to buckets.
+
+        ``row_kinds``: int8 RowKind bytes per row (numpy or Arrow; None = all +I).
+        ``source``/``first_row`` only name rows in error messages.
+        """
+        import numpy as np
+        import pyarrow as pa
+
+        if self._closed:
+            raise InvalidInput("write: this TableWrite was already committed or aborted")
+        data = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        missing = [n for n in self.schema.field_names if n not in data.column_names]
+        if missing:
+            raise InvalidInput(f"{source}: batch lacks column(s) {missing}")
+        data = data.select(self.schema.field_names)
+        n = data.num_rows
+        if n == 0:
+            return
+        kinds = self._kinds_array(row_kinds, n)
+        if n > 1 and data.nbytes > self.buffer_limit // 2:
+            # a batch bigger than the buffer is taken in pieces so flushes happen inside it, as
+            # Java's buffer flushes whenever it fills up
+            step = max(1, int(n * (self.buffer_limit // 4) / data.nbytes))
+            for start in range(0, n, step):
+                piece = data.slice(start, step)
+                self.write_arrow(piece, None if kinds is None else kinds[start : start + piece.num_rows],
+                                 source, first_row + start)
+            return
+        if kinds is not None and self.ignore_delete:
+            keep = (kinds != 1) & (kinds != 3)
+            if not keep.all():
+                data = data.filter(pa.array(keep))
+                kinds = kinds[keep]
+                n = data.num_rows
+                if n == 0:
+                    return
+        if not self.is_pk and kinds is not None:
+            bad = (kinds == 1) | (kinds == 3)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise InvalidInput(
+                    f"{source}: row {first_row + i}: an append table takes only +I/+U rows, got "
+                    f"{_KIND_NAMES[int(kinds[i])]} (set 'ignore-delete' to drop retractions)"
+                )
+        self.summary.rows += n
+        for partition, part_dir, bucket, rows in self._route(data):
+            # one copy per (partition, bucket): its own buffers, freed when the bucket flushes
+            b_data = data if rows is None else data.take(pa.array(rows))
+            b_kinds = kinds if (kinds is None or rows is None) else kinds[rows]
+            self._append(partition, part_dir, bucket, b_data, b_kinds)
+        while self.buffered_bytes > self.buffer_limit:
+            self._flush(max(self.buckets.values(), key=lambda b: b.buffered_bytes))
+
+    @staticmethod
+    def _kinds_array(row_kinds: Any, n: int) -> np.ndarray | None:
+        import numpy as np
+        import pyarrow as pa
+
+        if row_kinds is None:
+            return None
+        if isinstance(row_kinds, (pa.Array, pa.ChunkedArray)):
+            arr = np.asarray(row_kinds.to_numpy(zero_copy_only=False), dtype=np.int8)
+        else:
+            arr = np.asarray(row_kinds, dtype=np.int8)
+        if arr.shape != (n,):
+            raise InvalidInput(f"write: {arr.shape[0] if arr.ndim else 0} row kinds for {n} rows")
+        if ((arr < 0) | (arr > 3)).any():
+            raise InvalidInput("write: row kinds must be 0 (+I), 1 (-U), 2 (+U) or 3 (-D)")
+        if not (arr != 0).any():
+            return None
+        return arr
+
+    def _split_partitions(self, data: pa.Table) -> list[tuple[bytes, str, Any]]:
+        """[(partition BinaryRow, partition dir, row indices or None for all rows)]."""
+        import numpy as np
+        import pyarrow as pa
+
+        if not self.partition_fields:
+            return [(binary_row.EMPTY_ROW, "", None)]
+        names = [f.name for f in self.partition_fields]
+        part = data.select(names)
+        if part.num_rows and all(_single_value(part.column(c)) for c in names):
+            groups = [(part.slice(0, 1), None)]
+        else:
+            idx_col = "__paimon_row__"
+            while idx_col in names:
+                idx_col += "_"
+            grouped = part.append_column(idx_col, pa.array(np.arange(part.num_rows, dtype=np.int64))).group_by(
+                names, use_threads=False
+            ).aggregate([(idx_col, "list")])
+            lists = grouped.column(f"{idx_col}_list")
+            keys = grouped.select(names)
+            groups = [(keys.slice(i, 1), lists[i].values.to_numpy()) for i in range(grouped.num_rows)]
+        out = []
+        for key_row, rows in groups:
+            values = row_values(key_row, 0, self.partition_fields)
+            cache_key = tuple(repr(v) for v in values)
+            hit = self._partition_cache.get(cache_key)
+            if hit is None:
+                hit = (
+                    binary_row.serialize(values, self.partition_types),
+                    paths.partition_path_for(self.schema, values),
+                )
+                self._partition_cache[cache_key] = hit
+            out.append((hit[0], hit[1], rows))
+        return out
+
+    def _route(self, data: pa.Table) -> list[tuple[bytes, str, int, Any]]:
+        """[(partition, partition dir, bucket, row indices in input order or None for all)].
+
+        One combined (partition, bucket) group id per row and one stable argsort, so every
+        row is copied once (by the caller's take) instead of once per partition and again
+        per bucket.
+        """
+        import numpy as np
+
+        parts = self._split_partitions(data)
+        n = data.num_rows
+        buckets = self._bucket_ids_all(data, parts)
+        if len(parts) == 1:
+            partition, part_dir, _ = parts[0]
+            return [(partition, part_dir, bucket, sel) for bucket, sel in _split_buckets(buckets)]
+        code = np.empty(n, dtype=np.int64)
+        for i, (_, _, rows) in enumerate(parts):
+            code[rows] = i
+        width = int(buckets.max()) + 1 if n else 1
+        gid = code * width + buckets.astype(np.int64)
+        out = []
+        for g, sel in _split_buckets(gid):
+            partition, part_dir, _ = parts[g // width]
+            out.append((partition, part_dir, g % width, sel))
+        return out
+
+    def _bucket_ids_all(self, data: pa.Table, parts: list[tuple[bytes, str, Any]]) -> np.ndarray:
+        """Bucket of every row of ``data`` (``parts`` from :meth:`_split_partitions`)."""
+        import numpy as np
+
+        from ..index.bucket import bucket_hashes, bucket_ids
+
+        if self.unaware:
+            return np.zeros(data.num_rows, dtype=np.int32)
+        if self.num_buckets > 0:  # fixed buckets do not depend on the partition
+            fields = [self.schema.field(k) for k in self.schema.bucket_keys]
+            return bucket_ids(bucket_hashes(data, fields), self.num_buckets)
+        hashes = bucket_hashes(data, self.trimmed_pk_fields)
+        if len(parts) == 1:
+            return np.asarray(self._dynamic_assigner().assign(parts[0][0], hashes), dtype=np.int32)
+        out = np.empty(data.num_rows, dtype=np.int32)
+        for partition, _, rows in parts:  # each partition's rows in input order, as before
+            out[rows] = self._dynamic_assigner().assign(partition, hashes[rows])
+        return out
+
+    def _dynamic_assigner(self) -> Any:
+        if self._assigner is None:
+            from ..index.hash_index import DynamicBucketAssigner
+
+            # Java's overwrite ignores previous files: no HASH index is loaded or replaced
+            self._assigner = DynamicBucketAssigner(self.table, ignore_existing=self.overwrite)
+        return self._assigner
+
+    # -- buffering ----------------------------------------------------------------------
+
+    def _max_sequence_numbers(self) -> dict[tuple[bytes, int], int]:
+        """Max ``_MAX_SEQUENCE_NUMBER`` per (partition, bucket) of the latest snapshot (one scan)."""
+        if self._max_seqs is None:
+            out: dict[tuple[bytes, int], int] = {}
+            ignore_previous = self.overwrite or self.unaware  # Java: writers start empty
+            snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
+            if snapshot is not None:
+                for e in self.table.store_scan.plan(snapshot):
+                    k = (e.partition, e.bucket)
+                    self._base_files.setdefault(k, []).append(e.file)
+                    self._base_total_buckets.setdefault(e.partition, set()).add(e.total_buckets)
+                    if e.file.max_sequence_number > out.get(k, -1):
+                        out[k] = e.file.max_sequence_number
+            self._base_snapshot = snapshot
+            self._max_seqs = out
+        return self._max_seqs
+
+    def _append(self, partition: bytes, part_dir: str, bucket: int, data: pa.Table, kinds: Any) -> None:
+        import numpy as np
+        import pyarrow as pa
+
+        key = (partition, bucket)
+        b = self.buckets.get(key)
+        if b is None:
+            start = self._max_sequence_numbers().get(key, -1) + 1
+            if self.num_buckets > 0 and partition not in self._layout_checked:
+                from ..compact.rescale import check_bucket_layout
+
+                check_bucket_layout(self.table, partition, self._base_total_buckets.get(partition, ()), "write",
+                                    self.total_buckets)
+                self._layout_checked.add(partition)
+            b = self.buckets[key] = _Bucket(partition, part_dir, bucket, start)
+        n = data.num_rows
+        seq = pa.array(np.arange(b.next_seq, b.next_seq + n, dtype=np.int64))
+        b.next_seq += n
+        kind_arr = pa.array(np.zeros(n, dtype=np.int8) if kinds is None else kinds, type=pa.int8())
+        chunk = data.append_column(SEQUENCE_NUMBER, seq).append_column(VALUE_KIND, kind_arr)
+        size = chunk.nbytes
+        b.chunks.append(chunk)
+        b.buffered_bytes += size
+        self.buffered_bytes += size
+
+    # -- flushing -----------------------------------------------------------------------
+
+    def _flush(self, b: _Bucket) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not b.chunks:
+            return
+        chunks, b.chunks = b.chunks, []
+        with self._lock:
+            self.buffered_bytes -= b.buffered_bytes
+        b.buffered_bytes = 0
+        records = pa.concat_tables(chunks).combine_chunks()
+        del chunks
+        if not self.is_pk:
+            self._write_run(b, records.drop_columns([VALUE_KIND]), changelog=False)
+            return
+        order = pc.sort_indices(
+            records, sort_keys=[(k, "ascending") for k in self.trimmed_pk] + [(SEQUENCE_NUMBER, "ascending")]
+        )
+        records = records.take(order)
+        if self.changelog_input:
+            self._write_run(b, records, changelog=True)
+        from ..mergetree.merge_function import merge
+
+        merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False,
+                       lone_records_as_is=True, presorted=True)
+        self._write_run(b, merged, changelog=False)
+
+    def _flush_all(self, buckets: list[_Bucket]) -> None:
+        """Flush independent buckets on a few threads: pyarrow's sort, take and Parquet
+        encoding release the GIL, so the files of one commit are encoded in parallel."""
+        if len(buckets) <= 1 or _FLUSH_THREADS <= 1:
+            for b in buckets:
+                self._flush(b)
+            return
+        from ..utils.workers import worker_pool
+
+        # largest first, so the long ones do not start last
+        buckets = sorted(buckets, key=lambda b: -b.buffered_bytes)
+        # joined however this ends, so abort() sees every file the flushes wrote
+        with worker_pool(min(_FLUSH_THREADS, len(buckets)), "paimon-flush") as pool:
+            futures = [pool.submit(self._flush, b) for b in buckets]
+        for f in futures:  # all have finished here; re-raise the first failure
+            f.result()
+
+    def _write_run(self, b: _Bucket, records: pa.Table, changelog: bool) -> None:
+        """One sorted run as level-0 files through the merge tree's rolling writer: rolled at
+        ``target-file-size``, stats and key range as Java's writer, the configured file
+        indexes, ``changelog-file.*`` options for changelog files."""
+        if records.num_rows == 0:
+            return
+        from ..manifest.manifest import FileSource
+        from ..mergetree.file_writer import APPEND, KV, RollingFileWriter
+
+        w = RollingFileWriter(
+            self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
+            file_source=FileSource.APPEND, schema=self.schema, options=self.options,
+            target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
+        )
+        try:
+            w.write(records)
+            metas = w.close()
+        finally:
+            with self._lock:
+                self.written.extend(w.written)  # abort() deletes them if the write is not committed
+        with self._lock:
+            for meta in metas:
+                if changelog:
+                    b.changelog_files.append(meta)
+                    self.summary.changelog_files += 1
+                else:
+                    b.new_files.append(meta)
+                    self.summary.files += 1
+                    self.summary.record_count += meta.row_count
+                self.summary.bytes += meta.file_size
+
+    # -- commit side --------------------------------------------------------------------
+
+    def prepare_commit(self) -> list[CommitMessage]:
+        """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
+        from .commit import CommitMessage
+
+        self._flush_all([b for b in self.buckets.values() if b.chunks])
+        messages: dict[tuple[bytes, int], CommitMessage] = {}
+        for key, b in self.buckets.items():
+            if b.new_files or b.changelog_files:
+                messages[key] = CommitMessage(
+                    b.partition, b.bucket, self.total_buckets, list(b.new_files), [], list(b.changelog_files)
+                )
+        if self._assigner is not None:
+            for partition, bucket, new_index, old_index in self._assigner.index_changes():
+                m = messages.get((partition, bucket))
+                if m is None:
+                    m = messages[(partition, bucket)] = CommitMessage(partition, bucket, self.total_buckets)
+                m.new_index_files.append(new_index)
+                if old_index is not None:
+                    m.deleted_index_files.append(old_index)
+        self._closed = True
+        return list(messages.values())
+
+    @property
+    def restored_snapshot_id(self) -> int | None:
+        """The snapshot this fixed-bucket writer restored its buckets from (0: the table was
+        empty), for the commit's layout check; None when the write does not build on the
+        existing layout (overwrite, dynamic or unaware buckets) or restored nothing yet."""
+        if self.overwrite or self.num_buckets <= 0 or self._max_seqs is None:
+            return None
+        return self._base_snapshot.id if self._base_snapshot is not None else 0
+
+    def compaction_table(self) -> FileStoreTable:
+        """The table as this writer sees it (dynamic options applied) for compaction executors."""
+        if self.schema is self.table.schema:
+            return self.table
+        from ..table.file_store_table import FileStoreTable
+
+        return FileStoreTable(self.file_io, self.table.path, self.table.identifier, self.table.branch, self.schema)
+
+    def compaction_units(self, messages: list[CommitMessage]) -> list[Any]:
+        """What a Java writer compacts before it commits (``write-only=false``).
+
+        Primary-key buckets: the universal strategy over the bucket's restored files plus the
+        new level-0 files -- it fires once sorted runs reach ``num-sorted-run.compaction-trigger``,
+        and in lookup mode (deletion vectors, lookup changelog, first-row) level 0 is always
+        forced up, which is what makes those tables' rows visible. Fixed-bucket append
+        tables: the bucketed append planner (small files). Bucket-unaware append writers do
+        not compact (Java leaves that to a dedicated job).
+        """
+        if self.options.write_only or self.unaware:
+            return []
+        written = [m for m in messages if m.new_files]
+        if not written:
+            return []
+        table = self.compaction_table()
+        units: list[Any] = []
+        if self.is_pk:
+            from ..compact.job import pick_bucket_unit
+            from ..manifest.index_manifest import DELETION_VECTORS_INDEX
+
+            index: dict[tuple[bytes, int], list[Any]] = {}
+            if self._base_snapshot is not None and self.options.deletion_vectors_enabled:
+                for ie in self.table.store_scan.index_entries(self._base_snapshot):
+                    if ie.index_file.index_type == DELETION_VECTORS_INDEX:
+                        index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
+            trigger = self.options.num_sorted_run_compaction_trigger
+            lookup = (self.options.deletion_vectors_enabled or self.options.changelog_producer == "lookup"
+                      or self.options.merge_engine == "first-row" or self.options.get_bool("force-lookup")
+                      or self.options.contains("compaction.optimization-interval"))
+            for m in written:
+                key = (m.partition, m.bucket)
+                files = [*self._base_files.get(key, []), *m.new_files]
+                runs = sum(1 for f in files if f.level == 0) + len({f.level for f in files if f.level > 0})
+                if not lookup and runs < trigger:
+                    continue  # universal compaction cannot fire below the trigger
+                unit = pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, files,
+                                        index.get(key, []), full=False)
+                if unit is not None:
+                    units.append(unit)
+            return units
+        from ..manifest.manifest import FileKind, ManifestEntry
+
+        # Java's BucketedAppendCompactManager needs at least compaction.min.file-num files
+        min_files = self.options.get_int("compaction.min.file-num") or 5
+        entries = []
+        for m in written:
+            files = [*self._base_files.get((m.partition, m.bucket), []), *m.new_files]
+            if len(files) < min_files:
+                continue
+            entries += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in files]
+        if not entries:
+            return []
+        from ..compact.append import plan_append_units
+
+        if self._base_snapshot is None:
+            return list(plan_append_units(table, entries, False, index_files={}))
+        return list(plan_append_units(table, entries, False, snapshot=self._base_snapshot))
+
+    def abort(self) -> None:
+        """Delete every file this writer wrote (best effort); the write is then void."""
+        self._closed = True
+        for b in self.buckets.values():
+            b.chunks = []
+        self.buffered_bytes = 0
+        discard(self.file_io, self.written)
+        self._remove_empty_dirs(self.written)
+        self.written = []
+        if self._assigner is not None:
+            self._assigner.abort()
+
+    def _remove_empty_dirs(self, paths: list[str]) -> None:
+        """Bucket and partition directories this write created and left empty, deepest first."""
+        from ..io.fileio import parent
+
+        root = self.table.path.rstrip("/")
+        dirs: set[str] = set()
+        for p in paths:
+            d = parent(p)
+            while d.rstrip("/") != root and d.startswith(root + "/"):
+                dirs.add(d)
+                d = parent(d)
+        for d in sorted(dirs, key=lambda x: x.count("/"), reverse=True):
+            self.file_io.delete_empty_dir(d)
+
+    def close(self) -> None:
+        """Release buffers (files stay; pair with :meth:`abort` when not committing)."""
+        for b in self.buckets.values():
+            b.chunks = []
+        self.buffered_bytes = 0
+        self._closed = True
+
+
+def _single_value(col: Any) -> bool:
+    """True when a column holds one distinct value (incl. all-null) -- the common one-partition case."""
+    import pyarrow.compute as pc
+
+    if col.null_count == len(col):
+        return True
+    if col.null_count:
+        return False
+    mm = pc.min_max(col)
+    lo, hi = mm["min"], mm["max"]
+    return lo.is_valid and lo == hi and not _is_nan(lo)
+
+
+def _is_nan(s: Any) -> bool:
+    v = s.as_py()
+    return isinstance(v, float) and v != v
+
+
+def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+    """[(bucket, row indices in input order or None for all rows)]."""
+    import numpy as np
+
+    if len(ids) == 0:
+        return []
+    first = int(ids[0])
+    if (ids == first).all():
+        return [(first, None)]
+    small = ids.astype(np.int16) if 0 <= int(ids.min()) and int(ids.max()) < (1 << 15) else ids
+    order = np.argsort(small, kind="stable")  # a radix sort for int16 keys
+    sorted_ids = ids[order]
+    cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
+    out = []
+    for part in np.split(order, cuts):
+        out.append((int(ids[part[0]]), part))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# End to end
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class WriteResult:
+    snapshot: Snapshot | None  # the last snapshot committed (the COMPACT one after auto-compaction)
+    summary: WriteSummary
+    seconds: float
+    snapshots: list[Snapshot] = field(default_factory=list)  # every snapshot committed, in order
+    compacted_units: int = 0  # buckets compacted in the same job (0 with write-only)
+    warning: str | None = None  # the compaction could not be committed (the write itself was)
+
+
+def write_table(
+    table: FileStoreTable,
+    inputs: list[str],
+    fmt: str | None = None,
+    row_kind_column: str | None = None,
+    delete: bool = False,
+    overwrite: bool = False,
+    overwrite_partition: dict[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    stdin: Any = None,
+    commit_user: str | None = None,
+) -> Snapshot | None:
+    """Read ``inputs``, write them and commit one snapshot (APPEND, or OVERWRITE).
+
+    Returns the new snapshot (None when there was nothing to commit). On any failure before
+    the snapshot is published the files written are deleted again and the error re-raised.
+    """
+    return write_table_result(
+        table, inputs, fmt, row_kind_column, delete, overwrite, overwrite_partition, options,
+        storage_options, stdin, commit_user,
+    ).snapshot
+
+
+def write_table_result(
+    table: FileStoreTable,
+    inputs: list[str],
+    fmt: str | None = None,
+    row_kind_column: str | None = None,
+    delete: bool = False,
+    overwrite: bool = False,
+    overwrite_partition: dict[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    stdin: Any = None,
+    commit_user: str | None = None,
+    expire: bool = True,
+) -> WriteResult:
+    """:func:`write_table` plus what was written and how long it took.
+
+    ``expire=False`` skips the post-commit maintenance (snapshot, partition and tag expiry)
+    a Java writer would run; ``write-only`` skips it too.
+    """
+    from .commit import FileStoreCommit
+    from ..format.input import make_plan, read_inputs
+
+    started = time.monotonic()
+    if overwrite_partition and not overwrite:
+        raise InvalidInput("a partition to overwrite needs --overwrite")
+    if delete and overwrite:
+        raise InvalidInput("--delete cannot be combined with --overwrite")
+    tw = TableWrite(table, options, overwrite=overwrite)  # refuses unsupported tables first
+    if overwrite_partition:
+        _check_partition_spec(tw.schema, overwrite_partition)
+    if not tw.is_pk and delete:
+        raise InvalidInput(
+            f"write --delete: {table.identifier} is an append table; deleting rows needs a primary key"
+        )
+    constants = dict(overwrite_partition or {})
+    make_plan(tw.schema, row_kind_column, delete, constants)  # bad settings fail before any I/O
+    commit = FileStoreCommit(table, commit_user)
+    compacted: list[Any] = []  # UnitResults of the auto-compaction
+    snapshots: list[Snapshot] = []
+    warning: str | None = None
+    try:
+        chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin, constants)
+        with contextlib.closing(chunks):  # the input is closed on every way out
+            for chunk in chunks:
+                tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
+        messages = tw.prepare_commit()
+        compacted = _auto_compact(tw, messages)
+        compact_msgs = [m for m in (r.commit_message() for r in compacted) if not m.is_empty()]
+        pending_compact = compact_msgs
+        if overwrite:
+            dynamic = tw.options.get_bool("dynamic-partition-overwrite", True) and not overwrite_partition
+            snap = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}),
+                                 dynamic=dynamic)
+            snapshots = [snap] if snap is not None else []
+        else:
+            pending_compact = []
+            try:
+                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs.
+                # A signal waits for both: DV / first-row rows are visible only once compacted.
+                with deferred():
+                    snapshots = commit.commit_increments(messages, compact_msgs,
+                                                         restored_snapshot_id=tw.restored_snapshot_id)
+            except Exception as e:
+                snapshots = list(getattr(e, "committed", None) or [])
+                if not snapshots:
+                    raise
+                warning = _compaction_warning(table, tw, e)
+                _delete_uncommitted_compaction(table, commit, compacted)
+    except BaseException:
+        if not commit.may_have_published():
+            _delete_written(table, compacted)
+            tw.abort()
+        else:  # interrupted after the write's snapshot: it stands, its compaction may not
+            _delete_uncommitted_compaction(table, commit, compacted)
+        raise
+    if pending_compact:
+        # the overwrite is published; its compaction follows as a COMPACT snapshot (Java's order)
+        try:
+            snap = commit.commit(pending_compact, "COMPACT")
+            if snap is not None:
+                snapshots.append(snap)
+        except Exception as e:  # noqa: BLE001 - reported in the result
+            warning = _compaction_warning(table, tw, e)
+            _delete_uncommitted_compaction(table, commit, compacted)
+        except BaseException:  # interrupted
+            _delete_uncommitted_compaction(table, commit, compacted)
+            raise
+    if snapshots and expire and not tw.options.write_only:
+        from ..compact.job import expire_after
+
+        expired = expire_after(table, {k: str(v) for k, v in (options or {}).items()})
+        if expired:
+            warning = f"{warning}; {expired}" if warning else expired
+    return WriteResult(snapshots[-1] if snapshots else None, tw.summary, time.monotonic() - started, snapshots,
+                       len(compacted), warning)
+
+
+def _auto_compact(tw: TableWrite, messages: list[CommitMessage]) -> list[Any]:
+    """Run the writer's compaction units in-process; on failure delete their files and raise."""
+    units = tw.compaction_units(messages)
+    if not units:
+        return []
+    from ..compact.local import UnitsFailed, delete_written, run_local
+
+    table = tw.compaction_table()
+    try:
+        return run_local(table, units)
+    except UnitsFailed as failed:
+        delete_written(table, failed.results)
+        raise failed.error from None
+
+
+def _compaction_warning(table: FileStoreTable, tw: TableWrite, error: BaseException) -> str:
+    """The write is published but its compaction is not: say so (not raised, so a retried
+    write does not add the same rows twice)."""
+    hidden = " -- until then readers do not see the new rows" if _needs_compaction_to_read(tw) else ""
+    return (f"the rows were committed, but their compaction could not be ({error}); run "
+            f"`paimon-cli compact {table.identifier}`{hidden}")
+
+
+def _delete_uncommitted_compaction(table: FileStoreTable, commit: FileStoreCommit, compacted: list[Any]) -> None:
+    """Once the write's own snapshot is published: delete its compaction's files unless the
+    COMPACT snapshot (always this committer's second) may have been published too."""
+    if not commit.outcome_unknown and len(commit.published) < 2:
+        _delete_written(table, compacted)
+
+
+def _delete_written(table: FileStoreTable, results: list[Any]) -> None:
+    if results:
+        from ..compact.local import delete_written
+
+        delete_written(table, results)
+
+
+def _needs_compaction_to_read(tw: TableWrite) -> bool:
+    return tw.is_pk and (tw.options.deletion_vectors_enabled or tw.options.merge_engine == "first-row")
+
+
+def _check_partition_spec(schema: TableSchema, spec: Mapping[str, Any]) -> None:
+    if not schema.partition_keys:
+        raise InvalidInput(f"--partition {dict(spec)}: the table is not partitioned")
+    unknown = [k for k in spec if k not in schema.partition_keys]
+    if unknown:
+        raise InvalidInput(f"--partition: {unknown[0]!r} is not a partition key (keys: {schema.partition_keys})")
+
+
+def parse_partition_spec(pairs: Iterable[str]) -> dict[str, str]:
+    """``k=v`` strings (``--partition``) to a spec dict."""
+    out: dict[str, str] = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not k.strip():
+            raise InvalidInput(f"--partition {p!r}: expected key=value")
+        out[k.strip()] = v
+    return out

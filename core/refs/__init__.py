@@ -1,0 +1,1 @@
+"""References to table states: snapshots, tags, branches, consumers, statistics."""

@@ -1,0 +1,473 @@
+"""Snapshot JSON files and the snapshot directory (hints, listing, time travel).
+
+Every Paimon version from the 0.2 table-store era to master must be readable, because
+tables outlive the engines that wrote them; we write the current (version 3, 1.x+)
+layout, which older Java readers accept since they ignore unknown keys.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import CorruptMetadata, NotFound
+from ..io.fileio import FileIO, join
+from ..utils.json_util import dumps_jackson, loads_metadata
+from ..io.paths import branch_path
+from ..utils.workers import map_ordered
+
+CURRENT_VERSION = 3
+TABLE_STORE_02_VERSION = 1
+BATCH_COMMIT_IDENTIFIER = 9223372036854775807  # Long.MAX_VALUE
+COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE", "ANALYZE")
+
+EARLIEST = "EARLIEST"
+LATEST = "LATEST"
+SNAPSHOT_PREFIX = "snapshot-"
+
+_KNOWN_KEYS = (
+    "version",
+    "uuid",
+    "id",
+    "schemaId",
+    "baseManifestList",
+    "baseManifestListSize",
+    "deltaManifestList",
+    "deltaManifestListSize",
+    "changelogManifestList",
+    "changelogManifestListSize",
+    "indexManifest",
+    "commitUser",
+    "writerVersion",
+    "commitIdentifier",
+    "commitKind",
+    "timeMillis",
+    "logOffsets",
+    "totalRecordCount",
+    "deltaRecordCount",
+    "changelogRecordCount",
+    "watermark",
+    "statistics",
+    "properties",
+    "nextRowId",
+    "operation",
+)
+
+
+@dataclass(kw_only=True)
+class Snapshot:
+    """One ``snapshot-<id>`` file; ``extra`` keeps keys this code does not know."""
+
+    version: int = CURRENT_VERSION
+    uuid: str | None = None
+    id: int
+    schema_id: int
+    base_manifest_list: str
+    base_manifest_list_size: int | None = None
+    delta_manifest_list: str
+    delta_manifest_list_size: int | None = None
+    changelog_manifest_list: str | None = None
+    changelog_manifest_list_size: int | None = None
+    index_manifest: str | None = None
+    commit_user: str | None = None
+    commit_identifier: int = BATCH_COMMIT_IDENTIFIER
+    commit_kind: str
+    time_millis: int
+    log_offsets: dict[int, int] | None = None
+    total_record_count: int | None = None
+    delta_record_count: int | None = None
+    changelog_record_count: int | None = None
+    watermark: int | None = None
+    statistics: str | None = None
+    properties: dict[str, str] | None = None
+    next_row_id: int | None = None
+    operation: str | None = None
+    writer_version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- parsing ------------------------------------------------------------------------
+
+    @classmethod
+    def from_json(cls, text: str, path: str) -> Snapshot:
+        obj = loads_metadata(text, path)
+        return cls.from_dict(obj, path)
+
+    @classmethod
+    def from_dict(cls, obj: Any, path: str) -> Snapshot:
+        """Build from parsed JSON; any missing required key or wrong type is CorruptMetadata."""
+        if not isinstance(obj, dict):
+            raise CorruptMetadata(path, f"snapshot JSON must be an object, got {type(obj).__name__}")
+        g = _Getter(obj, path)
+        version = g.long("version", required=False)
+        commit_kind = g.string("commitKind", required=True)
+        if commit_kind not in COMMIT_KINDS:
+            raise CorruptMetadata(path, f"unknown commitKind {commit_kind!r}")
+        ident = g.long("commitIdentifier", required=False)
+        log_offsets = obj.get("logOffsets")
+        if log_offsets is not None:
+            if not isinstance(log_offsets, dict):
+                raise CorruptMetadata(path, "logOffsets must be an object")
+            try:
+                log_offsets = {int(k): int(v) for k, v in log_offsets.items()}
+            except (TypeError, ValueError) as e:
+                raise CorruptMetadata(path, f"logOffsets has a non-integer entry ({e})") from e
+        props = obj.get("properties")
+        if props is not None:
+            if not isinstance(props, dict):
+                raise CorruptMetadata(path, "properties must be an object")
+            props = {str(k): v if isinstance(v, str) or v is None else str(v) for k, v in props.items()}
+        return cls(
+            version=TABLE_STORE_02_VERSION if version is None else version,
+            uuid=g.string("uuid"),
+            id=g.long("id", required=True),  # type: ignore[arg-type]
+            schema_id=g.long("schemaId", required=True),  # type: ignore[arg-type]
+            base_manifest_list=g.string("baseManifestList", required=True),  # type: ignore[arg-type]
+            base_manifest_list_size=g.long("baseManifestListSize"),
+            delta_manifest_list=g.string("deltaManifestList", required=True),  # type: ignore[arg-type]
+            delta_manifest_list_size=g.long("deltaManifestListSize"),
+            changelog_manifest_list=g.string("changelogManifestList"),
+            changelog_manifest_list_size=g.long("changelogManifestListSize"),
+            index_manifest=g.string("indexManifest"),
+            commit_user=g.string("commitUser"),
+            commit_identifier=0 if ident is None else ident,
+            commit_kind=commit_kind,  # type: ignore[arg-type]
+            time_millis=g.long("timeMillis", required=True),  # type: ignore[arg-type]
+            log_offsets=log_offsets,
+            total_record_count=g.long("totalRecordCount"),
+            delta_record_count=g.long("deltaRecordCount"),
+            changelog_record_count=g.long("changelogRecordCount"),
+            watermark=g.long("watermark"),
+            statistics=g.string("statistics"),
+            properties=props,
+            next_row_id=g.long("nextRowId"),
+            operation=g.string("operation"),
+            writer_version=g.string("writerVersion"),
+            extra={k: v for k, v in obj.items() if k not in _KNOWN_KEYS},
+        )
+
+    # -- writing ------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Keys in Java's declaration order, with its omit-when-null rules (1.x+ style).
+
+        ``logOffsets`` is never written (dropped by Java 1.4); ``properties`` is omitted when
+        empty; ``extra`` keys go last so nothing read is lost on a rewrite.
+        """
+        d: dict[str, Any] = {"version": self.version}
+        _put(d, "uuid", self.uuid)
+        d["id"] = self.id
+        d["schemaId"] = self.schema_id
+        d["baseManifestList"] = self.base_manifest_list
+        _put(d, "baseManifestListSize", self.base_manifest_list_size)
+        d["deltaManifestList"] = self.delta_manifest_list
+        _put(d, "deltaManifestListSize", self.delta_manifest_list_size)
+        _put(d, "changelogManifestList", self.changelog_manifest_list)
+        _put(d, "changelogManifestListSize", self.changelog_manifest_list_size)
+        _put(d, "indexManifest", self.index_manifest)
+        d["commitUser"] = self.commit_user
+        _put(d, "writerVersion", self.writer_version)
+        d["commitIdentifier"] = self.commit_identifier
+        d["commitKind"] = self.commit_kind
+        d["timeMillis"] = self.time_millis
+        _put(d, "totalRecordCount", self.total_record_count)
+        _put(d, "deltaRecordCount", self.delta_record_count)
+        _put(d, "changelogRecordCount", self.changelog_record_count)
+        _put(d, "watermark", self.watermark)
+        _put(d, "statistics", self.statistics)
+        if self.properties:
+            d["properties"] = dict(self.properties)
+        _put(d, "nextRowId", self.next_row_id)
+        _put(d, "operation", self.operation)
+        for k, v in self.extra.items():
+            d.setdefault(k, v)
+        return d
+
+    def to_json(self) -> str:
+        return dumps_jackson(self.to_dict())
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def manifest_lists(self) -> list[str]:
+        """Every manifest list this snapshot references (base, delta, changelog if any)."""
+        out = [self.base_manifest_list, self.delta_manifest_list]
+        if self.changelog_manifest_list:
+            out.append(self.changelog_manifest_list)
+        return out
+
+
+def _put(d: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        d[key] = value
+
+
+class _Getter:
+    """Typed access to a parsed JSON object, raising CorruptMetadata with the file name."""
+
+    def __init__(self, obj: dict[str, Any], path: str) -> None:
+        self.obj = obj
+        self.path = path
+
+    def long(self, key: str, required: bool = False) -> int | None:
+        v = self.obj.get(key)
+        if v is None:
+            if required:
+                raise CorruptMetadata(self.path, f"missing required field {key!r}")
+            return None
+        if isinstance(v, bool):
+            raise CorruptMetadata(self.path, f"field {key!r} must be an integer, got {v!r}")
+        if isinstance(v, int):
+            return v
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        if isinstance(v, str) and re.fullmatch(r"\s*-?\d+\s*", v):
+            # 0.2-era files store commitIdentifier as a string; Jackson coerces it
+            return int(v)
+        raise CorruptMetadata(self.path, f"field {key!r} must be an integer, got {v!r}")
+
+    def string(self, key: str, required: bool = False) -> str | None:
+        v = self.obj.get(key)
+        if v is None:
+            if required:
+                raise CorruptMetadata(self.path, f"missing required field {key!r}")
+            return None
+        if not isinstance(v, str):
+            raise CorruptMetadata(self.path, f"field {key!r} must be a string, got {v!r}")
+        return v
+
+
+# ---------------------------------------------------------------------------------------
+
+
+class SnapshotManager:
+    """Reads the ``snapshot/`` directory of one branch the way Java's SnapshotManager does."""
+
+    dir_name = "snapshot"
+    prefix = SNAPSHOT_PREFIX
+    what = "snapshot"
+
+    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None) -> None:
+        self.file_io = file_io
+        self.table_path = table_path
+        self.branch = branch
+
+    @property
+    def snapshot_dir(self) -> str:
+        return join(branch_path(self.table_path, self.branch), self.dir_name)
+
+    def snapshot_path(self, snapshot_id: int) -> str:
+        return join(self.snapshot_dir, f"{self.prefix}{snapshot_id}")
+
+    def copy_with_branch(self, branch: str | None) -> SnapshotManager:
+        return type(self)(self.file_io, self.table_path, branch)
+
+    # -- ids ----------------------------------------------------------------------------
+
+    def _read_hint(self, name: str) -> int | None:
+        path = join(self.snapshot_dir, name)
+        try:
+            text = self.file_io.read_bytes(path).decode("utf-8", errors="replace").strip()
+        except NotFound:
+            return None
+        if not re.fullmatch(r"-?\d+", text):
+            return None  # a corrupt hint is not fatal: fall back to listing
+        return int(text)
+
+    def snapshot_ids(self) -> list[int]:
+        """Ids of ``snapshot-<digits>`` files, ascending (temp files and junk ignored)."""
+        pat = re.compile(re.escape(self.prefix) + r"(\d+)")
+        ids = []
+        for name in self.file_io.list_names(self.snapshot_dir):
+            m = pat.fullmatch(name)
+            if m:
+                ids.append(int(m.group(1)))
+        ids.sort()
+        return ids
+
+    def latest_snapshot_id(self) -> int | None:
+        """LATEST hint if ``snapshot-(hint+1)`` does not exist, else a directory listing."""
+        hint = self._read_hint(LATEST)
+        if hint is not None and hint > 0 and not self.file_io.exists(self.snapshot_path(hint + 1)):
+            # Java does not check the hinted file itself; we do, so a hint left over from
+            # a deleted snapshot does not name a snapshot that is gone
+            if self.file_io.exists(self.snapshot_path(hint)):
+                return hint
+        ids = self.snapshot_ids()
+        return ids[-1] if ids else None
+
+    def earliest_snapshot_id(self) -> int | None:
+        """EARLIEST hint if that snapshot exists, else a directory listing."""
+        hint = self._read_hint(EARLIEST)
+        if hint is not None and self.file_io.exists(self.snapshot_path(hint)):
+            return hint
+        ids = self.snapshot_ids()
+        return ids[0] if ids else None
+
+    def snapshot_exists(self, snapshot_id: int) -> bool:
+        return self.file_io.exists(self.snapshot_path(snapshot_id))
+
+    # -- reading ------------------------------------------------------------------------
+
+    def try_snapshot(self, snapshot_id: int) -> Snapshot | None:
+        """The snapshot, or None if its file does not exist (e.g. expired meanwhile)."""
+        path = self.snapshot_path(snapshot_id)
+        try:
+            text = self.file_io.read_text(path)
+        except NotFound:
+            return None
+        return Snapshot.from_json(text, path)
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        snap = self.try_snapshot(snapshot_id)
+        if snap is None:
+            raise NotFound(
+                f"{self.what} {snapshot_id} not found in {self._location()}: {self._available()}"
+            )
+        return snap
+
+    def _location(self) -> str:
+        if self.branch and self.branch != "main":
+            return f"{self.table_path} (branch {self.branch})"
+        return self.table_path
+
+    def _available(self) -> str:
+        ids = self.snapshot_ids()
+        if not ids:
+            return f"the table has no {self.what}s"
+        if len(ids) == 1:
+            return f"available {ids[0]}"
+        if ids[-1] - ids[0] + 1 == len(ids):
+            return f"available {ids[0]}..{ids[-1]}"
+        return f"available {ids[0]}..{ids[-1]} ({len(ids)} {self.what}s, with gaps)"
+
+    def latest_snapshot(self) -> Snapshot | None:
+        sid = self.latest_snapshot_id()
+        return None if sid is None else self.snapshot(sid)
+
+    def earliest_snapshot(self) -> Snapshot | None:
+        """First readable snapshot from the earliest id on (one may vanish under expiration)."""
+        sid = self.earliest_snapshot_id()
+        if sid is None:
+            return None
+        snap = self.try_snapshot(sid)
+        if snap is not None:
+            return snap
+        ids = [i for i in self.snapshot_ids() if i > sid]
+        for i in ids:
+            snap = self.try_snapshot(i)
+            if snap is not None:
+                return snap
+        return None
+
+    def snapshots(self, threads: int | None = None) -> list[Snapshot]:
+        """All snapshots ascending: one listing, then the reads (files that vanished between
+        listing and reading, e.g. under expiration, are skipped).
+
+        Remote stores read with 16 threads because each GET is latency-bound; local disks
+        read sequentially, which measured faster (10,000 files: 0.3 s vs 0.75 s with 16
+        threads, the GIL makes the parse the bottleneck).
+        """
+        if threads is None:
+            threads = 1 if self.file_io.is_local else 16
+        ids = self.snapshot_ids()
+        return [s for s in self._read_many(ids, threads) if s is not None]
+
+    def _read_many(self, ids: list[int], threads: int) -> list[Snapshot | None]:
+        if len(ids) <= 8 or threads <= 1:
+            return [self.try_snapshot(i) for i in ids]
+        # chunks keep the per-task overhead small when there are thousands of files
+        chunk = max(1, len(ids) // (threads * 4))
+        groups = [ids[i : i + chunk] for i in range(0, len(ids), chunk)]
+        results = map_ordered(lambda g: [self.try_snapshot(i) for i in g], groups, threads, "paimon-snapshots")
+        return [s for group in results for s in group]
+
+    # -- time travel --------------------------------------------------------------------
+
+    def earlier_or_equal_time_millis(self, timestamp_millis: int) -> Snapshot | None:
+        """Latest snapshot committed at or before the time (binary search, as Java does)."""
+        latest = self.latest_snapshot_id()
+        if latest is None:
+            return None
+        earliest_snap = self.earliest_snapshot()
+        if earliest_snap is None or earliest_snap.time_millis > timestamp_millis:
+            return None
+        return self._search(
+            earliest_snap.id, latest, lambda t: t <= timestamp_millis, want_last=True
+        )
+
+    def later_or_equal_time_millis(self, timestamp_millis: int) -> Snapshot | None:
+        """Earliest snapshot committed at or after the time."""
+        latest = self.latest_snapshot_id()
+        earliest = self.earliest_snapshot_id()
+        if latest is None or earliest is None:
+            return None
+        latest_snap = self.snapshot(latest)
+        if latest_snap.time_millis < timestamp_millis:
+            return None
+        return self._search(
+            earliest, latest, lambda t: t >= timestamp_millis, want_last=False
+        )
+
+    def _search(
+        self, lo: int, hi: int, ok: Callable[[int], bool], want_last: bool
+    ) -> Snapshot | None:
+        """Binary search over ids ``lo..hi`` for the last (or first) snapshot whose time is ok.
+
+        Commit times are monotonic in id. If an id inside the range is missing (a gap left
+        by manual deletion), the search repeats over the listed ids instead of failing.
+        """
+        ids: list[int] | None = None
+        found: Snapshot | None = None
+        a, b = lo, hi
+        while a <= b:
+            mid = a + (b - a) // 2
+            snap = self.try_snapshot(mid)
+            if snap is None:
+                ids = [i for i in self.snapshot_ids() if lo <= i <= hi]
+                break
+            if ok(snap.time_millis) == want_last:
+                # want_last: ok -> go right; want first: not ok -> go right
+                if want_last:
+                    found = snap
+                a = mid + 1
+            else:
+                if not want_last:
+                    found = snap
+                b = mid - 1
+        else:
+            return found
+        # fallback over the listed ids
+        found = None
+        a, b = 0, len(ids) - 1
+        while a <= b:
+            mid = (a + b) // 2
+            snap = self.try_snapshot(ids[mid])
+            if snap is None:
+                del ids[mid]
+                b -= 1
+                continue
+            if ok(snap.time_millis) == want_last:
+                if want_last:
+                    found = snap
+                a = mid + 1
+            else:
+                if not want_last:
+                    found = snap
+                b = mid - 1
+        return found
+
+    # -- hints --------------------------------------------------------------------------
+
+    def commit_latest_hint(self, snapshot_id: int) -> None:
+        self.file_io.write_bytes(join(self.snapshot_dir, LATEST), str(snapshot_id).encode(), overwrite=True)
+
+    def commit_earliest_hint(self, snapshot_id: int) -> None:
+        self.file_io.write_bytes(join(self.snapshot_dir, EARLIEST), str(snapshot_id).encode(), overwrite=True)
+
+
+class ChangelogManager(SnapshotManager):
+    """Long-lived changelog files ``changelog/changelog-<id>`` (snapshot JSON, own hints)."""
+
+    dir_name = "changelog"
+    prefix = "changelog-"
+    what = "changelog"

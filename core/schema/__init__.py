@@ -1,0 +1,1 @@
+"""Table schemas and options: the TableSchema model, SchemaManager and the option table."""

@@ -1,0 +1,1 @@
+"""Paimon's $ system tables as rows (snapshots, files, ..., file indexes) for inspect."""

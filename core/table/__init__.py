@@ -1,0 +1,1 @@
+"""The table as a whole: FileStoreTable, the filesystem catalog, table identifiers."""

@@ -1,0 +1,141 @@
+"""FileStoreTable: one table (optionally one branch of it), the facade the commands call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ..io import paths
+from ..errors import InvalidInput, NotFound
+
+if TYPE_CHECKING:
+    from ..refs.branches import BranchManager
+    from ..refs.consumers import ConsumerManager
+    from ..io.fileio import FileIO
+    from .identifiers import Identifier
+    from ..schema.options import CoreOptions
+    from ..operation.scan import FileStoreScan
+    from ..schema.table_schema import SchemaManager, TableSchema
+    from ..refs.snapshot import Snapshot, SnapshotManager
+    from ..refs.tags import TagManager
+
+
+@dataclass(frozen=True)
+class TimeTravel:
+    """Which version of the table to look at; at most one field is set."""
+
+    snapshot_id: int | None = None
+    tag: str | None = None
+    timestamp_millis: int | None = None
+
+    def __post_init__(self) -> None:
+        given = [x for x in (self.snapshot_id, self.tag, self.timestamp_millis) if x is not None]
+        if len(given) > 1:
+            raise InvalidInput("give only one of --snapshot, --tag and --timestamp")
+
+    @property
+    def is_latest(self) -> bool:
+        return self.snapshot_id is None and self.tag is None and self.timestamp_millis is None
+
+
+class FileStoreTable:
+    """A table at ``path``; metadata of a branch lives under ``branch/branch-<name>/``."""
+
+    def __init__(self, file_io: FileIO, path: str, identifier: Identifier, branch: str | None, schema: TableSchema):
+        self.file_io = file_io
+        self.path = path
+        self.identifier = identifier
+        self.branch = None if branch in (None, "main") else branch
+        self.schema = schema
+
+    @classmethod
+    def load(cls, file_io: FileIO, path: str, identifier: Identifier, branch: str | None = None) -> FileStoreTable:
+        from ..schema.table_schema import SchemaManager
+
+        br = None if branch in (None, "main") else branch
+        if br is not None and not file_io.is_dir(paths.branch_path(path, br)):
+            if SchemaManager(file_io, path).latest() is None:
+                raise NotFound(f"table {identifier} does not exist")
+            raise NotFound(f"branch {br} of table {identifier} does not exist")
+        schema = SchemaManager(file_io, path, br).latest()
+        if schema is None:
+            raise NotFound(f"table {identifier} does not exist")
+        return cls(file_io, path, identifier, br, schema)
+
+    def copy(self, dynamic_options: Mapping[str, str]) -> FileStoreTable:
+        """This table with options overridden for one job (Java's ``table.copy``); nothing is
+        written: the schema on disk keeps its options."""
+        if not dynamic_options:
+            return self
+        schema = self.schema.copy(options={**self.schema.options, **dynamic_options})
+        return FileStoreTable(self.file_io, self.path, self.identifier, self.branch, schema)
+
+    # -- managers -----------------------------------------------------------------------
+
+    @cached_property
+    def options(self) -> CoreOptions:
+        return self.schema.core_options
+
+    @cached_property
+    def schema_manager(self) -> SchemaManager:
+        from ..schema.table_schema import SchemaManager
+
+        return SchemaManager(self.file_io, self.path, self.branch)
+
+    @cached_property
+    def snapshot_manager(self) -> SnapshotManager:
+        from ..refs.snapshot import SnapshotManager
+
+        return SnapshotManager(self.file_io, self.path, self.branch)
+
+    @cached_property
+    def tag_manager(self) -> TagManager:
+        from ..refs.tags import TagManager
+
+        return TagManager(self.file_io, self.path, self.branch)
+
+    @cached_property
+    def branch_manager(self) -> BranchManager:
+        from ..refs.branches import BranchManager
+
+        return BranchManager(self.file_io, self.path)
+
+    @cached_property
+    def consumer_manager(self) -> ConsumerManager:
+        from ..refs.consumers import ConsumerManager
+
+        return ConsumerManager(self.file_io, self.path, self.branch)
+
+    @cached_property
+    def store_scan(self) -> FileStoreScan:
+        from ..operation.scan import FileStoreScan
+
+        return FileStoreScan(self)
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.schema.primary_keys)
+
+    # -- time travel --------------------------------------------------------------------
+
+    def resolve_snapshot(self, at: TimeTravel | None = None) -> Snapshot | None:
+        """The snapshot to read: latest (None for an empty table), a given id, a tag's, or by time."""
+        at = at or TimeTravel()
+        sm = self.snapshot_manager
+        if at.snapshot_id is not None:
+            return sm.snapshot(at.snapshot_id)
+        if at.tag is not None:
+            return self.tag_manager.tag(at.tag).snapshot
+        if at.timestamp_millis is not None:
+            snap = sm.earlier_or_equal_time_millis(at.timestamp_millis)
+            if snap is None:
+                raise NotFound(f"no snapshot of {self.identifier} at or before timestamp {at.timestamp_millis}")
+            return snap
+        return sm.latest_snapshot()
+
+    def schema_at(self, snapshot: Snapshot | None) -> TableSchema:
+        if snapshot is None or snapshot.schema_id == self.schema.id:
+            return self.schema
+        return self.schema_manager.schema(snapshot.schema_id)

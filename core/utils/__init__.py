@@ -1,0 +1,1 @@
+"""Low-level utilities: JSON helpers, the duration/time grammar, worker threads, signals."""

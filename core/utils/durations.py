@@ -1,0 +1,155 @@
+"""The command line's one grammar for durations and points in time.
+
+Table option values are not parsed here: they keep Java's ``TimeUtils`` grammar
+(:func:`.options.parse_duration_millis`), where a bare number means milliseconds, because
+tables written by Java carry such values. On the command line a bare number is refused:
+``--expiration-time 30`` read as 30 ms used to select every partition.
+
+* a *duration* is a number (decimals allowed) with a unit, case-insensitive, optionally
+  spaced (``90s``, ``30 min``, ``1.5h``, ``7 d``), or ISO-8601 ``PnDTnHnMn.nS`` as Java's
+  ``Duration.parse`` reads it (``PT2H``, ``P1D``); never negative, whole milliseconds, at
+  most :data:`MAX_DURATION_DAYS` days;
+* a *point in time* (``--older-than``) is a duration back from now or an ISO-8601 time
+  (``2024-05-01``, ``2024-05-01T12:00:00``: local time; ``...+02:00`` / ``...Z``: that
+  offset), between 1970-01-01 and now. A bare number is refused as ambiguous (epoch millis
+  or a duration without unit).
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+from decimal import Decimal
+
+from ..errors import InvalidInput
+
+_DAY = 86_400_000
+_UNIT_MILLIS: dict[str, int] = {}
+for _names, _ms in (
+    (("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
+    (("s", "sec", "secs", "second", "seconds"), 1_000),
+    (("min", "mins", "minute", "minutes"), 60_000),
+    (("h", "hour", "hours"), 3_600_000),
+    (("d", "day", "days"), _DAY),
+    (("w", "week", "weeks"), 7 * _DAY),
+):
+    for _n in _names:
+        _UNIT_MILLIS[_n] = _ms
+
+MAX_DURATION_DAYS = 365_000  # ~1000 years: keeps every date computed from it in datetime's range
+UNITS = "ms, s, min, h, d, w"
+DURATION_GRAMMAR = f"a number with a unit {UNITS} (90s, 30 min, 1.5h, 7d) or ISO-8601 (PT2H, P1D)"
+TIME_GRAMMAR = (
+    "a duration back from now or an ISO-8601 time (2024-05-01T12:00:00 is local time; add +02:00 or Z "
+    "for an offset)"
+)
+
+_NUMBER_UNIT = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*([^\d\s.+-]+)")
+_BARE_NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?")
+# Java's Duration.parse: optional sign, days, then a T section with hours, minutes, seconds
+_ISO_DURATION = re.compile(
+    r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d{0,9})?)S)?)?",
+    re.IGNORECASE,
+)
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MILLI = datetime.timedelta(milliseconds=1)
+
+
+def parse_iso_duration(text: str) -> Decimal | None:
+    """ISO-8601 ``PnDTnHnMn.nS`` (what Java's ``Duration.parse`` accepts) to signed seconds,
+    or None when ``text`` is not one. Also reads ``tagTimeRetained`` strings of tag files."""
+    m = _ISO_DURATION.fullmatch(text.strip())
+    if not m or not any(m.group(i) for i in (2, 4, 5, 6)) or m.group(3) and len(m.group(3)) == 1:
+        return None  # "P", "PT" and "P1DT" are refused by Java too
+    days, hours, mins = (Decimal(m.group(i) or 0) for i in (2, 4, 5))  # Decimal: no int digit limit
+    secs = Decimal((m.group(6) or "0").replace(",", "."))
+    total = days * 86400 + hours * 3600 + mins * 60 + secs
+    return -total if m.group(1) == "-" else total
+
+
+def parse_iso_time(text: str) -> int | None:
+    """An ISO-8601 date or date-time to epoch millis (no offset: local time, as Paimon's
+    ``scan.timestamp``), or None when ``text`` is not one (or outside what the OS can map)."""
+    s = text.strip()
+    if s[-1:] in ("Z", "z"):
+        s = s[:-1] + "+00:00"  # Python 3.10's fromisoformat has no Z
+    try:
+        value = datetime.datetime.fromisoformat(s)
+        if value.tzinfo is None:
+            value = value.astimezone()
+        return (value - _EPOCH) // _MILLI
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def parse_duration(text: str, flag: str, positive: bool = False) -> int:
+    """A command-line duration (see module doc) to milliseconds; ``positive`` refuses zero."""
+    millis = _duration_millis(text, flag)
+    if millis is None:
+        if _BARE_NUMBER.fullmatch(text.strip()):
+            n = text.strip().lstrip("+-")
+            raise InvalidInput(
+                f"{flag} {text!r}: a duration needs a unit ({UNITS}, e.g. {n}s or {n}d) or ISO-8601 (PT2H); "
+                "a bare number is not accepted"
+            )
+        raise InvalidInput(f"{flag} {text!r}: not a duration; expected {DURATION_GRAMMAR}")
+    if positive and millis == 0:
+        raise InvalidInput(f"{flag} {text!r}: must be a positive duration")
+    return millis
+
+
+def parse_point_in_time(text: str, flag: str, now_millis: int | None = None) -> int:
+    """A command-line point in time (a duration back from now or an ISO-8601 time, see module
+    doc) to epoch millis; refused when later than now or before 1970."""
+    now = int(time.time() * 1000) if now_millis is None else now_millis
+    t = text.strip()
+    if _BARE_NUMBER.fullmatch(t):
+        raise InvalidInput(
+            f"{flag} {text!r}: a bare number is ambiguous (epoch millis, or a duration without unit); give a "
+            f"duration with a unit ({UNITS}, e.g. {t.lstrip('+-')}d) or an ISO-8601 time (2024-05-01T12:00:00)"
+        )
+    millis = _duration_millis(text, flag)
+    if millis is not None:
+        cutoff = now - millis
+    else:
+        iso = parse_iso_time(t) if t[:1].isdigit() else None
+        if iso is None:
+            raise InvalidInput(
+                f"{flag} {text!r}: not a duration or time; expected {TIME_GRAMMAR}, where a duration is "
+                f"{DURATION_GRAMMAR}"
+            )
+        cutoff = iso
+    if cutoff > now:
+        raise InvalidInput(f"{flag} {text!r} is later than now")
+    if cutoff < 0:
+        raise InvalidInput(f"{flag} {text!r} is before 1970-01-01T00:00:00Z")
+    return cutoff
+
+
+def _duration_millis(text: str, flag: str) -> int | None:
+    """Milliseconds of a duration with a unit or ISO-8601; None when ``text`` is neither
+    (out-of-range, negative and sub-millisecond values are refused here)."""
+    t = text.strip()
+    m = _NUMBER_UNIT.fullmatch(t)
+    if m:
+        unit = _UNIT_MILLIS.get(m.group(2).lower())
+        if unit is None:
+            hint = "; minutes are min" if m.group(2).lower() == "m" else ""  # Java's m, or months?
+            raise InvalidInput(f"{flag} {text!r}: not a duration (unknown unit {m.group(2)!r}{hint}); expected "
+                               f"{DURATION_GRAMMAR}")
+        value = Decimal(m.group(1)) * unit
+    elif t.lstrip("+-")[:1] in ("P", "p"):
+        secs = parse_iso_duration(t)
+        if secs is None:
+            return None
+        value = secs * 1000
+    else:
+        return None
+    if value < 0:
+        raise InvalidInput(f"{flag} {text!r}: a duration must not be negative")
+    if value > MAX_DURATION_DAYS * _DAY:
+        raise InvalidInput(f"{flag} {text!r}: too long (at most {MAX_DURATION_DAYS} d)")
+    if value != value.to_integral_value():
+        raise InvalidInput(f"{flag} {text!r}: finer than a millisecond")
+    return int(value)
