@@ -112,10 +112,10 @@ def make_pk_table(wh: Path, rows: int, buckets: int, payload: int, extra: dict[s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from paimon_cli.core.table.catalog import FileSystemCatalog
-    from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.operation.write import write_table_result
+    from paimon_cli.core.schema.table_schema import Schema
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     cat = FileSystemCatalog(str(wh))
     if cat.table_exists(IDENT) and cat.get_table(IDENT).snapshot_manager.latest_snapshot_id() == RUNS:

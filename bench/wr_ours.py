@@ -50,8 +50,9 @@ def main() -> int:
             assert snap is not None
         out.update(batches_s=batches, write_s=sum(batches), snapshot=snap.id)
     elif mode == "read":
-        from paimon_cli.core.operation.read import TableRead
         from wr_data import check_merged
+
+        from paimon_cli.core.operation.read import TableRead
 
         rows, batches = int(rest[0]), int(rest[1])
         s = time.perf_counter()

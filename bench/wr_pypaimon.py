@@ -28,7 +28,6 @@ def main() -> int:
     t0 = time.perf_counter()
     import pyarrow.parquet as pq
     from pypaimon import CatalogFactory, Schema
-
     from wr_data import PARTITION_KEYS, PRIMARY_KEYS, arrow_schema, check_merged
 
     t1 = time.perf_counter()

@@ -28,7 +28,7 @@ def alter(
     add_column: Annotated[_Multi, typer.Option("--add-column", metavar='"NAME TYPE"', help="Add a column.")] = None,
     rename_column: Annotated[_Multi, typer.Option("--rename-column", metavar="OLD:NEW", help="Rename a column.")] = None,
     drop_column: Annotated[_Multi, typer.Option("--drop-column", metavar="NAME", help="Drop a column.")] = None,
-    comment: Annotated[Optional[str], typer.Option("--comment", metavar="TEXT", help="Replace the table comment.")] = None,
+    comment: Annotated[str | None, typer.Option("--comment", metavar="TEXT", help="Replace the table comment.")] = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     branch: BranchOpt = None,
@@ -44,9 +44,9 @@ def alter(
         raise typer.BadParameter(
             "nothing to change: give --set, --unset, --add-column, --rename-column, --drop-column or --comment"
         )
-    from paimon_cli.core.schema import table_schema as s
-    from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.data.types import parse_columns
+    from paimon_cli.core.errors import InvalidInput
+    from paimon_cli.core.schema import table_schema as s
 
     ident = parse_identifier(identifier)
     changes: list[Any] = [s.SetOption(k, v) for k, v in parse_key_values(set_, "--set").items()]

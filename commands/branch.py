@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -33,8 +33,8 @@ def branch(
     action: Annotated[BranchAction, typer.Argument(metavar="ACTION", help="create|delete|list|fast-forward",
                                                    case_sensitive=False)],
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table whose branches to manage.")],
-    name: Annotated[Optional[str], typer.Argument(metavar="NAME", help="Branch name.")] = None,
-    tag: Annotated[Optional[str], typer.Option(
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help="Branch name.")] = None,
+    tag: Annotated[str | None, typer.Option(
         "--tag", metavar="TAG", help="create: start the branch from this tag (default: empty, schema only).")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,

@@ -3,38 +3,48 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
-from paimon_cli.options import (BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt, open_catalog,
-                                parse_branch, parse_identifier, parse_key_values)
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    FsOpt,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+    open_catalog,
+    parse_branch,
+    parse_identifier,
+    parse_key_values,
+)
 from paimon_cli.output import OutputFormat, note, render
 
 
 def compact(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to compact.")],
     full: Annotated[bool, typer.Option("--full", help="Full compaction: every bucket to the top level.")] = False,
-    partition: Annotated[Optional[list[str]], typer.Option(
+    partition: Annotated[list[str] | None, typer.Option(
         "--partition", metavar="K=V[,K=V][;K=V]", help="Only these partitions (',' AND, ';' or repeat = OR).")] = None,
-    where: Annotated[Optional[str], typer.Option(
+    where: Annotated[str | None, typer.Option(
         "--where", metavar="PREDICATE", help="Only partitions matching a predicate on partition columns.")] = None,
     plan: Annotated[bool, typer.Option("--plan", help="Print what would be compacted per bucket; write nothing.")] = False,
     engine: Annotated[str, typer.Option(
         "--engine", metavar="auto|local|spark", help="Where units run (auto: spark only for large plans).")] = "auto",
-    spark_master: Annotated[Optional[str], typer.Option(
+    spark_master: Annotated[str | None, typer.Option(
         "--spark-master", metavar="URL", help="Spark master (default local[*]); implies --engine spark.")] = None,
-    spark_conf: Annotated[Optional[list[str]], typer.Option(
+    spark_conf: Annotated[list[str] | None, typer.Option(
         "--spark-conf", metavar="K=V", help="Spark configuration, repeatable.")] = None,
-    parallelism: Annotated[Optional[int], typer.Option(
+    parallelism: Annotated[int | None, typer.Option(
         "--parallelism", metavar="N", min=1, help="Local threads, or Spark partitions.")] = None,
-    max_bytes: Annotated[Optional[str], typer.Option(
+    max_bytes: Annotated[str | None, typer.Option(
         "--max-bytes", metavar="SIZE", help="Rewrite at most SIZE (e.g. 10gb) this run; the rest waits.")] = None,
-    max_buckets: Annotated[Optional[int], typer.Option(
+    max_buckets: Annotated[int | None, typer.Option(
         "--max-buckets", metavar="N", min=1, help="Compact at most N buckets this run.")] = None,
-    order_strategy: Annotated[Optional[str], typer.Option(
+    order_strategy: Annotated[str | None, typer.Option(
         "--order-strategy", metavar="order|zorder|hilbert", help="Sort compaction (unaware-bucket append).")] = None,
-    order_by: Annotated[Optional[str], typer.Option(
+    order_by: Annotated[str | None, typer.Option(
         "--order-by", metavar="COLS", help="Columns for --order-strategy, comma-separated.")] = None,
     no_expire: Annotated[bool, typer.Option("--no-expire", help="Do not expire snapshots after committing.")] = False,
     branch: BranchOpt = None,
@@ -58,7 +68,7 @@ def compact(
     """
     from paimon_cli.core.compact.job import PLAN_COLUMNS, RESULT_COLUMNS, compact_table
     from paimon_cli.core.schema.options import parse_memory_bytes
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)
     branch_name = parse_branch(branch)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -16,10 +16,10 @@ def create(
         str,
         typer.Option("--schema", "-s", metavar="COLUMNS|@FILE", help='Columns ("id BIGINT NOT NULL, name STRING") or @file.json.'),
     ],
-    primary_key: Annotated[Optional[str], typer.Option("--primary-key", metavar="COLS", help="Comma-separated key columns.")] = None,
-    partition_by: Annotated[Optional[str], typer.Option("--partition-by", metavar="COLS", help="Comma-separated columns.")] = None,
-    option: Annotated[Optional[list[str]], typer.Option("--option", metavar="K=V", help="Table option, repeatable.")] = None,
-    comment: Annotated[Optional[str], typer.Option("--comment", metavar="TEXT", help="Table comment.")] = None,
+    primary_key: Annotated[str | None, typer.Option("--primary-key", metavar="COLS", help="Comma-separated key columns.")] = None,
+    partition_by: Annotated[str | None, typer.Option("--partition-by", metavar="COLS", help="Comma-separated columns.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", metavar="K=V", help="Table option, repeatable.")] = None,
+    comment: Annotated[str | None, typer.Option("--comment", metavar="TEXT", help="Table comment.")] = None,
     if_not_exists: Annotated[bool, typer.Option("--if-not-exists", help="Succeed if the table exists.")] = False,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -71,9 +71,9 @@ def _schema_spec(text: str) -> dict[str, Any]:
 
 def _spec_from_json(text: str, source: str) -> dict[str, Any]:
     """A TableSchema file or ``{fields, partitionKeys, primaryKeys, options, comment}``."""
+    from paimon_cli.core.data.types import data_type_from_json
     from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.utils.json_util import loads_metadata
-    from paimon_cli.core.data.types import data_type_from_json
 
     obj = loads_metadata(text, source)
     if not isinstance(obj, dict) or not isinstance(obj.get("fields"), list) or not obj["fields"]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -28,21 +28,21 @@ RESULT_COLUMNS = ["mode", "expired", "range", "earliest_now", "files", "bytes", 
 def expire(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to expire.")],
     retain_max: Annotated[
-        Optional[int],
+        int | None,
         typer.Option("--retain-max", metavar="N",
                      help="Keep at most N snapshots (default: snapshot.num-retained.max, unbounded)."),
     ] = None,
     retain_min: Annotated[
-        Optional[int],
+        int | None,
         typer.Option("--retain-min", metavar="M",
                      help="Always keep the newest M snapshots (default: snapshot.num-retained.min, 10)."),
     ] = None,
     older_than: Annotated[
-        Optional[str],
+        str | None,
         time_option("--older-than", "Expire only snapshots older than this (default: snapshot.time-retained, 1 h)."),
     ] = None,
     max_deletes: Annotated[
-        Optional[int],
+        int | None,
         typer.Option("--max-deletes", metavar="N",
                      help="Expire at most N snapshots in this run (default: snapshot.expire.limit, 50)."),
     ] = None,
@@ -73,9 +73,9 @@ def expire(
         paimon-cli expire shop.orders --retain-min 5 --older-than 2h
         paimon-cli expire shop.orders --older-than 2024-05-01T00:00:00 --max-deletes 500 -o json
     """
-    from paimon_cli.core.utils.durations import parse_point_in_time
     from paimon_cli.core.operation.expire import ExpirePolicy, apply_expire, plan_expire
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.durations import parse_point_in_time
+    from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)
     branch_name = parse_branch(branch)

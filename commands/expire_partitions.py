@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,21 +30,21 @@ class Strategy(str, Enum):
 
 def expire_partitions(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Partitioned table.")],
-    expiration_time: Annotated[Optional[str], duration_option(
+    expiration_time: Annotated[str | None, duration_option(
         "--expiration-time", "Expire partitions older than this (default: partition.expiration-time).")] = None,
-    timestamp_formatter: Annotated[Optional[str], typer.Option(
+    timestamp_formatter: Annotated[str | None, typer.Option(
         "--timestamp-formatter", metavar="PATTERN",
         help="Java DateTimeFormatter pattern of the partition time, e.g. yyyyMMdd "
              "(default: partition.timestamp-formatter, else yyyy-MM-dd[ HH:mm:ss]).")] = None,
-    timestamp_pattern: Annotated[Optional[str], typer.Option(
+    timestamp_pattern: Annotated[str | None, typer.Option(
         "--timestamp-pattern", metavar="PATTERN",
         help="How to build the time from partition columns, e.g. '$dt $hour:00:00' "
              "(default: partition.timestamp-pattern, else the first partition column).")] = None,
-    strategy: Annotated[Optional[Strategy], typer.Option(
+    strategy: Annotated[Strategy | None, typer.Option(
         "--strategy", case_sensitive=False,
         help="values-time: time from the partition values; update-time: newest file's creation time "
              "(default: partition.expiration-strategy).")] = None,
-    max_expires: Annotated[Optional[int], typer.Option(
+    max_expires: Annotated[int | None, typer.Option(
         "--max-expires", metavar="N", min=1, help="Expire at most N partitions (the oldest by value).")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
@@ -67,10 +67,11 @@ def expire_partitions(
         paimon-cli expire-partitions shop.events --expiration-time 7d \\
             --timestamp-pattern '$dt $hour:00:00' --timestamp-formatter 'yyyy-MM-dd HH:mm:ss' --dry-run
     """
-    from paimon_cli.core.utils.durations import parse_duration
     from paimon_cli.core.errors import InvalidInput
+    from paimon_cli.core.operation.partition_expire import JavaDateTimePattern
+    from paimon_cli.core.operation.partition_expire import expire_partitions as run
     from paimon_cli.core.schema.options import parse_duration_millis
-    from paimon_cli.core.operation.partition_expire import JavaDateTimePattern, expire_partitions as run
+    from paimon_cli.core.utils.durations import parse_duration
 
     if timestamp_formatter is not None:
         JavaDateTimePattern(timestamp_formatter)  # bad pattern: refused before any I/O

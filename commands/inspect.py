@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any, Callable, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -38,7 +39,7 @@ CATALOG_KINDS = {"all-table-options", "catalog-options"}
 
 def inspect(
     kind: Annotated[InspectKind, typer.Argument(metavar="KIND", help="What to show.", case_sensitive=False)],
-    identifier: Annotated[Optional[str], typer.Argument(metavar="DB.TABLE", help="Table (not for catalog kinds).")] = None,
+    identifier: Annotated[str | None, typer.Argument(metavar="DB.TABLE", help="Table (not for catalog kinds).")] = None,
     snapshot: SnapshotOpt = None,
     tag: TagOpt = None,
     timestamp: TimestampOpt = None,

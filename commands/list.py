@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -11,7 +11,7 @@ from paimon_cli.output import OutputFormat, render
 
 
 def list_(
-    database: Annotated[Optional[str], typer.Argument(metavar="DB", help="List this database's tables.")] = None,
+    database: Annotated[str | None, typer.Argument(metavar="DB", help="List this database's tables.")] = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
@@ -25,7 +25,7 @@ def list_(
         paimon-cli list -w ./warehouse
         paimon-cli list shop -o json
     """
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.rows import Rows
 
     catalog = open_catalog(warehouse, fs_option)
     if database is None:

@@ -9,8 +9,9 @@ binary as hex (the renderer's conventions otherwise).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import closing
-from typing import IO, TYPE_CHECKING, Annotated, Any, Iterator, Optional
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -41,16 +42,16 @@ EXPORT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndj
 def read(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to read.")],
     select: Annotated[
-        Optional[str], typer.Option("--select", metavar="COLS", help="Comma-separated columns (default: all).")
+        str | None, typer.Option("--select", metavar="COLS", help="Comma-separated columns (default: all).")
     ] = None,
     where: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--where", metavar="PREDICATE",
                      help="Row filter, e.g. \"dt = '2024-01-01' AND id IN (1, 2) AND name IS NOT NULL\"."),
     ] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", min=0, help="At most N rows.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", metavar="N", min=0, help="At most N rows.")] = None,
     to: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--to", metavar="FILE", help="Write the rows to FILE (.parquet, .csv, .jsonl, .json, .arrow) "
                      "instead of stdout."),
     ] = None,
@@ -168,7 +169,7 @@ def _print(reader: Any, fmt: OutputFormat, wide: bool) -> None:
     # closed on every way out (a closed pipe, an error, Ctrl-C): its read-ahead threads end here
     with closing(reader.iter_batches()) as batches:
         if fmt is OutputFormat.table:
-            from paimon_cli.core.system.tables import Rows
+            from paimon_cli.core.utils.rows import Rows
 
             rows: list[dict[str, Any]] = []
             for b in batches:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -27,7 +27,7 @@ COLUMNS = ["path", "kind", "bytes"]
 def remove_orphan_files(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to clean.")],
     older_than: Annotated[
-        Optional[str],
+        str | None,
         time_option("--older-than", "Only files last modified before this (default: 1d; under 1 hour needs --force)."),
     ] = None,
     force: Annotated[
@@ -64,7 +64,7 @@ def remove_orphan_files(
         paimon-cli remove-orphan-files shop.orders --external-paths --dry-run
     """
     from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,10 +23,10 @@ from paimon_cli.output import OutputFormat, note, render
 
 def rescale(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Fixed-bucket table to rescale.")],
-    partition: Annotated[Optional[list[str]], typer.Option(
+    partition: Annotated[list[str] | None, typer.Option(
         "--partition", metavar="K=V[,K=V][;K=V]",
         help="Only these partitions (',' AND, ';' or repeat = OR); default: every partition that needs it.")] = None,
-    bucket_num: Annotated[Optional[int], typer.Option(
+    bucket_num: Annotated[int | None, typer.Option(
         "--bucket-num", metavar="N", min=1,
         help="The new bucket number; also sets the table's 'bucket' option (default: the option as it is).")] = None,
     dry_run: DryRunOpt = False,
@@ -55,7 +55,7 @@ def rescale(
     """
     from paimon_cli.core.compact.rescale import RESULT_COLUMNS, describe
     from paimon_cli.core.compact.rescale import rescale as run
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))

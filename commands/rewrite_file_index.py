@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,9 +23,9 @@ from paimon_cli.output import OutputFormat, note, render
 
 def rewrite_file_index(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table whose file indexes to rewrite.")],
-    partition: Annotated[Optional[list[str]], typer.Option(
+    partition: Annotated[list[str] | None, typer.Option(
         "--partition", metavar="K=V[,K=V][;K=V]", help="Only these partitions (',' AND, ';' or repeat = OR).")] = None,
-    where: Annotated[Optional[str], typer.Option(
+    where: Annotated[str | None, typer.Option(
         "--where", metavar="PREDICATE", help="Only partitions matching a predicate on partition columns.")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
@@ -52,7 +52,7 @@ def rewrite_file_index(
     """
     from paimon_cli.core.compact.rewrite_file_index import PLAN_COLUMNS, RESULT_COLUMNS
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index as run
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))

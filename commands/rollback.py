@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,9 +26,9 @@ COLUMNS = ["path", "kind", "bytes"]
 def rollback(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to roll back.")],
     snapshot: Annotated[
-        Optional[int], typer.Option("--snapshot", metavar="ID", min=1, help="Roll back to this snapshot.")
+        int | None, typer.Option("--snapshot", metavar="ID", min=1, help="Roll back to this snapshot.")
     ] = None,
-    tag: Annotated[Optional[str], typer.Option("--tag", metavar="TAG", help="Roll back to this tag.")] = None,
+    tag: Annotated[str | None, typer.Option("--tag", metavar="TAG", help="Roll back to this tag.")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
@@ -53,7 +53,7 @@ def rollback(
     if (snapshot is None) == (tag is None):
         raise typer.BadParameter("give exactly one of --snapshot and --tag")
     from paimon_cli.core.operation.rollback import rollback as do_rollback
-    from paimon_cli.core.system.tables import Rows
+    from paimon_cli.core.utils.rows import Rows
 
     tag_name = None
     if tag is not None:

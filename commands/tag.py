@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -36,15 +36,15 @@ def tag(
     action: Annotated[TagAction, typer.Argument(metavar="ACTION", help="create|delete|rename|list|expire",
                                                 case_sensitive=False)],
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table whose tags to manage.")],
-    name: Annotated[Optional[str], typer.Argument(
+    name: Annotated[str | None, typer.Argument(
         metavar="NAME", help="Tag name (delete: comma-separated names).")] = None,
-    new_name: Annotated[Optional[str], typer.Argument(metavar="NEW_NAME", help="rename: the new name.")] = None,
-    snapshot: Annotated[Optional[int], typer.Option(
+    new_name: Annotated[str | None, typer.Argument(metavar="NEW_NAME", help="rename: the new name.")] = None,
+    snapshot: Annotated[int | None, typer.Option(
         "--snapshot", metavar="ID", min=1, help="create: the snapshot to tag (default: latest).")] = None,
-    time_retained: Annotated[Optional[str], duration_option(
+    time_retained: Annotated[str | None, duration_option(
         "--time-retained", "create: keep the tag this long, then `tag expire` deletes it "
                            "(default: the table's tag.default-time-retained).")] = None,
-    older_than: Annotated[Optional[str], time_option(
+    older_than: Annotated[str | None, time_option(
         "--older-than", "expire: also expire tags created before this (as Java 1.x expire_tags).")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,11 +30,11 @@ def write(
         typer.Argument(metavar="INPUT...", help="Files, globs (also s3://...), directories, or - for stdin."),
     ],
     format_: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--format", "-f", metavar="FMT", help="parquet|csv|json|arrow (default: from the extension)."),
     ] = None,
     row_kind_column: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--row-kind-column", metavar="COL", help="Input column holding +I/-U/+U/-D per row."),
     ] = None,
     delete: Annotated[bool, typer.Option("--delete", help="Write every input row as a delete (-D).")] = False,
@@ -42,11 +42,11 @@ def write(
         bool, typer.Option("--overwrite", help="Replace the table (or the partitions written) instead of adding.")
     ] = False,
     partition: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--partition", metavar="K=V", help="With --overwrite: the static partition to replace."),
     ] = None,
     option: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option("--option", metavar="K=V", help="Dynamic table option for this write, repeatable."),
     ] = None,
     write_only: Annotated[
@@ -76,8 +76,8 @@ def write(
     """
     from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.io.fileio import parse_storage_options
-    from paimon_cli.core.system.tables import Rows
     from paimon_cli.core.operation.write import parse_partition_spec, write_table_result
+    from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)
     spec = parse_partition_spec(partition or [])

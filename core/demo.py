@@ -63,11 +63,11 @@ def build_demo_warehouse(catalog: FileSystemCatalog) -> list[str]:
     import numpy as np
     import pyarrow as pa
 
+    from .data.types import parse_columns
     from .format.arrow_schema import arrow_schema
     from .operation.commit import FileStoreCommit
-    from .schema.table_schema import Schema
-    from .data.types import parse_columns
     from .operation.write import TableWrite
+    from .schema.table_schema import Schema
 
     catalog.create_database(DATABASE, ignore_if_exists=True)
     names = []

@@ -9,28 +9,31 @@ inside its body.
 from __future__ import annotations
 
 import os
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from . import __version__
+
 # one import per command module (keeps concurrent additions conflict-free)
-from .commands import alter
-from .commands import compact
-from .commands import branch
-from .commands import create
-from .commands import expire
-from .commands import expire_partitions
-from .commands import inspect
+from .commands import (
+    alter,
+    branch,
+    compact,
+    create,
+    expire,
+    expire_partitions,
+    inspect,
+    quickstart,
+    read,
+    remove_orphan_files,
+    rescale,
+    rewrite_file_index,
+    rollback,
+    tag,
+    write,
+)
 from .commands import list as list_cmd
-from .commands import quickstart
-from .commands import read
-from .commands import remove_orphan_files
-from .commands import rescale
-from .commands import rewrite_file_index
-from .commands import rollback
-from .commands import tag
-from .commands import write
 from .errors import EXIT_CODES, CliCommand
 
 PROG_NAME = "paimon-cli"
@@ -63,7 +66,7 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def main(
     version: Annotated[
-        Optional[bool],
+        bool | None,
         typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Show the version and exit."),
     ] = None,
 ) -> None:

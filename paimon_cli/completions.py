@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .app import COMPLETE_VAR, PROG_NAME
+
 FILES = {"bash": "paimon-cli.bash", "zsh": "_paimon-cli", "fish": "paimon-cli.fish"}
 _INSTALL = {
     "bash": "source this file from ~/.bashrc, or copy it to /etc/bash_completion.d/paimon-cli",

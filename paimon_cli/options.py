@@ -7,7 +7,7 @@ catalog and fsspec load only when a command runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,7 +31,7 @@ WarehouseOpt = Annotated[
     ),
 ]
 FsOpt = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--fs-option",
         metavar="K=V",
@@ -48,16 +48,16 @@ DryRunOpt = Annotated[
     typer.Option("--dry-run", help="Print exactly what a real run would delete or change (files and bytes, "
                                    "also as -o json); change nothing."),
 ]
-BranchOpt = Annotated[Optional[str], typer.Option("--branch", metavar="NAME", help="Branch (default: main).")]
+BranchOpt = Annotated[str | None, typer.Option("--branch", metavar="NAME", help="Branch (default: main).")]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", envvar="PAIMON_DEBUG", help="Show the full traceback on errors.")
 ]
 SnapshotOpt = Annotated[
-    Optional[int], typer.Option("--snapshot", metavar="ID", min=1, help="Time travel to snapshot ID.")
+    int | None, typer.Option("--snapshot", metavar="ID", min=1, help="Time travel to snapshot ID.")
 ]
-TagOpt = Annotated[Optional[str], typer.Option("--tag", metavar="TAG", help="Time travel to a tag.")]
+TagOpt = Annotated[str | None, typer.Option("--tag", metavar="TAG", help="Time travel to a tag.")]
 TimestampOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--timestamp",
         metavar="ISO|MILLIS",
@@ -83,8 +83,8 @@ def time_option(flag: str, what: str) -> Any:
 
 def open_catalog(warehouse: str, fs_options: list[str] | None) -> FileSystemCatalog:
     """The filesystem catalog for ``--warehouse`` and ``--fs-option`` (env merged by core)."""
-    from .core.table.catalog import FileSystemCatalog
     from .core.io.fileio import parse_storage_options
+    from .core.table.catalog import FileSystemCatalog
 
     return FileSystemCatalog(warehouse, parse_storage_options(fs_options or []))
 
@@ -120,8 +120,8 @@ def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, str]:
 def parse_timestamp_millis(text: str) -> int:
     """Time travel's ``--timestamp``: epoch millis or ISO-8601 (``2024-05-01``,
     ``2024-05-01 12:00:00``, ``...Z``; no offset = local time, as Paimon's scan.timestamp)."""
-    from .core.utils.durations import parse_iso_time
     from .core.errors import InvalidInput
+    from .core.utils.durations import parse_iso_time
 
     s = text.strip()
     if s.lstrip("-").isdigit():

@@ -19,9 +19,10 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import sys
+from collections.abc import Sequence
 from decimal import Decimal
 from enum import Enum
-from typing import IO, Any, Protocol, Sequence
+from typing import IO, Any, Protocol
 
 
 class OutputFormat(str, Enum):
@@ -32,7 +33,7 @@ class OutputFormat(str, Enum):
 
 
 class RowsLike(Protocol):
-    """What the renderer needs; ``paimon_cli.core.system.tables.Rows`` is the concrete type."""
+    """What the renderer needs; ``paimon_cli.core.utils.rows.Rows`` is the concrete type."""
 
     columns: list[str]
     rows: list[dict[str, Any]]

@@ -3,7 +3,8 @@ fault in the publish of snapshot files."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

@@ -15,8 +15,9 @@ import os
 import re
 import socket
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

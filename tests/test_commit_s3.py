@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
-from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.refs.snapshot import Snapshot
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
-from paimon_cli.core.data.types import parse_data_type
 
 pytestmark = pytest.mark.s3
 
@@ -342,8 +342,8 @@ def test_tags_and_schemas_publish_through_a_409_after_landing(
 ) -> None:
     """The other write-if-absent publishers get the same read-back: a landed tag or schema
     answered with 409 is theirs (ours), not a conflict to retry into AlreadyExists."""
-    from paimon_cli.core.schema.table_schema import SetOption
     from paimon_cli.core.refs.tags import create_tag
+    from paimon_cli.core.schema.table_schema import SetOption
 
     t, faults, _ = _one_commit_done(s3_server, s3_warehouse, s3_faults)
     faults.add("PutObject", r"/tag/tag-t1$", "after", "conflict")

@@ -75,11 +75,11 @@ def compactor(tmp: Path, full: bool) -> str:
     {"bucket": "2", "deletion-vectors.enabled": "true"},
 ], ids=["universal", "deletion-vectors"])
 def test_writer_and_two_compactions_race(tmp_path: Path, options: dict[str, str]) -> None:
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.schema.table_schema import Schema
+    from paimon_cli.core.table.catalog import FileSystemCatalog
     from paimon_cli.core.table.file_store_table import TimeTravel
-    from paimon_cli.core.data.types import parse_columns
 
     wh = str(tmp_path / "wh")
     cat = FileSystemCatalog(wh)

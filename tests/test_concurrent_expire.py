@@ -34,9 +34,9 @@ def _open(wh: str, branch: str | None = None) -> Any:
 
 
 def _create(wh: str, pk: bool) -> None:
-    from paimon_cli.core.table.catalog import FileSystemCatalog
-    from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.data.types import parse_data_type
+    from paimon_cli.core.schema.table_schema import Schema
+    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     cat = FileSystemCatalog(wh)
     cat.create_database("db", True)
@@ -159,9 +159,8 @@ def test_writer_compact_expire_readers_race(tmp_path: Path, pk: bool) -> None:
     assert all(r[0] == "ok" for r in results), results
     assert sum(r[1] for r in results) > 0
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
-    from paimon_cli.core.operation.read import TableRead
-
     from paimon_cli.core.operation.expire import ExpirePolicy, expire
+    from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.table.file_store_table import TimeTravel
 
     t = _open(wh)

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -54,8 +54,8 @@ if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta, ManifestEntry
     from ..mergetree.file_writer import RollingFileWriter
-    from ..schema.options import CoreOptions
     from ..refs.snapshot import Snapshot
+    from ..schema.options import CoreOptions
     from ..table.file_store_table import FileStoreTable
 
 FULL_COMPACT_MIN_FILE = 3  # BucketedAppendCompactManager
@@ -337,8 +337,8 @@ def _plan_fixed_bucket(
 
 
 def partition_dir(table: FileStoreTable, partition: bytes) -> str:
-    from ..io import paths
     from ..data.binary_row import deserialize
+    from ..io import paths
 
     schema = table.schema
     if not schema.partition_keys:
@@ -356,10 +356,10 @@ def read_file_tables(
     """The rows of ``files`` in order, deletion vectors applied, as the table's current schema."""
     import pyarrow as pa
 
-    from ..io import paths
     from ..format.data_file import evolve, iter_data_file_batches
-    from ..operation.read import _drop_deleted
+    from ..io import paths
     from ..manifest.stats_reader import StatsReader
+    from ..operation.read import _drop_deleted
 
     sr = StatsReader(table)
     target = list(table.schema.fields)

@@ -40,8 +40,8 @@ from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..schema.table_schema import TableSchema
     from ..refs.snapshot import Snapshot
+    from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
 
 log = logging.getLogger(__name__)
@@ -165,8 +165,8 @@ def partition_filter(
         raise InvalidInput("give either --partition or --where, not both")
     if not specs and not where:
         return None
-    from ..io import paths
     from ..data.binary_row import deserialize
+    from ..io import paths
 
     types = schema.partition_types
     keys = schema.partition_keys
@@ -237,8 +237,8 @@ def partition_label(schema: TableSchema, partition: bytes) -> str:
     """``k=v,k2=v2`` (the ``--partition`` syntax), "" for an unpartitioned table."""
     if not schema.partition_keys:
         return ""
-    from ..io import paths
     from ..data.binary_row import deserialize
+    from ..io import paths
 
     opts = schema.core_options
     values = deserialize(partition, schema.partition_types)

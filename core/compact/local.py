@@ -54,8 +54,8 @@ class TableRef:
 
     def open(self) -> FileStoreTable:
         from ..io.fileio import FileIO
-        from ..table.identifiers import Identifier
         from ..table.file_store_table import FileStoreTable
+        from ..table.identifiers import Identifier
 
         file_io = FileIO(self.root, self.storage_options)
         return FileStoreTable(file_io, self.path, Identifier.parse(self.identifier), self.branch, self.schema)

@@ -46,15 +46,15 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..io import paths
 from ..errors import InvalidInput, NotYetSupported
+from ..io import paths
 
 if TYPE_CHECKING:
-    from ..operation.commit import CommitMessage
     from ..manifest.manifest import DataFileMeta, ManifestEntry
+    from ..operation.commit import CommitMessage
     from ..refs.snapshot import Snapshot
-    from ..system.tables import Rows
     from ..table.file_store_table import FileStoreTable
+    from ..utils.rows import Rows
 
 PLAN_COLUMNS = ["partition", "current_buckets", "new_buckets", "files", "rows", "bytes"]
 RESULT_COLUMNS = ["snapshot_id", "commit_kind", "bucket_num", "partitions", "files_in", "files_out", "rows_in",
@@ -157,7 +157,7 @@ class RescalePlan:
         return self.bucket_option != self.new_buckets
 
     def rows(self) -> Rows:
-        from ..system.tables import Rows
+        from ..utils.rows import Rows
 
         return Rows(PLAN_COLUMNS, [
             {"partition": p.label, "current_buckets": p.current_buckets, "new_buckets": self.new_buckets,
@@ -320,10 +320,10 @@ def execute_rescale(
     ``reader`` (a :class:`core.operation.read.TableRead` of ``plan.base_snapshot`` over all levels) and
     commit ONE OVERWRITE; on any failure before the snapshot is published, every file
     written is deleted again."""
-    from ..operation.commit import FileStoreCommit
-    from .sort import commit_partition_rewrite
     from ..errors import CommitConflict, PaimonError
+    from ..operation.commit import FileStoreCommit
     from ..operation.write import TableWrite
+    from .sort import commit_partition_rewrite
 
     base = plan.base_snapshot
     assert base is not None and reader.snapshot is not None and reader.snapshot.id == base.id

@@ -35,9 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..io import paths
 from ..errors import InvalidInput
-from ..utils.interrupt import discard
 from ..fileindex.format import (
     BITMAP,
     BLOOM_FILTER,
@@ -48,11 +46,13 @@ from ..fileindex.format import (
     write_container,
 )
 from ..fileindex.writer import DataFileIndexWriter, IndexSpec, configured_indexes, validate_file_index_options
+from ..io import paths
+from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
+    from ..data.types import DataField
     from ..manifest.manifest import DataFileMeta, ManifestEntry
     from ..table.file_store_table import FileStoreTable
-    from ..data.types import DataField
 
 RESULT_COLUMNS = ["snapshot_id", "files_scanned", "files_changed", "files_unchanged", "indexes_built",
                   "indexes_dropped", "index_files_written", "embedded", "rows_read", "seconds"]
@@ -233,8 +233,8 @@ def rewrite_file_index(
     parallelism: int | None = None,
 ) -> RewriteResult:
     """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot."""
-    from .job import parse_partition_specs, partition_filter
     from ..system.tables import _Decoder
+    from .job import parse_partition_specs, partition_filter
 
     started = time.monotonic()
     schema = table.schema

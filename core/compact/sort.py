@@ -48,7 +48,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
 from ..data.types import (
     BigIntType,
     BinaryType,
@@ -69,13 +68,14 @@ from ..data.types import (
     VarBinaryType,
     VarCharType,
 )
+from ..errors import InvalidInput, NotYetSupported
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from ..operation.commit import CommitMessage, FileStoreCommit
     from ..manifest.manifest import ManifestEntry
+    from ..operation.commit import CommitMessage, FileStoreCommit
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
 
@@ -315,7 +315,6 @@ def _interleave_plan(lengths: Sequence[int]) -> np.ndarray:
 def zorder_keys(table: pa.Table, fields: Sequence[DataField], var_size: int = PRIMITIVE_BUFFER_SIZE) -> pa.Array:
     """Paimon ``ZIndexer.index`` of every row, as a fixed_size_binary array."""
     import numpy as np
-    import pyarrow as pa
 
     if not fields:
         raise InvalidInput("zorder: no columns to order by")
@@ -800,8 +799,8 @@ def sort_compact(
 ) -> SortCompactResult:
     """Rewrite the selected partitions sorted by ``order_by``; one OVERWRITE snapshot pinned
     to ``base_snapshot`` (see the module docstring)."""
-    from ..operation.commit import CommitMessage, FileStoreCommit
     from ..errors import CommitConflict
+    from ..operation.commit import CommitMessage, FileStoreCommit
     from .append import bucket_dv_vectors, dv_index_by_partition, output_writer, read_file_tables
 
     started = time.monotonic()

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..operation.commit import CommitMessage
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta
+    from ..operation.commit import CommitMessage
 
 MERGE_TREE = "merge-tree"
 APPEND = "append"

@@ -13,8 +13,9 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import InvalidInput, NotYetSupported
 from .types import (

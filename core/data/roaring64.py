@@ -40,7 +40,8 @@ adding the values in ascending unsigned order (``RoaringBitmap64.bitmapOf(sorted
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -107,7 +108,7 @@ class _Container:
         pairs[1::2] = iv[ends] - iv[starts]
         return head + struct.pack("<H", starts.size) + pairs.tobytes()
 
-    def run_optimized(self) -> "_Container":
+    def run_optimized(self) -> _Container:
         """Container.runOptimize() as Roaring64Bitmap.runOptimize applies it (only run results replace)."""
         if self.kind == RUN:
             return self
@@ -117,7 +118,7 @@ class _Container:
             return _Container(RUN, self.values)
         return self
 
-    def ior(self, other: "_Container") -> "_Container":
+    def ior(self, other: _Container) -> _Container:
         """``this.ior(other)``: the union, typed as Java's container pairing decides."""
         a, b = self.kind, other.kind
         if a == RUN and self.full:
@@ -352,7 +353,7 @@ class Roaring64Layout:
         return node
 
     @classmethod
-    def from_values(cls, values: np.ndarray) -> "Roaring64Layout":
+    def from_values(cls, values: np.ndarray) -> Roaring64Layout:
         """Roaring64Bitmap after addLong of ``values`` (sorted unique uint64) in order, then runOptimize."""
         out = cls()
         if values.size == 0:
@@ -368,7 +369,7 @@ class Roaring64Layout:
         out.run_optimize()
         return out
 
-    def or_(self, other: "Roaring64Layout") -> None:
+    def or_(self, other: Roaring64Layout) -> None:
         """Roaring64Bitmap.or: walk ``other``'s keys ascending; ior shared keys in place,
         append clones of the others (new container slot, then ART insert)."""
         for high in sorted(other.leaves):
@@ -412,7 +413,7 @@ class Roaring64Layout:
         return b"".join(out)
 
     @classmethod
-    def parse(cls, data: bytes) -> "Roaring64Layout":
+    def parse(cls, data: bytes) -> Roaring64Layout:
         try:
             return _Reader(data).read()
         except (IndexError, struct.error, ValueError, KeyError, TypeError) as e:
@@ -539,7 +540,7 @@ class _Reader:
 # ---------------------------------------------------------------------------- public API
 
 
-def deserialize_roaring64(data: bytes) -> "pyroaring.BitMap64":
+def deserialize_roaring64(data: bytes) -> pyroaring.BitMap64:
     """Decode Java ``Roaring64Bitmap.serialize`` bytes into a pyroaring BitMap64."""
     import array
 
@@ -549,7 +550,7 @@ def deserialize_roaring64(data: bytes) -> "pyroaring.BitMap64":
     return pyroaring.BitMap64(array.array("Q", values.astype("=u8").tobytes()))
 
 
-def serialize_roaring64(bm: "pyroaring.BitMap64") -> bytes:
+def serialize_roaring64(bm: pyroaring.BitMap64) -> bytes:
     """Java's bytes for ``RoaringBitmap64.bitmapOf(values ascending).serialize()``."""
     values = np.frombuffer(bm.to_array().tobytes(), dtype=np.uint64) if len(bm) else np.zeros(0, np.uint64)
     return Roaring64Layout.from_values(values).to_bytes()

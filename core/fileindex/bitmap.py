@@ -24,8 +24,8 @@ import struct
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
 from ..data.types import BooleanType, DecimalType, SmallIntType, TinyIntType
+from ..errors import InvalidInput
 from .values import BOOL, BYTES, DOUBLE, FLOAT, INT, STRING, Column, kind_of
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from .format import BITMAP, BLOOM_FILTER, BSI, RANGE_BITMAP, write_container
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..io.fileio import FileIO
     from ..data.types import DataField
+    from ..io.fileio import FileIO
 
 SUPPORTED_TYPES = (BLOOM_FILTER, BITMAP, BSI)
 _PREFIX = "file-index."
@@ -131,7 +131,8 @@ def _builder(spec: IndexSpec, f: DataField) -> Any:
 
         return BloomFilterBuilder(*parse_options(spec.column, spec.opts))
     if spec.index_type == BITMAP:
-        from .bitmap import BitmapBuilder, parse_options as bitmap_options
+        from .bitmap import BitmapBuilder
+        from .bitmap import parse_options as bitmap_options
 
         version, block = bitmap_options(spec.column, spec.opts)
         return BitmapBuilder(f.type, version, block)

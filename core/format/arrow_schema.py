@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotYetSupported
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -37,6 +36,7 @@ from ..data.types import (
     VarBinaryType,
     VarCharType,
 )
+from ..errors import NotYetSupported
 
 if TYPE_CHECKING:
     import pyarrow as pa

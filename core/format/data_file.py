@@ -18,11 +18,9 @@ does and engines use them for evolution. Quirks pinned to Java 0.9's readers:
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from .arrow_schema import arrow_field, arrow_schema, field_id_of
-from ..errors import CorruptMetadata, InvalidInput, NotYetSupported
-from ..utils.interrupt import check, discard, reached
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -48,6 +46,9 @@ from ..data.types import (
     VarBinaryType,
     VarCharType,
 )
+from ..errors import CorruptMetadata, InvalidInput, NotYetSupported
+from ..utils.interrupt import check, discard, reached
+from .arrow_schema import arrow_field, arrow_schema, field_id_of
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotFound
 from ..data.types import (
+    MAX_LENGTH,
     BinaryType,
     BooleanType,
     CharType,
@@ -39,8 +39,8 @@ from ..data.types import (
     TimeType,
     VarBinaryType,
     VarCharType,
-    MAX_LENGTH,
 )
+from ..errors import InvalidInput, NotFound
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -11,10 +11,10 @@ columns with numpy's wrapping uint32 arithmetic, one pass per distinct row lengt
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
 from ..data.types import (
     BigIntType,
     BinaryType,
@@ -34,6 +34,7 @@ from ..data.types import (
     VarBinaryType,
     VarCharType,
 )
+from ..errors import InvalidInput, NotYetSupported
 
 if TYPE_CHECKING:
     import numpy as np

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput
 from ..manifest.index_manifest import DeletionVectorMeta

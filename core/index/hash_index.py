@@ -15,8 +15,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..io import paths
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
+from ..io import paths
 from ..io.fileio import FileIO, join
 from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta
 from ..utils.interrupt import discard

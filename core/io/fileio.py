@@ -12,8 +12,9 @@ import os
 import posixpath
 import time
 import uuid
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound, OutcomeUnknown, PaimonError, UnsafeRefused
 

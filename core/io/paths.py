@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
+from ..data.java_format import java_double, java_float, java_local_datetime
 from ..errors import InvalidInput
 from .fileio import join
-from ..data.java_format import java_double, java_float, java_local_datetime
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 MAIN_BRANCH = "main"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .avro import NAMESPACE
 from ..errors import CorruptMetadata
+from .avro import NAMESPACE
 from .manifest import FileKind, ObjectsFile, _check_version, _opt
 
 INDEX_MANIFEST_VERSION = 1

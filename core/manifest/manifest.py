@@ -9,15 +9,16 @@ current layout with Java's record names, ``_VERSION`` = 2 and ``["null", T]`` un
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any, Iterable
+from typing import Any
 
 from ..data import binary_row
-from .avro import NAMESPACE, epoch_millis, read_avro, write_avro
+from ..data.types import RowType
 from ..errors import CorruptMetadata, InvalidInput
 from ..io.fileio import FileIO, join
-from ..data.types import RowType
+from .avro import NAMESPACE, epoch_millis, read_avro, write_avro
 
 MANIFEST_VERSION = 2
 

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..errors import InvalidInput
-from .manifest import SimpleStats
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -49,6 +47,8 @@ from ..data.types import (
     VarCharType,
     VariantType,
 )
+from ..errors import InvalidInput
+from .manifest import SimpleStats
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .manifest import DataFileMeta
     from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
+    from .manifest import DataFileMeta
 
 # (min, max, null_count, row_count) of one column, as core.data.predicate's might_match takes it
 ColumnStats = tuple[Any, Any, "int | None", int]

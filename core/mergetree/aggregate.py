@@ -23,12 +23,13 @@ intermediate step but not at the end are not nulled (Java nulls them and restart
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
 from ..data.types import (
     ArrayType,
     BigIntType,
+    BinaryType,
     BooleanType,
     CharType,
     DataField,
@@ -42,9 +43,9 @@ from ..data.types import (
     SmallIntType,
     TinyIntType,
     VarBinaryType,
-    BinaryType,
     VarCharType,
 )
+from ..errors import InvalidInput, NotYetSupported
 
 if TYPE_CHECKING:
     import numpy as np
@@ -64,7 +65,7 @@ _NUMERIC_TYPES = (*_INTEGER_TYPES, FloatType, DoubleType, DecimalType)
 # ---------------------------------------------------------------------------- group helpers
 
 
-def group_starts(gid: "np.ndarray", n_groups: int) -> tuple["np.ndarray", "np.ndarray"]:
+def group_starts(gid: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
     """Start offset and record count of every group in a gid-sorted array (empty groups allowed)."""
     import numpy as np
 
@@ -73,7 +74,7 @@ def group_starts(gid: "np.ndarray", n_groups: int) -> tuple["np.ndarray", "np.nd
     return starts.astype(np.int64), (ends - starts).astype(np.int64)
 
 
-def last_index(mask: "np.ndarray", gid: "np.ndarray", n_groups: int) -> "np.ndarray":
+def last_index(mask: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
     """Row index of the last True per group, -1 where a group has none."""
     import numpy as np
 
@@ -87,7 +88,7 @@ def last_index(mask: "np.ndarray", gid: "np.ndarray", n_groups: int) -> "np.ndar
     return out
 
 
-def first_index(mask: "np.ndarray", gid: "np.ndarray", n_groups: int) -> "np.ndarray":
+def first_index(mask: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
     """Row index of the first True per group, -1 where a group has none."""
     import numpy as np
 
@@ -101,14 +102,14 @@ def first_index(mask: "np.ndarray", gid: "np.ndarray", n_groups: int) -> "np.nda
     return out
 
 
-def take_or_null(values: "pa.Array", idx: "np.ndarray") -> "pa.Array":
+def take_or_null(values: pa.Array, idx: np.ndarray) -> pa.Array:
     """values[idx] with null where idx < 0."""
     import pyarrow as pa
 
     return values.take(pa.array(idx, type=pa.int64(), mask=idx < 0))
 
 
-def valid_mask(values: "pa.Array") -> "np.ndarray":
+def valid_mask(values: pa.Array) -> np.ndarray:
     import numpy as np
     import pyarrow.compute as pc
 
@@ -117,7 +118,7 @@ def valid_mask(values: "pa.Array") -> "np.ndarray":
     return pc.is_valid(values).to_numpy(zero_copy_only=False)
 
 
-def segment_sum(arr: "np.ndarray", gid: "np.ndarray", n_groups: int) -> "np.ndarray":
+def segment_sum(arr: np.ndarray, gid: np.ndarray, n_groups: int) -> np.ndarray:
     """Per-group sum with numpy reduceat; empty groups give 0."""
     import numpy as np
 
@@ -130,8 +131,8 @@ def segment_sum(arr: "np.ndarray", gid: "np.ndarray", n_groups: int) -> "np.ndar
     return out
 
 
-def _hash_aggregate(values: "pa.Array", gid: "np.ndarray", n_groups: int, func: str,
-                    options: Any = None) -> "pa.Array":
+def _hash_aggregate(values: pa.Array, gid: np.ndarray, n_groups: int, func: str,
+                    options: Any = None) -> pa.Array:
     """pyarrow hash aggregation by gid (ordered, single-threaded), scattered to n_groups (null if absent)."""
     import numpy as np
     import pyarrow as pa
@@ -144,7 +145,7 @@ def _hash_aggregate(values: "pa.Array", gid: "np.ndarray", n_groups: int, func: 
     return take_or_null(col, pos)
 
 
-def _np_values(values: "pa.Array", fill: Any) -> "np.ndarray":
+def _np_values(values: pa.Array, fill: Any) -> np.ndarray:
     import pyarrow.compute as pc
 
     if values.null_count:
@@ -161,9 +162,9 @@ def _np_dtype(dt: DataType) -> Any:
     }[type(dt)]
 
 
-def _sequential_fold(v: "np.ndarray", valid: "np.ndarray", retract: "np.ndarray", gid: "np.ndarray",
+def _sequential_fold(v: np.ndarray, valid: np.ndarray, retract: np.ndarray, gid: np.ndarray,
                      n_groups: int, agg: Callable[[Any, Any], Any], ret: Callable[[Any, Any], Any],
-                     init_retract: Callable[[Any], Any]) -> tuple["np.ndarray", "np.ndarray"]:
+                     init_retract: Callable[[Any], Any]) -> tuple[np.ndarray, np.ndarray]:
     """Fold records of every group in order, one numpy step per position inside the group.
 
     Java semantics of the numeric aggregators: a null input leaves the accumulator alone; the
@@ -205,7 +206,7 @@ class FieldAggregator:
     # agg(acc, x) == aggReversed(acc, x) and order-free: usable inside partial-update sequence groups.
     commutative = False
 
-    def __init__(self, field: DataField, options: "CoreOptions", ignore_retract: bool = False) -> None:
+    def __init__(self, field: DataField, options: CoreOptions, ignore_retract: bool = False) -> None:
         self.field = field
         self.dtype = field.type
         self.options = options
@@ -221,8 +222,8 @@ class FieldAggregator:
             f"of type {self.dtype.as_sql()}"
         )
 
-    def aggregate(self, values: "pa.Array", gid: "np.ndarray", retract: "np.ndarray",
-                  n_groups: int) -> "pa.Array":
+    def aggregate(self, values: pa.Array, gid: np.ndarray, retract: np.ndarray,
+                  n_groups: int) -> pa.Array:
         """Merged value per group (length n_groups) of records already in merge order."""
         import numpy as np
 
@@ -240,8 +241,8 @@ class FieldAggregator:
                 )
         return self._aggregate(values, gid, retract, n_groups)
 
-    def _aggregate(self, values: "pa.Array", gid: "np.ndarray", retract: "np.ndarray",
-                   n_groups: int) -> "pa.Array":
+    def _aggregate(self, values: pa.Array, gid: np.ndarray, retract: np.ndarray,
+                   n_groups: int) -> pa.Array:
         raise NotImplementedError
 
 
@@ -297,7 +298,7 @@ class SumAgg(FieldAggregator):
         return pa.array(res, type=values.type, mask=count == 0)
 
 
-def _decimal_fit(total: "pa.Array", dt: DecimalType) -> "pa.Array":
+def _decimal_fit(total: pa.Array, dt: DecimalType) -> pa.Array:
     """Narrow a decimal128(38, s) aggregate to DECIMAL(p, s); values that do not fit become null (Java)."""
     import decimal
 
@@ -358,8 +359,8 @@ class ProductAgg(FieldAggregator):
         return pa.array(res.astype(np_t), type=values.type, mask=count == 0)
 
 
-def _decimal_product(values: "pa.Array", gid: "np.ndarray", retract: "np.ndarray", n_groups: int,
-                     dt: DecimalType) -> "pa.Array":
+def _decimal_product(values: pa.Array, gid: np.ndarray, retract: np.ndarray, n_groups: int,
+                     dt: DecimalType) -> pa.Array:
     """DECIMAL products fold per group with Python Decimal: pyarrow has no decimal hash_product."""
     import decimal
 
@@ -476,7 +477,7 @@ class ListaggAgg(FieldAggregator):
 
     name = "listagg"
 
-    def __init__(self, field: DataField, options: "CoreOptions", ignore_retract: bool = False) -> None:
+    def __init__(self, field: DataField, options: CoreOptions, ignore_retract: bool = False) -> None:
         super().__init__(field, options, ignore_retract)
         self.delimiter = options.get(f"fields.{field.name}.list-agg-delimiter") or ","
         self.distinct = (options.get(f"fields.{field.name}.distinct") or "false").lower() == "true"
@@ -511,13 +512,13 @@ class ListaggAgg(FieldAggregator):
         return pc.binary_join(lists, self.delimiter).cast(values.type)
 
 
-def _pa_array(items: list[Any], typ: "pa.DataType") -> "pa.Array":
+def _pa_array(items: list[Any], typ: pa.DataType) -> pa.Array:
     import pyarrow as pa
 
     return pa.array(items, type=typ)
 
 
-def fold_groups(items: list[Any], gid: "np.ndarray", retract: "np.ndarray", n_groups: int,
+def fold_groups(items: list[Any], gid: np.ndarray, retract: np.ndarray, n_groups: int,
                 agg: Callable[[Any, Any], Any], ret: Callable[[Any, Any], Any] | None) -> list[Any]:
     """Java's accumulator fold per key group over decoded Python values (nested / blob columns only)."""
     out: list[Any] = [None] * n_groups
@@ -682,7 +683,7 @@ class CollectAgg(FieldAggregator):
     supports_retract = True
     commutative = True  # Java: aggReversed == agg
 
-    def __init__(self, field: DataField, options: "CoreOptions", ignore_retract: bool = False) -> None:
+    def __init__(self, field: DataField, options: CoreOptions, ignore_retract: bool = False) -> None:
         super().__init__(field, options, ignore_retract)
         self.distinct = (options.get(f"fields.{field.name}.distinct") or "false").lower() == "true"
 
@@ -761,7 +762,7 @@ class NestedUpdateAgg(FieldAggregator):
     name = "nested_update"
     supports_retract = True
 
-    def __init__(self, field: DataField, options: "CoreOptions", ignore_retract: bool = False) -> None:
+    def __init__(self, field: DataField, options: CoreOptions, ignore_retract: bool = False) -> None:
         super().__init__(field, options, ignore_retract)
         raw = options.get(f"fields.{field.name}.nested-key") or ""
         self.nested_key = [k.strip() for k in raw.split(",") if k.strip()]
@@ -833,7 +834,7 @@ _SKETCHES = ("hll_sketch", "nested_partial_update", "merge_map_with_keytime")
 AGGREGATE_FUNCTIONS = tuple(_AGGREGATORS)
 
 
-def create_aggregator(field: DataField, func: str | None, options: "CoreOptions",
+def create_aggregator(field: DataField, func: str | None, options: CoreOptions,
                       is_primary_key: bool = False) -> FieldAggregator:
     """Java's FieldAggregator factory: PK -> primary-key, None -> last_non_null_value, + ignore-retract."""
     ignore_retract = (options.get(f"fields.{field.name}.ignore-retract") or "false").lower() == "true"

@@ -20,10 +20,11 @@ null in a new Java writer too).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
-from .levels import LevelSortedRun, Levels
+from .levels import Levels, LevelSortedRun
 
 if TYPE_CHECKING:
     from ..compact.unit import CompactUnit

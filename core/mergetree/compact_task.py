@@ -204,8 +204,8 @@ def min_file_size(options: CoreOptions) -> int:
 def load_deletion_vectors(table: FileStoreTable, partition_dir: str, bucket: int,
                           index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta]) -> dict[str, DeletionVector]:
     """Data file name -> DV from the bucket's DELETION_VECTORS index files."""
-    from ..io import paths
     from ..index.deletion_vectors import read_deletion_vectors
+    from ..io import paths
     from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 
     out: dict[str, DeletionVector] = {}
@@ -227,9 +227,9 @@ def retraction_count(ctx: CompactContext, file: DataFileMeta) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..io import paths
     from ..format.arrow_schema import system_fields
     from ..format.data_file import iter_data_file_batches
+    from ..io import paths
     from .merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
 
     path = paths.data_file_path(ctx.table.path, ctx.partition_dir, ctx.unit.bucket, file.file_name,

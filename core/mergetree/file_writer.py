@@ -30,24 +30,25 @@ next to the data file; they are added to :attr:`written` so an abort removes the
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..io import paths
-from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
 from ..errors import InvalidInput
+from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from ..io import paths
 from ..io.fileio import join
-from ..utils.interrupt import discard
 from ..manifest.manifest import FileSource
+from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..format.data_file import DataFileWriter
     from ..manifest.manifest import DataFileMeta
+    from ..manifest.stats import StatsAccumulator
     from ..schema.options import CoreOptions
     from ..schema.table_schema import TableSchema
-    from ..manifest.stats import StatsAccumulator
     from ..table.file_store_table import FileStoreTable
 
 KV = "kv"

@@ -9,14 +9,15 @@ never NULL): strings by code point = UTF-8 byte order, bytes unsigned.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput
 
 if TYPE_CHECKING:
-    from ..manifest.manifest import DataFileMeta
     from ..data.types import DataType
+    from ..manifest.manifest import DataFileMeta
 
 KeyFn = Callable[[bytes], Any]
 

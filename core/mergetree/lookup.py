@@ -214,8 +214,8 @@ class LevelLookup:
         """Min and max keys of ``files`` as two Arrow tables (one row per file)."""
         import pyarrow as pa
 
-        from ..format.arrow_schema import arrow_type
         from ..data.binary_row import Timestamp, deserialize
+        from ..format.arrow_schema import arrow_type
 
         types = [arrow_type(t) for t in self._key_types]
 
@@ -386,8 +386,8 @@ class LookupRewriter:
     def _plain_lookup_rewrite(self, ctx: Any, output_level: int, drop_delete: bool, sections: list[Any],
                               files: list[Any]) -> Any:
         """Java ``rewriteCompaction`` with the LookupMergeFunction-wrapped merge function."""
-        from .merge_function import merge
         from .changelog import LEVEL, keep_one_high_level
+        from .merge_function import merge
 
         key_names = list(ctx.schema.trimmed_primary_keys)
         writer = ctx.new_writer(output_level)

@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput, NotYetSupported
+from ..schema.options import CoreOptions
 from .aggregate import (
     LastValueAgg,
     ProductAgg,
@@ -36,8 +38,6 @@ from .aggregate import (
     take_or_null,
     valid_mask,
 )
-from ..errors import InvalidInput, NotYetSupported
-from ..schema.options import CoreOptions
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,27 +66,27 @@ class _Groups:
     per key, which :func:`_assemble` takes straight from ``source`` (one copy, not two).
     """
 
-    source: "pa.Table"
-    order: "np.ndarray | None"  # int64 source row per merge-order position
-    gid: "np.ndarray"  # group id per record, non-decreasing
+    source: pa.Table
+    order: np.ndarray | None  # int64 source row per merge-order position
+    gid: np.ndarray  # group id per record, non-decreasing
     n: int
-    starts: "np.ndarray"
-    kinds: "np.ndarray"  # int8 per record
-    seqs: "np.ndarray"  # int64 per record
-    _sorted: "pa.Table | None" = None
+    starts: np.ndarray
+    kinds: np.ndarray  # int8 per record
+    seqs: np.ndarray  # int64 per record
+    _sorted: pa.Table | None = None
 
     @property
-    def table(self) -> "pa.Table":
+    def table(self) -> pa.Table:
         if self._sorted is None:
             self._sorted = self.source if self.order is None else self.source.take(self.order)
         return self._sorted
 
-    def source_rows(self, positions: "np.ndarray") -> "np.ndarray":
+    def source_rows(self, positions: np.ndarray) -> np.ndarray:
         """Source row indices of merge-order ``positions``."""
         return positions if self.order is None else self.order[positions]
 
     @property
-    def retract(self) -> "np.ndarray":
+    def retract(self) -> np.ndarray:
         return (self.kinds == UPDATE_BEFORE) | (self.kinds == DELETE)
 
 
@@ -94,25 +94,25 @@ class _Groups:
 class _Result:
     """Per-group outcome of an engine: default pick, computed columns, kind, sequence, presence."""
 
-    pick: "np.ndarray"  # record index whose non-computed columns are emitted (-1: no row)
-    values: dict[str, "pa.Array"]
-    kind: "np.ndarray"
-    seq: "np.ndarray"
+    pick: np.ndarray  # record index whose non-computed columns are emitted (-1: no row)
+    values: dict[str, pa.Array]
+    kind: np.ndarray
+    seq: np.ndarray
 
 
 # ---------------------------------------------------------------------------- public API
 
 
 def merge(
-    table: "pa.Table",
+    table: pa.Table,
     key_names: list[str],
-    schema: "TableSchema",
+    schema: TableSchema,
     options: CoreOptions | None = None,
     drop_deletes: bool = False,
     *,
     lone_records_as_is: bool = False,
     presorted: bool = False,
-) -> "pa.Table":
+) -> pa.Table:
     """Merge the records of every key in ``table`` with the table's merge engine.
 
     ``table`` holds the key columns ``key_names`` (e.g. ``_KEY_id`` or plain ``id``),
@@ -158,7 +158,7 @@ def merge(
     return out
 
 
-def sequence_groups(schema: "TableSchema", options: CoreOptions) -> list[tuple[list[str], list[str]]]:
+def sequence_groups(schema: TableSchema, options: CoreOptions) -> list[tuple[list[str], list[str]]]:
     """Parse ``fields.<s1>,<s2>.sequence-group=<f1>,<f2>`` into [(sequence fields, protected fields)].
 
     Validates like Java's PartialUpdateMergeFunction.Factory (unknown fields, a field in two
@@ -190,7 +190,7 @@ def sequence_groups(schema: "TableSchema", options: CoreOptions) -> list[tuple[l
 # ---------------------------------------------------------------------------- sorting / grouping
 
 
-def _check_columns(table: "pa.Table", key_names: list[str]) -> None:
+def _check_columns(table: pa.Table, key_names: list[str]) -> None:
     missing = [c for c in [*key_names, SEQUENCE_NUMBER, VALUE_KIND] if c not in table.column_names]
     if missing:
         raise InvalidInput(f"merge input lacks column(s) {', '.join(missing)}; has {', '.join(table.column_names)}")
@@ -198,7 +198,7 @@ def _check_columns(table: "pa.Table", key_names: list[str]) -> None:
         raise InvalidInput("merge needs at least one key column")
 
 
-def sort_indices_nulls_first(table: "pa.Table", sort_keys: list[tuple[str, str]]) -> "pa.Array":
+def sort_indices_nulls_first(table: pa.Table, sort_keys: list[tuple[str, str]]) -> pa.Array:
     """pc.sort_indices with NULLs first for every key (per-key placement on pyarrow >= 25) and
     float NaN after +inf, as Java orders keys (its sort buffer's normalized keys, and
     Float/Double.compare in 2.0+); Arrow would place NaN with the NULLs, first."""
@@ -212,7 +212,7 @@ def sort_indices_nulls_first(table: "pa.Table", sort_keys: list[tuple[str, str]]
     return pc.sort_indices(table, sort_keys=sort_keys, null_placement="at_start")
 
 
-def _nan_after_inf(table: "pa.Table", sort_keys: list[tuple[str, str]]) -> tuple["pa.Table", list[tuple[str, str]]]:
+def _nan_after_inf(table: pa.Table, sort_keys: list[tuple[str, str]]) -> tuple[pa.Table, list[tuple[str, str]]]:
     """Sort input in which every float column holding NaN is split in two: the value with
     NaN as +inf, then a NaN flag in the same direction (so NaN follows +inf ascending)."""
     import pyarrow as pa
@@ -235,7 +235,7 @@ def _nan_after_inf(table: "pa.Table", sort_keys: list[tuple[str, str]]) -> tuple
     return table, out_keys
 
 
-def adjacent_differs(col: Any) -> "np.ndarray":
+def adjacent_differs(col: Any) -> np.ndarray:
     """For sorted values v: v[i] != v[i-1] for i >= 1 (nulls equal to nulls), as a numpy bool array.
 
     Floats compare as Java's key comparator (0.9 .. 1.4 generated ``a > b ? 1 : a < b ? -1 : 0``):
@@ -257,10 +257,9 @@ def adjacent_differs(col: Any) -> "np.ndarray":
     return ne.to_numpy(zero_copy_only=False)
 
 
-def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions,
+def _sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
                     presorted: bool = False) -> _Groups:
     import numpy as np
-    import pyarrow.compute as pc
 
     seq_fields = opts.sequence_field
     for f in seq_fields:
@@ -300,13 +299,13 @@ def _sort_and_group(table: "pa.Table", key_names: list[str], opts: CoreOptions,
     )
 
 
-def _identity(idx: "np.ndarray", n: int) -> bool:
+def _identity(idx: np.ndarray, n: int) -> bool:
     import numpy as np
 
     return len(idx) == n and (n == 0 or (idx[0] == 0 and bool((np.diff(idx) == 1).all())))
 
 
-def _assemble(g: _Groups, key_names: list[str], res: _Result) -> "pa.Table":
+def _assemble(g: _Groups, key_names: list[str], res: _Result) -> pa.Table:
     """One output row per group: keys from the group's first record, system columns and
     computed values from ``res``, every other column from the picked record -- taken from
     the unsorted input with ONE ``Table.take`` (none when the picks are the input as is)."""
@@ -400,20 +399,19 @@ def _first_row(g: _Groups) -> _Result:
             "first-row merge engine can not accept DELETE/UPDATE_BEFORE records; "
             "set 'ignore-delete'='true' to ignore them"
         )
-    import numpy as np
 
     pick = g.starts
     return _Result(pick, {}, g.kinds[pick], g.seqs[pick])
 
 
-def _value_fields(g: _Groups, key_names: list[str], schema: "TableSchema") -> list[Any]:
+def _value_fields(g: _Groups, key_names: list[str], schema: TableSchema) -> list[Any]:
     cols = set(g.source.column_names)
     return [f for f in schema.fields if f.name in cols and f.name not in key_names
             and f.name not in (SEQUENCE_NUMBER, VALUE_KIND)]
 
 
-def _with_base(g: _Groups, base: "np.ndarray", considered: "np.ndarray",
-               retract: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+def _with_base(g: _Groups, base: np.ndarray, considered: np.ndarray,
+               retract: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Record indices (merge order) to fold: each group's base record first as an initial
     accumulator (Java initialises the row with it), then the considered records.
     Returns (indices, retract flags)."""
@@ -431,7 +429,7 @@ def _with_base(g: _Groups, base: "np.ndarray", considered: "np.ndarray",
     return idx[o], flags[o]
 
 
-def _aggregation(g: _Groups, key_names: list[str], schema: "TableSchema", opts: CoreOptions) -> _Result:
+def _aggregation(g: _Groups, key_names: list[str], schema: TableSchema, opts: CoreOptions) -> _Result:
     """Per-field aggregate functions; ``aggregation.remove-record-on-delete`` restarts a key at its last -D."""
     import numpy as np
 
@@ -466,10 +464,9 @@ def _aggregation(g: _Groups, key_names: list[str], schema: "TableSchema", opts: 
 # ---------------------------------------------------------------------------- partial-update
 
 
-def _dense_rank(table: "pa.Table", fields: list[str]) -> "np.ndarray":
+def _dense_rank(table: pa.Table, fields: list[str]) -> np.ndarray:
     """Dense rank of the tuple of ``fields`` per record, ascending with NULL smallest per field."""
     import numpy as np
-    import pyarrow.compute as pc
 
     sub = table.select(fields)
     idx = sort_indices_nulls_first(sub, [(f, "ascending") for f in fields])
@@ -486,8 +483,8 @@ def _dense_rank(table: "pa.Table", fields: list[str]) -> "np.ndarray":
     return ranks
 
 
-def _accepted(rank: "np.ndarray", gid: "np.ndarray", considered: "np.ndarray",
-              init_rank: "np.ndarray") -> "np.ndarray":
+def _accepted(rank: np.ndarray, gid: np.ndarray, considered: np.ndarray,
+              init_rank: np.ndarray) -> np.ndarray:
     """Records whose sequence-group value is >= the group's running maximum so far (Java: compare >= 0).
 
     ``rank`` is -1 for records whose sequence fields are all null (skipped by Java).
@@ -511,7 +508,7 @@ def _accepted(rank: "np.ndarray", gid: "np.ndarray", considered: "np.ndarray",
     return considered & (rank >= 0) & (rank >= prev_eff)
 
 
-def _partial_update(g: _Groups, key_names: list[str], schema: "TableSchema", opts: CoreOptions) -> _Result:
+def _partial_update(g: _Groups, key_names: list[str], schema: TableSchema, opts: CoreOptions) -> _Result:
     import numpy as np
     import pyarrow as pa
 
@@ -605,7 +602,7 @@ def _partial_update(g: _Groups, key_names: list[str], schema: "TableSchema", opt
 
     values: dict[str, Any] = {}
 
-    def pick_or_base(idx: "np.ndarray") -> "np.ndarray":
+    def pick_or_base(idx: np.ndarray) -> np.ndarray:
         return np.where(idx >= 0, idx, np.where(has_base, base, -1))
 
     # Fields outside sequence groups: last non-null inserted value after the base.

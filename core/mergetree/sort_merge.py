@@ -23,11 +23,18 @@ un-merged records with ``_RUN_`` (run index), ``_LEVEL_``, ``_FILE_`` (index int
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
+from ..format.arrow_schema import (
+    KEY_PREFIX,
+    VALUE_KIND,
+    key_fields,
+    key_value_file_fields,
+    system_fields,
+)
 from ..io import paths
-from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields, system_fields
 
 if TYPE_CHECKING:
     import pyarrow as pa

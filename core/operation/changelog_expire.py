@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..io.fileio import join
 from .expire import (
     CHANGELOG,
     CHANGELOG_FILE,
@@ -32,7 +33,6 @@ from .expire import (
     _Reader,
     _tagged_snapshots,
 )
-from ..io.fileio import join
 
 if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot

@@ -33,13 +33,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..io import paths
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
+from ..io import paths
 from ..io.fileio import join
-from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestEntry, IndexManifestFile
-from ..utils.interrupt import commit_attempt
+from ..manifest.index_manifest import (
+    DELETION_VECTORS_INDEX,
+    HASH_INDEX,
+    IndexFileMeta,
+    IndexManifestEntry,
+    IndexManifestFile,
+)
 from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..utils.interrupt import commit_attempt
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable

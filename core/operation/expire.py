@@ -26,18 +26,19 @@ branches are protected; a data file the end snapshot still lists is never delete
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..io import paths
 from ..errors import CorruptMetadata, InvalidInput, NotFound, PaimonError, UnsafeRefused
+from ..io import paths
 from ..io.fileio import join
 
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexManifestEntry
     from ..refs.snapshot import Snapshot
-    from ..system.tables import Rows
     from ..table.file_store_table import FileStoreTable
+    from ..utils.rows import Rows
 
 T = TypeVar("T")
 INT_MAX = 2147483647
@@ -1069,7 +1070,7 @@ EXPIRY_COLUMNS = ["snapshot_id", "commit_kind", "commit_time", "will_expire", "h
 def expiry_report(table: FileStoreTable, at: Any = None, policy: ExpirePolicy | None = None) -> Rows:
     """Per snapshot: expires on the next run (and what it frees), or what holds it."""
     from ..data.java_format import local_datetime_from_millis
-    from ..system.tables import Rows
+    from ..utils.rows import Rows
 
     plan = plan_expire(table, policy, explain=True)
     sm = table.snapshot_manager

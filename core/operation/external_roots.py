@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from ..errors import CorruptMetadata, NotFound, NotYetSupported, UnsafeRefused
 from ..io.fileio import FileIO, basename, join, parent
-from ..utils.json_util import loads_metadata
 from ..io.paths import BRANCH_PREFIX, branch_dir, escape_path_name, schema_dir
 from ..schema.table_schema import _SCHEMA_FILE
+from ..utils.json_util import loads_metadata
 from .used_files import DirLister
 
 if TYPE_CHECKING:

@@ -150,7 +150,12 @@ def plan_remove_orphans(
     (UnsafeRefused) when another table of the warehouse claims an overlapping location.
     """
     from .external_roots import (
-        ExternalLayout, check_unshared, configured_roots, location_key, scan_location, warehouse_claims,
+        ExternalLayout,
+        check_unshared,
+        configured_roots,
+        location_key,
+        scan_location,
+        warehouse_claims,
     )
 
     now = int(time.time() * 1000) if now_millis is None else now_millis

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 
@@ -311,7 +312,7 @@ class PartitionExpirePlan:
     snapshots: list[int] = field(default_factory=list)  # filled by apply
 
     def rows(self) -> Any:
-        from ..system.tables import Rows
+        from ..utils.rows import Rows
 
         return Rows(
             ["partition", "partition_time", "last_update_time", "file_count", "record_count", "file_size_in_bytes"],
@@ -328,9 +329,9 @@ class PartitionExpirePlan:
 
 def live_partitions(table: FileStoreTable, snapshot: Snapshot | None) -> list[PartitionInfo]:
     """Partitions with live data files in ``snapshot``, with Java's PartitionEntry numbers."""
-    from ..io import paths
     from ..data.binary_row import deserialize
     from ..data.java_format import utc_wall_clock_from_millis
+    from ..io import paths
 
     schema = table.schema
     keys = schema.partition_keys

@@ -30,21 +30,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..io import paths
 from ..errors import InvalidInput, NotYetSupported
+from ..io import paths
 from .scan import is_postpone_table, split_postponed
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..data.predicate import Predicate
+    from ..data.types import DataField
     from ..index.deletion_vectors import DeletionVector
     from ..manifest.index_manifest import DeletionVectorMeta
     from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..data.predicate import Predicate
     from ..refs.snapshot import Snapshot
-    from ..system.tables import Rows
     from ..table.file_store_table import FileStoreTable, TimeTravel
-    from ..data.types import DataField
+    from ..utils.rows import Rows
 
 ROW_KIND_COLUMN = "rowkind"
 ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -440,7 +440,7 @@ class TableRead:
     # -- explain -------------------------------------------------------------------------
 
     def explain(self) -> Rows:
-        from ..system.tables import Rows
+        from ..utils.rows import Rows
 
         p = self.plan()
         steps = [("total", p.total)]

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..io import paths
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
+from ..io import paths
 from ..io.fileio import join, parent
-from ..utils.interrupt import deferred
 from ..io.paths import MAIN_BRANCH
+from ..utils.interrupt import deferred
 from .used_files import Ref, collect_used_files
 
 if TYPE_CHECKING:

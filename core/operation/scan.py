@@ -25,8 +25,8 @@ from ..utils.workers import map_ordered
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexManifestEntry
     from ..manifest.manifest import ManifestEntry, ManifestFileMeta
-    from ..schema.table_schema import TableSchema
     from ..refs.snapshot import Snapshot
+    from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
 
 _READ_THREADS = 8

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
 from ..io.fileio import FileIO, FileStatus, join

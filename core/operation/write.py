@@ -27,26 +27,27 @@ import datetime as _dt
 import os
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..io import paths
-from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
-from ..errors import InvalidInput, NotYetSupported
-from ..utils.interrupt import deferred, discard
-from ..schema.options import CoreOptions, check_option_keys
 from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
+from ..errors import InvalidInput, NotYetSupported
+from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
+from ..io import paths
+from ..schema.options import CoreOptions, check_option_keys
+from ..utils.interrupt import deferred, discard
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from .commit import CommitMessage, FileStoreCommit
     from ..manifest.manifest import DataFileMeta
-    from ..schema.table_schema import TableSchema
     from ..refs.snapshot import Snapshot
+    from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
+    from .commit import CommitMessage, FileStoreCommit
 
 _IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
                        "partial-update.ignore-delete")
@@ -750,8 +751,8 @@ def write_table_result(
     ``expire=False`` skips the post-commit maintenance (snapshot, partition and tag expiry)
     a Java writer would run; ``write-only`` skips it too.
     """
-    from .commit import FileStoreCommit
     from ..format.input import make_plan, read_inputs
+    from .commit import FileStoreCommit
 
     started = time.monotonic()
     if overwrite_partition and not overwrite:

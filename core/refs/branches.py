@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import FileIO, join
-from ..utils.interrupt import deferred
 from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path
+from ..utils.interrupt import deferred
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -133,7 +133,7 @@ class BranchPlan:
     changes: list[BranchChange] = field(default_factory=list)
 
     def rows(self) -> Any:
-        from ..system.tables import Rows
+        from ..utils.rows import Rows
 
         return Rows(
             ["action", "kind", "path", "source", "bytes"],

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..errors import CorruptMetadata, InvalidInput, NotFound
 from ..io.fileio import FileIO, join
-from ..utils.json_util import dumps_jackson, loads_metadata
 from ..io.paths import branch_path
+from ..utils.json_util import dumps_jackson, loads_metadata
 
 CONSUMER_PREFIX = "consumer-"
 

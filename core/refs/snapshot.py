@@ -8,13 +8,14 @@ layout, which older Java readers accept since they ignore unknown keys.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import CorruptMetadata, NotFound
 from ..io.fileio import FileIO, join
-from ..utils.json_util import dumps_jackson, loads_metadata
 from ..io.paths import branch_path
+from ..utils.json_util import dumps_jackson, loads_metadata
 from ..utils.workers import map_ordered
 
 CURRENT_VERSION = 3

@@ -14,8 +14,8 @@ from typing import Any
 
 from ..errors import CorruptMetadata, NotFound, PaimonError
 from ..io.fileio import FileIO, join
-from ..utils.json_util import dumps_jackson, loads_metadata
 from ..io.paths import statistics_dir
+from ..utils.json_util import dumps_jackson, loads_metadata
 
 STAT_PREFIX = "stat-"
 _COL_KEYS = ("colId", "distinctCount", "min", "max", "nullCount", "avgLen", "maxLen")

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..utils.durations import parse_iso_duration
 from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import FileIO, join
-from ..utils.json_util import dumps_jackson, loads_metadata
 from ..io.paths import branch_path
+from ..utils.durations import parse_iso_duration
+from ..utils.json_util import dumps_jackson, loads_metadata
 from .snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -439,7 +439,7 @@ class TagDeletionPlan:
         return sum(f.size or 0 for f in self.files)
 
     def rows(self) -> Any:
-        from ..system.tables import Rows
+        from ..utils.rows import Rows
 
         return Rows(
             ["tag", "kind", "path", "bytes"],
@@ -555,8 +555,8 @@ def _extra_protection(table: FileStoreTable, reader: _RefReader) -> _Protected:
     alive); each distinct manifest list and manifest is read once, so the cost follows the
     number of manifests, not snapshots x files. Deleting less than Java only leaves orphans.
     """
-    from .branches import BranchManager
     from ..manifest.manifest import FileKind
+    from .branches import BranchManager
     from .snapshot import ChangelogManager
 
     current = table.branch
@@ -611,8 +611,8 @@ def plan_tag_deletion(table: FileStoreTable, names: list[str]) -> TagDeletionPla
     them. Changelog files are left to changelog expiration (as Java). Anything unreadable
     that decides "used" raises UnsafeRefused before anything is deleted.
     """
-    from ..io import paths
     from ..data.binary_row import deserialize
+    from ..io import paths
 
     if not names:
         raise InvalidInput("no tag name given")

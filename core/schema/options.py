@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..errors import InvalidInput
 

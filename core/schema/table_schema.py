@@ -10,21 +10,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
-from ..io import fileio as fio
-from ..errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInput, NotFound
-from ..io.fileio import FileIO
-from ..utils.json_util import dumps_jackson, loads_metadata
-from .options import (
-    CHANGELOG_PRODUCERS,
-    IMMUTABLE_OPTIONS,
-    MERGE_ENGINES,
-    CoreOptions,
-    check_option_keys,
-    parse_int,
-)
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -43,6 +32,18 @@ from ..data.types import (
     TimestampType,
     TinyIntType,
     VarCharType,
+)
+from ..errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInput, NotFound
+from ..io import fileio as fio
+from ..io.fileio import FileIO
+from ..utils.json_util import dumps_jackson, loads_metadata
+from .options import (
+    CHANGELOG_PRODUCERS,
+    IMMUTABLE_OPTIONS,
+    MERGE_ENGINES,
+    CoreOptions,
+    check_option_keys,
+    parse_int,
 )
 
 CURRENT_VERSION = 3

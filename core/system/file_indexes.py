@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..io import paths
 from ..fileindex.format import BITMAP, BLOOM_FILTER, FileIndexContainer, index_file_names
+from ..io import paths
 
 if TYPE_CHECKING:
-    from .tables import Rows
     from ..table.file_store_table import FileStoreTable, TimeTravel
+    from ..utils.rows import Rows
 
 COLUMNS = ["partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
            "column_name", "current_column", "index_type", "storage_type", "index_file_path",
@@ -55,7 +55,7 @@ def _current_name(table: FileStoreTable, schema_id: int, file_column: str) -> st
 
 def file_index_rows(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     """Per live file and indexed column: index type, sizes, where stored, distinct values."""
-    from .tables import Rows
+    from ..utils.rows import Rows
 
     rows: list[dict[str, Any]] = []
     names_cache: dict[tuple[int, str], str | None] = {}

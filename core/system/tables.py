@@ -9,34 +9,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound
-from ..operation.scan import is_postpone_table, split_postponed
-from ..manifest.stats_reader import StatsReader
 from ..data.java_format import (
-    java_hash_map_order,
     java_array_string,
+    java_hash_map_order,
     java_map_string,
     local_datetime_from_millis,
     utc_wall_clock_from_millis,
 )
+from ..errors import NotFound
+from ..manifest.stats_reader import StatsReader
+from ..operation.scan import is_postpone_table, split_postponed
+from ..utils.rows import Rows
 
 if TYPE_CHECKING:
-    from ..table.catalog import FileSystemCatalog
-    from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..schema.table_schema import TableSchema
+    from ..manifest.manifest import ManifestEntry
     from ..refs.snapshot import Snapshot
+    from ..table.catalog import FileSystemCatalog
     from ..table.file_store_table import FileStoreTable, TimeTravel
-
-
-@dataclass
-class Rows:
-    """A system table's result: ordered column names and one dict per row."""
-
-    columns: list[str]
-    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _flat_json(obj: Any) -> str:
@@ -193,8 +184,8 @@ class _Decoder(StatsReader):
     def _partition(self, partition: bytes) -> tuple[list[Any], str, str]:
         hit = self._partitions.get(partition)
         if hit is None:
-            from ..io import paths
             from ..data.binary_row import deserialize
+            from ..io import paths
 
             values = deserialize(partition, self.partition_types) if self.partition_types else []
             text = java_array_string(values, self.partition_types)

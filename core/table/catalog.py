@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..io import fileio
 from ..errors import AlreadyExists, NotFound
+from ..io import fileio
 from .identifiers import Identifier, validate_name
 
 if TYPE_CHECKING:

@@ -7,19 +7,19 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..io import paths
 from ..errors import InvalidInput, NotFound
+from ..io import paths
 
 if TYPE_CHECKING:
+    from ..io.fileio import FileIO
+    from ..operation.scan import FileStoreScan
     from ..refs.branches import BranchManager
     from ..refs.consumers import ConsumerManager
-    from ..io.fileio import FileIO
-    from .identifiers import Identifier
-    from ..schema.options import CoreOptions
-    from ..operation.scan import FileStoreScan
-    from ..schema.table_schema import SchemaManager, TableSchema
     from ..refs.snapshot import Snapshot, SnapshotManager
     from ..refs.tags import TagManager
+    from ..schema.options import CoreOptions
+    from ..schema.table_schema import SchemaManager, TableSchema
+    from .identifiers import Identifier
 
 
 @dataclass(frozen=True)

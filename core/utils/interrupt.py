@@ -24,10 +24,15 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ..io.fileio import FileIO
+
+class FileRemover(Protocol):
+    """What :func:`discard` needs of a ``FileIO`` (utils sit below the io room)."""
+
+    def exists(self, path: str) -> bool: ...
+
+    def delete(self, path: str) -> None: ...
 
 
 class Interrupted(KeyboardInterrupt):
@@ -140,7 +145,7 @@ def reached(kind: str) -> None:
             os.kill(os.getpid(), _test_hook[0])
 
 
-def discard(file_io: FileIO, paths: Iterable[str]) -> int:
+def discard(file_io: FileRemover, paths: Iterable[str]) -> int:
     """Delete files this process wrote and did not commit (best effort: a file left behind is
     an orphan that ``remove-orphan-files`` clears). Never pass a file a snapshot may reference.
 

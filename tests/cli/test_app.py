@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from paimon_cli import __version__
 from paimon_cli.app import app
+from paimon_cli.core.utils.rows import Rows
 from paimon_cli.errors import EXIT_CODES
-from paimon_cli.core.system.tables import Rows
 from paimon_cli.output import render
 
 SCHEMA = "id BIGINT NOT NULL, name STRING, dt STRING"

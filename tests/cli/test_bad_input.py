@@ -24,7 +24,8 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.data.types import BigIntType
+from paimon_cli.core.io.paths import manifest_dir
 from paimon_cli.core.manifest.manifest import (
     DataFileMeta,
     FileKind,
@@ -34,9 +35,8 @@ from paimon_cli.core.manifest.manifest import (
     ManifestList,
     SimpleStats,
 )
-from paimon_cli.core.io.paths import manifest_dir
 from paimon_cli.core.refs.snapshot import Snapshot
-from paimon_cli.core.data.types import BigIntType
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SCHEMA = "id BIGINT NOT NULL, name STRING"

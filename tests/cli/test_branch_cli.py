@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def invoke(runner: CliRunner, *args: str) -> Any:
@@ -70,9 +70,10 @@ def test_branch_life_cycle(runner: CliRunner, table: tuple[str, Path]) -> None:
     # a commit on the branch (the `write` command has no --branch yet; core does)
     cat = FileSystemCatalog(wh)
     dev = cat.get_table("db.t", "dev")
+    import pyarrow as pa
+
     from paimon_cli.core.format.arrow_schema import arrow_schema
     from paimon_cli.core.operation.write import TableWrite
-    import pyarrow as pa
 
     tw = TableWrite(dev)
     tw.write_arrow(pa.Table.from_pylist([{"id": 9, "dt": "2020-01-03"}], schema=arrow_schema(dev.schema.fields)))

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.compact.job import PLAN_COLUMNS, RESULT_COLUMNS
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def invoke(runner: CliRunner, *args: str) -> Any:
@@ -222,8 +222,8 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_compact_a_branch(env: Env) -> None:
-    from paimon_cli.core.refs.branches import create_branch
     from paimon_cli.core.operation.write import write_table_result
+    from paimon_cli.core.refs.branches import create_branch
 
     cat = FileSystemCatalog(env.wh)
     create_branch(cat.get_table("db.pk"), "b1")

@@ -5,6 +5,17 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.data.types import (
+    ArrayType,
+    DataField,
+    IntType,
+    MapType,
+    MultisetType,
+    RowType,
+    VariantType,
+    parse_data_type,
+)
+from paimon_cli.core.errors import NotYetSupported
 from paimon_cli.core.format.arrow_schema import (
     FIELD_ID_KEY,
     KEY_PREFIX,
@@ -19,18 +30,7 @@ from paimon_cli.core.format.arrow_schema import (
     map_key_field_id,
     map_value_field_id,
 )
-from paimon_cli.core.errors import NotYetSupported
 from paimon_cli.core.schema.table_schema import TableSchema
-from paimon_cli.core.data.types import (
-    ArrayType,
-    DataField,
-    IntType,
-    MapType,
-    MultisetType,
-    RowType,
-    VariantType,
-    parse_data_type,
-)
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ import json
 import fastavro
 import pytest
 
-from paimon_cli.core.manifest.avro import CODECS, NAMESPACE, epoch_millis, read_avro, schema_json, write_avro
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput
+from paimon_cli.core.manifest.avro import CODECS, NAMESPACE, epoch_millis, read_avro, schema_json, write_avro
 
 SCHEMA = {
     "type": "record",

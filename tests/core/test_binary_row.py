@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from paimon_cli.core.data import binary_row as br
 from paimon_cli.core.data.binary_row import Timestamp
-from paimon_cli.core.errors import InvalidInput, NotYetSupported
 from paimon_cli.core.data.types import (
     ArrayType,
     BigIntType,
@@ -34,6 +33,7 @@ from paimon_cli.core.data.types import (
     VarBinaryType,
     VarCharType,
 )
+from paimon_cli.core.errors import InvalidInput, NotYetSupported
 
 S = VarCharType()
 I = IntType()  # noqa: E741

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.refs.branches import BranchManager, validate_branch_name
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.refs.branches import BranchManager, validate_branch_name
 from paimon_cli.core.refs.snapshot import Snapshot, SnapshotManager
 from paimon_cli.core.refs.tags import TagManager
 

@@ -11,10 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.index import bucket as bucket_mod
 from paimon_cli.core.data.binary_row import Timestamp, bucket_hash, to_bytes
-from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, murmur3_words
-from paimon_cli.core.errors import InvalidInput, NotYetSupported
 from paimon_cli.core.data.types import (
     ArrayType,
     BigIntType,
@@ -26,6 +23,9 @@ from paimon_cli.core.data.types import (
     VarCharType,
     parse_data_type,
 )
+from paimon_cli.core.errors import InvalidInput, NotYetSupported
+from paimon_cli.core.index import bucket as bucket_mod
+from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, murmur3_words
 
 
 def _fields(*types: str) -> list[DataField]:

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind
-from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
-from paimon_cli.core.data.types import parse_data_type
 
 INT = parse_data_type("INT")
 STRING = parse_data_type("STRING")

@@ -9,20 +9,20 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.io import paths
-from paimon_cli.core.data.binary_row import EMPTY_ROW, deserialize, serialize
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
 from paimon_cli.core.compact.unit import APPEND
+from paimon_cli.core.data.binary_row import EMPTY_ROW, deserialize, serialize
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
+from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
-from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import AddColumn, Schema
 from paimon_cli.core.manifest.stats import decode_stats
-from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.schema.table_schema import AddColumn, Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 COLS = "id INT, dt STRING, v DOUBLE, s STRING"
 ARROW = pa.schema([("id", pa.int32()), ("dt", pa.string()), ("v", pa.float64()), ("s", pa.string())])

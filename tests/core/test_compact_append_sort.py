@@ -15,9 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.format.arrow_schema import arrow_schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.compact.sort import (
     SORT_KEY,
     hilbert_index_bytes,
@@ -27,16 +24,17 @@ from paimon_cli.core.compact.sort import (
     sort_stream,
     zorder_keys,
 )
-from paimon_cli.core.errors import CommitConflict, InvalidInput
-from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.data.types import DataField, parse_columns
-from paimon_cli.core.operation.write import TableWrite
-
-from paimon_cli.core.io import paths
-from paimon_cli.core.operation.commit import CommitMessage
+from paimon_cli.core.errors import CommitConflict, InvalidInput
+from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
+from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 MIN_LONG = -(1 << 63)
 
@@ -369,8 +367,8 @@ def read_all(t: Any) -> list[dict[str, Any]]:
 
 def partition_rows_in_file_order(t: Any, dt_value: str) -> list[dict[str, Any]]:
     """Rows of one partition, file by file in sequence order, rows in file order."""
-    from paimon_cli.core.io import paths
     from paimon_cli.core.format.data_file import read_data_file
+    from paimon_cli.core.io import paths
 
     out = []
     es = [e for e in live(t) if t.schema.partition_keys and

@@ -11,7 +11,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.compact import job as job_mod
 from paimon_cli.core.compact import local as local_mod
 from paimon_cli.core.compact.job import (
@@ -23,11 +22,12 @@ from paimon_cli.core.compact.job import (
     plan_compaction,
 )
 from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput, PaimonError
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.write import write_table, write_table_result
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 _names = itertools.count()
 

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.refs.consumers import ConsumerManager
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotFound
 from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.refs.consumers import ConsumerManager
 
 
 def test_consumers_round_trip(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.data.types import DataField, parse_data_type
+from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.format.data_file import (
     avro_schema,
@@ -23,10 +25,8 @@ from paimon_cli.core.format.data_file import (
     read_data_file,
     write_data_file,
 )
-from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported
 from paimon_cli.core.io.fileio import FileIO
 from paimon_cli.core.schema.options import CoreOptions
-from paimon_cli.core.data.types import DataField, parse_data_type
 
 UTC = dt.timezone.utc
 COLS = [

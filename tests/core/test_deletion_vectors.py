@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
+from paimon_cli.core.errors import CorruptMetadata, InvalidInput
 from paimon_cli.core.index.deletion_vectors import (
     MAGIC_32,
     MAGIC_64,
@@ -21,7 +22,6 @@ from paimon_cli.core.index.deletion_vectors import (
     serialize_deletion_vector_index,
     write_deletion_vector_index,
 )
-from paimon_cli.core.errors import CorruptMetadata, InvalidInput
 from paimon_cli.core.io.fileio import FileIO
 from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta
 

@@ -8,6 +8,8 @@ from decimal import Decimal
 
 import pytest
 
+from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.schema.options import CoreOptions, parse_duration_millis
 from paimon_cli.core.utils.durations import (
     MAX_DURATION_DAYS,
     UNITS,
@@ -16,8 +18,6 @@ from paimon_cli.core.utils.durations import (
     parse_iso_time,
     parse_point_in_time,
 )
-from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.schema.options import CoreOptions, parse_duration_millis
 
 S, MIN, H, D = 1_000, 60_000, 3_600_000, 86_400_000
 NOW = 1_800_000_000_000  # 2027-01-15

@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.utils.durations import parse_point_in_time
+from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
+from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.expire import (
     DATA_FILE,
     MANIFEST,
@@ -33,12 +33,12 @@ from paimon_cli.core.operation.expire import (
     plan_expire,
     snapshot_health,
 )
-from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
-from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.operation.write import write_table
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
+from paimon_cli.core.utils.durations import parse_point_in_time
 
 OLD = ExpirePolicy(time_retained_millis=0)  # every snapshot counts as old
 

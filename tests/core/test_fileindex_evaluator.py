@@ -14,12 +14,12 @@ import random
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.types import parse_columns as _parse_columns
 from paimon_cli.core.fileindex.evaluator import evaluate, remains
 from paimon_cli.core.fileindex.format import FileIndexContainer
 from paimon_cli.core.fileindex.writer import DataFileIndexWriter
-from paimon_cli.core.data.predicate import parse_predicate
 from paimon_cli.core.schema.table_schema import assign_field_ids
-from paimon_cli.core.data.types import parse_columns as _parse_columns
 
 COLUMNS = "i INT, b BIGINT, s STRING, d DOUBLE, day DATE, ts TIMESTAMP(6), m DECIMAL(10, 2), t TINYINT"
 

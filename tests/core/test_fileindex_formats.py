@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyroaring
 import pytest
 
+from paimon_cli.core.data.types import BigIntType, BooleanType, DoubleType, IntType, VarCharType
 from paimon_cli.core.errors import CorruptMetadata
 from paimon_cli.core.fileindex.bitmap import BitmapBuilder, BitmapReader
 from paimon_cli.core.fileindex.bloom import (
@@ -36,7 +37,6 @@ from paimon_cli.core.fileindex.format import (
     write_container,
 )
 from paimon_cli.core.fileindex.values import to_column
-from paimon_cli.core.data.types import BigIntType, BooleanType, DoubleType, IntType, VarCharType
 
 
 def _bm(rows: list[int]) -> bytes:
@@ -173,7 +173,7 @@ def test_bitmap_v1_and_v2_match_hand_built_layouts() -> None:
     assert _build_bitmap(2) == _v2_fixture()
     for payload in (_v1_fixture(), _v2_fixture()):
         r = BitmapReader(payload, VarCharType(10))
-        assert list(r.rows_equal("b".encode())) == [0, 2]
+        assert list(r.rows_equal(b"b")) == [0, 2]
         assert list(r.rows_equal(b"a")) == [1] and list(r.rows_equal(b"c")) == [5]
         assert list(r.rows_equal(None)) == [3, 4]
         assert len(r.rows_equal(b"zz")) == 0

@@ -8,7 +8,8 @@ see ``False`` with the winner's bytes untouched.
 from __future__ import annotations
 
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 

@@ -8,10 +8,8 @@ import numpy as np
 import pytest
 
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
-from paimon_cli.core.io.fileio import FileIO
 from paimon_cli.core.index.hash_index import (
     DynamicBucketAssigner,
     HashIndexChange,
@@ -23,9 +21,11 @@ from paimon_cli.core.index.hash_index import (
     read_hash_index,
     write_hash_index,
 )
+from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
-from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 
 P0 = binary_row.EMPTY_ROW
 

@@ -12,9 +12,10 @@ import fastavro
 import pytest
 
 from paimon_cli.core.data import binary_row as br
-from paimon_cli.core.manifest.avro import write_avro
+from paimon_cli.core.data.types import IntType
 from paimon_cli.core.errors import CorruptMetadata
 from paimon_cli.core.io.fileio import FileIO, join
+from paimon_cli.core.manifest.avro import write_avro
 from paimon_cli.core.manifest.index_manifest import (
     INDEX_MANIFEST_SCHEMA,
     DeletionVectorMeta,
@@ -24,7 +25,6 @@ from paimon_cli.core.manifest.index_manifest import (
     IndexManifestFile,
 )
 from paimon_cli.core.manifest.manifest import FileKind
-from paimon_cli.core.data.types import IntType
 
 # FORMAT-FACTS 5.4 (fixture-verified there).
 JAVA_INDEX_SCHEMA = (

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.utils import interrupt
 from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.utils import interrupt
 from paimon_cli.core.utils.workers import map_ordered, prefetch, worker_pool
 
 

@@ -12,9 +12,10 @@ import fastavro
 import pytest
 
 from paimon_cli.core.data import binary_row as br
-from paimon_cli.core.manifest.avro import write_avro
+from paimon_cli.core.data.types import DataField, IntType, RowType, VarCharType
 from paimon_cli.core.errors import CorruptMetadata
 from paimon_cli.core.io.fileio import FileIO, join
+from paimon_cli.core.manifest.avro import write_avro
 from paimon_cli.core.manifest.manifest import (
     DATA_FILE_SCHEMA,
     MANIFEST_LIST_SCHEMA,
@@ -29,7 +30,6 @@ from paimon_cli.core.manifest.manifest import (
     SimpleStats,
     partition_stats,
 )
-from paimon_cli.core.data.types import DataField, IntType, RowType, VarCharType
 
 # FORMAT-FACTS 5.2 / 5.3, the schema texts Java wrote (fixture-verified there).
 JAVA_LIST_SCHEMA = (

@@ -13,22 +13,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paimon_cli.core.data import binary_row
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import key_value_file_fields
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.index.deletion_vectors import DeletionVector
-from paimon_cli.core.errors import NotYetSupported
-from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.mergetree import sort_merge
 from paimon_cli.core.mergetree.compact_strategy import pick_unit
 from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
 from paimon_cli.core.mergetree.levels import Levels, key_function
+from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.mergetree.sort_merge import ANNOTATIONS, MergeReader
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def make(wh: Path, name: str, columns: str, pk: tuple[str, ...], part: tuple[str, ...] = (), **options: str) -> Any:
@@ -381,8 +380,8 @@ def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Pat
 
 
 def test_schema_evolution_of_older_files(tmp_path: Path) -> None:
-    from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn
     from paimon_cli.core.data.types import BigIntType
+    from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn
 
     t = make(tmp_path, "evo", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array([1, 2, 3], pa.int32()), "v": ["a", "b", "c"]}))

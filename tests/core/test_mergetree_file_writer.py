@@ -11,13 +11,13 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.data import binary_row
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import key_value_file_fields
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.format.data_file import read_data_file
+from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats, decode_stats
 from paimon_cli.core.mergetree.file_writer import RollingFileWriter
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats, decode_stats
-from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 @pytest.fixture
@@ -200,8 +200,8 @@ def test_table_file_index_options_build_an_index_per_file(cat: FileSystemCatalog
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from paimon_cli.core.manifest.stats import StatsAccumulator, raw_col_stats  # noqa: E402
 from paimon_cli.core.data.types import DataField, DoubleType, IntType, VarCharType  # noqa: E402
+from paimon_cli.core.manifest.stats import StatsAccumulator, raw_col_stats  # noqa: E402
 
 _FLOATS = st.one_of(st.none(), st.sampled_from([0.0, -0.0, float("nan"), 1.5, -2.25, 3.0]))
 

@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.index.deletion_vectors import read_deletion_vectors
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.index.deletion_vectors import read_deletion_vectors
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
 from paimon_cli.core.mergetree.changelog import (
     FullChangelogMerger,
@@ -27,7 +27,7 @@ from paimon_cli.core.mergetree.dv_maintainer import DvMaintainer, index_file_pat
 from paimon_cli.core.mergetree.file_writer import RollingFileWriter
 from paimon_cli.core.mergetree.lookup import LevelLookup
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 

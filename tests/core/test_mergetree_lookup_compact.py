@@ -16,19 +16,19 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import key_value_file_fields
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.index.deletion_vectors import read_deletion_vectors
+from paimon_cli.core.io.paths import index_dir, join
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
 from paimon_cli.core.mergetree.compact_strategy import pick_unit
 from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
 from paimon_cli.core.mergetree.levels import Levels, key_function
-from paimon_cli.core.io.paths import index_dir, join
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 
@@ -203,8 +203,8 @@ def test_full_compaction_changelog_unit(tmp_path: Path) -> None:
 def test_compaction_changelog_files_honour_changelog_file_options(tmp_path: Path) -> None:
     """Changelog written by compaction: changelog-file.format / stats-mode, no file index,
     while the data files of the same compaction keep the table's format, stats and index."""
-    from paimon_cli.core.schema.options import CoreOptions
     from paimon_cli.core.manifest.stats import collect_value_stats
+    from paimon_cli.core.schema.options import CoreOptions
 
     t = T(tmp_path, **{"changelog-producer": "full-compaction", "changelog-file.format": "avro",
                        "changelog-file.stats-mode": "none", "metadata.stats-mode": "full",

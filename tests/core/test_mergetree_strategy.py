@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.data import binary_row
+from paimon_cli.core.data.types import IntType
 from paimon_cli.core.errors import CorruptMetadata
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
 from paimon_cli.core.mergetree.compact_strategy import (
@@ -19,9 +20,8 @@ from paimon_cli.core.mergetree.compact_strategy import (
     pick_unit,
     strategy_for,
 )
-from paimon_cli.core.mergetree.levels import LevelSortedRun, Levels, SortedRun, interval_partition, key_function
+from paimon_cli.core.mergetree.levels import Levels, LevelSortedRun, SortedRun, interval_partition, key_function
 from paimon_cli.core.schema.options import CoreOptions
-from paimon_cli.core.data.types import IntType
 
 KEY = key_function([IntType(nullable=False)])
 _n = [0]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans, resolve_cutoff
 from paimon_cli.core.operation.write import TableWrite
 from tests.core.test_orphans_support import (

@@ -5,20 +5,18 @@ import decimal
 
 import pytest
 
-from paimon_cli.core.io import paths
-from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.data.types import (
     BigIntType,
     BooleanType,
     DateType,
     DecimalType,
-    DoubleType,
-    FloatType,
     IntType,
     TimestampType,
     TimeType,
     VarCharType,
 )
+from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.io import paths
 
 
 def test_table_and_branch_paths() -> None:

@@ -9,7 +9,6 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.data.binary_row import Timestamp, bucket_of
-from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.data.predicate import And, Constant, Leaf, Or, parse_predicate
 from paimon_cli.core.data.types import (
     BigIntType,
@@ -26,6 +25,7 @@ from paimon_cli.core.data.types import (
     VarBinaryType,
     VarCharType,
 )
+from paimon_cli.core.errors import InvalidInput
 
 FIELDS = [
     DataField(0, "id", IntType(nullable=False)),

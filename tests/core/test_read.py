@@ -9,19 +9,19 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.format.arrow_schema import arrow_schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
-from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
-from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.manifest.index_manifest import IndexFileMeta
 from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
+from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
+from paimon_cli.core.manifest.index_manifest import IndexFileMeta
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
 from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
-from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
-from paimon_cli.core.operation.write import TableWrite
 
 KINDS = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}
 

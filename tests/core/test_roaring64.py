@@ -17,9 +17,6 @@ import pyarrow as pa
 import pyroaring
 import pytest
 
-from paimon_cli.core.mergetree.aggregate import create_aggregator
-from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.schema.options import CoreOptions
 from paimon_cli.core.data.roaring64 import (
     ARRAY,
     BITMAP,
@@ -30,6 +27,9 @@ from paimon_cli.core.data.roaring64 import (
     serialize_roaring64,
 )
 from paimon_cli.core.data.types import DataField, VarBinaryType
+from paimon_cli.core.errors import InvalidInput
+from paimon_cli.core.mergetree.aggregate import create_aggregator
+from paimon_cli.core.schema.options import CoreOptions
 
 M = 2**64
 

@@ -2,6 +2,18 @@ from __future__ import annotations
 
 import pytest
 
+from paimon_cli.core.data.types import (
+    ArrayType,
+    BigIntType,
+    DataField,
+    DecimalType,
+    IntType,
+    MapType,
+    RowType,
+    TimestampType,
+    VarCharType,
+    parse_data_type,
+)
 from paimon_cli.core.errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInput, NotFound
 from paimon_cli.core.io.fileio import FileIO, join
 from paimon_cli.core.schema.table_schema import (
@@ -18,18 +30,6 @@ from paimon_cli.core.schema.table_schema import (
     assign_field_ids,
     current_highest_field_id,
     validate_table_schema,
-)
-from paimon_cli.core.data.types import (
-    ArrayType,
-    BigIntType,
-    DataField,
-    DecimalType,
-    IntType,
-    MapType,
-    RowType,
-    TimestampType,
-    VarCharType,
-    parse_data_type,
 )
 
 # Hand-written in Jackson's default pretty-printer layout, as Java's SchemaSerializer emits it.

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.data import binary_row as br
-from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.data.types import DataField, parse_data_type
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.schema.options import CoreOptions
+from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.manifest.stats import (
     ColStats,
     StatsMode,
@@ -26,7 +26,7 @@ from paimon_cli.core.manifest.stats import (
     truncate_min,
     value_stats_modes,
 )
-from paimon_cli.core.data.types import DataField, parse_data_type
+from paimon_cli.core.schema.options import CoreOptions
 
 
 def _f(i: int, name: str, sql: str) -> DataField:

@@ -11,14 +11,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.format.arrow_schema import arrow_schema
-from paimon_cli.core.refs.branches import create_branch
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.data.types import IntType, VarCharType
 from paimon_cli.core.errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.file_store_table import TimeTravel
+from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.refs.branches import create_branch
 from paimon_cli.core.refs.tags import (
     create_tag,
     delete_tags,
@@ -28,8 +27,9 @@ from paimon_cli.core.refs.tags import (
     plan_tag_deletion,
     rename_tag,
 )
-from paimon_cli.core.data.types import IntType, VarCharType
-from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.table.file_store_table import TimeTravel
 
 
 def _write(table: Any, rows: list[dict[str, Any]], overwrite: bool = False) -> int:

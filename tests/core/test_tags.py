@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.utils.durations import parse_iso_duration
 from paimon_cli.core.errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound
 from paimon_cli.core.io.fileio import FileIO
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.refs.tags import Tag, TagManager, java_duration_decimal, java_duration_str
+from paimon_cli.core.utils.durations import parse_iso_duration
 
 SNAP = """{
   "version" : 3,

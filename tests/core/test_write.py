@@ -11,15 +11,15 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.format.arrow_schema import arrow_schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.format.data_file import read_data_file
-from paimon_cli.core.errors import InvalidInput, NotYetSupported
-from paimon_cli.core.manifest.manifest import EMPTY_STATS
-from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.manifest.stats import decode_stats
 from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.errors import InvalidInput, NotYetSupported
+from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.format.data_file import read_data_file
+from paimon_cli.core.manifest.manifest import EMPTY_STATS
+from paimon_cli.core.manifest.stats import decode_stats
 from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 @pytest.fixture
@@ -45,8 +45,8 @@ def live(table: Any) -> list[Any]:
 
 
 def file_rows(table: Any, entry: Any) -> list[dict[str, Any]]:
-    from paimon_cli.core.io import paths
     from paimon_cli.core.format.arrow_schema import key_value_file_fields
+    from paimon_cli.core.io import paths
 
     part = paths.partition_path_for(table.schema, binary_row.deserialize(entry.partition, table.schema.partition_types))
     path = paths.data_file_path(table.path, part, entry.bucket, entry.file.file_name)

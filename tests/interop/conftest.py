@@ -10,9 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

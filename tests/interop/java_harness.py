@@ -28,8 +28,9 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 PYPAIMON_SDIST_VERSION = "0.2.0"
 BRIDGE_JAR_NAME = "paimon-python-java-bridge-0.9.0.jar"
@@ -227,7 +228,7 @@ class JavaPaimon:
         log_path: Path | None = None,
         temp_dir: Path | None = None,
         java_opts: Sequence[str] | None = None,
-    ) -> "JavaPaimon":
+    ) -> JavaPaimon:
         """Launch the gateway JVM (stdout/stderr -> ``log_path``) and initialise the helper."""
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
@@ -266,7 +267,7 @@ class JavaPaimon:
         except Exception:  # noqa: BLE001 - the JVM may already be gone
             pass
 
-    def __enter__(self) -> "JavaPaimon":
+    def __enter__(self) -> JavaPaimon:
         return self
 
     def __exit__(self, *exc: object) -> None:

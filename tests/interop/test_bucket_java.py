@@ -23,10 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.io import paths
 from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, bucket_key_fields
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.index.hash_index import (
     DynamicBucketAssigner,
     decode_hashes,
@@ -34,6 +31,9 @@ from paimon_cli.core.index.hash_index import (
     index_file_path,
     read_hash_index,
 )
+from paimon_cli.core.io import paths
+from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
 from .java_harness import JavaPaimon

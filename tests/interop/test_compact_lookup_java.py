@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 
@@ -113,9 +113,9 @@ def latest(wh: str, name: str) -> int:
 def changelog_records(wh: str, name: str, snapshot_id: int | None) -> list[tuple[Any, ...]]:
     """(kind, seq, id, dt, v, s) of every record in the snapshot's changelog files."""
     from paimon_cli.core.data import binary_row
-    from paimon_cli.core.io import paths
     from paimon_cli.core.format.arrow_schema import key_value_file_fields
     from paimon_cli.core.format.data_file import read_data_file
+    from paimon_cli.core.io import paths
 
     if snapshot_id is None:
         return []

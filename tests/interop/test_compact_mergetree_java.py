@@ -17,15 +17,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.mergetree.compact_strategy import pick_unit
 from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
 from paimon_cli.core.mergetree.levels import Levels, key_function
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

@@ -27,13 +27,14 @@ import decimal
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pytest
 
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 from .java_harness import JavaPaimon
@@ -459,8 +460,8 @@ def test_dv_table_commits_and_java_compactions(java_paimon: JavaPaimon, wh: str)
 
 
 def _index_entries(table: Any) -> list[Any]:
-    from paimon_cli.core.manifest.index_manifest import IndexManifestFile
     from paimon_cli.core.io.paths import manifest_dir
+    from paimon_cli.core.manifest.index_manifest import IndexManifestFile
 
     snap = table.snapshot_manager.latest_snapshot()
     if snap.index_manifest is None:

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.refs.branches import create_branch, delete_branch, fast_forward
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.file_store_table import TimeTravel
+from paimon_cli.core.refs.branches import create_branch, delete_branch, fast_forward
 from paimon_cli.core.refs.tags import create_tag, delete_tags, expire_tags, rename_tag
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.table.file_store_table import TimeTravel
 
 from .java_harness import JavaPaimon
 

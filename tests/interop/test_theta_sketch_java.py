@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.mergetree.aggregate import theta_union
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import write_table
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.format.arrow_schema import arrow_schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.operation.write import write_table
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.table.catalog import FileSystemCatalog
 
 DB = "db"
 FORMATS = ("parquet", "orc", "avro")
