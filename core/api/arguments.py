@@ -33,6 +33,9 @@ PointInTime = str | datetime.datetime
 Duration = str | datetime.timedelta
 """A ``timedelta``, or the CLI's text (``90s``, ``7d``, ``PT2H``)."""
 
+Timestamp = int | str | datetime.datetime
+"""Time travel's timestamp: epoch millis, ISO-8601 text (no offset: local time) or a ``datetime``."""
+
 
 def key_values(pairs: KeyValues | None, flag: str) -> dict[str, str]:
     """Options to a dict; in ``key=value`` text the first ``=`` splits and an empty key is refused."""
@@ -86,7 +89,7 @@ def tag_name(tag: str | None) -> str | None:
     return None if tag is None else validate_name("tag", tag)
 
 
-def timestamp_millis(value: int | str | datetime.datetime) -> int:
+def timestamp_millis(value: Timestamp) -> int:
     """Time travel's timestamp: epoch millis, ISO-8601 (no offset: local time, as Paimon's
     ``scan.timestamp``) or a ``datetime``."""
     if isinstance(value, datetime.datetime):
@@ -102,8 +105,7 @@ def timestamp_millis(value: int | str | datetime.datetime) -> int:
     return millis
 
 
-def time_travel(snapshot: int | None, tag: str | None, timestamp: int | str | datetime.datetime | None
-                ) -> TimeTravel | None:
+def time_travel(snapshot: int | None, tag: str | None, timestamp: Timestamp | None) -> TimeTravel | None:
     """At most one of snapshot id, tag and timestamp to core's ``TimeTravel`` (None: latest)."""
     if snapshot is None and tag is None and timestamp is None:
         return None

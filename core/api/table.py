@@ -9,10 +9,11 @@ the CLI's, so ``t.compact()`` does what ``paimon-cli compact db.t`` does.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..compact.job import compact_table
+from ..compact.local import Progress
 from ..compact.rescale import rescale as rescale_table
 from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
 from ..data.predicate import parse_predicate
@@ -35,6 +36,7 @@ from .arguments import (
     KeyValues,
     Names,
     PointInTime,
+    Timestamp,
     branch_name,
     column_list,
     duration_millis,
@@ -59,8 +61,6 @@ from .reports import (
 )
 
 if TYPE_CHECKING:
-    import datetime
-
     import pyarrow as pa
 
     from ..operation.partition_expire import PartitionExpirePlan
@@ -69,10 +69,6 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
     from ..utils.rows import Rows
     from .warehouse import Warehouse
-
-CompactProgress = Callable[[str, Any, int, int], None]
-"""``(event, unit, done, total)`` per compaction unit: ``start`` / ``done``."""
-
 
 def _strings(value: str | Sequence[str] | None) -> list[str]:
     """One string or several (a single value must not be iterated character by character)."""
@@ -195,7 +191,7 @@ class Table:
         *,
         snapshot: int | None = None,
         tag: str | None = None,
-        timestamp: int | str | datetime.datetime | None = None,
+        timestamp: Timestamp | None = None,
     ) -> Reader:
         """Plan a read: merged rows (primary-key tables) of the latest snapshot, or of one
         snapshot / tag / time. ``where`` is a predicate (``"dt = '2024-05-01' AND id IN (1, 2)"``);
@@ -216,7 +212,7 @@ class Table:
         *,
         snapshot: int | None = None,
         tag: str | None = None,
-        timestamp: int | str | datetime.datetime | None = None,
+        timestamp: Timestamp | None = None,
     ) -> pa.Table:
         """The rows as one Arrow table (see :meth:`reader`, whose ``batches()`` streams them)."""
         return self.reader(columns, where, limit, snapshot=snapshot, tag=tag, timestamp=timestamp).to_arrow()
@@ -227,7 +223,7 @@ class Table:
         *,
         snapshot: int | None = None,
         tag: str | None = None,
-        timestamp: int | str | datetime.datetime | None = None,
+        timestamp: Timestamp | None = None,
     ) -> Rows:
         """A system table (``snapshots``, ``files``, ``partitions``, ``tags``, ...: Paimon's
         ``t$kind``), optionally as of a snapshot / tag / time. ``.to_arrow()`` on the result."""
@@ -257,14 +253,15 @@ class Table:
         order_strategy: str | None = None,
         order_by: Names | None = None,
         expire: bool = True,
-        progress: CompactProgress | None = None,
+        progress: Progress | None = None,
     ) -> CompactReport:
         """Merge sorted runs / small files and commit one COMPACT snapshot (nothing on error).
 
         ``partitions``: ``"k=v,k2=v2"`` texts (``;`` or several: OR); ``plan=True`` only plans
         (the report's rows are the per-bucket plan); ``engine``: auto | local | spark;
         ``max_bytes`` (``"10gb"`` or bytes) / ``max_buckets`` bound one run, the rest waits;
-        ``order_strategy`` (order | zorder | hilbert) with ``order_by`` sorts an append table.
+        ``order_strategy`` (order | zorder | hilbert) with ``order_by`` sorts an append table;
+        ``progress(event, unit, done, total)`` is called as units start and finish.
         """
         conf = key_values(spark_conf, "--spark-conf")
         budget = memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
