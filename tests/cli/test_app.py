@@ -123,7 +123,7 @@ def _raise_from_list(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> Non
     def boom(*_a: Any, **_k: Any) -> Any:
         raise exc
 
-    monkeypatch.setattr("paimon_cli.commands.list.open_catalog", boom)
+    monkeypatch.setattr("paimon_cli.core.api.Warehouse.list_databases", boom)
 
 
 @pytest.mark.parametrize(

@@ -311,7 +311,7 @@ def test_json_output_converts_only_non_native_columns() -> None:
     import decimal
     import io
 
-    from paimon_cli.commands.read import _write_json
+    from paimon_cli.output import write_json_batches as _write_json
     from paimon_cli.output import to_json_value
 
     batch = pa.record_batch({
