@@ -44,6 +44,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..operation.scan import FileStoreScan
 from ..utils.interrupt import discard
 from .unit import APPEND, CompactUnit, UnitResult
 
@@ -105,7 +106,7 @@ def dv_index_by_bucket(table: FileStoreTable, snapshot: Snapshot | None) -> dict
     if snapshot is None or not table.options.deletion_vectors_enabled:
         return {}
     out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
-    for ie in table.store_scan.index_entries(snapshot):
+    for ie in FileStoreScan(table).index_entries(snapshot):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     return out

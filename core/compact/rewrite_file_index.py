@@ -47,6 +47,7 @@ from ..fileindex.format import (
 )
 from ..fileindex.writer import DataFileIndexWriter, IndexSpec, configured_indexes, validate_file_index_options
 from ..io import paths
+from ..operation.scan import FileStoreScan
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ def rewrite_file_index(
     snap = table.snapshot_manager.latest_snapshot()
     if snap is None:
         return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
-    entries = table.store_scan.plan(snap)
+    entries = FileStoreScan(table).plan(snap)
     if keep_part is not None:
         entries = [e for e in entries if keep_part(e.partition)]
     dec = _Decoder(table)

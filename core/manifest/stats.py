@@ -257,7 +257,7 @@ def _row(values: list[Any], types: list[DataType]) -> bytes:
     """Serialize a stats row as Java's ``InternalRowSerializer`` does: a NULL field is only a
     null bit and a zero slot. (binary_row.serialize reserves variable bytes for NULL
     non-compact decimals/timestamps, as Java's typed writers do for keys; stats rows don't.)"""
-    plain = [t.copy(nullable=True) if v is not None else BigIntType() for v, t in zip(values, types)]
+    plain = [t.copy(nullable=True) if v is not None else BigIntType() for v, t in zip(values, types, strict=True)]
     return binary_row.serialize(values, plain)
 
 
@@ -287,7 +287,7 @@ def value_stats_from_raw(
     stats: list[ColStats] = []
     types: list[DataType] = []
     names: list[str] = []
-    for f, mode in zip(fields, modes):
+    for f, mode in zip(fields, modes, strict=True):
         if dense and mode.kind == "none":
             continue
         if mode.kind == "none":
@@ -460,7 +460,7 @@ def decode_stats(stats: SimpleStats, types: list[DataType]) -> list[ColStats]:
     lo = binary_row.deserialize(stats.min_values, types)
     hi = binary_row.deserialize(stats.max_values, types)
     nc = stats.null_counts if stats.null_counts is not None else [None] * len(types)
-    return [ColStats(a, b, c) for a, b, c in zip(lo, hi, nc)]
+    return [ColStats(a, b, c) for a, b, c in zip(lo, hi, nc, strict=True)]
 
 
 __all__ = [

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
 from ..io import paths
-from .scan import is_postpone_table, split_postponed
+from .scan import FileStoreScan, is_postpone_table, split_postponed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -198,7 +198,7 @@ class TableRead:
 
     def _make_plan(self) -> ReadPlan:
         snap = self.snapshot
-        entries = self.table.store_scan.plan(snap)
+        entries = FileStoreScan(self.table).plan(snap)
         plan = ReadPlan(snap, [], total=Counts.of(entries))
         entries, postponed = split_postponed(self.schema, entries)
         plan.skipped_postponed = plan.total.minus(Counts.of(entries))
@@ -421,7 +421,7 @@ class TableRead:
         out: dict[tuple[bytes, int], dict[str, tuple[str, DeletionVectorMeta]]] = {}
         in_bucket_dir = self.options.index_file_in_data_file_dir
         values_of = self._partition_values()
-        for ie in self.table.store_scan.index_entries(self.snapshot):
+        for ie in FileStoreScan(self.table).index_entries(self.snapshot):
             f = ie.index_file
             if f.index_type != _DV_INDEX_TYPE or not f.dv_ranges:
                 continue

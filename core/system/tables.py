@@ -20,7 +20,7 @@ from ..data.java_format import (
 )
 from ..errors import NotFound
 from ..manifest.stats_reader import StatsReader
-from ..operation.scan import is_postpone_table, split_postponed
+from ..operation.scan import FileStoreScan, is_postpone_table, split_postponed
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ def _live_entries(table: FileStoreTable, at: TimeTravel | None) -> tuple[Snapsho
     """Files a batch scan sees: Java's ``$files`` plans through the table's batch scan, so a
     postpone table's postponed files are not listed (``$buckets`` shows them)."""
     snap = table.resolve_snapshot(at)
-    return snap, table.store_scan.batch_plan(snap)
+    return snap, FileStoreScan(table).batch_plan(snap)
 
 
 def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -283,7 +283,7 @@ def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
 
     dec = _Decoder(table)
     rows = []
-    for m in table.store_scan.data_manifests(snap):
+    for m in FileStoreScan(table).data_manifests(snap):
         ps = m.partition_stats
         if dec.partition_types and ps is not None:
             lo = "{" + ", ".join(
@@ -314,7 +314,7 @@ def _plain(v: Any, t: Any) -> str:
 
 def _raw_entries(table: FileStoreTable, at: TimeTravel | None) -> list[ManifestEntry]:
     snap = table.resolve_snapshot(at)
-    return [] if snap is None else table.store_scan.read_entries(table.store_scan.data_manifests(snap))
+    return [] if snap is None else FileStoreScan(table).read_entries(FileStoreScan(table).data_manifests(snap))
 
 
 def _accumulate(entries: list[ManifestEntry], key: Callable[[ManifestEntry], Any]) -> dict[Any, list[int]]:
@@ -378,7 +378,7 @@ def table_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     snap = table.resolve_snapshot(at)
     dec = _Decoder(table)
     rows = []
-    for e in table.store_scan.index_entries(snap):
+    for e in FileStoreScan(table).index_entries(snap):
         f = e.index_file
         rows.append({
             "partition": dec.partition_string(e.partition),
@@ -478,7 +478,7 @@ def table_overview(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     s = table.schema
     sm = table.snapshot_manager
     snap = table.resolve_snapshot(at)
-    entries, postponed = split_postponed(s, table.store_scan.plan(snap))
+    entries, postponed = split_postponed(s, FileStoreScan(table).plan(snap))
     earliest, latest = sm.earliest_snapshot_id(), sm.latest_snapshot_id()
     opts = table.options
     target = opts.target_file_size(bool(s.primary_keys))

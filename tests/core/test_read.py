@@ -17,6 +17,7 @@ from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletio
 from paimon_cli.core.manifest.index_manifest import IndexFileMeta
 from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
 from paimon_cli.core.system.tables import SYSTEM_TABLES
@@ -180,7 +181,7 @@ def test_append_read_and_value_stats_pruning(catalog: FileSystemCatalog, append:
 def test_append_deletion_vectors_drop_rows(catalog: FileSystemCatalog, append: str) -> None:
     catalog.alter_table(append, [SetOption("deletion-vectors.enabled", "true")])
     table = catalog.get_table(append)
-    entries = table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    entries = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
     first = min(entries, key=lambda e: e.file.min_sequence_number)
     name = "index-test-dv-0"
     path = f"{table.path}/index/{name}"
