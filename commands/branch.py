@@ -77,7 +77,7 @@ def branch(
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
 
     if act is BranchAction.list:
-        from paimon_cli.core.system.tables import SYSTEM_TABLES
+        from paimon_cli.core.system.registry import SYSTEM_TABLES
 
         render(SYSTEM_TABLES["branches"](table, None), output, wide)
         return

@@ -62,7 +62,7 @@ def inspect(
     if name in CATALOG_KINDS:
         if identifier is not None:
             raise typer.BadParameter(f"inspect {name} takes no DB.TABLE")
-        from paimon_cli.core.system.tables import CATALOG_TABLES
+        from paimon_cli.core.system.registry import CATALOG_TABLES
 
         render(CATALOG_TABLES[name](open_catalog(warehouse, fs_option)), output, wide)
         return
@@ -79,7 +79,7 @@ def inspect(
 def _system_table(name: str) -> Callable[[Any, Any], Any]:
     """The core function behind KIND; an unknown kind is refused before any I/O."""
     from paimon_cli.core.errors import NotYetSupported
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
+    from paimon_cli.core.system.registry import SYSTEM_TABLES
 
     fn = SYSTEM_TABLES.get(name)
     if fn is None:

@@ -24,7 +24,7 @@ def quickstart(
     """
     from paimon_cli.core.demo import build_demo_warehouse
     from paimon_cli.core.operation.read import TableRead
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
+    from paimon_cli.core.system.registry import SYSTEM_TABLES
     from paimon_cli.core.utils.rows import Rows
 
     catalog = open_catalog(warehouse, fs_option)

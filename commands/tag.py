@@ -87,7 +87,7 @@ def tag(
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
 
     if act is TagAction.list:
-        from paimon_cli.core.system.tables import SYSTEM_TABLES
+        from paimon_cli.core.system.registry import SYSTEM_TABLES
 
         render(SYSTEM_TABLES["tags"](table, None), output, wide)
     elif act is TagAction.create:

@@ -452,7 +452,7 @@ def test_expiry_report_explains_holds(tmp_path: Path) -> None:
 
 
 def test_inspect_table_shows_health_warnings(tmp_path: Path) -> None:
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
+    from paimon_cli.core.system.registry import SYSTEM_TABLES
 
     t = history(str(tmp_path), 5)
     os.remove(t.snapshot_manager.snapshot_path(2))

@@ -20,7 +20,7 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
-from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
