@@ -360,7 +360,7 @@ def read_file_tables(
     from ..format.data_file import evolve, iter_data_file_batches
     from ..io import paths
     from ..manifest.stats_reader import StatsReader
-    from ..operation.read import _drop_deleted
+    from ..operation.split_read import drop_deleted
 
     sr = StatsReader(table)
     target = list(table.schema.fields)
@@ -376,7 +376,7 @@ def read_file_tables(
             t = pa.Table.from_batches([batch])
             n = t.num_rows
             if dv is not None:
-                t = _drop_deleted(t, dv, offset)
+                t = drop_deleted(t, dv, offset)
             offset += n
             if t.num_rows:
                 yield evolve(t, file_fields, target)

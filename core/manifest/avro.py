@@ -19,7 +19,10 @@ import io
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
+
+import fastavro
+from fastavro.read import MAGIC
 
 from ..errors import CorruptMetadata, InvalidInput
 from ..io.fileio import FileIO, join
@@ -49,16 +52,14 @@ def read_avro(data: bytes, path: str) -> tuple[Any, list[dict[str, Any]]]:
     back as an aware UTC datetime; see :func:`epoch_millis`). Null records of a 0.2-era
     top-level ``["null", record]`` union are dropped.
     """
-    import fastavro
-    from fastavro.read import MAGIC
-
     raw = bytes(data)
     if raw[:4] != MAGIC:  # fastavro skips the magic check; a Parquet file would "decode" as garbage
         raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
     try:
         reader = fastavro.reader(io.BytesIO(raw))
         writer_schema = json.loads(reader.metadata["avro.schema"])
-        records = [r for r in reader if r is not None]
+        # a manifest-type file's records are Avro records: dicts (fastavro types any Avro value)
+        records = cast(list[dict[str, Any]], [r for r in reader if r is not None])
     except Exception as e:  # fastavro and the codecs raise many kinds (ValueError, EOFError, KeyError, ZstdError)
         raise CorruptMetadata(path, f"cannot decode Avro: {_one_line(e)}") from e
     return writer_schema, records
@@ -83,8 +84,6 @@ def write_avro(schema: Any, records: list[dict[str, Any]], codec: str = "zstanda
     (a parsed schema would be printed with expanded full names); zstandard uses level 1 and
     blocks follow Java's 64 kB sync interval.
     """
-    import fastavro
-
     if codec not in CODECS:
         raise InvalidInput(f"unsupported Avro codec {codec!r} (choose from {', '.join(CODECS)})")
     buf = io.BytesIO()

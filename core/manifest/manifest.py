@@ -355,6 +355,19 @@ def partition_stats(partitions: Iterable[bytes], partition_type: RowType | None)
 # ---------------------------------------------------------------------------------------
 
 
+def _row_id_range(entries: list[ManifestEntry]) -> tuple[int, int] | None:
+    """(first, last) row id over the entries' files; None unless every file has row ids."""
+    ranges: list[tuple[int, int]] = []
+    for e in entries:
+        first = e.file.first_row_id
+        if first is None:
+            return None
+        ranges.append((first, first + e.file.row_count - 1))
+    if not ranges:
+        return None
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
+
+
 class ManifestList(ObjectsFile):
     """``manifest/manifest-list-<uuid>-<n>``: one ManifestFileMeta per manifest file."""
 
@@ -392,12 +405,7 @@ class ManifestFile(ObjectsFile):
     def meta_of(self, name: str, size: int, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
         """The manifest-list record Java's ManifestAvroWriter computes for these entries."""
         added = sum(1 for e in entries if e.kind == FileKind.ADD)
-        row_ids: tuple[int, int] | None = None
-        if entries and all(e.file.first_row_id is not None for e in entries):
-            row_ids = (
-                min(e.file.first_row_id for e in entries),  # type: ignore[type-var]
-                max(e.file.first_row_id + e.file.row_count - 1 for e in entries),  # type: ignore[operator]
-            )
+        row_ids = _row_id_range(entries)
         return ManifestFileMeta(
             file_name=name,
             file_size=size,

@@ -17,17 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..io import paths
 from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
 from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..refs.snapshot import Snapshot
+from ..schema.table_schema import TableSchema
+from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.workers import map_ordered
-
-if TYPE_CHECKING:
-    from ..refs.snapshot import Snapshot
-    from ..schema.table_schema import TableSchema
-    from ..table.file_store_table import FileStoreTable, TimeTravel
 
 _READ_THREADS = 8
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..operation.read import ROW_KIND_COLUMN, TableRead
+from ..operation.read import TableRead
+from ..operation.split_read import ROW_KIND_COLUMN
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows
 

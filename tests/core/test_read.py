@@ -262,13 +262,13 @@ def test_command_outputs(catalog: FileSystemCatalog, pk: str, tmp_path: Path) ->
 @pytest.mark.parametrize("bitmap64", [False, True])
 def test_drop_deleted_positions_with_batch_offsets(bitmap64: bool) -> None:
     """A batch starting at file position ``offset`` loses exactly the DV positions inside it."""
-    from paimon_cli.core.operation.read import _drop_deleted
+    from paimon_cli.core.operation.split_read import drop_deleted
 
     t = pa.table({"x": list(range(10))})
     dv = DeletionVector.from_positions([1, 5, 12], bitmap64=bitmap64)
-    assert _drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
-    assert _drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
-    assert _drop_deleted(t, dv, 20).num_rows == 10
+    assert drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
+    assert drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
+    assert drop_deleted(t, dv, 20).num_rows == 10
 
 
 def test_pk_files_without_key_columns_read_keys_from_values(catalog: FileSystemCatalog) -> None:
