@@ -163,10 +163,11 @@ def copy_wh(src: Path, dst: Path) -> None:
 
 
 def live_rows(wh: Path) -> int:
+    from paimon_cli.core.operation.scan import FileStoreScan
     from paimon_cli.core.table.catalog import FileSystemCatalog
 
     t = FileSystemCatalog(str(wh)).get_table(IDENT)
-    return sum(e.file.row_count for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot()))
+    return sum(e.file.row_count for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot()))
 
 
 def drop_caches_hint() -> None:

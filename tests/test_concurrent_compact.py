@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from paimon_cli.core.operation.scan import FileStoreScan
+
 TIMEOUT = 300
 ROUNDS = 12
 KEYS = 300
@@ -118,5 +120,5 @@ def test_writer_and_two_compactions_race(tmp_path: Path, options: dict[str, str]
     table = FileSystemCatalog(wh).get_table("db.t")
     assert {r["id"]: r["v"] for r in TableRead(table).to_arrow().to_pylist()} == expected()
     assert all(e.file.level == table.options.num_levels - 1
-               for e in table.store_scan.plan(table.snapshot_manager.latest_snapshot()))
+               for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot()))
     assert json.loads(final.stdout)[0]["commit_kind"] in ("COMPACT", None)

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.operation.scan import FileStoreScan
+
 N_PROCS = 4  # concurrent writers per round
 K_ROUNDS = 3  # writes per writer
 FILES_PER_WRITE = 2
@@ -111,7 +113,7 @@ def open_table(target: Target, name: str) -> Any:
 
 def referenced_metadata(table: Any) -> set[str]:
     """Manifest lists, manifests and index manifests referenced by any snapshot."""
-    ml = table.store_scan._manifest_list()
+    ml = FileStoreScan(table)._manifest_list()
     out: set[str] = set()
     for snap in table.snapshot_manager.snapshots():
         for lst in snap.manifest_lists():

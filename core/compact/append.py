@@ -44,6 +44,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..operation.scan import FileStoreScan
 from ..utils.interrupt import discard
 from .unit import APPEND, CompactUnit, UnitResult
 
@@ -105,7 +106,7 @@ def dv_index_by_bucket(table: FileStoreTable, snapshot: Snapshot | None) -> dict
     if snapshot is None or not table.options.deletion_vectors_enabled:
         return {}
     out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
-    for ie in table.store_scan.index_entries(snapshot):
+    for ie in FileStoreScan(table).index_entries(snapshot):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     return out
@@ -359,7 +360,7 @@ def read_file_tables(
     from ..format.data_file import evolve, iter_data_file_batches
     from ..io import paths
     from ..manifest.stats_reader import StatsReader
-    from ..operation.read import _drop_deleted
+    from ..operation.split_read import drop_deleted
 
     sr = StatsReader(table)
     target = list(table.schema.fields)
@@ -375,7 +376,7 @@ def read_file_tables(
             t = pa.Table.from_batches([batch])
             n = t.num_rows
             if dv is not None:
-                t = _drop_deleted(t, dv, offset)
+                t = drop_deleted(t, dv, offset)
             offset += n
             if t.num_rows:
                 yield evolve(t, file_fields, target)

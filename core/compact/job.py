@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
+from ..operation.scan import FileStoreScan
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written
 from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
@@ -297,7 +298,7 @@ def plan_compaction(
     plan = CompactPlan(base)
     if base is None:
         return plan
-    entries = table.store_scan.plan(base)
+    entries = FileStoreScan(table).plan(base)
     if pfilter is not None:
         entries = [e for e in entries if pfilter(e.partition)]
     if not entries:
@@ -356,7 +357,7 @@ def _dv_index_files(table: FileStoreTable, snapshot: Snapshot) -> dict[tuple[byt
     from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 
     out: dict[tuple[bytes, int], list[Any]] = {}
-    for ie in table.store_scan.index_entries(snapshot):
+    for ie in FileStoreScan(table).index_entries(snapshot):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     return {k: tuple(v) for k, v in out.items()}
@@ -738,7 +739,7 @@ def _sort_plan(table: FileStoreTable, out: Any, by: str) -> CompactPlan:
         return plan
     wanted = set(out.partitions)
     groups: dict[str, list[DataFileMeta]] = {}
-    for e in table.store_scan.plan(base):
+    for e in FileStoreScan(table).plan(base):
         label = partition_label(table.schema, e.partition)
         if label in wanted:
             groups.setdefault(label, []).append(e.file)

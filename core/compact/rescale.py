@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
 from ..io import paths
+from ..operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
@@ -210,7 +211,7 @@ def plan_rescale(
     if snapshot is None:
         return plan
     groups: dict[bytes, list[ManifestEntry]] = {}
-    for e in table.store_scan.plan(snapshot):
+    for e in FileStoreScan(table).plan(snapshot):
         if selected is None or selected(e.partition):
             groups.setdefault(e.partition, []).append(e)
     for partition in sorted(groups):
@@ -418,7 +419,7 @@ def _emptied_partitions(
         return []
     wanted = {p.partition for p in empty}
     index: dict[tuple[bytes, int], list[Any]] = {}
-    for ie in table.store_scan.index_entries(base):
+    for ie in FileStoreScan(table).index_entries(base):
         if ie.partition in wanted:
             index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     out = []

@@ -69,6 +69,7 @@ from ..data.types import (
     VarCharType,
 )
 from ..errors import InvalidInput, NotYetSupported
+from ..operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -818,7 +819,7 @@ def sort_compact(
     if snapshot is None:
         result.seconds = time.monotonic() - started
         return result
-    entries = table.store_scan.plan(snapshot)
+    entries = FileStoreScan(table).plan(snapshot)
     if pred is not None:
         entries = [e for e in entries if pred(e.partition)]
     groups: dict[bytes, list[ManifestEntry]] = {}
@@ -903,7 +904,7 @@ def _check_no_new_deletion_vectors(table: FileStoreTable, base: Snapshot, partit
         return
 
     def names(snap: Snapshot) -> set[str]:
-        return {ie.index_file.file_name for ie in table.store_scan.index_entries(snap)
+        return {ie.index_file.file_name for ie in FileStoreScan(table).index_entries(snap)
                 if ie.index_file.index_type == DELETION_VECTORS_INDEX and ie.partition in partitions}
 
     prev = names(base)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
 from ..io.fileio import FileIO, join
-from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta
+from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestFile
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -277,7 +277,8 @@ class DynamicBucketAssigner:
             return []
         if self._entries_by_partition is None:
             by: dict[bytes, list[IndexManifestEntry]] = {}
-            for e in self.table.store_scan.index_entries(self.snapshot):
+            index_manifests = IndexManifestFile(self.table.file_io, paths.manifest_dir(self.table.path))
+            for e in index_manifests.live_entries(self.snapshot.index_manifest):
                 if e.index_file.index_type == HASH_INDEX:
                     by.setdefault(e.partition, []).append(e)
             self._entries_by_partition = by

@@ -46,6 +46,7 @@ from ..manifest.index_manifest import (
 from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..utils.interrupt import commit_attempt
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -413,7 +414,7 @@ class FileStoreCommit:
             if latest is None or latest.id < base_id:
                 raise CommitConflict(f"the base snapshot {base_id} of this overwrite is no longer the table's history")
             return
-        scan = self.table.store_scan
+        scan = FileStoreScan(self.table)
         for sid in range(base_id + 1, latest.id + 1):
             snap = self.snapshot_manager.snapshot(sid)
             if snap.commit_kind == "COMPACT":
@@ -863,7 +864,7 @@ class FileStoreCommit:
         )
         if partitions is not None:
             metas = [m for m in metas if self._may_contain(m, partitions)]
-        entries = self.table.store_scan.read_entries(metas)  # concurrent reads on object stores
+        entries = FileStoreScan(self.table).read_entries(metas)  # concurrent reads on object stores
         if partitions is not None:
             entries = [e for e in entries if e.partition in partitions]
         if part_filter is not None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot
@@ -337,7 +338,7 @@ def live_partitions(table: FileStoreTable, snapshot: Snapshot | None) -> list[Pa
     keys = schema.partition_keys
     types = schema.partition_types
     by_part: dict[bytes, PartitionInfo] = {}
-    for e in table.store_scan.plan(snapshot):
+    for e in FileStoreScan(table).plan(snapshot):
         info = by_part.get(e.partition)
         if info is None:
             values = deserialize(e.partition, types)

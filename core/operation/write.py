@@ -38,6 +38,7 @@ from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
 from ..io import paths
 from ..schema.options import CoreOptions, check_option_keys
 from ..utils.interrupt import deferred, discard
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -410,7 +411,7 @@ class TableWrite:
             ignore_previous = self.overwrite or self.unaware  # Java: writers start empty
             snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
             if snapshot is not None:
-                for e in self.table.store_scan.plan(snapshot):
+                for e in FileStoreScan(self.table).plan(snapshot):
                     k = (e.partition, e.bucket)
                     self._base_files.setdefault(k, []).append(e.file)
                     self._base_total_buckets.setdefault(e.partition, set()).add(e.total_buckets)
@@ -586,7 +587,7 @@ class TableWrite:
 
             index: dict[tuple[bytes, int], list[Any]] = {}
             if self._base_snapshot is not None and self.options.deletion_vectors_enabled:
-                for ie in self.table.store_scan.index_entries(self._base_snapshot):
+                for ie in FileStoreScan(self.table).index_entries(self._base_snapshot):
                     if ie.index_file.index_type == DELETION_VECTORS_INDEX:
                         index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
             trigger = self.options.num_sorted_run_compaction_trigger

@@ -20,6 +20,7 @@ from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKin
 from paimon_cli.core.manifest.stats import decode_stats
 from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import AddColumn, Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -52,7 +53,7 @@ def write(t: Any, rows: list[dict[str, Any]]) -> Any:
 
 
 def live(t: Any) -> list[ManifestEntry]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def read_all(t: Any) -> list[dict[str, Any]]:
@@ -247,7 +248,7 @@ def add_dvs(t: Any, deletes: dict[str, list[int]]) -> None:
 
 def dv_index_names(t: Any) -> set[str]:
     snap = t.snapshot_manager.latest_snapshot()
-    return {ie.index_file.file_name for ie in t.store_scan.index_entries(snap)
+    return {ie.index_file.file_name for ie in FileStoreScan(t).index_entries(snap)
             if ie.index_file.index_type == DELETION_VECTORS_INDEX}
 
 

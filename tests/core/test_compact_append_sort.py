@@ -32,6 +32,7 @@ from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -40,7 +41,7 @@ MIN_LONG = -(1 << 63)
 
 
 def live(t: Any) -> list[Any]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def data_files_on_disk(t: Any) -> set[str]:
@@ -440,7 +441,7 @@ def test_sort_compact_applies_and_drops_deletion_vectors(cat: FileSystemCatalog)
     t = cat.get_table(t.identifier)
     assert read_all(t) == want
     snap = t.snapshot_manager.latest_snapshot()
-    assert [ie for ie in t.store_scan.index_entries(snap)] == []
+    assert [ie for ie in FileStoreScan(t).index_entries(snap)] == []
 
 
 def test_concurrent_append_fails_with_conflict_and_loses_nothing(cat: FileSystemCatalog) -> None:

@@ -25,6 +25,7 @@ from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput, PaimonError
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import write_table, write_table_result
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -58,7 +59,7 @@ def rows_of(table: Any) -> list[dict[str, Any]]:
 
 
 def live(table: Any) -> list[Any]:
-    return table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    return FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
 
 
 def data_files_on_disk(table: Any) -> set[str]:
@@ -241,7 +242,7 @@ def test_concurrent_compaction_conflicts_and_cleans_up(cat: FileSystemCatalog, t
     assert t.snapshot_manager.latest_snapshot_id() == 7
     live_names = {e.file.file_name for e in live(t)}
     # everything on disk that is not live belongs to snapshots 1..6 (inputs), none of our outputs stayed
-    snap_files = {e.file.file_name for s in range(1, 8) for e in t.store_scan.plan(t.snapshot_manager.snapshot(s))}
+    snap_files = {e.file.file_name for s in range(1, 8) for e in FileStoreScan(t).plan(t.snapshot_manager.snapshot(s))}
     assert data_files_on_disk(t) <= snap_files | live_names
     assert rows_of(t) == want
 

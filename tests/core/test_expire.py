@@ -34,6 +34,7 @@ from paimon_cli.core.operation.expire import (
     snapshot_health,
 )
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -214,7 +215,7 @@ def test_overwritten_files_are_deleted_in_order(tmp_path: Path) -> None:
     assert all(order[k] >= 0 for k in kinds)
     # no file the latest snapshot reads is planned
     latest = t.snapshot_manager.latest_snapshot()
-    live = {e.file.file_name for e in t.store_scan.plan(latest)}
+    live = {e.file.file_name for e in FileStoreScan(t).plan(latest)}
     assert not live & {os.path.basename(f.path) for f in plan.files}
 
 
@@ -451,7 +452,7 @@ def test_expiry_report_explains_holds(tmp_path: Path) -> None:
 
 
 def test_inspect_table_shows_health_warnings(tmp_path: Path) -> None:
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
+    from paimon_cli.core.system.registry import SYSTEM_TABLES
 
     t = history(str(tmp_path), 5)
     os.remove(t.snapshot_manager.snapshot_path(2))

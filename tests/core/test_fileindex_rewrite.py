@@ -21,6 +21,7 @@ from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names
 from paimon_cli.core.fileindex.writer import index_builder_factory
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, Schema, SetOption
 from paimon_cli.core.system.file_indexes import file_index_rows, file_index_warnings
@@ -53,7 +54,7 @@ def _table(cat: FileSystemCatalog, tmp_path: Path, files: int = 4, rows: int = 5
 
 
 def _live(t: Any) -> list[Any]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def _alter(cat: FileSystemCatalog, *changes: Any) -> Any:

@@ -25,6 +25,7 @@ from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.mergetree.sort_merge import ANNOTATIONS, MergeReader
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -54,7 +55,7 @@ def bucket_units(t: Any, full: bool) -> list[Any]:
     t = FileSystemCatalog(t.path.rsplit("/db.db/", 1)[0]).get_table(f"db.{t.path.rsplit('/', 1)[1]}")
     snap = t.snapshot_manager.latest_snapshot()
     groups: dict[tuple[bytes, int, int], list[Any]] = {}
-    for e in t.store_scan.plan(snap):
+    for e in FileStoreScan(t).plan(snap):
         groups.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
     key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
     units = []
@@ -99,7 +100,7 @@ def test_merge_reader_chunks_composite_string_keys_dvs(tmp_path: Path, monkeypat
         a = rng.choice(["x", "y", "zz", "ä", "aa"], 40)
         b = rng.integers(0, 6, 40)
         commit(t, pa.table({"a": a, "b": pa.array(b, pa.int32()), "v": pa.array(np.full(40, i), pa.int64())}))
-    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     runs = [[f] for f in sorted(files, key=lambda f: -f.max_sequence_number)]
     dv_file = runs[0][0]
     dvs = {dv_file.file_name: DeletionVector.from_positions([0, 2])}
@@ -138,7 +139,7 @@ def test_full_compaction_to_max_level_drops_deletes(tmp_path: Path) -> None:
     before = TableRead(t).to_arrow()
     results = compact(t, True)
     assert results and all(r.unit.output_level == 5 and r.unit.drop_delete for r in results)
-    live = t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    live = FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
     assert {e.file.level for e in live} == {5}
     assert all(e.file.delete_row_count == 0 for e in live)
     assert any(e.file.file_source == 1 for e in live)  # rewritten ones; lone files are upgraded as they are
@@ -157,7 +158,7 @@ def test_upgrade_of_large_files_and_small_file_rewrite(tmp_path: Path) -> None:
 
     t = make(tmp_path, "u", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(0, 1000), pa.int32()), "v": [f"v{i}" * 20 for i in range(1000)]}))
-    [big] = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    [big] = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     commit(t, pa.table({"id": pa.array([5000, 5001], pa.int32()), "v": ["a", "b"]}))  # disjoint, small
     commit(t, pa.table({"id": pa.array([6000], pa.int32()), "v": ["c"]}))  # disjoint, small
     cat = FileSystemCatalog(str(tmp_path))
@@ -236,7 +237,7 @@ def test_level0_file_recording_no_deletes_is_checked_before_max_level_upgrade(tm
     assert all(f.level == 5 and f.delete_row_count == 0 for f in after.values())
     assert _retractions(t, list(r.after)) == 0
     FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
-    assert {e.file.level for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())} == {5}
+    assert {e.file.level for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())} == {5}
     assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before_rows, ["id"])
     assert sorted(r["id"] for r in before_rows.to_pylist()) == [0, 2, 4, 6, 8]
 
@@ -254,7 +255,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     commit(t, pa.table({"id": pa.array([3, 4, 30], pa.int32()), "v": [None, "new", "n30"]}),
            np.array([3, 2, 0], dtype=np.int8))
     expected = sorted([(i, "base") for i in range(20) if i not in (3, 4)] + [(4, "new"), (30, "n30")])
-    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     [l0] = [f for f in live if f.level == 0]
     assert l0.delete_row_count == 1
     l0z = dataclasses.replace(l0, delete_row_count=0)
@@ -269,7 +270,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     rows = sorted((x["id"], x["v"]) for x in TableRead(t).to_arrow().to_pylist())
     assert rows == expected
     compact(t, True)
-    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert up.file_name not in {f.file_name for f in live}  # rewritten on its way to the max level
     assert {f.level for f in live} == {5} and _retractions(t, live) == 0
     assert sorted((x["id"], x["v"]) for x in TableRead(t).to_arrow().to_pylist()) == expected
@@ -351,7 +352,7 @@ def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Pat
     t = make(tmp_path, "keep", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}))
     compact(t, True)
-    [top] = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    [top] = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert top.level == 5 and top.delete_row_count == 0
     cat = FileSystemCatalog(str(tmp_path))
     cat.alter_table("db.keep", [SetOption("target-file-size", "1 b")])  # every file counts as large
@@ -460,7 +461,7 @@ def test_merge_reader_key_types(tmp_path: Path, monkeypatch: Any, key_type: str,
     for c in range(3):
         ids = rng.integers(0, 60, 30)
         commit(t, pa.table({"k": values(ids), "g": pa.array(ids % 2, pa.int32()), "v": pa.array(np.full(30, c), pa.int32())}))
-    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
     merged = pa.concat_tables([c.merged for c in chunks])
     everything = file_records(t, binary_row.EMPTY_ROW, 0, files)
@@ -505,7 +506,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
         commit(t, pa.table({"k": pa.array(ks, at), "g": pa.array(gs, pa.int32()), "v": pa.array(vs, pa.int32())}))
         for k, g, v in zip(ks, gs, vs):
             expected[(_norm(k), g)] = v
-    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert len(files) == 4
     chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
     merged = pa.concat_tables([c.merged for c in chunks])
@@ -525,7 +526,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     t = cat.get_table("db.fk")
     compact(t, True)
     assert rows() == expected
-    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
     Levels(live, t.options.num_levels, key)  # one sorted run per level: no false overlap with NaN bounds
     assert [len(s) for s in interval_partition(live, key)] == [1] * len(interval_partition(live, key))

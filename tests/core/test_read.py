@@ -17,9 +17,10 @@ from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletio
 from paimon_cli.core.manifest.index_manifest import IndexFileMeta
 from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
-from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
@@ -180,7 +181,7 @@ def test_append_read_and_value_stats_pruning(catalog: FileSystemCatalog, append:
 def test_append_deletion_vectors_drop_rows(catalog: FileSystemCatalog, append: str) -> None:
     catalog.alter_table(append, [SetOption("deletion-vectors.enabled", "true")])
     table = catalog.get_table(append)
-    entries = table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    entries = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
     first = min(entries, key=lambda e: e.file.min_sequence_number)
     name = "index-test-dv-0"
     path = f"{table.path}/index/{name}"
@@ -261,13 +262,13 @@ def test_command_outputs(catalog: FileSystemCatalog, pk: str, tmp_path: Path) ->
 @pytest.mark.parametrize("bitmap64", [False, True])
 def test_drop_deleted_positions_with_batch_offsets(bitmap64: bool) -> None:
     """A batch starting at file position ``offset`` loses exactly the DV positions inside it."""
-    from paimon_cli.core.operation.read import _drop_deleted
+    from paimon_cli.core.operation.split_read import drop_deleted
 
     t = pa.table({"x": list(range(10))})
     dv = DeletionVector.from_positions([1, 5, 12], bitmap64=bitmap64)
-    assert _drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
-    assert _drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
-    assert _drop_deleted(t, dv, 20).num_rows == 10
+    assert drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
+    assert drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
+    assert drop_deleted(t, dv, 20).num_rows == 10
 
 
 def test_pk_files_without_key_columns_read_keys_from_values(catalog: FileSystemCatalog) -> None:

@@ -33,6 +33,7 @@ from paimon_cli.core.index.hash_index import (
 )
 from paimon_cli.core.io import paths
 from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
@@ -113,7 +114,7 @@ def _key_table_rows(table: FileStoreTable) -> list[tuple[Any, ...]]:
     """(partition bytes, bucket, _KEY_ columns as an Arrow table) of every live data file."""
     schema = table.schema
     out = []
-    for e in table.store_scan.plan(table.snapshot_manager.latest_snapshot()):
+    for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot()):
         part_values = binary_row.deserialize(e.partition, schema.partition_types) if schema.partition_keys else []
         path = paths.data_file_path(table.path, paths.partition_path_for(schema, part_values), e.bucket, e.file.file_name)
         assert path.endswith(".parquet")
@@ -171,7 +172,7 @@ def _java_buckets(table: FileStoreTable) -> dict[tuple[bytes, int], int]:
 def _java_hash_files(table: FileStoreTable) -> dict[tuple[bytes, int], tuple[Any, np.ndarray]]:
     snap = table.snapshot_manager.latest_snapshot()
     out = {}
-    for e in table.store_scan.index_entries(snap):
+    for e in FileStoreScan(table).index_entries(snap):
         assert e.index_file.index_type == "HASH"
         out[(e.partition, e.bucket)] = (e.index_file, read_hash_index(table.file_io, index_file_path(table.path, e.index_file)))
     return out

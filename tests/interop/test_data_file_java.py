@@ -30,6 +30,7 @@ from paimon_cli.core.format.data_file import read_data_file, write_data_file
 from paimon_cli.core.io import fileio as fio
 from paimon_cli.core.manifest.manifest import ManifestFile, ManifestList, SimpleStats
 from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 pytestmark = pytest.mark.java
@@ -154,7 +155,7 @@ def _build(java_paimon, warehouse: Path, fmt: str, pk: bool) -> JavaFile:
     java_paimon.write(warehouse, "db", name, java_rows)
     table = FileSystemCatalog(str(warehouse)).get_table(f"db.{name}")
     snap = table.snapshot_manager.latest_snapshot()
-    entries = table.store_scan.plan(snap)
+    entries = FileStoreScan(table).plan(snap)
     assert len(entries) == 1, "Java wrote one data file"
     entry = entries[0]
     path = fio.join(table.path, "bucket-0", entry.file.file_name)
@@ -370,7 +371,7 @@ def test_stats_edge_cases_equal_java(java_paimon, tmp_path: Path, fmt: str, case
     java_paimon.create_table(tmp_path, "db", "t", EDGE_COLS, [], [], {"file.format": fmt, "bucket": "-1", **extra})
     java_paimon.write(tmp_path, "db", "t", rows)
     table = FileSystemCatalog(str(tmp_path)).get_table("db.t")
-    (entry,) = table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    (entry,) = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
     fields = list(table.schema.fields)
     data = pa.Table.from_pylist(
         [{k: (float(v) if v == "NaN" else v) for k, v in r.items()} for r in rows], schema=arrow_schema(fields)

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.utils.rows import Rows
 from tests.interop.pypaimon_fixtures import PyPaimonTables
