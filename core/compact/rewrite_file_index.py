@@ -37,16 +37,21 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..fileindex.format import (
-    BITMAP,
-    BLOOM_FILTER,
     INDEX_SUFFIX,
     FileIndexContainer,
     index_file_names,
     new_index_file_name,
     write_container,
 )
-from ..fileindex.writer import DataFileIndexWriter, IndexSpec, configured_indexes, validate_file_index_options
+from ..fileindex.writer import DataFileIndexWriter
 from ..io import paths
+from ..schema.file_index_options import (
+    BITMAP,
+    BLOOM_FILTER,
+    IndexSpec,
+    configured_indexes,
+    validate_file_index_options,
+)
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -137,12 +142,13 @@ def _payload_matches(spec: IndexSpec, payload: bytes | None) -> bool:
         if spec.index_type == BLOOM_FILTER:
             import struct
 
-            from ..fileindex.bloom import bloom_size, parse_options
+            from ..schema.file_index_options import bloom_filter_options as parse_options
+            from ..schema.file_index_options import bloom_size
 
             nb, k = bloom_size(*parse_options(spec.column, spec.opts))
             return len(payload) == 4 + nb // 8 and struct.unpack_from(">i", payload, 0)[0] == k
         if spec.index_type == BITMAP:
-            from ..fileindex.bitmap import parse_options as bitmap_options
+            from ..schema.file_index_options import bitmap_options
 
             version, _ = bitmap_options(spec.column, spec.opts)
             return payload[0] == version

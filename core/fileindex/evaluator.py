@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .format import BITMAP, BLOOM_FILTER, BSI, FileIndexContainer, IndexEntry
+from ..schema.file_index_options import BITMAP, BLOOM_FILTER, BSI
+from .format import FileIndexContainer, IndexEntry
 from .values import DOUBLE, FLOAT, kind_of, literal_key
 
 if TYPE_CHECKING:

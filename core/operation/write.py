@@ -197,7 +197,7 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
-        from ..fileindex.writer import validate_file_index_options
+        from ..schema.file_index_options import validate_file_index_options
 
         validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
         self.file_io = table.file_io

@@ -37,6 +37,7 @@ from ..errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInpu
 from ..io import fileio as fio
 from ..io.fileio import FileIO
 from ..utils.json_util import dumps_jackson, loads_metadata
+from .file_index_options import rename_file_index_options, validate_file_index_options
 from .options import (
     CHANGELOG_PRODUCERS,
     IMMUTABLE_OPTIONS,
@@ -492,8 +493,6 @@ def validate_table_schema(schema: TableSchema) -> None:
         if engine == "first-row":
             raise InvalidInput("merge-engine first-row does not support deletion vectors (it never deletes old rows)")
 
-    from ..fileindex.writer import validate_file_index_options
-
     validate_file_index_options(schema.fields, schema.options)
 
 
@@ -763,8 +762,6 @@ def _apply_changes(
     if renames and options.get("bucket-key", "").strip():
         options["bucket-key"] = ",".join(_final_name(k, renames) for k in options["bucket-key"].split(","))
     if renames:  # file indexes follow their column (the index is keyed by field id, not name)
-        from ..fileindex.writer import rename_file_index_options
-
         options = rename_file_index_options(options, renames)
     return TableSchema(
         version=CURRENT_VERSION,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..fileindex.format import BITMAP, BLOOM_FILTER, FileIndexContainer, index_file_names
+from ..fileindex.format import FileIndexContainer, index_file_names
 from ..io import paths
+from ..schema.file_index_options import BITMAP, BLOOM_FILTER
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable, TimeTravel
@@ -108,7 +109,7 @@ def file_index_warnings(table: FileStoreTable) -> list[str]:
     """Problems ``inspect table`` reports: configured indexes some files lack, stale indexes
     (options changed), and indexes on columns that no longer exist or are no longer configured."""
     from ..compact.rewrite_file_index import _payload_matches
-    from ..fileindex.writer import configured_indexes
+    from ..schema.file_index_options import configured_indexes
 
     try:
         specs = [s for s in configured_indexes(table.schema.options) if "[" not in s.column]
