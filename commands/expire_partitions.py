@@ -70,8 +70,7 @@ def expire_partitions(
     from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.operation.partition_expire import JavaDateTimePattern
     from paimon_cli.core.operation.partition_expire import expire_partitions as run
-    from paimon_cli.core.schema.options import parse_duration_millis
-    from paimon_cli.core.utils.durations import parse_duration
+    from paimon_cli.core.utils.durations import parse_duration, parse_duration_millis
 
     if timestamp_formatter is not None:
         JavaDateTimePattern(timestamp_formatter)  # bad pattern: refused before any I/O

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from ..errors import InvalidInput
+from ..utils.durations import parse_duration_millis
 
 # Keys and defaults of every option in upstream's generated core_configuration table
 # (None = no default). Hand-extracted once; the defaults are the documented strings.
@@ -498,21 +499,8 @@ def check_option_keys(options: Iterable[str] | Mapping[str, str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Value parsers (Java's TimeUtils.parseDuration / MemorySize.parse / boolean parsing)
+# Value parsers (Java's MemorySize.parse / boolean parsing; durations: core.utils.durations)
 # ---------------------------------------------------------------------------------------
-
-_DURATION_UNITS: dict[str, float] = {}
-for _names, _ms in (
-    (("d", "day", "days"), 86_400_000),
-    (("h", "hour", "hours"), 3_600_000),
-    (("min", "m", "minute", "minutes"), 60_000),
-    (("s", "sec", "secs", "second", "seconds"), 1_000),
-    (("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
-    (("us", "µs", "micro", "micros", "microsecond", "microseconds"), 1e-3),
-    (("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1e-6),
-):
-    for _n in _names:
-        _DURATION_UNITS[_n] = _ms
 
 _MEMORY_UNITS: dict[str, int] = {}
 for _names, _bytes in (
@@ -526,16 +514,6 @@ for _names, _bytes in (
         _MEMORY_UNITS[_n] = _bytes
 
 _NUM_UNIT = re.compile(r"^\s*(\d+)\s*([^\d\s]*)\s*$")
-
-
-def parse_duration_millis(text: str, key: str = "duration") -> int:
-    """``"1 h"``, ``"30 min"``, ``"2h"``, ``"500"`` (bare number = ms) to milliseconds."""
-    m = _NUM_UNIT.match(text)
-    unit = m.group(2).lower() if m else ""
-    if not m or unit not in _DURATION_UNITS and unit != "":
-        raise InvalidInput(f"option {key}={text!r}: not a duration (e.g. '1 h', '30 min', '10 s')")
-    factor = _DURATION_UNITS.get(unit, 1)
-    return int(int(m.group(1)) * factor)
 
 
 def parse_memory_bytes(text: str, key: str = "size") -> int:

@@ -8,10 +8,10 @@ from paimon_cli.core.schema.options import (
     CoreOptions,
     check_option_keys,
     is_known_key,
-    parse_duration_millis,
     parse_memory_bytes,
     suggest_key,
 )
+from paimon_cli.core.utils.durations import parse_duration_millis
 
 
 def test_known_options_cover_the_documented_table() -> None:
