@@ -46,7 +46,7 @@ def alter(
         )
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.schema import table_schema as s
+    from paimon_cli.core.schema import schema_change as s
 
     ident = parse_identifier(identifier)
     changes: list[Any] = [s.SetOption(k, v) for k, v in parse_key_values(set_, "--set").items()]

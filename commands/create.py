@@ -41,7 +41,8 @@ def create(
     spec["options"] = {**spec.get("options", {}), **parse_key_values(option, "--option")}
     if comment is not None:
         spec["comment"] = comment
-    from paimon_cli.core.schema.table_schema import Schema, new_table_schema
+    from paimon_cli.core.schema.schema_manager import new_table_schema
+    from paimon_cli.core.schema.table_schema import Schema
 
     schema_ = Schema.of(spec.pop("columns"), **spec)  # numbers field ids the way Java does
     catalog = open_catalog(warehouse, fs_option)

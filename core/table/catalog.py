@@ -9,7 +9,8 @@ from ..io import fileio
 from .identifiers import Identifier, validate_name
 
 if TYPE_CHECKING:
-    from ..schema.table_schema import Schema, SchemaChange, TableSchema
+    from ..schema.schema_change import SchemaChange
+    from ..schema.table_schema import Schema, TableSchema
     from .file_store_table import FileStoreTable
 
 DB_SUFFIX = ".db"
@@ -70,7 +71,7 @@ class FileSystemCatalog:
 
     def table_exists(self, identifier: str | Identifier) -> bool:
         ident = Identifier.parse(identifier) if isinstance(identifier, str) else identifier
-        from ..schema.table_schema import SchemaManager
+        from ..schema.schema_manager import SchemaManager
 
         return SchemaManager(self.file_io, self.table_path(ident)).latest() is not None
 
@@ -90,7 +91,7 @@ class FileSystemCatalog:
         self, identifier: str | Identifier, schema: Schema, ignore_if_exists: bool = False
     ) -> FileStoreTable:
         """Write schema-0 (write-if-absent); creates the database folder when missing."""
-        from ..schema.table_schema import SchemaManager
+        from ..schema.schema_manager import SchemaManager
 
         ident = Identifier.parse(identifier) if isinstance(identifier, str) else identifier
         if not self.file_io.is_object_store:

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot, SnapshotManager
     from ..refs.tags import TagManager
     from ..schema.options import CoreOptions
-    from ..schema.table_schema import SchemaManager, TableSchema
+    from ..schema.schema_manager import SchemaManager
+    from ..schema.table_schema import TableSchema
     from .identifiers import Identifier
 
 
@@ -52,7 +53,7 @@ class FileStoreTable:
 
     @classmethod
     def load(cls, file_io: FileIO, path: str, identifier: Identifier, branch: str | None = None) -> FileStoreTable:
-        from ..schema.table_schema import SchemaManager
+        from ..schema.schema_manager import SchemaManager
 
         br = None if branch in (None, "main") else branch
         if br is not None and not file_io.is_dir(paths.branch_path(path, br)):
@@ -80,7 +81,7 @@ class FileStoreTable:
 
     @cached_property
     def schema_manager(self) -> SchemaManager:
-        from ..schema.table_schema import SchemaManager
+        from ..schema.schema_manager import SchemaManager
 
         return SchemaManager(self.file_io, self.path, self.branch)
 

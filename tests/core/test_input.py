@@ -16,7 +16,8 @@ import pytest
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput, NotFound
 from paimon_cli.core.format import input as inp
-from paimon_cli.core.schema.table_schema import Schema, TableSchema, new_table_schema
+from paimon_cli.core.schema.schema_manager import new_table_schema
+from paimon_cli.core.schema.table_schema import Schema, TableSchema
 
 COLUMNS = (
     "id INT NOT NULL, name VARCHAR(5), amt DECIMAL(10, 2), ts TIMESTAMP(3), t TIME, d DATE, "

@@ -18,7 +18,8 @@ from paimon_cli.core.manifest.index_manifest import IndexFileMeta
 from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
+from paimon_cli.core.schema.schema_change import AddColumn, RenameColumn, SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.system.tables import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel

@@ -22,7 +22,8 @@ from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.mergetree.aggregate import ThetaSketchAgg, create_aggregator, theta_union
 from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.schema.options import CoreOptions
-from paimon_cli.core.schema.table_schema import Schema, new_table_schema
+from paimon_cli.core.schema.schema_manager import new_table_schema
+from paimon_cli.core.schema.table_schema import Schema
 
 
 def sketch(values: range | list[int], lg_k: int = 12, p: float = 1.0) -> bytes:

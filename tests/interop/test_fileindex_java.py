@@ -26,7 +26,7 @@ from paimon_cli.core.fileindex.writer import DataFileIndexWriter
 from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.io import paths
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, SetOption
+from paimon_cli.core.schema.schema_change import DropColumn, RemoveOption, RenameColumn, SetOption
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
