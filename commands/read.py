@@ -83,7 +83,7 @@ def read(
     export = _export_format(to) if to is not None else None
     table = open_catalog(warehouse, fs_option).get_table(ident.full_name, branch_name)
 
-    from paimon_cli.core.data.predicate import parse_predicate
+    from paimon_cli.core.data.predicate_parser import parse_predicate
     from paimon_cli.core.operation.read import TableRead
 
     projection = _columns(select) if select is not None else None

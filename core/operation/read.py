@@ -594,7 +594,9 @@ class TableRead:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from ..data.predicate import _arrow_values, _Raw, coerce_literal
+        from ..data.predicate_literal import RawLiteral as _Raw
+        from ..data.predicate_literal import arrow_values as _arrow_values
+        from ..data.predicate_literal import coerce_literal
 
         for name, text in defaults.items():
             if name not in t.column_names:

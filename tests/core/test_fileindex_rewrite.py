@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
