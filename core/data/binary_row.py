@@ -213,7 +213,7 @@ def to_bytes(values: Sequence[Any], types: Sequence[DataType] | RowType, row_kin
         var.extend(b"\0" * (size - len(data) + (-size % 8)))
         return offset
 
-    for i, (v, t) in enumerate(zip(values, tlist)):
+    for i, (v, t) in enumerate(zip(values, tlist, strict=True)):
         slot = nb + 8 * i
         if v is None:
             fixed[(i + 8) >> 3] |= 1 << ((i + 8) & 7)

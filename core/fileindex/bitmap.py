@@ -200,7 +200,7 @@ class BitmapBuilder:
             counts = np.bincount(inverse, minlength=len(uniques))
             groups = np.split(rows[order], np.cumsum(counts)[:-1])
         parts = self.parts
-        for key, g in zip(uniques, groups):
+        for key, g in zip(uniques, groups, strict=True):
             lst = parts.get(key)
             if lst is None:
                 parts[key] = [g]
@@ -313,7 +313,7 @@ class BitmapReader:
             # lengths: bitmaps are stored back to back in offset order up to the payload end
             starts = sorted({o for o, _ in entries.values() if o >= 0}
                             | ({self.null_offset} if self.has_null and self.null_offset >= 0 else set()))
-            ends = {s: e for s, e in zip(starts, starts[1:] + [len(payload) - self.body_start])}
+            ends = dict(zip(starts, starts[1:] + [len(payload) - self.body_start], strict=True))
             self.entries = {k: (o, ends.get(o, -1) if o >= 0 else -1) for k, (o, _) in entries.items()}
             if self.has_null and self.null_offset >= 0:
                 self.null_length = ends[self.null_offset]

@@ -82,7 +82,7 @@ class Column:
     length: int
 
 
-def _ts_numbers(arr: pa.Array, t: DataType) -> np.ndarray:
+def _ts_numbers(arr: pa.Array, t: TimestampType | LocalZonedTimestampType) -> np.ndarray:
     """millis (p <= 3) or micros, as Java's Timestamp.getMillisecond / toMicros (floor)."""
     import numpy as np
     import pyarrow as pa

@@ -53,7 +53,7 @@ def _builder(spec: IndexSpec, f: DataField) -> Any:
 
 @dataclass
 class _Column:
-    field: DataField
+    data_field: DataField
     builders: list[Any] = field(default_factory=list)
 
 
@@ -93,7 +93,7 @@ class DataFileIndexWriter:
         from .values import to_column
 
         for name, col in self.columns.items():
-            c = to_column(data.column(name), col.field.type)
+            c = to_column(data.column(name), col.data_field.type)
             for b in col.builders:
                 b.add(c)
         self.rows += data.num_rows

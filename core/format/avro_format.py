@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..data.types import (
     ArrayType,
@@ -223,11 +223,17 @@ def open_avro_writer(sink: Any, fields: list[DataField], options: CoreOptions) -
     )
 
 
+def _records(reader: Any) -> Iterator[dict[str, Any]]:
+    """fastavro types a datum as any Avro value; a data file's top-level schema is a record,
+    so each datum is a dict."""
+    return cast("Iterator[dict[str, Any]]", reader)
+
+
 def read_avro_records(data: bytes, path: str) -> list[dict[str, Any]]:
     import fastavro
 
     try:
-        return list(fastavro.reader(io.BytesIO(data)))
+        return list(_records(fastavro.reader(io.BytesIO(data))))
     except Exception as e:  # fastavro raises many kinds
         raise CorruptMetadata(path, f"cannot decode Avro data file: {e}") from e
 
@@ -267,7 +273,7 @@ def iter_avro_streaming(file_io: FileIO, path: str, wanted: list[DataField], bat
 
     with file_io.open_input(path) as f:
         try:
-            reader = iter(fastavro.reader(f))
+            reader = iter(_records(fastavro.reader(f)))
         except Exception as e:  # fastavro raises many kinds
             raise CorruptMetadata(path, f"cannot decode Avro data file: {e}") from e
         while True:

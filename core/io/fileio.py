@@ -353,7 +353,7 @@ class FileIO:
                 # local writes are synchronous: nothing is in flight that could still land
                 if self.is_local and not exists:
                     assert failure is not None
-                    raise failure
+                    raise failure from failure.__cause__  # the put's own error, not this read's
                 if self.is_local and failure is None:
                     return False  # another writer's file, deleted again since
             except Exception as e:  # noqa: BLE001

@@ -149,7 +149,7 @@ def partition_path(
     if len(names) != len(values_as_str):
         raise InvalidInput(f"partition has {len(names)} keys but {len(values_as_str)} values")
     parts = []
-    for name, value in zip(names, values_as_str):
+    for name, value in zip(names, values_as_str, strict=True):
         if value is None or value.strip() == "":
             value = default_name
         if only_value and value in (".", ".."):
@@ -176,7 +176,7 @@ def partition_values_to_str(
     values: Sequence[Any], types: Sequence[Any], legacy_name: bool = True
 ) -> list[str | None]:
     """Render partition values the way Java names directories (see module docs)."""
-    return [partition_value_to_str(v, t, legacy_name) for v, t in zip(values, types)]
+    return [partition_value_to_str(v, t, legacy_name) for v, t in zip(values, types, strict=True)]
 
 
 def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True) -> str | None:
