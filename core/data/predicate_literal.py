@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from .binary_row import Timestamp
 from .types import (
     BigIntType,
     BinaryType,
@@ -150,8 +151,6 @@ def parse_timestamp_literal(text: str, ltz: bool) -> Any:
     TIMESTAMP holds a wall clock, so a literal is one too. TIMESTAMP_LTZ holds an instant: a
     literal with an offset is converted to UTC, one without is taken as UTC.
     """
-    from .binary_row import Timestamp
-
     m = _TS_RE.fullmatch(text)
     if not m:
         return None
@@ -245,8 +244,6 @@ def sql_literal(v: Any) -> str:
         return f"X'{v.hex()}'"
     if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
         return f"DATE '{v.isoformat()}'"
-    from .binary_row import Timestamp
-
     if isinstance(v, Timestamp):
         return f"TIMESTAMP '{str(v).replace('T', ' ')}'"
     if isinstance(v, _dt.time):

@@ -24,7 +24,7 @@ import struct
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..data.types import BooleanType, SmallIntType, TinyIntType
+from ..data.types import BigIntType, BooleanType, LocalZonedTimestampType, SmallIntType, TimestampType, TinyIntType
 from ..errors import InvalidInput
 from ..schema.file_index_options import (
     BITMAP_DEFAULT_BLOCK_SIZE,
@@ -119,8 +119,6 @@ class _Codec:
 
 
 def _is_long(t: DataType) -> bool:
-    from ..data.types import BigIntType, LocalZonedTimestampType, TimestampType
-
     return isinstance(t, (BigIntType, TimestampType, LocalZonedTimestampType))
 
 

@@ -19,6 +19,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..data.binary_row import Timestamp
 from ..data.types import (
     BigIntType,
     BinaryType,
@@ -199,8 +200,6 @@ def literal_key(v: Any, t: DataType) -> Any:
                     return None
                 return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
             if isinstance(t, (TimestampType, LocalZonedTimestampType)):
-                from ..data.binary_row import Timestamp
-
                 if isinstance(v, _dt.datetime):
                     v = Timestamp.from_datetime(v)
                 if not isinstance(v, Timestamp):

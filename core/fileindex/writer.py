@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..io.fileio import FileIO, join
 from ..schema.file_index_options import (
     BITMAP,
     BLOOM_FILTER,
@@ -27,27 +28,25 @@ from ..schema.file_index_options import (
     check_index_spec,
     configured_indexes,
 )
+from ..schema.options import CoreOptions
+from .bitmap import BitmapBuilder
+from .bloom import BloomFilterBuilder
+from .bsi import BsiBuilder
 from .format import write_container
+from .values import to_column
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..data.types import DataField
-    from ..io.fileio import FileIO
 
 
 def _builder(spec: IndexSpec, f: DataField) -> Any:
     if spec.index_type == BLOOM_FILTER:
-        from .bloom import BloomFilterBuilder
-
         return BloomFilterBuilder(*bloom_filter_options(spec.column, spec.opts))
     if spec.index_type == BITMAP:
-        from .bitmap import BitmapBuilder
-
         version, block = bitmap_options(spec.column, spec.opts)
         return BitmapBuilder(f.type, version, block)
-    from .bsi import BsiBuilder
-
     return BsiBuilder()
 
 
@@ -90,8 +89,6 @@ class DataFileIndexWriter:
         return list(self.columns)
 
     def write_batch(self, data: pa.Table | pa.RecordBatch) -> None:
-        from .values import to_column
-
         for name, col in self.columns.items():
             c = to_column(data.column(name), col.data_field.type)
             for b in col.builders:
@@ -123,8 +120,6 @@ def place_index(
         return None, ()
     if len(container) <= threshold:
         return container, ()
-    from ..io.fileio import join
-
     parent, _, name = data_file_path.rpartition("/")
     index_name = index_file_name or name + ".index"
     file_io.write_bytes(join(parent, index_name), container, overwrite=True)
@@ -160,8 +155,6 @@ class PlacedIndexBuilder:
 def index_builder_factory(file_io: FileIO, schema: Any, options: Mapping[str, str] | Any | None = None) -> Any:
     """``factory(data_file_path) -> PlacedIndexBuilder`` for ``schema``'s configured indexes,
     or None when the table configures none (``RollingFileWriter.index_builder_factory``)."""
-    from ..schema.options import CoreOptions
-
     opts = options if options is not None else schema.options
     raw = opts.options if isinstance(opts, CoreOptions) else dict(opts)
     specs = configured_indexes(raw)

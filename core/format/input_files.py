@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotFound
+from ..io.fileio import load_file_io
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -81,8 +82,6 @@ def expand_inputs(
     hidden files (``.x``, ``_SUCCESS``) inside directories are skipped. A glob that matches
     nothing is an error, so a typo never writes an empty commit.
     """
-    from ..io.fileio import load_file_io
-
     forced = normalize_format(fmt)
     out: list[InputFile] = []
     ios: dict[str, FileIO] = {}

@@ -13,6 +13,7 @@ import decimal
 from collections.abc import Sequence
 from typing import Any
 
+from ..data import types as t
 from ..data.java_format import java_double, java_float, java_local_datetime
 from ..errors import InvalidInput
 from .fileio import join
@@ -186,8 +187,6 @@ def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True)
     *internal* value: DATE is the epoch-day integer, TIME the millisecond of day, TIMESTAMP
     ``LocalDateTime.toString``. legacy_name=False is Paimon's cast to STRING.
     """
-    from ..data import types as t
-
     if value is None:
         return None
     if isinstance(data_type, t.BooleanType) or isinstance(value, bool):

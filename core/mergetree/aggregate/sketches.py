@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ...data.roaring64 import Roaring64Layout
 from ...data.types import BinaryType, VarBinaryType
 from ...errors import InvalidInput
 from .base import FieldAggregator
@@ -56,8 +57,6 @@ class Rbm64Agg(_BitmapAgg):
     commutative = False
 
     def _aggregate(self, values: pa.Array, gid: np.ndarray, retract: np.ndarray, n_groups: int) -> pa.Array:
-        from ...data.roaring64 import Roaring64Layout
-
         acc: list[Any] = [None] * n_groups
         merged: list[Any] = [None] * n_groups  # parsed accumulator once a group has 2+ values
         for g, blob in zip(gid.tolist(), values.to_pylist(), strict=True):
