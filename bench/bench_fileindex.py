@@ -40,7 +40,7 @@ BASE = {"bucket": "-1", "target-file-size": "64 mb"}
 def rewrite_vs_java(rows: int, tmp: Path, reps: int = 3) -> dict:
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
     from paimon_cli.core.operation.scan import FileStoreScan
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
     from paimon_cli.core.table.catalog import FileSystemCatalog
     from tests.interop.java_harness import JavaPaimon
 
@@ -89,11 +89,12 @@ def selective_read(tmp: Path, files: int = 100, rows_per_file: int = 20_000) -> 
     import pyarrow.parquet as pq
 
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
-    from paimon_cli.core.data.predicate import parse_predicate
+    from paimon_cli.core.data.predicate_parser import parse_predicate
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.operation.write import write_table
-    from paimon_cli.core.schema.table_schema import Schema, SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
+    from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.table.catalog import FileSystemCatalog
 
     wh = str(tmp / "wh2")

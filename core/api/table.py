@@ -16,7 +16,7 @@ from ..compact.job import compact_table
 from ..compact.local import Progress
 from ..compact.rescale import rescale as rescale_table
 from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
-from ..data.predicate import parse_predicate
+from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
 from ..operation.expire import ExpirePolicy, apply_expire, plan_expire
@@ -27,9 +27,9 @@ from ..operation.read import TableRead
 from ..operation.rollback import rollback as rollback_table
 from ..operation.write import write_table_result
 from ..refs import branches, tags
-from ..schema import table_schema as schema_changes
+from ..schema import schema_change as schema_changes
 from ..schema.options import parse_duration_millis
-from ..system.tables import CATALOG_TABLES, SYSTEM_TABLES
+from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier
 from .arguments import (
     Duration,

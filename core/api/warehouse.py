@@ -12,8 +12,9 @@ from typing import IO, Any
 from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotYetSupported
 from ..io.fileio import FileIO, parent
-from ..schema.table_schema import Schema, new_table_schema
-from ..system.tables import CATALOG_TABLES, SYSTEM_TABLES
+from ..schema.schema_manager import new_table_schema
+from ..schema.table_schema import Schema
+from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.catalog import FileSystemCatalog
 from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows

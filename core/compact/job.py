@@ -176,7 +176,7 @@ def partition_filter(
     cache: dict[bytes, bool] = {}
 
     if where:
-        from ..data.predicate import parse_predicate
+        from ..data.predicate_parser import parse_predicate
 
         if not keys:
             raise InvalidInput("--where: the table is not partitioned; compact filters partitions only")

@@ -287,7 +287,7 @@ def rescale(
         result.seconds = time.monotonic() - started
         return result
     if plan.sets_option:
-        from ..schema.table_schema import SetOption
+        from ..schema.schema_change import SetOption
         from ..table.file_store_table import FileStoreTable
 
         schema = table.schema_manager.commit_changes([SetOption("bucket", str(plan.new_buckets))])

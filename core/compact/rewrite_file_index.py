@@ -39,25 +39,24 @@ from typing import Any
 
 from ..data.types import DataField
 from ..errors import InvalidInput
-from ..fileindex.bitmap import parse_options as bitmap_options
-from ..fileindex.bloom import bloom_size
-from ..fileindex.bloom import parse_options as bloom_options
-from ..fileindex.format import (
-    BITMAP,
-    BLOOM_FILTER,
-    INDEX_SUFFIX,
-    FileIndexContainer,
-    index_file_names,
-    new_index_file_name,
-    write_container,
-)
-from ..fileindex.writer import DataFileIndexWriter, IndexSpec, configured_indexes, validate_file_index_options
+from ..fileindex.format import INDEX_SUFFIX, FileIndexContainer, index_file_names, new_index_file_name, write_container
+from ..fileindex.writer import DataFileIndexWriter
 from ..format.data_file import iter_data_file_batches
 from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..operation.commit import CommitMessage, FileStoreCommit
 from ..operation.scan import FileStoreScan
+from ..schema.file_index_options import (
+    BITMAP,
+    BLOOM_FILTER,
+    IndexSpec,
+    bitmap_options,
+    bloom_size,
+    configured_indexes,
+    validate_file_index_options,
+)
+from ..schema.file_index_options import bloom_filter_options as bloom_options
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool

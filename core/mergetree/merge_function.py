@@ -30,14 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
 from ..schema.options import CoreOptions
-from .aggregate import (
-    LastValueAgg,
-    ProductAgg,
-    create_aggregator,
-    last_index,
-    take_or_null,
-    valid_mask,
-)
+from .aggregate import create_aggregator
+from .aggregate.groups import last_index, take_or_null, valid_mask
+from .aggregate.numeric import ProductAgg
+from .aggregate.values import LastValueAgg
 
 if TYPE_CHECKING:
     import numpy as np

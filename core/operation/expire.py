@@ -106,7 +106,8 @@ class ResolvedPolicy:
 def resolve_policy(table: FileStoreTable, policy: ExpirePolicy | None = None,
                    options: dict[str, str] | None = None) -> ResolvedPolicy:
     """Flags over table options over Java's defaults; bad values are InvalidInput."""
-    from ..schema.options import CoreOptions, parse_duration_millis, parse_int
+    from ..schema.options import CoreOptions, parse_int
+    from ..utils.durations import parse_duration_millis
 
     policy = policy or ExpirePolicy()
     opts = CoreOptions({**table.schema.options, **(options or {})})

@@ -477,7 +477,7 @@ def expire_partitions_after_commit(
     interval = opts.get_duration_millis("partition.expiration-check-interval") or 0
     if interval > 0 and not opts.get_bool("end-input.check-partition-expire", False):
         return None
-    from ..schema.options import parse_duration_millis
+    from ..utils.durations import parse_duration_millis
 
     seconds = parse_duration_millis(text, "partition.expiration-time") / 1000.0
     plan = plan_partition_expire(table, seconds, now=now() if now else None)

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..data.predicate import Predicate, _arrow_values, _Raw, coerce_literal
+from ..data.predicate import Predicate
+from ..data.predicate_literal import RawLiteral, arrow_values, coerce_literal
 from ..data.types import DataField
 from ..format.arrow_schema import VALUE_KIND
 from ..format.data_file import evolve, iter_data_file_batches
@@ -103,8 +104,8 @@ class SplitRead:
             if name not in t.column_names:
                 continue
             f = self.schema.field(name)
-            v = coerce_literal(_Raw("str", text), f.type, name)
-            vals, at = _arrow_values([v], f.type)
+            v = coerce_literal(RawLiteral("str", text), f.type, name)
+            vals, at = arrow_values([v], f.type)
             col = t.column(name)
             filled = pc.fill_null(col, pa.scalar(vals[0], type=at).cast(col.type))
             t = t.set_column(t.column_names.index(name), name, filled)

@@ -36,7 +36,8 @@ from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType,
 from ..errors import InvalidInput, NotYetSupported
 from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
 from ..io import paths
-from ..schema.options import CoreOptions, check_option_keys
+from ..schema.option_keys import check_option_keys
+from ..schema.options import CoreOptions
 from ..utils.interrupt import deferred, discard
 from .scan import FileStoreScan
 
@@ -185,7 +186,7 @@ class TableWrite:
         overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
         if overrides:
             check_option_keys(overrides)
-            from ..schema.options import IMMUTABLE_OPTIONS
+            from ..schema.option_keys import IMMUTABLE_OPTIONS
 
             fixed = sorted(k for k in overrides if k in IMMUTABLE_OPTIONS or k in ("bucket", "primary-key",
                                                                                   "partition"))
@@ -198,7 +199,7 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
-        from ..fileindex.writer import validate_file_index_options
+        from ..schema.file_index_options import validate_file_index_options
 
         validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
         self.file_io = table.file_io

@@ -153,7 +153,7 @@ def create_branch(table: FileStoreTable, name: str, tag: str | None = None) -> s
     snapshot has expired still works: its snapshot is written from the tag content. The
     schema goes first, so a branch directory never exists without a readable schema.
     """
-    from ..schema.table_schema import SchemaManager
+    from ..schema.schema_manager import SchemaManager
     from .snapshot import SnapshotManager
     from .tags import TagManager
 
@@ -266,7 +266,7 @@ def plan_fast_forward(table: FileStoreTable, name: str) -> BranchPlan:
     of the target is read first: an unreadable one is a refusal (exit 6), as it could not be
     told whether fast-forward replaces it.
     """
-    from ..schema.table_schema import SchemaManager
+    from ..schema.schema_manager import SchemaManager
     from .snapshot import SnapshotManager
     from .tags import TagManager
 

@@ -321,7 +321,7 @@ class TagManager:
 def parse_time_retained(text: str, key: str) -> float:
     """A table option's retention (Java's duration grammar: a bare number is milliseconds) to
     seconds; must be positive. The command line's ``--time-retained`` is core.utils.durations'."""
-    from ..schema.options import parse_duration_millis
+    from ..utils.durations import parse_duration_millis
 
     millis = parse_duration_millis(text, key)
     if millis <= 0:
@@ -831,7 +831,7 @@ class TagPeriod:
 
     @classmethod
     def of(cls, options: Any) -> TagPeriod:
-        from ..schema.options import parse_duration_millis
+        from ..utils.durations import parse_duration_millis
 
         duration = options.get("tag.creation-period-duration")
         if duration:

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..compact.rewrite_file_index import payload_matches
-from ..fileindex.format import BITMAP, BLOOM_FILTER, FileIndexContainer, index_file_names
-from ..fileindex.writer import configured_indexes
+from ..fileindex.format import FileIndexContainer, index_file_names
 from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import ManifestEntry
 from ..operation.scan import FileStoreScan
+from ..schema.file_index_options import BITMAP, BLOOM_FILTER, configured_indexes
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows
 

@@ -6,7 +6,9 @@ from typing import Any
 
 from ..errors import AlreadyExists, NotFound
 from ..io import fileio
-from ..schema.table_schema import Schema, SchemaChange, SchemaManager, TableSchema
+from ..schema.schema_change import SchemaChange
+from ..schema.schema_manager import SchemaManager
+from ..schema.table_schema import Schema, TableSchema
 from .file_store_table import FileStoreTable
 from .identifiers import Identifier, validate_name
 

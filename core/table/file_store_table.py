@@ -20,7 +20,8 @@ from ..refs.consumers import ConsumerManager
 from ..refs.snapshot import Snapshot, SnapshotManager
 from ..refs.tags import TagManager
 from ..schema.options import CoreOptions
-from ..schema.table_schema import SchemaManager, TableSchema
+from ..schema.schema_manager import SchemaManager
+from ..schema.table_schema import TableSchema
 from .identifiers import Identifier
 
 

@@ -16,7 +16,8 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.refs.branches import create_branch, delete_branch, fast_forward, plan_fast_forward
 from paimon_cli.core.refs.tags import create_tag
-from paimon_cli.core.schema.table_schema import RemoveOption, Schema, SetOption
+from paimon_cli.core.schema.schema_change import RemoveOption, SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 

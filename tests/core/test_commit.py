@@ -195,7 +195,7 @@ def test_properties_and_watermark(wh: str) -> None:
 
 
 def test_schema_id_is_the_latest_schema(wh: str) -> None:
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t = make_table(wh)
     FileSystemCatalog(wh).alter_table("db.t", [SetOption("snapshot.num-retained.min", "5")])

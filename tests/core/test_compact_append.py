@@ -22,7 +22,8 @@ from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.schema.table_schema import AddColumn, Schema
+from paimon_cli.core.schema.schema_change import AddColumn
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 COLS = "id INT, dt STRING, v DOUBLE, s STRING"

@@ -16,8 +16,8 @@ import pytest
 from paimon_cli.core.data.types import DataField, parse_data_type
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported
 from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.format.avro_format import avro_schema
 from paimon_cli.core.format.data_file import (
-    avro_schema,
     encode_data_file,
     evolve,
     format_of,

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names
@@ -23,7 +23,8 @@ from paimon_cli.core.fileindex.writer import index_builder_factory
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import write_table
-from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, Schema, SetOption
+from paimon_cli.core.schema.schema_change import DropColumn, RemoveOption, RenameColumn, SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.system.file_indexes import file_index_rows, file_index_warnings
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -294,7 +295,7 @@ def test_dropped_and_re_added_column_never_uses_the_old_index(cat: FileSystemCat
     """apache/paimon#10122's failure mode: a column dropped and added again under the same name
     is a different field; the old files' index on the old column must not prune for it."""
     from paimon_cli.core.data.types import IntType
-    from paimon_cli.core.schema.table_schema import AddColumn
+    from paimon_cli.core.schema.schema_change import AddColumn
 
     t = _table(cat, tmp_path, files=2)
     t = _alter(cat, SetOption("file-index.bitmap.columns", "c"))

@@ -18,7 +18,8 @@ from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
 from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.schema.options import CoreOptions
-from paimon_cli.core.schema.table_schema import Schema, new_table_schema
+from paimon_cli.core.schema.schema_manager import new_table_schema
+from paimon_cli.core.schema.table_schema import Schema
 
 I, UB, UA, D = 0, 1, 2, 3
 KIND_STR = {"+I": I, "-U": UB, "+U": UA, "-D": D}

@@ -154,7 +154,7 @@ def test_full_compaction_to_max_level_drops_deletes(tmp_path: Path) -> None:
 
 
 def test_upgrade_of_large_files_and_small_file_rewrite(tmp_path: Path) -> None:
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t = make(tmp_path, "u", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(0, 1000), pa.int32()), "v": [f"v{i}" * 20 for i in range(1000)]}))
@@ -347,7 +347,7 @@ def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
 def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Path, delete_count: Any) -> None:
     """Java 0.9 MergeTreeCompactTask.upgrade: same level -> nothing, even for a max-level file
     whose delete count is unknown (pre-0.8 writer) or positive; only the level-0 file moves."""
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t = make(tmp_path, "keep", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}))
@@ -382,7 +382,7 @@ def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Pat
 
 def test_schema_evolution_of_older_files(tmp_path: Path) -> None:
     from paimon_cli.core.data.types import BigIntType
-    from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn
+    from paimon_cli.core.schema.schema_change import AddColumn, RenameColumn
 
     t = make(tmp_path, "evo", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array([1, 2, 3], pa.int32()), "v": ["a", "b", "c"]}))
@@ -489,7 +489,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     interval partition and level validation all agree, and compaction keeps every key once."""
     from paimon_cli.core.mergetree.levels import interval_partition
     from paimon_cli.core.mergetree.lookup import lex_compare
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
     monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", 2)

@@ -3,15 +3,9 @@ from __future__ import annotations
 import pytest
 
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.schema.options import (
-    KNOWN_OPTIONS,
-    CoreOptions,
-    check_option_keys,
-    is_known_key,
-    parse_duration_millis,
-    parse_memory_bytes,
-    suggest_key,
-)
+from paimon_cli.core.schema.option_keys import KNOWN_OPTIONS, check_option_keys, is_known_key, suggest_key
+from paimon_cli.core.schema.options import CoreOptions, parse_memory_bytes
+from paimon_cli.core.utils.durations import parse_duration_millis
 
 
 def test_known_options_cover_the_documented_table() -> None:

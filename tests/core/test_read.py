@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
@@ -19,7 +19,8 @@ from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
+from paimon_cli.core.schema.schema_change import AddColumn, RenameColumn, SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel

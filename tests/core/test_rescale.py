@@ -34,7 +34,7 @@ from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
-from paimon_cli.core.schema.table_schema import SetOption
+from paimon_cli.core.schema.schema_change import SetOption
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.core.test_write import cat, make  # noqa: F401 - the cat fixture
 

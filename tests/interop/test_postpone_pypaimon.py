@@ -297,7 +297,7 @@ def test_merge_on_read_is_refused_while_postponed_files_are_selected(
 
 
 def _dt_pred(wh: str, value: str) -> Any:
-    from paimon_cli.core.data.predicate import parse_predicate
+    from paimon_cli.core.data.predicate_parser import parse_predicate
 
     return parse_predicate(f"dt = '{value}'", FileSystemCatalog(wh).get_table(f"{DB}.mor").schema.fields)
 

@@ -25,7 +25,8 @@ from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import write_table_result
-from paimon_cli.core.schema.table_schema import Schema, SetOption
+from paimon_cli.core.schema.schema_change import SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon, JavaPaimonError

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.mergetree.aggregate import theta_union
+from paimon_cli.core.mergetree.aggregate.sketches import theta_union
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.table.catalog import FileSystemCatalog
