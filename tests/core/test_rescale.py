@@ -36,7 +36,12 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
 from paimon_cli.core.schema.schema_change import SetOption
 from paimon_cli.core.table.catalog import FileSystemCatalog
-from tests.core.test_write import cat, make  # noqa: F401 - the cat fixture
+from tests.core.test_write import make
+
+
+@pytest.fixture
+def cat(tmp_path: Path) -> FileSystemCatalog:
+    return FileSystemCatalog(str(tmp_path / "wh"))
 
 
 class Inputs:
