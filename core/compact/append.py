@@ -44,8 +44,8 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
 from ..utils.interrupt import discard
-from .unit import APPEND, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     import pyarrow as pa

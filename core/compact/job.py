@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
+from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written
-from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError
+from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 from ..utils.interrupt import discard
-from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     from ..schema.table_schema import TableSchema

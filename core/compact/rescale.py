@@ -51,7 +51,7 @@ from ..io import paths
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..operation.commit import CommitMessage
+    from ..mergetree.commit_message import CommitMessage
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
     from ..utils.rows import Rows
@@ -375,7 +375,7 @@ def _compact_buckets(
     (messages to commit, UnitResults, messages of files written but not to commit)."""
     if not table.schema.primary_keys:
         return messages, [], []
-    from ..operation.commit import CommitMessage
+    from ..mergetree.commit_message import CommitMessage
     from .job import pick_bucket_unit
     from .local import UnitsFailed, delete_written, run_local
 
@@ -411,7 +411,7 @@ def _emptied_partitions(
 ) -> list[CommitMessage]:
     """Partitions whose merged view is empty (every row deleted) get no new files: the dynamic
     overwrite would not touch them, so their files and index files are deleted explicitly."""
-    from ..operation.commit import CommitMessage
+    from ..mergetree.commit_message import CommitMessage
 
     empty = [p for p in plan.partitions if p.partition not in written]
     if not empty:

@@ -334,7 +334,8 @@ def rewrite_file_index(
             if errors:
                 raise errors[0]
             outcomes += [f.result() for f in futures]
-        from ..operation.commit import CommitMessage, FileStoreCommit
+        from ..mergetree.commit_message import CommitMessage
+        from ..operation.commit import FileStoreCommit
 
         msgs: dict[tuple[bytes, int], CommitMessage] = {}
         for plan, new, _ in outcomes:

@@ -75,7 +75,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..manifest.manifest import ManifestEntry
-    from ..operation.commit import CommitMessage, FileStoreCommit
+    from ..mergetree.commit_message import CommitMessage
+    from ..operation.commit import FileStoreCommit
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
 
@@ -800,7 +801,8 @@ def sort_compact(
     """Rewrite the selected partitions sorted by ``order_by``; one OVERWRITE snapshot pinned
     to ``base_snapshot`` (see the module docstring)."""
     from ..errors import CommitConflict
-    from ..operation.commit import CommitMessage, FileStoreCommit
+    from ..mergetree.commit_message import CommitMessage
+    from ..operation.commit import FileStoreCommit
     from .append import bucket_dv_vectors, dv_index_by_partition, output_writer, read_file_tables
 
     started = time.monotonic()

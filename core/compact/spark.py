@@ -27,8 +27,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError
+from ..mergetree.compact_unit import CompactUnit, UnitResult
 from .local import Progress, TableRef, UnitsFailed, execute_unit
-from .unit import CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable

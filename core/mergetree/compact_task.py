@@ -52,12 +52,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..utils.interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
+from .compact_unit import CompactUnit, UnitResult
 from .file_writer import RollingFileWriter, _partition_dir, write_pipelined
 from .levels import Levels, SortedRun, interval_partition, key_function
 from .sort_merge import MergeReader
 
 if TYPE_CHECKING:
-    from ..compact.unit import CompactUnit, UnitResult
     from ..index.deletion_vectors import DeletionVector
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta
@@ -269,8 +269,6 @@ def make_context(table: FileStoreTable, unit: CompactUnit) -> CompactContext:
 
 def run_merge_tree_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
     """Compact one bucket's unit; nothing is committed. Files written are removed on failure."""
-    from ..compact.unit import UnitResult
-
     started = time.monotonic()
     ctx = make_context(table, unit)
     try:

@@ -30,7 +30,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
@@ -39,11 +39,11 @@ from ..io.fileio import join
 from ..manifest.index_manifest import (
     DELETION_VECTORS_INDEX,
     HASH_INDEX,
-    IndexFileMeta,
     IndexManifestEntry,
     IndexManifestFile,
 )
-from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..mergetree.commit_message import CommitMessage
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..utils.interrupt import commit_attempt
 
@@ -63,30 +63,6 @@ _AVRO_CODECS = {
     "gzip": "deflate",
 }
 COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE")
-
-
-@dataclass
-class CommitMessage:
-    """What one writer produced for one (partition, bucket): Java's CommitMessageImpl, flattened.
-
-    ``deleted_files`` are DELETE entries (compaction inputs, or files a rewrite replaces);
-    ``new_files`` are ADDs. Index files: HASH / DELETION_VECTORS files of that bucket.
-    """
-
-    partition: bytes
-    bucket: int
-    total_buckets: int
-    new_files: list[DataFileMeta] = field(default_factory=list)
-    deleted_files: list[DataFileMeta] = field(default_factory=list)
-    changelog_files: list[DataFileMeta] = field(default_factory=list)
-    new_index_files: list[IndexFileMeta] = field(default_factory=list)
-    deleted_index_files: list[IndexFileMeta] = field(default_factory=list)
-
-    def is_empty(self) -> bool:
-        return not (
-            self.new_files or self.deleted_files or self.changelog_files
-            or self.new_index_files or self.deleted_index_files
-        )
 
 
 @dataclass

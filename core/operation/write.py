@@ -44,10 +44,11 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..manifest.manifest import DataFileMeta
+    from ..mergetree.commit_message import CommitMessage
     from ..refs.snapshot import Snapshot
     from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
-    from .commit import CommitMessage, FileStoreCommit
+    from .commit import FileStoreCommit
 
 _IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
                        "partial-update.ignore-delete")
@@ -526,7 +527,7 @@ class TableWrite:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
-        from .commit import CommitMessage
+        from ..mergetree.commit_message import CommitMessage
 
         self._flush_all([b for b in self.buckets.values() if b.chunks])
         messages: dict[tuple[bytes, int], CommitMessage] = {}

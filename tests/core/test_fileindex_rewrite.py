@@ -243,8 +243,9 @@ def test_cli_rewrite_file_index(tmp_path: Path, cat: FileSystemCatalog) -> None:
 def test_rolling_writer_hook_builds_indexes(cat: FileSystemCatalog, tmp_path: Path) -> None:
     """The factory plugged into RollingFileWriter (write / compact) indexes every file it rolls."""
     from paimon_cli.core.data import binary_row
+    from paimon_cli.core.mergetree.commit_message import CommitMessage
     from paimon_cli.core.mergetree.file_writer import APPEND, RollingFileWriter
-    from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+    from paimon_cli.core.operation.commit import FileStoreCommit
 
     cat.create_table(ID, Schema.of(parse_columns("id BIGINT, c INT"), options={
         "bucket": "-1", "file-index.bitmap.columns": "c", "file-index.bloom-filter.columns": "id",

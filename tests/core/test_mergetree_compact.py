@@ -245,7 +245,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     """Merge-on-read upgrade below the max level keeping deletes (Java upgrades it as is): the
     file stays, its new ADD entry records the real count, so readers merge it and the next
     max-level compaction rewrites it (Java's rule for a positive count)."""
-    from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+    from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
 
     t = make(tmp_path, "m", "id INT NOT NULL, v STRING", ("id",),
              **{"write-only": "true", "compaction.small-file-ratio": "0.0000001"})  # every file "large"
