@@ -45,6 +45,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
+from ..mergetree.file_writer import partition_dir_of
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -336,16 +337,6 @@ def _plan_fixed_bucket(
 # ---------------------------------------------------------------------------------------
 
 
-def partition_dir(table: FileStoreTable, partition: bytes) -> str:
-    from ..data.binary_row import deserialize
-    from ..io import paths
-
-    schema = table.schema
-    if not schema.partition_keys:
-        return ""
-    return paths.partition_path_for(schema, deserialize(partition, schema.partition_types))
-
-
 def read_file_tables(
     table: FileStoreTable,
     partition: bytes,
@@ -364,7 +355,7 @@ def read_file_tables(
     sr = StatsReader(table)
     target = list(table.schema.fields)
     ids = {f.id for f in target}
-    part_dir = partition_dir(table, partition)
+    part_dir = partition_dir_of(table.schema, partition)
     for meta in files:
         file_fields = list(sr.schema(meta.schema_id).fields)
         cols = [f.name for f in file_fields if f.id in ids]

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from .merge_function import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND
+from .merge_function import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND, ignore_delete
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,8 +136,6 @@ def _is_add(kinds: np.ndarray) -> np.ndarray:
 
 def _drop_ignored_retracts(records: pa.Table, options: CoreOptions) -> pa.Table:
     """``ignore-delete``: retractions never take part (Java's merge functions skip them)."""
-    from ..operation.write import ignore_delete
-
     if options.merge_engine == "aggregation" or not ignore_delete(options) or records.num_rows == 0:
         return records
     import pyarrow.compute as pc
@@ -636,10 +634,10 @@ class UnitHooks:
         import numpy as np
         import pyarrow as pa
 
-        from .file_writer import _partition_dir
+        from .file_writer import partition_dir_of
         from .sort_merge import FILE_COL, MergeReader
 
-        part_dir = _partition_dir(self.schema, self.unit.partition)
+        part_dir = partition_dir_of(self.schema, self.unit.partition)
         dvs = dict(self.dv.vectors) if self.dv is not None else None
         names = [f.name for f in self.schema.fields] + [SEQUENCE_NUMBER, VALUE_KIND]
         for section in sections:

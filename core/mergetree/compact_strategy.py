@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .compact_unit import MERGE_TREE, CompactUnit
+from .file_writer import creation_time_millis
 from .levels import Levels, LevelSortedRun
 
 if TYPE_CHECKING:
@@ -110,8 +111,6 @@ class UniversalCompaction:
         if self.full_compaction_interval_millis is not None:
             # Java 1.x restores the last full compaction time from the max-level files'
             # creation time (0.9: unknown, so the first pick of a writer is a full one)
-            from ..operation.write import creation_time_millis
-
             last = max((f.creation_time or 0 for r in runs if r.level == max_level for f in r.run.files),
                        default=None)
             if last is None or creation_time_millis() - last > self.full_compaction_interval_millis:

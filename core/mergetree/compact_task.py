@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from ..utils.interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
 from .compact_unit import CompactUnit, UnitResult
-from .file_writer import RollingFileWriter, _partition_dir, write_pipelined
+from .file_writer import RollingFileWriter, partition_dir_of, write_pipelined
 from .levels import Levels, SortedRun, interval_partition, key_function
 from .sort_merge import MergeReader
 
@@ -260,7 +260,7 @@ def make_context(table: FileStoreTable, unit: CompactUnit) -> CompactContext:
     schema = table.schema
     options = table.options
     key = key_function([f.type.copy(nullable=False) for f in schema.logical_trimmed_primary_keys_type.fields])
-    partition_dir = _partition_dir(schema, unit.partition)
+    partition_dir = partition_dir_of(schema, unit.partition)
     bucket_files = list(unit.bucket_files) or list(unit.files)
     levels = Levels(bucket_files, max(options.num_levels, unit.max_level + 1 if unit.max_level else 0), key)
     dvs = load_deletion_vectors(table, partition_dir, unit.bucket, unit.index_files) if unit.index_files else {}

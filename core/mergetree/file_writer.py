@@ -29,11 +29,13 @@ next to the data file; they are added to :attr:`written` so an abort removes the
 
 from __future__ import annotations
 
+import datetime as _dt
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
+from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType
 from ..errors import InvalidInput
 from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
 from ..io import paths
@@ -54,6 +56,51 @@ if TYPE_CHECKING:
 KV = "kv"
 APPEND = "append"
 _CHECK_ROWS = 1000  # Java's RollingFileWriter checks the size every 1000 records
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def creation_time_millis() -> int:
+    """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
+    d = _dt.datetime.now() - _EPOCH
+    return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
+
+
+def partition_dir_of(schema: TableSchema, partition: bytes) -> str:
+    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
+    if not schema.partition_keys:
+        return ""
+    return paths.partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))
+
+
+# ---------------------------------------------------------------------------------------
+# BinaryRow values of a few Arrow rows (partitions, min/max keys)
+# ---------------------------------------------------------------------------------------
+
+
+def py_value(scalar: pa.Scalar, dt: DataType) -> Any:
+    """One Arrow scalar as the value core.data.binary_row encodes for ``dt``."""
+    import pyarrow as pa
+
+    if not scalar.is_valid:
+        return None
+    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+        raw = int(scalar.cast(pa.int64()).as_py())
+        unit = scalar.type.unit
+        if unit == "s":
+            return binary_row.Timestamp(raw * 1000)
+        if unit == "ms":
+            return binary_row.Timestamp(raw)
+        if unit == "us":
+            return binary_row.Timestamp.from_epoch_micros(raw)
+        return binary_row.Timestamp(raw // 1_000_000, raw % 1_000_000)
+    if isinstance(dt, DateType):
+        return _EPOCH.date() + _dt.timedelta(days=int(scalar.cast(pa.int32()).as_py()))
+    return scalar.as_py()
+
+
+def row_values(table: pa.Table, index: int, fields: list[DataField]) -> list[Any]:
+    """The BinaryRow values of row ``index`` of ``table`` for ``fields``."""
+    return [py_value(table.column(f.name)[index], f.type) for f in fields]
 
 
 def output_options(options: CoreOptions, level: int, changelog: bool = False) -> CoreOptions:
@@ -143,7 +190,7 @@ class RollingFileWriter:
         self.partition = partition
         self.bucket = bucket
         if partition_dir is None:
-            partition_dir = _partition_dir(self.schema, partition)
+            partition_dir = partition_dir_of(self.schema, partition)
         self.bucket_path = join(table.path, partition_dir, paths.bucket_dir(bucket))
         compression = self.options.file_compression.lower()
         ext = f"{compression}.{self.file_format}" if base_opts.file_suffix_include_compression else self.file_format
@@ -298,15 +345,12 @@ class RollingFileWriter:
         return t.column(name[len(KEY_PREFIX):])
 
     def _key_row(self, cols: list[Any], i: int) -> bytes:
-        from ..operation.write import _py_value
-
-        values = [_py_value(c[i], kf.type) for c, kf in zip(cols, self.key_fields)]
+        values = [py_value(c[i], kf.type) for c, kf in zip(cols, self.key_fields, strict=True)]
         return binary_row.serialize(values, self.key_types)
 
     def _close_current(self) -> None:
         from ..manifest.manifest import EMPTY_STATS, DataFileMeta
         from ..manifest.stats import key_stats_from_raw, value_stats_from_raw
-        from ..operation.write import creation_time_millis
 
         f = self._current
         assert f is not None
@@ -398,11 +442,5 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     return rows
 
 
-def _partition_dir(schema: TableSchema, partition: bytes) -> str:
-    if not schema.partition_keys:
-        return ""
-    types = [f.type for f in schema.logical_partition_type.fields]
-    return paths.partition_path_for(schema, binary_row.deserialize(partition, types))
-
-
-__all__ = ["APPEND", "KV", "RollingFileWriter", "output_format", "output_options", "write_pipelined"]
+__all__ = ["APPEND", "KV", "RollingFileWriter", "creation_time_millis", "output_format", "output_options",
+           "partition_dir_of", "py_value", "row_values", "write_pipelined"]

@@ -44,6 +44,7 @@ from ..manifest.index_manifest import (
 )
 from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..utils.interrupt import commit_attempt
 
@@ -261,7 +262,7 @@ class FileStoreCommit:
         """Delete the data and changelog files the messages added (best effort)."""
         schema = self.table.schema
         for m in messages:
-            part_dir = self._partition_dir(m.partition, schema)
+            part_dir = partition_dir_of(schema, m.partition)
             for f in [*m.new_files, *m.changelog_files]:
                 path = paths.data_file_path(self.table.path, part_dir, m.bucket, f.file_name, f.external_path)
                 self._quiet_delete(path)
@@ -1007,18 +1008,11 @@ class FileStoreCommit:
 
     # -- rendering -------------------------------------------------------------------------
 
-    def _partition_dir(self, partition: bytes, schema: Any) -> str:
-        if not schema.partition_keys:
-            return ""
-        from ..data.binary_row import deserialize
-
-        return paths.partition_path_for(schema, deserialize(partition, self.partition_types))
-
     def _partition_str(self, partition: bytes) -> str:
         if not self.partition_types:
             return "(none)"
         try:
-            return self._partition_dir(partition, self.table.schema) or "(none)"
+            return partition_dir_of(self.table.schema, partition) or "(none)"
         except Exception:
             return partition.hex()
 

@@ -23,7 +23,6 @@ snapshot is published.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import os
 import threading
 import time
@@ -32,10 +31,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
 from ..errors import InvalidInput, NotYetSupported
 from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
 from ..io import paths
+from ..mergetree.file_writer import row_values
+from ..mergetree.merge_function import ignore_delete
 from ..schema.options import CoreOptions, check_option_keys
 from ..utils.interrupt import deferred, discard
 
@@ -50,9 +50,6 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
     from .commit import FileStoreCommit
 
-_IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-                       "partial-update.ignore-delete")
-_EPOCH = _dt.datetime(1970, 1, 1)
 _KIND_NAMES = ("+I", "-U", "+U", "-D")
 _FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commit time
 
@@ -92,50 +89,6 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
 def level0_format(options: CoreOptions) -> str:
     """Format of level-0 files: ``file.format.per.level`` for level 0, else ``file.format``."""
     return options.file_format_per_level().get(0, options.file_format).lower()
-
-
-def ignore_delete(options: CoreOptions) -> bool:
-    """0.9's ``ignore-delete`` with its fallback keys (first-row./deduplicate./partial-update.)."""
-    return any(options.get_bool(k, False) for k in _IGNORE_DELETE_KEYS if options.contains(k))
-
-
-def creation_time_millis() -> int:
-    """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
-    d = _dt.datetime.now() - _EPOCH
-    return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
-
-
-# ---------------------------------------------------------------------------------------
-# Python values of a few rows (partitions, min/max keys)
-# ---------------------------------------------------------------------------------------
-
-
-def _py_value(scalar: pa.Scalar, dt: DataType) -> Any:
-    """One Arrow scalar as the value core.data.binary_row encodes for ``dt``."""
-    import pyarrow as pa
-
-    if not scalar.is_valid:
-        return None
-    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
-        raw = int(scalar.cast(pa.int64()).as_py())
-        unit = scalar.type.unit
-        if unit == "s":
-            return binary_row.Timestamp(raw * 1000)
-        if unit == "ms":
-            return binary_row.Timestamp(raw)
-        if unit == "us":
-            return binary_row.Timestamp.from_epoch_micros(raw)
-        return binary_row.Timestamp(raw // 1_000_000, raw % 1_000_000)
-    if isinstance(dt, DateType):
-        return _EPOCH.date() + _dt.timedelta(days=int(scalar.cast(pa.int32()).as_py()))
-    if isinstance(dt, TimeType):
-        v = scalar.as_py()
-        return v
-    return scalar.as_py()
-
-
-def row_values(table: pa.Table, index: int, fields: list[DataField]) -> list[Any]:
-    return [_py_value(table.column(f.name)[index], f.type) for f in fields]
 
 
 # ---------------------------------------------------------------------------------------
