@@ -76,7 +76,8 @@ def write(
     """
     from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.io.fileio import parse_storage_options
-    from paimon_cli.core.operation.write import parse_partition_spec, write_table_result
+    from paimon_cli.core.operation.partition_spec import parse_partition_spec
+    from paimon_cli.core.operation.write import write_table_result
     from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)

@@ -30,12 +30,14 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
 from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
+from ..operation.bucket_layout import check_entries_layout
+from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written
 
 if TYPE_CHECKING:
@@ -123,131 +125,6 @@ class CompactResult:
 
 
 # ---------------------------------------------------------------------------------------
-# Partition selection
-# ---------------------------------------------------------------------------------------
-
-
-def parse_partition_specs(values: Sequence[str], schema: TableSchema) -> list[dict[str, str]]:
-    """``--partition`` values to specs: ``;`` separates alternatives (OR), ``,`` joins keys (AND).
-
-    Repeating ``--partition`` also ORs, as Paimon's compact action does.
-    """
-    specs: list[dict[str, str]] = []
-    keys = schema.partition_keys
-    for value in values:
-        for alt in value.split(";"):
-            if not alt.strip():
-                continue
-            spec: dict[str, str] = {}
-            for pair in alt.split(","):
-                k, sep, v = pair.partition("=")
-                k = k.strip()
-                if not sep or not k:
-                    raise InvalidInput(f"--partition {value!r}: expected k=v[,k2=v2][;k=v...]")
-                if not keys:
-                    raise InvalidInput(f"--partition {value!r}: the table is not partitioned")
-                if k not in keys:
-                    raise InvalidInput(f"--partition {value!r}: {k!r} is not a partition key (keys: {keys})")
-                if k in spec:
-                    raise InvalidInput(f"--partition {value!r}: key {k!r} given twice")
-                spec[k] = v
-            specs.append(spec)
-        if not value.strip(";").strip():
-            raise InvalidInput(f"--partition {value!r}: empty partition spec")
-    return specs
-
-
-def partition_filter(
-    schema: TableSchema, specs: Sequence[Mapping[str, str]] | None, where: str | None
-) -> Callable[[bytes], bool] | None:
-    """A predicate on serialized partitions for ``--partition`` specs or ``--where`` (not both)."""
-    if specs and where:
-        raise InvalidInput("give either --partition or --where, not both")
-    if not specs and not where:
-        return None
-    from ..data.binary_row import deserialize
-    from ..io import paths
-
-    types = schema.partition_types
-    keys = schema.partition_keys
-    opts = schema.core_options
-    default = opts.partition_default_name
-    cache: dict[bytes, bool] = {}
-
-    if where:
-        from ..data.predicate import parse_predicate
-
-        if not keys:
-            raise InvalidInput("--where: the table is not partitioned; compact filters partitions only")
-        pred = parse_predicate(where, list(schema.fields))
-        others = sorted(pred.columns() - set(keys))
-        if others:
-            raise InvalidInput(
-                f"--where: compact selects partitions only; {others[0]!r} is not a partition key (keys: {keys})"
-            )
-
-        def by_where(part: bytes) -> bool:
-            hit = cache.get(part)
-            if hit is None:
-                values = deserialize(part, types)
-                stats = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(keys, values)}
-                hit = cache[part] = bool(pred.might_match(stats))
-            return hit
-
-        return by_where
-
-    def renderings(value: Any, t: Any) -> set[str]:
-        out = set()
-        for legacy in (True, False):
-            try:
-                s = paths.partition_value_to_str(value, t, legacy)
-            except Exception:  # noqa: BLE001 - a rendering that does not apply
-                continue
-            if s is not None:
-                out.add(s)
-        return out
-
-    wanted = [[(keys.index(k), v) for k, v in spec.items()] for spec in specs or []]
-
-    def by_spec(part: bytes) -> bool:
-        hit = cache.get(part)
-        if hit is None:
-            values = deserialize(part, types)
-            hit = False
-            for conj in wanted:
-                ok = True
-                for i, want in conj:
-                    v = values[i]
-                    if v is None or (isinstance(v, str) and not v.strip()):
-                        ok = want == default
-                    else:
-                        ok = want in renderings(v, types[i])
-                    if not ok:
-                        break
-                if ok:
-                    hit = True
-                    break
-            cache[part] = hit
-        return hit
-
-    return by_spec
-
-
-def partition_label(schema: TableSchema, partition: bytes) -> str:
-    """``k=v,k2=v2`` (the ``--partition`` syntax), "" for an unpartitioned table."""
-    if not schema.partition_keys:
-        return ""
-    from ..data.binary_row import deserialize
-    from ..io import paths
-
-    opts = schema.core_options
-    values = deserialize(partition, schema.partition_types)
-    strs = paths.partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
-    return ",".join(f"{k}={opts.partition_default_name if s is None else s}"
-                    for k, s in zip(schema.partition_keys, strs))
-
-
-# ---------------------------------------------------------------------------------------
 # Planning
 # ---------------------------------------------------------------------------------------
 
@@ -302,8 +179,6 @@ def plan_compaction(
         entries = [e for e in entries if pfilter(e.partition)]
     if not entries:
         return plan
-    from .rescale import check_entries_layout
-
     check_entries_layout(table, entries, "compact")  # Java's compaction writer refuses these too
 
     by_bucket: dict[tuple[bytes, int], list[ManifestEntry]] = {}

@@ -4,8 +4,8 @@ Why: a fixed-bucket partition keeps the bucket number its files were written wit
 manifest entries' ``_TOTAL_BUCKETS``) until it is rewritten; ``alter --set bucket=N`` changes
 only the schema. Writing into such a partition would hash keys into the new layout while
 the old rows stay in the old one -- two rows per key -- so ``write`` and ``compact`` refuse
-it (:func:`check_bucket_layout`, Java's ``AbstractFileStoreWrite`` check) until the partition
-is rescaled. Java's way out is INSERT OVERWRITE or the ``rescale`` procedure (Flink action /
+it (:func:`core.operation.bucket_layout.check_bucket_layout`, Java's ``AbstractFileStoreWrite``
+check) until the partition is rescaled. Java's way out is INSERT OVERWRITE or the ``rescale`` procedure (Flink action /
 Spark procedure); :func:`rescale` is that procedure:
 
 * :func:`plan_rescale` (metadata only) picks the selected partitions whose live files have
@@ -40,14 +40,14 @@ they would join their partition's inputs -- are refused there.
 
 from __future__ import annotations
 
-import shlex
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
 from ..io import paths
+from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
@@ -59,59 +59,6 @@ if TYPE_CHECKING:
 PLAN_COLUMNS = ["partition", "current_buckets", "new_buckets", "files", "rows", "bytes"]
 RESULT_COLUMNS = ["snapshot_id", "commit_kind", "bucket_num", "partitions", "files_in", "files_out", "rows_in",
                   "rows_out", "bytes_in", "bytes_out", "seconds"]
-
-
-# ---------------------------------------------------------------------------------------
-# The refusal of write / compact
-# ---------------------------------------------------------------------------------------
-
-
-def rescale_command(table: FileStoreTable, partition: bytes | None) -> str:
-    """The ``paimon-cli rescale`` command that rewrites ``partition`` (None: every partition
-    that needs it) -- quoted for a POSIX shell."""
-    from .job import partition_label
-
-    args = ["paimon-cli", "rescale", str(table.identifier)]
-    label = partition_label(table.schema, partition) if partition is not None else ""
-    # a value holding ',' or ';' cannot be spelled as a --partition spec: rescale them all
-    values = label.split(",") if label else []
-    if label and len(values) == len(table.schema.partition_keys) and ";" not in label:
-        args += ["--partition", label]
-    if table.branch:
-        args += ["--branch", table.branch]
-    return " ".join(shlex.quote(a) for a in args)
-
-
-def check_bucket_layout(
-    table: FileStoreTable, partition: bytes, previous: Collection[int], action: str, expected: int | None = None
-) -> None:
-    """InvalidInput when ``partition`` holds files written with another bucket number than
-    ``expected`` (the table's option): writing there would split keys over two layouts."""
-    expected = table.schema.bucket if expected is None else expected
-    other = sorted({b for b in previous if b > 0 and b != expected})
-    if not other:
-        return
-    from .job import partition_label
-
-    label = partition_label(table.schema, partition)
-    where = f"partition {label} of {table.identifier}" if label else str(table.identifier)
-    counts = " and ".join(str(b) for b in other)
-    why = " (writing would put keys in two buckets)" if action == "write" else ""
-    raise InvalidInput(
-        f"{action}: {where} holds files written with {counts} buckets, but the table's bucket option is "
-        f"{expected}{why}; rewrite it into the new layout first: {rescale_command(table, partition)}"
-    )
-
-
-def check_entries_layout(table: FileStoreTable, entries: Sequence[ManifestEntry], action: str) -> None:
-    """:func:`check_bucket_layout` for every partition of ``entries`` (fixed-bucket tables)."""
-    if table.schema.bucket <= 0:
-        return
-    totals: dict[bytes, set[int]] = {}
-    for e in entries:
-        totals.setdefault(e.partition, set()).add(e.total_buckets)
-    for partition in sorted(totals):
-        check_bucket_layout(table, partition, totals[partition], action)
 
 
 # ---------------------------------------------------------------------------------------
@@ -199,8 +146,6 @@ def plan_rescale(
     """The partitions of ``snapshot`` (default: latest) to rewrite into ``bucket_num`` buckets
     (default: the table's option). ``partitions``: ``--partition`` strings as ``compact``
     takes them (``k=v,k2=v2;k=v3``); without them every partition is considered."""
-    from .job import parse_partition_specs, partition_filter, partition_label
-
     target = check_rescalable(table, bucket_num)
     specs = parse_partition_specs(list(partitions), table.schema) if partitions else None
     selected = partition_filter(table.schema, specs, None)
@@ -463,11 +408,8 @@ __all__ = [
     "PartitionRescale",
     "RescalePlan",
     "RescaleResult",
-    "check_bucket_layout",
-    "check_entries_layout",
     "describe",
     "execute_rescale",
     "plan_rescale",
     "rescale",
-    "rescale_command",
 ]

@@ -233,8 +233,8 @@ def rewrite_file_index(
     parallelism: int | None = None,
 ) -> RewriteResult:
     """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot."""
+    from ..operation.partition_spec import parse_partition_specs, partition_filter
     from ..system.tables import _Decoder
-    from .job import parse_partition_specs, partition_filter
 
     started = time.monotonic()
     schema = table.schema

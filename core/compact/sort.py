@@ -34,8 +34,8 @@ Entry point for the compaction job (``paimon-cli compact --order-strategy ... --
 
 ``partitions`` is the ``--partition`` spec list (each dict ANDed, the list ORed, values as
 the user typed them) or ``where`` a ``--where`` on partition columns (not both; matched by
-:func:`core.compact.job.partition_filter`); ``partition_filter`` is an extra predicate over
-serialized partition rows, ANDed. ``base_snapshot`` defaults to the latest snapshot.
+:func:`core.operation.partition_spec.partition_filter`); ``partition_filter`` is an extra
+predicate over serialized partition rows, ANDed. ``base_snapshot`` defaults to the latest snapshot.
 ``plan_only`` returns the result with the partitions/files that WOULD be rewritten and writes
 nothing. ``progress(partition_index, partitions_total, rows_done)`` is called as partitions
 finish. ``before_commit`` is a test hook run after the files are written, before the commit.
@@ -808,8 +808,8 @@ def sort_compact(
     started = time.monotonic()
     check_sortable_table(table)
     spec = make_sort_spec(table, strategy, order_by)
-    from .job import partition_filter as job_partition_filter
-    from .job import partition_label
+    from ..operation.partition_spec import partition_filter as job_partition_filter
+    from ..operation.partition_spec import partition_label
 
     selected = job_partition_filter(table.schema, partitions, where)
     preds = [f for f in (selected, partition_filter) if f is not None]

@@ -26,7 +26,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,8 @@ from ..mergetree.file_writer import row_values
 from ..mergetree.merge_function import ignore_delete
 from ..schema.options import CoreOptions, check_option_keys
 from ..utils.interrupt import deferred, discard
+from .bucket_layout import check_bucket_layout
+from .partition_spec import check_partition_spec
 
 if TYPE_CHECKING:
     import numpy as np
@@ -383,8 +385,6 @@ class TableWrite:
         if b is None:
             start = self._max_sequence_numbers().get(key, -1) + 1
             if self.num_buckets > 0 and partition not in self._layout_checked:
-                from ..compact.rescale import check_bucket_layout
-
                 check_bucket_layout(self.table, partition, self._base_total_buckets.get(partition, ()), "write",
                                     self.total_buckets)
                 self._layout_checked.add(partition)
@@ -715,7 +715,7 @@ def write_table_result(
         raise InvalidInput("--delete cannot be combined with --overwrite")
     tw = TableWrite(table, options, overwrite=overwrite)  # refuses unsupported tables first
     if overwrite_partition:
-        _check_partition_spec(tw.schema, overwrite_partition)
+        check_partition_spec(tw.schema, overwrite_partition)
     if not tw.is_pk and delete:
         raise InvalidInput(
             f"write --delete: {table.identifier} is an append table; deleting rows needs a primary key"
@@ -822,22 +822,3 @@ def _delete_written(table: FileStoreTable, results: list[Any]) -> None:
 
 def _needs_compaction_to_read(tw: TableWrite) -> bool:
     return tw.is_pk and (tw.options.deletion_vectors_enabled or tw.options.merge_engine == "first-row")
-
-
-def _check_partition_spec(schema: TableSchema, spec: Mapping[str, Any]) -> None:
-    if not schema.partition_keys:
-        raise InvalidInput(f"--partition {dict(spec)}: the table is not partitioned")
-    unknown = [k for k in spec if k not in schema.partition_keys]
-    if unknown:
-        raise InvalidInput(f"--partition: {unknown[0]!r} is not a partition key (keys: {schema.partition_keys})")
-
-
-def parse_partition_spec(pairs: Iterable[str]) -> dict[str, str]:
-    """``k=v`` strings (``--partition``) to a spec dict."""
-    out: dict[str, str] = {}
-    for p in pairs:
-        k, sep, v = p.partition("=")
-        if not sep or not k.strip():
-            raise InvalidInput(f"--partition {p!r}: expected key=value")
-        out[k.strip()] = v
-    return out

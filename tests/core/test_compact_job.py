@@ -17,13 +17,12 @@ from paimon_cli.core.compact.job import (
     CompactPlan,
     choose_engine,
     compact_table,
-    parse_partition_specs,
-    partition_filter,
     plan_compaction,
 )
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput, PaimonError
 from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
+from paimon_cli.core.operation.partition_spec import parse_partition_specs, partition_filter
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import write_table, write_table_result
 from paimon_cli.core.schema.table_schema import Schema
