@@ -74,10 +74,10 @@ def write(
         paimon-cli write shop.orders changes.jsonl --row-kind-column op
         cat day.csv | paimon-cli write shop.orders - --format csv --overwrite --partition dt=2024-05-01
     """
+    from paimon_cli.core.compact.write_job import write_table_result
     from paimon_cli.core.errors import InvalidInput
     from paimon_cli.core.io.fileio import parse_storage_options
     from paimon_cli.core.operation.partition_spec import parse_partition_spec
-    from paimon_cli.core.operation.write import write_table_result
     from paimon_cli.core.utils.rows import Rows
 
     ident = parse_identifier(identifier)

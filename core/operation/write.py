@@ -15,17 +15,16 @@ the same key with the merge function and writes one sorted run as level-0 files 
   largest writer, so big inputs become several level-0 sorted runs;
 * ``changelog-producer=input`` also writes the raw sorted records as ``changelog-*`` files.
 
-Nothing is committed here: :func:`write_table` reads inputs, writes, commits with
-:class:`core.operation.commit.FileStoreCommit`, and deletes its files again on any failure before the
-snapshot is published.
+Nothing is committed here: the write job (:func:`core.compact.write_job.write_table`) reads
+inputs, writes them with :class:`TableWrite`, compacts, commits with
+:class:`core.operation.commit.FileStoreCommit`, and deletes its files again on any failure
+before the snapshot is published.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,9 +36,8 @@ from ..io import paths
 from ..mergetree.file_writer import row_values
 from ..mergetree.merge_function import ignore_delete
 from ..schema.options import CoreOptions, check_option_keys
-from ..utils.interrupt import deferred, discard
+from ..utils.interrupt import discard
 from .bucket_layout import check_bucket_layout
-from .partition_spec import check_partition_spec
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,7 +48,6 @@ if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot
     from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
-    from .commit import FileStoreCommit
 
 _KIND_NAMES = ("+I", "-U", "+U", "-D")
 _FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commit time
@@ -65,7 +62,7 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
     """Refuse tables whose writes would not be readable as written (before any input is read).
 
     Deletion-vector and first-row tables hide level 0 from readers; they are writable because
-    the write compacts level 0 upward in the same job (see :func:`write_table_result`), except
+    the write job compacts level 0 upward (see :mod:`core.compact.write_job`), except
     with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
     """
     if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
@@ -517,64 +514,16 @@ class TableWrite:
 
         return FileStoreTable(self.file_io, self.table.path, self.table.identifier, self.table.branch, self.schema)
 
-    def compaction_units(self, messages: list[CommitMessage]) -> list[Any]:
-        """What a Java writer compacts before it commits (``write-only=false``).
+    @property
+    def base_snapshot(self) -> Snapshot | None:
+        """The snapshot the writers restored their buckets from (None: an overwrite, a
+        bucket-unaware writer or an empty table), read with the first row written."""
+        return self._base_snapshot
 
-        Primary-key buckets: the universal strategy over the bucket's restored files plus the
-        new level-0 files -- it fires once sorted runs reach ``num-sorted-run.compaction-trigger``,
-        and in lookup mode (deletion vectors, lookup changelog, first-row) level 0 is always
-        forced up, which is what makes those tables' rows visible. Fixed-bucket append
-        tables: the bucketed append planner (small files). Bucket-unaware append writers do
-        not compact (Java leaves that to a dedicated job).
-        """
-        if self.options.write_only or self.unaware:
-            return []
-        written = [m for m in messages if m.new_files]
-        if not written:
-            return []
-        table = self.compaction_table()
-        units: list[Any] = []
-        if self.is_pk:
-            from ..compact.job import pick_bucket_unit
-            from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-
-            index: dict[tuple[bytes, int], list[Any]] = {}
-            if self._base_snapshot is not None and self.options.deletion_vectors_enabled:
-                for ie in self.table.store_scan.index_entries(self._base_snapshot):
-                    if ie.index_file.index_type == DELETION_VECTORS_INDEX:
-                        index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
-            trigger = self.options.num_sorted_run_compaction_trigger
-            lookup = (self.options.deletion_vectors_enabled or self.options.changelog_producer == "lookup"
-                      or self.options.merge_engine == "first-row" or self.options.get_bool("force-lookup")
-                      or self.options.contains("compaction.optimization-interval"))
-            for m in written:
-                key = (m.partition, m.bucket)
-                files = [*self._base_files.get(key, []), *m.new_files]
-                runs = sum(1 for f in files if f.level == 0) + len({f.level for f in files if f.level > 0})
-                if not lookup and runs < trigger:
-                    continue  # universal compaction cannot fire below the trigger
-                unit = pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, files,
-                                        index.get(key, []), full=False)
-                if unit is not None:
-                    units.append(unit)
-            return units
-        from ..manifest.manifest import FileKind, ManifestEntry
-
-        # Java's BucketedAppendCompactManager needs at least compaction.min.file-num files
-        min_files = self.options.get_int("compaction.min.file-num") or 5
-        entries = []
-        for m in written:
-            files = [*self._base_files.get((m.partition, m.bucket), []), *m.new_files]
-            if len(files) < min_files:
-                continue
-            entries += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in files]
-        if not entries:
-            return []
-        from ..compact.append import plan_append_units
-
-        if self._base_snapshot is None:
-            return list(plan_append_units(table, entries, False, index_files={}))
-        return list(plan_append_units(table, entries, False, snapshot=self._base_snapshot))
+    def base_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
+        """Live files of a bucket in :attr:`base_snapshot`: the levels a compaction of the
+        written bucket starts from."""
+        return self._base_files.get((partition, bucket), [])
 
     def abort(self) -> None:
         """Delete every file this writer wrote (best effort); the write is then void."""
@@ -645,180 +594,3 @@ def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
     for part in np.split(order, cuts):
         out.append((int(ids[part[0]]), part))
     return out
-
-
-# ---------------------------------------------------------------------------------------
-# End to end
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class WriteResult:
-    snapshot: Snapshot | None  # the last snapshot committed (the COMPACT one after auto-compaction)
-    summary: WriteSummary
-    seconds: float
-    snapshots: list[Snapshot] = field(default_factory=list)  # every snapshot committed, in order
-    compacted_units: int = 0  # buckets compacted in the same job (0 with write-only)
-    warning: str | None = None  # the compaction could not be committed (the write itself was)
-
-
-def write_table(
-    table: FileStoreTable,
-    inputs: list[str],
-    fmt: str | None = None,
-    row_kind_column: str | None = None,
-    delete: bool = False,
-    overwrite: bool = False,
-    overwrite_partition: dict[str, Any] | None = None,
-    options: Mapping[str, str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    stdin: Any = None,
-    commit_user: str | None = None,
-) -> Snapshot | None:
-    """Read ``inputs``, write them and commit one snapshot (APPEND, or OVERWRITE).
-
-    Returns the new snapshot (None when there was nothing to commit). On any failure before
-    the snapshot is published the files written are deleted again and the error re-raised.
-    """
-    return write_table_result(
-        table, inputs, fmt, row_kind_column, delete, overwrite, overwrite_partition, options,
-        storage_options, stdin, commit_user,
-    ).snapshot
-
-
-def write_table_result(
-    table: FileStoreTable,
-    inputs: list[str],
-    fmt: str | None = None,
-    row_kind_column: str | None = None,
-    delete: bool = False,
-    overwrite: bool = False,
-    overwrite_partition: dict[str, Any] | None = None,
-    options: Mapping[str, str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    stdin: Any = None,
-    commit_user: str | None = None,
-    expire: bool = True,
-) -> WriteResult:
-    """:func:`write_table` plus what was written and how long it took.
-
-    ``expire=False`` skips the post-commit maintenance (snapshot, partition and tag expiry)
-    a Java writer would run; ``write-only`` skips it too.
-    """
-    from ..format.input import make_plan, read_inputs
-    from .commit import FileStoreCommit
-
-    started = time.monotonic()
-    if overwrite_partition and not overwrite:
-        raise InvalidInput("a partition to overwrite needs --overwrite")
-    if delete and overwrite:
-        raise InvalidInput("--delete cannot be combined with --overwrite")
-    tw = TableWrite(table, options, overwrite=overwrite)  # refuses unsupported tables first
-    if overwrite_partition:
-        check_partition_spec(tw.schema, overwrite_partition)
-    if not tw.is_pk and delete:
-        raise InvalidInput(
-            f"write --delete: {table.identifier} is an append table; deleting rows needs a primary key"
-        )
-    constants = dict(overwrite_partition or {})
-    make_plan(tw.schema, row_kind_column, delete, constants)  # bad settings fail before any I/O
-    commit = FileStoreCommit(table, commit_user)
-    compacted: list[Any] = []  # UnitResults of the auto-compaction
-    snapshots: list[Snapshot] = []
-    warning: str | None = None
-    try:
-        chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin, constants)
-        with contextlib.closing(chunks):  # the input is closed on every way out
-            for chunk in chunks:
-                tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
-        messages = tw.prepare_commit()
-        compacted = _auto_compact(tw, messages)
-        compact_msgs = [m for m in (r.commit_message() for r in compacted) if not m.is_empty()]
-        pending_compact = compact_msgs
-        if overwrite:
-            dynamic = tw.options.get_bool("dynamic-partition-overwrite", True) and not overwrite_partition
-            snap = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}),
-                                 dynamic=dynamic)
-            snapshots = [snap] if snap is not None else []
-        else:
-            pending_compact = []
-            try:
-                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs.
-                # A signal waits for both: DV / first-row rows are visible only once compacted.
-                with deferred():
-                    snapshots = commit.commit_increments(messages, compact_msgs,
-                                                         restored_snapshot_id=tw.restored_snapshot_id)
-            except Exception as e:
-                snapshots = list(getattr(e, "committed", None) or [])
-                if not snapshots:
-                    raise
-                warning = _compaction_warning(table, tw, e)
-                _delete_uncommitted_compaction(table, commit, compacted)
-    except BaseException:
-        if not commit.may_have_published():
-            _delete_written(table, compacted)
-            tw.abort()
-        else:  # interrupted after the write's snapshot: it stands, its compaction may not
-            _delete_uncommitted_compaction(table, commit, compacted)
-        raise
-    if pending_compact:
-        # the overwrite is published; its compaction follows as a COMPACT snapshot (Java's order)
-        try:
-            snap = commit.commit(pending_compact, "COMPACT")
-            if snap is not None:
-                snapshots.append(snap)
-        except Exception as e:  # noqa: BLE001 - reported in the result
-            warning = _compaction_warning(table, tw, e)
-            _delete_uncommitted_compaction(table, commit, compacted)
-        except BaseException:  # interrupted
-            _delete_uncommitted_compaction(table, commit, compacted)
-            raise
-    if snapshots and expire and not tw.options.write_only:
-        from ..compact.job import expire_after
-
-        expired = expire_after(table, {k: str(v) for k, v in (options or {}).items()})
-        if expired:
-            warning = f"{warning}; {expired}" if warning else expired
-    return WriteResult(snapshots[-1] if snapshots else None, tw.summary, time.monotonic() - started, snapshots,
-                       len(compacted), warning)
-
-
-def _auto_compact(tw: TableWrite, messages: list[CommitMessage]) -> list[Any]:
-    """Run the writer's compaction units in-process; on failure delete their files and raise."""
-    units = tw.compaction_units(messages)
-    if not units:
-        return []
-    from ..compact.local import UnitsFailed, delete_written, run_local
-
-    table = tw.compaction_table()
-    try:
-        return run_local(table, units)
-    except UnitsFailed as failed:
-        delete_written(table, failed.results)
-        raise failed.error from None
-
-
-def _compaction_warning(table: FileStoreTable, tw: TableWrite, error: BaseException) -> str:
-    """The write is published but its compaction is not: say so (not raised, so a retried
-    write does not add the same rows twice)."""
-    hidden = " -- until then readers do not see the new rows" if _needs_compaction_to_read(tw) else ""
-    return (f"the rows were committed, but their compaction could not be ({error}); run "
-            f"`paimon-cli compact {table.identifier}`{hidden}")
-
-
-def _delete_uncommitted_compaction(table: FileStoreTable, commit: FileStoreCommit, compacted: list[Any]) -> None:
-    """Once the write's own snapshot is published: delete its compaction's files unless the
-    COMPACT snapshot (always this committer's second) may have been published too."""
-    if not commit.outcome_unknown and len(commit.published) < 2:
-        _delete_written(table, compacted)
-
-
-def _delete_written(table: FileStoreTable, results: list[Any]) -> None:
-    if results:
-        from ..compact.local import delete_written
-
-        delete_written(table, results)
-
-
-def _needs_compaction_to_read(tw: TableWrite) -> bool:
-    return tw.is_pk and (tw.options.deletion_vectors_enabled or tw.options.merge_engine == "first-row")

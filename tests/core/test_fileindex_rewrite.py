@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.predicate import parse_predicate
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names
 from paimon_cli.core.fileindex.writer import index_builder_factory
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, Schema, SetOption
 from paimon_cli.core.system.file_indexes import file_index_rows, file_index_warnings
 from paimon_cli.core.table.catalog import FileSystemCatalog
