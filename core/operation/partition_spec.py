@@ -150,6 +150,47 @@ def _spec_filter(schema: TableSchema, specs: Sequence[Mapping[str, str]]) -> Cal
     return by_spec
 
 
+def static_partition_filter(schema: TableSchema, spec: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
+    """A predicate for a (possibly partial) static partition spec of an overwrite or a
+    partition drop (values as given: strings or Python values); None for ``{}``."""
+    if not spec:
+        return None
+    keys = schema.partition_keys
+    unknown = [k for k in spec if k not in keys]
+    if unknown:
+        if not keys:
+            raise InvalidInput(f"overwrite partition {dict(spec)}: the table is not partitioned")
+        raise InvalidInput(f"overwrite partition: {unknown[0]!r} is not a partition key (keys: {keys})")
+    default = schema.core_options.partition_default_name
+    wanted = [(keys.index(k), None if v is None else str(v)) for k, v in spec.items()]
+    types = schema.partition_types
+    cache: dict[bytes, bool] = {}
+
+    def admits(v: Any, i: int, want: str | None) -> bool:
+        if v is None:
+            return want is None or want == default
+        if want is None or want == default:
+            return False
+        return want in _value_spellings(v, types[i])
+
+    def matches(partition: bytes) -> bool:
+        hit = cache.get(partition)
+        if hit is None:
+            values = deserialize(partition, types)
+            hit = cache[partition] = all(admits(values[i], i, want) for i, want in wanted)
+        return hit
+
+    return matches
+
+
+def _value_spellings(value: Any, data_type: Any) -> set[str]:
+    """The strings a user may give for a partition value (legacy and SQL-cast forms)."""
+    out = _renderings(value, data_type)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.add(str(value))
+    return out
+
+
 def partition_label(schema: TableSchema, partition: bytes) -> str:
     """``k=v,k2=v2`` (the ``--partition`` syntax), "" for an unpartitioned table."""
     if not schema.partition_keys:
