@@ -321,8 +321,8 @@ def _compact_buckets(
     if not table.schema.primary_keys:
         return messages, [], []
     from ..mergetree.commit_message import CommitMessage
-    from .job import pick_bucket_unit
     from .local import UnitsFailed, delete_written, run_local
+    from .plan import pick_bucket_unit
 
     units = [u for u in (pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, m.new_files, (), full=True)
                          for m in messages if m.new_files) if u is not None]

@@ -29,17 +29,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidInput
 from ..format.input import InputChunk, make_plan, read_inputs
-from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..manifest.manifest import FileKind, ManifestEntry
 from ..mergetree.compact_unit import CompactUnit, UnitResult
 from ..operation.commit import FileStoreCommit
 from ..operation.partition_spec import check_partition_spec
-from ..operation.scan import FileStoreScan
 from ..operation.write import TableWrite, WriteSummary
 from ..utils.interrupt import deferred
 from .append import plan_append_units
-from .job import expire_after, pick_bucket_unit, sorted_runs_of
+from .job import expire_after
 from .local import UnitsFailed, delete_written, run_local
+from .plan import dv_index_files, pick_bucket_unit, sorted_runs_of
 
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexFileMeta
@@ -245,11 +244,9 @@ def _merge_tree_units(tw: TableWrite, written: list[CommitMessage]) -> list[Comp
     """Universal compaction over each written bucket's restored files plus its new level-0 files."""
     table = tw.compaction_table()
     opts = tw.options
-    index: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+    index: dict[tuple[bytes, int], tuple[IndexFileMeta, ...]] = {}
     if tw.base_snapshot is not None and opts.deletion_vectors_enabled:
-        for ie in FileStoreScan(tw.table).index_entries(tw.base_snapshot):
-            if ie.index_file.index_type == DELETION_VECTORS_INDEX:
-                index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
+        index = dv_index_files(tw.table, tw.base_snapshot)
     trigger = opts.num_sorted_run_compaction_trigger
     lookup = (opts.deletion_vectors_enabled or opts.changelog_producer == "lookup"
               or opts.merge_engine == "first-row" or opts.get_bool("force-lookup")
@@ -260,7 +257,7 @@ def _merge_tree_units(tw: TableWrite, written: list[CommitMessage]) -> list[Comp
         if not lookup and sorted_runs_of(files) < trigger:
             continue  # universal compaction cannot fire below the trigger
         unit = pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, files,
-                                index.get((m.partition, m.bucket), []), full=False)
+                                index.get((m.partition, m.bucket), ()), full=False)
         if unit is not None:
             units.append(unit)
     return units

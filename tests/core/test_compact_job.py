@@ -13,12 +13,8 @@ import pytest
 
 from paimon_cli.core.compact import job as job_mod
 from paimon_cli.core.compact import local as local_mod
-from paimon_cli.core.compact.job import (
-    CompactPlan,
-    choose_engine,
-    compact_table,
-    plan_compaction,
-)
+from paimon_cli.core.compact.job import choose_engine, compact_table
+from paimon_cli.core.compact.plan import CompactPlan, plan_compaction
 from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput, PaimonError

@@ -22,7 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.compact.job import compact_table, plan_compaction
+from paimon_cli.core.compact.job import compact_table
+from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.compact.rescale import plan_rescale, rescale
 from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data import binary_row
