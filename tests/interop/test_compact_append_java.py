@@ -19,7 +19,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
-from paimon_cli.core.compact.sort import SORT_KEY, make_sort_spec, sort_compact
+from paimon_cli.core.compact.sort import sort_compact
+from paimon_cli.core.compact.sort_keys import SORT_KEY, make_sort_spec
 from paimon_cli.core.data.binary_row import deserialize
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict
