@@ -156,12 +156,12 @@ class MergeTreeRewriter:
 
 
 # ------------------------------------------------------------------------------------------
-# Hook call sites for package "lookup" (core/mergetree/lookup.py, owned by helper "lookup")
+# Hook call sites for the lookup rewriter (core/mergetree/lookup_rewriter.py)
 # ------------------------------------------------------------------------------------------
 #
 # When the table needs lookup (deletion vectors, changelog-producer=lookup, first-row,
 # force-lookup) or changelog-producer=full-compaction, the unit is executed with the
-# rewriter returned by ``core.mergetree.lookup.make_rewriter(ctx, default)`` where ``default``
+# rewriter returned by ``core.mergetree.lookup_rewriter.make_rewriter(ctx, default)`` where ``default``
 # is a :class:`MergeTreeRewriter`. The returned object must provide the same three methods:
 #
 #   rewrite(ctx, output_level, drop_delete, sections) -> RewriteResult
@@ -179,11 +179,11 @@ def needs_hooks(options: CoreOptions) -> bool:
 
 
 def make_rewriter(ctx: CompactContext) -> Any:
-    """The plain rewriter, or package "lookup"'s rewriter around it when the table needs it."""
+    """The plain rewriter, or the lookup rewriter around it when the table needs it."""
     default = MergeTreeRewriter()
     if not needs_hooks(ctx.options):
         return default
-    from .lookup import make_rewriter as lookup_rewriter
+    from .lookup_rewriter import make_rewriter as lookup_rewriter  # it builds on this module: a cycle at import
 
     return lookup_rewriter(ctx, default)
 

@@ -327,7 +327,7 @@ def test_minor_compaction_output_level_and_keep_deletes(tmp_path: Path) -> None:
 
 def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
     from paimon_cli.core.mergetree.compact_task import MergeTreeRewriter, make_context, make_rewriter
-    from paimon_cli.core.mergetree.lookup import LookupRewriter
+    from paimon_cli.core.mergetree.lookup_rewriter import LookupRewriter
 
     for name, opts in (("fc", {"changelog-producer": "full-compaction"}), ("dv", {"deletion-vectors.enabled": "true"}),
                        ("plain", {})):
