@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
 from ..mergetree.file_writer import partition_dir_of
+from ..operation.scan import FileStoreScan
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ def dv_index_by_bucket(table: FileStoreTable, snapshot: Snapshot | None) -> dict
     if snapshot is None or not table.options.deletion_vectors_enabled:
         return {}
     out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
-    for ie in table.store_scan.index_entries(snapshot):
+    for ie in FileStoreScan(table).index_entries(snapshot):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     return out

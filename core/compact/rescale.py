@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput, NotYetSupported
 from ..io import paths
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
@@ -155,7 +156,7 @@ def plan_rescale(
     if snapshot is None:
         return plan
     groups: dict[bytes, list[ManifestEntry]] = {}
-    for e in table.store_scan.plan(snapshot):
+    for e in FileStoreScan(table).plan(snapshot):
         if selected is None or selected(e.partition):
             groups.setdefault(e.partition, []).append(e)
     for partition in sorted(groups):
@@ -363,7 +364,7 @@ def _emptied_partitions(
         return []
     wanted = {p.partition for p in empty}
     index: dict[tuple[bytes, int], list[Any]] = {}
-    for ie in table.store_scan.index_entries(base):
+    for ie in FileStoreScan(table).index_entries(base):
         if ie.partition in wanted:
             index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     out = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from ..data.types import (
@@ -478,6 +479,7 @@ def bucket_hashes(table: pa.Table, key_fields: Sequence[DataField]) -> np.ndarra
         var_offsets.append(off)
         cursor = cursor + enc.var_size
         if enc.kind == "bytes":
+            assert enc.lengths is not None  # every "bytes" encoding has them
             has_var = enc.lengths > 0
             slots[:, i] = np.where(has_var, (np.asarray(off, dtype=np.int64).astype(np.uint64) << np.uint64(32)) | enc.slot, enc.slot)
         else:
@@ -493,7 +495,7 @@ def bucket_hashes(table: pa.Table, key_fields: Sequence[DataField]) -> np.ndarra
         sorted_len = lengths[order]
         cuts = np.flatnonzero(np.diff(sorted_len)) + 1
         bounds = np.concatenate(([0], cuts, [n]))
-        groups = [(int(sorted_len[a]), order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        groups = [(int(sorted_len[a]), order[a:b]) for a, b in pairwise(bounds)]
 
     for length, idx in groups:
         out_rows = _hash_group(length, idx, n, header, slots, encoded, var_offsets, fixed_words)
@@ -533,7 +535,7 @@ def _hash_group(
     m[:, header_words:fixed_words] = _take(slots, idx)
     flat_words = m.ravel()
     row_base = np.arange(rows, dtype=np.int64) * lw
-    for enc, off in zip(encoded, var_offsets):
+    for enc, off in zip(encoded, var_offsets, strict=True):
         if enc.kind == "fixed":
             continue
         off_g = _take(off, idx)

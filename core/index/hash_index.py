@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
 from ..io.fileio import FileIO, join
-from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta
+from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestFile
+from ..manifest.manifest import FileKind
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -188,6 +189,14 @@ class _Partition:
     channels: dict[int, _Channel] = field(default_factory=dict)
 
 
+def _live_index_entries(table: FileStoreTable, snapshot: Snapshot) -> list[IndexManifestEntry]:
+    """The index files of ``snapshot`` (its index manifest is a full listing, not a delta)."""
+    if not snapshot.index_manifest:
+        return []
+    entries = IndexManifestFile(table.file_io, paths.manifest_dir(table.path)).read(snapshot.index_manifest)
+    return [e for e in entries if e.kind == FileKind.ADD]
+
+
 def _java_mod_abs(values: np.ndarray, n: int) -> np.ndarray:
     import numpy as np
 
@@ -277,7 +286,7 @@ class DynamicBucketAssigner:
             return []
         if self._entries_by_partition is None:
             by: dict[bytes, list[IndexManifestEntry]] = {}
-            for e in self.table.store_scan.index_entries(self.snapshot):
+            for e in _live_index_entries(self.table, self.snapshot):
                 if e.index_file.index_type == HASH_INDEX:
                     by.setdefault(e.partition, []).append(e)
             self._entries_by_partition = by

@@ -176,7 +176,7 @@ def _arrays_equal(x: pa.Array, y: pa.Array) -> np.ndarray:
         return _arrays_equal(x.view(entries), y.view(entries))
     if pa.types.is_struct(t):
         eq = valid.copy()
-        for cx, cy in zip(x.flatten(), y.flatten()):
+        for cx, cy in zip(x.flatten(), y.flatten(), strict=True):
             eq &= _arrays_equal(cx, cy)
         return eq | (xn & yn)
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):

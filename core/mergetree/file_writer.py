@@ -280,7 +280,7 @@ class RollingFileWriter:
         from ..manifest.stats import value_stats_modes
 
         modes = value_stats_modes(self.value_fields, self.options)
-        return {f.name for f, m in zip(self.value_fields, modes) if m.kind == "none"}
+        return {f.name for f, m in zip(self.value_fields, modes, strict=True) if m.kind == "none"}
 
     def _open(self) -> _OpenFile:
         from ..format.data_file import DataFileWriter
@@ -327,7 +327,7 @@ class RollingFileWriter:
         if self.kind == KV:
             assert f.keys is not None
             key_cols = [self._key_column(t, k.name) for k in self.key_fields]
-            f.keys.update(ft, dict(zip([k.name for k in self.key_fields], key_cols)))
+            f.keys.update(ft, dict(zip([k.name for k in self.key_fields], key_cols, strict=True)))
             if f.min_key is None:
                 f.min_key = self._key_row(key_cols, 0)
             f.max_key = self._key_row(key_cols, n - 1)

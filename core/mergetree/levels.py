@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput
@@ -46,7 +47,7 @@ def key_function(key_types: list[DataType]) -> KeyFn:
                 values = binary_row.deserialize(data, key_types)
             except InvalidInput as e:
                 raise CorruptMetadata("data file", f"key row does not match the primary key: {e}") from e
-            k = cache[data] = tuple(part(v, f) for v, f in zip(values, floats))
+            k = cache[data] = tuple(part(v, f) for v, f in zip(values, floats, strict=True))
         return k
 
     return key
@@ -70,7 +71,7 @@ class SortedRun:
     def from_unsorted(files: Iterable[DataFileMeta], key: KeyFn) -> SortedRun:
         """Sort by min key and check that ranges do not overlap (Java ``validate``)."""
         fs = sorted(files, key=lambda f: key(f.min_key))
-        for a, b in zip(fs, fs[1:]):
+        for a, b in pairwise(fs):
             if not key(b.min_key) > key(a.max_key):
                 raise CorruptMetadata(
                     b.file_name, f"key range overlaps {a.file_name} on level {b.level}; a level >= 1 must be one sorted run")

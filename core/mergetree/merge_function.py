@@ -333,11 +333,11 @@ def _assemble(g: _Groups, key_names: list[str], res: _Result) -> pa.Table:
         rows = g.source_rows(safe_pick)
         sub = src.select(plain)
         picked = sub if _identity(rows, n_src) else sub.take(pa.array(rows))
-        out.update(zip(plain, picked.columns))
+        out.update(zip(plain, picked.columns, strict=True))
     key_rows = g.source_rows(g.starts)
     keys = src.select(list(key_names))
     keys = keys if _identity(key_rows, n_src) else keys.take(pa.array(key_rows))
-    out.update(zip(key_names, keys.columns))
+    out.update(zip(key_names, keys.columns, strict=True))
     arrays = []
     for name in names:
         typ = schema.field(name).type
@@ -518,7 +518,6 @@ def _accepted(rank: np.ndarray, gid: np.ndarray, considered: np.ndarray,
 
 def _partial_update(g: _Groups, key_names: list[str], schema: TableSchema, opts: CoreOptions) -> _Result:
     import numpy as np
-    import pyarrow as pa
 
     n_rows = len(g.gid)
     rows = np.arange(n_rows, dtype=np.int64)
@@ -528,6 +527,44 @@ def _partial_update(g: _Groups, key_names: list[str], schema: TableSchema, opts:
     remove_on_delete = opts.get_bool("partial-update.remove-record-on-delete")
     rsg_raw = opts.get("partial-update.remove-record-on-sequence-group")
     remove_on_seq_group = [s.strip() for s in (rsg_raw or "").split(",") if s.strip()]
+    _check_partial_update(opts, groups, bool(retract.any()), remove_on_delete, remove_on_seq_group)
+    all_seq = [f for s, _ in groups for f in s]
+    fields = _value_fields(g, key_names, schema)
+    protected_by: dict[str, int] = {}
+    for gi, (_, prot) in enumerate(groups):
+        for f in prot:
+            protected_by[f] = gi
+    aggregators = _group_aggregators(fields, schema, opts, all_seq, protected_by)
+    ranks = _sequence_ranks(g, groups)
+    reset = _resets(g, groups, ranks, remove_on_delete, remove_on_seq_group)
+    base = last_index(reset, g.gid, g.n)
+    considered = rows > base[g.gid]
+    # Java 1.x initialises the row with the first record when it is a retraction, then processes it.
+    first_retract = (base < 0) & retract[g.starts]
+    base = np.where(first_retract, g.starts, base)
+    fallback = np.where(base >= 0, base, -1)  # a field without a value of its own keeps the base row's
+    values: dict[str, Any] = {}
+    # Fields outside sequence groups: last non-null inserted value after the base.
+    for f in fields:
+        if f.name in protected_by or f.name in all_seq:
+            continue
+        col = g.table.column(f.name).combine_chunks()
+        li = last_index(valid_mask(col) & inserts & considered, g.gid, g.n)
+        values[f.name] = take_or_null(col, np.where(li >= 0, li, fallback))
+    for gi, (seq_fields, prot) in enumerate(groups):
+        values.update(_sequence_group_values(g, seq_fields, prot, ranks[gi], aggregators, considered, base))
+
+    last = last_index(np.ones(n_rows, dtype=bool), g.gid, g.n)
+    met_insert = last_index(inserts, g.gid, g.n) >= 0
+    kind = np.where(reset[last] | ~met_insert, DELETE, INSERT).astype(np.int8)
+    return _Result(last, values, kind, g.seqs[last])
+
+
+def _check_partial_update(
+    opts: CoreOptions, groups: list[tuple[list[str], list[str]]], has_retract: bool, remove_on_delete: bool,
+    remove_on_seq_group: list[str],
+) -> None:
+    """Java's refusals of conflicting partial-update options (and of retractions it cannot apply)."""
     if remove_on_delete and opts.ignore_delete:
         raise InvalidInput(
             "ignore-delete and partial-update.remove-record-on-delete have conflicting behavior "
@@ -549,17 +586,17 @@ def _partial_update(g: _Groups, key_names: list[str], schema: TableSchema, opts:
             raise InvalidInput(
                 f"field '{f}' defined in 'partial-update.remove-record-on-sequence-group' must be part of sequence groups"
             )
-    if retract.any() and not groups and not remove_on_delete:
+    if has_retract and not groups and not remove_on_delete:
         raise InvalidInput(
             "partial-update can not accept delete records (-U/-D); configure 'ignore-delete', "
             "'partial-update.remove-record-on-delete' or 'sequence-group's to retract partial columns"
         )
 
-    fields = _value_fields(g, key_names, schema)
-    protected_by: dict[str, int] = {}
-    for gi, (_, prot) in enumerate(groups):
-        for f in prot:
-            protected_by[f] = gi
+
+def _group_aggregators(
+    fields: list[Any], schema: TableSchema, opts: CoreOptions, all_seq: list[str], protected_by: dict[str, int]
+) -> dict[str, Any]:
+    """The aggregators of fields inside sequence groups (others merge as partial updates)."""
     aggregators: dict[str, Any] = {}
     for f in fields:
         if f.name in all_seq:
@@ -579,79 +616,88 @@ def _partial_update(g: _Groups, key_names: list[str], schema: TableSchema, opts:
                     "is order-dependent and not supported by paimon-cli yet"
                 )
             aggregators[f.name] = agg
+    return aggregators
 
-    # Per sequence group: non-empty mask and dense rank of the sequence-field tuple.
+
+def _sequence_ranks(g: _Groups, groups: list[tuple[list[str], list[str]]]) -> list[np.ndarray]:
+    """Per sequence group: the dense rank of each record's sequence-field tuple, -1 when all
+    its sequence fields are null."""
+    import numpy as np
+
     ranks: list[np.ndarray] = []
     for seq_fields, _ in groups:
-        nonempty = np.zeros(n_rows, dtype=bool)
+        nonempty = np.zeros(len(g.gid), dtype=bool)
         for f in seq_fields:
             nonempty |= valid_mask(g.table.column(f).combine_chunks())
         rank = _dense_rank(g.table, seq_fields)
         ranks.append(np.where(nonempty, rank, -1))
+    return ranks
 
-    all_rows = np.ones(n_rows, dtype=bool)
-    no_init = np.full(g.n, -1, dtype=np.int64)
-    # Records that reset the whole row (Java: row = the -D record's values, kind -D).
+
+def _resets(
+    g: _Groups, groups: list[tuple[list[str], list[str]]], ranks: list[np.ndarray], remove_on_delete: bool,
+    remove_on_seq_group: list[str],
+) -> np.ndarray:
+    """Records that reset the whole row (Java: row = the -D record's values, kind -D)."""
+    import numpy as np
+
+    n_rows = len(g.gid)
     reset = np.zeros(n_rows, dtype=bool)
     if remove_on_delete:
         reset = g.kinds == DELETE
     elif remove_on_seq_group:
+        all_rows = np.ones(n_rows, dtype=bool)
+        no_init = np.full(g.n, -1, dtype=np.int64)
         for gi, (seq_fields, _) in enumerate(groups):
             if any(f in remove_on_seq_group for f in seq_fields):
                 acc = _accepted(ranks[gi], g.gid, all_rows, no_init)
                 reset |= acc & (g.kinds == DELETE)
-    base = last_index(reset, g.gid, g.n)
-    considered = rows > base[g.gid]
-    # Java 1.x initialises the row with the first record when it is a retraction, then processes it.
-    first_retract = (base < 0) & retract[g.starts]
-    base = np.where(first_retract, g.starts, base)
+    return reset
+
+
+def _sequence_group_values(
+    g: _Groups, seq_fields: list[str], prot: list[str], rank: np.ndarray, aggregators: dict[str, Any],
+    considered: np.ndarray, base: np.ndarray,
+) -> dict[str, Any]:
+    """The sequence fields and protected fields of one sequence group: a record counts only
+    when its sequence tuple is not older than the group's current one."""
+    import numpy as np
+
+    retract = g.retract
+    inserts = ~retract
     has_base = base >= 0
-    safe_base = np.where(has_base, base, 0)
+    fallback = np.where(has_base, base, -1)
+    init_rank = np.where(has_base, rank[np.where(has_base, base, 0)], -1)
+    acc = _accepted(rank, g.gid, considered, init_rank)
+    la = last_index(acc, g.gid, g.n)
+    src = np.where(la >= 0, la, fallback)
+    values: dict[str, Any] = {f: take_or_null(g.table.column(f).combine_chunks(), src) for f in seq_fields}
+    last_is_retract = (la >= 0) & retract[np.maximum(la, 0)]
+    for f in prot:
+        col = g.table.column(f).combine_chunks()
+        agg = aggregators.get(f)
+        if agg is None:
+            values[f] = take_or_null(col, np.where(last_is_retract, -1, src))
+        elif isinstance(agg, LastValueAgg):
+            # accepted insert -> value; any retraction -> null; rejected insert -> unchanged
+            ev = (acc & inserts) | (retract & considered & (rank >= 0))
+            le = last_index(ev, g.gid, g.n)
+            le_ret = (le >= 0) & retract[np.maximum(le, 0)]
+            values[f] = take_or_null(col, np.where(le_ret, -1, np.where(le >= 0, le, fallback)))
+        else:
+            values[f] = _fold_in_group(g, agg, f, col, base, considered, rank)
+    return values
 
-    values: dict[str, Any] = {}
 
-    def pick_or_base(idx: np.ndarray) -> np.ndarray:
-        return np.where(idx >= 0, idx, np.where(has_base, base, -1))
+def _fold_in_group(
+    g: _Groups, agg: Any, name: str, col: Any, base: np.ndarray, considered: np.ndarray, rank: np.ndarray
+) -> Any:
+    """An aggregated field inside a sequence group, folded from the base row on."""
+    import pyarrow as pa
 
-    # Fields outside sequence groups: last non-null inserted value after the base.
-    for f in fields:
-        if f.name in protected_by or f.name in all_seq:
-            continue
-        col = g.table.column(f.name).combine_chunks()
-        li = last_index(valid_mask(col) & inserts & considered, g.gid, g.n)
-        values[f.name] = take_or_null(col, pick_or_base(li))
-
-    for gi, (seq_fields, prot) in enumerate(groups):
-        rank = ranks[gi]
-        init_rank = np.where(has_base, rank[safe_base], -1)
-        acc = _accepted(rank, g.gid, considered, init_rank)
-        la = last_index(acc, g.gid, g.n)
-        src = pick_or_base(la)
-        for f in seq_fields:
-            values[f] = take_or_null(g.table.column(f).combine_chunks(), src)
-        last_is_retract = (la >= 0) & retract[np.maximum(la, 0)]
-        for f in prot:
-            col = g.table.column(f).combine_chunks()
-            agg = aggregators.get(f)
-            if agg is None:
-                values[f] = take_or_null(col, np.where(last_is_retract, -1, src))
-                continue
-            if isinstance(agg, LastValueAgg):
-                # accepted insert -> value; any retraction -> null; rejected insert -> unchanged
-                ev = (acc & inserts) | (retract & considered & (rank >= 0))
-                le = last_index(ev, g.gid, g.n)
-                le_ret = (le >= 0) & retract[np.maximum(le, 0)]
-                values[f] = take_or_null(col, np.where(le_ret, -1, pick_or_base(le)))
-                continue
-            if isinstance(agg, ProductAgg) and (retract & considered).any():
-                raise NotYetSupported(
-                    f"product of field '{f}' with retractions inside a sequence group is not supported yet"
-                )
-            fold_rows = considered & (rank >= 0)
-            idx, flags = _with_base(g, base, fold_rows, retract)
-            values[f] = agg.aggregate(col.take(pa.array(idx)), g.gid[idx], flags, g.n)
-
-    last = last_index(np.ones(n_rows, dtype=bool), g.gid, g.n)
-    met_insert = last_index(inserts, g.gid, g.n) >= 0
-    kind = np.where(reset[last] | ~met_insert, DELETE, INSERT).astype(np.int8)
-    return _Result(last, values, kind, g.seqs[last])
+    if isinstance(agg, ProductAgg) and (g.retract & considered).any():
+        raise NotYetSupported(
+            f"product of field '{name}' with retractions inside a sequence group is not supported yet"
+        )
+    idx, flags = _with_base(g, base, considered & (rank >= 0), g.retract)
+    return agg.aggregate(col.take(pa.array(idx)), g.gid[idx], flags, g.n)

@@ -38,6 +38,7 @@ from ..mergetree.merge_function import ignore_delete
 from ..schema.options import CoreOptions, check_option_keys
 from ..utils.interrupt import discard
 from .bucket_layout import check_bucket_layout
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -363,7 +364,7 @@ class TableWrite:
             ignore_previous = self.overwrite or self.unaware  # Java: writers start empty
             snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
             if snapshot is not None:
-                for e in self.table.store_scan.plan(snapshot):
+                for e in FileStoreScan(self.table).plan(snapshot):
                     k = (e.partition, e.bucket)
                     self._base_files.setdefault(k, []).append(e.file)
                     self._base_total_buckets.setdefault(e.partition, set()).add(e.total_buckets)
@@ -590,7 +591,7 @@ def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
     order = np.argsort(small, kind="stable")  # a radix sort for int16 keys
     sorted_ids = ids[order]
     cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
-    out = []
+    out: list[tuple[int, np.ndarray | None]] = []
     for part in np.split(order, cuts):
         out.append((int(ids[part[0]]), part))
     return out
