@@ -45,17 +45,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
+from ..errors import CommitConflict, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
+from ..mergetree.commit_message import CommitMessage
+from ..operation.commit import FileStoreCommit
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.read import TableRead
 from ..operation.scan import FileStoreScan
+from ..operation.write import TableWrite, check_writable
+from ..schema.table_schema import SetOption
+from ..table.file_store_table import FileStoreTable
+from ..utils.rows import Rows
+from .local import UnitsFailed, delete_written, run_local
+from .plan import pick_bucket_unit
+from .sort import commit_partition_rewrite
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..mergetree.commit_message import CommitMessage
     from ..refs.snapshot import Snapshot
-    from ..table.file_store_table import FileStoreTable
-    from ..utils.rows import Rows
 
 PLAN_COLUMNS = ["partition", "current_buckets", "new_buckets", "files", "rows", "bytes"]
 RESULT_COLUMNS = ["snapshot_id", "commit_kind", "bucket_num", "partitions", "files_in", "files_out", "rows_in",
@@ -105,8 +112,6 @@ class RescalePlan:
         return self.bucket_option != self.new_buckets
 
     def rows(self) -> Rows:
-        from ..utils.rows import Rows
-
         return Rows(PLAN_COLUMNS, [
             {"partition": p.label, "current_buckets": p.current_buckets, "new_buckets": self.new_buckets,
              "files": p.files, "rows": p.rows, "bytes": p.bytes} for p in self.partitions
@@ -130,8 +135,6 @@ def check_rescalable(table: FileStoreTable, bucket_num: int | None) -> int:
         )
     if bucket_num is not None and bucket_num < 1:
         raise InvalidInput(f"--bucket-num {bucket_num}: must be a positive bucket count")
-    from ..operation.write import check_writable
-
     target = bucket if bucket_num is None else bucket_num
     new_schema = schema.copy(options={**schema.options, "bucket": str(target)})
     check_writable(new_schema, new_schema.core_options)  # what the rewrite cannot write, refused up front
@@ -232,14 +235,9 @@ def rescale(
         result.seconds = time.monotonic() - started
         return result
     if plan.sets_option:
-        from ..schema.table_schema import SetOption
-        from ..table.file_store_table import FileStoreTable
-
         schema = table.schema_manager.commit_changes([SetOption("bucket", str(plan.new_buckets))])
         result.schema_id = schema.id
         table = FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
-    from ..operation.read import TableRead
-
     reader = TableRead(table, all_levels=True)  # pinned to the snapshot it resolves now
     snap = reader.snapshot
     if snap is None:
@@ -266,11 +264,6 @@ def execute_rescale(
     ``reader`` (a :class:`core.operation.read.TableRead` of ``plan.base_snapshot`` over all levels) and
     commit ONE OVERWRITE; on any failure before the snapshot is published, every file
     written is deleted again."""
-    from ..errors import CommitConflict, PaimonError
-    from ..operation.commit import FileStoreCommit
-    from ..operation.write import TableWrite
-    from .sort import commit_partition_rewrite
-
     base = plan.base_snapshot
     assert base is not None and reader.snapshot is not None and reader.snapshot.id == base.id
     if table.schema.bucket != plan.new_buckets:
@@ -300,8 +293,6 @@ def execute_rescale(
         snap = commit_partition_rewrite(commit, messages, base, chosen)
     except BaseException as e:
         if isinstance(e, CommitConflict) or not commit.may_have_published():
-            from .local import delete_written
-
             delete_written(table, compacted)
             tw.abort()
         raise
@@ -321,10 +312,6 @@ def _compact_buckets(
     (messages to commit, UnitResults, messages of files written but not to commit)."""
     if not table.schema.primary_keys:
         return messages, [], []
-    from ..mergetree.commit_message import CommitMessage
-    from .local import UnitsFailed, delete_written, run_local
-    from .plan import pick_bucket_unit
-
     units = [u for u in (pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, m.new_files, (), full=True)
                          for m in messages if m.new_files) if u is not None]
     try:
@@ -357,8 +344,6 @@ def _emptied_partitions(
 ) -> list[CommitMessage]:
     """Partitions whose merged view is empty (every row deleted) get no new files: the dynamic
     overwrite would not touch them, so their files and index files are deleted explicitly."""
-    from ..mergetree.commit_message import CommitMessage
-
     empty = [p for p in plan.partitions if p.partition not in written]
     if not empty:
         return []

@@ -39,7 +39,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from .merge_function import DELETE, INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, UPDATE_BEFORE, VALUE_KIND, ignore_delete
+from .lookup import FILE, POS, ROW
+from .lookup import LEVEL as LOOKUP_LEVEL
+from .merge_function import (
+    DELETE,
+    INSERT,
+    SEQUENCE_NUMBER,
+    UPDATE_AFTER,
+    UPDATE_BEFORE,
+    VALUE_KIND,
+    adjacent_differs,
+    ignore_delete,
+    merge,
+    sort_indices_nulls_first,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -110,8 +123,6 @@ def merge_sort_keys(key_names: list[str], options: CoreOptions) -> list[tuple[st
 
 def _sort_group(records: pa.Table, key_names: list[str], options: CoreOptions) -> _Sorted:
     import numpy as np
-
-    from .merge_function import adjacent_differs, sort_indices_nulls_first
 
     keys = merge_sort_keys(key_names, options)
     idx = sort_indices_nulls_first(records.select([k for k, _ in keys]), keys)
@@ -331,8 +342,6 @@ class LookupMerger:
             return
         import numpy as np
 
-        from .lookup import FILE, POS
-
         files = found.column(FILE).combine_chunks().dictionary_encode()
         codes = files.indices.to_numpy()
         pos = found.column(POS).to_numpy()
@@ -345,11 +354,9 @@ class LookupMerger:
         """Looked-up rows shaped like the chunk's columns (``_LEVEL`` from the level found)."""
         import pyarrow as pa
 
-        from .lookup import LEVEL as L
-
         cols = []
         for name in like.column_names:
-            src = L if name == LEVEL else name
+            src = LOOKUP_LEVEL if name == LEVEL else name
             col = found.column(src)
             typ = like.schema.field(name).type
             cols.append(col if col.type.equals(typ) else col.cast(typ))
@@ -360,8 +367,6 @@ class LookupMerger:
     def _lookup_merge(self, records: pa.Table) -> ChunkResult:
         import numpy as np
         import pyarrow as pa
-
-        from .merge_function import merge
 
         s = _sort_group(records, self.key_names, self.options)
         n_rows = s.t.num_rows
@@ -388,8 +393,6 @@ class LookupMerger:
         hl_in_cand[has_hl] = np.searchsorted(kept_idx, hl[has_hl])
         found_rows = None
         if found is not None and found.num_rows and self.lookup is not None and self.lookup.value_columns is not None:
-            from .lookup import ROW
-
             found_rows = self._as_records(found, cand)
             groups_found = need[found.column(ROW).to_numpy()]
             cand_all = pa.concat_tables([cand, found_rows])
@@ -426,8 +429,6 @@ class LookupMerger:
         exists = np.zeros(s.n, dtype=bool)
         need = np.flatnonzero(~contains_high)
         if len(need) and self.lookup is not None:
-            from .lookup import ROW
-
             found = self._do_lookup(first.take(pa.array(need)).select(self.key_names))
             if found is not None:
                 exists[need[found.column(ROW).to_numpy()]] = True
@@ -461,8 +462,6 @@ class FullChangelogMerger:
     def merge(self, records: pa.Table) -> ChunkResult:
         import numpy as np
         import pyarrow as pa
-
-        from .merge_function import merge
 
         records = _drop_ignored_retracts(records, self.options)
         if records.num_rows == 0:

@@ -50,11 +50,17 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..format import data_file  # called through the module: tests spy on its readers
+from ..format.arrow_schema import system_fields
+from ..index.deletion_vectors import read_deletion_vectors
+from ..io import paths
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..utils.interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
 from .compact_unit import CompactUnit, UnitResult
 from .file_writer import RollingFileWriter, partition_dir_of, write_pipelined
 from .levels import Levels, SortedRun, interval_partition, key_function
+from .merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
 from .sort_merge import MergeReader
 
 if TYPE_CHECKING:
@@ -204,10 +210,6 @@ def min_file_size(options: CoreOptions) -> int:
 def load_deletion_vectors(table: FileStoreTable, partition_dir: str, bucket: int,
                           index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta]) -> dict[str, DeletionVector]:
     """Data file name -> DV from the bucket's DELETION_VECTORS index files."""
-    from ..index.deletion_vectors import read_deletion_vectors
-    from ..io import paths
-    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-
     out: dict[str, DeletionVector] = {}
     for f in index_files:
         if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
@@ -227,16 +229,11 @@ def retraction_count(ctx: CompactContext, file: DataFileMeta) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..format.arrow_schema import system_fields
-    from ..format.data_file import iter_data_file_batches
-    from ..io import paths
-    from .merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
-
     path = paths.data_file_path(ctx.table.path, ctx.partition_dir, ctx.unit.bucket, file.file_name,
                                 file.external_path)
     retract = pa.array([UPDATE_BEFORE, DELETE], type=pa.int8())
     n = 0
-    for batch in iter_data_file_batches(ctx.table.file_io, path, system_fields(), [VALUE_KIND],
+    for batch in data_file.iter_data_file_batches(ctx.table.file_io, path, system_fields(), [VALUE_KIND],
                                         batch_rows=1 << 20, low_memory=True):
         n += int(pc.sum(pc.is_in(batch.column(0), value_set=retract)).as_py() or 0)
     return n

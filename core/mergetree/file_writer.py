@@ -37,19 +37,20 @@ from typing import TYPE_CHECKING, Any
 from ..data import binary_row
 from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType
 from ..errors import InvalidInput
+from ..fileindex.writer import index_builder_factory
 from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from ..format.data_file import DataFileWriter
 from ..io import paths
 from ..io.fileio import join
-from ..manifest.manifest import FileSource
+from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource
+from ..manifest.stats import StatsAccumulator, key_stats_from_raw, value_stats_from_raw, value_stats_modes
+from ..schema.options import CoreOptions
 from ..utils.interrupt import discard
+from ..utils.workers import worker_pool
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..format.data_file import DataFileWriter
-    from ..manifest.manifest import DataFileMeta
-    from ..manifest.stats import StatsAccumulator
-    from ..schema.options import CoreOptions
     from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
 
@@ -110,8 +111,6 @@ def output_options(options: CoreOptions, level: int, changelog: bool = False) ->
     ``file.compression.per.level`` / ``metadata.stats-mode.per.level``, then the table-wide
     ``file.compression`` / ``metadata.stats-mode`` (``fields.<c>.stats-mode`` still wins per column).
     Java 0.9 has no changelog-file.* or per-level stats options and ignores them."""
-    from ..schema.options import CoreOptions
-
     opts = dict(options.options)
     comp = options.options.get("changelog-file.compression") if changelog else None
     comp = comp or options.file_compression_per_level().get(level)
@@ -277,15 +276,10 @@ class RollingFileWriter:
     # -- internals ----------------------------------------------------------------------------
 
     def _none_mode_columns(self) -> set[str]:
-        from ..manifest.stats import value_stats_modes
-
         modes = value_stats_modes(self.value_fields, self.options)
         return {f.name for f, m in zip(self.value_fields, modes, strict=True) if m.kind == "none"}
 
     def _open(self) -> _OpenFile:
-        from ..format.data_file import DataFileWriter
-        from ..manifest.stats import StatsAccumulator
-
         name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
         self._counter += 1
         path = join(self.bucket_path, name)
@@ -349,9 +343,6 @@ class RollingFileWriter:
         return binary_row.serialize(values, self.key_types)
 
     def _close_current(self) -> None:
-        from ..manifest.manifest import EMPTY_STATS, DataFileMeta
-        from ..manifest.stats import key_stats_from_raw, value_stats_from_raw
-
         f = self._current
         assert f is not None
         self._current = None
@@ -399,8 +390,6 @@ class RollingFileWriter:
 
 def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
     """The table's ``file-index.*`` builder factory (package "fileindex"), None when it has none."""
-    from ..fileindex.writer import index_builder_factory
-
     return index_builder_factory(table.file_io, schema, options)
 
 
@@ -418,8 +407,6 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     grows by one chunk. With one core per unit (:data:`UNIT_CORES` = 1) they run in turn.
     Returns the number of rows written.
     """
-    from ..utils.workers import worker_pool
-
     rows = 0
     if UNIT_CORES == 1:
         for t in tables:

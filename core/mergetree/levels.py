@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from ..data import binary_row
+from ..data.types import DoubleType, FloatType
 from ..errors import CorruptMetadata, InvalidInput
 
 if TYPE_CHECKING:
@@ -27,9 +29,6 @@ def key_function(key_types: list[DataType]) -> KeyFn:
     """``serialized key row -> sortable tuple`` (cached per distinct bytes). Float components
     become ``(is_nan, value)``: NaN sorts last and equals NaN, -0.0 == 0.0, as the key
     comparator (and :mod:`core.mergetree.sort_merge`) order them -- Python's NaN compares false."""
-    from ..data import binary_row
-    from ..data.types import DoubleType, FloatType
-
     cache: dict[bytes, Any] = {}
     floats = [isinstance(t, (FloatType, DoubleType)) for t in key_types]
 

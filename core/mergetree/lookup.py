@@ -18,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..data.binary_row import Timestamp, deserialize
+from ..format import data_file  # called through the module: tests spy on its readers
+from ..format.arrow_schema import KEY_PREFIX, arrow_type, key_value_file_fields, system_fields
 from ..io import paths
+from ..manifest.stats_reader import StatsReader
+from .merge_function import adjacent_differs
+from .sort_merge import key_equal, key_less
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,8 +49,6 @@ def lex_compare(cols: list[Any], bound: list[Any], strict: bool) -> Any:
     """Per row: (cols...) < bound (``strict``) or <= bound, lexicographically (Java key order;
     float NaN largest and equal to NaN, see :func:`core.mergetree.sort_merge.key_less`)."""
     import pyarrow.compute as pc
-
-    from .sort_merge import key_equal, key_less
 
     last = len(cols) - 1
     acc = key_less(cols[last], bound[last])
@@ -71,8 +75,6 @@ def match_keys(request: pa.Table, rows: pa.Table) -> Any:
             vs = vs.cast(col.type)
         idx = pc.index_in(col, value_set=vs)
         return pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    from .merge_function import adjacent_differs
-
     n, m = request.num_rows, rows.num_rows
     both = pa.concat_tables([request, rows.select(names).cast(request.schema)])
     order = pc.sort_indices(both, sort_keys=[(k, "ascending") for k in names]).to_numpy()
@@ -186,8 +188,6 @@ class LevelLookup:
         self.dv = dv
         self.files_read: list[str] = []
         self.rows_read = 0
-        from ..manifest.stats_reader import StatsReader
-
         self._sr = StatsReader(table)
         self._key_types = [table.schema.field(k).type for k in self.key_names]
         self._part_dir: str | None = None
@@ -213,9 +213,6 @@ class LevelLookup:
     def file_key_bounds(self, files: list[DataFileMeta]) -> tuple[pa.Table, pa.Table]:
         """Min and max keys of ``files`` as two Arrow tables (one row per file)."""
         import pyarrow as pa
-
-        from ..data.binary_row import Timestamp, deserialize
-        from ..format.arrow_schema import arrow_type
 
         types = [arrow_type(t) for t in self._key_types]
 
@@ -244,8 +241,6 @@ class LevelLookup:
 
     def _file_path(self, meta: DataFileMeta) -> str:
         if self._part_dir is None:
-            from ..data.binary_row import deserialize
-
             schema = self.table.schema
             values = deserialize(self.partition, schema.partition_types) if schema.partition_keys else []
             self._part_dir = paths.partition_path_for(schema, values)
@@ -256,9 +251,6 @@ class LevelLookup:
         rows its deletion vector marks left out."""
         import numpy as np
         import pyarrow as pa
-
-        from ..format.arrow_schema import KEY_PREFIX, key_value_file_fields, system_fields
-        from ..format.data_file import evolve, iter_data_file_batches
 
         self.files_read.append(meta.file_name)
         schema = self.table.schema
@@ -272,12 +264,12 @@ class LevelLookup:
         cols = [f.name for f in file_fields if f.id in ids]
         dv = self.dv.vector_of(meta.file_name) if self.dv is not None else None
         offset = 0
-        for batch in iter_data_file_batches(self.table.file_io, self._file_path(meta), file_fields, cols,
+        for batch in data_file.iter_data_file_batches(self.table.file_io, self._file_path(meta), file_fields, cols,
                                             batch_rows=_BATCH_ROWS):
             n = batch.num_rows
             if n == 0:
                 continue
-            t = evolve(pa.Table.from_batches([batch]), file_fields, target)
+            t = data_file.evolve(pa.Table.from_batches([batch]), file_fields, target)
             pos = np.arange(offset, offset + n, dtype=np.int64)
             offset += n
             if dv is not None and not dv.is_empty():

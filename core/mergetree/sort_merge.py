@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..format import data_file  # called through the module: tests spy on its readers
 from ..format.arrow_schema import (
     KEY_PREFIX,
     VALUE_KIND,
@@ -35,6 +36,7 @@ from ..format.arrow_schema import (
     system_fields,
 )
 from ..io import paths
+from .merge_function import merge
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -144,8 +146,6 @@ class MergeReader:
         import numpy as np
         import pyarrow as pa
 
-        from ..format.data_file import evolve, iter_data_file_batches
-
         base = sum(len(r) for r in self.runs[:run_idx])
         level = self.levels[run_idx]
         for fi, f in enumerate(self.runs[run_idx]):
@@ -160,7 +160,7 @@ class MergeReader:
             offset = 0
             rows = self._rows_per_batch(f)
             self._run_rows[run_idx] = rows
-            for batch in iter_data_file_batches(self.table.file_io, self.file_path(f), file_fields, cols,
+            for batch in data_file.iter_data_file_batches(self.table.file_io, self.file_path(f), file_fields, cols,
                                                 rows, low_memory=True):
                 n = batch.num_rows
                 if n == 0:
@@ -181,7 +181,7 @@ class MergeReader:
                 if t.num_rows == 0:
                     continue
                 if fs.id != self.schema.id:
-                    t = evolve(t, file_fields, self.target)
+                    t = data_file.evolve(t, file_fields, self.target)
                 else:
                     t = t.select([x.name for x in self.target])
                 arrays = [t.column(v) for v in self.key_values] + list(t.columns)
@@ -290,8 +290,6 @@ class MergeReader:
 
     def _merge(self, data: pa.Table, single: bool) -> pa.Table:
         import pyarrow.compute as pc
-
-        from .merge_function import merge
 
         if single:
             # one sorted run: one record per key already; Java's reducer passes lone records on

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..data.binary_row import serialized_arity
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
 from ..io import paths
 from ..io.fileio import join
@@ -45,6 +46,7 @@ from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestF
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..refs.statistics import read_statistics
 from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
 from .manifest_merge import ManifestFileMerger, write_index_manifest
@@ -286,8 +288,6 @@ class FileStoreCommit:
 
     def _validate(self, messages: Sequence[CommitMessage]) -> None:
         arity = len(self.partition_types)
-        from ..data.binary_row import serialized_arity
-
         for m in messages:
             try:
                 got = serialized_arity(m.partition)
@@ -593,8 +593,6 @@ class FileStoreCommit:
         """Java keeps the previous ANALYZE result unless the schema changed since."""
         if not latest.statistics:
             return None
-        from ..refs.statistics import read_statistics
-
         try:
             stats = read_statistics(self.file_io, self.table.path, latest.statistics)
         except PaimonError:

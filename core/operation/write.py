@@ -31,12 +31,20 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
 from ..errors import InvalidInput, NotYetSupported
+from ..fileindex.writer import validate_file_index_options
 from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
+from ..index.bucket import bucket_hashes, bucket_ids
+from ..index.hash_index import DynamicBucketAssigner
 from ..io import paths
-from ..mergetree.file_writer import row_values
-from ..mergetree.merge_function import ignore_delete
-from ..schema.options import CoreOptions, check_option_keys
+from ..io.fileio import parent
+from ..manifest.manifest import FileSource
+from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, row_values
+from ..mergetree.merge_function import ignore_delete, merge
+from ..schema.options import IMMUTABLE_OPTIONS, CoreOptions, check_option_keys
+from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
+from ..utils.workers import worker_pool
 from .bucket_layout import check_bucket_layout
 from .scan import FileStoreScan
 
@@ -45,10 +53,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..manifest.manifest import DataFileMeta
-    from ..mergetree.commit_message import CommitMessage
     from ..refs.snapshot import Snapshot
     from ..schema.table_schema import TableSchema
-    from ..table.file_store_table import FileStoreTable
 
 _KIND_NAMES = ("+I", "-U", "+U", "-D")
 _FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commit time
@@ -138,8 +144,6 @@ class TableWrite:
         overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
         if overrides:
             check_option_keys(overrides)
-            from ..schema.options import IMMUTABLE_OPTIONS
-
             fixed = sorted(k for k in overrides if k in IMMUTABLE_OPTIONS or k in ("bucket", "primary-key",
                                                                                   "partition"))
             if fixed:
@@ -151,8 +155,6 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
-        from ..fileindex.writer import validate_file_index_options
-
         validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
         self.file_io = table.file_io
         self.overwrite = overwrite
@@ -332,8 +334,6 @@ class TableWrite:
         """Bucket of every row of ``data`` (``parts`` from :meth:`_split_partitions`)."""
         import numpy as np
 
-        from ..index.bucket import bucket_hashes, bucket_ids
-
         if self.unaware:
             return np.zeros(data.num_rows, dtype=np.int32)
         if self.num_buckets > 0:  # fixed buckets do not depend on the partition
@@ -349,8 +349,6 @@ class TableWrite:
 
     def _dynamic_assigner(self) -> Any:
         if self._assigner is None:
-            from ..index.hash_index import DynamicBucketAssigner
-
             # Java's overwrite ignores previous files: no HASH index is loaded or replaced
             self._assigner = DynamicBucketAssigner(self.table, ignore_existing=self.overwrite)
         return self._assigner
@@ -420,8 +418,6 @@ class TableWrite:
         records = records.take(order)
         if self.changelog_input:
             self._write_run(b, records, changelog=True)
-        from ..mergetree.merge_function import merge
-
         merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False,
                        lone_records_as_is=True, presorted=True)
         self._write_run(b, merged, changelog=False)
@@ -433,8 +429,6 @@ class TableWrite:
             for b in buckets:
                 self._flush(b)
             return
-        from ..utils.workers import worker_pool
-
         # largest first, so the long ones do not start last
         buckets = sorted(buckets, key=lambda b: -b.buffered_bytes)
         # joined however this ends, so abort() sees every file the flushes wrote
@@ -449,9 +443,6 @@ class TableWrite:
         indexes, ``changelog-file.*`` options for changelog files."""
         if records.num_rows == 0:
             return
-        from ..manifest.manifest import FileSource
-        from ..mergetree.file_writer import APPEND, KV, RollingFileWriter
-
         w = RollingFileWriter(
             self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
             file_source=FileSource.APPEND, schema=self.schema, options=self.options,
@@ -478,8 +469,6 @@ class TableWrite:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
-        from ..mergetree.commit_message import CommitMessage
-
         self._flush_all([b for b in self.buckets.values() if b.chunks])
         messages: dict[tuple[bytes, int], CommitMessage] = {}
         for key, b in self.buckets.items():
@@ -511,8 +500,6 @@ class TableWrite:
         """The table as this writer sees it (dynamic options applied) for compaction executors."""
         if self.schema is self.table.schema:
             return self.table
-        from ..table.file_store_table import FileStoreTable
-
         return FileStoreTable(self.file_io, self.table.path, self.table.identifier, self.table.branch, self.schema)
 
     @property
@@ -540,8 +527,6 @@ class TableWrite:
 
     def _remove_empty_dirs(self, paths: list[str]) -> None:
         """Bucket and partition directories this write created and left empty, deepest first."""
-        from ..io.fileio import parent
-
         root = self.table.path.rstrip("/")
         dirs: set[str] = set()
         for p in paths:
