@@ -39,9 +39,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
-from .lookup import FILE, POS, ROW
-from .lookup import LEVEL as LOOKUP_LEVEL
-from .merge_function import (
+from .key_groups import (
     DELETE,
     INSERT,
     SEQUENCE_NUMBER,
@@ -49,10 +47,11 @@ from .merge_function import (
     UPDATE_BEFORE,
     VALUE_KIND,
     adjacent_differs,
-    ignore_delete,
-    merge,
     sort_indices_nulls_first,
 )
+from .lookup import FILE, POS, ROW
+from .lookup import LEVEL as LOOKUP_LEVEL
+from .merge_function import ignore_delete, merge
 
 if TYPE_CHECKING:
     import numpy as np

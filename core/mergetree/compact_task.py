@@ -59,8 +59,8 @@ from ..utils.interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
 from .compact_unit import CompactUnit, UnitResult
 from .file_writer import RollingFileWriter, partition_dir_of, write_pipelined
+from .key_groups import DELETE, UPDATE_BEFORE, VALUE_KIND
 from .levels import Levels, SortedRun, interval_partition, key_function
-from .merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
 from .sort_merge import MergeReader
 
 if TYPE_CHECKING:

@@ -198,14 +198,10 @@ class RollingFileWriter:
         self._uuid = str(uuid.uuid4())
         self._counter = 0
         self.value_fields = list(self.schema.fields)
-        if kind == KV:
-            self.file_fields = key_value_file_fields(self.schema)
-            self.key_fields = key_fields(self.schema)
-            self.key_types = [f.type for f in self.key_fields]
-        else:
-            self.file_fields = list(self.schema.fields)
-            self.key_fields = []
-            self.key_types = []
+        # key-value files: _KEY_ columns, system columns, values; append files: the values
+        self.file_fields = key_value_file_fields(self.schema) if kind == KV else list(self.schema.fields)
+        self.key_fields = key_fields(self.schema) if kind == KV else []
+        self.key_types = [f.type for f in self.key_fields]
         self._value_skip = self._none_mode_columns()
         self.next_sequence = sequence_start
         if index_builder_factory == "auto":

@@ -23,7 +23,7 @@ from ..format import data_file  # called through the module: tests spy on its re
 from ..format.arrow_schema import KEY_PREFIX, arrow_type, key_value_file_fields, system_fields
 from ..io import paths
 from ..manifest.stats_reader import StatsReader
-from .merge_function import adjacent_differs
+from .key_groups import adjacent_differs
 from .sort_merge import key_equal, key_less
 
 if TYPE_CHECKING:

@@ -27,9 +27,10 @@ from .changelog import (
 from .compact_task import RewriteResult
 from .dv_maintainer import DvMaintainer
 from .file_writer import RollingFileWriter, partition_dir_of
+from .key_groups import INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VALUE_KIND
 from .levels import SortedRun
 from .lookup import LevelLookup
-from .merge_function import INSERT, SEQUENCE_NUMBER, UPDATE_AFTER, VALUE_KIND, merge
+from .merge_function import merge
 from .sort_merge import FILE_COL, MergeReader
 
 # ---------------------------------------------------------------------------------------

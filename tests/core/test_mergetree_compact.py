@@ -544,7 +544,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
 def test_merge_function_float_key_order_and_identity(tmp_path: Path) -> None:
     """core.mergetree.merge_function.merge: NaN keys are one key and sort after +inf (also when a
     sequence.field forces a re-sort, whose NULLs still come first); -0.0 and 0.0 are one key."""
-    from paimon_cli.core.mergetree.merge_function import sort_indices_nulls_first
+    from paimon_cli.core.mergetree.key_groups import sort_indices_nulls_first
 
     nan, inf = float("nan"), float("inf")
     t = make(tmp_path, "mf", "k DOUBLE NOT NULL, ts INT, v INT", ("k",), **{"sequence.field": "ts"})
