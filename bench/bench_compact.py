@@ -112,8 +112,8 @@ def make_pk_table(wh: Path, rows: int, buckets: int, payload: int, extra: dict[s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from paimon_cli.core.compact.write_job import write_table_result
     from paimon_cli.core.data.types import parse_columns
-    from paimon_cli.core.operation.write import write_table_result
     from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.table.catalog import FileSystemCatalog
 

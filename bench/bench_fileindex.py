@@ -89,10 +89,10 @@ def selective_read(tmp: Path, files: int = 100, rows_per_file: int = 20_000) -> 
     import pyarrow.parquet as pq
 
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
+    from paimon_cli.core.compact.write_job import write_table
     from paimon_cli.core.data.predicate_parser import parse_predicate
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.operation.read import TableRead
-    from paimon_cli.core.operation.write import write_table
     from paimon_cli.core.schema.schema_change import SetOption
     from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.table.catalog import FileSystemCatalog

@@ -17,7 +17,8 @@ from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.schema.table_schema import Schema

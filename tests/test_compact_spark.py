@@ -23,12 +23,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.compact.job import compact_table, plan_compaction
+from paimon_cli.core.compact.job import compact_table
+from paimon_cli.core.compact.plan import plan_compaction
+from paimon_cli.core.compact.write_job import write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import PaimonError
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.operation.write import write_table_result
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 

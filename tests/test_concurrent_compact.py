@@ -27,7 +27,7 @@ KEYS = 300
 WRITER = textwrap.dedent("""
     import sys, time, pyarrow as pa, pyarrow.parquet as pq
     from paimon_cli.core.table.catalog import FileSystemCatalog
-    from paimon_cli.core.operation.write import write_table_result
+    from paimon_cli.core.compact.write_job import write_table_result
     wh, tmp, rounds, keys, write_only = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     warnings = 0
     for r in range(rounds):

@@ -23,7 +23,7 @@ from ..compact.rewrite_file_index import RewriteResult
 from ..operation.expire import ExpirePlan, ExpireResult
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
 from ..operation.rollback import RollbackPlan
-from ..operation.write import WriteResult
+from ..compact.write_job import WriteResult
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
 from ..operation.rollback import rollback as rollback_table
-from ..operation.write import write_table_result
+from ..compact.write_job import write_table_result
 from ..refs import branches, tags
 from ..schema import schema_change as schema_changes
 from ..schema.options import parse_duration_millis

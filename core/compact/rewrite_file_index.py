@@ -45,7 +45,8 @@ from ..format.data_file import iter_data_file_batches
 from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, ManifestEntry
-from ..operation.commit import CommitMessage, FileStoreCommit
+from ..mergetree.commit_message import CommitMessage
+from ..operation.commit import FileStoreCommit
 from ..operation.scan import FileStoreScan
 from ..schema.file_index_options import (
     BITMAP,
@@ -60,7 +61,6 @@ from ..schema.file_index_options import bloom_filter_options as bloom_options
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
-from .job import parse_partition_specs, partition_filter
 
 RESULT_COLUMNS = ["snapshot_id", "files_scanned", "files_changed", "files_unchanged", "indexes_built",
                   "indexes_dropped", "index_files_written", "embedded", "rows_read", "seconds"]
@@ -233,6 +233,7 @@ def rewrite_file_index(
     parallelism: int | None = None,
 ) -> RewriteResult:
     """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot."""
+    from ..operation.partition_spec import parse_partition_specs, partition_filter
     started = time.monotonic()
     schema = table.schema
     validate_file_index_options(schema.fields, schema.options)

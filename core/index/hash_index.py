@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..data.binary_row import hash_row_bytes
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
 from ..io.fileio import FileIO, join
@@ -290,8 +291,6 @@ class DynamicBucketAssigner:
         st = self._partitions.get(partition)
         if st is not None:
             return st
-        from ..data.binary_row import hash_row_bytes
-
         entries = self._hash_entries(partition)
         file_hashes: dict[int, np.ndarray] = {}
         old_files: dict[int, IndexFileMeta] = {}

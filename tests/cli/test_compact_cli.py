@@ -203,7 +203,7 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     from paimon_cli.commands.compact import _Progress
-    from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+    from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
 
     unit = CompactUnit(MERGE_TREE, b"", 3, 4, ())
     for tty in (False, True):
@@ -223,7 +223,7 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_compact_a_branch(env: Env) -> None:
-    from paimon_cli.core.operation.write import write_table_result
+    from paimon_cli.core.compact.write_job import write_table_result
     from paimon_cli.core.refs.branches import create_branch
 
     cat = FileSystemCatalog(env.wh)

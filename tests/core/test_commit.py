@@ -19,7 +19,8 @@ from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from paimon_cli.core.schema.table_schema import Schema

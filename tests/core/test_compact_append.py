@@ -10,7 +10,6 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
-from paimon_cli.core.compact.unit import APPEND
 from paimon_cli.core.data.binary_row import EMPTY_ROW, deserialize, serialize
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
@@ -18,7 +17,9 @@ from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
 from paimon_cli.core.manifest.stats import decode_stats
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.mergetree.compact_unit import APPEND
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite

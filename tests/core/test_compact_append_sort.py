@@ -15,22 +15,17 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.compact.sort import (
-    SORT_KEY,
-    hilbert_index_bytes,
-    hilbert_keys,
-    make_sort_spec,
-    sort_compact,
-    sort_stream,
-    zorder_keys,
-)
+from paimon_cli.core.compact.external_sort import sort_stream
+from paimon_cli.core.compact.sort import sort_compact
+from paimon_cli.core.compact.sort_keys import SORT_KEY, hilbert_index_bytes, hilbert_keys, make_sort_spec, zorder_keys
 from paimon_cli.core.data.types import DataField, parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
@@ -500,7 +495,7 @@ def test_sort_compact_refusals(cat: FileSystemCatalog) -> None:
 
 
 def test_big_partition_sorted_with_small_budget(cat: FileSystemCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    import paimon_cli.core.compact.sort as mod
+    import paimon_cli.core.compact.external_sort as mod
 
     spills: list[int] = []
     real = mod._spill

@@ -246,7 +246,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     """Merge-on-read upgrade below the max level keeping deletes (Java upgrades it as is): the
     file stays, its new ADD entry records the real count, so readers merge it and the next
     max-level compaction rewrites it (Java's rule for a positive count)."""
-    from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+    from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
 
     t = make(tmp_path, "m", "id INT NOT NULL, v STRING", ("id",),
              **{"write-only": "true", "compaction.small-file-ratio": "0.0000001"})  # every file "large"
@@ -328,7 +328,7 @@ def test_minor_compaction_output_level_and_keep_deletes(tmp_path: Path) -> None:
 
 def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
     from paimon_cli.core.mergetree.compact_task import MergeTreeRewriter, make_context, make_rewriter
-    from paimon_cli.core.mergetree.lookup import LookupRewriter
+    from paimon_cli.core.mergetree.lookup_rewriter import LookupRewriter
 
     for name, opts in (("fc", {"changelog-producer": "full-compaction"}), ("dv", {"deletion-vectors.enabled": "true"}),
                        ("plain", {})):
@@ -545,7 +545,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
 def test_merge_function_float_key_order_and_identity(tmp_path: Path) -> None:
     """core.mergetree.merge_function.merge: NaN keys are one key and sort after +inf (also when a
     sequence.field forces a re-sort, whose NULLs still come first); -0.0 and 0.0 are one key."""
-    from paimon_cli.core.mergetree.merge_function import sort_indices_nulls_first
+    from paimon_cli.core.mergetree.key_groups import sort_indices_nulls_first
 
     nan, inf = float("nan"), float("inf")
     t = make(tmp_path, "mf", "k DOUBLE NOT NULL, ts INT, v INT", ("k",), **{"sequence.field": "ts"})

@@ -22,8 +22,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.compact.job import compact_table, plan_compaction
+from paimon_cli.core.compact.job import compact_table
+from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.compact.rescale import plan_rescale, rescale
+from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
 from paimon_cli.core.format.arrow_schema import arrow_schema, key_value_file_fields
@@ -33,7 +35,7 @@ from paimon_cli.core.io import paths
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
+from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.schema_change import SetOption
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.core.test_write import make

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.errors import CommitConflict, InvalidInput, NotFound, UnsafeRefused
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.orphans import plan_remove_orphans
 from paimon_cli.core.operation.rollback import apply_rollback, plan_rollback, rollback
 from paimon_cli.core.operation.scan import FileStoreScan

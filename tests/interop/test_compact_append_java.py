@@ -19,7 +19,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
-from paimon_cli.core.compact.sort import SORT_KEY, make_sort_spec, sort_compact
+from paimon_cli.core.compact.sort import sort_compact
+from paimon_cli.core.compact.sort_keys import SORT_KEY, make_sort_spec
 from paimon_cli.core.data.binary_row import deserialize
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict
@@ -28,7 +29,8 @@ from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite

@@ -19,12 +19,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.compact.rescale import rescale
+from paimon_cli.core.compact.write_job import write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.operation.write import write_table_result
 from paimon_cli.core.schema.schema_change import SetOption
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
