@@ -265,8 +265,8 @@ def report(results: dict[str, Any]) -> str:
              f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average at the end {load:.2f}", ""]
     if "speed" in results:
         s = results["speed"]
-        lines += ["**Full compaction, %s rows / %d sorted runs / %d buckets (%.0f MiB on disk)**" % (
-            f"{s['rows']:,}", s["runs"], s["buckets"], s["bytes"] / 2**20), "",
+        lines += [f"**Full compaction, {s['rows']:,} rows / {s['runs']:d} sorted runs / {s['buckets']:d} buckets "
+                  f"({s['bytes'] / 2**20:.0f} MiB on disk)**", "",
             "| peer | runs (s) | median (s) |", "|---|---|---|",
             f"| `paimon-cli compact --full` (wall, CLI start-up included) | "
             f"{', '.join(f'{x:.2f}' for x in s['ours'])} | {statistics.median(s['ours']):.2f} |",

@@ -68,7 +68,7 @@ def run_together(commands: list[list[str]]) -> list[subprocess.CompletedProcess[
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
              for c in commands]
     out = []
-    for c, p in zip(commands, procs):
+    for c, p in zip(commands, procs, strict=True):
         stdout, stderr = p.communicate(timeout=TIMEOUT)
         out.append(subprocess.CompletedProcess(c, p.returncode, stdout, stderr))
     return out
@@ -187,7 +187,7 @@ def concurrent_overwrites(target: Target, tmp: Path, name: str) -> None:
                             *target.args()))
     results = run_together(commands)
     sid_of = {}
-    for w, res in zip((1, 2), results):
+    for w, res in zip((1, 2), results, strict=True):
         assert res.returncode == 0, res.stderr
         out = json.loads(res.stdout)[0]
         assert out["commit_kind"] == "OVERWRITE"

@@ -71,7 +71,7 @@ def compact(t: Any, full: bool = False) -> tuple[list[Any], Any]:
 
 def data_files_on_disk(t: Any) -> set[str]:
     out = set()
-    for root, _dirs, files in os.walk(t.path):
+    for _root, _dirs, files in os.walk(t.path):
         out |= {f for f in files if f.startswith("data-")}
     return out
 
@@ -178,7 +178,7 @@ def test_output_rolls_at_target_file_size(cat: FileSystemCatalog) -> None:
     rnd = random.Random(7)
     expected = []
     for k in range(9):  # nine small files (the writer rolls at the target too, so keep each write small)
-        rows = [{"id": k * 100_000 + i, "dt": "x", "v": rnd.random(), "s": "%030x" % rnd.getrandbits(120)}
+        rows = [{"id": k * 100_000 + i, "dt": "x", "v": rnd.random(), "s": f"{rnd.getrandbits(120):030x}"}
                 for i in range(1000)]
         expected += rows
         write(t, rows)

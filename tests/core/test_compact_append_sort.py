@@ -217,7 +217,7 @@ def random_rows(n: int, seed: int = 3) -> list[dict[str, Any]]:
     rnd = random.Random(seed)
     rows = []
     specials = [0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-300, -2.5]
-    for i in range(n):
+    for _ in range(n):
         def maybe(v: Any) -> Any:
             return None if rnd.random() < 0.1 else v
         rows.append({
@@ -256,7 +256,7 @@ def test_zorder_keys_match_paimon_zindexer(cols: list[str], var: int) -> None:
     by_name = {f.name: f for f in fields}
     keys = zorder_keys(table, [by_name[c] for c in cols], var).to_pylist()
     rows = table.to_pylist()
-    for row, key in zip(rows, keys):
+    for row, key in zip(rows, keys, strict=True):
         parts = [ref_z_column(row[c], KINDS[c][1] if KINDS[c][1] != "tiny" else "int", var) for c in cols]
         assert key == ref_interleave(parts, sum(len(p) for p in parts)), row
 
@@ -270,7 +270,7 @@ def test_hilbert_keys_match_paimon_hilbert_indexer(cols: list[str]) -> None:
     table, fields = random_table(120, seed=11)
     by_name = {f.name: f for f in fields}
     keys = hilbert_keys(table, [by_name[c] for c in cols]).to_pylist()
-    for row, key in zip(table.to_pylist(), keys):
+    for row, key in zip(table.to_pylist(), keys, strict=True):
         assert key == ref_hilbert([ref_h_value(row[c], KINDS[c][1]) for c in cols]), row
 
 

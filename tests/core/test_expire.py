@@ -374,7 +374,7 @@ def test_interrupted_at_every_step_stays_readable_and_rerun_finishes(tmp_path: P
         plan = plan_expire(t, policy)
         count = [0]
 
-        def boom(_: Any) -> None:
+        def boom(_: Any, count: list[int] = count, k: int = k) -> None:
             count[0] += 1
             if count[0] > k:
                 raise Killed()

@@ -108,7 +108,7 @@ def test_merge_reader_chunks_composite_string_keys_dvs(tmp_path: Path, monkeypat
     chunks = list(reader)
     assert len(chunks) > 2  # small batches: several watermark steps
     merged = pa.concat_tables([c.merged for c in chunks])
-    keys = list(zip(merged.column("_KEY_a").to_pylist(), merged.column("_KEY_b").to_pylist()))
+    keys = list(zip(merged.column("_KEY_a").to_pylist(), merged.column("_KEY_b").to_pylist(), strict=True))
     assert keys == sorted(keys) and len(set(keys)) == len(keys)  # one row per key, in key order
     raw = pa.concat_tables([c.raw for c in chunks])
     assert raw.num_rows == sum(f.row_count for f in files) - 2
@@ -504,13 +504,13 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
         gs = [int(x) % 2 if composite else 0 for x in rng.integers(0, 4, 12)]
         vs = [c * 100 + i for i in range(12)]
         commit(t, pa.table({"k": pa.array(ks, at), "g": pa.array(gs, pa.int32()), "v": pa.array(vs, pa.int32())}))
-        for k, g, v in zip(ks, gs, vs):
+        for k, g, v in zip(ks, gs, vs, strict=True):
             expected[(_norm(k), g)] = v
     files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert len(files) == 4
     chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
     merged = pa.concat_tables([c.merged for c in chunks])
-    got = {(_norm(k), g): v for k, g, v in zip(*(merged.column(c).to_pylist() for c in ("k", "g", "v")))}
+    got = {(_norm(k), g): v for k, g, v in zip(*(merged.column(c).to_pylist() for c in ("k", "g", "v")), strict=True)}
     assert merged.num_rows == len(expected) and got == expected
     order = [_norm(k) for k in merged.column("k").to_pylist()]
     assert order == sorted(order, key=lambda x: (x == "nan", 0.0 if x == "nan" else x))  # NaN last
@@ -518,7 +518,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     def rows() -> dict[Any, int]:
         out = TableRead(t).to_arrow()
         assert out.num_rows == len(expected)
-        return {(_norm(k), g): v for k, g, v in zip(*(out.column(c).to_pylist() for c in ("k", "g", "v")))}
+        return {(_norm(k), g): v for k, g, v in zip(*(out.column(c).to_pylist() for c in ("k", "g", "v")), strict=True)}
 
     assert rows() == expected
     cat = FileSystemCatalog(str(tmp_path))

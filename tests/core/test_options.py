@@ -125,9 +125,9 @@ def test_bad_durations_are_refused(bad: str) -> None:
 
 def test_bad_values_are_refused_with_the_key() -> None:
     with pytest.raises(InvalidInput, match="deletion-vectors.enabled"):
-        CoreOptions({"deletion-vectors.enabled": "yes"}).deletion_vectors_enabled
+        _ = CoreOptions({"deletion-vectors.enabled": "yes"}).deletion_vectors_enabled
     with pytest.raises(InvalidInput, match="bucket"):
-        CoreOptions({"bucket": "four"}).bucket
+        _ = CoreOptions({"bucket": "four"}).bucket
 
 
 @pytest.mark.parametrize(

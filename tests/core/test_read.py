@@ -314,8 +314,8 @@ def test_json_output_converts_only_non_native_columns() -> None:
     import decimal
     import io
 
-    from paimon_cli.output import write_json_batches as _write_json
     from paimon_cli.output import to_json_value
+    from paimon_cli.output import write_json_batches as _write_json
 
     batch = pa.record_batch({
         "i": pa.array([1, None, 3], pa.int64()),
@@ -335,7 +335,7 @@ def test_json_output_converts_only_non_native_columns() -> None:
                       "d": "1.20", "l": [1, 2], "ok": True}
     assert got[1]["f"] == "NaN" and got[2]["f"] == "-Infinity" and got[2]["s"] == "é\n" and got[2]["b"] == ""
     assert '"g":489.0' in out.getvalue().splitlines()[0]
-    for row, plain in zip(got, batch.to_pylist()):  # non-temporal values as the renderer gives them
+    for row, plain in zip(got, batch.to_pylist(), strict=True):  # non-temporal values as the renderer gives them
         for k in ("i", "s", "f", "g", "b", "l", "ok"):
             assert row[k] == to_json_value(plain[k])
     arr = io.StringIO()

@@ -218,7 +218,7 @@ def test_dynamic_bucket_matches_java(java_paimon: JavaPaimon, wh: str) -> None:
     for part_value in (D1, D2):  # per-partition order is all that matters to the assigner
         ids = [i for p, i in batch2 if p == part_value]
         part = _part(table, part_value)
-        for i, b in zip(ids, predictor.assign(part, _key_hashes(table, ids)).tolist()):
+        for i, b in zip(ids, predictor.assign(part, _key_hashes(table, ids)).tolist(), strict=True):
             assert predicted.setdefault((part, i), b) == b
     changes = predictor.index_changes()
     jp.write(wh, DB, name, [{"id": i, "dt": p, "v": f"b{i}"} for p, i in batch2])

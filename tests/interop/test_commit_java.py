@@ -95,7 +95,7 @@ def _copy_and_group(src: FileStoreTable, dst: FileStoreTable, entries: list[Mani
 def _snapshot_rows(jp: JavaPaimon, wh: str, table: str) -> list[dict[str, Any]]:
     res = jp.system_table(wh, DB, table, "snapshots")
     cols = res["columns"]
-    return sorted((dict(zip(cols, r)) for r in res["rows"]), key=lambda r: r["snapshot_id"])
+    return sorted((dict(zip(cols, r, strict=True)) for r in res["rows"]), key=lambda r: r["snapshot_id"])
 
 
 # ---------------------------------------------------------------------------- append table
@@ -279,7 +279,7 @@ def test_merged_and_fully_compacted_manifests_read_by_java(java_paimon: JavaPaim
     rel = _file_index(src.path)[entry.file.file_name]
     commit = FileStoreCommit(dst)
     copies = []
-    for i in range(35):  # the same rows under 35 file names, one commit each
+    for _ in range(35):  # the same rows under 35 file names, one commit each
         f = dataclasses.replace(entry.file, file_name=f"data-{uuid.uuid4()}-0.parquet")
         target = os.path.join(dst.path, os.path.dirname(rel), f.file_name)
         os.makedirs(os.path.dirname(target), exist_ok=True)

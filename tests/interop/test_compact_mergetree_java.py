@@ -10,6 +10,7 @@ level >= 1. Then Java writes overlapping keys and compacts itself, and Java's re
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ def check_levels(wh: str, name: str, full: bool) -> None:
             per.setdefault((e.partition, e.bucket, e.file.level), []).append(e.file)
     for files in per.values():
         files.sort(key=lambda f: key(f.min_key))
-        for a, b in zip(files, files[1:]):
+        for a, b in pairwise(files):
             assert key(a.max_key) < key(b.min_key), (a.file_name, b.file_name)
 
 

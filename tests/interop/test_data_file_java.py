@@ -211,7 +211,7 @@ def test_value_stats_equal_java(jfile: JavaFile) -> None:
     from paimon_cli.core.manifest.stats import decode_stats
 
     types = [f.type for f in fields]
-    for f, a, b in zip(fields, decode_stats(ours, types), decode_stats(theirs, types)):
+    for f, a, b in zip(fields, decode_stats(ours, types), decode_stats(theirs, types), strict=True):
         assert a == b, f"{jfile.fmt} {f.name}: ours {a} != Java {b}"
     assert ours == theirs
 
@@ -306,7 +306,7 @@ def test_java_reads_our_file(java_paimon, jfile: JavaFile, tmp_path_factory) -> 
     java_rows.sort(key=lambda r: r["id"])
     names = [f.name for f in j.table.schema.fields]
     expected = [{n: _java_value(n, r[n]) for n in names} for r in j.rows]
-    for got, exp in zip(java_rows, expected):
+    for got, exp in zip(java_rows, expected, strict=True):
         for n in names:
             g, e = got[n], exp[n]
             if n == "c_ts9" and e is not None:
@@ -383,8 +383,8 @@ def test_stats_edge_cases_equal_java(java_paimon, tmp_path: Path, fmt: str, case
     from paimon_cli.core.manifest.stats import decode_stats
 
     types = [f.type for f in fields]
-    decoded = list(zip(decode_stats(ours, types), decode_stats(entry.file.value_stats, types)))
-    for f, (a, b) in zip(fields, decoded):
+    decoded = list(zip(decode_stats(ours, types), decode_stats(entry.file.value_stats, types), strict=True))
+    for f, (a, b) in zip(fields, decoded, strict=True):
         assert repr(a) == repr(b), f"{fmt} {f.name}: ours {a} != Java {b}"
     assert ours == entry.file.value_stats
     assert cols == entry.file.value_stats_cols

@@ -274,7 +274,7 @@ def peer_rows(pypaimon: PyPaimon, pypaimon_tables: PyPaimonTables,
     results = pypaimon.batch(ops, stop_on_error=False)
     assert len(results) == len(ops)
     out = {}
-    for key, res in zip(keys, results):
+    for key, res in zip(keys, results, strict=True):
         assert res["ok"], f"pypaimon {key}: {res.get('traceback')}"
         r = res["result"]
         out[key] = SystemRows(r["columns"], r["types"], r["rows"])

@@ -109,7 +109,7 @@ class Model:
         self.state = {tuple(r[k] for k in pk): dict(r) for r in rows} if pk else {}
 
     def apply(self, rows: list[dict[str, Any]], kinds: list[str]) -> None:
-        for r, kind in zip(rows, kinds):
+        for r, kind in zip(rows, kinds, strict=True):
             if not self.pk:
                 self.appended.append(dict(r))
             elif kind == "-D":
