@@ -20,10 +20,10 @@ from ..compact.rescale import RescaleResult, describe
 from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
 from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
 from ..compact.rewrite_file_index import RewriteResult
+from ..compact.write_job import WriteResult
 from ..operation.expire import ExpirePlan, ExpireResult
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
 from ..operation.rollback import RollbackPlan
-from ..compact.write_job import WriteResult
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from ..compact.job import compact_table
 from ..compact.local import Progress
 from ..compact.rescale import rescale as rescale_table
 from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
+from ..compact.write_job import write_table_result
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
@@ -25,7 +26,6 @@ from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
 from ..operation.rollback import rollback as rollback_table
-from ..compact.write_job import write_table_result
 from ..refs import branches, tags
 from ..schema import schema_change as schema_changes
 from ..schema.options import parse_duration_millis
