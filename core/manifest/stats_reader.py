@@ -3,7 +3,9 @@
 A file keeps the stats of the schema it was written with (``schema_id``), possibly only for
 some columns (``value_stats_cols``). Columns are matched by field id, so renamed columns keep
 their stats; a column the file's schema did not have counts all its rows as null (Java's
-``SimpleStatsEvolution``). Used by ``inspect files`` and by the reader's stats pruning.
+``SimpleStatsEvolution``). A data-evolution file holds only its ``_WRITE_COLS``: its schema is
+first projected to them, so its stats rows have one field per stats column among them (Java's
+``EvolutionStatsCache``). Used by ``inspect files`` and by the reader's stats pruning.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..data.binary_row import deserialize
+from ..data.types import DataField
 from ..schema.table_schema import TableSchema
 from .manifest import DataFileMeta
 
@@ -39,7 +42,7 @@ class StatsReader:
     def __init__(self, table: TableSchemas) -> None:
         self.table = table
         self._schemas: dict[int, TableSchema] = {}
-        self._stats_layouts: dict[tuple[int, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
+        self._stats_layouts: dict[tuple[int, Any, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
         self._key_layouts: dict[int, tuple[list[Any], list[tuple[str, int | None]]]] = {}
 
     def schema(self, schema_id: int) -> TableSchema:
@@ -49,20 +52,29 @@ class StatsReader:
             self._schemas[schema_id] = s
         return s
 
+    def file_fields(self, meta: DataFileMeta) -> list[DataField]:
+        """The columns ``meta`` holds: its schema's, or its ``_WRITE_COLS`` in their order (system
+        columns such as ``_ROW_ID`` left out), as Java's ``TableSchema.project``."""
+        fields = list(self.schema(meta.schema_id).fields)
+        if meta.write_cols is None:
+            return fields
+        by_name = {f.name: f for f in fields}
+        return [by_name[n] for n in meta.write_cols if n in by_name]
+
     # -- value stats --------------------------------------------------------------------
 
     def _stats_layout(self, meta: DataFileMeta) -> tuple[list[Any], list[tuple[str, int | None, bool]]]:
         """(stats row types, per current column: (name, index in the stats row, column in file))."""
-        key = (meta.schema_id, meta.value_stats_cols)
+        key = (meta.schema_id, meta.value_stats_cols, meta.write_cols)
         hit = self._stats_layouts.get(key)
         if hit is None:
-            file_schema = self.schema(meta.schema_id)
-            stats_fields = list(file_schema.fields)
+            file_fields = self.file_fields(meta)
+            stats_fields = list(file_fields)
             if meta.value_stats_cols is not None:
-                by_name = {f.name: f for f in file_schema.fields}
+                by_name = {f.name: f for f in file_fields}
                 stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
             by_id = {f.id: i for i, f in enumerate(stats_fields)}
-            in_file = {f.id for f in file_schema.fields}
+            in_file = {f.id for f in file_fields}
             hit = (
                 [f.type.copy(nullable=True) for f in stats_fields],
                 [(f.name, by_id.get(f.id), f.id in in_file) for f in self.table.schema.fields],

@@ -22,11 +22,14 @@ from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows
 from ..utils.workers import prefetch
+from .data_evolution import ROW_ID, is_data_evolution
+from .data_evolution_read import DataEvolutionSplitRead
 from .merge_split_read import MergeFileSplitRead
 from .read_explain import explain_rows
 from .read_plan import ReadPlan, ReadPlanner
 from .split_read import ROW_KIND_COLUMN, RawFileSplitRead, SplitRead
 
+ROW_ID_FIELD = pa.field(ROW_ID, pa.int64(), nullable=False)
 _PREFETCH = 2  # primary-key splits decoded ahead of the merge (worker threads)
 
 
@@ -58,7 +61,8 @@ class TableRead:
         self.table = table
         self.schema = table.schema
         self.options = table.options
-        self.projection = _checked_projection(projection, self.schema)
+        self.data_evolution = is_data_evolution(self.options)
+        self.projection = _checked_projection(projection, self.schema, self.data_evolution)
         _check_predicate(predicate, self.schema)
         self.predicate = predicate
         if limit is not None and limit < 0:
@@ -72,7 +76,7 @@ class TableRead:
         self._plan: ReadPlan | None = None
 
     def output_schema(self) -> pa.Schema:
-        fields = [arrow_field(self.schema.field(n)) for n in self.projection]
+        fields = [ROW_ID_FIELD if n == ROW_ID else arrow_field(self.schema.field(n)) for n in self.projection]
         if self.with_row_kind:
             fields.insert(0, pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
         return pa.schema(fields)
@@ -134,6 +138,8 @@ class TableRead:
                         return
 
     def _split_read(self) -> SplitRead:
+        if self.data_evolution:
+            return DataEvolutionSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind)
         if self.is_pk:
             return MergeFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
                                       keep_deletes=self.keep_deletes)
@@ -157,11 +163,12 @@ class TableRead:
                     yield t
 
 
-def _checked_projection(projection: list[str] | None, schema: TableSchema) -> list[str]:
+def _checked_projection(projection: list[str] | None, schema: TableSchema, data_evolution: bool) -> list[str]:
     names = schema.field_names
     if projection is None:
         return list(names)
-    unknown = [c for c in projection if c not in names]
+    known = [*names, ROW_ID] if data_evolution else names
+    unknown = [c for c in projection if c not in known]
     if unknown:
         raise InvalidInput(f"--select: unknown column(s) {', '.join(unknown)}; columns: {', '.join(names)}")
     if not projection:

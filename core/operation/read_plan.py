@@ -35,6 +35,7 @@ from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..refs.snapshot import Snapshot
 from ..table.file_store_table import FileStoreTable
 from ..utils.workers import map_ordered
+from .data_evolution import is_data_evolution
 from .scan import FileStoreScan, split_postponed
 
 # data file name -> (DV index file path, range in it)
@@ -127,12 +128,12 @@ class ReadPlanner:
         entries = self._prune_buckets(plan, entries)
         entries = self._prune_levels(plan, entries)
         stats_pred = self._stats_predicate()
-        if stats_pred is not None:
+        if stats_pred is not None and not is_data_evolution(self.options):
             before = Counts.of(entries)
             entries = self._filter_by_stats(entries, stats_pred)
             plan.pruned_by_stats = before.minus(Counts.of(entries))
         # file indexes (bloom filter / bitmap / BSI), embedded or in `.index` extra files
-        if stats_pred is not None and self.options.file_index_read_enabled:
+        if stats_pred is not None and self.options.file_index_read_enabled and not is_data_evolution(self.options):
             entries, by_kind = self._filter_by_index(entries, stats_pred)
             plan.pruned_by_index = {k: Counts.of(v) for k, v in by_kind.items()}
         plan.remaining = Counts.of(entries)

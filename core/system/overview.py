@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..data.java_format import local_datetime_from_millis
-from ..manifest.manifest import ManifestEntry
+from ..manifest.manifest import DataFileMeta, ManifestEntry
+from ..operation.data_evolution import is_data_evolution, logical_row_count
 from ..operation.expire import expiry_report, snapshot_health
 from ..operation.scan import FileStoreScan, is_postpone_table, split_postponed
 from ..refs.snapshot import Snapshot
@@ -75,12 +76,23 @@ def _file_props(table: FileStoreTable, entries: list[ManifestEntry]) -> Props:
     return [
         ("live_files", len(entries)),
         ("live_bytes", sum(e.file.file_size for e in entries)),
-        ("live_rows", sum(e.file.row_count for e in entries)),
+        ("live_rows", _live_rows(table, entries)),
         ("partitions", len({e.partition for e in entries})),
         ("buckets", len(buckets_seen)),
         ("levels", ", ".join(f"L{lv}: {n}" for lv, n in sorted(levels.items())) or "(no files)"),
         ("small_files", f"{small} below target-file-size ({target} bytes)"),
     ]
+
+
+def _live_rows(table: FileStoreTable, entries: list[ManifestEntry]) -> int:
+    """Rows the files hold; a data-evolution table's partial-column files repeat the rows of
+    their range, so each range counts once (Java's ``DataSplit`` row count)."""
+    if not is_data_evolution(table.options):
+        return sum(e.file.row_count for e in entries)
+    by_partition: dict[bytes, list[DataFileMeta]] = {}
+    for e in entries:
+        by_partition.setdefault(e.partition, []).append(e.file)
+    return sum(logical_row_count(files) for files in by_partition.values())
 
 
 def expiry(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:

@@ -332,6 +332,32 @@ def op_read_filtered(req: dict[str, Any]) -> Any:
 OPS["read_filtered"] = op_read_filtered
 
 
+def op_update_by_row_id(req: dict[str, Any]) -> Any:
+    """Data evolution: ``TableUpdate.update_by_arrow_with_row_id`` of ``columns`` for the rows
+    ``rows`` name by ``_ROW_ID``; one commit."""
+    import pyarrow as pa
+
+    table = _catalog(req).get_table(_ident(req))
+    types = {f.name: f.type for f in _target_schema(table)}
+    cols = list(req["columns"])
+    rows = req["rows"]
+    data = {"_ROW_ID": pa.array([int(r["_ROW_ID"]) for r in rows], pa.int64())}
+    for c in cols:
+        data[c] = pa.array([_decode(r.get(c), types[c]) for r in rows], type=types[c])
+    builder = table.new_batch_write_builder()
+    messages = builder.new_update().with_update_type(cols).update_by_arrow_with_row_id(pa.table(data))
+    commit = builder.new_commit()
+    try:
+        commit.commit(messages)
+    finally:
+        commit.close()
+    latest = table.snapshot_manager().get_latest_snapshot()
+    return {"snapshot_id": None if latest is None else int(latest.id)}
+
+
+OPS["update_by_row_id"] = op_update_by_row_id
+
+
 def main() -> int:
     request = json.load(sys.stdin)
     ops = request["ops"] if "ops" in request else [request]

@@ -226,6 +226,14 @@ class PyPaimon:
                         postpone_fixed_bucket=postpone_fixed_bucket)
         return int(res["snapshot_id"])
 
+    def update_by_row_id(self, warehouse: str, db: str, table: str, columns: list[str],
+                         rows: list[dict[str, Any]]) -> int:
+        """Data evolution: pypaimon's ``update_by_arrow_with_row_id`` of ``columns`` for the rows
+        named by their ``_ROW_ID``, one commit; returns the snapshot id."""
+        res = self.call("update_by_row_id", warehouse=str(warehouse), db=db, table=table, columns=list(columns),
+                        rows=[{k: encode_value(v) for k, v in r.items()} for r in rows])
+        return int(res["snapshot_id"])
+
     def read(self, warehouse: str, db: str, table: str, snapshot_id: int | None = None,
              tag: str | None = None, branch: str | None = None,
              projection: list[str] | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,88 @@
+"""The split read of a data-evolution table (Java's ``DataEvolutionSplitRead``).
+
+A split's files are grouped by row-id range; a group is read as one table: its files ordered
+by ``_MAX_SEQUENCE_NUMBER`` descending (ties keep the split's order), each requested column
+taken from the first file whose write columns hold its field id, columns no file holds read
+as NULL. ``_ROW_ID`` is the group's first row id plus the position. A deletion vector belongs
+to the group's anchor file (smallest max sequence number, then file name). Memory is bounded
+by one group (one file's row range), read column-wise with pyarrow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..data.types import DataField
+from ..errors import NotYetSupported
+from ..format.arrow_schema import arrow_field
+from ..format.data_file import FORMATS, evolve, read_data_file
+from ..index.deletion_vectors import DeletionVector
+from ..manifest.manifest import DataFileMeta
+from .data_evolution import ROW_ID, check_no_blob, row_range_groups
+from .read_plan import Split
+from .split_read import SplitRead, drop_deleted
+
+
+class DataEvolutionSplitRead(SplitRead):
+    """Reads a data-evolution split: one merged table per row-id range."""
+
+    def read(self, split: Split) -> Iterator[pa.Table]:
+        check_no_blob(self.schema, "read")
+        target = [self.schema.field(n) for n in self.needed_columns()]
+        dvs = self.deletion_vectors(split)
+        for group in row_range_groups(split.files):
+            t = self._read_group(split, group, target, dvs)
+            if t.num_rows:
+                yield self.finish(t)
+
+    def _read_group(self, split: Split, group: list[DataFileMeta], target: list[DataField],
+                    dvs: dict[str, DeletionVector]) -> pa.Table:
+        files = _checked_group(group)
+        first, rows = files[0].first_row_id or 0, files[0].row_count
+        columns: dict[int, pa.ChunkedArray] = {}
+        todo = {f.id: f for f in target}
+        for meta in files:
+            fields = self.file_schemas.file_fields(meta)
+            mine = [f for f in fields if f.id in todo]
+            if not mine:
+                continue
+            path = self.file_path(split, meta)
+            file_fields = list(self.file_schemas.schema(meta.schema_id).fields)
+            t = read_data_file(self.table.file_io, path, file_fields, [f.name for f in mine])
+            if t.num_rows != rows:
+                raise NotYetSupported(f"read: data file {meta.file_name} holds {t.num_rows} rows, its metadata says "
+                                      f"{rows}; cannot merge the columns of its row range")
+            wanted = [todo.pop(f.id) for f in mine]
+            evolved = evolve(t, file_fields, wanted)
+            for f, col in zip(wanted, evolved.columns, strict=True):
+                columns[f.id] = col
+            if not todo:
+                break
+        cols = [columns[f.id] if f.id in columns else pa.nulls(rows, arrow_field(f).type) for f in target]
+        cols.append(pa.array(np.arange(first, first + rows, dtype=np.int64)))
+        t = pa.Table.from_arrays(cols, names=[f.name for f in target] + [ROW_ID])
+        dv = dvs.get(_anchor(files).file_name)
+        return drop_deleted(t, dv, 0) if dv is not None else t
+
+
+def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:
+    """The group's files, newest first; every file must cover the same range in a known format."""
+    for meta in group:
+        parts = meta.file_name.lower().split(".")[1:]
+        if not any(p in FORMATS for p in parts):
+            raise NotYetSupported(f"read: data-evolution file {meta.file_name} (.{parts[-1] if parts else ''} file) "
+                                  "is not supported yet")
+    first = group[0]
+    if any(m.first_row_id != first.first_row_id or m.row_count != first.row_count for m in group):
+        names = ", ".join(m.file_name for m in group)
+        raise NotYetSupported(f"read: data-evolution files {names} overlap with different row-id ranges; "
+                              "Java Paimon refuses such a group too")
+    return sorted(group, key=lambda m: -m.max_sequence_number)  # stable: ties keep the split's order
+
+
+def _anchor(files: list[DataFileMeta]) -> DataFileMeta:
+    """The file a range's deletion vector is keyed by (Java's ``DataEvolutionUtils``)."""
+    return min(files, key=lambda m: (m.max_sequence_number, m.file_name))
