@@ -43,6 +43,11 @@ def write(
         bool, typer.Option("--no-expire", help="Compact as usual but skip snapshot/partition/tag expiry after the "
                                                "commit.")
     ] = False,
+    columns: Annotated[
+        str | None,
+        typer.Option("--columns", metavar="COLS", help="Data-evolution tables: update these columns of the rows the "
+                                                       "input's _ROW_ID column names (comma-separated)."),
+    ] = None,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -54,19 +59,22 @@ def write(
 
     Columns are matched by name; values are converted to the table's types with checks
     (overflow, lost digits, bad dates, NULL in NOT NULL) and the first bad row is reported.
+    With --columns (data-evolution tables) the input's _ROW_ID column names existing rows
+    whose given columns are updated, as pypaimon's update_by_arrow_with_row_id does.
 
     \b
     Example:
         paimon-cli write shop.orders orders-*.parquet
         paimon-cli write shop.orders changes.jsonl --row-kind-column op
         cat day.csv | paimon-cli write shop.orders - --format csv --overwrite --partition dt=2024-05-01
+        paimon-cli write shop.events fixes.parquet --columns score,label
     """
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     result = table.write(
         list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
-        partition=partition, options=option, write_only=write_only, expire=not no_expire,
+        partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,
     )
     if result.warning:
         note(f"warning: {result.warning}")

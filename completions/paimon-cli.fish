@@ -3,7 +3,7 @@
 # Completes:
 #   create --comment --debug --fs-option --if-not-exists --option --partition-by --primary-key --schema --warehouse -s -w
 #   alter --add-column --branch --comment --debug --drop-column --fs-option --rename-column --set --unset --warehouse -w
-#   write --branch --debug --delete --format --fs-option --no-expire --option --output --overwrite --partition --row-kind-column --warehouse --wide --write-only -f -o -w
+#   write --branch --columns --debug --delete --format --fs-option --no-expire --option --output --overwrite --partition --row-kind-column --warehouse --wide --write-only -f -o -w
 #   list --debug --fs-option --output --warehouse --wide -o -w
 #   inspect --branch --debug --fs-option --output --snapshot --tag --timestamp --warehouse --wide -o -w
 #   read --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w

@@ -9,6 +9,7 @@ the CLI's, so ``t.compact()`` does what ``paimon-cli compact db.t`` does.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,16 +17,18 @@ from ..compact.job import compact_table
 from ..compact.local import Progress
 from ..compact.rescale import rescale as rescale_table
 from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
-from ..compact.write_job import write_table_result
+from ..compact.write_job import WriteResult, write_table_result
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
+from ..operation.data_evolution_update import update_table
 from ..operation.expire import ExpirePolicy, apply_expire, plan_expire
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
 from ..operation.rollback import rollback as rollback_table
+from ..operation.write import WriteSummary
 from ..refs import branches, tags
 from ..schema import schema_change as schema_changes
 from ..schema.options import parse_duration_millis
@@ -151,6 +154,7 @@ class Table:
         options: KeyValues | None = None,
         write_only: bool = False,
         expire: bool = True,
+        columns: Names | None = None,
     ) -> WriteReport:
         """Write ``data`` in one commit; nothing is committed on any error.
 
@@ -160,7 +164,13 @@ class Table:
         ``overwrite`` replaces the table, or with ``partition`` ({col: value}) that static
         partition. Like a Java writer, the write then compacts what became eligible and runs
         snapshot / partition / tag expiry: ``write_only`` skips both, ``expire=False`` the expiry.
+        ``columns`` (data-evolution tables): update those columns of the existing rows the
+        input's ``_ROW_ID`` column names instead of adding rows (one APPEND commit).
         """
+        if columns is not None:
+            return self._update_columns(data, column_list(columns), format=format,
+                                        others=bool(row_kind_column or delete or overwrite or partition or options
+                                                    or write_only))
         spec = key_values(partition, "--partition")
         if spec and not overwrite:
             raise InvalidInput("--partition is only valid with --overwrite")
@@ -168,13 +178,7 @@ class Table:
         if write_only:
             dyn_options["write-only"] = "true"
         table = self.open()
-        stdin = None
-        if is_arrow_data(data):
-            if format is not None and format.strip().lower() not in ("arrow", "ipc"):
-                raise InvalidInput(f"write: format {format!r} given for Arrow data")
-            inputs, format, stdin = ["-"], "arrow", arrow_stream(data)
-        else:  # a path, or several
-            inputs = [str(p) for p in data] if isinstance(data, (list, tuple)) else [str(data)]
+        inputs, format, stdin = self._write_inputs(data, format)
         with contextlib.closing(stdin) if stdin is not None else contextlib.nullcontext():
             result = write_table_result(
                 table, inputs, fmt=format, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
@@ -182,6 +186,28 @@ class Table:
                 storage_options=self.warehouse.storage_options, stdin=stdin, expire=expire,
             )
         return WriteReport(result)
+
+    @staticmethod
+    def _write_inputs(data: Any, format: str | None) -> tuple[list[str], str | None, Any]:
+        """(input paths, format, stdin stream): Arrow data goes in as an IPC stream on "-"."""
+        if is_arrow_data(data):
+            if format is not None and format.strip().lower() not in ("arrow", "ipc"):
+                raise InvalidInput(f"write: format {format!r} given for Arrow data")
+            return ["-"], "arrow", arrow_stream(data)
+        inputs = [str(p) for p in data] if isinstance(data, (list, tuple)) else [str(data)]  # a path, or several
+        return inputs, format, None
+
+    def _update_columns(self, data: Any, columns: list[str], *, format: str | None, others: bool) -> WriteReport:
+        if others:
+            raise InvalidInput("write --columns updates rows by _ROW_ID; it takes none of --row-kind-column, "
+                               "--delete, --overwrite, --partition, --option, --write-only")
+        started = time.monotonic()
+        inputs, format, stdin = self._write_inputs(data, format)
+        with contextlib.closing(stdin) if stdin is not None else contextlib.nullcontext():
+            res = update_table(self.open(), inputs, columns, format, self.warehouse.storage_options, stdin)
+        summary = WriteSummary(rows=res.rows, files=res.files, bytes=res.bytes, record_count=res.record_count)
+        snaps = [res.snapshot] if res.snapshot is not None else []
+        return WriteReport(WriteResult(res.snapshot, summary, time.monotonic() - started, snaps))
 
     def reader(
         self,

@@ -49,6 +49,7 @@ from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..refs.statistics import read_statistics
 from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
+from .data_evolution import check_row_ids_assigned, is_data_evolution, stamp_sequence_numbers
 from .manifest_merge import ManifestFileMerger, write_index_manifest
 from .partition_spec import static_partition_filter
 
@@ -108,7 +109,8 @@ class FileStoreCommit:
     One instance has one ``commit_user`` (a fresh UUID unless given), like one Java job.
     """
 
-    def __init__(self, table: FileStoreTable, commit_user: str | None = None) -> None:
+    def __init__(self, table: FileStoreTable, commit_user: str | None = None, *,
+                 row_ids_assigned: bool = False) -> None:
         self.table = table
         self.file_io = table.file_io
         self.commit_user = commit_user or str(uuid.uuid4())
@@ -121,7 +123,10 @@ class FileStoreCommit:
         fmt = self.options.manifest_format
         if fmt != "avro":
             raise NotYetSupported(f"manifest.format={fmt}: only avro manifests can be written")
-        if self.options.get_bool("row-tracking.enabled") or self.options.get_bool("data-evolution.enabled"):
+        # row ids are not assigned at commit yet: only files that carry theirs (data-evolution
+        # column updates) may be committed, their sequence numbers stamped as Java does
+        self.stamp_sequence = self.options.get_bool("row-tracking.enabled") or is_data_evolution(self.options)
+        if self.stamp_sequence and not row_ids_assigned:
             raise NotYetSupported("row-tracking / data-evolution tables: committing row ids is not supported yet")
         comp = self.options.manifest_compression.lower()
         codec = _AVRO_CODECS.get(comp)
@@ -183,6 +188,8 @@ class FileStoreCommit:
             raise InvalidInput("a COMPACT commit cannot overwrite")
         self._validate(messages)
         table_entries, changelog_entries, index_entries = self._collect(messages)
+        if self.stamp_sequence:
+            check_row_ids_assigned(table_entries)
         props = dict(properties) if properties else None
 
         if overwrite is not None:
@@ -450,6 +457,8 @@ class FileStoreCommit:
             self.conflicts.check(latest, changes.table, kind)
             self.conflicts.check_deletion_vectors(latest, changes.table, changes.index)
 
+        if self.stamp_sequence:
+            changes = _Changes(stamp_sequence_numbers(changes.table, new_id), changes.changelog, changes.index)
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
             snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written)

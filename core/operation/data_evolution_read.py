@@ -19,7 +19,6 @@ from ..data.types import DataField
 from ..errors import NotYetSupported
 from ..format.arrow_schema import arrow_field
 from ..format.data_file import FORMATS, evolve, read_data_file
-from ..index.deletion_vectors import DeletionVector
 from ..manifest.manifest import DataFileMeta
 from .data_evolution import ROW_ID, check_no_blob, row_range_groups
 from .read_plan import Split
@@ -34,12 +33,15 @@ class DataEvolutionSplitRead(SplitRead):
         target = [self.schema.field(n) for n in self.needed_columns()]
         dvs = self.deletion_vectors(split)
         for group in row_range_groups(split.files):
-            t = self._read_group(split, group, target, dvs)
+            t = self.merged_range(split, group, target)
+            dv = dvs.get(_anchor(group).file_name)
+            if dv is not None:
+                t = drop_deleted(t, dv, 0)
             if t.num_rows:
                 yield self.finish(t)
 
-    def _read_group(self, split: Split, group: list[DataFileMeta], target: list[DataField],
-                    dvs: dict[str, DeletionVector]) -> pa.Table:
+    def merged_range(self, split: Split, group: list[DataFileMeta], target: list[DataField]) -> pa.Table:
+        """The ``target`` columns and ``_ROW_ID`` of every row of one row-id range, deleted rows too."""
         files = _checked_group(group)
         first, rows = files[0].first_row_id or 0, files[0].row_count
         columns: dict[int, pa.ChunkedArray] = {}
@@ -63,9 +65,7 @@ class DataEvolutionSplitRead(SplitRead):
                 break
         cols = [columns[f.id] if f.id in columns else pa.nulls(rows, arrow_field(f).type) for f in target]
         cols.append(pa.array(np.arange(first, first + rows, dtype=np.int64)))
-        t = pa.Table.from_arrays(cols, names=[f.name for f in target] + [ROW_ID])
-        dv = dvs.get(_anchor(files).file_name)
-        return drop_deleted(t, dv, 0) if dv is not None else t
+        return pa.Table.from_arrays(cols, names=[f.name for f in target] + [ROW_ID])
 
 
 def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:

@@ -10,12 +10,19 @@ over the write columns only; ``inspect table`` counts each range once.
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.errors import CommitConflict
+from paimon_cli.core.operation import data_evolution_update as dataevo_update
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.pypaimon_peer import PyPaimon, encode_value
@@ -152,3 +159,92 @@ def test_blob_columns_refused_by_name(pypaimon: PyPaimon, tmp_path: Any) -> None
     pypaimon.write(wh, DB, "pics", [{"id": 1, "pic": b"\x01\x02"}])
     res = cli(wh, "read", f"{DB}.pics", code=1)
     assert "BLOB" in res.stderr and "data-evolution" in res.stderr
+
+
+# -- write --columns: update rows by _ROW_ID --------------------------------------------------
+
+
+@pytest.fixture
+def own_wh(peer_wh: str, tmp_path: Path) -> str:
+    """A copy of the peer warehouse that a test may change."""
+    wh = tmp_path / "wh"
+    shutil.copytree(peer_wh, wh)
+    return str(wh)
+
+
+def update_file(tmp_path: Path, rows: dict[str, list[Any]]) -> str:
+    path = tmp_path / "upd.parquet"
+    types = {"_ROW_ID": pa.int64(), "a": pa.string(), "b": pa.int64(), "c": pa.float64(), "dt": pa.string()}
+    pq.write_table(pa.table({k: pa.array(v, types[k]) for k, v in rows.items()}), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_write_columns_updates_rows_pypaimon_reads_them(pypaimon: PyPaimon, own_wh: str, tmp_path: Path,
+                                                         name: str) -> None:
+    table = FileSystemCatalog(own_wh).get_table(f"{DB}.{name}")
+    before = table.snapshot_manager.latest_snapshot()
+    assert before is not None
+    ids = [0, 5, 39, 40, 100, 119]  # every range, a row updated before, both partitions
+    upd = {"_ROW_ID": ids, "c": [None, 5.5, 39.5, -40.0, 100.25, 0.0], "b": [10**12 + i for i in ids]}
+    res = cli_json(own_wh, "write", f"{DB}.{name}", update_file(tmp_path, upd), "--columns", "c,b")
+    assert res[0]["rows"] == 6 and res[0]["files"] == 3 and res[0]["commit_kind"] == "APPEND"
+    after = table.snapshot_manager.latest_snapshot()
+    assert after is not None and after.id == before.id + 1  # one commit
+    assert after.next_row_id == before.next_row_id  # no new rows
+    want = expected_rows()
+    for i, rid in enumerate(ids):
+        want[rid] = {**want[rid], "c": upd["c"][i], "b": upd["b"][i]}
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    assert canon(pypaimon.read(own_wh, DB, name, projection=cols)) == canon(want)
+    mine = TableRead(FileSystemCatalog(own_wh).get_table(f"{DB}.{name}"), projection=cols).to_arrow().to_pylist()
+    assert canon(mine) == canon(want)
+    new = [r for r in cli_json(own_wh, "inspect", "files", f"{DB}.{name}") if r["min_sequence_number"] == after.id]
+    assert sorted((r["first_row_id"], r["record_count"], tuple(r["write_cols"])) for r in new) == \
+        [(0, 40, ("c", "b")), (40, 40, ("c", "b")), (80, 40, ("c", "b"))]
+    props = {r["property"]: r["value"] for r in cli_json(own_wh, "inspect", "table", f"{DB}.{name}")}
+    assert props["live_rows"] == 120
+
+
+@pytest.mark.parametrize(("rows", "columns", "message"), [
+    ({"_ROW_ID": [3, 120], "b": [1, 2]}, "b", "_ROW_ID 120 is not a row"),
+    ({"_ROW_ID": [-1], "b": [1]}, "b", "_ROW_ID -1 is not a row"),
+    ({"_ROW_ID": [7, 7], "b": [1, 2]}, "b", "_ROW_ID 7 is given more than once"),
+    ({"_ROW_ID": [7], "b": [1]}, "b,nope", "unknown column(s) nope"),
+    ({"_ROW_ID": [7], "dt": ["y"]}, "dt", "partition column(s) dt"),
+    ({"b": [1]}, "b", "_ROW_ID"),
+])
+def test_write_columns_refuses_bad_updates_unchanged(own_wh: str, tmp_path: Path, rows: dict[str, list[Any]],
+                                                     columns: str, message: str) -> None:
+    table_dir = Path(own_wh, f"{DB}.db", "de_part")
+    before = sorted(p.name for p in table_dir.rglob("*"))
+    res = cli(own_wh, "write", f"{DB}.de_part", update_file(tmp_path, rows), "--columns", columns, code=4)
+    assert message in res.stderr
+    assert sorted(p.name for p in table_dir.rglob("*")) == before  # nothing written, nothing left behind
+
+
+def test_write_columns_refused_on_other_tables_and_with_other_modes(pypaimon: PyPaimon, own_wh: str,
+                                                                    tmp_path: Path) -> None:
+    pypaimon.create_table(own_wh, DB, "plain", [("id", "int64"), ("b", "int64")])
+    path = update_file(tmp_path, {"_ROW_ID": [0], "b": [1]})
+    res = cli(own_wh, "write", f"{DB}.plain", path, "--columns", "b", code=4)
+    assert "not a data-evolution table" in res.stderr
+    res = cli(own_wh, "write", f"{DB}.de", path, "--columns", "b", "--overwrite", code=4)
+    assert "--columns" in res.stderr
+    res = cli(own_wh, "write", f"{DB}.de", path, code=1)  # appending rows: no row ids assigned yet
+    assert "data-evolution" in res.stderr
+
+
+def test_update_conflicts_when_its_ranges_changed_since_it_read_them(own_wh: str, tmp_path: Path) -> None:
+    """Java's data-evolution conflict check: an update computed on snapshot N must not
+    overwrite a range another commit rewrote after N (it would undo that change)."""
+    table = FileSystemCatalog(own_wh).get_table(f"{DB}.de")
+    base = table.snapshot_manager.latest_snapshot()
+    ranges = dataevo_update._ranges(table, base)
+    touched = dataevo_update._touched(ranges, np.array([41], dtype=np.int64))
+    dataevo_update._check_ranges_unchanged(table, base, ranges, touched)  # nothing changed: fine
+    cli(own_wh, "write", f"{DB}.de", update_file(tmp_path, {"_ROW_ID": [42], "b": [1]}), "--columns", "b")
+    with pytest.raises(CommitConflict, match="rows 40..79"):
+        dataevo_update._check_ranges_unchanged(table, base, ranges, touched)
+    other = dataevo_update._touched(ranges, np.array([0], dtype=np.int64))
+    dataevo_update._check_ranges_unchanged(table, base, ranges, other)  # another range: no conflict

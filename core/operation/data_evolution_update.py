@@ -1,0 +1,226 @@
+"""Update columns of existing rows of a data-evolution table by ``_ROW_ID``, in one commit.
+
+What pypaimon's ``update_by_arrow_with_row_id`` does (and Java's MERGE INTO on such tables):
+for every row-id range holding an updated row, one partial-column file with the updated
+columns for the **whole** range (current values merged with the updates; a range's files must
+all cover the same ids), ``_FIRST_ROW_ID`` of the range, ``_WRITE_COLS`` = the columns,
+sequence number 0 that the commit stamps with the snapshot id, so the new file wins the
+range's merge. Nothing else changes: an APPEND snapshot, ``nextRowId`` kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass, replace
+from typing import IO, Any, cast
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import CommitConflict, InvalidInput, NotYetSupported
+from ..format.arrow_schema import SEQUENCE_NUMBER
+from ..format.input import InputChunk, read_inputs
+from ..manifest.entry_decoder import EntryDecoder
+from ..manifest.manifest import DataFileMeta, FileSource
+from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import APPEND, RollingFileWriter
+from ..refs.snapshot import Snapshot
+from ..schema.table_schema import TableSchema
+from ..table.file_store_table import FileStoreTable
+from ..utils.interrupt import discard
+from .commit import FileStoreCommit
+from .data_evolution import ROW_ID, check_no_blob, is_data_evolution, row_range_groups
+from .data_evolution_read import DataEvolutionSplitRead
+from .read_plan import Split
+from .scan import FileStoreScan
+
+_NO_ROLL = 1 << 62  # one file per range: a partial file must cover its range exactly
+
+
+@dataclass
+class _Range:
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    files: list[DataFileMeta]
+
+    @property
+    def first(self) -> int:
+        return self.files[0].first_row_id or 0
+
+    @property
+    def last(self) -> int:
+        return self.first + max(f.row_count for f in self.files) - 1
+
+
+@dataclass
+class UpdateResult:
+    snapshot: Snapshot | None
+    rows: int  # rows updated
+    files: int  # partial-column files written
+    record_count: int  # rows in those files (whole ranges)
+    bytes: int = 0
+
+
+def update_table(table: FileStoreTable, inputs: list[str], columns: list[str], fmt: str | None = None,
+                 storage_options: dict[str, Any] | None = None, stdin: IO[bytes] | None = None) -> UpdateResult:
+    """``write --columns``: read ``_ROW_ID`` and ``columns`` from the input files (checked and
+    converted to the table's types) and update those rows in one commit."""
+    schema = update_schema(table, columns)
+    chunks = read_inputs(inputs, schema, fmt, storage_options=storage_options, stdin=stdin)
+    with contextlib.closing(cast("Generator[InputChunk, None, None]", chunks)):
+        return update_by_row_id(table, (c.data for c in chunks), columns)
+
+
+def update_schema(table: FileStoreTable, columns: list[str]) -> TableSchema:
+    """The input's schema: ``_ROW_ID`` and the updated columns; refuses a bad request before I/O."""
+    schema = table.schema
+    if not is_data_evolution(table.options):
+        raise InvalidInput(f"write --columns: {table.identifier} is not a data-evolution table "
+                           "(data-evolution.enabled); rows can be updated by _ROW_ID only there")
+    check_no_blob(schema, "write --columns")
+    if not columns:
+        raise InvalidInput("write --columns: no columns given")
+    if len(set(columns)) != len(columns):
+        raise InvalidInput(f"write --columns: a column is named twice in {', '.join(columns)}")
+    names = set(schema.field_names)
+    unknown = [c for c in columns if c not in names]
+    if unknown:
+        raise InvalidInput(f"write --columns: unknown column(s) {', '.join(unknown)}")
+    parts = [c for c in columns if c in schema.partition_keys]
+    if parts:
+        raise InvalidInput(f"write --columns: partition column(s) {', '.join(parts)} cannot be updated")
+    from ..data.types import BigIntType, DataField
+
+    wanted = set(columns)
+    row_id = DataField(2147483642, ROW_ID, BigIntType(nullable=False))  # SpecialFields.ROW_ID
+    return schema.copy(fields=[row_id, *(f for f in schema.fields if f.name in wanted)],
+                       partition_keys=[], primary_keys=[])
+
+
+def update_by_row_id(table: FileStoreTable, chunks: Iterable[pa.Table], columns: list[str]) -> UpdateResult:
+    """Apply the ``_ROW_ID``-addressed rows of ``chunks`` to ``columns``; one APPEND commit."""
+    update_schema(table, columns)
+    updates = _collect(chunks, columns)
+    if updates.num_rows == 0:
+        return UpdateResult(None, 0, 0, 0)
+    base = table.snapshot_manager.latest_snapshot()
+    ranges = _ranges(table, base)
+    touched = _touched(ranges, updates.column(ROW_ID).to_numpy())
+    commit = FileStoreCommit(table, row_ids_assigned=True)
+    written: list[str] = []
+    try:
+        messages = _write_ranges(table, ranges, touched, updates, columns, written)
+        _check_ranges_unchanged(table, base, ranges, touched)
+        snap = commit.commit(messages, "APPEND")
+    except BaseException:
+        if not commit.may_have_published():
+            discard(table.file_io, written)
+        raise
+    files = [f for m in messages for f in m.new_files]
+    return UpdateResult(snap, updates.num_rows, len(files), sum(f.row_count for f in files),
+                        sum(f.file_size for f in files))
+
+
+def _collect(chunks: Iterable[pa.Table], columns: list[str]) -> pa.Table:
+    """The update rows ordered by ``_ROW_ID``; a row id given twice is refused."""
+    parts = [c.select([ROW_ID, *columns]) for c in chunks]
+    if not parts:
+        return pa.table({ROW_ID: pa.array([], pa.int64())})
+    t = pa.concat_tables(parts).combine_chunks()
+    t = t.take(np.argsort(t.column(ROW_ID).to_numpy(), kind="stable"))
+    ids = t.column(ROW_ID).to_numpy()
+    dup = np.flatnonzero(ids[1:] == ids[:-1])
+    if dup.size:
+        raise InvalidInput(f"write --columns: _ROW_ID {int(ids[dup[0]])} is given more than once")
+    return t
+
+
+def _ranges(table: FileStoreTable, snapshot: Snapshot | None) -> list[_Range]:
+    """The snapshot's row-id ranges, in row-id order (ids are unique across partitions)."""
+    by_bucket: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
+    for e in FileStoreScan(table).plan(snapshot):
+        by_bucket.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
+    out = [_Range(p, b, tb, g) for (p, b, tb), files in by_bucket.items() for g in row_range_groups(files)]
+    out.sort(key=lambda r: r.first)
+    return out
+
+
+def _touched(ranges: list[_Range], ids: np.ndarray) -> dict[int, np.ndarray]:
+    """Range index -> positions (in the sorted updates) of the rows it holds; unknown ids refused."""
+    starts = np.array([r.first for r in ranges], dtype=np.int64)
+    lasts = np.array([r.last for r in ranges], dtype=np.int64)
+    at = np.searchsorted(starts, ids, side="right") - 1
+    bad = (at < 0) | (ids > lasts[np.clip(at, 0, None)] if len(ranges) else np.ones(len(ids), bool))
+    if bad.any():
+        raise InvalidInput(f"write --columns: _ROW_ID {int(ids[np.flatnonzero(bad)[0]])} is not a row of the table")
+    out: dict[int, np.ndarray] = {}
+    bounds = np.flatnonzero(np.diff(at)) + 1
+    for pos in np.split(np.arange(len(ids)), bounds):
+        out[int(at[pos[0]])] = pos
+    return out
+
+
+def _write_ranges(table: FileStoreTable, ranges: list[_Range], touched: dict[int, np.ndarray],
+                  updates: pa.Table, columns: list[str], written: list[str]) -> list[CommitMessage]:
+    """One partial-column file per touched range, one range in memory at a time."""
+    reader = DataEvolutionSplitRead(table, columns, None)
+    decoder = EntryDecoder(table)
+    target = [table.schema.field(c) for c in columns]
+    messages: dict[tuple[bytes, int], CommitMessage] = {}
+    file_schema = table.schema.copy(fields=target, partition_keys=[], primary_keys=[])
+    for i, pos in touched.items():
+        r = ranges[i]
+        split = Split(r.partition, decoder.partition_values(r.partition), r.bucket, r.files)
+        current = reader.merged_range(split, r.files, target)
+        merged = _overlay(current, updates.take(pa.array(pos)), r.first, columns)
+        meta = _write_file(table, file_schema, r, decoder.partition_dir(r.partition), merged, written)
+        key = (r.partition, r.bucket)
+        msg = messages.setdefault(key, CommitMessage(r.partition, r.bucket, r.total_buckets))
+        msg.new_files.append(replace(meta, first_row_id=r.first, write_cols=tuple(columns)))
+    return list(messages.values())
+
+
+def _overlay(current: pa.Table, updates: pa.Table, first: int, columns: list[str]) -> pa.Table:
+    """``current`` with the rows ``updates`` names replaced (vectorised take over both)."""
+    n = current.num_rows
+    index = np.arange(n, dtype=np.int64)
+    index[updates.column(ROW_ID).to_numpy() - first] = n + np.arange(updates.num_rows, dtype=np.int64)
+    take = pa.array(index)
+    cols = []
+    for c in columns:
+        old = current.column(c)
+        new = updates.column(c).cast(old.type)
+        cols.append(pa.concat_arrays([*old.chunks, *new.chunks]).take(take))
+    return pa.Table.from_arrays(cols, names=columns)
+
+
+def _write_file(table: FileStoreTable, schema: TableSchema, r: _Range, partition_dir: str, data: pa.Table,
+                written: list[str]) -> DataFileMeta:
+    w = RollingFileWriter(table, r.partition, r.bucket, kind=APPEND, level=0, file_source=FileSource.APPEND,
+                          schema=schema, target_file_size=_NO_ROLL, partition_dir=partition_dir,
+                          index_builder_factory=None)
+    try:
+        w.write(data.append_column(SEQUENCE_NUMBER, pa.array(np.zeros(data.num_rows, dtype=np.int64))))
+        metas = w.close()
+    finally:
+        written.extend(w.written)
+    if len(metas) != 1 or metas[0].row_count != data.num_rows:
+        raise NotYetSupported("write --columns: a range's partial-column file could not be written as one file")
+    return metas[0]
+
+
+def _check_ranges_unchanged(table: FileStoreTable, base: Snapshot | None, ranges: list[_Range],
+                            touched: dict[int, np.ndarray]) -> None:
+    """Java's data-evolution conflict check, before committing: a range rewritten since the
+    update read it would lose that change."""
+    latest = table.snapshot_manager.latest_snapshot()
+    if latest is None or base is None or latest.id == base.id:
+        return
+    now = {(r.partition, r.first): {f.file_name for f in r.files} for r in _ranges(table, latest)}
+    for i in touched:
+        r = ranges[i]
+        if now.get((r.partition, r.first)) != {f.file_name for f in r.files}:
+            raise CommitConflict(f"write --columns: rows {r.first}..{r.last} of {table.identifier} changed since "
+                                 f"snapshot {base.id}; nothing was committed, retry the update")
