@@ -164,6 +164,7 @@ class FileStoreCommit:
         watermark: int | None = None,
         base_snapshot_id: int | None = None,
         restored_snapshot_id: int | None = None,
+        check_latest: Callable[[Snapshot | None], None] | None = None,
     ) -> Snapshot | None:
         """Publish one snapshot; returns it, or None when there was nothing to commit.
 
@@ -180,6 +181,9 @@ class FileStoreCommit:
         ``restored_snapshot_id`` (appends of fixed-bucket writers): the snapshot the writer
         restored its buckets from; a partition re-laid out with another bucket number since
         fails the commit with CommitConflict.
+
+        ``check_latest`` runs on the snapshot each attempt builds on (raise CommitConflict to
+        refuse it); a snapshot published meanwhile makes the attempt retry and check again.
         """
         kind = commit_kind.upper()
         if kind not in COMMIT_KINDS:
@@ -211,6 +215,8 @@ class FileStoreCommit:
         def build(latest: Snapshot | None) -> _Changes:
             if restored_snapshot_id is not None:
                 self.conflicts.check_layout_kept(restored_snapshot_id, latest, table_entries)
+            if check_latest is not None:
+                check_latest(latest)
             return changes
 
         return self._try_commit(build, kind, check, identifier, watermark, props)

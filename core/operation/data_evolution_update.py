@@ -39,7 +39,7 @@ _NO_ROLL = 1 << 62  # one file per range: a partial file must cover its range ex
 
 
 @dataclass
-class _Range:
+class RowRange:
     partition: bytes
     bucket: int
     total_buckets: int
@@ -106,14 +106,17 @@ def update_by_row_id(table: FileStoreTable, chunks: Iterable[pa.Table], columns:
     if updates.num_rows == 0:
         return UpdateResult(None, 0, 0, 0)
     base = table.snapshot_manager.latest_snapshot()
-    ranges = _ranges(table, base)
+    ranges = table_ranges(table, base)
     touched = _touched(ranges, updates.column(ROW_ID).to_numpy())
     commit = FileStoreCommit(table, row_ids_assigned=True)
     written: list[str] = []
     try:
         messages = _write_ranges(table, ranges, touched, updates, columns, written)
-        _check_ranges_unchanged(table, base, ranges, touched)
-        snap = commit.commit(messages, "APPEND")
+
+        def unchanged(latest: Snapshot | None) -> None:
+            check_ranges_unchanged(table, base, latest, [ranges[i] for i in touched])
+
+        snap = commit.commit(messages, "APPEND", check_latest=unchanged)
     except BaseException:
         if not commit.may_have_published():
             discard(table.file_io, written)
@@ -137,17 +140,17 @@ def _collect(chunks: Iterable[pa.Table], columns: list[str]) -> pa.Table:
     return t
 
 
-def _ranges(table: FileStoreTable, snapshot: Snapshot | None) -> list[_Range]:
+def table_ranges(table: FileStoreTable, snapshot: Snapshot | None) -> list[RowRange]:
     """The snapshot's row-id ranges, in row-id order (ids are unique across partitions)."""
     by_bucket: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
     for e in FileStoreScan(table).plan(snapshot):
         by_bucket.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
-    out = [_Range(p, b, tb, g) for (p, b, tb), files in by_bucket.items() for g in row_range_groups(files)]
+    out = [RowRange(p, b, tb, g) for (p, b, tb), files in by_bucket.items() for g in row_range_groups(files)]
     out.sort(key=lambda r: r.first)
     return out
 
 
-def _touched(ranges: list[_Range], ids: np.ndarray) -> dict[int, np.ndarray]:
+def _touched(ranges: list[RowRange], ids: np.ndarray) -> dict[int, np.ndarray]:
     """Range index -> positions (in the sorted updates) of the rows it holds; unknown ids refused."""
     starts = np.array([r.first for r in ranges], dtype=np.int64)
     lasts = np.array([r.last for r in ranges], dtype=np.int64)
@@ -162,7 +165,7 @@ def _touched(ranges: list[_Range], ids: np.ndarray) -> dict[int, np.ndarray]:
     return out
 
 
-def _write_ranges(table: FileStoreTable, ranges: list[_Range], touched: dict[int, np.ndarray],
+def _write_ranges(table: FileStoreTable, ranges: list[RowRange], touched: dict[int, np.ndarray],
                   updates: pa.Table, columns: list[str], written: list[str]) -> list[CommitMessage]:
     """One partial-column file per touched range, one range in memory at a time."""
     reader = DataEvolutionSplitRead(table, columns, None)
@@ -196,7 +199,7 @@ def _overlay(current: pa.Table, updates: pa.Table, first: int, columns: list[str
     return pa.Table.from_arrays(cols, names=columns)
 
 
-def _write_file(table: FileStoreTable, schema: TableSchema, r: _Range, partition_dir: str, data: pa.Table,
+def _write_file(table: FileStoreTable, schema: TableSchema, r: RowRange, partition_dir: str, data: pa.Table,
                 written: list[str]) -> DataFileMeta:
     w = RollingFileWriter(table, r.partition, r.bucket, kind=APPEND, level=0, file_source=FileSource.APPEND,
                           schema=schema, target_file_size=_NO_ROLL, partition_dir=partition_dir,
@@ -211,16 +214,15 @@ def _write_file(table: FileStoreTable, schema: TableSchema, r: _Range, partition
     return metas[0]
 
 
-def _check_ranges_unchanged(table: FileStoreTable, base: Snapshot | None, ranges: list[_Range],
-                            touched: dict[int, np.ndarray]) -> None:
-    """Java's data-evolution conflict check, before committing: a range rewritten since the
-    update read it would lose that change."""
-    latest = table.snapshot_manager.latest_snapshot()
+def check_ranges_unchanged(table: FileStoreTable, base: Snapshot | None, latest: Snapshot | None,
+                           ranges: list[RowRange]) -> None:
+    """Java's data-evolution conflict check: files computed from ``ranges`` as of ``base`` must
+    not land on a table where another commit has rewritten one of them since (an update would
+    undo that change; a partial file would no longer match its range's files)."""
     if latest is None or base is None or latest.id == base.id:
         return
-    now = {(r.partition, r.first): {f.file_name for f in r.files} for r in _ranges(table, latest)}
-    for i in touched:
-        r = ranges[i]
+    now = {(r.partition, r.first): {f.file_name for f in r.files} for r in table_ranges(table, latest)}
+    for r in ranges:
         if now.get((r.partition, r.first)) != {f.file_name for f in r.files}:
-            raise CommitConflict(f"write --columns: rows {r.first}..{r.last} of {table.identifier} changed since "
-                                 f"snapshot {base.id}; nothing was committed, retry the update")
+            raise CommitConflict(f"rows {r.first}..{r.last} of {table.identifier} changed since snapshot "
+                                 f"{base.id}; nothing was committed, run it again")

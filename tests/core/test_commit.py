@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_data_type
-from paimon_cli.core.errors import CommitConflict, InvalidInput
+from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
 from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind
 from paimon_cli.core.mergetree.commit_message import CommitMessage
@@ -936,3 +937,43 @@ def test_new_bucket_dv_index_must_replace_the_live_one(wh: str) -> None:
     # another bucket is independent
     dv3 = IndexFileMeta("DELETION_VECTORS", "index-dv-3", 30, 1, (DeletionVectorMeta("x", 1, 20, 3),))
     assert c.commit([msg(t, [], bucket=1, new_index_files=[dv3])]) is not None
+
+
+# ---------------------------------------------------------------------------- row ids preset
+
+
+def test_check_latest_sees_each_attempts_base_and_can_refuse(wh: str) -> None:
+    t = make_table(wh)
+    FileStoreCommit(t).commit([msg(t, [dfile()])])
+    seen: list[int | None] = []
+    c = FileStoreCommit(t)
+    c._before_publish = lambda new_id: (  # another writer wins the first attempt's snapshot id
+        FileStoreCommit(t).commit([msg(t, [dfile()])]) if not seen[1:] else None)
+
+    def check(latest: Snapshot | None) -> None:
+        seen.append(latest.id if latest else None)
+        if len(seen) > 2:
+            raise CommitConflict("refused")
+
+    snap = c.commit([msg(t, [dfile()])], check_latest=check)
+    assert snap is not None and snap.id == 3 and seen == [1, 2]  # retried on the new latest, checked again
+    with pytest.raises(CommitConflict, match="refused"):
+        c.commit([msg(t, [dfile()])], check_latest=check)
+    assert t.snapshot_manager.latest_snapshot_id() == 3
+
+
+def test_data_evolution_commit_needs_row_ids_and_stamps_sequence_numbers(wh: str) -> None:
+    t = make_table(wh, partitioned=False,
+                   options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    with pytest.raises(NotYetSupported, match="row ids"):
+        FileStoreCommit(t)
+    c = FileStoreCommit(t, row_ids_assigned=True)
+    with pytest.raises(NotYetSupported, match="no row ids"):
+        c.commit([msg(t, [dfile()], dt=None)])
+    new = replace(dfile(), min_sequence_number=0, max_sequence_number=0, first_row_id=0, write_cols=("v",))
+    kept = replace(dfile(), min_sequence_number=3, max_sequence_number=5, first_row_id=10)
+    snap = c.commit([msg(t, [new, kept], dt=None)])
+    assert snap is not None
+    seqs = {e.file.file_name: (e.file.min_sequence_number, e.file.max_sequence_number)
+            for e in FileStoreScan(t).plan(snap)}
+    assert seqs == {new.file_name: (snap.id, snap.id), kept.file_name: (3, 5)}

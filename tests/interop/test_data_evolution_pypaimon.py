@@ -14,7 +14,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -240,11 +239,12 @@ def test_update_conflicts_when_its_ranges_changed_since_it_read_them(own_wh: str
     overwrite a range another commit rewrote after N (it would undo that change)."""
     table = FileSystemCatalog(own_wh).get_table(f"{DB}.de")
     base = table.snapshot_manager.latest_snapshot()
-    ranges = dataevo_update._ranges(table, base)
-    touched = dataevo_update._touched(ranges, np.array([41], dtype=np.int64))
-    dataevo_update._check_ranges_unchanged(table, base, ranges, touched)  # nothing changed: fine
+    ranges = dataevo_update.table_ranges(table, base)
+    mine = [r for r in ranges if r.first == 40]
+    dataevo_update.check_ranges_unchanged(table, base, base, mine)  # nothing changed: fine
     cli(own_wh, "write", f"{DB}.de", update_file(tmp_path, {"_ROW_ID": [42], "b": [1]}), "--columns", "b")
+    latest = table.snapshot_manager.latest_snapshot()
     with pytest.raises(CommitConflict, match="rows 40..79"):
-        dataevo_update._check_ranges_unchanged(table, base, ranges, touched)
-    other = dataevo_update._touched(ranges, np.array([0], dtype=np.int64))
-    dataevo_update._check_ranges_unchanged(table, base, ranges, other)  # another range: no conflict
+        dataevo_update.check_ranges_unchanged(table, base, latest, mine)
+    other = [r for r in ranges if r.first == 0]
+    dataevo_update.check_ranges_unchanged(table, base, latest, other)  # another range: no conflict
