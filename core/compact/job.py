@@ -35,10 +35,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..mergetree.compact_unit import CompactUnit, UnitResult
 from ..operation.commit import FileStoreCommit
+from ..operation.data_evolution import is_data_evolution
 from ..operation.maintenance import after_commit
 from ..operation.partition_spec import parse_partition_specs, partition_label
 from ..operation.scan import FileStoreScan
 from . import sort
+from .data_evolution import ranges_unchanged
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written, run_local
 from .plan import CompactPlan, PlanRow, levels_label, plan_compaction
 from .spark import run_spark
@@ -300,10 +302,12 @@ def commit_results(
     if not messages:
         delete_written(table, results)
         return None
-    commit = FileStoreCommit(table, commit_user)
+    data_evolution = is_data_evolution(table.options)  # outputs keep their inputs' row ids
+    commit = FileStoreCommit(table, commit_user, row_ids_assigned=data_evolution)
+    check = ranges_unchanged(table, [r.unit for r in results]) if data_evolution else None
     try:
         # the commit itself refuses when a bucket's deletion vectors changed since planning
-        return commit.commit(messages, commit_kind)
+        return commit.commit(messages, commit_kind, check_latest=check)
     except BaseException:
         if not commit.may_have_published():
             delete_written(table, results)

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PaimonError
 from ..io.fileio import FileIO
 from ..mergetree.compact_task import run_merge_tree_unit
-from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
+from ..mergetree.compact_unit import APPEND, DATA_EVOLUTION, MERGE_TREE, CompactUnit, UnitResult
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
 from .append import run_append_unit
+from .data_evolution import run_data_evolution_unit
 
 if TYPE_CHECKING:
     from ..schema.table_schema import TableSchema
@@ -71,6 +72,8 @@ def execute_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
         result = run_merge_tree_unit(table, unit)
     elif unit.kind == APPEND:
         result = run_append_unit(table, unit)
+    elif unit.kind == DATA_EVOLUTION:
+        result = run_data_evolution_unit(table, unit)
     else:
         raise PaimonError(f"compaction unit of unknown kind {unit.kind!r}")
     if not result.seconds:

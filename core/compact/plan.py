@@ -24,9 +24,11 @@ from ..mergetree.compact_strategy import pick_unit
 from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit
 from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
+from ..operation.data_evolution import is_data_evolution
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
 from ..operation.scan import FileStoreScan
 from .append import plan_append_units
+from .data_evolution import check_data_evolution_compactable, plan_data_evolution_units
 
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexFileMeta
@@ -124,6 +126,8 @@ def plan_compaction(
         by_bucket.setdefault((e.partition, e.bucket), []).append(e)
     if schema.primary_keys:
         candidates = _plan_merge_tree(table, base, by_bucket, full)
+    elif is_data_evolution(table.options):
+        candidates = plan_data_evolution_units(table, entries)
     else:
         candidates = list(plan_append_units(table, entries, full, snapshot=base))
     _apply_budget(plan, candidates, max_bytes, max_buckets)
@@ -176,8 +180,10 @@ def _check_compactable(table: FileStoreTable) -> None:
     if schema.bucket == paths.POSTPONE_BUCKET:
         raise NotYetSupported("compact: bucket=-2 (postpone) tables are not supported yet")
     opts = table.options
-    if opts.get_bool("row-tracking.enabled") or opts.get_bool("data-evolution.enabled"):
-        raise NotYetSupported("compact: row-tracking / data-evolution tables are not supported yet")
+    if is_data_evolution(opts):
+        check_data_evolution_compactable(table)
+    elif opts.get_bool("row-tracking.enabled"):
+        raise NotYetSupported("compact: row-tracking tables are not supported yet")
 
 
 def dv_index_files(table: FileStoreTable, snapshot: Snapshot) -> dict[tuple[bytes, int], tuple[IndexFileMeta, ...]]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 MERGE_TREE = "merge-tree"
 APPEND = "append"
+DATA_EVOLUTION = "data-evolution"  # row-id ranges of a data-evolution table merged into one file
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class CompactUnit:
     ``index_files`` are the bucket's live deletion-vector index files.
     """
 
-    kind: str  # MERGE_TREE | APPEND
+    kind: str  # MERGE_TREE | APPEND | DATA_EVOLUTION
     partition: bytes
     bucket: int
     total_buckets: int

@@ -20,6 +20,8 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.compact.data_evolution import ranges_unchanged
+from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.operation import data_evolution_update as dataevo_update
 from paimon_cli.core.operation.read import TableRead
@@ -147,17 +149,66 @@ def test_inspect_files_stats_over_write_columns(pypaimon: PyPaimon, peer_wh: str
         assert f"id={r['record_count']}" in r["null_value_counts"]
 
 
-def test_compact_refuses_data_evolution_by_name(peer_wh: str) -> None:
-    res = cli(peer_wh, "compact", f"{DB}.de", code=1)
-    assert "data-evolution" in res.stderr
+def test_compact_merges_contiguous_ranges_into_one_file_pypaimon_reads_it(pypaimon: PyPaimon, own_wh: str,
+                                                                           tmp_path: Path) -> None:
+    name = f"{DB}.de"
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    before = cli_json(own_wh, "inspect", "files", name)
+    assert len(before) == 10  # 3 appends, 7 partial-column files
+    res = cli_json(own_wh, "compact", name)[0]
+    assert (res["commit_kind"], res["units"], res["files_in"], res["files_out"]) == ("COMPACT", 1, 10, 1)
+    (after,) = cli_json(own_wh, "inspect", "files", name)
+    assert (after["first_row_id"], after["record_count"], after["write_cols"], after["file_source"]) == \
+        (0, 120, None, "COMPACT")
+    assert (after["min_sequence_number"], after["max_sequence_number"]) == \
+        (min(r["min_sequence_number"] for r in before), max(r["max_sequence_number"] for r in before))
+    want = expected_rows()
+    assert canon(pypaimon.read(own_wh, DB, "de", projection=cols)) == canon(want)
+    # the compacted range takes updates like any other
+    cli(own_wh, "write", name, update_file(tmp_path, {"_ROW_ID": [7], "b": [-7000]}), "--columns", "b")
+    want[7] = {**want[7], "b": -7000}
+    assert canon(pypaimon.read(own_wh, DB, "de", projection=cols)) == canon(want)
+    mine = TableRead(FileSystemCatalog(own_wh).get_table(name), projection=cols).to_arrow().to_pylist()
+    assert canon(mine) == canon(want)
 
 
-def test_blob_columns_refused_by_name(pypaimon: PyPaimon, tmp_path: Any) -> None:
-    wh = str(tmp_path)
+def test_compact_bins_only_contiguous_ranges_with_enough_files(pypaimon: PyPaimon, own_wh: str) -> None:
+    """Java's planner: ranges 0..39 and 80..119 of partition x are not contiguous, and no range
+    alone reaches compaction.min.file-num (5) -- nothing to do; with 2 each range compacts alone."""
+    name = f"{DB}.de_part"
+    res = cli_json(own_wh, "compact", name)[0]
+    assert res["units"] == 0 and res["snapshot_id"] is None
+    cli(own_wh, "alter", name, "--set", "compaction.min.file-num=2")
+    res = cli_json(own_wh, "compact", name)[0]
+    assert (res["units"], res["files_in"], res["files_out"]) == (3, 10, 3)
+    files = cli_json(own_wh, "inspect", "files", name)
+    assert sorted((f["partition"], f["first_row_id"], f["record_count"]) for f in files) == \
+        [("[x]", 0, 40), ("[x]", 80, 40), ("[y]", 40, 40)]
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    assert canon(pypaimon.read(own_wh, DB, "de_part", projection=cols)) == canon(expected_rows())
+
+
+def test_compact_conflicts_with_an_update_of_its_ranges(own_wh: str, tmp_path: Path) -> None:
+    table = FileSystemCatalog(own_wh).get_table(f"{DB}.de")
+    plan = plan_compaction(table)
+    (unit,) = plan.units
+    check = ranges_unchanged(table, plan.units)
+    check(table.snapshot_manager.latest_snapshot())  # nothing changed: fine
+    cli(own_wh, "write", f"{DB}.de", update_file(tmp_path, {"_ROW_ID": [60], "c": [1.5]}), "--columns", "c")
+    with pytest.raises(CommitConflict, match="rows 0..119"):
+        check(table.snapshot_manager.latest_snapshot())
+
+
+def test_blob_columns_refused_by_name(pypaimon: PyPaimon, tmp_path: Path) -> None:
+    wh = str(tmp_path / "blob-wh")
     pypaimon.create_table(wh, DB, "pics", [("id", "int64"), ("pic", "large_binary")], options=DE)
     pypaimon.write(wh, DB, "pics", [{"id": 1, "pic": b"\x01\x02"}])
-    res = cli(wh, "read", f"{DB}.pics", code=1)
-    assert "BLOB" in res.stderr and "data-evolution" in res.stderr
+    for command in ("read", "compact"):
+        res = cli(wh, command, f"{DB}.pics", code=1)
+        assert "BLOB" in res.stderr and "data-evolution" in res.stderr
+    res = cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"_ROW_ID": [0], "id": [1]}), "--columns", "id",
+              code=1)
+    assert "BLOB" in res.stderr
 
 
 # -- write --columns: update rows by _ROW_ID --------------------------------------------------
@@ -173,7 +224,7 @@ def own_wh(peer_wh: str, tmp_path: Path) -> str:
 
 def update_file(tmp_path: Path, rows: dict[str, list[Any]]) -> str:
     path = tmp_path / "upd.parquet"
-    types = {"_ROW_ID": pa.int64(), "a": pa.string(), "b": pa.int64(), "c": pa.float64(), "dt": pa.string()}
+    types = {"_ROW_ID": pa.int64(), "id": pa.int64(), "a": pa.string(), "b": pa.int64(), "c": pa.float64(), "dt": pa.string()}
     pq.write_table(pa.table({k: pa.array(v, types[k]) for k, v in rows.items()}), path)
     return str(path)
 
