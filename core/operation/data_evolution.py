@@ -20,6 +20,7 @@ from ..schema.options import CoreOptions
 from ..schema.table_schema import TableSchema
 
 ROW_ID = "_ROW_ID"  # system column: _FIRST_ROW_ID + position in the range
+ROW_ID_FIELD_ID = 2147483642  # SpecialFields.ROW_ID (Integer.MAX_VALUE - 5)
 
 
 def is_data_evolution(options: CoreOptions) -> bool:

@@ -18,6 +18,7 @@ from typing import IO, Any, cast
 import numpy as np
 import pyarrow as pa
 
+from ..data.types import BigIntType, DataField
 from ..errors import CommitConflict, InvalidInput, NotYetSupported
 from ..format.arrow_schema import SEQUENCE_NUMBER
 from ..format.input import InputChunk, read_inputs
@@ -30,7 +31,7 @@ from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from .commit import FileStoreCommit
-from .data_evolution import ROW_ID, check_no_blob, is_data_evolution, row_range_groups
+from .data_evolution import ROW_ID, ROW_ID_FIELD_ID, check_no_blob, is_data_evolution, row_range_groups
 from .data_evolution_read import DataEvolutionSplitRead
 from .read_plan import Split
 from .scan import FileStoreScan
@@ -91,10 +92,8 @@ def update_schema(table: FileStoreTable, columns: list[str]) -> TableSchema:
     parts = [c for c in columns if c in schema.partition_keys]
     if parts:
         raise InvalidInput(f"write --columns: partition column(s) {', '.join(parts)} cannot be updated")
-    from ..data.types import BigIntType, DataField
-
     wanted = set(columns)
-    row_id = DataField(2147483642, ROW_ID, BigIntType(nullable=False))  # SpecialFields.ROW_ID
+    row_id = DataField(ROW_ID_FIELD_ID, ROW_ID, BigIntType(nullable=False))
     return schema.copy(fields=[row_id, *(f for f in schema.fields if f.name in wanted)],
                        partition_keys=[], primary_keys=[])
 
