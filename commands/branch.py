@@ -69,7 +69,7 @@ def branch(
         raise typer.BadParameter("--tag applies to `branch create` only")
     if dry_run and act not in (BranchAction.delete, BranchAction.fast_forward):
         raise typer.BadParameter("--dry-run applies to `branch delete` and `branch fast-forward` only")
-    from paimon_cli.core.refs import branches as core_branches
+    from paimon_cli.core.operation import branch_ops as core_branches
 
     if name is not None:
         core_branches.validate_branch_name(name)

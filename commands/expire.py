@@ -73,7 +73,8 @@ def expire(
         paimon-cli expire shop.orders --retain-min 5 --older-than 2h
         paimon-cli expire shop.orders --older-than 2024-05-01T00:00:00 --max-deletes 500 -o json
     """
-    from paimon_cli.core.operation.expire import ExpirePolicy, apply_expire, plan_expire
+    from paimon_cli.core.operation.expire import apply_expire, plan_expire
+    from paimon_cli.core.operation.expire_plan import ExpirePolicy
     from paimon_cli.core.utils.durations import parse_point_in_time
     from paimon_cli.core.utils.rows import Rows
 
@@ -115,7 +116,7 @@ def expire(
 
 
 def _describe(p: object) -> str:
-    from paimon_cli.core.operation.expire import ExpirePlan
+    from paimon_cli.core.operation.expire_plan import ExpirePlan
 
     assert isinstance(p, ExpirePlan)
     what = "changelogs" if p.mode == "changelog" else "snapshots"

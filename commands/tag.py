@@ -70,7 +70,7 @@ def tag(
     """
     act = TagAction(action)
     _check_args(act, name, new_name, snapshot, time_retained, older_than, dry_run)
-    from paimon_cli.core.refs import tags as core_tags
+    from paimon_cli.core.operation import tag_ops as core_tags
     from paimon_cli.core.utils.durations import parse_duration, parse_point_in_time
 
     retained = None if time_retained is None else parse_duration(time_retained, "--time-retained", positive=True) / 1000

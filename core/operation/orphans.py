@@ -31,6 +31,32 @@ from typing import TYPE_CHECKING
 from ..errors import UnsafeRefused
 from ..io.fileio import FileStatus, join, parent
 from ..io.paths import MAIN_BRANCH, branch_path
+from ..utils.durations import parse_point_in_time
+from .external_roots import (
+    ExternalLayout,
+    check_unshared,
+    configured_roots,
+    location_key,
+    scan_location,
+    warehouse_claims,
+)
+from .file_deletion import (
+    CHANGELOG,
+    CHANGELOG_FILE,
+    DATA_FILE,
+    EXTRA_FILE,
+    INDEX_FILE,
+    INDEX_MANIFEST,
+    MANIFEST,
+    MANIFEST_LIST,
+    OTHER,
+    SNAPSHOT,
+    STATISTICS,
+    GuardedReader,
+    delete_in_order,
+    label_phases,
+    remove_empty_dirs,
+)
 from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
 
 if TYPE_CHECKING:
@@ -41,6 +67,12 @@ HOUR_MILLIS = 3_600_000
 _MANAGED_BLOB_SUFFIX = ".managed.blob"  # Java master never cleans these (blob tables)
 _HINTS = ("EARLIEST", "LATEST")
 _UNCHECKED = ("snapshot-dir", "changelog-dir")  # leftovers by name pattern, as Java
+ACTION = "remove orphan files"
+# what ``remove-orphan-files`` calls each kind of file
+LABELS = {DATA_FILE: "data", EXTRA_FILE: "file-index", CHANGELOG_FILE: "changelog", INDEX_FILE: "index",
+          MANIFEST: "manifest", MANIFEST_LIST: "manifest-list", INDEX_MANIFEST: "index-manifest",
+          STATISTICS: "statistics", SNAPSHOT: "snapshot-dir", CHANGELOG: "changelog-dir", OTHER: "manifest-dir-file"}
+_PHASES = label_phases(LABELS)
 
 
 @dataclass(frozen=True)
@@ -92,8 +124,6 @@ def resolve_cutoff(older_than: str | None, now_millis: int, force: bool = False)
     as in Java) to an epoch-millis cutoff, default now - 1 day. One less than an hour ago is
     refused unless ``force``: files of writes in progress could be deleted.
     """
-    from ..utils.durations import parse_point_in_time
-
     if older_than is None:
         cutoff = now_millis - DAY_MILLIS
     else:
@@ -149,15 +179,6 @@ def plan_remove_orphans(
     ``external_paths`` also scans the table's ``data-file.external-paths`` roots, refused
     (UnsafeRefused) when another table of the warehouse claims an overlapping location.
     """
-    from .external_roots import (
-        ExternalLayout,
-        check_unshared,
-        configured_roots,
-        location_key,
-        scan_location,
-        warehouse_claims,
-    )
-
     now = int(time.time() * 1000) if now_millis is None else now_millis
     cutoff = resolve_cutoff(older_than, now, force)
     fio = table.file_io
@@ -174,7 +195,7 @@ def plan_remove_orphans(
         check_unshared(configured, claims, table.identifier.full_name)
     # candidates first, used names second (as Java since apache/paimon#3074): a commit landing
     # in between is then seen by the used-name pass; remove_orphans re-checks once more
-    branches = list_branches(fio, root, lister)
+    branches = list_branches(GuardedReader(fio, root, ACTION), lister)
     files: list[OrphanFile] = []
     candidates = 0
     dir_entries: dict[str, list[FileStatus]] = {}  # directories whose emptiness we may exploit
@@ -241,7 +262,7 @@ def plan_remove_orphans(
                 candidates += 1
                 files.append(OrphanFile(s.path, area, s.size, s.mtime_millis))
 
-    used = collect_used_files(fio, root, lister)
+    used = collect_used_files(fio, root, lister, action=ACTION)
     files = [f for f in files if f.kind in _UNCHECKED or f.path.rsplit("/", 1)[-1] not in used.names]
     if not used.has_metadata and saw_files:
         raise UnsafeRefused(
@@ -304,27 +325,17 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan) -> OrphanResult:
     """Delete the plan's files after re-reading what the table uses now; then its empty dirs."""
     fio = table.file_io
     result = OrphanResult(plan)
-    refresh_used_files(fio, plan.table_path, plan.used)
+    refresh_used_files(fio, plan.table_path, plan.used, ACTION)
     names = plan.used.names
     for f in plan.files:
-        name = f.path.rsplit("/", 1)[-1]
-        if f.kind not in _UNCHECKED and name in names:
-            result.kept.append(f)
-            continue
-        if fio.is_local and fio.is_dir(f.path):  # never by construction (listing filters them)
-            result.kept.append(f)
-            continue
-        fio.delete(f.path)
-        result.deleted.append(f)
+        used = f.kind not in _UNCHECKED and f.path.rsplit("/", 1)[-1] in names
+        # a directory is never a candidate by construction (listings filter them)
+        (result.kept if used or (fio.is_local and fio.is_dir(f.path)) else result.deleted).append(f)
+    delete_in_order(fio, result.deleted, lambda f: _PHASES[f.kind])
+    dirs = plan.dirs
     if result.kept:
         kept_paths = {f.path for f in result.kept}
         dirs = [d for d in plan.dirs if not any(k.startswith(d.rstrip("/") + "/") for k in kept_paths)]
-    else:
-        dirs = plan.dirs
     roots = {r.rstrip("/") for r in (plan.table_path, parent(plan.table_path), *plan.external_roots)}
-    for d in dirs:
-        if d.rstrip("/") in roots:
-            continue
-        if fio.delete_empty_dir(d):
-            result.dirs_removed.append(d)
+    result.dirs_removed = remove_empty_dirs(fio, dirs, keep=roots)
     return result

@@ -132,7 +132,7 @@ class Snapshot:
             index_manifest=g.string("indexManifest"),
             commit_user=g.string("commitUser"),
             commit_identifier=0 if ident is None else ident,
-            commit_kind=commit_kind,  # type: ignore[arg-type]
+            commit_kind=commit_kind,
             time_millis=g.long("timeMillis", required=True),  # type: ignore[arg-type]
             log_offsets=log_offsets,
             total_record_count=g.long("totalRecordCount"),
@@ -264,7 +264,8 @@ class SnapshotManager:
 
     # -- ids ----------------------------------------------------------------------------
 
-    def _read_hint(self, name: str) -> int | None:
+    def read_hint(self, name: str) -> int | None:
+        """The EARLIEST or LATEST hint as written; None if absent or not a number."""
         path = join(self.snapshot_dir, name)
         try:
             text = self.file_io.read_bytes(path).decode("utf-8", errors="replace").strip()
@@ -287,7 +288,7 @@ class SnapshotManager:
 
     def latest_snapshot_id(self) -> int | None:
         """LATEST hint if ``snapshot-(hint+1)`` does not exist, else a directory listing."""
-        hint = self._read_hint(LATEST)
+        hint = self.read_hint(LATEST)
         if hint is not None and hint > 0 and not self.file_io.exists(self.snapshot_path(hint + 1)):
             # Java does not check the hinted file itself; we do, so a hint left over from
             # a deleted snapshot does not name a snapshot that is gone
@@ -298,7 +299,7 @@ class SnapshotManager:
 
     def earliest_snapshot_id(self) -> int | None:
         """EARLIEST hint if that snapshot exists, else a directory listing."""
-        hint = self._read_hint(EARLIEST)
+        hint = self.read_hint(EARLIEST)
         if hint is not None and self.file_io.exists(self.snapshot_path(hint)):
             return hint
         ids = self.snapshot_ids()

@@ -21,11 +21,6 @@ from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
 from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.expire import (
-    DATA_FILE,
-    MANIFEST,
-    MANIFEST_LIST,
-    SNAPSHOT,
-    ExpirePolicy,
     apply_expire,
     expire,
     expire_after_commit,
@@ -33,6 +28,8 @@ from paimon_cli.core.operation.expire import (
     plan_expire,
     snapshot_health,
 )
+from paimon_cli.core.operation.expire_plan import ExpirePolicy
+from paimon_cli.core.operation.file_deletion import DATA_FILE, MANIFEST, MANIFEST_LIST, SNAPSHOT
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.schema.table_schema import Schema
@@ -285,7 +282,7 @@ def test_unreadable_metadata_refuses_and_deletes_nothing(tmp_path: Path, what: s
         metas = ManifestList(fio, mdir).read(sm.snapshot(8).base_manifest_list)
         target = os.path.join(mdir, metas[0].file_name)
     elif what in ("branch-snapshot", "branch-tag"):
-        from paimon_cli.core.refs.branches import create_branch
+        from paimon_cli.core.operation.branch_ops import create_branch
 
         create_branch(t, "dev", tag="keep")
         b = FileSystemCatalog(wh).get_table("db.t", "dev")
@@ -491,7 +488,7 @@ def test_decoupled_changelog_moves_snapshots_then_expires_them(tmp_path: Path) -
 
 
 def test_branch_files_are_protected(tmp_path: Path) -> None:
-    from paimon_cli.core.refs.branches import create_branch
+    from paimon_cli.core.operation.branch_ops import create_branch
 
     t = history(str(tmp_path), 8)
     t.tag_manager.create_tag("base", t.snapshot_manager.snapshot(3))
@@ -514,7 +511,7 @@ def test_manifest_kinds_present(tmp_path: Path) -> None:
 
 
 def test_cli_branch_expires_only_that_branch_and_keeps_main(tmp_path: Path) -> None:
-    from paimon_cli.core.refs.branches import create_branch
+    from paimon_cli.core.operation.branch_ops import create_branch
 
     wh = str(tmp_path)
     t = history(wh, 5)

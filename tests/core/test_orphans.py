@@ -236,23 +236,23 @@ def test_no_snapshots_but_data_refuses(table: Any) -> None:
 
 def test_snapshots_vanishing_while_reading_refuses(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A concurrent expire/rollback that removes every listed snapshot between listing and reading."""
-    from paimon_cli.core.operation import used_files
+    from paimon_cli.core.operation import file_deletion, used_files
 
-    real = used_files._read_json_snapshot
+    real = file_deletion.read_ref_snapshot
 
     def vanish(file_io: Any, path: str, is_tag: bool) -> Any:
         return None if "/snapshot/snapshot-" in path else real(file_io, path, is_tag)
 
-    monkeypatch.setattr(used_files, "_read_json_snapshot", vanish)
+    monkeypatch.setattr(file_deletion, "read_ref_snapshot", vanish)
     monkeypatch.setattr(used_files.time, "sleep", lambda s: None)
     with pytest.raises(UnsafeRefused, match="latest snapshot vanished"):
         plan_remove_orphans(table)
 
 
 def test_expired_snapshot_vanishing_is_tolerated(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paimon_cli.core.operation import used_files
+    from paimon_cli.core.operation import file_deletion
 
-    real = used_files._read_json_snapshot
+    real = file_deletion.read_ref_snapshot
 
     def vanish(file_io: Any, path: str, is_tag: bool) -> Any:
         if path.endswith("/snapshot/snapshot-1"):
@@ -260,7 +260,7 @@ def test_expired_snapshot_vanishing_is_tolerated(table: Any, monkeypatch: pytest
             return None
         return real(file_io, path, is_tag)
 
-    monkeypatch.setattr(used_files, "_read_json_snapshot", vanish)
+    monkeypatch.setattr(file_deletion, "read_ref_snapshot", vanish)
     plan = plan_remove_orphans(table)
     assert "snapshot 1" in plan.used.vanished
 
