@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ..errors import CorruptMetadata
 from .avro import read_avro
@@ -69,9 +69,22 @@ def _entry(r: dict[str, Any], path: str) -> ExpireFileEntry:
     )
 
 
-def merge_expire_entries(entries: Iterable[ExpireFileEntry]) -> list[ExpireFileEntry]:
-    """The live (ADD) entries once every DELETE cancelled its ADD, as Java's mergeEntries."""
-    live: dict[tuple[Any, ...], ExpireFileEntry] = {}
+class FileEntry(Protocol):
+    """What Java's FileEntry.mergeEntries needs of an entry."""
+
+    @property
+    def kind(self) -> int: ...
+
+    def identifier(self) -> tuple[Any, ...]: ...
+
+
+E = TypeVar("E", bound=FileEntry)
+
+
+def merge_entries(entries: Iterable[E]) -> list[E]:
+    """The live (ADD) entries once every DELETE cancelled its ADD, in order of first
+    appearance (Java's FileEntry.mergeEntries)."""
+    live: dict[tuple[Any, ...], E] = {}
     for e in entries:
         ident = e.identifier()
         if e.kind == FileKind.ADD:

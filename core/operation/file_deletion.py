@@ -35,7 +35,7 @@ from ..io.fileio import FileIO, join, parent
 from ..manifest.expire_file_entry import (
     ExpireFileEntry,
     FileKey,
-    merge_expire_entries,
+    merge_entries,
     read_expire_file_entries,
 )
 from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
@@ -254,7 +254,7 @@ class GuardedReader:
         """The snapshot's live data files (Java's readMergedDataFiles)."""
         entries = self.entries_of_lists([snap.base_manifest_list, snap.delta_manifest_list])
         assert entries is not None  # missing refuses
-        return merge_expire_entries(entries)
+        return merge_entries(entries)
 
     def live_keys(self, snap: Snapshot) -> set[FileKey]:
         return {e.key for e in self.live_entries(snap)}

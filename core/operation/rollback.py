@@ -197,8 +197,7 @@ def _unreferenced(planner: DeletionPlanner, objs: list[Snapshot], used: set[str]
             seen.add(ml)
             metas = reader.manifest_list(ml, missing_ok=True, cache=False)
             if metas is None:
-                planner.notes.append(f"{planner.paths.manifest(ml)}: manifest list already missing; "
-                                     "files only it referenced stay as orphans")
+                _gone(planner, ml, "manifest list")
                 continue
             if ml not in used:
                 planner.add(planner.paths.manifest(ml), MANIFEST_LIST, None, None)
@@ -212,14 +211,18 @@ def _unreferenced(planner: DeletionPlanner, objs: list[Snapshot], used: set[str]
 def _manifest(planner: DeletionPlanner, name: str, size: int, kind: str, used: set[str]) -> None:
     entries = planner.reader.manifest(name, missing_ok=True, cache=False)
     if entries is None:
-        planner.notes.append(f"{planner.paths.manifest(name)}: manifest already missing; "
-                             "files only it referenced stay as orphans")
+        _gone(planner, name, "manifest")
         return
     if name not in used:
         planner.add(planner.paths.manifest(name), MANIFEST, size, None)
     for e in entries:
         if e.file_name not in used:
             planner.data_file(e, None, kind, used)
+
+
+def _gone(planner: DeletionPlanner, name: str, what: str) -> None:
+    planner.notes.append(f"{planner.paths.manifest(name)}: {what} already missing; "
+                         "files only it referenced stay as orphans")
 
 
 def rollback(
