@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
+from paimon_cli.core.manifest.index_manifest import IndexManifestFile
 from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.expire import (
     apply_expire,
@@ -397,6 +398,27 @@ def _shape(files: set[str]) -> dict[str, int]:
             kind = "manifest-list"
         out[kind] = out.get(kind, 0) + 1
     return out
+
+
+def test_index_files_in_the_data_directories_are_deleted(tmp_path: Path) -> None:
+    """With index-file-in-data-file-dir the deletion-vector files sit in the bucket directory;
+    expiry looked for them in <table>/index and left them behind."""
+    t = make_table(str(tmp_path), options={"deletion-vectors.enabled": "true", "index-file-in-data-file-dir": "true",
+                                           "write-only": "false", "bucket": "1"})
+    for i in range(5):
+        put(t, [1, 2, 3, 10 + i], v=i)
+    t = reload(t)
+    rows = rows_at(t)
+    in_bucket = {f for f in files_of(t) if f.startswith("dt=a/bucket-0/index-")}
+    assert len(in_bucket) > 1
+    expire(t, ExpirePolicy(retain_min=1, time_retained_millis=0))
+    t = reload(t)
+    latest = t.snapshot_manager.latest_snapshot()
+    assert latest is not None and latest.index_manifest
+    kept = {f"dt=a/bucket-0/{e.index_file.file_name}" for e in IndexManifestFile(
+        t.file_io, os.path.join(t.path, "manifest")).read(latest.index_manifest)}
+    assert {f for f in files_of(t) if f.startswith("dt=a/bucket-0/index-")} == kept
+    assert rows_at(t) == rows
 
 
 # ---------------------------------------------------------------------------- gaps and hints
