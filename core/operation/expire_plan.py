@@ -91,9 +91,9 @@ def resolve_policy(table: FileStoreTable, policy: ExpirePolicy | None = None,
     policy = policy or ExpirePolicy()
     opts = _Options(table, options)
     now = int(time.time() * 1000) if policy.now_millis is None else policy.now_millis
-    retain_max = policy.retain_max if policy.retain_max is not None else opts.count("snapshot.num-retained.max", INT_MAX)
-    retain_min = policy.retain_min if policy.retain_min is not None else opts.count("snapshot.num-retained.min", 10)
-    max_deletes = policy.max_deletes if policy.max_deletes is not None else opts.count("snapshot.expire.limit", 50)
+    retain_max = opts.count("snapshot.num-retained.max", INT_MAX) if policy.retain_max is None else policy.retain_max
+    retain_min = opts.count("snapshot.num-retained.min", 10) if policy.retain_min is None else policy.retain_min
+    max_deletes = opts.count("snapshot.expire.limit", 50) if policy.max_deletes is None else policy.max_deletes
     if policy.time_retained_millis is not None:
         time_ms = policy.time_retained_millis
         desc = f"{time_ms} ms"

@@ -170,7 +170,8 @@ def _plan_files(table: FileStoreTable, plan: RollbackPlan, used: set[str]) -> No
             s = reader.snapshot(mgr, sid)
             if s is not None:
                 objs.append(s)
-                plan.files.append(RemovedFile(mgr.snapshot_path(sid), LABELS[kind], reader.size(mgr.snapshot_path(sid)) or 0))
+                path = mgr.snapshot_path(sid)
+                plan.files.append(RemovedFile(path, LABELS[kind], reader.size(path) or 0))
     for name in plan.tags:
         t = reader.guarded(tm.tag_path(name), functools.partial(tm.try_tag, name), missing_ok=True)
         if t is not None:

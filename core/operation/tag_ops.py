@@ -207,8 +207,8 @@ class _AutoTagging:
         self.retained = parse_time_retained(retained, "tag.default-time-retained") if retained else None
 
     def auto_tags(self) -> list[Tag]:
-        return sorted((t for t in _all_tags(self.table, "create tags").values() if self.period.to_time(t.name) is not None),
-                      key=lambda t: (t.snapshot.id, t.name))
+        tags = _all_tags(self.table, "create tags").values()
+        return sorted((t for t in tags if self.period.to_time(t.name) is not None), key=lambda t: (t.snapshot.id, t.name))
 
     def resume(self) -> tuple[int, datetime.datetime | None]:
         """(first snapshot id to look at, next tag time) after the last auto tag."""

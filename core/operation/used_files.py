@@ -139,7 +139,8 @@ def _branch_snapshots(reader: GuardedReader, branch: str, lister: DirLister, kee
         ids = sorted(int(m.group(1)) for s in lister.list(snap_dir)
                      if not s.is_dir and (m := _SNAPSHOT_RE.fullmatch(s.name)))
         hint = SnapshotManager(reader.file_io, reader.table_path, _branch_arg(branch)).read_hint("LATEST")
-        if hint is not None and (not ids or hint > ids[-1]) and reader.file_io.exists(join(snap_dir, f"snapshot-{hint}")):
+        newer = hint is not None and (not ids or hint > ids[-1])
+        if hint is not None and newer and reader.file_io.exists(join(snap_dir, f"snapshot-{hint}")):
             ids.append(hint)  # committed after the listing
         got: list[tuple[Ref, Snapshot]] = []
         for i, sid in enumerate(reversed(ids)):
@@ -255,8 +256,8 @@ class _References:
         used, reader = self.used, self.reader
         todo = sorted(list_refs)
         manifest_refs: dict[str, list[Ref]] = {}
-        for ml, metas in zip(todo, reader.read_all(lambda n: reader.manifest_list(n, missing_ok=True, cache=False), todo),
-                             strict=True):
+        lists = reader.read_all(lambda n: reader.manifest_list(n, missing_ok=True, cache=False), todo)
+        for ml, metas in zip(todo, lists, strict=True):
             if metas is None:
                 if not tolerant:
                     self._missing(ml, list_refs[ml], "manifest list")
@@ -300,7 +301,8 @@ class _References:
             time.sleep(0.1 * (attempt + 1))
             alive = _referrer_alive(self.reader.file_io, refs)
         if alive is not None:
-            raise self.reader.refuse(join(self.reader.manifest_dir, name), f"{what} referenced by {alive} does not exist")
+            raise self.reader.refuse(join(self.reader.manifest_dir, name),
+                                     f"{what} referenced by {alive} does not exist")
         self.used.vanished.extend(str(r) for r in refs)
 
 
