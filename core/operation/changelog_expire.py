@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..refs.snapshot import ChangelogManager, Snapshot
-from .expire_plan import ExpirePlan, ResolvedPolicy, RetainedRefs
+from .expire_plan import ACTION, ExpirePlan, ResolvedPolicy, RetainedRefs
 from .file_deletion import (
     CHANGELOG,
     CHANGELOG_FILE,
@@ -31,8 +31,6 @@ from .file_deletion import (
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
-
-ACTION = "expire"
 
 
 def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePlan:

@@ -31,9 +31,9 @@ from ..refs.snapshot import ChangelogManager, SnapshotManager
 from ..schema.options import CoreOptions
 from ..utils.rows import Rows
 from .changelog_expire import plan_changelog_expire
-from .expire_plan import ExpirePlan, ExpirePolicy, RetainedRefs, resolve_policy
+from .expire_plan import ACTION, ExpirePlan, ExpirePolicy, RetainedRefs, resolve_policy
 from .file_deletion import PHASE, FileDeletion, GuardedReader, delete_in_order, remove_empty_dirs
-from .snapshot_deletion import ACTION, plan_snapshot_expire
+from .snapshot_deletion import plan_snapshot_expire
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
 INT_MAX = 2147483647
+ACTION = "expire"  # what refusals name
 
 
 # ---------------------------------------------------------------------------------------

@@ -372,7 +372,9 @@ class DeletionPlanner:
         metas = self.reader.manifest_list(name, missing_ok=True)
         if metas is None:
             if name not in skipping:
-                self.notes.append(f"manifest list {name} of {owner} is already gone (an interrupted run?)")
+                of = "" if owner is None else f"snapshot {owner}: "
+                self.notes.append(f"{of}manifest list {name} is already gone (an interrupted run?); "
+                                  "files only it named stay as orphans")
             return
         for m in metas:
             if m.file_name not in skipping:

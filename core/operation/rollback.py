@@ -196,34 +196,23 @@ def _unreferenced(planner: DeletionPlanner, objs: list[Snapshot], used: set[str]
             if not ml or ml in seen:
                 continue
             seen.add(ml)
-            metas = reader.manifest_list(ml, missing_ok=True, cache=False)
-            if metas is None:
-                _gone(planner, ml, "manifest list")
-                continue
-            if ml not in used:
-                planner.add(planner.paths.manifest(ml), MANIFEST_LIST, None, None)
-            for m in metas:
+            planner.manifest_list(ml, None, used, None)  # the list and its manifests
+            for m in reader.manifest_list(ml, missing_ok=True) or []:
                 if m.file_name not in seen:
                     seen.add(m.file_name)
-                    _manifest(planner, m.file_name, m.file_size, kind, used)
+                    _data_files(planner, m.file_name, kind, used)
         planner.manifests(s, used, None, data_lists=False)
 
 
-def _manifest(planner: DeletionPlanner, name: str, size: int, kind: str, used: set[str]) -> None:
-    entries = planner.reader.manifest(name, missing_ok=True, cache=False)
+def _data_files(planner: DeletionPlanner, manifest: str, kind: str, used: set[str]) -> None:
+    entries = planner.reader.manifest(manifest, missing_ok=True, cache=False)
     if entries is None:
-        _gone(planner, name, "manifest")
+        planner.notes.append(f"{planner.paths.manifest(manifest)}: manifest already missing; "
+                             "files only it referenced stay as orphans")
         return
-    if name not in used:
-        planner.add(planner.paths.manifest(name), MANIFEST, size, None)
     for e in entries:
         if e.file_name not in used:
             planner.data_file(e, None, kind, used)
-
-
-def _gone(planner: DeletionPlanner, name: str, what: str) -> None:
-    planner.notes.append(f"{planner.paths.manifest(name)}: {what} already missing; "
-                         "files only it referenced stay as orphans")
 
 
 def rollback(

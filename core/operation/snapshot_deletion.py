@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..io.fileio import join
 from ..manifest.manifest import FileSource
 from ..refs.snapshot import Snapshot, SnapshotManager
-from .expire_plan import ExpirePlan, ResolvedPolicy, RetainedRefs
+from .expire_plan import ACTION, ExpirePlan, ResolvedPolicy, RetainedRefs
 from .file_deletion import (
     CHANGELOG_FILE,
     SNAPSHOT,
@@ -34,8 +34,6 @@ from .file_deletion import (
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
-
-ACTION = "expire"
 
 
 def plan_snapshot_expire(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = False) -> ExpirePlan:
