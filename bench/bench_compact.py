@@ -112,8 +112,8 @@ def make_pk_table(wh: Path, rows: int, buckets: int, payload: int, extra: dict[s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from paimon_cli.core.compact.write_job import write_table_result
     from paimon_cli.core.data.types import parse_columns
-    from paimon_cli.core.operation.write import write_table_result
     from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -163,10 +163,11 @@ def copy_wh(src: Path, dst: Path) -> None:
 
 
 def live_rows(wh: Path) -> int:
+    from paimon_cli.core.operation.scan import FileStoreScan
     from paimon_cli.core.table.catalog import FileSystemCatalog
 
     t = FileSystemCatalog(str(wh)).get_table(IDENT)
-    return sum(e.file.row_count for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot()))
+    return sum(e.file.row_count for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot()))
 
 
 def drop_caches_hint() -> None:
@@ -264,8 +265,8 @@ def report(results: dict[str, Any]) -> str:
              f"{os.cpu_count()} CPUs, Python {platform.python_version()}, load average at the end {load:.2f}", ""]
     if "speed" in results:
         s = results["speed"]
-        lines += ["**Full compaction, %s rows / %d sorted runs / %d buckets (%.0f MiB on disk)**" % (
-            f"{s['rows']:,}", s["runs"], s["buckets"], s["bytes"] / 2**20), "",
+        lines += [f"**Full compaction, {s['rows']:,} rows / {s['runs']:d} sorted runs / {s['buckets']:d} buckets "
+                  f"({s['bytes'] / 2**20:.0f} MiB on disk)**", "",
             "| peer | runs (s) | median (s) |", "|---|---|---|",
             f"| `paimon-cli compact --full` (wall, CLI start-up included) | "
             f"{', '.join(f'{x:.2f}' for x in s['ours'])} | {statistics.median(s['ours']):.2f} |",

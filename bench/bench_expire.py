@@ -42,7 +42,8 @@ def build(wh: Path) -> None:
     from paimon_cli.core.data.types import parse_data_type
     from paimon_cli.core.io import paths
     from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
-    from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+    from paimon_cli.core.mergetree.commit_message import CommitMessage
+    from paimon_cli.core.operation.commit import FileStoreCommit
     from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.table.catalog import FileSystemCatalog
 

@@ -39,7 +39,8 @@ BASE = {"bucket": "-1", "target-file-size": "64 mb"}
 
 def rewrite_vs_java(rows: int, tmp: Path, reps: int = 3) -> dict:
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.operation.scan import FileStoreScan
+    from paimon_cli.core.schema.schema_change import SetOption
     from paimon_cli.core.table.catalog import FileSystemCatalog
     from tests.interop.java_harness import JavaPaimon
 
@@ -64,7 +65,7 @@ def rewrite_vs_java(rows: int, tmp: Path, reps: int = 3) -> dict:
     cat = FileSystemCatalog(wh)
     cat.alter_table("db.plain0", [SetOption(k, v) for k, v in OPTIONS.items()])
     table = cat.get_table("db.plain0")
-    files = len(table.store_scan.plan(table.snapshot_manager.latest_snapshot()))
+    files = len(FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot()))
     start = time.monotonic()
     res = rewrite_file_index(table)
     ours = time.monotonic() - start
@@ -77,7 +78,7 @@ def rewrite_vs_java(rows: int, tmp: Path, reps: int = 3) -> dict:
         "java_index_extra_s": round(t_indexed - t_plain, 2),
         "ours_rewrite_s": round(ours, 2), "ours_rows_read": res.rows_read,
         "ratio_java_extra_over_ours": round((t_indexed - t_plain) / ours, 2) if ours else None,
-        "java_files": len(java_table.store_scan.plan(java_table.snapshot_manager.latest_snapshot())),
+        "java_files": len(FileStoreScan(java_table).plan(java_table.snapshot_manager.latest_snapshot())),
     }
 
 
@@ -88,11 +89,12 @@ def selective_read(tmp: Path, files: int = 100, rows_per_file: int = 20_000) -> 
     import pyarrow.parquet as pq
 
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
-    from paimon_cli.core.data.predicate import parse_predicate
+    from paimon_cli.core.compact.write_job import write_table
+    from paimon_cli.core.data.predicate_parser import parse_predicate
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.operation.read import TableRead
-    from paimon_cli.core.operation.write import write_table
-    from paimon_cli.core.schema.table_schema import Schema, SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
+    from paimon_cli.core.schema.table_schema import Schema
     from paimon_cli.core.table.catalog import FileSystemCatalog
 
     wh = str(tmp / "wh2")

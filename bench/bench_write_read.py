@@ -365,7 +365,7 @@ class Bench:
         wall = time.perf_counter() - t0
         cols = raw["columns"]
         rows = raw["rows"]
-        table = pa.Table.from_arrays([pa.array(list(c)) for c in zip(*rows)], names=cols) if rows else None
+        table = pa.Table.from_arrays([pa.array(list(c)) for c in zip(*rows, strict=True)], names=cols) if rows else None
         info = {"rows": len(rows)}
         if table is not None:
             info.update(wr_data.check_merged(table, n, BATCHES))

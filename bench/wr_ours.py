@@ -31,7 +31,7 @@ def main() -> int:
     out: dict[str, object] = {"import_s": t1 - t0}
     catalog = FileSystemCatalog(warehouse)
     if mode == "write":
-        from paimon_cli.core.operation.write import write_table
+        from paimon_cli.core.compact.write_job import write_table
 
         options: dict[str, str] = {}
         files = []

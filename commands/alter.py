@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated
 
 import typer
 
-from paimon_cli.options import (
-    BranchOpt,
-    DebugOpt,
-    FsOpt,
-    WarehouseOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
-    parse_key_values,
-)
+from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, WarehouseOpt
 from paimon_cli.output import note
 
-_Multi = Optional[list[str]]
+_Multi = list[str] | None
 
 
 def alter(
@@ -44,22 +35,9 @@ def alter(
         raise typer.BadParameter(
             "nothing to change: give --set, --unset, --add-column, --rename-column, --drop-column or --comment"
         )
-    from paimon_cli.core.data.types import parse_columns
-    from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.schema import table_schema as s
+    from paimon_cli.core.api import Warehouse
 
-    ident = parse_identifier(identifier)
-    changes: list[Any] = [s.SetOption(k, v) for k, v in parse_key_values(set_, "--set").items()]
-    changes += [s.RemoveOption(k) for k in unset or []]
-    for text in add_column or []:
-        changes += [s.AddColumn(n, t, d) for n, t, d in parse_columns(text)]
-    for pair in rename_column or []:
-        old, sep, new = pair.partition(":")
-        if not sep or not old or not new:
-            raise InvalidInput(f"--rename-column {pair!r}: expected OLD:NEW")
-        changes.append(s.RenameColumn(old, new))
-    changes += [s.DropColumn(n) for n in drop_column or []]
-    if comment is not None:
-        changes.append(s.UpdateComment(comment))
-    new_schema = open_catalog(warehouse, fs_option).alter_table(ident.full_name, changes, parse_branch(branch))
-    note(f"altered {ident.full_name}: schema {new_schema.id}")
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    schema_id = table.alter(set_options=set_, unset=unset, add_columns=add_column, rename_columns=rename_column,
+                            drop_columns=drop_column, comment=comment)
+    note(f"altered {table.name}: schema {schema_id}")

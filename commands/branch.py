@@ -15,9 +15,6 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -69,32 +66,26 @@ def branch(
         raise typer.BadParameter("--tag applies to `branch create` only")
     if dry_run and act not in (BranchAction.delete, BranchAction.fast_forward):
         raise typer.BadParameter("--dry-run applies to `branch delete` and `branch fast-forward` only")
-    from paimon_cli.core.operation import branch_ops as core_branches
+    from paimon_cli.core.api import Warehouse
 
-    if name is not None:
-        core_branches.validate_branch_name(name)
-    ident = parse_identifier(identifier)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
     if act is BranchAction.list:
-        from paimon_cli.core.system.tables import SYSTEM_TABLES
-
-        render(SYSTEM_TABLES["branches"](table, None), output, wide)
+        render(table.list_branches(), output, wide)
         return
     assert name is not None
     if act is BranchAction.create:
-        core_branches.create_branch(table, name, tag)
+        table.create_branch(name, tag=tag)
         origin = f" from tag {tag!r}" if tag else " (empty)"
-        note(f"created branch {name!r} of {ident.full_name}{origin}")
+        note(f"created branch {name!r} of {table.name}{origin}")
         return
     if act is BranchAction.delete:
-        plan = core_branches.delete_branch(table, name, dry_run=dry_run)
+        plan = table.delete_branch(name, dry_run=dry_run)
         verb = "would delete" if dry_run else "deleted"
-        note(f"{verb} branch {name!r} of {ident.full_name}: {len(plan.changes)} metadata file(s)")
+        note(f"{verb} branch {name!r} of {table.name}: {len(plan.changes)} metadata file(s)")
     else:
-        plan = core_branches.fast_forward(table, name, dry_run=dry_run)
+        plan = table.fast_forward(name, dry_run=dry_run)
         target = table.branch or "main"
         verb = "would fast-forward" if dry_run else "fast-forwarded"
-        note(f"{verb} {target!r} of {ident.full_name} to branch {name!r}: {len(plan.changes)} file change(s)")
+        note(f"{verb} {target!r} of {table.name} to branch {name!r}: {len(plan.changes)} file change(s)")
     if plan.changes or output is not OutputFormat.table:
         render(plan.rows(), output, wide)

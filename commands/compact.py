@@ -7,18 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from paimon_cli.options import (
-    BranchOpt,
-    DebugOpt,
-    FsOpt,
-    OutputOpt,
-    WarehouseOpt,
-    WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
-    parse_key_values,
-)
+from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, note, render
 
 
@@ -66,32 +55,18 @@ def compact(
         paimon-cli compact shop.orders --full --engine spark --spark-master spark://host:7077
         paimon-cli compact shop.events --order-strategy zorder --order-by user_id,ts
     """
-    from paimon_cli.core.compact.job import PLAN_COLUMNS, RESULT_COLUMNS, compact_table
-    from paimon_cli.core.schema.options import parse_memory_bytes
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Warehouse
 
-    ident = parse_identifier(identifier)
-    branch_name = parse_branch(branch)
-    conf = parse_key_values(spark_conf, "--spark-conf")
-    budget = parse_memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, branch_name)
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
     with _Progress() as progress:
-        result = compact_table(
-            table, full=full, partitions=partition or None, where=where, max_bytes=budget, max_buckets=max_buckets,
-            order_strategy=order_strategy, order_by=order_by, engine=engine.lower(), spark_master=spark_master,
-            spark_conf=conf or None, parallelism=parallelism, plan_only=plan, expire=not no_expire,
-            progress=progress,
+        result = table.compact(
+            full=full, partitions=partition, where=where, plan=plan, engine=engine, spark_master=spark_master,
+            spark_conf=spark_conf, parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets,
+            order_strategy=order_strategy, order_by=order_by, expire=not no_expire, progress=progress,
         )
-    if plan:
-        rows = [r.as_dict() for r in (result.plan.rows if result.plan else [])]
-        if result.engine:
-            note(f"engine: {result.engine} ({result.engine_reason})")
-        if not rows:
-            note(result.message)
-        render(Rows(PLAN_COLUMNS, rows), output, wide)
-        return
-    note(f"compact: {result.message}" + (f"; engine {result.engine} ({result.engine_reason})" if result.engine else ""))
-    render(Rows(RESULT_COLUMNS, [result.as_row()]), output, wide)
+    for line in result.notes():
+        note(line)
+    render(result.rows(), output, wide)
 
 
 class _Progress:

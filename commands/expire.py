@@ -14,15 +14,9 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
-
-FILE_COLUMNS = ["path", "kind", "bytes", "snapshot_id"]
-RESULT_COLUMNS = ["mode", "expired", "range", "earliest_now", "files", "bytes", "seconds"]
 
 
 def expire(
@@ -73,53 +67,19 @@ def expire(
         paimon-cli expire shop.orders --retain-min 5 --older-than 2h
         paimon-cli expire shop.orders --older-than 2024-05-01T00:00:00 --max-deletes 500 -o json
     """
-    from paimon_cli.core.operation.expire import apply_expire, plan_expire
-    from paimon_cli.core.operation.expire_plan import ExpirePolicy
-    from paimon_cli.core.utils.durations import parse_point_in_time
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Warehouse
 
-    ident = parse_identifier(identifier)
-    branch_name = parse_branch(branch)
-    cutoff = None if older_than is None else parse_point_in_time(older_than, "--older-than")
-    catalog = open_catalog(warehouse, fs_option)
-    table = catalog.get_table(ident.full_name, branch_name)
-    policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
-                          max_deletes=max_deletes, changelog=changelog)
-    plans = [plan_expire(table, policy)]
-    for n in plans[0].notes:
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    result = table.expire(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
+                          max_deletes=max_deletes, changelog=changelog, dry_run=dry_run)
+    for n in result.plan.notes:
         note(f"note: {n}")
     if dry_run:
-        p = plans[0]
-        rows = [f.to_dict() for f in p.files]
-        render(Rows(FILE_COLUMNS, rows), output, wide)
+        render(result.rows(), output, wide)
         if output == OutputFormat.table:
-            note(_describe(p) + f"; would delete {len(p.files)} files, {p.total_bytes} bytes (dry run)")
+            note(result.describe())
         return
-    results = [apply_expire(table, plans[0])]
-    if plans[0].policy.changelog_decoupled and not changelog:
+    if result.moved_to_changelog:
         note("note: the changelog lifecycle is decoupled; expired snapshots were moved to changelog/ "
              "(`expire --changelog` expires those; writers run it after each commit)")
-    out = []
-    for r in results:
-        p = r.plan
-        assert p is not None
-        out.append({
-            "mode": p.mode,
-            "expired": r.expired,
-            "range": f"{p.expired_ids[0]}..{p.end_id - 1}" if p.expired_ids and p.end_id else None,
-            "earliest_now": p.earliest_hint if p.expired_ids else p.earliest_id,
-            "files": r.deleted_files,
-            "bytes": r.deleted_bytes,
-            "seconds": round(r.seconds, 3),
-        })
-    render(Rows(RESULT_COLUMNS, out), output, wide)
-
-
-def _describe(p: object) -> str:
-    from paimon_cli.core.operation.expire_plan import ExpirePlan
-
-    assert isinstance(p, ExpirePlan)
-    what = "changelogs" if p.mode == "changelog" else "snapshots"
-    if not p.expired_ids:
-        return f"no {what} to expire (earliest {p.earliest_id}, latest {p.latest_id})"
-    return f"would expire {what} {p.expired_ids[0]}..{p.end_id - 1 if p.end_id else '?'} ({len(p.expired_ids)})"
+    render(result.rows(), output, wide)

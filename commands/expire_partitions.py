@@ -16,9 +16,6 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
     duration_option,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -67,39 +64,22 @@ def expire_partitions(
         paimon-cli expire-partitions shop.events --expiration-time 7d \\
             --timestamp-pattern '$dt $hour:00:00' --timestamp-formatter 'yyyy-MM-dd HH:mm:ss' --dry-run
     """
-    from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.operation.partition_expire import JavaDateTimePattern
-    from paimon_cli.core.operation.partition_expire import expire_partitions as run
-    from paimon_cli.core.schema.options import parse_duration_millis
-    from paimon_cli.core.utils.durations import parse_duration
+    from paimon_cli.core.api import Warehouse
 
-    if timestamp_formatter is not None:
-        JavaDateTimePattern(timestamp_formatter)  # bad pattern: refused before any I/O
-    seconds = None
-    if expiration_time is not None:
-        seconds = parse_duration(expiration_time, "--expiration-time", positive=True) / 1000.0
-    ident = parse_identifier(identifier)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-    if seconds is None:
-        opt = table.options.get("partition.expiration-time")
-        if not opt:
-            raise InvalidInput(
-                f"no expiration time: give --expiration-time or set partition.expiration-time on {ident.full_name}"
-            )
-        seconds = parse_duration_millis(opt, "partition.expiration-time") / 1000.0
-    plan = run(
-        table, seconds, dry_run=dry_run,
-        strategy=strategy.value if strategy is not None else None,
-        timestamp_formatter=timestamp_formatter, timestamp_pattern=timestamp_pattern, max_expires=max_expires,
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    plan = table.expire_partitions(
+        expiration_time=expiration_time, timestamp_formatter=timestamp_formatter,
+        timestamp_pattern=timestamp_pattern, strategy=strategy.value if strategy is not None else None,
+        max_expires=max_expires, dry_run=dry_run,
     )
     n = len(plan.partitions)
     cutoff = plan.expire_before.strftime("%Y-%m-%d %H:%M:%S")
     if dry_run:
-        note(f"would expire {n} partition(s) of {ident.full_name} older than {cutoff} ({plan.strategy})")
+        note(f"would expire {n} partition(s) of {table.name} older than {cutoff} ({plan.strategy})")
     elif plan.snapshots:
         ids = ", ".join(str(s) for s in plan.snapshots)
-        note(f"expired {n} partition(s) of {ident.full_name} older than {cutoff} ({plan.strategy}): snapshot {ids}")
+        note(f"expired {n} partition(s) of {table.name} older than {cutoff} ({plan.strategy}): snapshot {ids}")
     else:
-        note(f"no partition of {ident.full_name} is older than {cutoff} ({plan.strategy})")
+        note(f"no partition of {table.name} is older than {cutoff} ({plan.strategy})")
     if plan.partitions or output is not OutputFormat.table:
         render(plan.rows(), output, wide)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -18,10 +17,7 @@ from paimon_cli.options import (
     TimestampOpt,
     WarehouseOpt,
     WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
-    time_travel,
+    check_time_travel,
 )
 from paimon_cli.output import OutputFormat, render
 
@@ -58,30 +54,17 @@ def inspect(
         paimon-cli inspect files shop.orders --tag release-1
         paimon-cli inspect catalog-options
     """
+    from paimon_cli.core.api import Warehouse
+
     name = kind.value
+    wh = Warehouse(warehouse, fs_option)
     if name in CATALOG_KINDS:
         if identifier is not None:
             raise typer.BadParameter(f"inspect {name} takes no DB.TABLE")
-        from paimon_cli.core.system.tables import CATALOG_TABLES
-
-        render(CATALOG_TABLES[name](open_catalog(warehouse, fs_option)), output, wide)
+        render(wh.inspect(name), output, wide)
         return
     if identifier is None:
         raise typer.BadParameter(f"inspect {name} needs DB.TABLE")
-    ident = parse_identifier(identifier)
-    branch_name = parse_branch(branch)
-    at = time_travel(snapshot, tag, timestamp)
-    fn = _system_table(name)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, branch_name)
-    render(fn(table, at), output, wide)
-
-
-def _system_table(name: str) -> Callable[[Any, Any], Any]:
-    """The core function behind KIND; an unknown kind is refused before any I/O."""
-    from paimon_cli.core.errors import NotYetSupported
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
-
-    fn = SYSTEM_TABLES.get(name)
-    if fn is None:
-        raise NotYetSupported(f"inspect {name}: not yet supported")
-    return fn
+    table = wh.table(identifier, branch)
+    check_time_travel(snapshot, tag, timestamp)
+    render(table.inspect(name, snapshot=snapshot, tag=tag, timestamp=timestamp), output, wide)

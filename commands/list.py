@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt, open_catalog
+from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, render
 
 
@@ -25,14 +25,11 @@ def list_(
         paimon-cli list -w ./warehouse
         paimon-cli list shop -o json
     """
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Rows, Warehouse
 
-    catalog = open_catalog(warehouse, fs_option)
+    wh = Warehouse(warehouse, fs_option)
     if database is None:
-        rows = Rows(["database"], [{"database": d} for d in catalog.list_databases()])
+        rows = Rows(["database"], [{"database": d} for d in wh.list_databases()])
     else:
-        from paimon_cli.core.table.identifiers import validate_name
-
-        validate_name("database", database)
-        rows = Rows(["database", "table"], [{"database": database, "table": t} for t in catalog.list_tables(database)])
+        rows = Rows(["database", "table"], [{"database": database, "table": t} for t in wh.list_tables(database)])
     render(rows, output, wide)

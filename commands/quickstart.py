@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paimon_cli.options import DebugOpt, FsOpt, WarehouseOpt, WideOpt, open_catalog
+from paimon_cli.options import DebugOpt, FsOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import note, render
 
 
@@ -22,23 +22,18 @@ def quickstart(
     Example:
         paimon-cli quickstart -w /tmp/paimon-demo
     """
-    from paimon_cli.core.demo import build_demo_warehouse
-    from paimon_cli.core.operation.read import TableRead
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Rows, Warehouse
 
-    catalog = open_catalog(warehouse, fs_option)
-    names = build_demo_warehouse(catalog)
+    tables = Warehouse(warehouse, fs_option).quickstart()
     note(f"warehouse {warehouse}: database demo")
-    render(Rows(["table"], [{"table": n} for n in names]), wide=wide, title="tables")
-    for ident in names:
-        table = catalog.get_table(ident)
-        render(SYSTEM_TABLES["table"](table, None), wide=wide, title=ident)
-        snaps = SYSTEM_TABLES["snapshots"](table, None)
+    render(Rows(["table"], [{"table": t.name} for t in tables]), wide=wide, title="tables")
+    for t in tables:
+        render(t.inspect("table"), wide=wide, title=t.name)
+        snaps = t.inspect("snapshots")
         cols = ["snapshot_id", "commit_kind", "commit_time", "total_record_count", "delta_record_count"]
-        render(Rows(cols, [{c: r[c] for c in cols} for r in snaps.rows]), wide=wide, title=f"{ident} snapshots")
-        rows = TableRead(table).to_arrow()
-        render(Rows(rows.column_names, rows.to_pylist()), wide=wide, title=f"{ident} rows (merged)")
+        render(Rows(cols, [{c: r[c] for c in cols} for r in snaps.rows]), wide=wide, title=f"{t.name} snapshots")
+        rows = t.read()
+        render(Rows(rows.column_names, rows.to_pylist()), wide=wide, title=f"{t.name} rows (merged)")
     note(f"next: paimon-cli read demo.orders --where \"dt = '2024-05-02'\" -w {warehouse}")
     note(f"      paimon-cli compact demo.events --plan -w {warehouse}")
     note(f"      paimon-cli expire demo.orders --retain-min 1 --older-than 0s --dry-run -w {warehouse}")

@@ -14,9 +14,6 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -53,17 +50,11 @@ def rescale(
         paimon-cli alter shop.orders --set bucket=8
         paimon-cli rescale shop.orders --partition dt=2024-05-01
     """
-    from paimon_cli.core.compact.rescale import RESULT_COLUMNS, describe
-    from paimon_cli.core.compact.rescale import rescale as run
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Warehouse
 
-    ident = parse_identifier(identifier)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-    result = run(table, partition or None, bucket_num, dry_run=dry_run)
-    note(f"rescale: {describe(result, ident.full_name)}")
-    if dry_run:
-        plan = result.plan.rows()
-        if plan.rows or output is not OutputFormat.table:
-            render(plan, output, wide)
-        return
-    render(Rows(RESULT_COLUMNS, [result.as_row()]), output, wide)
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    result = table.rescale(partitions=partition, bucket_num=bucket_num, dry_run=dry_run)
+    note(f"rescale: {result.summary()}")
+    rows = result.rows()
+    if not dry_run or rows.rows or output is not OutputFormat.table:
+        render(rows, output, wide)

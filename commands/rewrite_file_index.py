@@ -14,9 +14,6 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
 )
 from paimon_cli.output import OutputFormat, note, render
 
@@ -50,29 +47,10 @@ def rewrite_file_index(
         paimon-cli rewrite-file-index shop.orders --dry-run
         paimon-cli rewrite-file-index shop.orders --partition dt=2024-05-01
     """
-    from paimon_cli.core.compact.rewrite_file_index import PLAN_COLUMNS, RESULT_COLUMNS
-    from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index as run
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Warehouse
 
-    ident = parse_identifier(identifier)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-    result = run(table, partitions=partition or None, where=where, dry_run=dry_run)
-    v2 = _default_v2_bitmaps(table.schema.options)
-    if v2 and any(p.build for p in result.changed):
-        note(f"note: bitmap index version 2 (the default) on {', '.join(v2)}: Java Paimon 0.9 cannot use it "
-             "for filtered reads; set file-index.bitmap.<col>.version=1 if 0.9 readers query this table")
-    if dry_run:
-        changed = result.changed
-        note(f"rewrite-file-index: {len(changed)} of {len(result.plans)} live file(s) would change; nothing written")
-        render(Rows(PLAN_COLUMNS, [p.as_row() for p in changed]), output, wide)
-        return
-    if result.snapshot_id is None:
-        note(f"rewrite-file-index: all {len(result.plans)} live file(s) already match the options; nothing committed")
-    else:
-        note(f"rewrite-file-index: committed snapshot {result.snapshot_id} ({len(result.changed)} file(s) changed)")
-    render(Rows(RESULT_COLUMNS, [result.as_row()]), output, wide)
-
-
-def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:
-    cols = [c.strip() for c in options.get("file-index.bitmap.columns", "").split(",") if c.strip()]
-    return [c for c in cols if options.get(f"file-index.bitmap.{c}.version", "2").strip() != "1"]
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    result = table.rewrite_file_index(partitions=partition, where=where, dry_run=dry_run)
+    for line in result.notes():
+        note(line)
+    render(result.rows(), output, wide)

@@ -14,13 +14,8 @@ from paimon_cli.options import (
     OutputOpt,
     WarehouseOpt,
     WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
 )
 from paimon_cli.output import OutputFormat, note, render
-
-COLUMNS = ["path", "kind", "bytes"]
 
 
 def rollback(
@@ -52,29 +47,10 @@ def rollback(
     """
     if (snapshot is None) == (tag is None):
         raise typer.BadParameter("give exactly one of --snapshot and --tag")
-    from paimon_cli.core.operation.rollback import rollback as do_rollback
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Warehouse
 
-    tag_name = None
-    if tag is not None:
-        from paimon_cli.core.table.identifiers import validate_name
-
-        tag_name = validate_name("tag", tag)
-    ident = parse_identifier(identifier)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-    plan = do_rollback(table, snapshot_id=snapshot, tag=tag_name, dry_run=dry_run)
-    root = table.path.rstrip("/") + "/"
-    rows = [
-        {"path": f.path[len(root):] if f.path.startswith(root) else f.path, "kind": f.kind, "bytes": f.size}
-        for f in plan.files
-    ]
-    render(Rows(COLUMNS, rows), output, wide)
-    verb = "would roll back" if dry_run else "rolled back"
-    what = f"tag {plan.from_tag} (snapshot {plan.target_id})" if plan.from_tag else f"snapshot {plan.target_id}"
-    extra = "; snapshot re-created from the tag" if plan.create_snapshot else ""
-    note(
-        f"{ident.full_name}: {verb} to {what}: {len(plan.snapshots)} snapshots, {len(plan.tags)} tags, "
-        f"{len(plan.changelogs)} changelogs, {len(plan.files)} files ({plan.total_bytes} bytes){extra}"
-    )
-    for w in plan.warnings:
-        note(f"warning: {w}")
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    result = table.rollback(snapshot=snapshot, tag=tag, dry_run=dry_run)
+    render(result.rows(), output, wide)
+    for line in result.notes():
+        note(line)

@@ -16,9 +16,6 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
     duration_option,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
@@ -70,48 +67,28 @@ def tag(
     """
     act = TagAction(action)
     _check_args(act, name, new_name, snapshot, time_retained, older_than, dry_run)
-    from paimon_cli.core.operation import tag_ops as core_tags
-    from paimon_cli.core.utils.durations import parse_duration, parse_point_in_time
+    from paimon_cli.core.api import Warehouse
 
-    retained = None if time_retained is None else parse_duration(time_retained, "--time-retained", positive=True) / 1000
-    older = None
-    if older_than is not None:
-        import datetime as dt
-
-        older = dt.datetime.fromtimestamp(parse_point_in_time(older_than, "--older-than") / 1000)  # local, as tags
-    if name is not None and act is not TagAction.delete:
-        core_tags.validate_tag_name(name)
-    if new_name is not None:
-        core_tags.validate_tag_name(new_name)
-    ident = parse_identifier(identifier)
-    table = open_catalog(warehouse, fs_option).get_table(ident.full_name, parse_branch(branch))
-
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
     if act is TagAction.list:
-        from paimon_cli.core.system.tables import SYSTEM_TABLES
-
-        render(SYSTEM_TABLES["tags"](table, None), output, wide)
+        render(table.list_tags(), output, wide)
     elif act is TagAction.create:
         assert name is not None
-        t = core_tags.create_tag(table, name, snapshot, retained)
+        t = table.create_tag(name, snapshot=snapshot, time_retained=time_retained)
         extra = f", retained {t.time_retained_java}" if t.time_retained_seconds is not None else ""
-        note(f"created tag {name!r} of {ident.full_name} at snapshot {t.snapshot.id}{extra}")
+        note(f"created tag {name!r} of {table.name} at snapshot {t.snapshot.id}{extra}")
     elif act is TagAction.rename:
         assert name is not None and new_name is not None
-        core_tags.rename_tag(table, name, new_name)
-        note(f"renamed tag {name!r} of {ident.full_name} to {new_name!r}")
+        table.rename_tag(name, new_name)
+        note(f"renamed tag {name!r} of {table.name} to {new_name!r}")
     elif act is TagAction.delete:
         assert name is not None
-        names = [n.strip() for n in name.split(",")]
-        if any(not n for n in names):
-            from paimon_cli.core.errors import InvalidInput
-
-            raise InvalidInput(f"tag names {name!r}: empty name in the list")
-        plan = core_tags.delete_tags(table, names, dry_run=dry_run)
-        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(names)}")
+        plan = table.delete_tags(name, dry_run=dry_run)
+        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(plan.tags)}")
     else:
-        plan = core_tags.expire_tags(table, dry_run=dry_run, older_than=older)
+        plan = table.expire_tags(older_than=older_than, dry_run=dry_run)
         if not plan.tags:
-            note(f"no tag of {ident.full_name} has expired")
+            note(f"no tag of {table.name} has expired")
         _report(plan, dry_run, output, wide, f"expired tag(s) {', '.join(plan.tags)}" if plan.tags else None)
 
 

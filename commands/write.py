@@ -6,21 +6,8 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import (
-    BranchOpt,
-    DebugOpt,
-    FsOpt,
-    OutputOpt,
-    WarehouseOpt,
-    WideOpt,
-    open_catalog,
-    parse_branch,
-    parse_identifier,
-    parse_key_values,
-)
+from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, note, render
-
-RESULT_COLUMNS = ["snapshot_id", "commit_kind", "files", "rows", "bytes", "seconds"]
 
 
 def write(
@@ -74,35 +61,13 @@ def write(
         paimon-cli write shop.orders changes.jsonl --row-kind-column op
         cat day.csv | paimon-cli write shop.orders - --format csv --overwrite --partition dt=2024-05-01
     """
-    from paimon_cli.core.errors import InvalidInput
-    from paimon_cli.core.io.fileio import parse_storage_options
-    from paimon_cli.core.operation.write import parse_partition_spec, write_table_result
-    from paimon_cli.core.utils.rows import Rows
+    from paimon_cli.core.api import Warehouse
 
-    ident = parse_identifier(identifier)
-    spec = parse_partition_spec(partition or [])
-    if spec and not overwrite:
-        raise InvalidInput("--partition is only valid with --overwrite")
-    dyn_options = parse_key_values(option, "--option")
-    if write_only:
-        dyn_options["write-only"] = "true"
-    catalog = open_catalog(warehouse, fs_option)
-    table = catalog.get_table(ident.full_name, parse_branch(branch))
-    result = write_table_result(
-        table, list(inputs), fmt=format_, row_kind_column=row_kind_column, delete=delete,
-        overwrite=overwrite, overwrite_partition=spec or None, options=dyn_options or None,
-        storage_options=parse_storage_options(fs_option or []), expire=not no_expire,
+    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    result = table.write(
+        list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
+        partition=partition, options=option, write_only=write_only, expire=not no_expire,
     )
     if result.warning:
         note(f"warning: {result.warning}")
-    snap = result.snapshot
-    s = result.summary
-    rows = Rows(RESULT_COLUMNS, [{
-        "snapshot_id": None if snap is None else snap.id,
-        "commit_kind": None if snap is None else snap.commit_kind,
-        "files": s.files,
-        "rows": s.rows,
-        "bytes": s.bytes,
-        "seconds": round(result.seconds, 3),
-    }])
-    render(rows, output, wide)
+    render(result.rows(), output, wide)

@@ -7,10 +7,20 @@ and COMPACT), files and merged rows.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import datetime as dt
+from decimal import Decimal
+from typing import Any
 
-if TYPE_CHECKING:
-    from .table.catalog import FileSystemCatalog
+import numpy as np
+import pyarrow as pa
+
+from .compact.job import compact_table
+from .data.types import parse_columns
+from .format.arrow_schema import arrow_schema
+from .operation.commit import FileStoreCommit
+from .operation.write import TableWrite
+from .schema.table_schema import Schema
+from .table.catalog import FileSystemCatalog
 
 DATABASE = "demo"
 
@@ -37,9 +47,6 @@ TABLES: list[tuple[str, str, list[str], list[str], dict[str, str], str]] = [
 
 def _batches(name: str) -> list[tuple[dict[str, list[Any]], list[int] | None]]:
     """Column data per commit, and row kinds (0 +I, 2 +U, 3 -D) for the key table."""
-    import datetime as dt
-    from decimal import Decimal
-
     if name == "orders":
         return [
             ({"order_id": [1, 2, 3, 4], "customer": ["ann", "bob", "cy", "dee"],
@@ -60,15 +67,6 @@ def _batches(name: str) -> list[tuple[dict[str, list[Any]], list[int] | None]]:
 
 def build_demo_warehouse(catalog: FileSystemCatalog) -> list[str]:
     """Create the demo tables and fill the empty ones; returns the table identifiers."""
-    import numpy as np
-    import pyarrow as pa
-
-    from .data.types import parse_columns
-    from .format.arrow_schema import arrow_schema
-    from .operation.commit import FileStoreCommit
-    from .operation.write import TableWrite
-    from .schema.table_schema import Schema
-
     catalog.create_database(DATABASE, ignore_if_exists=True)
     names = []
     for name, columns, pk, parts, options, comment in TABLES:
@@ -92,7 +90,5 @@ def build_demo_warehouse(catalog: FileSystemCatalog) -> list[str]:
             table = catalog.get_table(ident)
         if pk:
             # the maintenance job users run from cron: fold the sorted runs into the top level
-            from .compact.job import compact_table
-
             compact_table(table, full=True, engine="local")
     return names

@@ -9,6 +9,7 @@ inside its body.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -79,7 +80,7 @@ def main(
 
 
 # name -> function; the order here is the order in --help.
-COMMANDS = {
+COMMANDS: dict[str, Callable[..., None]] = {
     "create": create.create,
     "alter": alter.alter,
     "write": write.write,

@@ -1,22 +1,19 @@
-"""Shared ``Annotated`` option aliases and the helpers that turn them into core values.
+"""Shared ``Annotated`` option aliases of the commands.
 
 Every command declares the global conventions itself (so options may follow the command:
-``paimon-cli inspect snapshots db.t -w /x -o json``). Nothing heavy is imported here: the
-catalog and fsspec load only when a command runs.
+``paimon-cli inspect snapshots db.t -w /x -o json``). Values are passed to the library API
+(``paimon_cli.core.api``) as the user typed them: it parses and checks them, so the CLI and
+library callers get the same refusals. Nothing heavy is imported here.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from .core.utils.durations import DURATION_GRAMMAR, TIME_GRAMMAR
 from .output import OutputFormat
-
-if TYPE_CHECKING:
-    from .core.table.catalog import FileSystemCatalog
-    from .core.table.identifiers import Identifier
 
 DEFAULT_WAREHOUSE = "./warehouse"
 
@@ -69,80 +66,20 @@ TimestampOpt = Annotated[
 
 def duration_option(flag: str, what: str) -> Any:
     """A duration option (``--time-retained``): ``what`` then the one command-line grammar
-    (core.utils.durations); parse the value with ``core.utils.durations.parse_duration``."""
+    (core.utils.durations, which the library API parses the value with)."""
     return typer.Option(flag, metavar="DURATION", help=f"{what} A duration is {DURATION_GRAMMAR}; a bare "
                         "number is refused.")
 
 
 def time_option(flag: str, what: str) -> Any:
-    """A point-in-time option (``--older-than``): ``what`` then the one command-line grammar;
-    parse the value with ``core.utils.durations.parse_point_in_time``."""
+    """A point-in-time option (``--older-than``): ``what`` then the one command-line grammar
+    (core.utils.durations, which the library API parses the value with)."""
     return typer.Option(flag, metavar="DURATION|ISO", help=f"{what} Give {TIME_GRAMMAR}; a duration is "
                         f"{DURATION_GRAMMAR}; a bare number is refused.")
 
 
-def open_catalog(warehouse: str, fs_options: list[str] | None) -> FileSystemCatalog:
-    """The filesystem catalog for ``--warehouse`` and ``--fs-option`` (env merged by core)."""
-    from .core.io.fileio import parse_storage_options
-    from .core.table.catalog import FileSystemCatalog
-
-    return FileSystemCatalog(warehouse, parse_storage_options(fs_options or []))
-
-
-def parse_identifier(text: str) -> Identifier:
-    from .core.table.identifiers import Identifier
-
-    return Identifier.parse(text)
-
-
-def parse_branch(branch: str | None) -> str | None:
-    """``--branch`` validated like Java; ``main`` (any case) means the main branch (None)."""
-    if branch is None or branch.lower() == "main":
-        return None
-    from .core.table.identifiers import validate_name
-
-    return validate_name("branch", branch)
-
-
-def parse_key_values(pairs: list[str] | None, flag: str) -> dict[str, str]:
-    """``k=v`` strings to a dict; the first ``=`` splits; an empty key is invalid input."""
-    from .core.errors import InvalidInput
-
-    out: dict[str, str] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InvalidInput(f"{flag} {pair!r}: expected key=value")
-        out[key.strip()] = value
-    return out
-
-
-def parse_timestamp_millis(text: str) -> int:
-    """Time travel's ``--timestamp``: epoch millis or ISO-8601 (``2024-05-01``,
-    ``2024-05-01 12:00:00``, ``...Z``; no offset = local time, as Paimon's scan.timestamp)."""
-    from .core.errors import InvalidInput
-    from .core.utils.durations import parse_iso_time
-
-    s = text.strip()
-    if s.lstrip("-").isdigit():
-        return int(s)
-    millis = parse_iso_time(s)
-    if millis is None:
-        raise InvalidInput(f"--timestamp {text!r}: expected epoch millis or ISO-8601 date-time")
-    return millis
-
-
-def time_travel(snapshot: int | None, tag: str | None, timestamp: str | None) -> Any:
-    """``--snapshot``/``--tag``/``--timestamp`` (at most one) to core's ``TimeTravel`` or None."""
+def check_time_travel(snapshot: int | None, tag: str | None, timestamp: str | None) -> None:
+    """``--snapshot``/``--tag``/``--timestamp``: at most one (a usage error, exit 2)."""
     given = [n for n, v in (("--snapshot", snapshot), ("--tag", tag), ("--timestamp", timestamp)) if v is not None]
-    if not given:
-        return None
     if len(given) > 1:
         raise typer.BadParameter(f"give at most one of {', '.join(given)}")
-    from .core.table.identifiers import validate_name
-
-    tag_name = validate_name("tag", tag) if tag is not None else None
-    millis = parse_timestamp_millis(timestamp) if timestamp is not None else None
-    from .core.table.file_store_table import TimeTravel
-
-    return TimeTravel(snapshot_id=snapshot, tag=tag_name, timestamp_millis=millis)

@@ -1,4 +1,5 @@
-"""One renderer for every command's rows: ``table``, ``json``, ``jsonl`` and ``csv``.
+"""One renderer for every command's output: ``table``, ``json``, ``jsonl`` and ``csv`` of Rows,
+and of ``read``'s record batches (streamed; also the files of ``read --to``, see the end).
 
 stdout carries only data; notes go to stderr. Value conventions (also in README "Output
 formats"), chosen so that machine formats are exact and stable:
@@ -19,10 +20,13 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from enum import Enum
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class OutputFormat(str, Enum):
@@ -103,17 +107,53 @@ def _records(rows: RowsLike) -> list[dict[str, Any]]:
     return [{c: to_json_value(r.get(c)) for c in rows.columns} for r in rows.rows]
 
 
-def render_json(rows: RowsLike, out: IO[str]) -> None:
-    import json
+class JsonWriter:
+    """JSON Lines, or one JSON array laid out as ``json.dumps(records, indent=2)``, written a
+    piece at a time: what ``-o json|jsonl`` prints for Rows and for ``read``'s streamed batches.
 
-    out.write(json.dumps(_records(rows), ensure_ascii=False, indent=2) + "\n")
+    Pieces are record texts: ``{..}\\n`` each for lines, ``,\\n  {..}`` each inside the array.
+    """
+
+    def __init__(self, out: IO[str], lines: bool) -> None:
+        import json
+
+        self.out = out
+        self.lines = lines
+        self.count = 0
+        self.compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+        self.pretty = json.JSONEncoder(ensure_ascii=False, indent=2).encode
+        if not lines:
+            out.write("[")
+
+    def write_records(self, records: Sequence[dict[str, Any]]) -> None:
+        """Records of JSON-ready values (see :func:`to_json_value`)."""
+        if self.lines:
+            text = "".join(self.compact(r) + "\n" for r in records)
+        else:
+            text = "".join(",\n  " + self.pretty(r).replace("\n", "\n  ") for r in records)
+        self.write_text(text, len(records))
+
+    def write_text(self, text: str, count: int) -> None:
+        """``count`` records already rendered as pieces."""
+        if count:
+            self.out.write(text if self.lines or self.count else text[1:])  # the array's first has no comma
+            self.count += count
+
+    def close(self) -> None:
+        if not self.lines:
+            self.out.write("\n]\n" if self.count else "]\n")
+
+
+def render_json(rows: RowsLike, out: IO[str]) -> None:
+    w = JsonWriter(out, lines=False)
+    w.write_records(_records(rows))
+    w.close()
 
 
 def render_jsonl(rows: RowsLike, out: IO[str]) -> None:
-    import json
-
-    for rec in _records(rows):
-        out.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+    w = JsonWriter(out, lines=True)
+    w.write_records(_records(rows))
+    w.close()
 
 
 def render_csv(rows: RowsLike, out: IO[str]) -> None:
@@ -140,7 +180,7 @@ def render_plain(rows: RowsLike, out: IO[str]) -> None:
     right = [_is_numeric([r.get(c) for r in rows.rows]) for c in cols]
 
     def line(values: list[str]) -> str:
-        parts = [v.rjust(w) if rj else v.ljust(w) for v, w, rj in zip(values, widths, right)]
+        parts = [v.rjust(w) if rj else v.ljust(w) for v, w, rj in zip(values, widths, right, strict=True)]
         return "  ".join(parts).rstrip()
 
     out.write(line(list(cols)) + "\n")
@@ -187,7 +227,7 @@ def render_rich(rows: RowsLike, wide: bool, title: str | None = None) -> None:
         numeric = _is_numeric([r.get(c) for r in rows.rows])
         table.add_column(_clip(c, widths[i]), no_wrap=True, width=widths[i], justify="right" if numeric else "left")
     for row in cells:
-        table.add_row(*[_escape(_clip(v, w)) for v, w in zip(row, widths)])
+        table.add_row(*[_escape(_clip(v, w)) for v, w in zip(row, widths, strict=True)])
     console.print(table, crop=False)
 
 
@@ -235,3 +275,269 @@ def _isatty(out: IO[str]) -> bool:
         return out.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+# -- record batches (``read``): streamed, vectorised, values at full precision ---------------------
+#
+# ``read`` prints batches as they arrive, so memory stays bounded by the largest bucket. Unlike
+# Rows, values keep full precision: timestamps with all their fraction digits, decimals as exact
+# strings (binary as hex and the rest as :func:`to_json_value`, like Rows). CSV goes through
+# Arrow's writer, which quotes every string value (Rows' csv quotes only where needed).
+
+EXPORT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+                  ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
+_JSON_SLICE_ROWS = 65_536  # rows rendered per vectorised step (bounds one string column's size)
+
+
+def export_format(path: str) -> str:
+    """The export format of ``read --to FILE``, from the file name's extension."""
+    from .core.errors import InvalidInput
+
+    name = path.rsplit("/", 1)[-1].lower()
+    for ext, fmt in EXPORT_FORMATS.items():
+        if name.endswith(ext):
+            return fmt
+    raise InvalidInput(f"--to {path!r}: unknown file type; use one of {', '.join(EXPORT_FORMATS)}")
+
+
+def render_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: OutputFormat | str,
+                   wide: bool = False) -> None:
+    """Batches to stdout in ``fmt``; ``table`` collects them first (it needs every width)."""
+    fmt = OutputFormat(fmt)
+    out = sys.stdout
+    if fmt is OutputFormat.table:
+        from .core.utils.rows import Rows
+
+        rows: list[dict[str, Any]] = []
+        for b in batches:
+            rows += _prepare(b).to_pylist()
+        render(Rows(list(schema.names), rows), fmt, wide)
+        return
+    if fmt is OutputFormat.csv:
+        write_csv_batches(batches, schema, out)
+    else:
+        write_json_batches(batches, out, lines=fmt is OutputFormat.jsonl)
+    out.flush()
+
+
+def write_export(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: str, out: IO[bytes]) -> int:
+    """Batches into a binary file as ``fmt`` (see :data:`EXPORT_FORMATS`); returns the rows written."""
+    import pyarrow as pa
+
+    n = 0
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        with pq.ParquetWriter(out, schema, compression="zstd") as w:
+            for b in batches:
+                w.write_batch(b)
+                n += b.num_rows
+        return n
+    if fmt == "arrow":
+        with pa.ipc.new_file(out, schema) as w:
+            for b in batches:
+                w.write_batch(b)
+                n += b.num_rows
+        return n
+    if fmt == "csv":
+        return write_csv_batches(batches, schema, out, binary=True)
+    import io
+
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
+    try:
+        return write_json_batches(batches, text, lines=fmt == "jsonl")
+    finally:
+        text.flush()
+        text.detach()
+
+
+def _text_type(t: pa.DataType) -> pa.DataType:
+    """The arrow type a column is cast to before output: temporal/decimal leaves become strings."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_decimal(t):
+        return pa.string()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_text_type(t.value_type))
+    if pa.types.is_map(t):
+        return pa.map_(_text_type(t.key_type), _text_type(t.item_type))
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_text_type(t.field(i).type)) for i in range(t.num_fields)])
+    return t
+
+
+def _prepare(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Temporal and decimal values as strings (vectorised casts keep full precision)."""
+    import pyarrow as pa
+
+    cols = []
+    for col in batch.columns:
+        target = _text_type(col.type)
+        if not target.equals(col.type):
+            try:
+                col = col.cast(target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # the renderer's own conversion takes over
+        cols.append(col)
+    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names)
+
+
+def write_json_batches(batches: Iterator[pa.RecordBatch], out: IO[str], lines: bool) -> int:
+    """``-o jsonl`` / ``-o json`` of batches, streamed: the same text :class:`JsonWriter` gives
+    per record. Rendering is column-wise: each column becomes an Arrow string array of JSON
+    fragments (:func:`_json_fragments`), the fragments and key prefixes are joined per row by
+    one pyarrow kernel, and a slice's text is written at once. ``-o json`` with nested columns
+    keeps the per-record encoder, whose multi-line layout of nested values is not rebuilt here.
+    """
+    import pyarrow as pa
+
+    w = JsonWriter(out, lines)
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        names = b.schema.names
+        vectorised = len(set(names)) == len(names) and (
+            lines or not any(pa.types.is_nested(t) for t in b.schema.types))
+        for start in range(0, b.num_rows, _JSON_SLICE_ROWS):
+            part = b.slice(start, _JSON_SLICE_ROWS)
+            text = _json_text(part, lines, w.compact) if vectorised else None
+            if text is None:  # duplicate names (a dict keeps the last), nested -o json, overflow
+                w.write_records([dict(zip(names, r, strict=True)) for r in zip(*_json_columns(part), strict=True)])
+            else:
+                w.write_text(text, part.num_rows)
+    w.close()
+    return w.count
+
+
+def _json_text(batch: pa.RecordBatch, lines: bool, encode: Any) -> str | None:
+    """The batch's records as JSON text (lines: ``{..}\\n`` each; array: ``,\\n  {..}`` each)."""
+    import json
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = _prepare(batch).columns
+    names = batch.schema.names
+    if lines:
+        key_sep, item_sep, opening, closing = ":", ",", "{", "}\n"
+    else:
+        key_sep, item_sep, opening, closing = ": ", ",\n    ", ",\n  {\n    ", "\n  }"
+    parts: list[Any] = []
+    for i, (name, col) in enumerate(zip(names, cols, strict=True)):
+        key = json.dumps(name, ensure_ascii=False) + key_sep
+        parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
+        parts.append(_json_fragments(col, encode))
+    parts.append(pa.scalar(closing))
+    try:
+        rows = pc.binary_join_element_wise(*parts, "")
+    except (pa.ArrowInvalid, pa.ArrowCapacityError):  # > 2 GiB of text in one slice
+        return None
+    if isinstance(rows, pa.ChunkedArray):
+        rows = rows.combine_chunks()
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
+    data = rows.buffers()[2]
+    return data[int(offsets[0]): int(offsets[-1])].to_pybytes().decode("utf-8")
+
+
+def _json_fragments(col: Any, encode: Any) -> pa.Array:
+    """One column as JSON value texts (``null`` for NULL), as ``json.dumps`` writes them.
+
+    Integers and booleans are cast by Arrow; strings are quoted by Arrow unless a value
+    needs escaping; finite floats use Python's ``repr`` (Arrow prints ``489`` and
+    ``0.00001`` where JSON output has ``489.0`` and ``1e-05``); binary, nested and
+    non-finite values go through :func:`to_json_value`. Temporal and decimal columns
+    arrive as strings (:func:`_prepare`).
+    """
+    import json
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    t = col.type
+    null = pa.scalar("null")
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        return pc.fill_null(col.cast(pa.string()), null)
+    if pa.types.is_null(t):
+        return pa.array(["null"] * len(col), pa.string())
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        s = col.cast(pa.string())
+        if not pc.any(pc.match_substring_regex(s, r'[\x00-\x1f"\\]')).as_py():
+            return pc.fill_null(pc.binary_join_element_wise(pa.scalar('"'), s, pa.scalar('"'), ""), null)
+        quote = json.encoder.encode_basestring
+        return pa.array(["null" if v is None else quote(v) for v in s.to_pylist()], pa.string())
+    if pa.types.is_floating(t) and not pc.any(pc.invert(pc.is_finite(col))).as_py():
+        mask = col.is_null()
+        texts = list(map(float.__repr__, pc.fill_null(col, 0).cast(pa.float64()).to_pylist()))
+        return pc.fill_null(pa.array(texts, pa.string(), mask=mask.to_numpy(zero_copy_only=False)), null)
+    return pa.array(["null" if v is None else encode(to_json_value(v)) for v in col.to_pylist()], pa.string())
+
+
+def _json_columns(batch: pa.RecordBatch) -> list[list[Any]]:
+    """The batch's columns as Python lists of JSON-ready values (the per-record fallback)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = []
+    for col in _prepare(batch).columns:
+        t = col.type
+        vals = col.to_pylist()
+        if pa.types.is_floating(t):
+            native = not pc.any(pc.invert(pc.is_finite(col))).as_py()
+        else:
+            native = (pa.types.is_integer(t) or pa.types.is_string(t) or pa.types.is_large_string(t)
+                      or pa.types.is_boolean(t) or pa.types.is_null(t))
+        if not native:
+            vals = [to_json_value(v) for v in vals]
+        out.append(vals)
+    return out
+
+
+def _csv_column(col: Any) -> Any:
+    """A csv-ready column: binary as hex, nested as compact JSON, everything else as arrow writes it."""
+    import pyarrow as pa
+
+    t = col.type
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return pa.array([None if v is None else v.hex() for v in col.to_pylist()], pa.string())
+    if pa.types.is_nested(t):
+        return pa.array([None if v is None else to_text(v) for v in col.to_pylist()], pa.string())
+    return col
+
+
+def write_csv_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, out: Any, binary: bool = False) -> int:
+    """CSV with a header via pyarrow's writer (strings quoted, NULL empty, full-precision values).
+
+    ``out`` is a text stream (stdout) or, with ``binary``, a byte stream (``--to``).
+    """
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    n = 0
+    writer = None
+    sink: Any = out if binary else io.BytesIO()
+    options = pacsv.WriteOptions(quoting_style="needed")
+
+    def flush() -> None:
+        if not binary:
+            out.write(sink.getvalue().decode("utf-8"))
+            sink.seek(0)
+            sink.truncate()
+
+    for b in batches:
+        b = pa.RecordBatch.from_arrays([_csv_column(c) for c in b.columns], names=b.schema.names)
+        if writer is None:
+            writer = pacsv.CSVWriter(sink, b.schema, write_options=options)
+        writer.write_batch(b)
+        n += b.num_rows
+        flush()
+    if writer is None:  # no rows: the header only
+        pacsv.write_csv(pa.table({c: pa.array([], pa.string()) for c in schema.names}), sink, write_options=options)
+    else:
+        writer.close()
+    flush()
+    return n

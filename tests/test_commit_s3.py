@@ -17,7 +17,9 @@ from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -55,7 +57,7 @@ def _keys(s3_server: Any, prefix_uri: str) -> list[str]:
 
 
 def _referenced(table: FileStoreTable) -> set[str]:
-    ml = table.store_scan._manifest_list()
+    ml = FileStoreScan(table)._manifest_list()
     out: set[str] = set()
     for snap in table.snapshot_manager.snapshots():
         for lst in snap.manifest_lists():
@@ -75,7 +77,7 @@ def test_commit_append_and_overwrite_on_s3(s3_server: Any, s3_warehouse: str) ->
     new = _dfile(5)
     s2 = c.commit([_msg(t, "x", [new])], overwrite={})
     assert s2 is not None and s2.commit_kind == "OVERWRITE" and s2.total_record_count == 9
-    assert {e.file.file_name for e in t.store_scan.plan(s2)} == {b.file_name, new.file_name}
+    assert {e.file.file_name for e in FileStoreScan(t).plan(s2)} == {b.file_name, new.file_name}
 
     # what the server holds: the snapshot JSON, the LATEST hint, only referenced manifests
     client = s3_server.boto3_client()
@@ -102,7 +104,7 @@ def test_lost_race_on_s3_retries(s3_server: Any, s3_warehouse: str) -> None:
     assert set(_keys(s3_server, f"{t.path}/manifest")) == _referenced(t)
 
     # a conflict detected after the lost race leaves nothing behind either
-    victim = t.store_scan.plan(snap)[0].file
+    victim = FileStoreScan(t).plan(snap)[0].file
     ours._before_publish = lambda sid: (
         theirs.commit([_msg(t, "x", [_dfile(1)], deleted_files=[victim])], commit_kind="COMPACT")
         if sid == 3 else None
@@ -169,7 +171,7 @@ def test_four_processes_commit_concurrently_on_s3(s3_server: Any, s3_warehouse: 
     assert len({s.commit_user for s in snaps}) == workers
     assert all(s.delta_record_count is not None and s.delta_record_count > 0 for s in snaps)
     final = snaps[-1]
-    entries = t.store_scan.plan(final)
+    entries = FileStoreScan(t).plan(final)
     assert len(entries) == workers * per
     assert {e.file.file_name for e in entries} == committed
     assert final.total_record_count == sum(w * 100 + i + 1 for w in range(workers) for i in range(per))
@@ -200,11 +202,11 @@ def _assert_intact(s3_server: Any, t: FileStoreTable, *, leftovers: bool = False
     assert referenced <= keys, f"deleted while referenced: {sorted(referenced - keys)}"
     if not leftovers:
         assert keys == referenced
-    t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def _files_of(t: FileStoreTable, sid: int) -> list[str]:
-    return [e.file.file_name for e in t.store_scan.plan(t.snapshot_manager.snapshot(sid))]
+    return [e.file.file_name for e in FileStoreScan(t).plan(t.snapshot_manager.snapshot(sid))]
 
 
 def test_409_after_our_put_landed_is_our_commit(s3_server: Any, s3_warehouse: str, s3_faults: Any) -> None:
@@ -343,7 +345,7 @@ def test_tags_and_schemas_publish_through_a_409_after_landing(
     """The other write-if-absent publishers get the same read-back: a landed tag or schema
     answered with 409 is theirs (ours), not a conflict to retry into AlreadyExists."""
     from paimon_cli.core.operation.tag_ops import create_tag
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t, faults, _ = _one_commit_done(s3_server, s3_warehouse, s3_faults)
     faults.add("PutObject", r"/tag/tag-t1$", "after", "conflict")

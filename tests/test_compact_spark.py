@@ -23,11 +23,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.compact.job import compact_table, plan_compaction
+from paimon_cli.core.compact.job import compact_table
+from paimon_cli.core.compact.plan import plan_compaction
+from paimon_cli.core.compact.write_job import write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import PaimonError
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table_result
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -89,7 +91,7 @@ def test_spark_full_compaction_java_reads_same_rows(spark: Any, java: Any, tmp_p
     assert res.commit_kind == "COMPACT" and res.units == 8 and res.files_in == 40
     assert theirs(java, wh, "t") == before == ours(t)
     t = cat.get_table("db.t")
-    assert all(e.file.level == 5 for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot()))
+    assert all(e.file.level == 5 for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot()))
     # Java keeps writing and compacting the table
     java.write(wh, "db", "t", [{"id": 1, "dt": "x", "v": "java"}, {"id": 999, "dt": "y", "v": "java"}])
     java.compact(wh, "db", "t", full=True)

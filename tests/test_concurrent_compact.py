@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from paimon_cli.core.operation.scan import FileStoreScan
+
 TIMEOUT = 300
 ROUNDS = 12
 KEYS = 300
@@ -25,7 +27,7 @@ KEYS = 300
 WRITER = textwrap.dedent("""
     import sys, time, pyarrow as pa, pyarrow.parquet as pq
     from paimon_cli.core.table.catalog import FileSystemCatalog
-    from paimon_cli.core.operation.write import write_table_result
+    from paimon_cli.core.compact.write_job import write_table_result
     wh, tmp, rounds, keys, write_only = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     warnings = 0
     for r in range(rounds):
@@ -118,5 +120,5 @@ def test_writer_and_two_compactions_race(tmp_path: Path, options: dict[str, str]
     table = FileSystemCatalog(wh).get_table("db.t")
     assert {r["id"]: r["v"] for r in TableRead(table).to_arrow().to_pylist()} == expected()
     assert all(e.file.level == table.options.num_levels - 1
-               for e in table.store_scan.plan(table.snapshot_manager.latest_snapshot()))
+               for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot()))
     assert json.loads(final.stdout)[0]["commit_kind"] in ("COMPACT", None)

@@ -48,8 +48,8 @@ def _create(wh: str, pk: bool) -> None:
 
 
 def writer(wh: str, n: int) -> None:
+    from paimon_cli.core.compact.write_job import write_table
     from paimon_cli.core.errors import CommitConflict
-    from paimon_cli.core.operation.write import write_table
 
     for i in range(1, n + 1):
         f = os.path.join(wh, f"w{i}.parquet")

@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.operation.scan import FileStoreScan
+
 N_PROCS = 4  # concurrent writers per round
 K_ROUNDS = 3  # writes per writer
 FILES_PER_WRITE = 2
@@ -66,7 +68,7 @@ def run_together(commands: list[list[str]]) -> list[subprocess.CompletedProcess[
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
              for c in commands]
     out = []
-    for c, p in zip(commands, procs):
+    for c, p in zip(commands, procs, strict=True):
         stdout, stderr = p.communicate(timeout=TIMEOUT)
         out.append(subprocess.CompletedProcess(c, p.returncode, stdout, stderr))
     return out
@@ -111,7 +113,7 @@ def open_table(target: Target, name: str) -> Any:
 
 def referenced_metadata(table: Any) -> set[str]:
     """Manifest lists, manifests and index manifests referenced by any snapshot."""
-    ml = table.store_scan._manifest_list()
+    ml = FileStoreScan(table)._manifest_list()
     out: set[str] = set()
     for snap in table.snapshot_manager.snapshots():
         for lst in snap.manifest_lists():
@@ -185,7 +187,7 @@ def concurrent_overwrites(target: Target, tmp: Path, name: str) -> None:
                             *target.args()))
     results = run_together(commands)
     sid_of = {}
-    for w, res in zip((1, 2), results):
+    for w, res in zip((1, 2), results, strict=True):
         assert res.returncode == 0, res.stderr
         out = json.loads(res.stdout)[0]
         assert out["commit_kind"] == "OVERWRITE"

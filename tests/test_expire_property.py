@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import IndexManifestFile
@@ -24,7 +25,6 @@ from paimon_cli.core.manifest.manifest import FileKind, ManifestFile, ManifestLi
 from paimon_cli.core.operation.expire import expire
 from paimon_cli.core.operation.expire_plan import ExpirePolicy
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog

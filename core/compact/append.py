@@ -44,8 +44,22 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InvalidInput
+from ..format import data_file  # called through the module: tests spy on its readers
+from ..index.deletion_vectors import read_deletion_vectors, write_deletion_vector_index
+from ..io import paths
+from ..io.fileio import join
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX
+from ..manifest.index_manifest import IndexFileMeta as Meta
+from ..manifest.manifest import FileSource
+from ..manifest.stats_reader import StatsReader
+from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
+from ..mergetree.dv_maintainer import DvMaintainer, index_file_dir, index_file_path
+from ..mergetree.file_writer import APPEND as APPEND_FILES
+from ..mergetree.file_writer import RollingFileWriter, partition_dir_of
+from ..operation.scan import FileStoreScan
+from ..operation.split_read import drop_deleted
 from ..utils.interrupt import discard
-from .unit import APPEND, CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -53,7 +67,6 @@ if TYPE_CHECKING:
     from ..index.deletion_vectors import DeletionVector
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..mergetree.file_writer import RollingFileWriter
     from ..refs.snapshot import Snapshot
     from ..schema.options import CoreOptions
     from ..table.file_store_table import FileStoreTable
@@ -67,8 +80,6 @@ FULL_COMPACT_MIN_FILE = 3  # BucketedAppendCompactManager
 
 
 def _float_option(options: CoreOptions, key: str, default: float) -> float:
-    from ..errors import InvalidInput
-
     raw = options.options.get(key)
     if raw is None:
         return default
@@ -100,12 +111,10 @@ class AppendCompactOptions:
 def dv_index_by_bucket(table: FileStoreTable, snapshot: Snapshot | None) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
     """Live DV index files per (partition, bucket); empty when the table has DVs off (as Java
     readers, which then ignore them)."""
-    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-
     if snapshot is None or not table.options.deletion_vectors_enabled:
         return {}
     out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
-    for ie in table.store_scan.index_entries(snapshot):
+    for ie in FileStoreScan(table).index_entries(snapshot):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     return out
@@ -124,9 +133,6 @@ def bucket_dv_vectors(
     only: set[str] | None = None,
 ) -> dict[str, DeletionVector]:
     """Data file name -> DeletionVector from ``index_files`` (optionally only for ``only``)."""
-    from ..index.deletion_vectors import read_deletion_vectors
-    from ..mergetree.dv_maintainer import index_file_path
-
     out: dict[str, DeletionVector] = {}
     for f in index_files:
         metas = [m for m in (f.dv_ranges or ()) if only is None or m.data_file_name in only]
@@ -161,7 +167,6 @@ def plan_append_units(
     """Compaction units for the live ``entries`` of an append table (already restricted to the
     partitions the user selected). DV index files come from ``index_files`` when given, else
     from ``snapshot`` (default: the latest snapshot)."""
-    from ..errors import InvalidInput
 
     if table.schema.primary_keys:
         raise InvalidInput(f"{table.identifier} has a primary key; append compaction is for append tables")
@@ -336,16 +341,6 @@ def _plan_fixed_bucket(
 # ---------------------------------------------------------------------------------------
 
 
-def partition_dir(table: FileStoreTable, partition: bytes) -> str:
-    from ..data.binary_row import deserialize
-    from ..io import paths
-
-    schema = table.schema
-    if not schema.partition_keys:
-        return ""
-    return paths.partition_path_for(schema, deserialize(partition, schema.partition_types))
-
-
 def read_file_tables(
     table: FileStoreTable,
     partition: bytes,
@@ -356,37 +351,28 @@ def read_file_tables(
     """The rows of ``files`` in order, deletion vectors applied, as the table's current schema."""
     import pyarrow as pa
 
-    from ..format.data_file import evolve, iter_data_file_batches
-    from ..io import paths
-    from ..manifest.stats_reader import StatsReader
-    from ..operation.read import _drop_deleted
-
     sr = StatsReader(table)
     target = list(table.schema.fields)
     ids = {f.id for f in target}
-    part_dir = partition_dir(table, partition)
+    part_dir = partition_dir_of(table.schema, partition)
     for meta in files:
         file_fields = list(sr.schema(meta.schema_id).fields)
         cols = [f.name for f in file_fields if f.id in ids]
         path = paths.data_file_path(table.path, part_dir, bucket, meta.file_name, meta.external_path)
         dv = vectors.get(meta.file_name)
         offset = 0
-        for batch in iter_data_file_batches(table.file_io, path, file_fields, cols):
+        for batch in data_file.iter_data_file_batches(table.file_io, path, file_fields, cols):
             t = pa.Table.from_batches([batch])
             n = t.num_rows
             if dv is not None:
-                t = _drop_deleted(t, dv, offset)
+                t = drop_deleted(t, dv, offset)
             offset += n
             if t.num_rows:
-                yield evolve(t, file_fields, target)
+                yield data_file.evolve(t, file_fields, target)
 
 
 def output_writer(table: FileStoreTable, partition: bytes, bucket: int, seq_start: int = 0) -> RollingFileWriter:
     """The writer compaction output of an append bucket goes through (level 0, COMPACT files)."""
-    from ..manifest.manifest import FileSource
-    from ..mergetree.file_writer import APPEND as APPEND_FILES
-    from ..mergetree.file_writer import RollingFileWriter
-
     return RollingFileWriter(table, partition, bucket, kind=APPEND_FILES, level=0,
                              file_source=FileSource.COMPACT, sequence_start=seq_start)
 
@@ -398,8 +384,6 @@ def output_writer(table: FileStoreTable, partition: bytes, bucket: int, seq_star
 
 def run_append_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
     """Rewrite the unit's files into new ones; the DV changes of the bucket; nothing committed."""
-    from ..errors import InvalidInput
-
     if unit.kind != APPEND:
         raise InvalidInput(f"run_append_unit: unit of kind {unit.kind!r}")
     started = time.monotonic()
@@ -421,8 +405,6 @@ def run_append_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
             if table.schema.bucket == -1:
                 new_index, deleted_index, index_written = _rewrite_unaware_index(table, unit, index_files, names)
             else:
-                from ..mergetree.dv_maintainer import DvMaintainer
-
                 m = DvMaintainer(table, unit.partition, unit.bucket, index_files)
                 for n in names:
                     m.remove(n)
@@ -443,12 +425,6 @@ def _rewrite_unaware_index(
 ) -> tuple[list[IndexFileMeta], list[IndexFileMeta], list[str]]:
     """Every index file holding a vector of a rewritten file is deleted; the vectors of other
     data files it held go to one new index file (Java writeUnchangedDeletionVector)."""
-    from ..index.deletion_vectors import write_deletion_vector_index
-    from ..io.fileio import join
-    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-    from ..manifest.index_manifest import IndexFileMeta as Meta
-    from ..mergetree.dv_maintainer import index_file_dir
-
     touched = [f for f in index_files if any(m.data_file_name in removed for m in f.dv_ranges or ())]
     if not touched:
         return [], [], []

@@ -3,17 +3,14 @@
 Java splits dedicated compaction the same way (``CompactAction``: a planner on the driver,
 one compaction task per bucket, a single committer). Here:
 
-1. :func:`plan_compaction` reads the latest snapshot once (the *base*), keeps the partitions
-   the user selected (``--partition`` specs or a ``--where`` on partition columns), asks the
-   table's planner for units -- the merge-tree strategy per bucket for primary-key tables
-   (:func:`core.mergetree.compact_strategy.pick_unit`), the append planner for append tables
-   (:func:`core.compact.append.plan_append_units`) -- and applies the ``--max-bytes`` /
-   ``--max-buckets`` budgets, neediest buckets first.
+1. :func:`core.compact.plan.plan_compaction` reads the latest snapshot once and picks the
+   units (metadata only; partition selection and budgets);
 2. :func:`compact_table` runs the units in-process (:mod:`.local`) or as Spark tasks
    (:mod:`.spark`), then commits every UnitResult as one COMPACT snapshot. The commit
    re-reads the latest snapshot on every attempt, so appends committed meanwhile are fine;
    if an input file was removed or rewritten by someone else the commit raises
    CommitConflict (exit 5). On any failure every file the units wrote is deleted again.
+   ``--order-strategy`` hands the job to sort compaction (:mod:`.sort`) instead.
 
 ``--engine auto`` picks Spark only when it can pay for the JVM start: the plan rewrites at
 least :data:`AUTO_SPARK_MIN_BYTES` in at least :data:`AUTO_SPARK_MIN_UNITS` units (one unit
@@ -25,23 +22,30 @@ threads (measured on 2 cores: 64 units took 5.5 s on local threads, 8.9 s on Spa
 
 from __future__ import annotations
 
-import dataclasses
+import importlib.util
 import logging
 import math
 import os
+import shutil
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
-from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written
-from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
+from ..errors import InvalidInput
+from ..mergetree.compact_unit import CompactUnit, UnitResult
+from ..operation.commit import FileStoreCommit
+from ..operation.maintenance import after_commit
+from ..operation.partition_spec import parse_partition_specs, partition_label
+from ..operation.scan import FileStoreScan
+from . import sort
+from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written, run_local
+from .plan import CompactPlan, PlanRow, levels_label, plan_compaction
+from .spark import run_spark
 
 if TYPE_CHECKING:
-    from ..manifest.manifest import DataFileMeta, ManifestEntry
+    from ..manifest.manifest import DataFileMeta
     from ..refs.snapshot import Snapshot
-    from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
 
 log = logging.getLogger(__name__)
@@ -60,42 +64,6 @@ RESULT_COLUMNS = ["snapshot_id", "commit_kind", "units", "files_in", "files_out"
 # ---------------------------------------------------------------------------------------
 # Models
 # ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class PlanRow:
-    """One bucket (or append bin) of a plan, as ``compact --plan`` prints it."""
-
-    partition: str
-    bucket: int
-    sorted_runs: int
-    levels: str
-    files: int
-    bytes_to_rewrite: int
-    output_level: int | None
-    files_after: int
-    reason: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass
-class CompactPlan:
-    """Units to run, planned from ``base_snapshot`` (None: the table has no snapshot)."""
-
-    base_snapshot: Snapshot | None
-    units: list[CompactUnit] = field(default_factory=list)
-    rows: list[PlanRow] = field(default_factory=list)  # units first, then deferred ones
-    deferred: list[CompactUnit] = field(default_factory=list)  # over --max-bytes / --max-buckets
-
-    @property
-    def bytes_in(self) -> int:
-        return sum(u.bytes_in for u in self.units)
-
-    @property
-    def files_in(self) -> int:
-        return sum(len(u.files) for u in self.units)
 
 
 @dataclass
@@ -123,322 +91,12 @@ class CompactResult:
 
 
 # ---------------------------------------------------------------------------------------
-# Partition selection
-# ---------------------------------------------------------------------------------------
-
-
-def parse_partition_specs(values: Sequence[str], schema: TableSchema) -> list[dict[str, str]]:
-    """``--partition`` values to specs: ``;`` separates alternatives (OR), ``,`` joins keys (AND).
-
-    Repeating ``--partition`` also ORs, as Paimon's compact action does.
-    """
-    specs: list[dict[str, str]] = []
-    keys = schema.partition_keys
-    for value in values:
-        for alt in value.split(";"):
-            if not alt.strip():
-                continue
-            spec: dict[str, str] = {}
-            for pair in alt.split(","):
-                k, sep, v = pair.partition("=")
-                k = k.strip()
-                if not sep or not k:
-                    raise InvalidInput(f"--partition {value!r}: expected k=v[,k2=v2][;k=v...]")
-                if not keys:
-                    raise InvalidInput(f"--partition {value!r}: the table is not partitioned")
-                if k not in keys:
-                    raise InvalidInput(f"--partition {value!r}: {k!r} is not a partition key (keys: {keys})")
-                if k in spec:
-                    raise InvalidInput(f"--partition {value!r}: key {k!r} given twice")
-                spec[k] = v
-            specs.append(spec)
-        if not value.strip(";").strip():
-            raise InvalidInput(f"--partition {value!r}: empty partition spec")
-    return specs
-
-
-def partition_filter(
-    schema: TableSchema, specs: Sequence[Mapping[str, str]] | None, where: str | None
-) -> Callable[[bytes], bool] | None:
-    """A predicate on serialized partitions for ``--partition`` specs or ``--where`` (not both)."""
-    if specs and where:
-        raise InvalidInput("give either --partition or --where, not both")
-    if not specs and not where:
-        return None
-    from ..data.binary_row import deserialize
-    from ..io import paths
-
-    types = schema.partition_types
-    keys = schema.partition_keys
-    opts = schema.core_options
-    default = opts.partition_default_name
-    cache: dict[bytes, bool] = {}
-
-    if where:
-        from ..data.predicate import parse_predicate
-
-        if not keys:
-            raise InvalidInput("--where: the table is not partitioned; compact filters partitions only")
-        pred = parse_predicate(where, list(schema.fields))
-        others = sorted(pred.columns() - set(keys))
-        if others:
-            raise InvalidInput(
-                f"--where: compact selects partitions only; {others[0]!r} is not a partition key (keys: {keys})"
-            )
-
-        def by_where(part: bytes) -> bool:
-            hit = cache.get(part)
-            if hit is None:
-                values = deserialize(part, types)
-                stats = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(keys, values)}
-                hit = cache[part] = bool(pred.might_match(stats))
-            return hit
-
-        return by_where
-
-    def renderings(value: Any, t: Any) -> set[str]:
-        out = set()
-        for legacy in (True, False):
-            try:
-                s = paths.partition_value_to_str(value, t, legacy)
-            except Exception:  # noqa: BLE001 - a rendering that does not apply
-                continue
-            if s is not None:
-                out.add(s)
-        return out
-
-    wanted = [[(keys.index(k), v) for k, v in spec.items()] for spec in specs or []]
-
-    def by_spec(part: bytes) -> bool:
-        hit = cache.get(part)
-        if hit is None:
-            values = deserialize(part, types)
-            hit = False
-            for conj in wanted:
-                ok = True
-                for i, want in conj:
-                    v = values[i]
-                    if v is None or (isinstance(v, str) and not v.strip()):
-                        ok = want == default
-                    else:
-                        ok = want in renderings(v, types[i])
-                    if not ok:
-                        break
-                if ok:
-                    hit = True
-                    break
-            cache[part] = hit
-        return hit
-
-    return by_spec
-
-
-def partition_label(schema: TableSchema, partition: bytes) -> str:
-    """``k=v,k2=v2`` (the ``--partition`` syntax), "" for an unpartitioned table."""
-    if not schema.partition_keys:
-        return ""
-    from ..data.binary_row import deserialize
-    from ..io import paths
-
-    opts = schema.core_options
-    values = deserialize(partition, schema.partition_types)
-    strs = paths.partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
-    return ",".join(f"{k}={opts.partition_default_name if s is None else s}"
-                    for k, s in zip(schema.partition_keys, strs))
-
-
-# ---------------------------------------------------------------------------------------
-# Planning
-# ---------------------------------------------------------------------------------------
-
-
-def sorted_runs_of(files: Sequence[DataFileMeta]) -> int:
-    """Sorted runs of a bucket: one per level-0 file plus one per non-empty level >= 1."""
-    return sum(1 for f in files if f.level == 0) + len({f.level for f in files if f.level > 0})
-
-
-def levels_label(files: Sequence[DataFileMeta]) -> str:
-    """``L0:3 L5:1`` -- file counts per level."""
-    counts: dict[int, int] = {}
-    for f in files:
-        counts[f.level] = counts.get(f.level, 0) + 1
-    return " ".join(f"L{lv}:{n}" for lv, n in sorted(counts.items()))
-
-
-def plan_compaction(
-    table: FileStoreTable,
-    *,
-    full: bool = False,
-    partitions: Sequence[str] | Sequence[Mapping[str, str]] | None = None,
-    where: str | None = None,
-    max_bytes: int | None = None,
-    max_buckets: int | None = None,
-) -> CompactPlan:
-    """Units for the latest snapshot (no I/O beyond metadata).
-
-    ``partitions``: ``--partition`` strings (``k=v,k2=v2;k=v3``) or already parsed specs.
-    """
-    schema = table.schema
-    specs: list[dict[str, str]] | None = None
-    if partitions:
-        if all(isinstance(p, str) for p in partitions):
-            specs = parse_partition_specs(list(partitions), schema)  # type: ignore[arg-type]
-        else:
-            specs = [dict(p) for p in partitions]  # type: ignore[arg-type]
-            parse_partition_specs([",".join(f"{k}={v}" for k, v in s.items()) for s in specs], schema)
-    if max_bytes is not None and max_bytes <= 0:
-        raise InvalidInput(f"--max-bytes {max_bytes}: must be positive")
-    if max_buckets is not None and max_buckets <= 0:
-        raise InvalidInput(f"--max-buckets {max_buckets}: must be positive")
-    pfilter = partition_filter(schema, specs, where)
-    _check_compactable(table)
-
-    base = table.snapshot_manager.latest_snapshot()
-    plan = CompactPlan(base)
-    if base is None:
-        return plan
-    entries = table.store_scan.plan(base)
-    if pfilter is not None:
-        entries = [e for e in entries if pfilter(e.partition)]
-    if not entries:
-        return plan
-    from .rescale import check_entries_layout
-
-    check_entries_layout(table, entries, "compact")  # Java's compaction writer refuses these too
-
-    by_bucket: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-    for e in entries:
-        by_bucket.setdefault((e.partition, e.bucket), []).append(e)
-
-    if schema.primary_keys:
-        candidates = _plan_merge_tree(table, base, by_bucket, full)
-    else:
-        from .append import plan_append_units
-
-        candidates = list(plan_append_units(table, entries, full, snapshot=base))
-
-    # neediest first: most sorted runs (files for append), then most bytes
-    def need(u: CompactUnit) -> tuple[int, int]:
-        runs = sorted_runs_of(u.bucket_files or u.files) if u.kind == MERGE_TREE else len(u.files)
-        return (-runs, -u.bytes_in)
-
-    candidates.sort(key=need)
-    budget = max_bytes
-    for u in candidates:
-        if max_buckets is not None and len(plan.units) >= max_buckets:
-            plan.deferred.append(u)
-        elif budget is not None and u.bytes_in > budget:
-            plan.deferred.append(u)
-        else:
-            plan.units.append(u)
-            if budget is not None:
-                budget -= u.bytes_in
-    target = table.options.target_file_size(bool(schema.primary_keys))
-    plan.rows = [_plan_row(schema, u, target, by_bucket, None) for u in plan.units]
-    for u in plan.deferred:
-        why = "--max-buckets" if max_buckets is not None and len(plan.units) >= max_buckets else "--max-bytes"
-        plan.rows.append(_plan_row(schema, u, target, by_bucket, f"deferred by {why} budget"))
-    return plan
-
-
-def _check_compactable(table: FileStoreTable) -> None:
-    from ..io import paths
-
-    schema = table.schema
-    if schema.bucket == paths.POSTPONE_BUCKET:
-        raise NotYetSupported("compact: bucket=-2 (postpone) tables are not supported yet")
-    opts = table.options
-    if opts.get_bool("row-tracking.enabled") or opts.get_bool("data-evolution.enabled"):
-        raise NotYetSupported("compact: row-tracking / data-evolution tables are not supported yet")
-
-
-def _dv_index_files(table: FileStoreTable, snapshot: Snapshot) -> dict[tuple[bytes, int], tuple[Any, ...]]:
-    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-
-    out: dict[tuple[bytes, int], list[Any]] = {}
-    for ie in table.store_scan.index_entries(snapshot):
-        if ie.index_file.index_type == DELETION_VECTORS_INDEX:
-            out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
-    return {k: tuple(v) for k, v in out.items()}
-
-
-def _plan_merge_tree(
-    table: FileStoreTable,
-    base: Snapshot,
-    by_bucket: Mapping[tuple[bytes, int], list[ManifestEntry]],
-    full: bool,
-) -> list[CompactUnit]:
-    index = _dv_index_files(table, base)
-    units = []
-    for (partition, bucket), group in sorted(by_bucket.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        files = [e.file for e in group]
-        unit = pick_bucket_unit(table, partition, bucket, group[0].total_buckets, files,
-                                index.get((partition, bucket), ()), full)
-        if unit is not None:
-            units.append(unit)
-    return units
-
-
-def pick_bucket_unit(
-    table: FileStoreTable,
-    partition: bytes,
-    bucket: int,
-    total_buckets: int,
-    files: Sequence[DataFileMeta],
-    index_files: Sequence[Any],
-    full: bool,
-) -> CompactUnit | None:
-    """The merge-tree unit of one bucket, complete with the bucket context executors need."""
-    from ..mergetree.compact_strategy import pick_unit
-    from ..mergetree.levels import Levels, key_function
-
-    opts = table.options
-    key_types = [f.type for f in table.schema.logical_trimmed_primary_keys_type.fields]
-    levels = Levels(list(files), opts.num_levels, key_function(key_types))
-    dv_files = {m.data_file_name for f in index_files for m in (f.dv_ranges or ())}
-    unit = pick_unit(opts, levels, full, partition=partition, bucket=bucket, total_buckets=total_buckets,
-                     index_files=tuple(index_files), dv_files=dv_files)
-    if unit is None or not unit.files:
-        return None
-    return unit
-
-
-def _plan_row(
-    schema: TableSchema,
-    u: CompactUnit,
-    target: int,
-    by_bucket: Mapping[tuple[bytes, int], list[ManifestEntry]],
-    deferred: str | None,
-) -> PlanRow:
-    bucket_files = list(u.bucket_files) or [e.file for e in by_bucket.get((u.partition, u.bucket), [])]
-    expected_out = max(1, math.ceil(u.bytes_in / max(target, 1))) if u.files else 0
-    if u.kind == APPEND and not bucket_files:
-        bucket_files = list(u.files)
-    files_after = max(0, len(bucket_files) - len(u.files)) + expected_out
-    return PlanRow(
-        partition=partition_label(schema, u.partition),
-        bucket=u.bucket,
-        sorted_runs=sorted_runs_of(bucket_files) if u.kind == MERGE_TREE else len(bucket_files),
-        levels=levels_label(bucket_files),
-        files=len(u.files),
-        bytes_to_rewrite=u.bytes_in,
-        output_level=u.output_level if u.kind == MERGE_TREE else None,
-        files_after=files_after,
-        reason=deferred or u.reason,
-    )
-
-
-# ---------------------------------------------------------------------------------------
 # Engines
 # ---------------------------------------------------------------------------------------
 
 
 def spark_available() -> str | None:
     """None when the Spark engine can run here, else why not."""
-    import importlib.util
-    import os
-    import shutil
-
     if importlib.util.find_spec("pyspark") is None:
         return "pyspark is not installed (pip install 'paimon-cli[spark]')"
     if not os.environ.get("JAVA_HOME") and shutil.which("java") is None:
@@ -501,12 +159,8 @@ def run_units(
 ) -> list[UnitResult]:
     """Execute units on the chosen engine; raises UnitsFailed with the finished results."""
     if engine == "spark":
-        from .spark import run_spark
-
         return run_spark(table, units, master=spark_master, conf=spark_conf, parallelism=parallelism,
                          progress=progress)
-    from .local import run_local
-
     return run_local(table, units, parallelism, progress)
 
 
@@ -561,8 +215,27 @@ def compact_table(
         result.seconds = time.monotonic() - started
         return result
 
+    _run_and_commit(table, plan, result, name, spark_master, spark_conf, parallelism, progress, commit_user,
+                    expire)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _run_and_commit(
+    table: FileStoreTable,
+    plan: CompactPlan,
+    result: CompactResult,
+    engine: str,
+    spark_master: str | None,
+    spark_conf: Mapping[str, str] | None,
+    parallelism: int | None,
+    progress: Progress | None,
+    commit_user: str | None,
+    expire: bool,
+) -> None:
+    """Run the plan's units, commit them as one snapshot and expire after it."""
     try:
-        results = run_units(table, plan.units, name, spark_master=spark_master, spark_conf=spark_conf,
+        results = run_units(table, plan.units, engine, spark_master=spark_master, spark_conf=spark_conf,
                             parallelism=parallelism, progress=progress)
     except UnitsFailed as failed:
         delete_written(table, failed.results)
@@ -571,19 +244,21 @@ def compact_table(
     _fill_counts(result, results)
     if snapshot is None:
         result.message = "the units changed nothing; no snapshot committed"
-    else:
-        result.snapshot_id = snapshot.id
-        result.commit_kind = snapshot.commit_kind
-        result.snapshots = [snapshot.id]
-        result.message = f"compacted {len(results)} unit(s) into snapshot {snapshot.id}"
-        if expire:
-            # a dedicated compaction job expires even on write-only tables (Java's compact
-            # action runs on a write-only=false copy of the table)
-            warning = expire_after(table, {"write-only": "false"})
-            if warning:
-                result.message += f"; {warning}"
-    result.seconds = time.monotonic() - started
-    return result
+        return
+    result.snapshot_id = snapshot.id
+    result.commit_kind = snapshot.commit_kind
+    result.snapshots = [snapshot.id]
+    result.message = f"compacted {len(results)} unit(s) into snapshot {snapshot.id}"
+    if expire:
+        # a dedicated compaction job expires even on write-only tables (Java's compact
+        # action runs on a write-only=false copy of the table)
+        _append_expiry(table, result)
+
+
+def _append_expiry(table: FileStoreTable, result: CompactResult) -> None:
+    warning = expire_after(table, {"write-only": "false"})
+    if warning:
+        result.message += f"; {warning}"
 
 
 def _nothing_message(plan: CompactPlan) -> str:
@@ -621,8 +296,6 @@ def commit_results(
     commit_kind: str = "COMPACT",
 ) -> Snapshot | None:
     """Publish the results as one snapshot; on any failure delete what the units wrote."""
-    from ..operation.commit import FileStoreCommit
-
     messages = [m for m in (r.commit_message() for r in results) if not m.is_empty()]
     if not messages:
         delete_written(table, results)
@@ -643,8 +316,6 @@ def expire_after(table: FileStoreTable, options_overrides: Mapping[str, str] | N
 
     A refused expiration never undoes the commit: it is reported, not raised.
     """
-    from ..operation.maintenance import after_commit
-
     warnings = after_commit(table, options_overrides)
     return "; ".join(warnings) if warnings else None
 
@@ -681,32 +352,15 @@ def _sort_compact(
     full: bool,
 ) -> CompactResult:
     cols = parse_order_by(order_by)
-    if strategy is None or not cols:
-        raise InvalidInput("sort compaction needs both --order-strategy and --order-by")
-    strategy = strategy.lower()
-    if strategy not in ORDER_STRATEGIES:
-        raise InvalidInput(f"--order-strategy {strategy!r}: expected one of {', '.join(ORDER_STRATEGIES)}")
-    if engine == "spark":
-        raise InvalidInput("sort compaction runs locally; --engine spark does not apply")
-    if max_bytes is not None or max_buckets is not None:
-        raise InvalidInput("--max-bytes/--max-buckets do not apply to sort compaction (whole partitions)")
-    schema = table.schema
-    from .sort import check_sortable_table
-
-    check_sortable_table(table)
-    names = set(schema.field_names)
-    unknown = [c for c in cols if c not in names]
-    if unknown:
-        raise InvalidInput(f"--order-by: {unknown[0]!r} is not a column of {table.identifier}")
-    specs = parse_partition_specs(list(partitions), schema) if partitions else None
-    from .sort import sort_compact
+    strategy = _check_sort_request(table, strategy, cols, engine, max_bytes, max_buckets)
+    specs = parse_partition_specs(list(partitions), table.schema) if partitions else None
 
     def sort_progress(done: int, total: int, rows: int) -> None:
         if progress is not None:
             progress("done", None, done, total)
 
-    out = sort_compact(table, strategy, cols, partitions=specs, where=where, plan_only=plan_only,
-                       commit_user=commit_user, progress=sort_progress)
+    out = sort.sort_compact(table, strategy, cols, partitions=specs, where=where, plan_only=plan_only,
+                            commit_user=commit_user, progress=sort_progress)
     result = CompactResult(snapshot_id=out.snapshot_id, commit_kind=out.commit_kind, units=out.units,
                            files_in=out.files_in, files_out=out.files_out, bytes_in=out.bytes_in,
                            bytes_out=out.bytes_out, rows_in=out.rows_in, rows_out=out.rows_out,
@@ -720,13 +374,33 @@ def _sort_compact(
         result.message = (f"sorted {len(out.partitions)} partition(s) by {by} into snapshot "
                           f"{result.snapshot_id}")
         if expire:
-            warning = expire_after(table, {"write-only": "false"})
-            if warning:
-                result.message += f"; {warning}"
+            _append_expiry(table, result)
     else:
         result.message = "nothing to sort; nothing committed"
     result.seconds = time.monotonic() - started
     return result
+
+
+def _check_sort_request(
+    table: FileStoreTable, strategy: str | None, cols: list[str], engine: str, max_bytes: int | None,
+    max_buckets: int | None,
+) -> str:
+    """The lower-cased strategy; InvalidInput for options sort compaction cannot honour."""
+    if strategy is None or not cols:
+        raise InvalidInput("sort compaction needs both --order-strategy and --order-by")
+    strategy = strategy.lower()
+    if strategy not in ORDER_STRATEGIES:
+        raise InvalidInput(f"--order-strategy {strategy!r}: expected one of {', '.join(ORDER_STRATEGIES)}")
+    if engine == "spark":
+        raise InvalidInput("sort compaction runs locally; --engine spark does not apply")
+    if max_bytes is not None or max_buckets is not None:
+        raise InvalidInput("--max-bytes/--max-buckets do not apply to sort compaction (whole partitions)")
+    sort.check_sortable_table(table)
+    names = set(table.schema.field_names)
+    unknown = [c for c in cols if c not in names]
+    if unknown:
+        raise InvalidInput(f"--order-by: {unknown[0]!r} is not a column of {table.identifier}")
+    return strategy
 
 
 def _sort_plan(table: FileStoreTable, out: Any, by: str) -> CompactPlan:
@@ -738,7 +412,7 @@ def _sort_plan(table: FileStoreTable, out: Any, by: str) -> CompactPlan:
         return plan
     wanted = set(out.partitions)
     groups: dict[str, list[DataFileMeta]] = {}
-    for e in table.store_scan.plan(base):
+    for e in FileStoreScan(table).plan(base):
         label = partition_label(table.schema, e.partition)
         if label in wanted:
             groups.setdefault(label, []).append(e.file)

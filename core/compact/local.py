@@ -11,18 +11,25 @@ finished units wrote, so a failed job leaves no files behind.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError
+from ..io.fileio import FileIO
+from ..mergetree.compact_task import run_merge_tree_unit
+from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
+from ..table.file_store_table import FileStoreTable
+from ..table.identifiers import Identifier
 from ..utils.interrupt import discard
-from .unit import APPEND, MERGE_TREE, CompactUnit, UnitResult
+from ..utils.workers import worker_pool
+from .append import run_append_unit
 
 if TYPE_CHECKING:
     from ..schema.table_schema import TableSchema
-    from ..table.file_store_table import FileStoreTable
 
 # progress(event, unit, done, total): event "start" before a unit runs, "done" after it finished
 # (unit is None for sort compaction, which reports whole partitions)
@@ -53,10 +60,6 @@ class TableRef:
                    table.schema)
 
     def open(self) -> FileStoreTable:
-        from ..io.fileio import FileIO
-        from ..table.file_store_table import FileStoreTable
-        from ..table.identifiers import Identifier
-
         file_io = FileIO(self.root, self.storage_options)
         return FileStoreTable(file_io, self.path, Identifier.parse(self.identifier), self.branch, self.schema)
 
@@ -65,12 +68,8 @@ def execute_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
     """Run one unit with the executor of its kind (merge-tree or append)."""
     started = time.monotonic()
     if unit.kind == MERGE_TREE:
-        from ..mergetree.compact_task import run_merge_tree_unit
-
         result = run_merge_tree_unit(table, unit)
     elif unit.kind == APPEND:
-        from .append import run_append_unit
-
         result = run_append_unit(table, unit)
     else:
         raise PaimonError(f"compaction unit of unknown kind {unit.kind!r}")
@@ -122,11 +121,16 @@ def run_local(
                 progress("done", unit, done, total)
         return [r for r in results if r is not None]
 
-    import threading
-    from concurrent.futures import FIRST_EXCEPTION, wait
+    return _run_threaded(table, units, threads, progress)
 
-    from ..utils.workers import worker_pool
 
+def _run_threaded(
+    table: FileStoreTable, units: Sequence[CompactUnit], threads: int, progress: Progress | None
+) -> list[UnitResult]:
+    """:func:`run_local` on ``threads`` threads, biggest units first."""
+    total = len(units)
+    results: list[UnitResult | None] = [None] * total
+    done = 0
     lock = threading.Lock()
     failed = threading.Event()
 

@@ -4,8 +4,8 @@ Why: a fixed-bucket partition keeps the bucket number its files were written wit
 manifest entries' ``_TOTAL_BUCKETS``) until it is rewritten; ``alter --set bucket=N`` changes
 only the schema. Writing into such a partition would hash keys into the new layout while
 the old rows stay in the old one -- two rows per key -- so ``write`` and ``compact`` refuse
-it (:func:`check_bucket_layout`, Java's ``AbstractFileStoreWrite`` check) until the partition
-is rescaled. Java's way out is INSERT OVERWRITE or the ``rescale`` procedure (Flink action /
+it (:func:`core.operation.bucket_layout.check_bucket_layout`, Java's ``AbstractFileStoreWrite``
+check) until the partition is rescaled. Java's way out is INSERT OVERWRITE or the ``rescale`` procedure (Flink action /
 Spark procedure); :func:`rescale` is that procedure:
 
 * :func:`plan_rescale` (metadata only) picks the selected partitions whose live files have
@@ -40,78 +40,32 @@ they would join their partition's inputs -- are refused there.
 
 from __future__ import annotations
 
-import shlex
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
+from ..errors import CommitConflict, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
+from ..mergetree.commit_message import CommitMessage
+from ..operation.commit import FileStoreCommit
+from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.read import TableRead
+from ..operation.scan import FileStoreScan
+from ..operation.write import TableWrite, check_writable
+from ..table.file_store_table import FileStoreTable
+from ..utils.rows import Rows
+from .local import UnitsFailed, delete_written, run_local
+from .plan import pick_bucket_unit
+from .sort import commit_partition_rewrite
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..operation.commit import CommitMessage
     from ..refs.snapshot import Snapshot
-    from ..table.file_store_table import FileStoreTable
-    from ..utils.rows import Rows
 
 PLAN_COLUMNS = ["partition", "current_buckets", "new_buckets", "files", "rows", "bytes"]
 RESULT_COLUMNS = ["snapshot_id", "commit_kind", "bucket_num", "partitions", "files_in", "files_out", "rows_in",
                   "rows_out", "bytes_in", "bytes_out", "seconds"]
-
-
-# ---------------------------------------------------------------------------------------
-# The refusal of write / compact
-# ---------------------------------------------------------------------------------------
-
-
-def rescale_command(table: FileStoreTable, partition: bytes | None) -> str:
-    """The ``paimon-cli rescale`` command that rewrites ``partition`` (None: every partition
-    that needs it) -- quoted for a POSIX shell."""
-    from .job import partition_label
-
-    args = ["paimon-cli", "rescale", str(table.identifier)]
-    label = partition_label(table.schema, partition) if partition is not None else ""
-    # a value holding ',' or ';' cannot be spelled as a --partition spec: rescale them all
-    values = label.split(",") if label else []
-    if label and len(values) == len(table.schema.partition_keys) and ";" not in label:
-        args += ["--partition", label]
-    if table.branch:
-        args += ["--branch", table.branch]
-    return " ".join(shlex.quote(a) for a in args)
-
-
-def check_bucket_layout(
-    table: FileStoreTable, partition: bytes, previous: Collection[int], action: str, expected: int | None = None
-) -> None:
-    """InvalidInput when ``partition`` holds files written with another bucket number than
-    ``expected`` (the table's option): writing there would split keys over two layouts."""
-    expected = table.schema.bucket if expected is None else expected
-    other = sorted({b for b in previous if b > 0 and b != expected})
-    if not other:
-        return
-    from .job import partition_label
-
-    label = partition_label(table.schema, partition)
-    where = f"partition {label} of {table.identifier}" if label else str(table.identifier)
-    counts = " and ".join(str(b) for b in other)
-    why = " (writing would put keys in two buckets)" if action == "write" else ""
-    raise InvalidInput(
-        f"{action}: {where} holds files written with {counts} buckets, but the table's bucket option is "
-        f"{expected}{why}; rewrite it into the new layout first: {rescale_command(table, partition)}"
-    )
-
-
-def check_entries_layout(table: FileStoreTable, entries: Sequence[ManifestEntry], action: str) -> None:
-    """:func:`check_bucket_layout` for every partition of ``entries`` (fixed-bucket tables)."""
-    if table.schema.bucket <= 0:
-        return
-    totals: dict[bytes, set[int]] = {}
-    for e in entries:
-        totals.setdefault(e.partition, set()).add(e.total_buckets)
-    for partition in sorted(totals):
-        check_bucket_layout(table, partition, totals[partition], action)
 
 
 # ---------------------------------------------------------------------------------------
@@ -157,8 +111,6 @@ class RescalePlan:
         return self.bucket_option != self.new_buckets
 
     def rows(self) -> Rows:
-        from ..utils.rows import Rows
-
         return Rows(PLAN_COLUMNS, [
             {"partition": p.label, "current_buckets": p.current_buckets, "new_buckets": self.new_buckets,
              "files": p.files, "rows": p.rows, "bytes": p.bytes} for p in self.partitions
@@ -182,8 +134,6 @@ def check_rescalable(table: FileStoreTable, bucket_num: int | None) -> int:
         )
     if bucket_num is not None and bucket_num < 1:
         raise InvalidInput(f"--bucket-num {bucket_num}: must be a positive bucket count")
-    from ..operation.write import check_writable
-
     target = bucket if bucket_num is None else bucket_num
     new_schema = schema.copy(options={**schema.options, "bucket": str(target)})
     check_writable(new_schema, new_schema.core_options)  # what the rewrite cannot write, refused up front
@@ -199,8 +149,6 @@ def plan_rescale(
     """The partitions of ``snapshot`` (default: latest) to rewrite into ``bucket_num`` buckets
     (default: the table's option). ``partitions``: ``--partition`` strings as ``compact``
     takes them (``k=v,k2=v2;k=v3``); without them every partition is considered."""
-    from .job import parse_partition_specs, partition_filter, partition_label
-
     target = check_rescalable(table, bucket_num)
     specs = parse_partition_specs(list(partitions), table.schema) if partitions else None
     selected = partition_filter(table.schema, specs, None)
@@ -210,7 +158,7 @@ def plan_rescale(
     if snapshot is None:
         return plan
     groups: dict[bytes, list[ManifestEntry]] = {}
-    for e in table.store_scan.plan(snapshot):
+    for e in FileStoreScan(table).plan(snapshot):
         if selected is None or selected(e.partition):
             groups.setdefault(e.partition, []).append(e)
     for partition in sorted(groups):
@@ -286,14 +234,12 @@ def rescale(
         result.seconds = time.monotonic() - started
         return result
     if plan.sets_option:
-        from ..schema.table_schema import SetOption
+        from ..schema.schema_change import SetOption
         from ..table.file_store_table import FileStoreTable
 
         schema = table.schema_manager.commit_changes([SetOption("bucket", str(plan.new_buckets))])
         result.schema_id = schema.id
         table = FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
-    from ..operation.read import TableRead
-
     reader = TableRead(table, all_levels=True)  # pinned to the snapshot it resolves now
     snap = reader.snapshot
     if snap is None:
@@ -320,11 +266,6 @@ def execute_rescale(
     ``reader`` (a :class:`core.operation.read.TableRead` of ``plan.base_snapshot`` over all levels) and
     commit ONE OVERWRITE; on any failure before the snapshot is published, every file
     written is deleted again."""
-    from ..errors import CommitConflict, PaimonError
-    from ..operation.commit import FileStoreCommit
-    from ..operation.write import TableWrite
-    from .sort import commit_partition_rewrite
-
     base = plan.base_snapshot
     assert base is not None and reader.snapshot is not None and reader.snapshot.id == base.id
     if table.schema.bucket != plan.new_buckets:
@@ -354,8 +295,6 @@ def execute_rescale(
         snap = commit_partition_rewrite(commit, messages, base, chosen)
     except BaseException as e:
         if isinstance(e, CommitConflict) or not commit.may_have_published():
-            from .local import delete_written
-
             delete_written(table, compacted)
             tw.abort()
         raise
@@ -375,10 +314,6 @@ def _compact_buckets(
     (messages to commit, UnitResults, messages of files written but not to commit)."""
     if not table.schema.primary_keys:
         return messages, [], []
-    from ..operation.commit import CommitMessage
-    from .job import pick_bucket_unit
-    from .local import UnitsFailed, delete_written, run_local
-
     units = [u for u in (pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, m.new_files, (), full=True)
                          for m in messages if m.new_files) if u is not None]
     try:
@@ -411,14 +346,12 @@ def _emptied_partitions(
 ) -> list[CommitMessage]:
     """Partitions whose merged view is empty (every row deleted) get no new files: the dynamic
     overwrite would not touch them, so their files and index files are deleted explicitly."""
-    from ..operation.commit import CommitMessage
-
     empty = [p for p in plan.partitions if p.partition not in written]
     if not empty:
         return []
     wanted = {p.partition for p in empty}
     index: dict[tuple[bytes, int], list[Any]] = {}
-    for ie in table.store_scan.index_entries(base):
+    for ie in FileStoreScan(table).index_entries(base):
         if ie.partition in wanted:
             index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     out = []
@@ -463,11 +396,8 @@ __all__ = [
     "PartitionRescale",
     "RescalePlan",
     "RescaleResult",
-    "check_bucket_layout",
-    "check_entries_layout",
     "describe",
     "execute_rescale",
     "plan_rescale",
     "rescale",
-    "rescale_command",
 ]

@@ -30,29 +30,37 @@ no such limit.
 
 from __future__ import annotations
 
+import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..data.types import DataField
 from ..errors import InvalidInput
-from ..fileindex.format import (
+from ..fileindex.format import INDEX_SUFFIX, FileIndexContainer, index_file_names, new_index_file_name, write_container
+from ..fileindex.writer import DataFileIndexWriter
+from ..format.data_file import iter_data_file_batches
+from ..io import paths
+from ..manifest.entry_decoder import EntryDecoder
+from ..manifest.manifest import DataFileMeta, ManifestEntry
+from ..mergetree.commit_message import CommitMessage
+from ..operation.commit import FileStoreCommit
+from ..operation.scan import FileStoreScan
+from ..schema.file_index_options import (
     BITMAP,
     BLOOM_FILTER,
-    INDEX_SUFFIX,
-    FileIndexContainer,
-    index_file_names,
-    new_index_file_name,
-    write_container,
+    IndexSpec,
+    bitmap_options,
+    bloom_size,
+    configured_indexes,
+    validate_file_index_options,
 )
-from ..fileindex.writer import DataFileIndexWriter, IndexSpec, configured_indexes, validate_file_index_options
-from ..io import paths
+from ..schema.file_index_options import bloom_filter_options as bloom_options
+from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
-
-if TYPE_CHECKING:
-    from ..data.types import DataField
-    from ..manifest.manifest import DataFileMeta, ManifestEntry
-    from ..table.file_store_table import FileStoreTable
+from ..utils.workers import worker_pool
 
 RESULT_COLUMNS = ["snapshot_id", "files_scanned", "files_changed", "files_unchanged", "indexes_built",
                   "indexes_dropped", "index_files_written", "embedded", "rows_read", "seconds"]
@@ -129,21 +137,15 @@ class RewriteResult:
         }
 
 
-def _payload_matches(spec: IndexSpec, payload: bytes | None) -> bool:
+def payload_matches(spec: IndexSpec, payload: bytes | None) -> bool:
     """Does an existing payload honour the options it would be built with now?"""
     if payload is None:
         return False
     try:
         if spec.index_type == BLOOM_FILTER:
-            import struct
-
-            from ..fileindex.bloom import bloom_size, parse_options
-
-            nb, k = bloom_size(*parse_options(spec.column, spec.opts))
+            nb, k = bloom_size(*bloom_options(spec.column, spec.opts))
             return len(payload) == 4 + nb // 8 and struct.unpack_from(">i", payload, 0)[0] == k
         if spec.index_type == BITMAP:
-            from ..fileindex.bitmap import parse_options as bitmap_options
-
             version, _ = bitmap_options(spec.column, spec.opts)
             return payload[0] == version
         return payload[0] == 1  # bsi version 1
@@ -176,9 +178,8 @@ class _SchemaInfo:
         return hit
 
 
-def _bucket_dir(table: FileStoreTable, part_values: list[Any], bucket: int) -> str:
-    part_dir = paths.partition_path_for(table.schema, part_values)
-    return paths.data_file_path(table.path, part_dir, bucket, "").rstrip("/")
+def _bucket_dir(table: FileStoreTable, dec: EntryDecoder, entry: ManifestEntry) -> str:
+    return paths.data_file_path(table.path, dec.partition_dir(entry.partition), entry.bucket, "").rstrip("/")
 
 
 def _read_container(table: FileStoreTable, bucket_dir: str, meta: DataFileMeta) -> tuple[FileIndexContainer | None, str]:
@@ -191,19 +192,18 @@ def _read_container(table: FileStoreTable, bucket_dir: str, meta: DataFileMeta) 
     return None, "none"
 
 
-def plan_rewrite(table: FileStoreTable, entries: Sequence[ManifestEntry], partition_text: Callable[[bytes], str],
-                 part_values: Callable[[bytes], list[Any]]) -> tuple[list[FilePlan], dict[str, FileIndexContainer]]:
-    specs = configured_indexes(table.schema.options)
-    info = _SchemaInfo(table, specs)
+def plan_rewrite(table: FileStoreTable, entries: Sequence[ManifestEntry],
+                 dec: EntryDecoder) -> tuple[list[FilePlan], dict[str, FileIndexContainer]]:
+    """What happens to each file's index (and the containers read to decide it, by file name)."""
+    info = _SchemaInfo(table, configured_indexes(table.schema.options))
     threshold = table.options.file_index_in_manifest_threshold
     plans: list[FilePlan] = []
     containers: dict[str, FileIndexContainer] = {}
     for e in entries:
         m = e.file
         _, want = info.wanted(m.schema_id)
-        bdir = _bucket_dir(table, part_values(e.partition), e.bucket)
-        container, storage = _read_container(table, bdir, m)
-        plan = FilePlan(e, partition_text(e.partition), old_storage=storage)
+        container, storage = _read_container(table, _bucket_dir(table, dec, e), m)
+        plan = FilePlan(e, dec.partition_string(e.partition), old_storage=storage)
         have: dict[tuple[str, str], bytes | None] = {}
         if container is not None:
             containers[m.file_name] = container
@@ -211,7 +211,7 @@ def plan_rewrite(table: FileStoreTable, entries: Sequence[ManifestEntry], partit
                 have[(ent.column, ent.index_type)] = container.payload(ent)
         for key, payload in have.items():
             spec = want.get(key)
-            if spec is not None and _payload_matches(spec, payload):
+            if spec is not None and payload_matches(spec, payload):
                 plan.keep.append(key)
             else:
                 plan.drop.append(key)
@@ -233,9 +233,7 @@ def rewrite_file_index(
     parallelism: int | None = None,
 ) -> RewriteResult:
     """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot."""
-    from ..system.tables import _Decoder
-    from .job import parse_partition_specs, partition_filter
-
+    from ..operation.partition_spec import parse_partition_specs, partition_filter
     started = time.monotonic()
     schema = table.schema
     validate_file_index_options(schema.fields, schema.options)
@@ -244,115 +242,126 @@ def rewrite_file_index(
     snap = table.snapshot_manager.latest_snapshot()
     if snap is None:
         return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
-    entries = table.store_scan.plan(snap)
+    entries = FileStoreScan(table).plan(snap)
     if keep_part is not None:
         entries = [e for e in entries if keep_part(e.partition)]
-    dec = _Decoder(table)
-    from ..data.binary_row import deserialize
-
-    ptypes = schema.partition_types
-    pv_cache: dict[bytes, list[Any]] = {}
-
-    def part_values(p: bytes) -> list[Any]:
-        v = pv_cache.get(p)
-        if v is None:
-            v = pv_cache[p] = deserialize(p, ptypes) if ptypes else []
-        return v
-
-    plans, containers = plan_rewrite(table, entries, dec.partition_string, part_values)
+    dec = EntryDecoder(table)
+    plans, containers = plan_rewrite(table, entries, dec)
     result = RewriteResult(None, plans, dry_run)
     changed = result.changed
     result.indexes_dropped = sum(len([d for d in p.drop if d not in {(s.column, s.index_type) for s in p.build}])
                                  for p in changed)
     result.indexes_built = sum(len(p.build) for p in changed)
-    if dry_run or not changed:
-        result.seconds = time.monotonic() - started
-        return result
+    if not dry_run and changed:
+        _IndexRewrite(table, dec, containers).run(changed, parallelism, result)
+    result.seconds = time.monotonic() - started
+    return result
 
-    threshold = table.options.file_index_in_manifest_threshold
-    written: list[str] = []
-    info = _SchemaInfo(table, configured_indexes(schema.options))
 
-    def work(plan: FilePlan) -> tuple[FilePlan, DataFileMeta, int]:
-        e = plan.entry
-        m = e.file
-        bdir = _bucket_dir(table, part_values(e.partition), e.bucket)
+# one rewritten file: its plan, its new meta, the rows read to build its indexes
+_Outcome = tuple[FilePlan, DataFileMeta, int]
+
+
+class _IndexRewrite:
+    """Executes the plans of the changed files: new containers, then one COMPACT commit."""
+
+    def __init__(self, table: FileStoreTable, dec: EntryDecoder, containers: dict[str, FileIndexContainer]) -> None:
+        self.table = table
+        self.dec = dec
+        self.containers = containers
+        self.threshold = table.options.file_index_in_manifest_threshold
+        self.info = _SchemaInfo(table, configured_indexes(table.schema.options))
+        self.written: list[str] = []  # at once: deleted if anything stops the rewrite
+
+    def run(self, changed: list[FilePlan], parallelism: int | None, result: RewriteResult) -> None:
+        commit = None
+        try:
+            outcomes = self._rewrite_all(changed, parallelism)
+            commit = FileStoreCommit(self.table)
+            snapshot = commit.commit(_commit_messages(outcomes), "COMPACT")
+        except BaseException:
+            if commit is None or not commit.may_have_published():  # else the snapshot may reference them
+                discard(self.table.file_io, self.written)
+            raise
+        result.snapshot_id = snapshot.id if snapshot is not None else None
+        result.index_files_written = len(self.written)
+        result.embedded = sum(1 for _, new, _ in outcomes if new.embedded_index is not None)
+        result.rows_read = sum(r for _, _, r in outcomes)
+
+    def _rewrite_all(self, changed: list[FilePlan], parallelism: int | None) -> list[_Outcome]:
+        # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
+        workers = max(1, parallelism or 1)
+        if workers == 1 or len(changed) == 1:
+            return [self._rewrite(p) for p in changed]
+        futures: list[Future[_Outcome]] = []
+        # joined however it ends: `written` then holds every index file the tasks wrote
+        with worker_pool(workers, "paimon-fileindex") as pool:
+            futures = [pool.submit(self._rewrite, p) for p in changed]
+            for f in futures:
+                f.exception()  # wait for all
+        for f in futures:
+            error = f.exception()
+            if error is not None:
+                raise error
+        return [f.result() for f in futures]
+
+    def _rewrite(self, plan: FilePlan) -> _Outcome:
+        """One file: its kept payloads plus the indexes to build, placed in or beside the manifest."""
+        m = plan.entry.file
         indexes: dict[str, dict[str, bytes | None]] = {}
-        old = containers.get(m.file_name)
+        old = self.containers.get(m.file_name)
         if old is not None:
             for ent in old.entries:
                 if (ent.column, ent.index_type) in plan.keep:
                     indexes.setdefault(ent.column, {})[ent.index_type] = old.payload(ent)
-        rows = 0
-        if plan.build:
-            file_fields, _ = info.wanted(m.schema_id)
-            w = DataFileIndexWriter(plan.build, file_fields)
-            from ..format.data_file import iter_data_file_batches
+        rows = self._build(plan, indexes) if plan.build else 0
+        return plan, self._place(plan.entry, write_container(indexes)), rows
 
-            path = paths.data_file_path(table.path, paths.partition_path_for(schema, part_values(e.partition)),
-                                        e.bucket, m.file_name, m.external_path)
-            for batch in iter_data_file_batches(table.file_io, path, file_fields, w.column_names, batch_rows=1 << 20):
-                w.write_batch(batch)
-                rows += batch.num_rows
-            if w.rows != m.row_count:
-                raise InvalidInput(f"{path}: read {w.rows} rows but the manifest says {m.row_count}")
-            for col, per in w.serialized().items():
-                indexes.setdefault(col, {}).update(per)
-        data = write_container(indexes)
+    def _build(self, plan: FilePlan, indexes: dict[str, dict[str, bytes | None]]) -> int:
+        """Build the missing indexes from the data file into ``indexes``; returns the rows read."""
+        e = plan.entry
+        m = e.file
+        file_fields, _ = self.info.wanted(m.schema_id)
+        w = DataFileIndexWriter(plan.build, file_fields)
+        path = paths.data_file_path(self.table.path, self.dec.partition_dir(e.partition), e.bucket, m.file_name,
+                                    m.external_path)
+        rows = 0
+        for batch in iter_data_file_batches(self.table.file_io, path, file_fields, w.column_names, batch_rows=1 << 20):
+            w.write_batch(batch)
+            rows += batch.num_rows
+        if w.rows != m.row_count:
+            raise InvalidInput(f"{path}: read {w.rows} rows but the manifest says {m.row_count}")
+        for col, per in w.serialized().items():
+            indexes.setdefault(col, {}).update(per)
+        return rows
+
+    def _place(self, e: ManifestEntry, data: bytes) -> DataFileMeta:
+        """The file's new meta: no index, the container embedded, or a NEW ``.index`` file."""
+        m = e.file
         extras = [x for x in m.extra_files if not x.endswith(INDEX_SUFFIX)]
         if not data:
-            new = replace(m, extra_files=tuple(extras), embedded_index=None)
-        elif len(data) <= threshold:
-            new = replace(m, extra_files=tuple(extras), embedded_index=data)
-        else:
-            olds = index_file_names(m.extra_files)
-            name = new_index_file_name(olds[0] if olds else None, m.file_name)
-            while table.file_io.exists(f"{bdir}/{name}"):
-                name = new_index_file_name(name, m.file_name)
-            table.file_io.write_bytes(f"{bdir}/{name}", data, overwrite=False)
-            written.append(f"{bdir}/{name}")  # at once: deleted if anything stops the rewrite
-            new = replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
-        return plan, new, rows
+            return replace(m, extra_files=tuple(extras), embedded_index=None)
+        if len(data) <= self.threshold:
+            return replace(m, extra_files=tuple(extras), embedded_index=data)
+        bdir = _bucket_dir(self.table, self.dec, e)
+        olds = index_file_names(m.extra_files)
+        name = new_index_file_name(olds[0] if olds else None, m.file_name)
+        file_io = self.table.file_io
+        while file_io.exists(f"{bdir}/{name}"):
+            name = new_index_file_name(name, m.file_name)
+        file_io.write_bytes(f"{bdir}/{name}", data, overwrite=False)
+        self.written.append(f"{bdir}/{name}")
+        return replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
 
-    outcomes: list[tuple[FilePlan, DataFileMeta, int]] = []
-    commit = None
-    try:
-        # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
-        workers = max(1, parallelism or 1)
-        if workers == 1 or len(changed) == 1:
-            for p in changed:
-                outcomes.append(work(p))
-        else:
-            from ..utils.workers import worker_pool
 
-            # joined however it ends: `written` then holds every index file the tasks wrote
-            with worker_pool(workers, "paimon-fileindex") as pool:
-                futures = [pool.submit(work, p) for p in changed]
-                for f in futures:
-                    f.exception()  # wait for all
-            errors = [f.exception() for f in futures if f.exception() is not None]
-            if errors:
-                raise errors[0]
-            outcomes += [f.result() for f in futures]
-        from ..operation.commit import CommitMessage, FileStoreCommit
-
-        msgs: dict[tuple[bytes, int], CommitMessage] = {}
-        for plan, new, _ in outcomes:
-            e = plan.entry
-            msg = msgs.get((e.partition, e.bucket))
-            if msg is None:
-                msg = msgs[(e.partition, e.bucket)] = CommitMessage(e.partition, e.bucket, e.total_buckets)
-            msg.deleted_files.append(e.file)
-            msg.new_files.append(new)
-        commit = FileStoreCommit(table)
-        snapshot = commit.commit(list(msgs.values()), "COMPACT")
-    except BaseException:
-        if commit is None or not commit.may_have_published():  # else the snapshot may reference them
-            discard(table.file_io, written)
-        raise
-    result.snapshot_id = snapshot.id if snapshot is not None else None
-    result.index_files_written = len(written)
-    result.embedded = sum(1 for _, new, _ in outcomes if new.embedded_index is not None)
-    result.rows_read = sum(r for _, _, r in outcomes)
-    result.seconds = time.monotonic() - started
-    return result
+def _commit_messages(outcomes: list[_Outcome]) -> list[CommitMessage]:
+    """DELETE(old meta) + ADD(new meta) per file, one message per (partition, bucket)."""
+    msgs: dict[tuple[bytes, int], CommitMessage] = {}
+    for plan, new, _ in outcomes:
+        e = plan.entry
+        msg = msgs.get((e.partition, e.bucket))
+        if msg is None:
+            msg = msgs[(e.partition, e.bucket)] = CommitMessage(e.partition, e.bucket, e.total_buckets)
+        msg.deleted_files.append(e.file)
+        msg.new_files.append(new)
+    return list(msgs.values())

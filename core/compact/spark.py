@@ -27,8 +27,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError
+from ..mergetree import file_writer
+from ..mergetree.compact_unit import CompactUnit, UnitResult
 from .local import Progress, TableRef, UnitsFailed, execute_unit
-from .unit import CompactUnit, UnitResult
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -61,8 +62,6 @@ def limit_task_cores() -> int:
     quietly use the whole machine. Python workers are reused, so this is set per task.
     """
     import pyarrow as pa
-
-    from ..mergetree import file_writer
 
     cores = 1
     try:

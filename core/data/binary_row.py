@@ -199,83 +199,97 @@ def to_bytes(values: Sequence[Any], types: Sequence[DataType] | RowType, row_kin
     tlist = _type_list(types)
     if len(values) != len(tlist):
         raise InvalidInput(f"binary row: {len(values)} values for {len(tlist)} types")
-    arity = len(tlist)
-    nb = null_bits_size(arity)
-    fixed = bytearray(nb + 8 * arity)
-    fixed[0] = row_kind
-    var = bytearray()
+    row = _RowWriter(len(tlist), row_kind)
+    for i, (v, t) in enumerate(zip(values, tlist, strict=True)):
+        if v is None:
+            row.set_null(i, t)
+        else:
+            row.set(i, v, t)
+    return bytes(row.fixed + row.var)
 
-    def append_var(data: bytes, reserve: int | None = None) -> int:
+
+# fixed-width values stored in their 8-byte slot as is, by exact type
+_SLOT_FORMATS: dict[type, str] = {
+    TinyIntType: "<b", SmallIntType: "<h", IntType: "<i", BigIntType: "<q", FloatType: "<f", DoubleType: "<d",
+}
+
+
+class _RowWriter:
+    """Java's BinaryRowWriter: null bits and 8-byte slots, then the 8-byte aligned variable part."""
+
+    def __init__(self, arity: int, row_kind: int) -> None:
+        self.nb = null_bits_size(arity)
+        self.arity = arity
+        self.fixed = bytearray(self.nb + 8 * arity)
+        self.fixed[0] = row_kind
+        self.var = bytearray()
+
+    def append_var(self, data: bytes, reserve: int | None = None) -> int:
         """Append to the variable part 8-byte aligned; returns the offset from row start."""
-        offset = nb + 8 * arity + len(var)
+        offset = self.nb + 8 * self.arity + len(self.var)
         size = len(data) if reserve is None else reserve
-        var.extend(data)
-        var.extend(b"\0" * (size - len(data) + (-size % 8)))
+        self.var.extend(data)
+        self.var.extend(b"\0" * (size - len(data) + (-size % 8)))
         return offset
 
-    for i, (v, t) in enumerate(zip(values, tlist)):
-        slot = nb + 8 * i
-        if v is None:
-            fixed[(i + 8) >> 3] |= 1 << ((i + 8) & 7)
-            # Non-compact decimals/timestamps reserve their variable bytes even when null
-            # (Java's writeNulls), which changes the row bytes and so the bucket hash.
-            if isinstance(t, DecimalType) and not t.is_compact:
-                struct.pack_into("<q", fixed, slot, append_var(b"", 16) << 32)
-            elif isinstance(t, (TimestampType, LocalZonedTimestampType)) and not t.is_compact:
-                struct.pack_into("<q", fixed, slot, append_var(b"", 8) << 32)
-            continue
-        if isinstance(t, BooleanType):
-            fixed[slot] = 1 if v else 0
-        elif isinstance(t, TinyIntType):
-            struct.pack_into("<b", fixed, slot, v)
-        elif isinstance(t, SmallIntType):
-            struct.pack_into("<h", fixed, slot, v)
-        elif isinstance(t, IntType):
-            struct.pack_into("<i", fixed, slot, v)
+    def set_null(self, i: int, t: DataType) -> None:
+        self.fixed[(i + 8) >> 3] |= 1 << ((i + 8) & 7)
+        # Non-compact decimals/timestamps reserve their variable bytes even when null
+        # (Java's writeNulls), which changes the row bytes and so the bucket hash.
+        slot = self.nb + 8 * i
+        if isinstance(t, DecimalType) and not t.is_compact:
+            struct.pack_into("<q", self.fixed, slot, self.append_var(b"", 16) << 32)
+        elif isinstance(t, (TimestampType, LocalZonedTimestampType)) and not t.is_compact:
+            struct.pack_into("<q", self.fixed, slot, self.append_var(b"", 8) << 32)
+
+    def set(self, i: int, v: Any, t: DataType) -> None:
+        slot = self.nb + 8 * i
+        fmt = _SLOT_FORMATS.get(type(t))
+        if fmt is not None:
+            struct.pack_into(fmt, self.fixed, slot, v)
+        elif isinstance(t, BooleanType):
+            self.fixed[slot] = 1 if v else 0
         elif isinstance(t, DateType):
-            struct.pack_into("<i", fixed, slot, _days_of(v))
+            struct.pack_into("<i", self.fixed, slot, _days_of(v))
         elif isinstance(t, TimeType):
-            struct.pack_into("<i", fixed, slot, _millis_of_day(v))
-        elif isinstance(t, BigIntType):
-            struct.pack_into("<q", fixed, slot, v)
-        elif isinstance(t, FloatType):
-            struct.pack_into("<f", fixed, slot, v)
-        elif isinstance(t, DoubleType):
-            struct.pack_into("<d", fixed, slot, v)
+            struct.pack_into("<i", self.fixed, slot, _millis_of_day(v))
         elif isinstance(t, DecimalType):
             unscaled = _unscaled(v, t)
             if t.is_compact:
-                struct.pack_into("<q", fixed, slot, unscaled)
+                struct.pack_into("<q", self.fixed, slot, unscaled)
             else:
                 # BigInteger.toByteArray: minimal big-endian two's complement.
                 data = unscaled.to_bytes((unscaled + (unscaled < 0)).bit_length() // 8 + 1, "big", signed=True)
-                struct.pack_into("<q", fixed, slot, (append_var(data, 16) << 32) | len(data))
+                struct.pack_into("<q", self.fixed, slot, (self.append_var(data, 16) << 32) | len(data))
         elif isinstance(t, (TimestampType, LocalZonedTimestampType)):
             ts = _timestamp_of(v)
             if t.is_compact:
-                struct.pack_into("<q", fixed, slot, ts.millisecond)
+                struct.pack_into("<q", self.fixed, slot, ts.millisecond)
             else:
-                off = append_var(struct.pack("<q", ts.millisecond))
-                struct.pack_into("<q", fixed, slot, (off << 32) | ts.nano_of_millisecond)
+                off = self.append_var(struct.pack("<q", ts.millisecond))
+                struct.pack_into("<q", self.fixed, slot, (off << 32) | ts.nano_of_millisecond)
         elif isinstance(t, (CharType, VarCharType, BinaryType, VarBinaryType)):
-            if isinstance(t, (CharType, VarCharType)):
-                if not isinstance(v, str):
-                    raise InvalidInput(f"binary row: expected str for {t}, got {type(v).__name__}")
-                data = v.encode("utf-8")
-            else:
-                if not isinstance(v, (bytes, bytearray, memoryview)):
-                    raise InvalidInput(f"binary row: expected bytes for {t}, got {type(v).__name__}")
-                data = bytes(v)
-            if len(data) <= 7:
-                fixed[slot : slot + len(data)] = data
-                fixed[slot + 7] = 0x80 | len(data)
-            else:
-                struct.pack_into("<q", fixed, slot, (append_var(data) << 32) | len(data))
+            self._set_bytes(slot, v, t)
         elif isinstance(t, _NESTED):
             raise NotYetSupported(f"binary row: writing non-null {t} values is not supported")
         else:
             raise NotYetSupported(f"binary row: type {t} is not supported")
-    return bytes(fixed + var)
+
+    def _set_bytes(self, slot: int, v: Any, t: DataType) -> None:
+        """Strings and binaries: up to 7 bytes inline in the slot (high bit set), else variable."""
+        if isinstance(t, (CharType, VarCharType)):
+            if not isinstance(v, str):
+                raise InvalidInput(f"binary row: expected str for {t}, got {type(v).__name__}")
+            data = v.encode("utf-8")
+        else:
+            if not isinstance(v, (bytes, bytearray, memoryview)):
+                raise InvalidInput(f"binary row: expected bytes for {t}, got {type(v).__name__}")
+            data = bytes(v)
+        if len(data) <= 7:
+            self.fixed[slot : slot + len(data)] = data
+            self.fixed[slot + 7] = 0x80 | len(data)
+        else:
+            struct.pack_into("<q", self.fixed, slot, (self.append_var(data) << 32) | len(data))
 
 
 def serialize(values: Sequence[Any], types: Sequence[DataType] | RowType) -> bytes:
@@ -312,61 +326,52 @@ def from_bytes(data: bytes, types: Sequence[DataType] | RowType) -> list[Any]:
     for i, t in enumerate(tlist):
         if data[(i + 8) >> 3] & (1 << ((i + 8) & 7)):
             out.append(None)
-            continue
-        slot = nb + 8 * i
-        if isinstance(t, BooleanType):
-            out.append(data[slot] != 0)
-        elif isinstance(t, TinyIntType):
-            out.append(struct.unpack_from("<b", data, slot)[0])
-        elif isinstance(t, SmallIntType):
-            out.append(struct.unpack_from("<h", data, slot)[0])
-        elif isinstance(t, IntType):
-            out.append(struct.unpack_from("<i", data, slot)[0])
-        elif isinstance(t, DateType):
-            days = struct.unpack_from("<i", data, slot)[0]
-            try:
-                out.append(_EPOCH_DATE + _dt.timedelta(days=days))
-            except OverflowError:
-                out.append(days)  # outside Python's year range: keep the day count
-        elif isinstance(t, TimeType):
-            ms = struct.unpack_from("<i", data, slot)[0]
-            if 0 <= ms < 86_400_000:
-                s, milli = divmod(ms, 1000)
-                out.append(_dt.time(s // 3600, (s // 60) % 60, s % 60, milli * 1000))
-            else:
-                out.append(ms)
-        elif isinstance(t, BigIntType):
-            out.append(struct.unpack_from("<q", data, slot)[0])
-        elif isinstance(t, FloatType):
-            out.append(struct.unpack_from("<f", data, slot)[0])
-        elif isinstance(t, DoubleType):
-            out.append(struct.unpack_from("<d", data, slot)[0])
-        elif isinstance(t, DecimalType):
-            raw = struct.unpack_from("<q", data, slot)[0]
-            if t.is_compact:
-                out.append(_decimal_of(raw, t.scale))
-            else:
-                out.append(_decimal_of(int.from_bytes(_var_slice(data, raw, t), "big", signed=True), t.scale))
-        elif isinstance(t, (TimestampType, LocalZonedTimestampType)):
-            raw = struct.unpack_from("<q", data, slot)[0]
-            if t.is_compact:
-                out.append(Timestamp(raw))
-            else:
-                off = raw >> 32
-                if off + 8 > len(data):
-                    raise InvalidInput(f"binary row: {t} value at offset {off} exceeds row size {len(data)}")
-                out.append(Timestamp(struct.unpack_from("<q", data, off)[0], raw & 0xFFFFFFFF))
-        elif isinstance(t, (CharType, VarCharType, BinaryType, VarBinaryType)):
-            if data[slot + 7] & 0x80:
-                raw_bytes = data[slot : slot + (data[slot + 7] & 0x7F)]
-            else:
-                raw_bytes = _var_slice(data, struct.unpack_from("<q", data, slot)[0], t)
-            out.append(raw_bytes.decode("utf-8") if isinstance(t, (CharType, VarCharType)) else raw_bytes)
-        elif isinstance(t, _NESTED):
-            out.append(_var_slice(data, struct.unpack_from("<q", data, slot)[0], t))
         else:
-            raise NotYetSupported(f"binary row: type {t} is not supported")
+            out.append(_read_field(data, nb + 8 * i, t))
     return out
+
+
+def _read_field(data: bytes, slot: int, t: DataType) -> Any:
+    """One non-null field from its 8-byte slot (and the variable part it points at)."""
+    fmt = _SLOT_FORMATS.get(type(t))
+    if fmt is not None:
+        return struct.unpack_from(fmt, data, slot)[0]
+    if isinstance(t, BooleanType):
+        return data[slot] != 0
+    if isinstance(t, DateType):
+        days = struct.unpack_from("<i", data, slot)[0]
+        try:
+            return _EPOCH_DATE + _dt.timedelta(days=days)
+        except OverflowError:
+            return days  # outside Python's year range: keep the day count
+    if isinstance(t, TimeType):
+        ms = struct.unpack_from("<i", data, slot)[0]
+        if 0 <= ms < 86_400_000:
+            s, milli = divmod(ms, 1000)
+            return _dt.time(s // 3600, (s // 60) % 60, s % 60, milli * 1000)
+        return ms
+    if isinstance(t, DecimalType):
+        raw = struct.unpack_from("<q", data, slot)[0]
+        if t.is_compact:
+            return _decimal_of(raw, t.scale)
+        return _decimal_of(int.from_bytes(_var_slice(data, raw, t), "big", signed=True), t.scale)
+    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
+        raw = struct.unpack_from("<q", data, slot)[0]
+        if t.is_compact:
+            return Timestamp(raw)
+        off = raw >> 32
+        if off + 8 > len(data):
+            raise InvalidInput(f"binary row: {t} value at offset {off} exceeds row size {len(data)}")
+        return Timestamp(struct.unpack_from("<q", data, off)[0], raw & 0xFFFFFFFF)
+    if isinstance(t, (CharType, VarCharType, BinaryType, VarBinaryType)):
+        if data[slot + 7] & 0x80:
+            raw_bytes = data[slot : slot + (data[slot + 7] & 0x7F)]
+        else:
+            raw_bytes = _var_slice(data, struct.unpack_from("<q", data, slot)[0], t)
+        return raw_bytes.decode("utf-8") if isinstance(t, (CharType, VarCharType)) else raw_bytes
+    if isinstance(t, _NESTED):
+        return _var_slice(data, struct.unpack_from("<q", data, slot)[0], t)
+    raise NotYetSupported(f"binary row: type {t} is not supported")
 
 
 def serialized_arity(data: bytes) -> int:

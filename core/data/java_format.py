@@ -117,7 +117,7 @@ def java_array_string(values: Iterable[Any], types: Iterable[DataType] | None = 
     """``Arrays.toString`` of internal values: ``[a, b]``."""
     vals = list(values)
     tys = list(types) if types is not None else [None] * len(vals)
-    return "[" + ", ".join(java_string(v, t) for v, t in zip(vals, tys)) + "]"
+    return "[" + ", ".join(java_string(v, t) for v, t in zip(vals, tys, strict=True)) + "]"
 
 
 def java_map_string(m: Mapping[str, Any], types: Mapping[str, DataType] | None = None) -> str:

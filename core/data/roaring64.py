@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -170,9 +170,10 @@ class _Inner:
         self.type = type_
         self.prefix = prefix
         self.count = 0
-        self.keys = bytearray(4 if type_ == NODE4 else 16) if type_ in (NODE4, NODE16) else None
-        self.index = bytearray([_EMPTY_SLOT]) * 256 if type_ == NODE48 else None
-        self.children: list = [None] * {NODE4: 4, NODE16: 16, NODE48: 48, NODE256: 256}[type_]
+        # key bytes by position (Node4/16) and child slot by key byte (Node48); empty otherwise
+        self.keys = bytearray(4 if type_ == NODE4 else 16 if type_ == NODE16 else 0)
+        self.index = bytearray([_EMPTY_SLOT]) * (256 if type_ == NODE48 else 0)
+        self.children: list[_Node | None] = [None] * {NODE4: 4, NODE16: 16, NODE48: 48, NODE256: 256}[type_]
 
     def child_pos(self, b: int) -> int:
         if self.type in (NODE4, NODE16):
@@ -184,39 +185,44 @@ class _Inner:
             return b if self.index[b] != _EMPTY_SLOT else -1
         return b if self.children[b] is not None else -1
 
-    def get(self, pos: int):  # type: ignore[no-untyped-def]
+    def get(self, pos: int) -> _Node | None:
         return self.children[self.index[pos]] if self.type == NODE48 else self.children[pos]
 
-    def put(self, pos: int, node) -> None:  # type: ignore[no-untyped-def]
+    def put(self, pos: int, node: _Node) -> None:
         if self.type == NODE48:
             self.children[self.index[pos]] = node
         else:
             self.children[pos] = node
 
-    def ordered(self) -> Iterator:
+    def ordered(self) -> Iterator[_Node]:
         """Children in ascending key-byte order (Java's getNextLargerPos walk)."""
         if self.type in (NODE4, NODE16):
-            yield from self.children[: self.count]
+            yield from (c for c in self.children[: self.count] if c is not None)
         elif self.type == NODE48:
             for b in range(256):
                 if self.index[b] != _EMPTY_SLOT:
-                    yield self.children[self.index[b]]
+                    child = self.children[self.index[b]]
+                    if child is not None:
+                        yield child
         else:
             yield from (c for c in self.children if c is not None)
 
 
-def _insert_sorted(node: _Inner, child, b: int) -> None:  # type: ignore[no-untyped-def]
+_Node = _Leaf | _Inner
+
+
+def _insert_sorted(node: _Inner, child: _Node, b: int) -> None:
     """Node4/Node16: append at position ``count`` then sort positions 0..count by unsigned key."""
     n = node.count
     node.keys[n] = b
     node.children[n] = child
-    pairs = sorted(zip(node.keys[: n + 1], node.children[: n + 1]), key=lambda p: p[0])
+    pairs = sorted(zip(node.keys[: n + 1], node.children[: n + 1], strict=True), key=lambda p: p[0])
     node.keys[: n + 1] = bytes(k for k, _ in pairs)
     node.children[: n + 1] = [c for _, c in pairs]
     node.count = n + 1
 
 
-def _insert_child(node: _Inner, child, b: int) -> _Inner:  # type: ignore[no-untyped-def]
+def _insert_child(node: _Inner, child: _Node, b: int) -> _Inner:
     """Node.insertLeaf: add a child under key byte ``b``, growing the node type when full."""
     if node.type == NODE4:
         if node.count < 4:
@@ -267,7 +273,7 @@ def _mismatch(a: bytes, b: bytes) -> int:
     return -1 if len(a) == len(b) else n
 
 
-def _art_insert(node, key: bytes, depth: int, idx: int):  # type: ignore[no-untyped-def]
+def _art_insert(node: _Node | None, key: bytes, depth: int, idx: int) -> _Node:
     """Art.insert(node, key, depth, containerIdx); returns the node that replaces ``node``."""
     if node is None:
         return _Leaf(int.from_bytes(key, "big"), idx)
@@ -306,7 +312,7 @@ class Roaring64Layout:
     """Java's Roaring64Bitmap state as far as it reaches the serialized bytes."""
 
     def __init__(self) -> None:
-        self.root = None
+        self.root: _Node | None = None
         self.key_size = 0
         self.leaves: dict[int, _Leaf] = {}
         self.arrays: list[list[_Container | None]] = []
@@ -317,7 +323,10 @@ class Roaring64Layout:
     # -- building ----------------------------------------------------------------------
 
     def container(self, idx: int) -> _Container:
-        return self.arrays[idx >> 32][idx & 0xFFFFFFFF]  # type: ignore[return-value]
+        c = self.arrays[idx >> 32][idx & 0xFFFFFFFF]
+        if c is None:
+            raise ValueError(f"container index {idx} names an empty slot")
+        return c
 
     def _add_container(self, c: _Container) -> int:
         """Containers.addContainer: next slot, arrays grow by half (Arrays.copyOf) when full."""
@@ -363,7 +372,7 @@ class Roaring64Layout:
         starts = np.concatenate(([0], cut))
         ends = np.concatenate((cut, [values.size]))
         lows = (values & np.uint64(0xFFFF)).astype(np.uint16)
-        for s, e in zip(starts.tolist(), ends.tolist()):
+        for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
             low = lows[s:e]
             out._put(int(highs[s]), _Container(ARRAY if low.size <= _ARRAY_MAX else BITMAP, low))
         out.run_optimize()
@@ -379,7 +388,7 @@ class Roaring64Layout:
                 self._put(high, _Container(c2.kind, c2.values, c2.raw))
             else:
                 a, b = mine.idx >> 32, mine.idx & 0xFFFFFFFF
-                self.arrays[a][b] = self.arrays[a][b].ior(c2)  # type: ignore[union-attr]
+                self.arrays[a][b] = self.container(mine.idx).ior(c2)
 
     def run_optimize(self) -> None:
         for arr in self.arrays:
@@ -420,7 +429,7 @@ class Roaring64Layout:
             raise InvalidInput(f"rbm64 value ({len(data)} bytes) is not a Java Roaring64Bitmap: {e}") from None
 
 
-def _write_node(node, out: list[bytes]) -> None:  # type: ignore[no-untyped-def]
+def _write_node(node: _Node, out: list[bytes]) -> None:
     if isinstance(node, _Leaf):
         out.append(struct.pack("<BhB", LEAF, node.count, len(node.prefix)) + node.prefix)
         out.append(node.key_bytes + struct.pack("<q", node.idx))
@@ -451,7 +460,7 @@ class _Reader:
         self.pos += n
         return b
 
-    def unpack(self, fmt: str) -> tuple:
+    def unpack(self, fmt: str) -> tuple[Any, ...]:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))
 
     def read(self) -> Roaring64Layout:
@@ -481,7 +490,7 @@ class _Reader:
             out.container(leaf.idx)  # every leaf must point at a container
         return out
 
-    def node(self, leaves: dict[int, _Leaf]):  # type: ignore[no-untyped-def]
+    def node(self, leaves: dict[int, _Leaf]) -> _Node:
         type_, count, plen = self.unpack("<BhB")
         prefix = self.take(plen) if 0 < plen < 128 else b""
         if type_ == LEAF:
@@ -514,7 +523,7 @@ class _Reader:
                 if node.index[b] != _EMPTY_SLOT:
                     node.children[node.index[b]] = next(it)
         else:
-            for b, child in zip(present, children):
+            for b, child in zip(present, children, strict=True):
                 node.children[b] = child
         return node
 

@@ -9,6 +9,7 @@ TIMESTAMP_LTZ, BYTES, DOUBLE PRECISION, ...).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -395,88 +396,85 @@ def _params(t: _Tokens, n_max: int) -> list[int]:
     return out
 
 
+# parameterless type names
+_SIMPLE_TYPES: dict[str, Callable[[], DataType]] = {
+    "BOOLEAN": BooleanType, "TINYINT": TinyIntType, "SMALLINT": SmallIntType, "INT": IntType,
+    "INTEGER": IntType, "BIGINT": BigIntType, "FLOAT": FloatType, "DATE": DateType,
+    "STRING": lambda: VarCharType(length=MAX_LENGTH), "BYTES": lambda: VarBinaryType(length=MAX_LENGTH),
+    "VARIANT": VariantType, "BLOB": BlobType,
+}
+# types with a (length) parameter defaulting to 1
+_LENGTH_TYPES: dict[str, Callable[[int], DataType]] = {
+    "CHAR": lambda n: CharType(length=n), "VARCHAR": lambda n: VarCharType(length=n),
+    "BINARY": lambda n: BinaryType(length=n), "VARBINARY": lambda n: VarBinaryType(length=n),
+}
+
+
 def _parse_type(t: _Tokens) -> DataType:
     kind, word = t.take()
     if kind != "word":
         raise InvalidInput(f"cannot parse type {t.text!r}: expected a type name, got {word!r}")
     w = word.upper()
     dt: DataType
-    if w == "BOOLEAN":
-        dt = BooleanType()
-    elif w == "TINYINT":
-        dt = TinyIntType()
-    elif w == "SMALLINT":
-        dt = SmallIntType()
-    elif w in ("INT", "INTEGER"):
-        dt = IntType()
-    elif w == "BIGINT":
-        dt = BigIntType()
-    elif w == "FLOAT":
-        dt = FloatType()
+    if w in _SIMPLE_TYPES:
+        dt = _SIMPLE_TYPES[w]()
+    elif w in _LENGTH_TYPES:
+        p = _params(t, 1)
+        dt = _LENGTH_TYPES[w](p[0] if p else 1)
     elif w == "DOUBLE":
         t.take_word("PRECISION")
         dt = DoubleType()
     elif w in ("DECIMAL", "DEC", "NUMERIC"):
         p = _params(t, 2)
         dt = DecimalType(precision=p[0] if p else 10, scale=p[1] if len(p) > 1 else 0)
-    elif w == "CHAR":
-        p = _params(t, 1)
-        dt = CharType(length=p[0] if p else 1)
-    elif w == "VARCHAR":
-        p = _params(t, 1)
-        dt = VarCharType(length=p[0] if p else 1)
-    elif w == "STRING":
-        dt = VarCharType(length=MAX_LENGTH)
-    elif w == "BINARY":
-        p = _params(t, 1)
-        dt = BinaryType(length=p[0] if p else 1)
-    elif w == "VARBINARY":
-        p = _params(t, 1)
-        dt = VarBinaryType(length=p[0] if p else 1)
-    elif w == "BYTES":
-        dt = VarBinaryType(length=MAX_LENGTH)
-    elif w == "DATE":
-        dt = DateType()
-    elif w == "TIME":
-        p = _params(t, 1)
+    elif w in ("TIME", "TIMESTAMP", "TIMESTAMP_LTZ"):
+        dt = _parse_time_type(t, w)
+    elif w in ("ARRAY", "MULTISET", "MAP", "ROW"):
+        dt = _parse_nested_type(t, w)
+    else:
+        raise InvalidInput(f"unknown data type {word!r} in {t.text!r}")
+    if t.peek_word() == "NOT" and t.peek_word(1) == "NULL":
+        t.i += 2
+        dt = dt.copy(nullable=False)
+    elif t.peek_word() == "NULL":
+        t.i += 1
+    return dt
+
+
+def _parse_time_type(t: _Tokens, w: str) -> DataType:
+    """TIME(p) [WITHOUT TIME ZONE], TIMESTAMP(p) [WITH LOCAL | WITHOUT TIME ZONE], TIMESTAMP_LTZ(p)."""
+    p = _params(t, 1)
+    if w == "TIME":
         if t.peek_word() == "WITHOUT" and t.peek_word(1) == "TIME" and t.peek_word(2) == "ZONE":
             t.i += 3
-        dt = TimeType(precision=p[0] if p else 0)
-    elif w == "TIMESTAMP":
-        p = _params(t, 1)
-        prec = p[0] if p else 6
-        if t.peek_word() == "WITH" and t.peek_word(1) == "LOCAL":
-            t.i += 2
-            if not (t.take_word("TIME") and t.take_word("ZONE")):
-                raise InvalidInput(f"cannot parse type {t.text!r}: expected WITH LOCAL TIME ZONE")
-            dt = LocalZonedTimestampType(precision=prec)
-        else:
-            if t.peek_word() == "WITHOUT":
-                t.i += 1
-                if not (t.take_word("TIME") and t.take_word("ZONE")):
-                    raise InvalidInput(f"cannot parse type {t.text!r}: expected WITHOUT TIME ZONE")
-            dt = TimestampType(precision=prec)
-    elif w == "TIMESTAMP_LTZ":
-        p = _params(t, 1)
-        dt = LocalZonedTimestampType(precision=p[0] if p else 6)
-    elif w == "VARIANT":
-        dt = VariantType()
-    elif w == "BLOB":
-        dt = BlobType()
-    elif w in ("ARRAY", "MULTISET"):
-        t.expect_sym("<")
+        return TimeType(precision=p[0] if p else 0)
+    prec = p[0] if p else 6
+    if w == "TIMESTAMP_LTZ":
+        return LocalZonedTimestampType(precision=prec)
+    if t.peek_word() == "WITH" and t.peek_word(1) == "LOCAL":
+        t.i += 2
+        if not (t.take_word("TIME") and t.take_word("ZONE")):
+            raise InvalidInput(f"cannot parse type {t.text!r}: expected WITH LOCAL TIME ZONE")
+        return LocalZonedTimestampType(precision=prec)
+    if t.peek_word() == "WITHOUT":
+        t.i += 1
+        if not (t.take_word("TIME") and t.take_word("ZONE")):
+            raise InvalidInput(f"cannot parse type {t.text!r}: expected WITHOUT TIME ZONE")
+    return TimestampType(precision=prec)
+
+
+def _parse_nested_type(t: _Tokens, w: str) -> DataType:
+    """ARRAY<t>, MULTISET<t>, MAP<k, v>, ROW<name [:] type ['comment'], ...>."""
+    t.expect_sym("<")
+    dt: DataType
+    if w in ("ARRAY", "MULTISET"):
         el = _parse_type(t)
-        t.expect_sym(">")
         dt = ArrayType(element=el) if w == "ARRAY" else MultisetType(element=el)
     elif w == "MAP":
-        t.expect_sym("<")
         k = _parse_type(t)
         t.expect_sym(",")
-        v = _parse_type(t)
-        t.expect_sym(">")
-        dt = MapType(key=k, value=v)
-    elif w == "ROW":
-        t.expect_sym("<")
+        dt = MapType(key=k, value=_parse_type(t))
+    else:
         fields: list[DataField] = []
         if not t.at_sym(">"):
             while True:
@@ -490,15 +488,8 @@ def _parse_type(t: _Tokens) -> DataType:
                     t.take()
                     continue
                 break
-        t.expect_sym(">")
         dt = RowType(fields=tuple(fields))
-    else:
-        raise InvalidInput(f"unknown data type {word!r} in {t.text!r}")
-    if t.peek_word() == "NOT" and t.peek_word(1) == "NULL":
-        t.i += 2
-        dt = dt.copy(nullable=False)
-    elif t.peek_word() == "NULL":
-        t.i += 1
+    t.expect_sym(">")
     return dt
 
 

@@ -24,9 +24,15 @@ import struct
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..data.types import BooleanType, DecimalType, SmallIntType, TinyIntType
+from ..data.types import BigIntType, BooleanType, LocalZonedTimestampType, SmallIntType, TimestampType, TinyIntType
 from ..errors import InvalidInput
-from .values import BOOL, BYTES, DOUBLE, FLOAT, INT, STRING, Column, kind_of
+from ..schema.file_index_options import (
+    BITMAP_DEFAULT_BLOCK_SIZE,
+    BITMAP_DEFAULT_VERSION,
+    BITMAP_VERSION_1,
+    BITMAP_VERSION_2,
+)
+from .values import BOOL, DOUBLE, FLOAT, INT, STRING, Column, kind_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,37 +40,7 @@ if TYPE_CHECKING:
 
     from ..data.types import DataType
 
-VERSION_1 = 1
-VERSION_2 = 2
-DEFAULT_VERSION = VERSION_2
-DEFAULT_BLOCK_SIZE = 16 * 1024
-
-
-def supports(t: DataType) -> bool:
-    k = kind_of(t)
-    return k is not None and k != BYTES and not isinstance(t, DecimalType)
-
-
-def parse_options(column: str, opts: dict[str, str]) -> tuple[int, int]:
-    from ..schema.options import parse_memory_bytes
-
-    raw = opts.get("version")
-    try:
-        version = int(raw) if raw is not None else DEFAULT_VERSION
-    except ValueError:
-        raise InvalidInput(f"file-index.bitmap.{column}.version: not an integer: {raw!r}") from None
-    if version not in (VERSION_1, VERSION_2):
-        raise InvalidInput(f"file-index.bitmap.{column}.version must be 1 or 2, got {raw}")
-    raw_bs = opts.get("index-block-size")
-    block = DEFAULT_BLOCK_SIZE
-    if raw_bs is not None:
-        block = parse_memory_bytes(raw_bs, f"file-index.bitmap.{column}.index-block-size")
-        if block <= 0:
-            raise InvalidInput(f"file-index.bitmap.{column}.index-block-size must be > 0, got {raw_bs}")
-    return version, block
-
-
-def _to_bitmap(positions: np.ndarray) -> pyroaring.BitMap:
+def to_bitmap(positions: np.ndarray) -> pyroaring.BitMap:
     import numpy as np
     import pyroaring
 
@@ -73,7 +49,7 @@ def _to_bitmap(positions: np.ndarray) -> pyroaring.BitMap:
     return pyroaring.BitMap(a)
 
 
-def _serialize(bm: pyroaring.BitMap) -> bytes:
+def serialize_bitmap(bm: pyroaring.BitMap) -> bytes:
     bm.run_optimize()  # as Java's RoaringBitmap32.serialize
     return bm.serialize()
 
@@ -143,8 +119,6 @@ class _Codec:
 
 
 def _is_long(t: DataType) -> bool:
-    from ..data.types import BigIntType, LocalZonedTimestampType, TimestampType
-
     return isinstance(t, (BigIntType, TimestampType, LocalZonedTimestampType))
 
 
@@ -171,7 +145,9 @@ class BitmapBuilder:
 
     index_type = "bitmap"
 
-    def __init__(self, t: DataType, version: int = DEFAULT_VERSION, block_size: int = DEFAULT_BLOCK_SIZE) -> None:
+    def __init__(
+        self, t: DataType, version: int = BITMAP_DEFAULT_VERSION, block_size: int = BITMAP_DEFAULT_BLOCK_SIZE
+    ) -> None:
         self.codec = _Codec(t)
         self.version = version
         self.block_size = block_size
@@ -222,7 +198,7 @@ class BitmapBuilder:
             counts = np.bincount(inverse, minlength=len(uniques))
             groups = np.split(rows[order], np.cumsum(counts)[:-1])
         parts = self.parts
-        for key, g in zip(uniques, groups):
+        for key, g in zip(uniques, groups, strict=True):
             lst = parts.get(key)
             if lst is None:
                 parts[key] = [g]
@@ -237,7 +213,7 @@ class BitmapBuilder:
 
         codec = self.codec
         null_rows = np.concatenate(self.nulls) if self.nulls else np.zeros(0, dtype=np.int64)
-        null_bytes = _serialize(_to_bitmap(null_rows))
+        null_bytes = serialize_bitmap(to_bitmap(null_rows))
         keys = sorted(self.parts, key=codec.sort_key)
         offsets: list[tuple[Any, int, int]] = []  # key, offset, length (-1 for single rows)
         bodies: list[bytes] = []
@@ -248,7 +224,7 @@ class BitmapBuilder:
             if len(pos) == 1:
                 offsets.append((k, -1 - int(pos[0]), -1))
             else:
-                b = _serialize(_to_bitmap(pos))
+                b = serialize_bitmap(to_bitmap(pos))
                 bodies.append(b)
                 offsets.append((k, off, len(b)))
                 off += len(b)
@@ -256,7 +232,7 @@ class BitmapBuilder:
         null_offset = -1 - int(null_rows[0]) if len(null_rows) == 1 else 0
         out = bytearray(struct.pack(">b", self.version))
         out += struct.pack(">ii?", self.rows, len(keys), has_null)
-        if self.version == VERSION_1:
+        if self.version == BITMAP_VERSION_1:
             if has_null:
                 out += struct.pack(">i", null_offset)
             for k, o, _ in offsets:
@@ -313,14 +289,14 @@ class BitmapReader:
         self.codec = codec = _Codec(t)
         self.payload = payload
         self.version = payload[0]
-        if self.version not in (VERSION_1, VERSION_2):
+        if self.version not in (BITMAP_VERSION_1, BITMAP_VERSION_2):
             raise ValueError(f"unsupported bitmap index version {self.version}")
         self.row_count, self.distinct, self.has_null = struct.unpack_from(">ii?", payload, 1)
         pos = 10
         self.null_offset = 0
         self.null_length = -1
         entries: dict[Any, tuple[int, int]] = {}
-        if self.version == VERSION_1:
+        if self.version == BITMAP_VERSION_1:
             if self.has_null:
                 (self.null_offset,) = struct.unpack_from(">i", payload, pos)
                 pos += 4
@@ -335,7 +311,7 @@ class BitmapReader:
             # lengths: bitmaps are stored back to back in offset order up to the payload end
             starts = sorted({o for o, _ in entries.values() if o >= 0}
                             | ({self.null_offset} if self.has_null and self.null_offset >= 0 else set()))
-            ends = {s: e for s, e in zip(starts, starts[1:] + [len(payload) - self.body_start])}
+            ends = dict(zip(starts, starts[1:] + [len(payload) - self.body_start], strict=True))
             self.entries = {k: (o, ends.get(o, -1) if o >= 0 else -1) for k, (o, _) in entries.items()}
             if self.has_null and self.null_offset >= 0:
                 self.null_length = ends[self.null_offset]

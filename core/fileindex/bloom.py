@@ -14,65 +14,17 @@ one call per value (about 80 ns; deduplicating first costs more than it saves).
 
 from __future__ import annotations
 
-import math
 import struct
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
-from .values import BOOL, BYTES, DOUBLE, FLOAT, INT, STRING, Column, kind_of
+from ..schema.file_index_options import BLOOM_DEFAULT_FPP, BLOOM_DEFAULT_ITEMS, bloom_size
+from .values import BYTES, DOUBLE, FLOAT, INT, STRING, Column
 
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-    from ..data.types import DataType
-
-DEFAULT_ITEMS = 1_000_000
 _BOOL_BITS_LIMIT = 64 << 20
-DEFAULT_FPP = 0.1
-
-
-def java_round(x: float) -> int:
-    """``Math.round(double)``: floor(x + 0.5)."""
-    return int(math.floor(x + 0.5))
-
-
-def bloom_size(items: int, fpp: float) -> tuple[int, int]:
-    """(numBits, numHashFunctions) as Java's BloomFilter64(items, fpp)."""
-    nb = int(-items * math.log(fpp) / (math.log(2) * math.log(2)))
-    nb = nb + (8 - nb % 8)
-    k = max(1, java_round(nb / items * math.log(2)))
-    return nb, k
-
-
-def parse_options(column: str, opts: dict[str, str]) -> tuple[int, float]:
-    """``items`` / ``fpp`` of one column, validated (InvalidInput naming the option)."""
-    raw_items = opts.get("items")
-    raw_fpp = opts.get("fpp")
-    try:
-        items = int(raw_items) if raw_items is not None else DEFAULT_ITEMS
-    except ValueError:
-        raise InvalidInput(f"file-index.bloom-filter.{column}.items: not an integer: {raw_items!r}") from None
-    try:
-        fpp = float(raw_fpp) if raw_fpp is not None else DEFAULT_FPP
-    except ValueError:
-        raise InvalidInput(f"file-index.bloom-filter.{column}.fpp: not a number: {raw_fpp!r}") from None
-    if not 0 < items <= 2**31 - 1:
-        raise InvalidInput(f"file-index.bloom-filter.{column}.items must be in 1..2147483647, got {raw_items}")
-    if not 0.0 < fpp < 1.0:
-        raise InvalidInput(f"file-index.bloom-filter.{column}.fpp must be in (0, 1), got {raw_fpp}")
-    nb, _ = bloom_size(items, fpp)
-    if nb >= 2**31:
-        raise InvalidInput(f"file-index.bloom-filter.{column}: items={items} fpp={fpp} needs {nb} bits "
-                           "(Java's limit is 2^31)")
-    return items, fpp
-
-
-def supports(t: DataType) -> bool:
-    k = kind_of(t)
-    from ..data.types import DecimalType
-
-    return k is not None and k != BOOL and not isinstance(t, DecimalType)
 
 
 # -- hashing ------------------------------------------------------------------------------
@@ -178,7 +130,7 @@ class BloomFilterBuilder:
 
     index_type = "bloom-filter"
 
-    def __init__(self, items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> None:
+    def __init__(self, items: int = BLOOM_DEFAULT_ITEMS, fpp: float = BLOOM_DEFAULT_FPP) -> None:
         import numpy as np
 
         self.num_bits, self.k = bloom_size(items, fpp)

@@ -15,35 +15,16 @@ from __future__ import annotations
 import struct
 from typing import TYPE_CHECKING
 
-from ..data.types import (
-    BigIntType,
-    DateType,
-    DecimalType,
-    IntType,
-    LocalZonedTimestampType,
-    SmallIntType,
-    TimestampType,
-    TimeType,
-    TinyIntType,
-)
-from .bitmap import _serialize, _to_bitmap
+from .bitmap import serialize_bitmap, to_bitmap
 from .values import Column
 
 if TYPE_CHECKING:
     import numpy as np
     import pyroaring
 
-    from ..data.types import DataType
 
 VERSION_1 = 1
 _LONG_MIN = -(2**63)
-
-
-def supports(t: DataType) -> bool:
-    if isinstance(t, DecimalType):
-        return t.precision <= 18
-    return isinstance(t, (TinyIntType, SmallIntType, IntType, BigIntType, DateType, TimeType,
-                          TimestampType, LocalZonedTimestampType))
 
 
 class BsiBuilder:
@@ -90,11 +71,11 @@ def _bsi_bytes(values: np.ndarray, rows: np.ndarray) -> bytes:
     mn = 0  # as Java's writer (see module doc)
     nslices = (mx - mn).bit_length()
     out = bytearray(struct.pack(">bqq", VERSION_1, mn, mx))
-    out += _serialize(_to_bitmap(rows))
+    out += serialize_bitmap(to_bitmap(rows))
     out += struct.pack(">i", nslices)
     rel = values - mn
     for i in range(nslices):
-        out += _serialize(_to_bitmap(rows[((rel >> i) & 1) == 1]))
+        out += serialize_bitmap(to_bitmap(rows[((rel >> i) & 1) == 1]))
     return bytes(out)
 
 

@@ -20,11 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .format import BITMAP, BLOOM_FILTER, BSI, FileIndexContainer, IndexEntry
+from ..data.predicate import And, Constant, Leaf, Or, Predicate
+from ..schema.file_index_options import BITMAP, BLOOM_FILTER, BSI
+from .bitmap import BitmapReader
+from .bloom import BloomFilterReader
+from .bsi import BsiReader
+from .format import FileIndexContainer, IndexEntry
 from .values import DOUBLE, FLOAT, kind_of, literal_key
 
 if TYPE_CHECKING:
-    from ..data.predicate import Predicate
     from ..data.types import DataField, DataType
 
 Result = Any  # True | False | pyroaring.BitMap
@@ -90,16 +94,10 @@ class _Readers:
             if payload is None:
                 r = False  # an empty index entry: nothing to test with -> treated as unknown below
             elif e.index_type == BLOOM_FILTER:
-                from .bloom import BloomFilterReader
-
                 r = BloomFilterReader(payload)
             elif e.index_type == BITMAP:
-                from .bitmap import BitmapReader
-
                 r = BitmapReader(payload, t)
             elif e.index_type == BSI:
-                from .bsi import BsiReader
-
                 r = BsiReader(payload)
             else:
                 r = False
@@ -175,8 +173,6 @@ def evaluate(
     (by field id; None if the file predates the column); ``file_fields`` are the file
     schema's fields by name. ``types`` restricts the index types used (explain attribution).
     """
-    from ..data.predicate import And, Constant, Leaf, Or
-
     readers = _Readers(container)
 
     def visit(p: Predicate) -> Result:

@@ -25,10 +25,6 @@ MAGIC = 1493475289347502
 VERSION_1 = 1
 EMPTY_INDEX_FLAG = -1
 
-BLOOM_FILTER = "bloom-filter"
-BITMAP = "bitmap"
-BSI = "bsi"
-RANGE_BITMAP = "range-bitmap"
 INDEX_SUFFIX = ".index"
 
 

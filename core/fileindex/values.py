@@ -19,6 +19,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..data.binary_row import Timestamp
 from ..data.types import (
     BigIntType,
     BinaryType,
@@ -82,7 +83,7 @@ class Column:
     length: int
 
 
-def _ts_numbers(arr: pa.Array, t: DataType) -> np.ndarray:
+def _ts_numbers(arr: pa.Array, t: TimestampType | LocalZonedTimestampType) -> np.ndarray:
     """millis (p <= 3) or micros, as Java's Timestamp.getMillisecond / toMicros (floor)."""
     import numpy as np
     import pyarrow as pa
@@ -199,8 +200,6 @@ def literal_key(v: Any, t: DataType) -> Any:
                     return None
                 return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
             if isinstance(t, (TimestampType, LocalZonedTimestampType)):
-                from ..data.binary_row import Timestamp
-
                 if isinstance(v, _dt.datetime):
                     v = Timestamp.from_datetime(v)
                 if not isinstance(v, Timestamp):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from ..data.types import (
@@ -466,7 +467,24 @@ def bucket_hashes(table: pa.Table, key_fields: Sequence[DataField]) -> np.ndarra
             bit = i + 8
             header[:, bit >> 6] |= enc.null.astype(np.uint64) << np.uint64(bit & 63)
 
-    # Variable part: appended field by field, each piece 8-aligned, offsets from row start.
+    var_offsets, cursor = _variable_layout(encoded, slots, fixed_words)
+    out = np.empty(n, dtype=np.int32)
+    groups = _rows_by_length(np.broadcast_to(np.asarray(cursor, dtype=np.int64), (n,)), n)
+    for length, idx in groups:
+        out_rows = _hash_group(length, idx, n, header, slots, encoded, var_offsets, fixed_words)
+        if idx is None:
+            out[:] = out_rows
+        else:
+            out[idx] = out_rows
+    return out
+
+
+def _variable_layout(encoded: list[_Encoded], slots: np.ndarray, fixed_words: int) -> tuple[list[Any], Any]:
+    """The variable part: appended field by field, each piece 8-aligned, offsets from the row
+    start written into the fields' slots. Returns the offsets per field (None: fixed) and the
+    row lengths (scalar or per row)."""
+    import numpy as np
+
     cursor: Any = fixed_words * 8
     var_offsets: list[Any] = []
     for i, enc in enumerate(encoded):
@@ -478,30 +496,26 @@ def bucket_hashes(table: pa.Table, key_fields: Sequence[DataField]) -> np.ndarra
         var_offsets.append(off)
         cursor = cursor + enc.var_size
         if enc.kind == "bytes":
+            assert enc.lengths is not None  # every "bytes" encoding has them
             has_var = enc.lengths > 0
             slots[:, i] = np.where(has_var, (np.asarray(off, dtype=np.int64).astype(np.uint64) << np.uint64(32)) | enc.slot, enc.slot)
         else:
             slots[:, i] = (np.asarray(off, dtype=np.int64).astype(np.uint64) << np.uint64(32)) | enc.slot
+    return var_offsets, cursor
 
-    lengths = np.broadcast_to(np.asarray(cursor, dtype=np.int64), (n,))
-    out = np.empty(n, dtype=np.int32)
+
+def _rows_by_length(lengths: np.ndarray, n: int) -> list[tuple[int, np.ndarray | None]]:
+    """[(row length, row indices or None for all rows)]: murmur3 runs once per distinct length."""
+    import numpy as np
+
     lo, hi = int(lengths.min()), int(lengths.max())
     if lo == hi:
-        groups: list[tuple[int, np.ndarray | None]] = [(lo, None)]
-    else:
-        order = np.argsort(lengths, kind="stable")
-        sorted_len = lengths[order]
-        cuts = np.flatnonzero(np.diff(sorted_len)) + 1
-        bounds = np.concatenate(([0], cuts, [n]))
-        groups = [(int(sorted_len[a]), order[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-
-    for length, idx in groups:
-        out_rows = _hash_group(length, idx, n, header, slots, encoded, var_offsets, fixed_words)
-        if idx is None:
-            out[:] = out_rows
-        else:
-            out[idx] = out_rows
-    return out
+        return [(lo, None)]
+    order = np.argsort(lengths, kind="stable")
+    sorted_len = lengths[order]
+    cuts = np.flatnonzero(np.diff(sorted_len)) + 1
+    bounds = np.concatenate(([0], cuts, [n]))
+    return [(int(sorted_len[a]), order[a:b]) for a, b in pairwise(bounds)]
 
 
 def _take(a: Any, idx: np.ndarray | None) -> Any:
@@ -533,7 +547,7 @@ def _hash_group(
     m[:, header_words:fixed_words] = _take(slots, idx)
     flat_words = m.ravel()
     row_base = np.arange(rows, dtype=np.int64) * lw
-    for enc, off in zip(encoded, var_offsets):
+    for enc, off in zip(encoded, var_offsets, strict=True):
         if enc.kind == "fixed":
             continue
         off_g = _take(off, idx)

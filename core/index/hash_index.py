@@ -15,10 +15,11 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..data.binary_row import hash_row_bytes
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
 from ..io.fileio import FileIO, join
-from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta
+from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestFile
 from ..utils.interrupt import discard
 
 if TYPE_CHECKING:
@@ -277,7 +278,8 @@ class DynamicBucketAssigner:
             return []
         if self._entries_by_partition is None:
             by: dict[bytes, list[IndexManifestEntry]] = {}
-            for e in self.table.store_scan.index_entries(self.snapshot):
+            index_manifests = IndexManifestFile(self.table.file_io, paths.manifest_dir(self.table.path))
+            for e in index_manifests.live_entries(self.snapshot.index_manifest):
                 if e.index_file.index_type == HASH_INDEX:
                     by.setdefault(e.partition, []).append(e)
             self._entries_by_partition = by
@@ -289,8 +291,6 @@ class DynamicBucketAssigner:
         st = self._partitions.get(partition)
         if st is not None:
             return st
-        from ..data.binary_row import hash_row_bytes
-
         entries = self._hash_entries(partition)
         file_hashes: dict[int, np.ndarray] = {}
         old_files: dict[int, IndexFileMeta] = {}

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotFound, OutcomeUnknown, PaimonError, UnsafeRefused
+from ..errors import CorruptMetadata, InvalidInput, NotFound, OutcomeUnknown, PaimonError, UnsafeRefused
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -176,8 +176,6 @@ class FileIO:
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
-            from ..errors import CorruptMetadata
-
             raise CorruptMetadata(path, f"not UTF-8 text ({e.reason} at byte {e.start})") from e
 
     def open_input(self, path: str) -> IO[bytes]:
@@ -353,7 +351,7 @@ class FileIO:
                 # local writes are synchronous: nothing is in flight that could still land
                 if self.is_local and not exists:
                     assert failure is not None
-                    raise failure
+                    raise failure from failure.__cause__  # the put's own error, not this read's
                 if self.is_local and failure is None:
                     return False  # another writer's file, deleted again since
             except Exception as e:  # noqa: BLE001

@@ -13,6 +13,7 @@ import decimal
 from collections.abc import Sequence
 from typing import Any
 
+from ..data import types as t
 from ..data.java_format import java_double, java_float, java_local_datetime
 from ..errors import InvalidInput
 from .fileio import join
@@ -149,7 +150,7 @@ def partition_path(
     if len(names) != len(values_as_str):
         raise InvalidInput(f"partition has {len(names)} keys but {len(values_as_str)} values")
     parts = []
-    for name, value in zip(names, values_as_str):
+    for name, value in zip(names, values_as_str, strict=True):
         if value is None or value.strip() == "":
             value = default_name
         if only_value and value in (".", ".."):
@@ -176,7 +177,7 @@ def partition_values_to_str(
     values: Sequence[Any], types: Sequence[Any], legacy_name: bool = True
 ) -> list[str | None]:
     """Render partition values the way Java names directories (see module docs)."""
-    return [partition_value_to_str(v, t, legacy_name) for v, t in zip(values, types)]
+    return [partition_value_to_str(v, t, legacy_name) for v, t in zip(values, types, strict=True)]
 
 
 def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True) -> str | None:
@@ -186,8 +187,6 @@ def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True)
     *internal* value: DATE is the epoch-day integer, TIME the millisecond of day, TIMESTAMP
     ``LocalDateTime.toString``. legacy_name=False is Paimon's cast to STRING.
     """
-    from ..data import types as t
-
     if value is None:
         return None
     if isinstance(data_type, t.BooleanType) or isinstance(value, bool):

@@ -17,9 +17,15 @@ from __future__ import annotations
 import datetime
 import io
 import json
-from typing import Any
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import fastavro
+from fastavro.read import MAGIC
 
 from ..errors import CorruptMetadata, InvalidInput
+from ..io.fileio import FileIO, join
 
 JAVA_SYNC_INTERVAL = 64_000  # Avro Java DataFileConstants.DEFAULT_SYNC_INTERVAL
 ZSTD_LEVEL = 1  # Paimon's ``file.compression.zstd-level`` default
@@ -46,16 +52,14 @@ def read_avro(data: bytes, path: str) -> tuple[Any, list[dict[str, Any]]]:
     back as an aware UTC datetime; see :func:`epoch_millis`). Null records of a 0.2-era
     top-level ``["null", record]`` union are dropped.
     """
-    import fastavro
-    from fastavro.read import MAGIC
-
     raw = bytes(data)
     if raw[:4] != MAGIC:  # fastavro skips the magic check; a Parquet file would "decode" as garbage
         raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
     try:
         reader = fastavro.reader(io.BytesIO(raw))
         writer_schema = json.loads(reader.metadata["avro.schema"])
-        records = [r for r in reader if r is not None]
+        # a manifest-type file's records are Avro records: dicts (fastavro types any Avro value)
+        records = cast(list[dict[str, Any]], [r for r in reader if r is not None])
     except Exception as e:  # fastavro and the codecs raise many kinds (ValueError, EOFError, KeyError, ZstdError)
         raise CorruptMetadata(path, f"cannot decode Avro: {_one_line(e)}") from e
     return writer_schema, records
@@ -80,8 +84,6 @@ def write_avro(schema: Any, records: list[dict[str, Any]], codec: str = "zstanda
     (a parsed schema would be printed with expanded full names); zstandard uses level 1 and
     blocks follow Java's 64 kB sync interval.
     """
-    import fastavro
-
     if codec not in CODECS:
         raise InvalidInput(f"unsupported Avro codec {codec!r} (choose from {', '.join(CODECS)})")
     buf = io.BytesIO()
@@ -94,3 +96,71 @@ def write_avro(schema: Any, records: list[dict[str, Any]], codec: str = "zstanda
         codec_compression_level=ZSTD_LEVEL if codec == "zstandard" else None,
     )
     return buf.getvalue()
+
+
+# ---------------------------------------------------------------------------------------
+# Object files: manifest lists, manifests, index manifests
+# ---------------------------------------------------------------------------------------
+
+
+def optional_field(name: str, t: Any) -> dict[str, Any]:
+    """A nullable field as Java writes it: ``["null", T]`` with a null default."""
+    return {"name": name, "type": ["null", t], "default": None}
+
+
+def check_version(r: dict[str, Any], expected: int, path: str) -> None:
+    """Refuse a record whose ``_VERSION`` is not the layout we read (absent: pre-versioned)."""
+    v = r.get("_VERSION")
+    if v is not None and v != expected:
+        hint = " (written by an incompatible old version; Java asks to recreate the table)" if v < expected else ""
+        raise CorruptMetadata(path, f"unsupported manifest _VERSION {v}, expected {expected}{hint}")
+
+
+def _convert(records: list[dict[str, Any]], fn: Any, path: str) -> list[Any]:
+    try:
+        return [fn(r, path) for r in records]
+    except CorruptMetadata:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise CorruptMetadata(path, f"malformed record ({type(e).__name__}: {e})") from e
+
+
+@dataclass
+class _Namer:
+    prefix: str
+    base: str = field(default_factory=lambda: str(uuid.uuid4()))
+    counter: int = 0
+
+    def next(self) -> str:
+        name = f"{self.prefix}-{self.base}-{self.counter}"
+        self.counter += 1
+        return name
+
+
+class ObjectsFile:
+    """A file of Avro records in the manifest directory (Java's ``ObjectsFile``).
+
+    Subclasses name the file prefix, the schema and the record converters; reading and
+    writing, naming and codec handling live here once.
+    """
+
+    prefix: str = ""
+    schema: dict[str, Any] = {}
+
+    def __init__(self, file_io: FileIO, manifest_dir: str, codec: str = "zstandard") -> None:
+        self.file_io = file_io
+        self.manifest_dir = manifest_dir
+        self.codec = codec
+        self._names = _Namer(self.prefix)
+
+    def _read_objects(self, name: str, from_record: Any) -> tuple[str, list[Any]]:
+        path = join(self.manifest_dir, name)
+        _, records = read_avro(self.file_io.read_bytes(path), path)
+        return path, _convert(records, from_record, path)
+
+    def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:
+        """Write a new file (empty is legal); returns (file name, size in bytes)."""
+        data = write_avro(self.schema, records, self.codec)
+        name = self._names.next()
+        self.file_io.write_bytes(join(self.manifest_dir, name), data)
+        return name, len(data)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptMetadata
-from .avro import NAMESPACE
-from .manifest import FileKind, ObjectsFile, _check_version, _opt
+from .avro import NAMESPACE, ObjectsFile, check_version, optional_field
+from .manifest import FileKind
 
 INDEX_MANIFEST_VERSION = 1
 HASH_INDEX = "HASH"
@@ -75,7 +75,7 @@ INDEX_MANIFEST_SCHEMA: dict[str, Any] = {
         {"name": "_FILE_NAME", "type": "string"},
         {"name": "_FILE_SIZE", "type": "long"},
         {"name": "_ROW_COUNT", "type": "long"},
-        _opt(
+        optional_field(
             "_DELETIONS_VECTORS_RANGES",
             {
                 "type": "array",
@@ -88,14 +88,14 @@ INDEX_MANIFEST_SCHEMA: dict[str, Any] = {
                             {"name": "f0", "type": "string"},
                             {"name": "f1", "type": "int"},
                             {"name": "f2", "type": "int"},
-                            _opt("_CARDINALITY", "long"),
+                            optional_field("_CARDINALITY", "long"),
                         ],
                     },
                 ],
             },
         ),
-        _opt("_EXTERNAL_PATH", "string"),
-        _opt(
+        optional_field("_EXTERNAL_PATH", "string"),
+        optional_field(
             "_GLOBAL_INDEX",
             {
                 "type": "record",
@@ -104,9 +104,9 @@ INDEX_MANIFEST_SCHEMA: dict[str, Any] = {
                     {"name": "_ROW_RANGE_START", "type": "long"},
                     {"name": "_ROW_RANGE_END", "type": "long"},
                     {"name": "_INDEX_FIELD_ID", "type": "int"},
-                    _opt("_EXTRA_FIELD_IDS", {"type": "array", "items": "int"}),
-                    _opt("_INDEX_META", "bytes"),
-                    _opt("_SOURCE_META", "bytes"),
+                    optional_field("_EXTRA_FIELD_IDS", {"type": "array", "items": "int"}),
+                    optional_field("_INDEX_META", "bytes"),
+                    optional_field("_SOURCE_META", "bytes"),
                 ],
             },
         ),
@@ -119,7 +119,7 @@ def _bytes_or_none(v: Any) -> bytes | None:
 
 
 def index_entry_from_record(r: dict[str, Any], path: str = "") -> IndexManifestEntry:
-    _check_version(r, INDEX_MANIFEST_VERSION, path)
+    check_version(r, INDEX_MANIFEST_VERSION, path)
     ranges = r.get("_DELETIONS_VECTORS_RANGES")
     dv = None
     if ranges is not None:
@@ -198,6 +198,13 @@ class IndexManifestFile(ObjectsFile):
             if e.index_file.index_type == DELETION_VECTORS_INDEX and e.index_file.dv_ranges is None:
                 raise CorruptMetadata(path, f"DV index file {e.index_file.file_name} has no _DELETIONS_VECTORS_RANGES")
         return entries
+
+    def live_entries(self, name: str | None) -> list[IndexManifestEntry]:
+        """The index files a snapshot's index manifest ``name`` lists as live (a full listing,
+        not a delta: its ADD entries); none when the snapshot has no index manifest."""
+        if not name:
+            return []
+        return [e for e in self.read(name) if e.kind == FileKind.ADD]
 
     def write(self, entries: list[IndexManifestEntry]) -> str:
         """Write the full listing (every entry ADD, by Java's convention); returns the name."""

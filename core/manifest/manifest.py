@@ -8,17 +8,16 @@ current layout with Java's record names, ``_VERSION`` = 2 and ``["null", T]`` un
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
 from ..data import binary_row
 from ..data.types import RowType
 from ..errors import CorruptMetadata, InvalidInput
-from ..io.fileio import FileIO, join
-from .avro import NAMESPACE, epoch_millis, read_avro, write_avro
+from ..io.fileio import FileIO
+from .avro import NAMESPACE, ObjectsFile, check_version, epoch_millis, optional_field
 
 MANIFEST_VERSION = 2
 
@@ -115,10 +114,6 @@ class ManifestFileMeta:
 # ---------------------------------------------------------------------------------------
 
 
-def _opt(name: str, t: Any) -> dict[str, Any]:
-    return {"name": name, "type": ["null", t], "default": None}
-
-
 def _stats_schema(record_name: str) -> dict[str, Any]:
     return {
         "type": "record",
@@ -126,7 +121,7 @@ def _stats_schema(record_name: str) -> dict[str, Any]:
         "fields": [
             {"name": "_MIN_VALUES", "type": "bytes"},
             {"name": "_MAX_VALUES", "type": "bytes"},
-            _opt("_NULL_COUNTS", {"type": "array", "items": ["null", "long"]}),
+            optional_field("_NULL_COUNTS", {"type": "array", "items": ["null", "long"]}),
         ],
     }
 
@@ -143,12 +138,12 @@ MANIFEST_LIST_SCHEMA: dict[str, Any] = {
         {"name": "_NUM_DELETED_FILES", "type": "long"},
         {"name": "_PARTITION_STATS", "type": _stats_schema("record__PARTITION_STATS")},
         {"name": "_SCHEMA_ID", "type": "long"},
-        _opt("_MIN_BUCKET", "int"),
-        _opt("_MAX_BUCKET", "int"),
-        _opt("_MIN_LEVEL", "int"),
-        _opt("_MAX_LEVEL", "int"),
-        _opt("_MIN_ROW_ID", "long"),
-        _opt("_MAX_ROW_ID", "long"),
+        optional_field("_MIN_BUCKET", "int"),
+        optional_field("_MAX_BUCKET", "int"),
+        optional_field("_MIN_LEVEL", "int"),
+        optional_field("_MAX_LEVEL", "int"),
+        optional_field("_MIN_ROW_ID", "long"),
+        optional_field("_MAX_ROW_ID", "long"),
     ],
 }
 
@@ -168,14 +163,14 @@ DATA_FILE_SCHEMA: dict[str, Any] = {
         {"name": "_SCHEMA_ID", "type": "long"},
         {"name": "_LEVEL", "type": "int"},
         {"name": "_EXTRA_FILES", "type": {"type": "array", "items": "string"}},
-        _opt("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
-        _opt("_DELETE_ROW_COUNT", "long"),
-        _opt("_EMBEDDED_FILE_INDEX", "bytes"),
-        _opt("_FILE_SOURCE", "int"),
-        _opt("_VALUE_STATS_COLS", {"type": "array", "items": "string"}),
-        _opt("_EXTERNAL_PATH", "string"),
-        _opt("_FIRST_ROW_ID", "long"),
-        _opt("_WRITE_COLS", {"type": "array", "items": "string"}),
+        optional_field("_CREATION_TIME", {"type": "long", "logicalType": "timestamp-millis"}),
+        optional_field("_DELETE_ROW_COUNT", "long"),
+        optional_field("_EMBEDDED_FILE_INDEX", "bytes"),
+        optional_field("_FILE_SOURCE", "int"),
+        optional_field("_VALUE_STATS_COLS", {"type": "array", "items": "string"}),
+        optional_field("_EXTERNAL_PATH", "string"),
+        optional_field("_FIRST_ROW_ID", "long"),
+        optional_field("_WRITE_COLS", {"type": "array", "items": "string"}),
     ],
 }
 
@@ -266,15 +261,8 @@ def data_file_to_record(f: DataFileMeta) -> dict[str, Any]:
     }
 
 
-def _check_version(r: dict[str, Any], expected: int, path: str) -> None:
-    v = r.get("_VERSION")
-    if v is not None and v != expected:
-        hint = " (written by an incompatible old version; Java asks to recreate the table)" if v < expected else ""
-        raise CorruptMetadata(path, f"unsupported manifest _VERSION {v}, expected {expected}{hint}")
-
-
 def entry_from_record(r: dict[str, Any], path: str = "") -> ManifestEntry:
-    _check_version(r, MANIFEST_VERSION, path)
+    check_version(r, MANIFEST_VERSION, path)
     if r.get("_FILE") is None:
         raise CorruptMetadata(path, "manifest entry has no _FILE record")
     return ManifestEntry(
@@ -298,7 +286,7 @@ def entry_to_record(e: ManifestEntry) -> dict[str, Any]:
 
 
 def manifest_meta_from_record(r: dict[str, Any], path: str = "") -> ManifestFileMeta:
-    _check_version(r, MANIFEST_VERSION, path)
+    check_version(r, MANIFEST_VERSION, path)
     return ManifestFileMeta(
         file_name=r["_FILE_NAME"],
         file_size=r["_FILE_SIZE"],
@@ -331,15 +319,6 @@ def manifest_meta_to_record(m: ManifestFileMeta) -> dict[str, Any]:
         "_MIN_ROW_ID": m.min_row_id,
         "_MAX_ROW_ID": m.max_row_id,
     }
-
-
-def _convert(records: list[dict[str, Any]], fn: Any, path: str) -> list[Any]:
-    try:
-        return [fn(r, path) for r in records]
-    except CorruptMetadata:
-        raise
-    except (KeyError, TypeError, ValueError) as e:
-        raise CorruptMetadata(path, f"malformed record ({type(e).__name__}: {e})") from e
 
 
 # ---------------------------------------------------------------------------------------
@@ -376,45 +355,17 @@ def partition_stats(partitions: Iterable[bytes], partition_type: RowType | None)
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Namer:
-    prefix: str
-    base: str = field(default_factory=lambda: str(uuid.uuid4()))
-    counter: int = 0
-
-    def next(self) -> str:
-        name = f"{self.prefix}-{self.base}-{self.counter}"
-        self.counter += 1
-        return name
-
-
-class ObjectsFile:
-    """A file of Avro records in the manifest directory (Java's ``ObjectsFile``).
-
-    Subclasses name the file prefix, the schema and the record converters; reading and
-    writing, naming and codec handling live here once.
-    """
-
-    prefix: str = ""
-    schema: dict[str, Any] = {}
-
-    def __init__(self, file_io: FileIO, manifest_dir: str, codec: str = "zstandard") -> None:
-        self.file_io = file_io
-        self.manifest_dir = manifest_dir
-        self.codec = codec
-        self._names = _Namer(self.prefix)
-
-    def _read_objects(self, name: str, from_record: Any) -> tuple[str, list[Any]]:
-        path = join(self.manifest_dir, name)
-        _, records = read_avro(self.file_io.read_bytes(path), path)
-        return path, _convert(records, from_record, path)
-
-    def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:
-        """Write a new file (empty is legal); returns (file name, size in bytes)."""
-        data = write_avro(self.schema, records, self.codec)
-        name = self._names.next()
-        self.file_io.write_bytes(join(self.manifest_dir, name), data)
-        return name, len(data)
+def _row_id_range(entries: list[ManifestEntry]) -> tuple[int, int] | None:
+    """(first, last) row id over the entries' files; None unless every file has row ids."""
+    ranges: list[tuple[int, int]] = []
+    for e in entries:
+        first = e.file.first_row_id
+        if first is None:
+            return None
+        ranges.append((first, first + e.file.row_count - 1))
+    if not ranges:
+        return None
+    return min(r[0] for r in ranges), max(r[1] for r in ranges)
 
 
 class ManifestList(ObjectsFile):
@@ -454,12 +405,7 @@ class ManifestFile(ObjectsFile):
     def meta_of(self, name: str, size: int, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
         """The manifest-list record Java's ManifestAvroWriter computes for these entries."""
         added = sum(1 for e in entries if e.kind == FileKind.ADD)
-        row_ids: tuple[int, int] | None = None
-        if entries and all(e.file.first_row_id is not None for e in entries):
-            row_ids = (
-                min(e.file.first_row_id for e in entries),  # type: ignore[type-var]
-                max(e.file.first_row_id + e.file.row_count - 1 for e in entries),  # type: ignore[operator]
-            )
+        row_ids = _row_id_range(entries)
         return ManifestFileMeta(
             file_name=name,
             file_size=size,

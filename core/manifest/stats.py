@@ -23,7 +23,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..data import binary_row
 from ..data.types import (
@@ -48,12 +52,8 @@ from ..data.types import (
     VariantType,
 )
 from ..errors import InvalidInput
+from ..schema.options import CoreOptions
 from .manifest import SimpleStats
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-    from ..schema.options import CoreOptions
 
 _TRUNCATE = re.compile(r"^truncate\((\d+)\)$", re.IGNORECASE)
 PARQUET_MAX_STATS_SIZE = 4096
@@ -144,7 +144,6 @@ def _ts_value(scalar: pa.Scalar) -> binary_row.Timestamp:
 
 
 def _scalar_value(scalar: pa.Scalar, dt: DataType) -> Any:
-    import pyarrow as pa
 
     if not scalar.is_valid:
         return None
@@ -166,9 +165,6 @@ def _float_stats(col: Any, nulls: int, fmt: str) -> ColStats:
     so max is NaN when one is present and min ignores NaN unless all values are NaN;
     -0.0 ranks below +0.0.
     """
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     nan = pc.is_nan(col)
     has_nan = bool(pc.any(nan).as_py())
@@ -203,7 +199,6 @@ def _float_stats(col: Any, nulls: int, fmt: str) -> ColStats:
 
 def raw_col_stats(col: pa.ChunkedArray | pa.Array, dt: DataType, file_format: str = "parquet") -> ColStats:
     """Min, max and null count of one column before the stats mode is applied."""
-    import pyarrow.compute as pc
 
     nulls = int(col.null_count)
     fmt = file_format.lower()
@@ -257,7 +252,7 @@ def _row(values: list[Any], types: list[DataType]) -> bytes:
     """Serialize a stats row as Java's ``InternalRowSerializer`` does: a NULL field is only a
     null bit and a zero slot. (binary_row.serialize reserves variable bytes for NULL
     non-compact decimals/timestamps, as Java's typed writers do for keys; stats rows don't.)"""
-    plain = [t.copy(nullable=True) if v is not None else BigIntType() for v, t in zip(values, types)]
+    plain = [t.copy(nullable=True) if v is not None else BigIntType() for v, t in zip(values, types, strict=True)]
     return binary_row.serialize(values, plain)
 
 
@@ -287,7 +282,7 @@ def value_stats_from_raw(
     stats: list[ColStats] = []
     types: list[DataType] = []
     names: list[str] = []
-    for f, mode in zip(fields, modes):
+    for f, mode in zip(fields, modes, strict=True):
         if dense and mode.kind == "none":
             continue
         if mode.kind == "none":
@@ -381,16 +376,12 @@ class StatsAccumulator:
 
 
 def _concat(arrays: list[Any], dt: DataType) -> Any:  # noqa: ARG001 - dt kept for symmetry
-    import pyarrow as pa
 
     return arrays[0] if len(arrays) == 1 else pa.chunked_array(arrays).combine_chunks()
 
 
 def _representatives(col: Any, dt: DataType, fmt: str) -> Any:
     """A few values of ``col`` (file order kept) whose :func:`raw_col_stats` min/max equal the column's."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
@@ -460,7 +451,7 @@ def decode_stats(stats: SimpleStats, types: list[DataType]) -> list[ColStats]:
     lo = binary_row.deserialize(stats.min_values, types)
     hi = binary_row.deserialize(stats.max_values, types)
     nc = stats.null_counts if stats.null_counts is not None else [None] * len(types)
-    return [ColStats(a, b, c) for a, b, c in zip(lo, hi, nc)]
+    return [ColStats(a, b, c) for a, b, c in zip(lo, hi, nc, strict=True)]
 
 
 __all__ = [

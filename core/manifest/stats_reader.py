@@ -8,21 +8,35 @@ their stats; a column the file's schema did not have counts all its rows as null
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ..schema.table_schema import TableSchema
-    from ..table.file_store_table import FileStoreTable
-    from .manifest import DataFileMeta
+from ..data.binary_row import deserialize
+from ..schema.table_schema import TableSchema
+from .manifest import DataFileMeta
 
 # (min, max, null_count, row_count) of one column, as core.data.predicate's might_match takes it
 ColumnStats = tuple[Any, Any, "int | None", int]
 
 
+class SchemaHistory(Protocol):
+    def schema(self, schema_id: int) -> TableSchema: ...
+
+
+class TableSchemas(Protocol):
+    """What decoding a file's metadata needs of a table: its current schema, and the schema
+    each file was written with (a ``FileStoreTable`` is one)."""
+
+    @property
+    def schema(self) -> TableSchema: ...
+
+    @property
+    def schema_manager(self) -> SchemaHistory: ...
+
+
 class StatsReader:
     """Per-table decoder; layouts derived from a (schema id, stats columns) pair are cached."""
 
-    def __init__(self, table: FileStoreTable) -> None:
+    def __init__(self, table: TableSchemas) -> None:
         self.table = table
         self._schemas: dict[int, TableSchema] = {}
         self._stats_layouts: dict[tuple[int, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
@@ -58,8 +72,6 @@ class StatsReader:
 
     def value_stats(self, meta: DataFileMeta) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         """(null counts, mins, maxes) keyed by *current* column name, evolved by field id."""
-        from ..data.binary_row import deserialize
-
         types, layout = self._stats_layout(meta)
         vs = meta.value_stats
         mins = deserialize(vs.min_values, types) if types else []
@@ -87,8 +99,6 @@ class StatsReader:
 
     def key_column_stats(self, meta: DataFileMeta) -> dict[str, ColumnStats]:
         """Stats of the ``_KEY_`` columns, keyed by the current name of each trimmed key column."""
-        from ..data.binary_row import deserialize
-
         layout = self._key_layouts.get(meta.schema_id)
         if layout is None:
             fs = self.schema(meta.schema_id)

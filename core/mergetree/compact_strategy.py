@@ -10,7 +10,7 @@ Pure functions over :class:`core.mergetree.levels.Levels` (no I/O):
 * :func:`pick_full_compaction` (``CompactStrategy.pickFullCompaction``, 1.x: a lone max-level
   run is rewritten file by file only where a file has a deletion vector or
   ``compaction.force-rewrite-all-files``);
-* :func:`pick_unit` builds the lead's :class:`core.compact.unit.CompactUnit`, with
+* :func:`pick_unit` builds the :class:`core.mergetree.compact_unit.CompactUnit`, with
   ``drop_delete`` as ``MergeTreeCompactManager`` decides it.
 
 A CLI compaction is a fresh Java job: strategies keep no state between runs, so the
@@ -24,10 +24,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .compact_unit import MERGE_TREE, CompactUnit
+from .file_writer import creation_time_millis
 from .levels import Levels, LevelSortedRun
 
 if TYPE_CHECKING:
-    from ..compact.unit import CompactUnit
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta
     from ..schema.options import CoreOptions
@@ -110,8 +111,6 @@ class UniversalCompaction:
         if self.full_compaction_interval_millis is not None:
             # Java 1.x restores the last full compaction time from the max-level files'
             # creation time (0.9: unknown, so the first pick of a writer is a full one)
-            from ..operation.write import creation_time_millis
-
             last = max((f.creation_time or 0 for r in runs if r.level == max_level for f in r.run.files),
                        default=None)
             if last is None or creation_time_millis() - last > self.full_compaction_interval_millis:
@@ -279,8 +278,6 @@ def pick_unit(
     ``dv_files``: names of the bucket's data files that have a deletion vector (only used
     by full compaction of a lone max-level run).
     """
-    from ..compact.unit import MERGE_TREE, CompactUnit
-
     p = pick(options, levels, full, dv_files)
     if p is None:
         return None

@@ -50,14 +50,20 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..format import data_file  # called through the module: tests spy on its readers
+from ..format.arrow_schema import system_fields
+from ..index.deletion_vectors import read_deletion_vectors
+from ..io import paths
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..utils.interrupt import discard
 from .compact_strategy import FILE_REWRITE, lookup_mode
-from .file_writer import RollingFileWriter, _partition_dir, write_pipelined
+from .compact_unit import CompactUnit, UnitResult
+from .file_writer import RollingFileWriter, partition_dir_of, write_pipelined
+from .key_groups import DELETE, UPDATE_BEFORE, VALUE_KIND
 from .levels import Levels, SortedRun, interval_partition, key_function
 from .sort_merge import MergeReader
 
 if TYPE_CHECKING:
-    from ..compact.unit import CompactUnit, UnitResult
     from ..index.deletion_vectors import DeletionVector
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta
@@ -156,12 +162,12 @@ class MergeTreeRewriter:
 
 
 # ------------------------------------------------------------------------------------------
-# Hook call sites for package "lookup" (core/mergetree/lookup.py, owned by helper "lookup")
+# Hook call sites for the lookup rewriter (core/mergetree/lookup_rewriter.py)
 # ------------------------------------------------------------------------------------------
 #
 # When the table needs lookup (deletion vectors, changelog-producer=lookup, first-row,
 # force-lookup) or changelog-producer=full-compaction, the unit is executed with the
-# rewriter returned by ``core.mergetree.lookup.make_rewriter(ctx, default)`` where ``default``
+# rewriter returned by ``core.mergetree.lookup_rewriter.make_rewriter(ctx, default)`` where ``default``
 # is a :class:`MergeTreeRewriter`. The returned object must provide the same three methods:
 #
 #   rewrite(ctx, output_level, drop_delete, sections) -> RewriteResult
@@ -179,11 +185,11 @@ def needs_hooks(options: CoreOptions) -> bool:
 
 
 def make_rewriter(ctx: CompactContext) -> Any:
-    """The plain rewriter, or package "lookup"'s rewriter around it when the table needs it."""
+    """The plain rewriter, or the lookup rewriter around it when the table needs it."""
     default = MergeTreeRewriter()
     if not needs_hooks(ctx.options):
         return default
-    from .lookup import make_rewriter as lookup_rewriter
+    from .lookup_rewriter import make_rewriter as lookup_rewriter  # it builds on this module: a cycle at import
 
     return lookup_rewriter(ctx, default)
 
@@ -204,10 +210,6 @@ def min_file_size(options: CoreOptions) -> int:
 def load_deletion_vectors(table: FileStoreTable, partition_dir: str, bucket: int,
                           index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta]) -> dict[str, DeletionVector]:
     """Data file name -> DV from the bucket's DELETION_VECTORS index files."""
-    from ..index.deletion_vectors import read_deletion_vectors
-    from ..io import paths
-    from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-
     out: dict[str, DeletionVector] = {}
     for f in index_files:
         if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
@@ -227,16 +229,11 @@ def retraction_count(ctx: CompactContext, file: DataFileMeta) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..format.arrow_schema import system_fields
-    from ..format.data_file import iter_data_file_batches
-    from ..io import paths
-    from .merge_function import DELETE, UPDATE_BEFORE, VALUE_KIND
-
     path = paths.data_file_path(ctx.table.path, ctx.partition_dir, ctx.unit.bucket, file.file_name,
                                 file.external_path)
     retract = pa.array([UPDATE_BEFORE, DELETE], type=pa.int8())
     n = 0
-    for batch in iter_data_file_batches(ctx.table.file_io, path, system_fields(), [VALUE_KIND],
+    for batch in data_file.iter_data_file_batches(ctx.table.file_io, path, system_fields(), [VALUE_KIND],
                                         batch_rows=1 << 20, low_memory=True):
         n += int(pc.sum(pc.is_in(batch.column(0), value_set=retract)).as_py() or 0)
     return n
@@ -260,7 +257,7 @@ def make_context(table: FileStoreTable, unit: CompactUnit) -> CompactContext:
     schema = table.schema
     options = table.options
     key = key_function([f.type.copy(nullable=False) for f in schema.logical_trimmed_primary_keys_type.fields])
-    partition_dir = _partition_dir(schema, unit.partition)
+    partition_dir = partition_dir_of(schema, unit.partition)
     bucket_files = list(unit.bucket_files) or list(unit.files)
     levels = Levels(bucket_files, max(options.num_levels, unit.max_level + 1 if unit.max_level else 0), key)
     dvs = load_deletion_vectors(table, partition_dir, unit.bucket, unit.index_files) if unit.index_files else {}
@@ -269,8 +266,6 @@ def make_context(table: FileStoreTable, unit: CompactUnit) -> CompactContext:
 
 def run_merge_tree_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
     """Compact one bucket's unit; nothing is committed. Files written are removed on failure."""
-    from ..compact.unit import UnitResult
-
     started = time.monotonic()
     ctx = make_context(table, unit)
     try:

@@ -14,14 +14,15 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ..index.deletion_vectors import MAX_32_POSITION, DeletionVector, read_deletion_vectors, write_deletion_vector_index
 from ..io import paths
 from ..io.fileio import join
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
+from .file_writer import partition_dir_of
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..index.deletion_vectors import DeletionVector
     from ..table.file_store_table import FileStoreTable
 
 
@@ -29,11 +30,7 @@ def index_file_dir(table: FileStoreTable, partition: bytes, bucket: int) -> str:
     """Where a bucket's DV index files live: ``<table>/index`` or, with 1.x's
     ``index-file-in-data-file-dir``, next to the bucket's data files."""
     if table.options.index_file_in_data_file_dir:
-        from ..data.binary_row import deserialize
-
-        values = deserialize(partition, table.schema.partition_types) if table.schema.partition_keys else []
-        part_dir = paths.partition_path_for(table.schema, values)
-        return paths.bucket_path(table.path, part_dir, bucket)
+        return paths.bucket_path(table.path, partition_dir_of(table.schema, partition), bucket)
     return paths.index_dir(table.path)
 
 
@@ -48,8 +45,6 @@ class DvMaintainer:
                  index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta] = (),
                  vectors: dict[str, DeletionVector] | None = None) -> None:
         """``vectors``: the bucket's DVs when the caller already read them from ``index_files``."""
-        from ..index.deletion_vectors import read_deletion_vectors
-
         self.table = table
         self.partition = partition
         self.bucket = bucket
@@ -69,8 +64,6 @@ class DvMaintainer:
         """Mark ``positions`` (any int array) of ``file_name`` deleted (Java notifyNewDeletion)."""
         import numpy as np
         from pyroaring import BitMap, BitMap64
-
-        from ..index.deletion_vectors import MAX_32_POSITION, DeletionVector
 
         pos = np.asarray(positions, dtype=np.int64)
         if pos.size == 0:
@@ -100,8 +93,6 @@ class DvMaintainer:
         """
         if not self.modified:
             return [], [], []
-        from ..index.deletion_vectors import write_deletion_vector_index
-
         vectors = {n: dv for n, dv in sorted(self.vectors.items()) if not dv.is_empty()}
         directory = index_file_dir(self.table, self.partition, self.bucket)
         self.table.file_io.mkdirs(directory)

@@ -29,31 +29,79 @@ next to the data file; they are added to :attr:`written` so an abort removes the
 
 from __future__ import annotations
 
+import datetime as _dt
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
+from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType
 from ..errors import InvalidInput
+from ..fileindex.writer import index_builder_factory
 from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from ..format.data_file import DataFileWriter
 from ..io import paths
 from ..io.fileio import join
-from ..manifest.manifest import FileSource
+from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource
+from ..manifest.stats import StatsAccumulator, key_stats_from_raw, value_stats_from_raw, value_stats_modes
+from ..schema.options import CoreOptions
 from ..utils.interrupt import discard
+from ..utils.workers import worker_pool
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..format.data_file import DataFileWriter
-    from ..manifest.manifest import DataFileMeta
-    from ..manifest.stats import StatsAccumulator
-    from ..schema.options import CoreOptions
     from ..schema.table_schema import TableSchema
     from ..table.file_store_table import FileStoreTable
 
 KV = "kv"
 APPEND = "append"
 _CHECK_ROWS = 1000  # Java's RollingFileWriter checks the size every 1000 records
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def creation_time_millis() -> int:
+    """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
+    d = _dt.datetime.now() - _EPOCH
+    return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
+
+
+def partition_dir_of(schema: TableSchema, partition: bytes) -> str:
+    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
+    if not schema.partition_keys:
+        return ""
+    return paths.partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))
+
+
+# ---------------------------------------------------------------------------------------
+# BinaryRow values of a few Arrow rows (partitions, min/max keys)
+# ---------------------------------------------------------------------------------------
+
+
+def py_value(scalar: pa.Scalar, dt: DataType) -> Any:
+    """One Arrow scalar as the value core.data.binary_row encodes for ``dt``."""
+    import pyarrow as pa
+
+    if not scalar.is_valid:
+        return None
+    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+        raw = int(scalar.cast(pa.int64()).as_py())
+        unit = scalar.type.unit
+        if unit == "s":
+            return binary_row.Timestamp(raw * 1000)
+        if unit == "ms":
+            return binary_row.Timestamp(raw)
+        if unit == "us":
+            return binary_row.Timestamp.from_epoch_micros(raw)
+        return binary_row.Timestamp(raw // 1_000_000, raw % 1_000_000)
+    if isinstance(dt, DateType):
+        return _EPOCH.date() + _dt.timedelta(days=int(scalar.cast(pa.int32()).as_py()))
+    return scalar.as_py()
+
+
+def row_values(table: pa.Table, index: int, fields: list[DataField]) -> list[Any]:
+    """The BinaryRow values of row ``index`` of ``table`` for ``fields``."""
+    return [py_value(table.column(f.name)[index], f.type) for f in fields]
 
 
 def output_options(options: CoreOptions, level: int, changelog: bool = False) -> CoreOptions:
@@ -63,8 +111,6 @@ def output_options(options: CoreOptions, level: int, changelog: bool = False) ->
     ``file.compression.per.level`` / ``metadata.stats-mode.per.level``, then the table-wide
     ``file.compression`` / ``metadata.stats-mode`` (``fields.<c>.stats-mode`` still wins per column).
     Java 0.9 has no changelog-file.* or per-level stats options and ignores them."""
-    from ..schema.options import CoreOptions
-
     opts = dict(options.options)
     comp = options.options.get("changelog-file.compression") if changelog else None
     comp = comp or options.file_compression_per_level().get(level)
@@ -143,7 +189,7 @@ class RollingFileWriter:
         self.partition = partition
         self.bucket = bucket
         if partition_dir is None:
-            partition_dir = _partition_dir(self.schema, partition)
+            partition_dir = partition_dir_of(self.schema, partition)
         self.bucket_path = join(table.path, partition_dir, paths.bucket_dir(bucket))
         compression = self.options.file_compression.lower()
         ext = f"{compression}.{self.file_format}" if base_opts.file_suffix_include_compression else self.file_format
@@ -152,14 +198,10 @@ class RollingFileWriter:
         self._uuid = str(uuid.uuid4())
         self._counter = 0
         self.value_fields = list(self.schema.fields)
-        if kind == KV:
-            self.file_fields = key_value_file_fields(self.schema)
-            self.key_fields = key_fields(self.schema)
-            self.key_types = [f.type for f in self.key_fields]
-        else:
-            self.file_fields = list(self.schema.fields)
-            self.key_fields = []
-            self.key_types = []
+        # key-value files: _KEY_ columns, system columns, values; append files: the values
+        self.file_fields = key_value_file_fields(self.schema) if kind == KV else list(self.schema.fields)
+        self.key_fields = key_fields(self.schema) if kind == KV else []
+        self.key_types = [f.type for f in self.key_fields]
         self._value_skip = self._none_mode_columns()
         self.next_sequence = sequence_start
         if index_builder_factory == "auto":
@@ -230,15 +272,10 @@ class RollingFileWriter:
     # -- internals ----------------------------------------------------------------------------
 
     def _none_mode_columns(self) -> set[str]:
-        from ..manifest.stats import value_stats_modes
-
         modes = value_stats_modes(self.value_fields, self.options)
-        return {f.name for f, m in zip(self.value_fields, modes) if m.kind == "none"}
+        return {f.name for f, m in zip(self.value_fields, modes, strict=True) if m.kind == "none"}
 
     def _open(self) -> _OpenFile:
-        from ..format.data_file import DataFileWriter
-        from ..manifest.stats import StatsAccumulator
-
         name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
         self._counter += 1
         path = join(self.bucket_path, name)
@@ -280,7 +317,7 @@ class RollingFileWriter:
         if self.kind == KV:
             assert f.keys is not None
             key_cols = [self._key_column(t, k.name) for k in self.key_fields]
-            f.keys.update(ft, dict(zip([k.name for k in self.key_fields], key_cols)))
+            f.keys.update(ft, dict(zip([k.name for k in self.key_fields], key_cols, strict=True)))
             if f.min_key is None:
                 f.min_key = self._key_row(key_cols, 0)
             f.max_key = self._key_row(key_cols, n - 1)
@@ -298,16 +335,10 @@ class RollingFileWriter:
         return t.column(name[len(KEY_PREFIX):])
 
     def _key_row(self, cols: list[Any], i: int) -> bytes:
-        from ..operation.write import _py_value
-
-        values = [_py_value(c[i], kf.type) for c, kf in zip(cols, self.key_fields)]
+        values = [py_value(c[i], kf.type) for c, kf in zip(cols, self.key_fields, strict=True)]
         return binary_row.serialize(values, self.key_types)
 
     def _close_current(self) -> None:
-        from ..manifest.manifest import EMPTY_STATS, DataFileMeta
-        from ..manifest.stats import key_stats_from_raw, value_stats_from_raw
-        from ..operation.write import creation_time_millis
-
         f = self._current
         assert f is not None
         self._current = None
@@ -355,8 +386,6 @@ class RollingFileWriter:
 
 def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
     """The table's ``file-index.*`` builder factory (package "fileindex"), None when it has none."""
-    from ..fileindex.writer import index_builder_factory
-
     return index_builder_factory(table.file_io, schema, options)
 
 
@@ -374,8 +403,6 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     grows by one chunk. With one core per unit (:data:`UNIT_CORES` = 1) they run in turn.
     Returns the number of rows written.
     """
-    from ..utils.workers import worker_pool
-
     rows = 0
     if UNIT_CORES == 1:
         for t in tables:
@@ -398,11 +425,5 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     return rows
 
 
-def _partition_dir(schema: TableSchema, partition: bytes) -> str:
-    if not schema.partition_keys:
-        return ""
-    types = [f.type for f in schema.logical_partition_type.fields]
-    return paths.partition_path_for(schema, binary_row.deserialize(partition, types))
-
-
-__all__ = ["APPEND", "KV", "RollingFileWriter", "output_format", "output_options", "write_pipelined"]
+__all__ = ["APPEND", "KV", "RollingFileWriter", "creation_time_millis", "output_format", "output_options",
+           "partition_dir_of", "py_value", "row_values", "write_pipelined"]

@@ -11,8 +11,11 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from ..data import binary_row
+from ..data.types import DoubleType, FloatType
 from ..errors import CorruptMetadata, InvalidInput
 
 if TYPE_CHECKING:
@@ -26,9 +29,6 @@ def key_function(key_types: list[DataType]) -> KeyFn:
     """``serialized key row -> sortable tuple`` (cached per distinct bytes). Float components
     become ``(is_nan, value)``: NaN sorts last and equals NaN, -0.0 == 0.0, as the key
     comparator (and :mod:`core.mergetree.sort_merge`) order them -- Python's NaN compares false."""
-    from ..data import binary_row
-    from ..data.types import DoubleType, FloatType
-
     cache: dict[bytes, Any] = {}
     floats = [isinstance(t, (FloatType, DoubleType)) for t in key_types]
 
@@ -46,7 +46,7 @@ def key_function(key_types: list[DataType]) -> KeyFn:
                 values = binary_row.deserialize(data, key_types)
             except InvalidInput as e:
                 raise CorruptMetadata("data file", f"key row does not match the primary key: {e}") from e
-            k = cache[data] = tuple(part(v, f) for v, f in zip(values, floats))
+            k = cache[data] = tuple(part(v, f) for v, f in zip(values, floats, strict=True))
         return k
 
     return key
@@ -70,7 +70,7 @@ class SortedRun:
     def from_unsorted(files: Iterable[DataFileMeta], key: KeyFn) -> SortedRun:
         """Sort by min key and check that ranges do not overlap (Java ``validate``)."""
         fs = sorted(files, key=lambda f: key(f.min_key))
-        for a, b in zip(fs, fs[1:]):
+        for a, b in pairwise(fs):
             if not key(b.min_key) > key(a.max_key):
                 raise CorruptMetadata(
                     b.file_name, f"key range overlaps {a.file_name} on level {b.level}; a level >= 1 must be one sorted run")

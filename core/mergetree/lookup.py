@@ -18,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..data.binary_row import Timestamp, deserialize
+from ..format import data_file  # called through the module: tests spy on its readers
+from ..format.arrow_schema import KEY_PREFIX, arrow_type, key_value_file_fields, system_fields
 from ..io import paths
+from ..manifest.stats_reader import StatsReader
+from .key_groups import adjacent_differs
+from .sort_merge import key_equal, key_less
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,8 +49,6 @@ def lex_compare(cols: list[Any], bound: list[Any], strict: bool) -> Any:
     """Per row: (cols...) < bound (``strict``) or <= bound, lexicographically (Java key order;
     float NaN largest and equal to NaN, see :func:`core.mergetree.sort_merge.key_less`)."""
     import pyarrow.compute as pc
-
-    from .sort_merge import key_equal, key_less
 
     last = len(cols) - 1
     acc = key_less(cols[last], bound[last])
@@ -71,8 +75,6 @@ def match_keys(request: pa.Table, rows: pa.Table) -> Any:
             vs = vs.cast(col.type)
         idx = pc.index_in(col, value_set=vs)
         return pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-    from .merge_function import adjacent_differs
-
     n, m = request.num_rows, rows.num_rows
     both = pa.concat_tables([request, rows.select(names).cast(request.schema)])
     order = pc.sort_indices(both, sort_keys=[(k, "ascending") for k in names]).to_numpy()
@@ -186,8 +188,6 @@ class LevelLookup:
         self.dv = dv
         self.files_read: list[str] = []
         self.rows_read = 0
-        from ..manifest.stats_reader import StatsReader
-
         self._sr = StatsReader(table)
         self._key_types = [table.schema.field(k).type for k in self.key_names]
         self._part_dir: str | None = None
@@ -213,9 +213,6 @@ class LevelLookup:
     def file_key_bounds(self, files: list[DataFileMeta]) -> tuple[pa.Table, pa.Table]:
         """Min and max keys of ``files`` as two Arrow tables (one row per file)."""
         import pyarrow as pa
-
-        from ..data.binary_row import Timestamp, deserialize
-        from ..format.arrow_schema import arrow_type
 
         types = [arrow_type(t) for t in self._key_types]
 
@@ -244,8 +241,6 @@ class LevelLookup:
 
     def _file_path(self, meta: DataFileMeta) -> str:
         if self._part_dir is None:
-            from ..data.binary_row import deserialize
-
             schema = self.table.schema
             values = deserialize(self.partition, schema.partition_types) if schema.partition_keys else []
             self._part_dir = paths.partition_path_for(schema, values)
@@ -256,9 +251,6 @@ class LevelLookup:
         rows its deletion vector marks left out."""
         import numpy as np
         import pyarrow as pa
-
-        from ..format.arrow_schema import KEY_PREFIX, key_value_file_fields, system_fields
-        from ..format.data_file import evolve, iter_data_file_batches
 
         self.files_read.append(meta.file_name)
         schema = self.table.schema
@@ -272,12 +264,12 @@ class LevelLookup:
         cols = [f.name for f in file_fields if f.id in ids]
         dv = self.dv.vector_of(meta.file_name) if self.dv is not None else None
         offset = 0
-        for batch in iter_data_file_batches(self.table.file_io, self._file_path(meta), file_fields, cols,
+        for batch in data_file.iter_data_file_batches(self.table.file_io, self._file_path(meta), file_fields, cols,
                                             batch_rows=_BATCH_ROWS):
             n = batch.num_rows
             if n == 0:
                 continue
-            t = evolve(pa.Table.from_batches([batch]), file_fields, target)
+            t = data_file.evolve(pa.Table.from_batches([batch]), file_fields, target)
             pos = np.arange(offset, offset + n, dtype=np.int64)
             offset += n
             if dv is not None and not dv.is_empty():
@@ -337,97 +329,4 @@ class LevelLookup:
         return out.sort_by([(ROW, "ascending")])
 
 
-# ---------------------------------------------------------------------------------------
-# the rewriter core.mergetree.compact_task plugs in (its "Hook call sites")
-# ---------------------------------------------------------------------------------------
-
-
-class LookupRewriter:
-    """Java ``LookupMergeTreeCompactRewriter`` / ``FullChangelogMergeTreeCompactRewriter`` on top
-    of compact_task's default ``MergeTreeRewriter``.
-
-    * rewrites whose sections hold level-0 files (lookup mode), or that go to the max level
-      (full-compaction changelog), merge with lookup / changelog semantics
-      (:class:`core.mergetree.changelog.UnitHooks`);
-    * other rewrites are plain, except that in lookup mode a key keeps only one of its
-      high-level records (Java wraps the merge function in ``LookupMergeFunction``);
-    * upgrades follow Java's ``upgradeStrategy`` (changelog without rewrite, or rewrite);
-    * rewritten files lose their deletion vectors; ``finish`` writes the bucket's DV index.
-    """
-
-    def __init__(self, ctx: Any, default: Any) -> None:
-        from .changelog import UnitHooks
-
-        self.default = default
-        self.hooks = UnitHooks(ctx.table, ctx.unit, ctx.deletion_vectors)
-        # Java's ChangelogMergeTreeRewriter(forceDropDelete = dvMaintainer != null) for upgrades
-        self.force_drop_delete = self.hooks.lookup_mode and self.hooks.dv is not None
-
-    def _result(self, before: list[Any], after: list[Any], changelog: list[Any]) -> Any:
-        from .compact_task import RewriteResult
-
-        return RewriteResult(before, after, changelog)
-
-    def rewrite(self, ctx: Any, output_level: int, drop_delete: bool, sections: list[Any]) -> Any:
-        files = [f for section in sections for run in section for f in run.files]
-        if self.hooks.changelog_rewrite(files, output_level):
-            out = self.hooks.rewrite_sections(sections, output_level, drop_delete, True)
-            ctx.written += [p for p in out.written if p not in ctx.written]
-            self.hooks.notify_rewritten(files)
-            return self._result(files, out.after, out.changelog)
-        if self.hooks.lookup_mode and ctx.options.merge_engine in ("partial-update", "aggregation") \
-                and self.hooks.dv is None:
-            res = self._plain_lookup_rewrite(ctx, output_level, drop_delete, sections, files)
-        else:
-            res = self.default.rewrite(ctx, output_level, drop_delete, sections)
-        self.hooks.notify_rewritten(files)
-        return res
-
-    def _plain_lookup_rewrite(self, ctx: Any, output_level: int, drop_delete: bool, sections: list[Any],
-                              files: list[Any]) -> Any:
-        """Java ``rewriteCompaction`` with the LookupMergeFunction-wrapped merge function."""
-        from .changelog import LEVEL, keep_one_high_level
-        from .merge_function import merge
-
-        key_names = list(ctx.schema.trimmed_primary_keys)
-        writer = ctx.new_writer(output_level)
-        try:
-            for chunk in self.hooks.chunks(sections):
-                records = keep_one_high_level(chunk, key_names, ctx.options).drop_columns([LEVEL])
-                merged = merge(records, key_names, ctx.schema, ctx.options, drop_deletes=drop_delete,
-                               lone_records_as_is=True)
-                if merged.num_rows:
-                    writer.write(merged)
-            after = writer.close()
-        except BaseException:
-            writer.abort()
-            raise
-        return self._result(files, after, [])
-
-    def upgrade(self, ctx: Any, output_level: int, file: Any) -> Any:
-        import dataclasses
-
-        from .levels import SortedRun
-
-        changelog, rewrite = self.hooks.upgrade_strategy(file, output_level)
-        if not changelog:
-            return self.default.upgrade(ctx, output_level, file)
-        out = self.hooks.rewrite_sections([[SortedRun((file,))]], output_level, self.force_drop_delete, rewrite)
-        ctx.written += [p for p in out.written if p not in ctx.written]
-        if rewrite:
-            self.hooks.notify_rewritten([file])
-            return self._result([file], out.after, out.changelog)
-        return self._result([file], [dataclasses.replace(file, level=output_level)], out.changelog)
-
-    def finish(self, ctx: Any, result: Any) -> tuple[list[Any], list[Any]]:
-        new, deleted, written = self.hooks.finish()
-        ctx.written += written
-        return new, deleted
-
-
-def make_rewriter(ctx: Any, default: Any) -> LookupRewriter:
-    """compact_task's hook: the rewriter for tables in lookup mode or with full-compaction changelog."""
-    return LookupRewriter(ctx, default)
-
-
-__all__ = ["LevelLookup", "LookupRewriter", "lex_compare", "make_rewriter", "ROW", "LEVEL", "FILE", "POS"]
+__all__ = ["LevelLookup", "lex_compare", "match_keys", "ROW", "LEVEL", "FILE", "POS"]

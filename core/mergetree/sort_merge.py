@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..format import data_file  # called through the module: tests spy on its readers
 from ..format.arrow_schema import (
     KEY_PREFIX,
     VALUE_KIND,
@@ -35,6 +36,7 @@ from ..format.arrow_schema import (
     system_fields,
 )
 from ..io import paths
+from .merge_function import merge
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,7 +102,7 @@ class MergeReader:
         self.runs = [list(r) for r in runs if r]
         self.levels = list(levels) if levels is not None else [0] * len(self.runs)
         if levels is not None:
-            self.levels = [lv for r, lv in zip(runs, levels) if r]
+            self.levels = [lv for r, lv in zip(runs, levels, strict=True) if r]
         self.files: list[DataFileMeta] = [f for r in self.runs for f in r]
         self.drop_delete = drop_delete
         self.with_raw = with_raw
@@ -144,8 +146,6 @@ class MergeReader:
         import numpy as np
         import pyarrow as pa
 
-        from ..format.data_file import evolve, iter_data_file_batches
-
         base = sum(len(r) for r in self.runs[:run_idx])
         level = self.levels[run_idx]
         for fi, f in enumerate(self.runs[run_idx]):
@@ -160,7 +160,7 @@ class MergeReader:
             offset = 0
             rows = self._rows_per_batch(f)
             self._run_rows[run_idx] = rows
-            for batch in iter_data_file_batches(self.table.file_io, self.file_path(f), file_fields, cols,
+            for batch in data_file.iter_data_file_batches(self.table.file_io, self.file_path(f), file_fields, cols,
                                                 rows, low_memory=True):
                 n = batch.num_rows
                 if n == 0:
@@ -170,6 +170,7 @@ class MergeReader:
                 if self.with_raw or dv_pos is not None:
                     pos = np.arange(offset, offset + n, dtype=np.int64)
                 if dv_pos is not None:
+                    assert pos is not None
                     lo, hi = np.searchsorted(dv_pos, [offset, offset + n])
                     if hi > lo:
                         keep = np.ones(n, dtype=bool)
@@ -180,7 +181,7 @@ class MergeReader:
                 if t.num_rows == 0:
                     continue
                 if fs.id != self.schema.id:
-                    t = evolve(t, file_fields, self.target)
+                    t = data_file.evolve(t, file_fields, self.target)
                 else:
                     t = t.select([x.name for x in self.target])
                 arrays = [t.column(v) for v in self.key_values] + list(t.columns)
@@ -198,7 +199,6 @@ class MergeReader:
     # -- merging ----------------------------------------------------------------------------
 
     def __iter__(self) -> Iterator[MergedChunk]:
-        import pyarrow as pa
 
         k = len(self.runs)
         iters = [self._run_batches(i) for i in range(k)]
@@ -206,36 +206,43 @@ class MergeReader:
         done = [False] * k
         while True:
             for i in range(k):
-                # top up a short leftover too: a run whose leftover is tiny would otherwise set a
-                # low watermark and make a tiny chunk every other step
-                while not done[i] and (bufs[i] is None or bufs[i].num_rows < max(1, self._run_rows[i] // 2)):
-                    nxt = next(iters[i], None)
-                    if nxt is None:
-                        done[i] = True
-                    elif bufs[i] is None or bufs[i].num_rows == 0:
-                        bufs[i] = nxt
-                    else:
-                        bufs[i] = pa.concat_tables([bufs[i], nxt])
-            live = [i for i in range(k) if bufs[i] is not None and bufs[i].num_rows]
+                bufs[i] = self._top_up(i, iters[i], bufs[i], done)
+            live = {i: b for i, b in enumerate(bufs) if b is not None and b.num_rows}
             if not live:
                 return
             bounding = [i for i in live if not done[i]]
             parts: list[pa.Table] = []
             if not bounding:
-                parts = [bufs[i] for i in live]
+                parts = list(live.values())
                 for i in live:
                     bufs[i] = None
             else:
-                wm_run = min(bounding, key=lambda i: self._last_key(bufs[i]))
-                wm = self._last_key(bufs[wm_run])
-                for i in live:
-                    b = bufs[i]
+                wm_run = min(bounding, key=lambda i: self._last_key(live[i]))
+                wm = self._last_key(live[wm_run])
+                for i, b in live.items():
                     cut = b.num_rows if i == wm_run else self._count_le(b, wm)
                     if cut:
                         parts.append(b.slice(0, cut))
                         bufs[i] = b.slice(cut)
             if parts:
                 yield self._chunk(parts)
+
+    def _top_up(self, i: int, batches: Iterator[pa.Table], buf: pa.Table | None, done: list[bool]) -> pa.Table | None:
+        """Run ``i``'s buffer filled to half a batch at least (``done[i]`` once it has no more).
+
+        A short leftover is topped up too: a run whose leftover is tiny would otherwise set a
+        low watermark and make a tiny chunk every other step."""
+        import pyarrow as pa
+
+        while not done[i] and (buf is None or buf.num_rows < max(1, self._run_rows[i] // 2)):
+            nxt = next(batches, None)
+            if nxt is None:
+                done[i] = True
+            elif buf is None or buf.num_rows == 0:
+                buf = nxt
+            else:
+                buf = pa.concat_tables([buf, nxt])
+        return buf
 
     def _last_key(self, t: pa.Table) -> tuple[Any, ...]:
         n = t.num_rows - 1
@@ -262,7 +269,7 @@ class MergeReader:
                 # numpy orders NaN after +inf and -0.0 == 0.0, as the key order here does
                 return int(np.searchsorted(col.to_numpy(zero_copy_only=False), _value(wm[0]), side="right"))
         le: Any = None
-        for col, v in reversed(list(zip(cols, wm))):
+        for col, v in reversed(list(zip(cols, wm, strict=True))):
             s = _scalar(v, col.type)
             if le is None:
                 le = pc.or_(key_less(col, s), key_equal(col, s))
@@ -283,8 +290,6 @@ class MergeReader:
 
     def _merge(self, data: pa.Table, single: bool) -> pa.Table:
         import pyarrow.compute as pc
-
-        from .merge_function import merge
 
         if single:
             # one sorted run: one record per key already; Java's reducer passes lone records on

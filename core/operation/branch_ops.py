@@ -17,7 +17,7 @@ from ..io.paths import MAIN_BRANCH
 from ..refs.branches import BranchManager, validate_branch_name
 from ..refs.snapshot import SnapshotManager
 from ..refs.tags import TagManager
-from ..schema.table_schema import SchemaManager
+from ..schema.schema_manager import SchemaManager
 from ..utils.interrupt import deferred
 from ..utils.rows import Rows
 from .file_deletion import (

@@ -25,27 +25,32 @@ published snapshot are never deleted.
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..data.binary_row import serialized_arity
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
 from ..io import paths
 from ..io.fileio import join
 from ..manifest.index_manifest import (
     DELETION_VECTORS_INDEX,
     HASH_INDEX,
-    IndexFileMeta,
     IndexManifestEntry,
     IndexManifestFile,
 )
-from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
+from ..refs.statistics import read_statistics
 from ..utils.interrupt import commit_attempt
+from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
+from .manifest_merge import ManifestFileMerger, write_index_manifest
+from .partition_spec import static_partition_filter
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -66,36 +71,23 @@ COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE")
 
 
 @dataclass
-class CommitMessage:
-    """What one writer produced for one (partition, bucket): Java's CommitMessageImpl, flattened.
-
-    ``deleted_files`` are DELETE entries (compaction inputs, or files a rewrite replaces);
-    ``new_files`` are ADDs. Index files: HASH / DELETION_VECTORS files of that bucket.
-    """
-
-    partition: bytes
-    bucket: int
-    total_buckets: int
-    new_files: list[DataFileMeta] = field(default_factory=list)
-    deleted_files: list[DataFileMeta] = field(default_factory=list)
-    changelog_files: list[DataFileMeta] = field(default_factory=list)
-    new_index_files: list[IndexFileMeta] = field(default_factory=list)
-    deleted_index_files: list[IndexFileMeta] = field(default_factory=list)
-
-    def is_empty(self) -> bool:
-        return not (
-            self.new_files or self.deleted_files or self.changelog_files
-            or self.new_index_files or self.deleted_index_files
-        )
-
-
-@dataclass
 class _Changes:
     """The manifest entries of one attempt."""
 
     table: list[ManifestEntry]
     changelog: list[ManifestEntry]
     index: list[IndexManifestEntry]
+
+
+@dataclass
+class _Lists:
+    """The manifest lists (name, size) and the index manifest one attempt wrote."""
+
+    base: tuple[str, int]
+    delta: tuple[str, int]
+    changelog: tuple[str | None, int | None] = (None, None)
+    changelog_count: int | None = None
+    index: str | None = None
 
 
 # rounds of re-reading (and re-putting) a snapshot whose publish outcome is open, with the
@@ -126,9 +118,6 @@ class FileStoreCommit:
         schema = table.schema
         self.partition_type = schema.logical_partition_type
         self.partition_types = [f.type for f in self.partition_type.fields]
-        self.key_types = (
-            [f.type for f in schema.logical_trimmed_primary_keys_type.fields] if schema.primary_keys else None
-        )
         fmt = self.options.manifest_format
         if fmt != "avro":
             raise NotYetSupported(f"manifest.format={fmt}: only avro manifests can be written")
@@ -141,18 +130,18 @@ class FileStoreCommit:
         self.manifest_file = ManifestFile(self.file_io, self.manifest_dir, self.partition_type, codec)
         self.manifest_list = ManifestList(self.file_io, self.manifest_dir, codec)
         self.index_manifest_file = IndexManifestFile(self.file_io, self.manifest_dir, codec)
-        self.target_manifest_size = self.options.manifest_target_file_size
-        self.merge_min_count = self.options.manifest_merge_min_count
-        self.full_compaction_size = self.options.manifest_full_compaction_threshold_size
         self.max_retries = self.options.commit_max_retries
         self.min_retry_wait_ms = self.options.get_duration_millis("commit.min-retry-wait") or 10
         self.max_retry_wait_ms = self.options.get_duration_millis("commit.max-retry-wait") or 10_000
         self.timeout_ms = self.options.get_duration_millis("commit.timeout")
         self.bucket_unaware = schema.bucket == -1 and not schema.primary_keys
+        self.merger = ManifestFileMerger(self.manifest_file, self.manifest_dir, self.options, self.partition_types,
+                                         self._quiet_delete)
+        self.live = LiveFiles(table, self.manifest_list, self.index_manifest_file, self.merger)
+        self.conflicts = ConflictDetection(table, self.live, self.bucket_unaware)
         # test hook: called with the target snapshot id right before each publish
         self._before_publish: Callable[[int], None] | None = None
         self.attempts = 0  # attempts of the last commit() (for callers' reports and tests)
-        self._key_fn: Callable[[bytes], Any] | None = None
         self.published: list[int] = []  # snapshot ids this instance published
         self.outcome_unknown = False  # a publish failed in a way that may still have landed
 
@@ -214,7 +203,7 @@ class FileStoreCommit:
 
         def build(latest: Snapshot | None) -> _Changes:
             if restored_snapshot_id is not None:
-                self._check_layout_kept(restored_snapshot_id, latest, table_entries)
+                self.conflicts.check_layout_kept(restored_snapshot_id, latest, table_entries)
             return changes
 
         return self._try_commit(build, kind, check, identifier, watermark, props)
@@ -260,7 +249,7 @@ class FileStoreCommit:
             missing = [k for k in keys if k not in spec]
             if missing:
                 raise InvalidInput(f"drop partition {dict(spec)}: partition key {missing[0]!r} has no value")
-            f = self._static_partition_filter(spec)
+            f = static_partition_filter(self.table.schema, spec)
             assert f is not None
             filters.append(f)
 
@@ -285,7 +274,7 @@ class FileStoreCommit:
         """Delete the data and changelog files the messages added (best effort)."""
         schema = self.table.schema
         for m in messages:
-            part_dir = self._partition_dir(m.partition, schema)
+            part_dir = partition_dir_of(schema, m.partition)
             for f in [*m.new_files, *m.changelog_files]:
                 path = paths.data_file_path(self.table.path, part_dir, m.bucket, f.file_name, f.external_path)
                 self._quiet_delete(path)
@@ -299,8 +288,6 @@ class FileStoreCommit:
 
     def _validate(self, messages: Sequence[CommitMessage]) -> None:
         arity = len(self.partition_types)
-        from ..data.binary_row import serialized_arity
-
         for m in messages:
             try:
                 got = serialized_arity(m.partition)
@@ -354,13 +341,13 @@ class FileStoreCommit:
             dynamic = self.options.get_bool("dynamic-partition-overwrite", True)
         dynamic = dynamic and partitioned
         part_filter: Callable[[bytes], bool] | None
-        static = self._static_partition_filter(spec)
+        static = static_partition_filter(self.table.schema, spec)
         if static is not None:
             for e in table_entries:
                 if e.kind == FileKind.ADD and not static(e.partition):
                     raise InvalidInput(
                         f"overwrite of partition {dict(spec)}: new file {e.file.file_name} is in partition "
-                        f"{self._partition_str(e.partition)}, outside the overwritten partition"
+                        f"{partition_text(self.table.schema, e.partition)}, outside the overwritten partition"
                     )
         if dynamic:
             touched = {e.partition for e in table_entries if e.kind == FileKind.ADD}
@@ -388,13 +375,13 @@ class FileStoreCommit:
 
         def build(latest: Snapshot | None) -> _Changes:
             if base_snapshot_id is not None:
-                self._check_nothing_added_since(base_snapshot_id, latest, part_filter)
+                self.conflicts.check_nothing_added_since(base_snapshot_id, latest, part_filter)
             deletes: list[ManifestEntry] = []
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None:
-                for e in self._live_entries(latest, part_filter):
+                for e in self.live.data(latest, part_filter):
                     deletes.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file))
-                for ie in self._index_entries(latest):
+                for ie in self.live.index(latest):
                     if part_filter is None or part_filter(ie.partition):
                         index_deletes.append(
                             IndexManifestEntry(FileKind.DELETE, ie.partition, ie.bucket, ie.index_file)
@@ -404,65 +391,6 @@ class FileStoreCommit:
             return _Changes(deletes + adds, [], index_deletes + index_entries)
 
         return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props)
-
-    def _check_nothing_added_since(
-        self, base_id: int, latest: Snapshot | None, part_filter: Callable[[bytes], bool] | None
-    ) -> None:
-        """CommitConflict if a non-COMPACT snapshot after ``base_id`` added files in the scope."""
-        if latest is None or latest.id <= base_id:
-            if latest is None or latest.id < base_id:
-                raise CommitConflict(f"the base snapshot {base_id} of this overwrite is no longer the table's history")
-            return
-        scan = self.table.store_scan
-        for sid in range(base_id + 1, latest.id + 1):
-            snap = self.snapshot_manager.snapshot(sid)
-            if snap.commit_kind == "COMPACT":
-                continue  # compactions rearrange data the base already had
-            for e in scan.delta(snap):
-                if e.kind == FileKind.ADD and (part_filter is None or part_filter(e.partition)):
-                    raise CommitConflict(
-                        f"snapshot {sid} ({snap.commit_kind}) added {e.file.file_name} in partition "
-                        f"{self._partition_str(e.partition)} after base snapshot {base_id}; overwriting would "
-                        "lose it, give up committing"
-                    )
-
-    def _static_partition_filter(self, spec: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
-        """A predicate for a (possibly partial) static partition spec; None for ``{}``."""
-        if not spec:
-            return None
-        keys = self.table.schema.partition_keys
-        unknown = [k for k in spec if k not in keys]
-        if unknown:
-            if not keys:
-                raise InvalidInput(f"overwrite partition {dict(spec)}: the table is not partitioned")
-            raise InvalidInput(f"overwrite partition: {unknown[0]!r} is not a partition key (keys: {keys})")
-        default = self.options.partition_default_name
-        wanted = [(keys.index(k), None if v is None else str(v)) for k, v in spec.items()]
-        types = self.partition_types
-        from ..data.binary_row import deserialize
-
-        cache: dict[bytes, bool] = {}
-
-        def matches(partition: bytes) -> bool:
-            hit = cache.get(partition)
-            if hit is not None:
-                return hit
-            values = deserialize(partition, types)
-            ok = True
-            for i, want in wanted:
-                v = values[i]
-                if v is None:
-                    ok = want is None or want == default
-                elif want is None or want == default:
-                    ok = False
-                else:
-                    ok = want in _renderings(v, types[i])
-                if not ok:
-                    break
-            cache[partition] = ok
-            return ok
-
-        return matches
 
     # -- the retry loop ----------------------------------------------------------------------
 
@@ -519,8 +447,8 @@ class FileStoreCommit:
     ) -> Snapshot:
         new_id = self._next_id(latest)
         if check_conflicts:
-            self._check_conflicts(latest, changes.table, kind)
-            self._check_deletion_vector_conflicts(latest, changes)
+            self.conflicts.check(latest, changes.table, kind)
+            self.conflicts.check_deletion_vectors(latest, changes.table, changes.index)
 
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
@@ -588,7 +516,6 @@ class FileStoreCommit:
         schema_id = self._latest_schema_id()
         old_metas: list[ManifestFileMeta] = []
         previous_total = 0
-        previous_index: str | None = None
         statistics: str | None = None
         next_row_id: int | None = 0
         if latest is not None:
@@ -598,35 +525,14 @@ class FileStoreCommit:
             if latest.total_record_count is not None:
                 previous_total = latest.total_record_count
             else:
-                previous_total = sum(e.file.row_count for e in self._live_entries(latest, None))
+                previous_total = sum(e.file.row_count for e in self.live.data(latest, None))
             if latest.watermark is not None:
                 watermark = latest.watermark if watermark is None else max(watermark, latest.watermark)
-            previous_index = latest.index_manifest
             statistics = self._inherited_statistics(latest, schema_id)
             if latest.next_row_id is not None:
                 next_row_id = latest.next_row_id
-
-        base_metas = self._merge_manifests(old_metas, written, schema_id)
-        base_name, base_size = self.manifest_list.write(base_metas)
-        written.append(base_name)
-
-        delta_metas = self._write_manifests(changes.table, written, schema_id)
-        delta_name, delta_size = self.manifest_list.write(delta_metas)
-        written.append(delta_name)
-
-        changelog_name = changelog_size = None
-        changelog_count: int | None = None
-        if changes.changelog:
-            cl_metas = self._write_manifests(changes.changelog, written, schema_id)
-            changelog_name, changelog_size = self.manifest_list.write(cl_metas)
-            written.append(changelog_name)
-            changelog_count = sum(e.file.row_count for e in changes.changelog)
-
-        index_name = previous_index
-        if changes.index:
-            index_name = self._write_index_manifest(previous_index, changes.index)
-            written.append(index_name)
-
+        lists = self._write_lists(old_metas, latest.index_manifest if latest is not None else None, changes,
+                                  written, schema_id)
         added = sum(e.file.row_count for e in changes.table if e.kind == FileKind.ADD)
         deleted = sum(e.file.row_count for e in changes.table if e.kind == FileKind.DELETE)
         delta_count = added - deleted
@@ -636,25 +542,46 @@ class FileStoreCommit:
         return Snapshot(
             id=new_id,
             schema_id=schema_id,
-            base_manifest_list=base_name,
-            base_manifest_list_size=base_size,
-            delta_manifest_list=delta_name,
-            delta_manifest_list_size=delta_size,
-            changelog_manifest_list=changelog_name,
-            changelog_manifest_list_size=changelog_size,
-            index_manifest=index_name,
+            base_manifest_list=lists.base[0],
+            base_manifest_list_size=lists.base[1],
+            delta_manifest_list=lists.delta[0],
+            delta_manifest_list_size=lists.delta[1],
+            changelog_manifest_list=lists.changelog[0],
+            changelog_manifest_list_size=lists.changelog[1],
+            index_manifest=lists.index,
             commit_user=self.commit_user,
             commit_identifier=identifier,
             commit_kind=kind,
             time_millis=now,
             total_record_count=previous_total + delta_count,
             delta_record_count=delta_count,
-            changelog_record_count=changelog_count,
+            changelog_record_count=lists.changelog_count,
             watermark=watermark,
             statistics=statistics,
             properties=props,
             next_row_id=next_row_id,
         )
+
+    def _write_lists(
+        self, old_metas: list[ManifestFileMeta], previous_index: str | None, changes: _Changes, written: list[str],
+        schema_id: int,
+    ) -> _Lists:
+        """The base, delta and changelog manifest lists and the index manifest of an attempt."""
+        base = self.manifest_list.write(self.merger.merge(old_metas, written, schema_id))
+        written.append(base[0])
+        delta = self.manifest_list.write(self.merger.write(changes.table, written, schema_id))
+        written.append(delta[0])
+        lists = _Lists(base, delta, index=previous_index)
+        if changes.changelog:
+            changelog = self.manifest_list.write(self.merger.write(changes.changelog, written, schema_id))
+            written.append(changelog[0])
+            lists.changelog = changelog
+            lists.changelog_count = sum(e.file.row_count for e in changes.changelog)
+        if changes.index:
+            lists.index = write_index_manifest(self.index_manifest_file, self.manifest_dir, previous_index,
+                                               changes.index, self.bucket_unaware)
+            written.append(lists.index)
+        return lists
 
     def _latest_schema_id(self) -> int:
         latest = self.table.schema_manager.latest()
@@ -666,58 +593,11 @@ class FileStoreCommit:
         """Java keeps the previous ANALYZE result unless the schema changed since."""
         if not latest.statistics:
             return None
-        from ..refs.statistics import read_statistics
-
         try:
             stats = read_statistics(self.file_io, self.table.path, latest.statistics)
         except PaimonError:
             return None
         return latest.statistics if stats.schema_id == schema_id else None
-
-    def _write_manifests(
-        self, entries: list[ManifestEntry], written: list[str], schema_id: int
-    ) -> list[ManifestFileMeta]:
-        """Write entries rolling at ``manifest.target-file-size`` (as Java's rolling writer)."""
-        if not entries:
-            return []
-        meta = self.manifest_file.write(entries, schema_id)
-        written.append(meta.file_name)
-        if meta.file_size <= self.target_manifest_size or len(entries) == 1:
-            return [meta]
-        self._quiet_delete(join(self.manifest_dir, meta.file_name))
-        written.remove(meta.file_name)
-        chunks = min(len(entries), math.ceil(meta.file_size / self.target_manifest_size))
-        per = math.ceil(len(entries) / chunks)
-        out = []
-        for i in range(0, len(entries), per):
-            m = self.manifest_file.write(entries[i : i + per], schema_id)
-            written.append(m.file_name)
-            out.append(m)
-        return out
-
-    def _write_index_manifest(self, previous: str | None, changes: list[IndexManifestEntry]) -> str:
-        """Full listing: previous entries combined with the changes per Java's combiners."""
-        prev = self.index_manifest_file.read(previous) if previous else []
-        for e in prev:
-            if e.kind != FileKind.ADD:
-                raise CorruptMetadata(join(self.manifest_dir, previous or ""), "index manifest holds a DELETE entry")
-        by_type_prev: dict[str, list[IndexManifestEntry]] = {}
-        by_type_new: dict[str, list[IndexManifestEntry]] = {}
-        for e in prev:
-            by_type_prev.setdefault(e.index_file.index_type, []).append(e)
-        for e in changes:
-            by_type_new.setdefault(e.index_file.index_type, []).append(e)
-        out: list[IndexManifestEntry] = []
-        for itype in list(dict.fromkeys([*by_type_prev, *by_type_new])):
-            p = by_type_prev.get(itype, [])
-            n = by_type_new.get(itype, [])
-            if itype in (HASH_INDEX, DELETION_VECTORS_INDEX) and not (
-                itype == DELETION_VECTORS_INDEX and self.bucket_unaware
-            ):
-                out += _combine_bucketed(p, n)
-            else:
-                out += _combine_by_file_name(p, n, strict=itype == DELETION_VECTORS_INDEX)
-        return self.index_manifest_file.write(out)
 
     def _cleanup(self, written: Iterable[str]) -> None:
         for name in written:
@@ -728,374 +608,3 @@ class FileStoreCommit:
             self.file_io.delete(path)
         except Exception as e:  # best effort: an orphan is harmless, a crash here is not
             log.warning("could not delete %s: %s", path, e)
-
-    # -- manifest merging (ManifestFileMerger, 0.9 policy) -------------------------------------
-
-    def _merge_manifests(
-        self, inputs: list[ManifestFileMeta], written: list[str], schema_id: int
-    ) -> list[ManifestFileMeta]:
-        full = self._try_full_compaction(inputs, written, schema_id)
-        if full is not None:
-            return full
-        result: list[ManifestFileMeta] = []
-        candidates: list[ManifestFileMeta] = []
-        total = 0
-        for m in inputs:
-            total += m.file_size
-            candidates.append(m)
-            if total >= self.target_manifest_size:
-                self._merge_candidates(candidates, result, written, schema_id)
-                candidates = []
-                total = 0
-        if len(candidates) >= self.merge_min_count:
-            self._merge_candidates(candidates, result, written, schema_id)
-        else:
-            result.extend(candidates)
-        return result
-
-    def _merge_candidates(
-        self, candidates: list[ManifestFileMeta], result: list[ManifestFileMeta], written: list[str], schema_id: int
-    ) -> None:
-        if len(candidates) == 1:
-            result.append(candidates[0])
-            return
-        merged = self._merge_entry_map(candidates)
-        if merged:
-            result.extend(self._write_manifests(list(merged.values()), written, schema_id))
-
-    def _merge_entry_map(self, manifests: list[ManifestFileMeta]) -> dict[tuple[Any, ...], ManifestEntry]:
-        """Java FileEntry.mergeEntries: ADD then DELETE cancel; an unmatched DELETE is kept."""
-        out: dict[tuple[Any, ...], ManifestEntry] = {}
-        for m in manifests:
-            for e in self.manifest_file.read(m.file_name):
-                ident = e.identifier()
-                if e.kind == FileKind.ADD:
-                    if ident in out:
-                        raise CorruptMetadata(
-                            join(self.manifest_dir, m.file_name), f"data file {e.file.file_name} is added twice"
-                        )
-                    out[ident] = e
-                elif ident in out:
-                    del out[ident]
-                else:
-                    out[ident] = e
-        return out
-
-    def _try_full_compaction(
-        self, inputs: list[ManifestFileMeta], written: list[str], schema_id: int
-    ) -> list[ManifestFileMeta] | None:
-        """Rewrite everything after the leading run of big, delete-free manifests once the rest
-        reaches ``manifest.full-compaction-threshold-size``; DELETEs are resolved and dropped."""
-        i = 0
-        while i < len(inputs) and inputs[i].num_deleted_files == 0 and inputs[i].file_size >= self.target_manifest_size:
-            i += 1
-        base, delta = inputs[:i], inputs[i:]
-        if sum(m.file_size for m in delta) < self.full_compaction_size:
-            return None
-        delta_merged = self._merge_entry_map(delta)
-        deletes = {k for k, e in delta_merged.items() if e.kind == FileKind.DELETE}
-        result: list[ManifestFileMeta] = []
-        j = 0
-        if self.partition_types:
-            delete_parts = {k[0] for k in deletes}
-            if not delete_parts:
-                result.extend(base)
-                j = len(base)
-            else:
-                while j < len(base) and not self._may_contain(base[j], delete_parts):
-                    result.append(base[j])
-                    j += 1
-        # skip further base files that hold none of the deleted files
-        carried: list[ManifestEntry] = []
-        while j < len(base):
-            entries = self.manifest_file.read(base[j].file_name)
-            kept = [e for e in entries if e.identifier() not in deletes]
-            j += 1
-            if len(kept) != len(entries):
-                carried = kept
-                break
-            result.append(base[j - 1])
-        rest: list[ManifestEntry] = list(carried)
-        for m in base[j:]:
-            rest += [e for e in self.manifest_file.read(m.file_name) if e.identifier() not in deletes]
-        rest += [e for e in delta_merged.values() if e.kind == FileKind.ADD]
-        result.extend(self._write_manifests(rest, written, schema_id))
-        return result
-
-    def _may_contain(self, meta: ManifestFileMeta, partitions: set[bytes]) -> bool:
-        """Whether a manifest's partition stats admit any of ``partitions`` (True if unsure)."""
-        if not self.partition_types:
-            return True
-        from ..data.binary_row import deserialize
-
-        try:
-            nullable = [t.copy(nullable=True) for t in self.partition_types]
-            mins = deserialize(meta.partition_stats.min_values, nullable)
-            maxs = deserialize(meta.partition_stats.max_values, nullable)
-            nulls = meta.partition_stats.null_counts
-            for p in partitions:
-                values = deserialize(p, self.partition_types)
-                ok = True
-                for k, v in enumerate(values):
-                    if v is None:
-                        if nulls is not None and nulls[k] == 0:
-                            ok = False
-                    elif mins[k] is None or maxs[k] is None or not (mins[k] <= v <= maxs[k]):
-                        ok = False
-                    if not ok:
-                        break
-                if ok:
-                    return True
-            return False
-        except Exception:
-            return True
-
-    # -- reading the latest snapshot --------------------------------------------------------
-
-    def _live_entries(
-        self, snapshot: Snapshot, part_filter: Callable[[bytes], bool] | None, partitions: set[bytes] | None = None
-    ) -> list[ManifestEntry]:
-        """Live (merged) data files of the snapshot, optionally restricted to partitions."""
-        from .scan import merge_entries
-
-        metas = self.manifest_list.read(snapshot.base_manifest_list) + self.manifest_list.read(
-            snapshot.delta_manifest_list
-        )
-        if partitions is not None:
-            metas = [m for m in metas if self._may_contain(m, partitions)]
-        entries = self.table.store_scan.read_entries(metas)  # concurrent reads on object stores
-        if partitions is not None:
-            entries = [e for e in entries if e.partition in partitions]
-        if part_filter is not None:
-            entries = [e for e in entries if part_filter(e.partition)]
-        return merge_entries(entries)
-
-    def _index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
-        if not snapshot.index_manifest:
-            return []
-        return [e for e in self.index_manifest_file.read(snapshot.index_manifest) if e.kind == FileKind.ADD]
-
-    # -- conflicts ---------------------------------------------------------------------------
-
-    def _check_conflicts(self, latest: Snapshot | None, delta: list[ManifestEntry], kind: str) -> None:
-        """FORMAT-FACTS 7 conflict checks against the latest snapshot's changed partitions."""
-        seen: set[tuple[Any, ...]] = set()
-        for e in delta:
-            ident = e.identifier()
-            if ident in seen:
-                raise CommitConflict(
-                    f"commit adds or deletes data file {e.file.file_name} "
-                    f"(partition {self._partition_str(e.partition)}, bucket {e.bucket}) more than once"
-                )
-            seen.add(ident)
-        partitions = {e.partition for e in delta}
-        base = self._live_entries(latest, None, partitions) if latest is not None and partitions else []
-        where = f"snapshot {latest.id}" if latest is not None else "the empty table"
-
-        if kind != "OVERWRITE":
-            self._check_same_total_buckets(base, delta)
-
-        live: dict[tuple[Any, ...], ManifestEntry] = {e.identifier(): e for e in base}
-        for e in delta:
-            ident = e.identifier()
-            if e.kind == FileKind.ADD:
-                if ident in live:
-                    raise CommitConflict(
-                        f"data file {e.file.file_name} (partition {self._partition_str(e.partition)}, bucket "
-                        f"{e.bucket}) is already in {where}; give up committing"
-                    )
-                live[ident] = e
-            else:
-                if ident not in live:
-                    raise CommitConflict(
-                        f"data file {e.file.file_name} (partition {self._partition_str(e.partition)}, bucket "
-                        f"{e.bucket}, level {e.file.level}) to delete is not in {where} (a concurrent commit "
-                        "removed it); give up committing"
-                    )
-                del live[ident]
-
-        if self.key_types is None:
-            return
-        levels: dict[tuple[bytes, int, int], list[ManifestEntry]] = {}
-        for e in live.values():
-            if e.file.level >= 1:
-                levels.setdefault((e.partition, e.bucket, e.file.level), []).append(e)
-        for (part, bucket, level), files in levels.items():
-            if len(files) < 2:
-                continue
-            keyed = sorted(
-                ((self._key(f.file.min_key), self._key(f.file.max_key), f) for f in files), key=lambda t: t[0]
-            )
-            for a, b in zip(keyed, keyed[1:]):
-                if a[1] >= b[0]:
-                    raise CommitConflict(
-                        f"LSM conflict in partition {self._partition_str(part)}, bucket {bucket}, level {level}: "
-                        f"key ranges of {a[2].file.file_name} and {b[2].file.file_name} overlap; give up committing"
-                    )
-
-    def _check_same_total_buckets(self, base: list[ManifestEntry], delta: list[ManifestEntry]) -> None:
-        """A fixed-bucket partition keeps one bucket number until it is overwritten."""
-        buckets: dict[bytes, int] = {}
-        for e in [*base, *delta]:
-            if e.total_buckets <= 0:
-                continue
-            old = buckets.setdefault(e.partition, e.total_buckets)
-            if old != e.total_buckets:
-                raise CommitConflict(
-                    f"total buckets of partition {self._partition_str(e.partition)} changed from {old} to "
-                    f"{e.total_buckets} without overwrite; give up committing"
-                )
-
-    def _check_layout_kept(self, restored_id: int, latest: Snapshot | None, delta: list[ManifestEntry]) -> None:
-        """A fixed-bucket writer hashed its rows with the bucket numbers it restored at snapshot
-        ``restored_id`` (0: the empty table); when a partition it writes was re-laid out since
-        (a rescale or overwrite with another bucket number), its files would put keys in a
-        second bucket. APPENDs skip the conflict checks, so this is their only guard."""
-        if latest is None or latest.id == restored_id:
-            return
-        adds = [e for e in delta if e.kind == FileKind.ADD and e.total_buckets > 0]
-        if adds:
-            self._check_same_total_buckets(self._live_entries(latest, None, {e.partition for e in adds}), adds)
-
-    def _check_deletion_vector_conflicts(self, latest: Snapshot | None, changes: _Changes) -> None:
-        """Deletion vectors written meanwhile must not be lost: their rows would come back.
-
-        A commit may only replace a DV index file that is still live, and may only delete a
-        data file whose live deletion vector it replaces too (a compaction that read the file
-        before a concurrent DELETE marked rows in it would otherwise resurrect them).
-        """
-        dv_deletes = [
-            e for e in changes.index
-            if e.kind == FileKind.DELETE and e.index_file.index_type == DELETION_VECTORS_INDEX
-        ]
-        data_deletes = [e for e in changes.table if e.kind == FileKind.DELETE]
-        dv_adds = any(
-            e.kind == FileKind.ADD and e.index_file.index_type == DELETION_VECTORS_INDEX for e in changes.index
-        )
-        if latest is None or not (dv_deletes or data_deletes or dv_adds):
-            return
-        live = [e for e in self._index_entries(latest) if e.index_file.index_type == DELETION_VECTORS_INDEX]
-        if not live and not dv_deletes:
-            return  # nothing live to lose
-        live_names = {e.index_file.file_name for e in live}
-        for e in dv_deletes:
-            if e.index_file.file_name not in live_names:
-                raise CommitConflict(
-                    f"deletion-vector index file {e.index_file.file_name} (partition "
-                    f"{self._partition_str(e.partition)}, bucket {e.bucket}) to replace is not in snapshot {latest.id} "
-                    "(a concurrent commit replaced it); give up committing"
-                )
-        replaced = {e.index_file.file_name for e in dv_deletes}
-        if not self.bucket_unaware:
-            # one DV index file per bucket: a new one must replace whatever is live there now
-            live_in_bucket: dict[tuple[bytes, int], set[str]] = {}
-            for e in live:
-                live_in_bucket.setdefault((e.partition, e.bucket), set()).add(e.index_file.file_name)
-            for e in changes.index:
-                if e.kind != FileKind.ADD or e.index_file.index_type != DELETION_VECTORS_INDEX:
-                    continue
-                kept = live_in_bucket.get((e.partition, e.bucket), set()) - replaced
-                if kept:
-                    raise CommitConflict(
-                        f"deletion vectors of partition {self._partition_str(e.partition)}, bucket {e.bucket} "
-                        f"changed concurrently ({sorted(kept)[0]} is live and this commit does not replace it); "
-                        "give up committing"
-                    )
-        covered: dict[tuple[bytes, int, str], str] = {}
-        for e in live:
-            if e.index_file.file_name in replaced:
-                continue
-            for r in e.index_file.dv_ranges or ():
-                covered[(e.partition, e.bucket if not self.bucket_unaware else 0, r.data_file_name)] = (
-                    e.index_file.file_name
-                )
-        if not covered:
-            return
-        for e in data_deletes:
-            index_name = covered.get((e.partition, e.bucket if not self.bucket_unaware else 0, e.file.file_name))
-            if index_name is not None:
-                raise CommitConflict(
-                    f"data file {e.file.file_name} (partition {self._partition_str(e.partition)}, bucket {e.bucket}) "
-                    f"gained deletion vectors in {index_name} after it was read; give up committing"
-                )
-
-    def _key(self, data: bytes) -> tuple[Any, ...]:
-        """A sortable form of a serialized trimmed-PK row, ordered as the key comparator orders
-        it (nulls first; NaN last and equal to NaN; -0.0 == 0.0)."""
-        if self._key_fn is None:
-            from ..mergetree.levels import key_function
-
-            assert self.key_types is not None
-            self._key_fn = key_function(self.key_types)
-        return self._key_fn(data)  # type: ignore[no-any-return]
-
-    # -- rendering -------------------------------------------------------------------------
-
-    def _partition_dir(self, partition: bytes, schema: Any) -> str:
-        if not schema.partition_keys:
-            return ""
-        from ..data.binary_row import deserialize
-
-        return paths.partition_path_for(schema, deserialize(partition, self.partition_types))
-
-    def _partition_str(self, partition: bytes) -> str:
-        if not self.partition_types:
-            return "(none)"
-        try:
-            return self._partition_dir(partition, self.table.schema) or "(none)"
-        except Exception:
-            return partition.hex()
-
-
-# ---------------------------------------------------------------------------------------
-# index manifest combiners (IndexManifestFileHandler)
-# ---------------------------------------------------------------------------------------
-
-
-def _combine_bucketed(prev: list[IndexManifestEntry], new: list[IndexManifestEntry]) -> list[IndexManifestEntry]:
-    """At most one file per (partition, bucket, type): DELETEs first, then ADDs replace."""
-    out: dict[tuple[bytes, int, str], IndexManifestEntry] = {}
-    for e in prev:
-        out[(e.partition, e.bucket, e.index_file.index_type)] = e
-    for e in new:
-        if e.kind == FileKind.DELETE:
-            out.pop((e.partition, e.bucket, e.index_file.index_type), None)
-    for e in new:
-        if e.kind == FileKind.ADD:
-            out[(e.partition, e.bucket, e.index_file.index_type)] = e
-    return list(out.values())
-
-
-def _combine_by_file_name(
-    prev: list[IndexManifestEntry], new: list[IndexManifestEntry], strict: bool
-) -> list[IndexManifestEntry]:
-    """Bucket-unaware DV (strict) and global indexes: combined per index file name."""
-    out: dict[str, IndexManifestEntry] = {e.index_file.file_name: e for e in prev}
-    # Java's GlobalCombiner (unaware DV) applies changes in order; GlobalIndexCombiner deletes first
-    ordered = list(new) if strict else sorted(new, key=lambda e: e.kind != FileKind.DELETE)
-    for e in ordered:
-        name = e.index_file.file_name
-        if e.kind == FileKind.ADD:
-            if strict and name in out:
-                raise CommitConflict(f"index file {name} is already in the index manifest")
-            out[name] = e
-        else:
-            if name not in out:
-                raise CommitConflict(f"index file {name} to delete is not in the index manifest")
-            del out[name]
-    return list(out.values())
-
-
-def _renderings(value: Any, data_type: Any) -> set[str]:
-    """The strings a user may give for a partition value (legacy and SQL-cast forms)."""
-    out: set[str] = set()
-    for legacy in (True, False):
-        try:
-            s = paths.partition_value_to_str(value, data_type, legacy)
-        except Exception:
-            continue
-        if s is not None:
-            out.add(s)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.add(str(value))
-    return out

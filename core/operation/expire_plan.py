@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..refs.snapshot import Snapshot
-from ..schema.options import CoreOptions, parse_duration_millis, parse_int
+from ..schema.options import CoreOptions, parse_int
+from ..utils.durations import parse_duration_millis
 from .file_deletion import PHASE, FileDeletion, GuardedReader
 from .used_files import UsedFiles, protect_other_branches
 

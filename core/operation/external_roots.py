@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from ..errors import CorruptMetadata, NotFound, NotYetSupported, UnsafeRefused
 from ..io.fileio import FileIO, basename, join, parent
 from ..io.paths import BRANCH_PREFIX, branch_dir, escape_path_name, schema_dir
-from ..schema.table_schema import _SCHEMA_FILE
+from ..schema.schema_manager import SCHEMA_FILE_NAME as _SCHEMA_FILE
 from ..utils.json_util import loads_metadata
 from .used_files import DirLister
 

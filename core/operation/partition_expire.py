@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot
@@ -338,7 +339,7 @@ def live_partitions(table: FileStoreTable, snapshot: Snapshot | None) -> list[Pa
     keys = schema.partition_keys
     types = schema.partition_types
     by_part: dict[bytes, PartitionInfo] = {}
-    for e in table.store_scan.plan(snapshot):
+    for e in FileStoreScan(table).plan(snapshot):
         info = by_part.get(e.partition)
         if info is None:
             values = deserialize(e.partition, types)
@@ -477,7 +478,7 @@ def expire_partitions_after_commit(
     interval = opts.get_duration_millis("partition.expiration-check-interval") or 0
     if interval > 0 and not opts.get_bool("end-input.check-partition-expire", False):
         return None
-    from ..schema.options import parse_duration_millis
+    from ..utils.durations import parse_duration_millis
 
     seconds = parse_duration_millis(text, "partition.expiration-time") / 1000.0
     plan = plan_partition_expire(table, seconds, now=now() if now else None)

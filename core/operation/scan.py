@@ -17,17 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..io import paths
+from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
+from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..refs.snapshot import Snapshot
+from ..schema.table_schema import TableSchema
+from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.workers import map_ordered
-
-if TYPE_CHECKING:
-    from ..manifest.index_manifest import IndexManifestEntry
-    from ..manifest.manifest import ManifestEntry, ManifestFileMeta
-    from ..refs.snapshot import Snapshot
-    from ..schema.table_schema import TableSchema
-    from ..table.file_store_table import FileStoreTable
 
 _READ_THREADS = 8
 
@@ -43,8 +41,6 @@ class ScanFilter:
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     """Merge ADD/DELETE entries by identifier, keeping order of first appearance."""
-    from ..manifest.manifest import FileKind
-
     live: dict[Any, ManifestEntry] = {}
     for e in entries:
         ident = e.identifier()
@@ -65,14 +61,10 @@ class FileStoreScan:
 
     # -- manifest lists -----------------------------------------------------------------
 
-    def _manifest_list(self) -> Any:
-        from ..manifest.manifest import ManifestList
-
+    def _manifest_list(self) -> ManifestList:
         return ManifestList(self.file_io, self.manifest_dir)
 
-    def _manifest_file(self) -> Any:
-        from ..manifest.manifest import ManifestFile
-
+    def _manifest_file(self) -> ManifestFile:
         return ManifestFile(self.file_io, self.manifest_dir, self.table.schema.logical_partition_type)
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
@@ -111,6 +103,11 @@ class FileStoreScan:
         """The live files a batch read sees (the postponed files of a postpone table left out)."""
         return split_postponed(self.table.schema, self.plan(snapshot))[0]
 
+    def batch_plan_at(self, at: TimeTravel | None) -> tuple[Snapshot | None, list[ManifestEntry]]:
+        """The snapshot of ``at`` (latest by default) and the live files a batch read of it sees."""
+        snapshot = self.table.resolve_snapshot(at)
+        return snapshot, self.batch_plan(snapshot)
+
     def delta(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """The entries one snapshot committed (ADD and DELETE, unmerged)."""
         return self.read_entries(self.delta_manifests(snapshot))
@@ -120,13 +117,9 @@ class FileStoreScan:
 
     def index_entries(self, snapshot: Snapshot | None) -> list[IndexManifestEntry]:
         """Live index files (the index manifest is a full listing, not a delta)."""
-        if snapshot is None or not snapshot.index_manifest:
+        if snapshot is None:
             return []
-        from ..manifest.index_manifest import IndexManifestFile
-        from ..manifest.manifest import FileKind
-
-        entries = IndexManifestFile(self.file_io, self.manifest_dir).read(snapshot.index_manifest)
-        return [e for e in entries if e.kind == FileKind.ADD]
+        return IndexManifestFile(self.file_io, self.manifest_dir).live_entries(snapshot.index_manifest)
 
 
 def is_postpone_table(schema: TableSchema) -> bool:

@@ -14,7 +14,7 @@ from ..errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from ..refs.snapshot import Snapshot
 from ..refs.tag_period import TagPeriod, TimeExtractor, tag_time_extractor
 from ..refs.tags import TAG_PREFIX, Tag, validate_tag_name
-from ..schema.options import parse_duration_millis
+from ..utils.durations import parse_duration_millis
 from .file_deletion import GuardedReader
 from .tag_deletion import TagDeletionPlan, apply_tag_deletion, plan_tag_deletion
 

@@ -15,29 +15,38 @@ the same key with the merge function and writes one sorted run as level-0 files 
   largest writer, so big inputs become several level-0 sorted runs;
 * ``changelog-producer=input`` also writes the raw sorted records as ``changelog-*`` files.
 
-Nothing is committed here: :func:`write_table` reads inputs, writes, commits with
-:class:`core.operation.commit.FileStoreCommit`, and deletes its files again on any failure before the
-snapshot is published.
+Nothing is committed here: the write job (:func:`core.compact.write_job.write_table`) reads
+inputs, writes them with :class:`TableWrite`, compacts, commits with
+:class:`core.operation.commit.FileStoreCommit`, and deletes its files again on any failure
+before the snapshot is published.
 """
 
 from __future__ import annotations
 
-import contextlib
-import datetime as _dt
 import os
 import threading
-import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType, TimeType
 from ..errors import InvalidInput, NotYetSupported
 from ..format.arrow_schema import SEQUENCE_NUMBER, VALUE_KIND
+from ..index.bucket import bucket_hashes, bucket_ids
+from ..index.hash_index import DynamicBucketAssigner
 from ..io import paths
-from ..schema.options import CoreOptions, check_option_keys
-from ..utils.interrupt import deferred, discard
+from ..io.fileio import parent
+from ..manifest.manifest import FileSource
+from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, row_values
+from ..mergetree.merge_function import ignore_delete, merge
+from ..schema.option_keys import check_option_keys
+from ..schema.options import CoreOptions
+from ..table.file_store_table import FileStoreTable
+from ..utils.interrupt import discard
+from ..utils.workers import worker_pool
+from .bucket_layout import check_bucket_layout
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     import numpy as np
@@ -46,12 +55,7 @@ if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta
     from ..refs.snapshot import Snapshot
     from ..schema.table_schema import TableSchema
-    from ..table.file_store_table import FileStoreTable
-    from .commit import CommitMessage, FileStoreCommit
 
-_IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-                       "partial-update.ignore-delete")
-_EPOCH = _dt.datetime(1970, 1, 1)
 _KIND_NAMES = ("+I", "-U", "+U", "-D")
 _FLUSH_THREADS = min(4, os.cpu_count() or 1)  # parallel bucket flushes at commit time
 
@@ -65,7 +69,7 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
     """Refuse tables whose writes would not be readable as written (before any input is read).
 
     Deletion-vector and first-row tables hide level 0 from readers; they are writable because
-    the write compacts level 0 upward in the same job (see :func:`write_table_result`), except
+    the write job compacts level 0 upward (see :mod:`core.compact.write_job`), except
     with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
     """
     if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
@@ -91,50 +95,6 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
 def level0_format(options: CoreOptions) -> str:
     """Format of level-0 files: ``file.format.per.level`` for level 0, else ``file.format``."""
     return options.file_format_per_level().get(0, options.file_format).lower()
-
-
-def ignore_delete(options: CoreOptions) -> bool:
-    """0.9's ``ignore-delete`` with its fallback keys (first-row./deduplicate./partial-update.)."""
-    return any(options.get_bool(k, False) for k in _IGNORE_DELETE_KEYS if options.contains(k))
-
-
-def creation_time_millis() -> int:
-    """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
-    d = _dt.datetime.now() - _EPOCH
-    return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
-
-
-# ---------------------------------------------------------------------------------------
-# Python values of a few rows (partitions, min/max keys)
-# ---------------------------------------------------------------------------------------
-
-
-def _py_value(scalar: pa.Scalar, dt: DataType) -> Any:
-    """One Arrow scalar as the value core.data.binary_row encodes for ``dt``."""
-    import pyarrow as pa
-
-    if not scalar.is_valid:
-        return None
-    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
-        raw = int(scalar.cast(pa.int64()).as_py())
-        unit = scalar.type.unit
-        if unit == "s":
-            return binary_row.Timestamp(raw * 1000)
-        if unit == "ms":
-            return binary_row.Timestamp(raw)
-        if unit == "us":
-            return binary_row.Timestamp.from_epoch_micros(raw)
-        return binary_row.Timestamp(raw // 1_000_000, raw % 1_000_000)
-    if isinstance(dt, DateType):
-        return _EPOCH.date() + _dt.timedelta(days=int(scalar.cast(pa.int32()).as_py()))
-    if isinstance(dt, TimeType):
-        v = scalar.as_py()
-        return v
-    return scalar.as_py()
-
-
-def row_values(table: pa.Table, index: int, fields: list[DataField]) -> list[Any]:
-    return [_py_value(table.column(f.name)[index], f.type) for f in fields]
 
 
 # ---------------------------------------------------------------------------------------
@@ -184,7 +144,7 @@ class TableWrite:
         overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
         if overrides:
             check_option_keys(overrides)
-            from ..schema.options import IMMUTABLE_OPTIONS
+            from ..schema.option_keys import IMMUTABLE_OPTIONS
 
             fixed = sorted(k for k in overrides if k in IMMUTABLE_OPTIONS or k in ("bucket", "primary-key",
                                                                                   "partition"))
@@ -197,7 +157,7 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
-        from ..fileindex.writer import validate_file_index_options
+        from ..schema.file_index_options import validate_file_index_options
 
         validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
         self.file_io = table.file_io
@@ -378,8 +338,6 @@ class TableWrite:
         """Bucket of every row of ``data`` (``parts`` from :meth:`_split_partitions`)."""
         import numpy as np
 
-        from ..index.bucket import bucket_hashes, bucket_ids
-
         if self.unaware:
             return np.zeros(data.num_rows, dtype=np.int32)
         if self.num_buckets > 0:  # fixed buckets do not depend on the partition
@@ -395,8 +353,6 @@ class TableWrite:
 
     def _dynamic_assigner(self) -> Any:
         if self._assigner is None:
-            from ..index.hash_index import DynamicBucketAssigner
-
             # Java's overwrite ignores previous files: no HASH index is loaded or replaced
             self._assigner = DynamicBucketAssigner(self.table, ignore_existing=self.overwrite)
         return self._assigner
@@ -410,7 +366,7 @@ class TableWrite:
             ignore_previous = self.overwrite or self.unaware  # Java: writers start empty
             snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
             if snapshot is not None:
-                for e in self.table.store_scan.plan(snapshot):
+                for e in FileStoreScan(self.table).plan(snapshot):
                     k = (e.partition, e.bucket)
                     self._base_files.setdefault(k, []).append(e.file)
                     self._base_total_buckets.setdefault(e.partition, set()).add(e.total_buckets)
@@ -429,8 +385,6 @@ class TableWrite:
         if b is None:
             start = self._max_sequence_numbers().get(key, -1) + 1
             if self.num_buckets > 0 and partition not in self._layout_checked:
-                from ..compact.rescale import check_bucket_layout
-
                 check_bucket_layout(self.table, partition, self._base_total_buckets.get(partition, ()), "write",
                                     self.total_buckets)
                 self._layout_checked.add(partition)
@@ -468,8 +422,6 @@ class TableWrite:
         records = records.take(order)
         if self.changelog_input:
             self._write_run(b, records, changelog=True)
-        from ..mergetree.merge_function import merge
-
         merged = merge(records, list(self.trimmed_pk), self.schema, self.options, drop_deletes=False,
                        lone_records_as_is=True, presorted=True)
         self._write_run(b, merged, changelog=False)
@@ -481,8 +433,6 @@ class TableWrite:
             for b in buckets:
                 self._flush(b)
             return
-        from ..utils.workers import worker_pool
-
         # largest first, so the long ones do not start last
         buckets = sorted(buckets, key=lambda b: -b.buffered_bytes)
         # joined however this ends, so abort() sees every file the flushes wrote
@@ -497,9 +447,6 @@ class TableWrite:
         indexes, ``changelog-file.*`` options for changelog files."""
         if records.num_rows == 0:
             return
-        from ..manifest.manifest import FileSource
-        from ..mergetree.file_writer import APPEND, KV, RollingFileWriter
-
         w = RollingFileWriter(
             self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
             file_source=FileSource.APPEND, schema=self.schema, options=self.options,
@@ -526,8 +473,6 @@ class TableWrite:
 
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
-        from .commit import CommitMessage
-
         self._flush_all([b for b in self.buckets.values() if b.chunks])
         messages: dict[tuple[bytes, int], CommitMessage] = {}
         for key, b in self.buckets.items():
@@ -559,68 +504,18 @@ class TableWrite:
         """The table as this writer sees it (dynamic options applied) for compaction executors."""
         if self.schema is self.table.schema:
             return self.table
-        from ..table.file_store_table import FileStoreTable
-
         return FileStoreTable(self.file_io, self.table.path, self.table.identifier, self.table.branch, self.schema)
 
-    def compaction_units(self, messages: list[CommitMessage]) -> list[Any]:
-        """What a Java writer compacts before it commits (``write-only=false``).
+    @property
+    def base_snapshot(self) -> Snapshot | None:
+        """The snapshot the writers restored their buckets from (None: an overwrite, a
+        bucket-unaware writer or an empty table), read with the first row written."""
+        return self._base_snapshot
 
-        Primary-key buckets: the universal strategy over the bucket's restored files plus the
-        new level-0 files -- it fires once sorted runs reach ``num-sorted-run.compaction-trigger``,
-        and in lookup mode (deletion vectors, lookup changelog, first-row) level 0 is always
-        forced up, which is what makes those tables' rows visible. Fixed-bucket append
-        tables: the bucketed append planner (small files). Bucket-unaware append writers do
-        not compact (Java leaves that to a dedicated job).
-        """
-        if self.options.write_only or self.unaware:
-            return []
-        written = [m for m in messages if m.new_files]
-        if not written:
-            return []
-        table = self.compaction_table()
-        units: list[Any] = []
-        if self.is_pk:
-            from ..compact.job import pick_bucket_unit
-            from ..manifest.index_manifest import DELETION_VECTORS_INDEX
-
-            index: dict[tuple[bytes, int], list[Any]] = {}
-            if self._base_snapshot is not None and self.options.deletion_vectors_enabled:
-                for ie in self.table.store_scan.index_entries(self._base_snapshot):
-                    if ie.index_file.index_type == DELETION_VECTORS_INDEX:
-                        index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
-            trigger = self.options.num_sorted_run_compaction_trigger
-            lookup = (self.options.deletion_vectors_enabled or self.options.changelog_producer == "lookup"
-                      or self.options.merge_engine == "first-row" or self.options.get_bool("force-lookup")
-                      or self.options.contains("compaction.optimization-interval"))
-            for m in written:
-                key = (m.partition, m.bucket)
-                files = [*self._base_files.get(key, []), *m.new_files]
-                runs = sum(1 for f in files if f.level == 0) + len({f.level for f in files if f.level > 0})
-                if not lookup and runs < trigger:
-                    continue  # universal compaction cannot fire below the trigger
-                unit = pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, files,
-                                        index.get(key, []), full=False)
-                if unit is not None:
-                    units.append(unit)
-            return units
-        from ..manifest.manifest import FileKind, ManifestEntry
-
-        # Java's BucketedAppendCompactManager needs at least compaction.min.file-num files
-        min_files = self.options.get_int("compaction.min.file-num") or 5
-        entries = []
-        for m in written:
-            files = [*self._base_files.get((m.partition, m.bucket), []), *m.new_files]
-            if len(files) < min_files:
-                continue
-            entries += [ManifestEntry(FileKind.ADD, m.partition, m.bucket, m.total_buckets, f) for f in files]
-        if not entries:
-            return []
-        from ..compact.append import plan_append_units
-
-        if self._base_snapshot is None:
-            return list(plan_append_units(table, entries, False, index_files={}))
-        return list(plan_append_units(table, entries, False, snapshot=self._base_snapshot))
+    def base_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
+        """Live files of a bucket in :attr:`base_snapshot`: the levels a compaction of the
+        written bucket starts from."""
+        return self._base_files.get((partition, bucket), [])
 
     def abort(self) -> None:
         """Delete every file this writer wrote (best effort); the write is then void."""
@@ -636,8 +531,6 @@ class TableWrite:
 
     def _remove_empty_dirs(self, paths: list[str]) -> None:
         """Bucket and partition directories this write created and left empty, deepest first."""
-        from ..io.fileio import parent
-
         root = self.table.path.rstrip("/")
         dirs: set[str] = set()
         for p in paths:
@@ -687,203 +580,7 @@ def _split_buckets(ids: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
     order = np.argsort(small, kind="stable")  # a radix sort for int16 keys
     sorted_ids = ids[order]
     cuts = np.flatnonzero(np.diff(sorted_ids)) + 1
-    out = []
+    out: list[tuple[int, np.ndarray | None]] = []
     for part in np.split(order, cuts):
         out.append((int(ids[part[0]]), part))
-    return out
-
-
-# ---------------------------------------------------------------------------------------
-# End to end
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class WriteResult:
-    snapshot: Snapshot | None  # the last snapshot committed (the COMPACT one after auto-compaction)
-    summary: WriteSummary
-    seconds: float
-    snapshots: list[Snapshot] = field(default_factory=list)  # every snapshot committed, in order
-    compacted_units: int = 0  # buckets compacted in the same job (0 with write-only)
-    warning: str | None = None  # the compaction could not be committed (the write itself was)
-
-
-def write_table(
-    table: FileStoreTable,
-    inputs: list[str],
-    fmt: str | None = None,
-    row_kind_column: str | None = None,
-    delete: bool = False,
-    overwrite: bool = False,
-    overwrite_partition: dict[str, Any] | None = None,
-    options: Mapping[str, str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    stdin: Any = None,
-    commit_user: str | None = None,
-) -> Snapshot | None:
-    """Read ``inputs``, write them and commit one snapshot (APPEND, or OVERWRITE).
-
-    Returns the new snapshot (None when there was nothing to commit). On any failure before
-    the snapshot is published the files written are deleted again and the error re-raised.
-    """
-    return write_table_result(
-        table, inputs, fmt, row_kind_column, delete, overwrite, overwrite_partition, options,
-        storage_options, stdin, commit_user,
-    ).snapshot
-
-
-def write_table_result(
-    table: FileStoreTable,
-    inputs: list[str],
-    fmt: str | None = None,
-    row_kind_column: str | None = None,
-    delete: bool = False,
-    overwrite: bool = False,
-    overwrite_partition: dict[str, Any] | None = None,
-    options: Mapping[str, str] | None = None,
-    storage_options: dict[str, Any] | None = None,
-    stdin: Any = None,
-    commit_user: str | None = None,
-    expire: bool = True,
-) -> WriteResult:
-    """:func:`write_table` plus what was written and how long it took.
-
-    ``expire=False`` skips the post-commit maintenance (snapshot, partition and tag expiry)
-    a Java writer would run; ``write-only`` skips it too.
-    """
-    from ..format.input import make_plan, read_inputs
-    from .commit import FileStoreCommit
-
-    started = time.monotonic()
-    if overwrite_partition and not overwrite:
-        raise InvalidInput("a partition to overwrite needs --overwrite")
-    if delete and overwrite:
-        raise InvalidInput("--delete cannot be combined with --overwrite")
-    tw = TableWrite(table, options, overwrite=overwrite)  # refuses unsupported tables first
-    if overwrite_partition:
-        _check_partition_spec(tw.schema, overwrite_partition)
-    if not tw.is_pk and delete:
-        raise InvalidInput(
-            f"write --delete: {table.identifier} is an append table; deleting rows needs a primary key"
-        )
-    constants = dict(overwrite_partition or {})
-    make_plan(tw.schema, row_kind_column, delete, constants)  # bad settings fail before any I/O
-    commit = FileStoreCommit(table, commit_user)
-    compacted: list[Any] = []  # UnitResults of the auto-compaction
-    snapshots: list[Snapshot] = []
-    warning: str | None = None
-    try:
-        chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin, constants)
-        with contextlib.closing(chunks):  # the input is closed on every way out
-            for chunk in chunks:
-                tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
-        messages = tw.prepare_commit()
-        compacted = _auto_compact(tw, messages)
-        compact_msgs = [m for m in (r.commit_message() for r in compacted) if not m.is_empty()]
-        pending_compact = compact_msgs
-        if overwrite:
-            dynamic = tw.options.get_bool("dynamic-partition-overwrite", True) and not overwrite_partition
-            snap = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}),
-                                 dynamic=dynamic)
-            snapshots = [snap] if snap is not None else []
-        else:
-            pending_compact = []
-            try:
-                # APPEND, then COMPACT; the commit refuses a COMPACT that would lose concurrent DVs.
-                # A signal waits for both: DV / first-row rows are visible only once compacted.
-                with deferred():
-                    snapshots = commit.commit_increments(messages, compact_msgs,
-                                                         restored_snapshot_id=tw.restored_snapshot_id)
-            except Exception as e:
-                snapshots = list(getattr(e, "committed", None) or [])
-                if not snapshots:
-                    raise
-                warning = _compaction_warning(table, tw, e)
-                _delete_uncommitted_compaction(table, commit, compacted)
-    except BaseException:
-        if not commit.may_have_published():
-            _delete_written(table, compacted)
-            tw.abort()
-        else:  # interrupted after the write's snapshot: it stands, its compaction may not
-            _delete_uncommitted_compaction(table, commit, compacted)
-        raise
-    if pending_compact:
-        # the overwrite is published; its compaction follows as a COMPACT snapshot (Java's order)
-        try:
-            snap = commit.commit(pending_compact, "COMPACT")
-            if snap is not None:
-                snapshots.append(snap)
-        except Exception as e:  # noqa: BLE001 - reported in the result
-            warning = _compaction_warning(table, tw, e)
-            _delete_uncommitted_compaction(table, commit, compacted)
-        except BaseException:  # interrupted
-            _delete_uncommitted_compaction(table, commit, compacted)
-            raise
-    if snapshots and expire and not tw.options.write_only:
-        from ..compact.job import expire_after
-
-        expired = expire_after(table, {k: str(v) for k, v in (options or {}).items()})
-        if expired:
-            warning = f"{warning}; {expired}" if warning else expired
-    return WriteResult(snapshots[-1] if snapshots else None, tw.summary, time.monotonic() - started, snapshots,
-                       len(compacted), warning)
-
-
-def _auto_compact(tw: TableWrite, messages: list[CommitMessage]) -> list[Any]:
-    """Run the writer's compaction units in-process; on failure delete their files and raise."""
-    units = tw.compaction_units(messages)
-    if not units:
-        return []
-    from ..compact.local import UnitsFailed, delete_written, run_local
-
-    table = tw.compaction_table()
-    try:
-        return run_local(table, units)
-    except UnitsFailed as failed:
-        delete_written(table, failed.results)
-        raise failed.error from None
-
-
-def _compaction_warning(table: FileStoreTable, tw: TableWrite, error: BaseException) -> str:
-    """The write is published but its compaction is not: say so (not raised, so a retried
-    write does not add the same rows twice)."""
-    hidden = " -- until then readers do not see the new rows" if _needs_compaction_to_read(tw) else ""
-    return (f"the rows were committed, but their compaction could not be ({error}); run "
-            f"`paimon-cli compact {table.identifier}`{hidden}")
-
-
-def _delete_uncommitted_compaction(table: FileStoreTable, commit: FileStoreCommit, compacted: list[Any]) -> None:
-    """Once the write's own snapshot is published: delete its compaction's files unless the
-    COMPACT snapshot (always this committer's second) may have been published too."""
-    if not commit.outcome_unknown and len(commit.published) < 2:
-        _delete_written(table, compacted)
-
-
-def _delete_written(table: FileStoreTable, results: list[Any]) -> None:
-    if results:
-        from ..compact.local import delete_written
-
-        delete_written(table, results)
-
-
-def _needs_compaction_to_read(tw: TableWrite) -> bool:
-    return tw.is_pk and (tw.options.deletion_vectors_enabled or tw.options.merge_engine == "first-row")
-
-
-def _check_partition_spec(schema: TableSchema, spec: Mapping[str, Any]) -> None:
-    if not schema.partition_keys:
-        raise InvalidInput(f"--partition {dict(spec)}: the table is not partitioned")
-    unknown = [k for k in spec if k not in schema.partition_keys]
-    if unknown:
-        raise InvalidInput(f"--partition: {unknown[0]!r} is not a partition key (keys: {schema.partition_keys})")
-
-
-def parse_partition_spec(pairs: Iterable[str]) -> dict[str, str]:
-    """``k=v`` strings (``--partition``) to a spec dict."""
-    out: dict[str, str] = {}
-    for p in pairs:
-        k, sep, v = p.partition("=")
-        if not sep or not k.strip():
-            raise InvalidInput(f"--partition {p!r}: expected key=value")
-        out[k.strip()] = v
     return out

@@ -9,7 +9,8 @@ import zoneinfo
 from collections.abc import Callable
 
 from ..errors import InvalidInput
-from ..schema.options import CoreOptions, parse_duration_millis
+from ..schema.options import CoreOptions
+from ..utils.durations import parse_duration_millis
 from .snapshot import Snapshot
 
 TimeExtractor = Callable[[Snapshot], datetime.datetime | None]

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import struct
+from collections.abc import Iterator
+from typing import Any
 
-from ..fileindex.format import BITMAP, BLOOM_FILTER, FileIndexContainer, index_file_names
+from ..compact.rewrite_file_index import payload_matches
+from ..fileindex.format import FileIndexContainer, index_file_names
 from ..io import paths
+from ..manifest.entry_decoder import EntryDecoder
+from ..manifest.manifest import ManifestEntry
+from ..operation.scan import FileStoreScan
+from ..schema.file_index_options import BITMAP, BLOOM_FILTER, configured_indexes
+from ..table.file_store_table import FileStoreTable, TimeTravel
+from ..utils.rows import Rows
 
-if TYPE_CHECKING:
-    from ..table.file_store_table import FileStoreTable, TimeTravel
-    from ..utils.rows import Rows
+# a live file with its decoder, its index container (None: no index), where the container is
+# stored (none / EMBEDDED / FILE) and the path of its ``.index`` file
+IndexedFile = tuple[ManifestEntry, EntryDecoder, "FileIndexContainer | None", str, "str | None"]
 
 COLUMNS = ["partition", "bucket", "file_path", "file_size_in_bytes", "record_count", "schema_id",
            "column_name", "current_column", "index_type", "storage_type", "index_file_path",
@@ -17,12 +26,10 @@ COLUMNS = ["partition", "bucket", "file_path", "file_size_in_bytes", "record_cou
            "bloom_hash_functions"]
 
 
-def _containers(table: FileStoreTable, at: TimeTravel | None) -> Any:
-    """(entry, bucket dir, container | None, storage, index path) per live file with an index."""
-    from .tables import _Decoder, _live_entries
-
-    _, entries = _live_entries(table, at)
-    dec = _Decoder(table)
+def _containers(table: FileStoreTable, at: TimeTravel | None) -> Iterator[IndexedFile]:
+    """Every live file a batch read sees, with its file index container if it has one."""
+    _, entries = FileStoreScan(table).batch_plan_at(at)
+    dec = EntryDecoder(table)
     for e in entries:
         m = e.file
         names = index_file_names(m.extra_files)
@@ -55,8 +62,6 @@ def _current_name(table: FileStoreTable, schema_id: int, file_column: str) -> st
 
 def file_index_rows(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     """Per live file and indexed column: index type, sizes, where stored, distinct values."""
-    from ..utils.rows import Rows
-
     rows: list[dict[str, Any]] = []
     names_cache: dict[tuple[int, str], str | None] = {}
     for e, dec, c, storage, index_path in _containers(table, at):
@@ -96,8 +101,6 @@ def file_index_rows(table: FileStoreTable, at: TimeTravel | None = None) -> Rows
 
 
 def _bitmap_distinct(payload: bytes) -> int | None:
-    import struct
-
     try:
         return struct.unpack_from(">i", payload, 5)[0]  # version byte, rowCount, nonNullBitmapNumber
     except struct.error:
@@ -107,9 +110,6 @@ def _bitmap_distinct(payload: bytes) -> int | None:
 def file_index_warnings(table: FileStoreTable) -> list[str]:
     """Problems ``inspect table`` reports: configured indexes some files lack, stale indexes
     (options changed), and indexes on columns that no longer exist or are no longer configured."""
-    from ..compact.rewrite_file_index import _payload_matches
-    from ..fileindex.writer import configured_indexes
-
     try:
         specs = [s for s in configured_indexes(table.schema.options) if "[" not in s.column]
     except Exception as exc:  # noqa: BLE001 - bad options are reported, not raised, here
@@ -143,7 +143,7 @@ def file_index_warnings(table: FileStoreTable) -> list[str]:
                     continue  # the file predates the column: nothing to index
                 if key not in have:
                     missing[key] = missing.get(key, 0) + 1
-                elif not _payload_matches(spec, have[key]):
+                elif not payload_matches(spec, have[key]):
                     stale[key] = stale.get(key, 0) + 1
             for key in have:
                 if key not in wanted:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import AlreadyExists, NotFound
 from ..io import fileio
+from ..schema.schema_change import SchemaChange
+from ..schema.schema_manager import SchemaManager
+from ..schema.table_schema import Schema, TableSchema
+from .file_store_table import FileStoreTable
 from .identifiers import Identifier, validate_name
-
-if TYPE_CHECKING:
-    from ..schema.table_schema import Schema, SchemaChange, TableSchema
-    from .file_store_table import FileStoreTable
 
 DB_SUFFIX = ".db"
 
@@ -70,14 +70,10 @@ class FileSystemCatalog:
 
     def table_exists(self, identifier: str | Identifier) -> bool:
         ident = Identifier.parse(identifier) if isinstance(identifier, str) else identifier
-        from ..schema.table_schema import SchemaManager
-
         return SchemaManager(self.file_io, self.table_path(ident)).latest() is not None
 
     def get_table(self, identifier: str | Identifier, branch: str | None = None) -> FileStoreTable:
         """Open a table; a missing database, table or branch raises NotFound."""
-        from .file_store_table import FileStoreTable
-
         ident = Identifier.parse(identifier) if isinstance(identifier, str) else identifier
         if branch is not None:
             validate_name("branch", branch)
@@ -90,8 +86,6 @@ class FileSystemCatalog:
         self, identifier: str | Identifier, schema: Schema, ignore_if_exists: bool = False
     ) -> FileStoreTable:
         """Write schema-0 (write-if-absent); creates the database folder when missing."""
-        from ..schema.table_schema import SchemaManager
-
         ident = Identifier.parse(identifier) if isinstance(identifier, str) else identifier
         if not self.file_io.is_object_store:
             self.file_io.mkdirs(self.warehouse)

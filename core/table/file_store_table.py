@@ -1,25 +1,28 @@
-"""FileStoreTable: one table (optionally one branch of it), the facade the commands call."""
+"""FileStoreTable: one table (optionally one branch of it) as the operations see it.
+
+A context, not an actor: where the table lives (file io, path, identifier, branch), its
+schema and options, the managers of its metadata (snapshots, schemas, tags, branches,
+consumers) and time travel. What is done to a table lives in the rooms above
+(``operation/``, ``compact/``, ``system/``), which build their scans and reads from it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound
 from ..io import paths
-
-if TYPE_CHECKING:
-    from ..io.fileio import FileIO
-    from ..operation.scan import FileStoreScan
-    from ..refs.branches import BranchManager
-    from ..refs.consumers import ConsumerManager
-    from ..refs.snapshot import Snapshot, SnapshotManager
-    from ..refs.tags import TagManager
-    from ..schema.options import CoreOptions
-    from ..schema.table_schema import SchemaManager, TableSchema
-    from .identifiers import Identifier
+from ..io.fileio import FileIO
+from ..refs.branches import BranchManager
+from ..refs.consumers import ConsumerManager
+from ..refs.snapshot import Snapshot, SnapshotManager
+from ..refs.tags import TagManager
+from ..schema.options import CoreOptions
+from ..schema.schema_manager import SchemaManager
+from ..schema.table_schema import TableSchema
+from .identifiers import Identifier
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,6 @@ class FileStoreTable:
 
     @classmethod
     def load(cls, file_io: FileIO, path: str, identifier: Identifier, branch: str | None = None) -> FileStoreTable:
-        from ..schema.table_schema import SchemaManager
-
         br = None if branch in (None, "main") else branch
         if br is not None and not file_io.is_dir(paths.branch_path(path, br)):
             if SchemaManager(file_io, path).latest() is None:
@@ -80,39 +81,23 @@ class FileStoreTable:
 
     @cached_property
     def schema_manager(self) -> SchemaManager:
-        from ..schema.table_schema import SchemaManager
-
         return SchemaManager(self.file_io, self.path, self.branch)
 
     @cached_property
     def snapshot_manager(self) -> SnapshotManager:
-        from ..refs.snapshot import SnapshotManager
-
         return SnapshotManager(self.file_io, self.path, self.branch)
 
     @cached_property
     def tag_manager(self) -> TagManager:
-        from ..refs.tags import TagManager
-
         return TagManager(self.file_io, self.path, self.branch)
 
     @cached_property
     def branch_manager(self) -> BranchManager:
-        from ..refs.branches import BranchManager
-
         return BranchManager(self.file_io, self.path)
 
     @cached_property
     def consumer_manager(self) -> ConsumerManager:
-        from ..refs.consumers import ConsumerManager
-
         return ConsumerManager(self.file_io, self.path, self.branch)
-
-    @cached_property
-    def store_scan(self) -> FileStoreScan:
-        from ..operation.scan import FileStoreScan
-
-        return FileStoreScan(self)
 
     @property
     def is_primary_key_table(self) -> bool:

@@ -1,13 +1,14 @@
-"""The command line's one grammar for durations and points in time.
+"""The one home of duration and point-in-time grammars: table option values and the command line.
 
-Table option values are not parsed here: they keep Java's ``TimeUtils`` grammar
-(:func:`.options.parse_duration_millis`), where a bare number means milliseconds, because
-tables written by Java carry such values. On the command line a bare number is refused:
+Table option values (``snapshot.time-retained = 1 h``) follow Java's ``TimeUtils.parseDuration``
+(:func:`parse_duration_millis`): ASCII digits, an optional unit label, and a bare number meaning
+milliseconds, because tables written by Java carry such values. The command line is stricter
+(:func:`parse_duration`, :func:`parse_point_in_time`): a bare number is refused, since
 ``--expiration-time 30`` read as 30 ms used to select every partition.
 
-* a *duration* is a number (decimals allowed) with a unit, case-insensitive, optionally
-  spaced (``90s``, ``30 min``, ``1.5h``, ``7 d``), or ISO-8601 ``PnDTnHnMn.nS`` as Java's
-  ``Duration.parse`` reads it (``PT2H``, ``P1D``); never negative, whole milliseconds, at
+* a command-line *duration* is a number (decimals allowed) with a unit, case-insensitive,
+  optionally spaced (``90s``, ``30 min``, ``1.5h``, ``7 d``), or ISO-8601 ``PnDTnHnMn.nS`` as
+  Java's ``Duration.parse`` reads it (``PT2H``, ``P1D``); never negative, whole milliseconds, at
   most :data:`MAX_DURATION_DAYS` days;
 * a *point in time* (``--older-than``) is a duration back from now or an ISO-8601 time
   (``2024-05-01``, ``2024-05-01T12:00:00``: local time; ``...+02:00`` / ``...Z``: that
@@ -25,17 +26,27 @@ from decimal import Decimal
 from ..errors import InvalidInput
 
 _DAY = 86_400_000
-_UNIT_MILLIS: dict[str, int] = {}
-for _names, _ms in (
-    (("ms", "milli", "millis", "millisecond", "milliseconds"), 1),
-    (("s", "sec", "secs", "second", "seconds"), 1_000),
-    (("min", "mins", "minute", "minutes"), 60_000),
-    (("h", "hour", "hours"), 3_600_000),
-    (("d", "day", "days"), _DAY),
-    (("w", "week", "weeks"), 7 * _DAY),
+_NANOS_PER_MILLI = 1_000_000
+# Java TimeUtils.TimeUnit labels -> nanoseconds
+_JAVA_UNIT_NANOS: dict[str, int] = {}
+for _names, _ns in (
+    (("d", "day", "days"), _DAY * _NANOS_PER_MILLI),
+    (("h", "hour", "hours"), 3_600_000 * _NANOS_PER_MILLI),
+    (("min", "m", "minute", "minutes"), 60_000 * _NANOS_PER_MILLI),
+    (("s", "sec", "secs", "second", "seconds"), 1_000 * _NANOS_PER_MILLI),
+    (("ms", "milli", "millis", "millisecond", "milliseconds"), _NANOS_PER_MILLI),
+    (("\u00b5s", "micro", "micros", "microsecond", "microseconds"), 1_000),
+    (("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1),
 ):
     for _n in _names:
-        _UNIT_MILLIS[_n] = _ms
+        _JAVA_UNIT_NANOS[_n] = _ns
+# The command line: Java's units of a millisecond or more except 'm' (minutes or months?),
+# plus 'mins' and weeks.
+_UNIT_MILLIS: dict[str, int] = {
+    n: ns // _NANOS_PER_MILLI for n, ns in _JAVA_UNIT_NANOS.items() if ns >= _NANOS_PER_MILLI and n != "m"
+}
+_UNIT_MILLIS.update({"mins": 60_000, "w": 7 * _DAY, "week": 7 * _DAY, "weeks": 7 * _DAY})
+_LONG_MAX = 2**63 - 1
 
 MAX_DURATION_DAYS = 365_000  # ~1000 years: keeps every date computed from it in datetime's range
 UNITS = "ms, s, min, h, d, w"
@@ -54,6 +65,32 @@ _ISO_DURATION = re.compile(
 )
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _MILLI = datetime.timedelta(milliseconds=1)
+
+
+def parse_duration_millis(text: str, key: str = "duration") -> int:
+    """A table option's duration (Java ``TimeUtils.parseDuration``) to milliseconds: ``"1 h"``,
+    ``"30 min"``, ``"2h"``, ``"5m"`` (minutes), ``"500"`` (a bare number is milliseconds)."""
+    trimmed = _java_trim(text)
+    digits = len(trimmed) - len(trimmed.lstrip("0123456789"))
+    unit = _java_trim(trimmed[digits:]).lower()
+    nanos = _JAVA_UNIT_NANOS.get(unit or "ms")
+    if digits == 0 or nanos is None:
+        raise InvalidInput(f"option {key}={text!r}: not a duration (e.g. '1 h', '30 min', '10 s')")
+    value = int(trimmed[:digits])
+    millis = value * nanos // _NANOS_PER_MILLI
+    if value > _LONG_MAX or millis > _LONG_MAX:
+        raise InvalidInput(f"option {key}={text!r}: too long (Java's limit is 2^63-1 milliseconds)")
+    return millis
+
+
+def _java_trim(text: str) -> str:
+    """Java's ``String.trim``: strips code points up to U+0020 (not Unicode spaces)."""
+    start, end = 0, len(text)
+    while start < end and text[start] <= " ":
+        start += 1
+    while end > start and text[end - 1] <= " ":
+        end -= 1
+    return text[start:end]
 
 
 def parse_iso_duration(text: str) -> Decimal | None:

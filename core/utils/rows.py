@@ -6,7 +6,10 @@ A leaf, so every room can return one; rendering (table, JSON, CSV) is the CLI's 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass
@@ -15,6 +18,22 @@ class Rows:
 
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_arrow(self) -> pa.Table:
+        """The rows as an Arrow table, for library callers that go on in Arrow or pandas.
+
+        Column types are inferred from the values (all-NULL or empty columns are of Arrow's
+        null type); a column mixing types (``inspect table``'s values) becomes strings.
+        """
+        import pyarrow as pa
+
+        def column(values: list[Any]) -> pa.Array:
+            try:
+                return pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                return pa.array([None if v is None else str(v) for v in values], pa.string())
+
+        return pa.table({c: column([r.get(c) for r in self.rows]) for c in self.columns})
 
 
 __all__ = ["Rows"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -44,7 +44,7 @@ def map_ordered(fn: Callable[[T], R], items: Iterable[T], workers: int, name: st
         return list(pool.map(fn, items))
 
 
-def prefetch(fn: Callable[[T], R], items: Iterable[T], ahead: int, name: str) -> Iterator[R]:
+def prefetch(fn: Callable[[T], R], items: Iterable[T], ahead: int, name: str) -> Generator[R, None, None]:
     """``fn(x)`` for each item, in order, computed up to ``ahead`` items in advance on worker
     threads (memory stays bounded by ``ahead`` results).
 

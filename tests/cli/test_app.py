@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from paimon_cli import __version__
 from paimon_cli.app import app
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.utils.rows import Rows
 from paimon_cli.errors import EXIT_CODES
 from paimon_cli.output import render
@@ -123,7 +124,7 @@ def _raise_from_list(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> Non
     def boom(*_a: Any, **_k: Any) -> Any:
         raise exc
 
-    monkeypatch.setattr("paimon_cli.commands.list.open_catalog", boom)
+    monkeypatch.setattr("paimon_cli.core.api.Warehouse.list_databases", boom)
 
 
 @pytest.mark.parametrize(
@@ -367,7 +368,7 @@ def test_quickstart(runner: CliRunner, warehouse: str) -> None:
     orders_t = catalog.get_table("demo.orders")
     assert orders_t.snapshot_manager.snapshot_ids() == [1, 2, 3]
     assert orders_t.snapshot_manager.latest_snapshot().commit_kind == "COMPACT"
-    assert {e.file.level for e in orders_t.store_scan.plan(orders_t.snapshot_manager.latest_snapshot())} == {5}
+    assert {e.file.level for e in FileStoreScan(orders_t).plan(orders_t.snapshot_manager.latest_snapshot())} == {5}
     assert catalog.get_table("demo.events").snapshot_manager.snapshot_ids() == [1, 2]
     from paimon_cli.core.operation.read import TableRead
 

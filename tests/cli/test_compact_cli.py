@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.compact.job import PLAN_COLUMNS, RESULT_COLUMNS
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
@@ -192,7 +193,7 @@ def test_conflict_exit_5(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "give up committing" in one_error_line(res)
     assert env.latest() == 7
     after = {p for p in env.tree() if "data-" in p}
-    live = {e.file.file_name for e in FileSystemCatalog(env.wh).get_table("db.pk").store_scan.plan(
+    live = {e.file.file_name for e in FileStoreScan(FileSystemCatalog(env.wh).get_table("db.pk")).plan(
         FileSystemCatalog(env.wh).get_table("db.pk").snapshot_manager.latest_snapshot())}
     assert {Path(p).name for p in after - before} == live  # only the winner's outputs were added
 
@@ -202,7 +203,7 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
     from paimon_cli.commands.compact import _Progress
-    from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+    from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
 
     unit = CompactUnit(MERGE_TREE, b"", 3, 4, ())
     for tty in (False, True):
@@ -222,7 +223,7 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_compact_a_branch(env: Env) -> None:
-    from paimon_cli.core.operation.write import write_table_result
+    from paimon_cli.core.compact.write_job import write_table_result
     from paimon_cli.core.operation.branch_ops import create_branch
 
     cat = FileSystemCatalog(env.wh)

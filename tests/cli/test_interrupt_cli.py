@@ -46,9 +46,17 @@ def _env(hook: str | None = None) -> dict[str, str]:
     return env
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT / SIGTERM as a shell's foreground command has them. A runner that
+    started the tests in the background ignores SIGINT, and the CLI rightly keeps an inherited
+    ignore (as `nohup` / `cmd &` users expect)."""
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_DFL)
+
+
 def _run(args: list[str], hook: str) -> tuple[int, str]:
     proc = subprocess.run([sys.executable, "-m", "paimon_cli", *args], capture_output=True, env=_env(hook),
-                          timeout=300)
+                          timeout=300, preexec_fn=_default_signals)
     return proc.returncode, proc.stderr.decode(errors="replace")
 
 
@@ -74,7 +82,7 @@ def _content(wh: str, ident: str) -> tuple[int | None, list[tuple[object, ...]]]
     table = _table(wh, ident)
     reader = TableRead(table)  # type: ignore[arg-type]
     t = reader.to_arrow()
-    rows = sorted(zip(*[t.column(c).to_pylist() for c in t.column_names]))
+    rows = sorted(zip(*[t.column(c).to_pylist() for c in t.column_names], strict=True))
     return (reader.snapshot.id if reader.snapshot else None), rows
 
 
@@ -176,7 +184,7 @@ def test_interrupted_full_compaction(warehouse: str, sig: signal.Signals, point:
 def _signal_when_files_appear(args: list[str], table_dir: Path, sig: signal.Signals, more_than: int) -> tuple[int, str]:
     """Start the command, send ``sig`` from outside once the table holds ``more_than`` data files."""
     proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env=_env())
+                            stderr=subprocess.PIPE, env=_env(), preexec_fn=_default_signals)
     deadline = time.monotonic() + 120
     while len(list(table_dir.rglob("data-*"))) <= more_than:
         assert proc.poll() is None, "the command ended before any file appeared"
@@ -202,7 +210,7 @@ def test_signal_from_outside(template: tuple[str, str], warehouse: str, command:
 
 def test_interrupted_read_stops_cleanly(warehouse: str) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", "read", "shop.events", "-w", warehouse, "-o", "jsonl"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), preexec_fn=_default_signals)
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith(b'{"id":')
     proc.send_signal(signal.SIGINT)

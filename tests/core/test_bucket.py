@@ -152,7 +152,7 @@ GENS = {
 def _random_table(types: list[str], n: int, null_rate: float = 0.2) -> tuple[pa.Table, list[DataField]]:
     fields = _fields(*types)
     cols = {}
-    for f, t in zip(fields, types):
+    for f, t in zip(fields, types, strict=True):
         at, gen = GENS[t]
         cols[f.name] = pa.array([None if RNG.random() < null_rate else gen() for _ in range(n)], at)
     return pa.table(cols), fields

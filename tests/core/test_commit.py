@@ -19,7 +19,9 @@ from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -85,12 +87,12 @@ def msg(table: FileStoreTable, files: list[DataFileMeta], dt: str | None = "a", 
 
 def live_names(table: FileStoreTable, snap: Snapshot | None = None) -> set[str]:
     snap = snap or table.snapshot_manager.latest_snapshot()
-    return {e.file.file_name for e in table.store_scan.plan(snap)}
+    return {e.file.file_name for e in FileStoreScan(table).plan(snap)}
 
 
 def referenced_manifest_files(table: FileStoreTable) -> set[str]:
     """Every file in manifest/ that some snapshot references."""
-    scan = table.store_scan
+    scan = FileStoreScan(table)
     out: set[str] = set()
     for snap in table.snapshot_manager.snapshots():
         for lst in snap.manifest_lists():
@@ -134,12 +136,12 @@ def test_first_append_writes_java_layout(wh: str) -> None:
     assert '"properties"' not in text and "changelogManifestList" not in text
     assert (Path(t.path) / "snapshot" / "LATEST").read_bytes() == b"1"
 
-    ml = t.store_scan._manifest_list()
+    ml = FileStoreScan(t)._manifest_list()
     assert ml.read(snap.base_manifest_list) == []  # empty base list is still written
     assert snap.base_manifest_list_size == (Path(t.path) / "manifest" / snap.base_manifest_list).stat().st_size
     delta = ml.read(snap.delta_manifest_list)
     assert len(delta) == 1 and delta[0].num_added_files == 2 and delta[0].num_deleted_files == 0
-    entries = t.store_scan.delta(snap)
+    entries = FileStoreScan(t).delta(snap)
     assert [(e.kind, e.file, e.bucket, e.total_buckets, e.partition) for e in entries] == [
         (FileKind.ADD, f1, 0, -1, part(t, "a")), (FileKind.ADD, f2, 0, -1, part(t, "a"))]
     # nothing but referenced metadata in manifest/
@@ -178,7 +180,7 @@ def test_changelog_manifest_list(wh: str) -> None:
     assert snap is not None
     assert snap.changelog_manifest_list is not None and snap.changelog_record_count == 6
     assert snap.changelog_manifest_list_size is not None
-    assert [e.file for e in t.store_scan.changelog(snap)] == [cl]
+    assert [e.file for e in FileStoreScan(t).changelog(snap)] == [cl]
     assert cl.file_name not in live_names(t)
 
 
@@ -194,7 +196,7 @@ def test_properties_and_watermark(wh: str) -> None:
 
 
 def test_schema_id_is_the_latest_schema(wh: str) -> None:
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t = make_table(wh)
     FileSystemCatalog(wh).alter_table("db.t", [SetOption("snapshot.num-retained.min", "5")])
@@ -215,7 +217,7 @@ def test_base_manifest_list_stays_bounded_over_100_commits(wh: str) -> None:
         names.add(f.file_name)
         snap = c.commit([msg(t, [f], dt=f"p{i % 7}")])
         assert snap is not None
-        base = t.store_scan._manifest_list().read(snap.base_manifest_list)
+        base = FileStoreScan(t)._manifest_list().read(snap.base_manifest_list)
         sizes.append(len(base))
     # manifest.merge-min-count (30): small manifests are merged once 30 pile up
     assert max(sizes) == 29
@@ -235,7 +237,7 @@ def test_minor_merge_cancels_add_and_delete(wh: str) -> None:
     c.commit([msg(t, [dfile(7)], deleted_files=[a])])
     snap = c.commit([msg(t, [dfile(1)])])  # base = merge of 3 manifests
     assert snap is not None
-    ml = t.store_scan._manifest_list()
+    ml = FileStoreScan(t)._manifest_list()
     base = ml.read(snap.base_manifest_list)
     assert len(base) == 1 and base[0].num_deleted_files == 0 and base[0].num_added_files == 2
     assert a.file_name not in live_names(t)
@@ -252,9 +254,9 @@ def test_full_compaction_drops_deletes(wh: str) -> None:
     c.commit([msg(t, [], deleted_files=files[:2])], commit_kind="COMPACT")
     snap = c.commit([msg(t, [dfile(1)])])
     assert snap is not None
-    base = t.store_scan._manifest_list().read(snap.base_manifest_list)
+    base = FileStoreScan(t)._manifest_list().read(snap.base_manifest_list)
     assert sum(m.num_deleted_files for m in base) == 0
-    entries = t.store_scan.read_entries(base)
+    entries = FileStoreScan(t).read_entries(base)
     assert {e.file.file_name for e in entries} == {f.file_name for f in files[2:]}
 
 
@@ -268,15 +270,15 @@ def test_full_compaction_keeps_untouched_partitions_manifests(wh: str) -> None:
     for p, f in files.items():
         snap = c.commit([msg(t, [f], dt=p)])
         assert snap is not None
-        metas[p] = t.store_scan._manifest_list().read(snap.delta_manifest_list)[0].file_name
+        metas[p] = FileStoreScan(t)._manifest_list().read(snap.delta_manifest_list)[0].file_name
     out = dfile(2)
     c.commit([msg(t, [out], dt="b", deleted_files=[files["b"]])], commit_kind="COMPACT")
     snap = c.commit([msg(t, [dfile(1)], dt="d")])
     assert snap is not None
-    base = [m.file_name for m in t.store_scan._manifest_list().read(snap.base_manifest_list)]
+    base = [m.file_name for m in FileStoreScan(t)._manifest_list().read(snap.base_manifest_list)]
     assert base[0] == metas["a"]  # skipped by its partition stats
     assert metas["b"] not in base and metas["c"] not in base  # rewritten from the first hit on
-    entries = t.store_scan.read_entries(t.store_scan._manifest_list().read(snap.base_manifest_list))
+    entries = FileStoreScan(t).read_entries(FileStoreScan(t)._manifest_list().read(snap.base_manifest_list))
     assert all(e.kind == FileKind.ADD for e in entries)
     assert {e.file.file_name for e in entries} == {files["a"].file_name, files["c"].file_name, out.file_name}
     assert manifest_dir_files(t) == referenced_manifest_files(t)
@@ -287,10 +289,10 @@ def test_delta_manifests_roll_at_target_size(wh: str) -> None:
     files = [dfile(i + 1) for i in range(60)]
     snap = FileStoreCommit(t).commit([msg(t, files)])
     assert snap is not None
-    delta = t.store_scan._manifest_list().read(snap.delta_manifest_list)
+    delta = FileStoreScan(t)._manifest_list().read(snap.delta_manifest_list)
     assert len(delta) > 1
     assert sum(m.num_added_files for m in delta) == 60
-    assert [e.file for e in t.store_scan.delta(snap)] == files
+    assert [e.file for e in FileStoreScan(t).delta(snap)] == files
     assert manifest_dir_files(t) == referenced_manifest_files(t)
 
 
@@ -307,7 +309,7 @@ def test_compact_commit_counts_and_kind(wh: str) -> None:
     assert snap is not None and snap.commit_kind == "COMPACT"
     assert (snap.delta_record_count, snap.total_record_count) == (-5, 25)
     assert live_names(t) == {out.file_name}
-    kinds = [e.kind for e in t.store_scan.delta(snap)]
+    kinds = [e.kind for e in FileStoreScan(t).delta(snap)]
     assert kinds == [FileKind.DELETE, FileKind.DELETE, FileKind.ADD]
 
 
@@ -530,7 +532,7 @@ def test_overwrite_deletes_index_files_of_the_partitions(wh: str) -> None:
     hn = IndexFileMeta("HASH", f"index-{uuid.uuid4()}-0", 8, 2)
     snap = c.commit([msg(t, [dfile()], dt="a", new_index_files=[hn])], overwrite={})
     assert snap is not None
-    idx = t.store_scan.index_entries(snap)
+    idx = FileStoreScan(t).index_entries(snap)
     assert sorted(e.index_file.file_name for e in idx) == sorted([hn.file_name, hb.file_name])
 
 
@@ -550,7 +552,7 @@ def test_index_manifest_full_listing_and_reuse(wh: str) -> None:
     s3 = c.commit([msg(t, [dfile()], bucket=0, new_index_files=[h0b], deleted_index_files=[h0]),
                    msg(t, [dfile()], bucket=1, new_index_files=[h1])])
     assert s3 is not None and s3.index_manifest != s1.index_manifest
-    idx = t.store_scan.index_entries(s3)
+    idx = FileStoreScan(t).index_entries(s3)
     assert {(e.bucket, e.index_file.file_name) for e in idx} == {(0, "index-a-1"), (1, "index-b-0")}
     assert all(e.kind == FileKind.ADD for e in idx)
 
@@ -563,7 +565,7 @@ def test_deletion_vector_index_makes_overwrite_kind(wh: str) -> None:
     dv = IndexFileMeta("DELETION_VECTORS", "index-dv-0", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 2),))
     snap = c.commit([msg(t, [], new_index_files=[dv])])
     assert snap is not None and snap.commit_kind == "OVERWRITE"
-    assert [e.index_file for e in t.store_scan.index_entries(snap)] == [dv]
+    assert [e.index_file for e in FileStoreScan(t).index_entries(snap)] == [dv]
 
 
 def test_unaware_dv_index_combined_by_file_name(wh: str) -> None:
@@ -578,7 +580,7 @@ def test_unaware_dv_index_combined_by_file_name(wh: str) -> None:
     dv2 = IndexFileMeta("DELETION_VECTORS", "index-dv-2", 30, 1, (DeletionVectorMeta(f.file_name, 1, 20, 3),))
     snap = c.commit([msg(t, [], new_index_files=[dv2], deleted_index_files=[dv1])])
     assert snap is not None
-    assert [e.index_file.file_name for e in t.store_scan.index_entries(snap)] == ["index-dv-2"]
+    assert [e.index_file.file_name for e in FileStoreScan(t).index_entries(snap)] == ["index-dv-2"]
 
 
 def test_compaction_must_not_lose_deletion_vectors_written_meanwhile(wh: str) -> None:
@@ -594,7 +596,7 @@ def test_compaction_must_not_lose_deletion_vectors_written_meanwhile(wh: str) ->
         c.commit([msg(t, [rewritten], deleted_files=[f])], "COMPACT")
     # a compaction that saw dv1 and replaces it is fine
     snap = c.commit([msg(t, [rewritten], deleted_files=[f], deleted_index_files=[dv1])], "COMPACT")
-    assert snap is not None and t.store_scan.index_entries(snap) == []
+    assert snap is not None and FileStoreScan(t).index_entries(snap) == []
     # replacing an index file that is no longer live loses someone's vectors
     dv2 = IndexFileMeta("DELETION_VECTORS", "index-dv-2", 30, 1,
                         (DeletionVectorMeta(rewritten.file_name, 1, 20, 2),))
@@ -859,7 +861,7 @@ def test_four_processes_commit_concurrently(wh: str) -> None:
     assert len({s.commit_user for s in snaps}) == workers
     assert [s.delta_record_count for s in snaps if s.delta_record_count is not None]
     final = snaps[-1]
-    entries = t.store_scan.plan(final)
+    entries = FileStoreScan(t).plan(final)
     assert [e.file.file_name for e in entries].__len__() == workers * per  # no duplicates
     assert {e.file.file_name for e in entries} == committed
     assert final.total_record_count == sum(w * 100 + i + 1 for w in range(workers) for i in range(per))

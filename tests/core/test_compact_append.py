@@ -10,7 +10,6 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
-from paimon_cli.core.compact.unit import APPEND
 from paimon_cli.core.data.binary_row import EMPTY_ROW, deserialize, serialize
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
@@ -18,10 +17,14 @@ from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
 from paimon_cli.core.manifest.stats import decode_stats
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.mergetree.compact_unit import APPEND
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.schema.table_schema import AddColumn, Schema
+from paimon_cli.core.schema.schema_change import AddColumn
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 COLS = "id INT, dt STRING, v DOUBLE, s STRING"
@@ -52,7 +55,7 @@ def write(t: Any, rows: list[dict[str, Any]]) -> Any:
 
 
 def live(t: Any) -> list[ManifestEntry]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def read_all(t: Any) -> list[dict[str, Any]]:
@@ -68,7 +71,7 @@ def compact(t: Any, full: bool = False) -> tuple[list[Any], Any]:
 
 def data_files_on_disk(t: Any) -> set[str]:
     out = set()
-    for root, _dirs, files in os.walk(t.path):
+    for _root, _dirs, files in os.walk(t.path):
         out |= {f for f in files if f.startswith("data-")}
     return out
 
@@ -175,7 +178,7 @@ def test_output_rolls_at_target_file_size(cat: FileSystemCatalog) -> None:
     rnd = random.Random(7)
     expected = []
     for k in range(9):  # nine small files (the writer rolls at the target too, so keep each write small)
-        rows = [{"id": k * 100_000 + i, "dt": "x", "v": rnd.random(), "s": "%030x" % rnd.getrandbits(120)}
+        rows = [{"id": k * 100_000 + i, "dt": "x", "v": rnd.random(), "s": f"{rnd.getrandbits(120):030x}"}
                 for i in range(1000)]
         expected += rows
         write(t, rows)
@@ -247,7 +250,7 @@ def add_dvs(t: Any, deletes: dict[str, list[int]]) -> None:
 
 def dv_index_names(t: Any) -> set[str]:
     snap = t.snapshot_manager.latest_snapshot()
-    return {ie.index_file.file_name for ie in t.store_scan.index_entries(snap)
+    return {ie.index_file.file_name for ie in FileStoreScan(t).index_entries(snap)
             if ie.index_file.index_type == DELETION_VECTORS_INDEX}
 
 

@@ -15,23 +15,19 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.compact.sort import (
-    SORT_KEY,
-    hilbert_index_bytes,
-    hilbert_keys,
-    make_sort_spec,
-    sort_compact,
-    sort_stream,
-    zorder_keys,
-)
+from paimon_cli.core.compact.external_sort import sort_stream
+from paimon_cli.core.compact.sort import sort_compact
+from paimon_cli.core.compact.sort_keys import SORT_KEY, hilbert_index_bytes, hilbert_keys, make_sort_spec, zorder_keys
 from paimon_cli.core.data.types import DataField, parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -40,7 +36,7 @@ MIN_LONG = -(1 << 63)
 
 
 def live(t: Any) -> list[Any]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def data_files_on_disk(t: Any) -> set[str]:
@@ -221,7 +217,7 @@ def random_rows(n: int, seed: int = 3) -> list[dict[str, Any]]:
     rnd = random.Random(seed)
     rows = []
     specials = [0.0, -0.0, float("nan"), float("inf"), -float("inf"), 1e-300, -2.5]
-    for i in range(n):
+    for _ in range(n):
         def maybe(v: Any) -> Any:
             return None if rnd.random() < 0.1 else v
         rows.append({
@@ -260,7 +256,7 @@ def test_zorder_keys_match_paimon_zindexer(cols: list[str], var: int) -> None:
     by_name = {f.name: f for f in fields}
     keys = zorder_keys(table, [by_name[c] for c in cols], var).to_pylist()
     rows = table.to_pylist()
-    for row, key in zip(rows, keys):
+    for row, key in zip(rows, keys, strict=True):
         parts = [ref_z_column(row[c], KINDS[c][1] if KINDS[c][1] != "tiny" else "int", var) for c in cols]
         assert key == ref_interleave(parts, sum(len(p) for p in parts)), row
 
@@ -274,7 +270,7 @@ def test_hilbert_keys_match_paimon_hilbert_indexer(cols: list[str]) -> None:
     table, fields = random_table(120, seed=11)
     by_name = {f.name: f for f in fields}
     keys = hilbert_keys(table, [by_name[c] for c in cols]).to_pylist()
-    for row, key in zip(table.to_pylist(), keys):
+    for row, key in zip(table.to_pylist(), keys, strict=True):
         assert key == ref_hilbert([ref_h_value(row[c], KINDS[c][1]) for c in cols]), row
 
 
@@ -440,7 +436,7 @@ def test_sort_compact_applies_and_drops_deletion_vectors(cat: FileSystemCatalog)
     t = cat.get_table(t.identifier)
     assert read_all(t) == want
     snap = t.snapshot_manager.latest_snapshot()
-    assert [ie for ie in t.store_scan.index_entries(snap)] == []
+    assert [ie for ie in FileStoreScan(t).index_entries(snap)] == []
 
 
 def test_concurrent_append_fails_with_conflict_and_loses_nothing(cat: FileSystemCatalog) -> None:
@@ -499,7 +495,7 @@ def test_sort_compact_refusals(cat: FileSystemCatalog) -> None:
 
 
 def test_big_partition_sorted_with_small_budget(cat: FileSystemCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    import paimon_cli.core.compact.sort as mod
+    import paimon_cli.core.compact.external_sort as mod
 
     spills: list[int] = []
     real = mod._spill

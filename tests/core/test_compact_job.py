@@ -13,19 +13,15 @@ import pytest
 
 from paimon_cli.core.compact import job as job_mod
 from paimon_cli.core.compact import local as local_mod
-from paimon_cli.core.compact.job import (
-    CompactPlan,
-    choose_engine,
-    compact_table,
-    parse_partition_specs,
-    partition_filter,
-    plan_compaction,
-)
-from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+from paimon_cli.core.compact.job import choose_engine, compact_table
+from paimon_cli.core.compact.plan import CompactPlan, plan_compaction
+from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict, InvalidInput, PaimonError
+from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
+from paimon_cli.core.operation.partition_spec import parse_partition_specs, partition_filter
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table, write_table_result
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -58,7 +54,7 @@ def rows_of(table: Any) -> list[dict[str, Any]]:
 
 
 def live(table: Any) -> list[Any]:
-    return table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    return FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
 
 
 def data_files_on_disk(table: Any) -> set[str]:
@@ -241,7 +237,7 @@ def test_concurrent_compaction_conflicts_and_cleans_up(cat: FileSystemCatalog, t
     assert t.snapshot_manager.latest_snapshot_id() == 7
     live_names = {e.file.file_name for e in live(t)}
     # everything on disk that is not live belongs to snapshots 1..6 (inputs), none of our outputs stayed
-    snap_files = {e.file.file_name for s in range(1, 8) for e in t.store_scan.plan(t.snapshot_manager.snapshot(s))}
+    snap_files = {e.file.file_name for s in range(1, 8) for e in FileStoreScan(t).plan(t.snapshot_manager.snapshot(s))}
     assert data_files_on_disk(t) <= snap_files | live_names
     assert rows_of(t) == want
 
@@ -370,7 +366,7 @@ def test_spark_slices_balance_units_by_bytes() -> None:
 def test_write_whose_compaction_loses_a_dv_race_commits_the_append_and_warns(
     cat: FileSystemCatalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from paimon_cli.core.operation import write as write_mod
+    from paimon_cli.core.compact import write_job as write_mod
 
     t = make(cat, "id INT NOT NULL, v STRING", ("id",), bucket="1", **{"deletion-vectors.enabled": "true"})
     put(t, tmp_path, [{"id": i, "v": "seed"} for i in range(20)], write_only=False)

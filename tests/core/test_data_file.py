@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.data.types import DataField, parse_data_type
-from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported
+from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.format.avro_format import avro_schema
 from paimon_cli.core.format.data_file import (
-    avro_schema,
     encode_data_file,
     evolve,
     format_of,
@@ -189,7 +189,7 @@ def test_write_casts_compatible_input(table: pa.Table) -> None:
 def test_write_does_not_overwrite(fio: FileIO, tmp_path: Path, table: pa.Table) -> None:
     path = str(tmp_path / "x.parquet")
     write_data_file(fio, path, table, FIELDS, "parquet", CoreOptions({}))
-    with pytest.raises(Exception):
+    with pytest.raises(PaimonError, match="already exists"):
         write_data_file(fio, path, table, FIELDS, "parquet", CoreOptions({}))
 
 

@@ -9,11 +9,12 @@ from decimal import Decimal
 import pytest
 
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.schema.options import CoreOptions, parse_duration_millis
+from paimon_cli.core.schema.options import CoreOptions
 from paimon_cli.core.utils.durations import (
     MAX_DURATION_DAYS,
     UNITS,
     parse_duration,
+    parse_duration_millis,
     parse_iso_duration,
     parse_iso_time,
     parse_point_in_time,
@@ -131,3 +132,28 @@ def test_table_option_bare_numbers_stay_java_milliseconds() -> None:
     assert opts.snapshot_time_retained_millis == 30
     assert opts.changelog_time_retained_millis == 5 * MIN  # Java's "m" is minutes
     assert opts.get_duration_millis("partition.expiration-time") == D
+
+
+# Java's TimeUtils.parseDuration, label by label: ASCII digits, String.trim (code points up to
+# U+0020), Locale.US lower case, and the value must fit Java's long milliseconds.
+@pytest.mark.parametrize(("text", "millis"), [
+    ("1 d", D), ("2 days", 2 * D), ("3 H", 3 * H), ("1 hours", H), ("5m", 5 * MIN), ("2 MIN", 2 * MIN),
+    ("1 minutes", MIN), ("4 secs", 4 * S), ("7 second", 7 * S), ("12 millis", 12), ("12 milliseconds", 12),
+    ("1500 \u00b5s", 1), ("2500 micros", 2), ("999 micro", 0), ("3000000 ns", 3),
+    ("5000000 nanos", 5), ("\t1 h\n", H), ("0", 0), ("007 s", 7 * S),
+    ("9223372036854775807", 2**63 - 1), ("9223372036854775807 ns", 9223372036854),
+])
+def test_table_option_durations_follow_java_time_utils(text: str, millis: int) -> None:
+    assert parse_duration_millis(text, "k") == millis
+
+
+@pytest.mark.parametrize("text", [
+    "", "  ", "h", "+1 h", "-1 h", "1.5 h", "1 h 30 min", "1 w", "1 us", "1 fortnight", "1h2",
+    "\u0661 h",  # an Arabic-Indic digit: not Java's '0'..'9'
+    "1\u00a0h",  # a no-break space is no whitespace to String.trim
+    "9223372036854775808",  # numeric overflow of Long.parseLong
+    "106751991167301 d",  # more milliseconds than a long holds
+])
+def test_table_option_durations_java_refuses_are_refused(text: str) -> None:
+    with pytest.raises(InvalidInput, match="option k="):
+        parse_duration_millis(text, "k")

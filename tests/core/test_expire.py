@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
 from paimon_cli.core.manifest.index_manifest import IndexManifestFile
@@ -32,7 +33,7 @@ from paimon_cli.core.operation.expire import (
 from paimon_cli.core.operation.expire_plan import ExpirePolicy
 from paimon_cli.core.operation.file_deletion import DATA_FILE, MANIFEST, MANIFEST_LIST, SNAPSHOT
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
@@ -212,7 +213,7 @@ def test_overwritten_files_are_deleted_in_order(tmp_path: Path) -> None:
     assert all(order[k] >= 0 for k in kinds)
     # no file the latest snapshot reads is planned
     latest = t.snapshot_manager.latest_snapshot()
-    live = {e.file.file_name for e in t.store_scan.plan(latest)}
+    live = {e.file.file_name for e in FileStoreScan(t).plan(latest)}
     assert not live & {os.path.basename(f.path) for f in plan.files}
 
 
@@ -371,7 +372,7 @@ def test_interrupted_at_every_step_stays_readable_and_rerun_finishes(tmp_path: P
         plan = plan_expire(t, policy)
         count = [0]
 
-        def boom(_: Any) -> None:
+        def boom(_: Any, count: list[int] = count, k: int = k) -> None:
             count[0] += 1
             if count[0] > k:
                 raise Killed()
@@ -470,7 +471,7 @@ def test_expiry_report_explains_holds(tmp_path: Path) -> None:
 
 
 def test_inspect_table_shows_health_warnings(tmp_path: Path) -> None:
-    from paimon_cli.core.system.tables import SYSTEM_TABLES
+    from paimon_cli.core.system.registry import SYSTEM_TABLES
 
     t = history(str(tmp_path), 5)
     os.remove(t.snapshot_manager.snapshot_path(2))

@@ -14,7 +14,7 @@ import random
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import parse_columns as _parse_columns
 from paimon_cli.core.fileindex.evaluator import evaluate, remains
 from paimon_cli.core.fileindex.format import FileIndexContainer

@@ -20,13 +20,7 @@ import pytest
 from paimon_cli.core.data.types import BigIntType, BooleanType, DoubleType, IntType, VarCharType
 from paimon_cli.core.errors import CorruptMetadata
 from paimon_cli.core.fileindex.bitmap import BitmapBuilder, BitmapReader
-from paimon_cli.core.fileindex.bloom import (
-    BloomFilterBuilder,
-    BloomFilterReader,
-    bloom_size,
-    java_round,
-    thomas_wang,
-)
+from paimon_cli.core.fileindex.bloom import BloomFilterBuilder, BloomFilterReader, thomas_wang
 from paimon_cli.core.fileindex.bsi import BsiBuilder, BsiReader
 from paimon_cli.core.fileindex.format import (
     MAGIC,
@@ -37,6 +31,7 @@ from paimon_cli.core.fileindex.format import (
     write_container,
 )
 from paimon_cli.core.fileindex.values import to_column
+from paimon_cli.core.schema.file_index_options import bloom_size, java_round
 
 
 def _bm(rows: list[int]) -> bytes:

@@ -15,14 +15,16 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.compact.write_job import write_table
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names
 from paimon_cli.core.fileindex.writer import index_builder_factory
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table
-from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, Schema, SetOption
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.schema.schema_change import DropColumn, RemoveOption, RenameColumn, SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.system.file_indexes import file_index_rows, file_index_warnings
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -53,7 +55,7 @@ def _table(cat: FileSystemCatalog, tmp_path: Path, files: int = 4, rows: int = 5
 
 
 def _live(t: Any) -> list[Any]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def _alter(cat: FileSystemCatalog, *changes: Any) -> Any:
@@ -243,8 +245,9 @@ def test_cli_rewrite_file_index(tmp_path: Path, cat: FileSystemCatalog) -> None:
 def test_rolling_writer_hook_builds_indexes(cat: FileSystemCatalog, tmp_path: Path) -> None:
     """The factory plugged into RollingFileWriter (write / compact) indexes every file it rolls."""
     from paimon_cli.core.data import binary_row
+    from paimon_cli.core.mergetree.commit_message import CommitMessage
     from paimon_cli.core.mergetree.file_writer import APPEND, RollingFileWriter
-    from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+    from paimon_cli.core.operation.commit import FileStoreCommit
 
     cat.create_table(ID, Schema.of(parse_columns("id BIGINT, c INT"), options={
         "bucket": "-1", "file-index.bitmap.columns": "c", "file-index.bloom-filter.columns": "id",
@@ -293,7 +296,7 @@ def test_dropped_and_re_added_column_never_uses_the_old_index(cat: FileSystemCat
     """apache/paimon#10122's failure mode: a column dropped and added again under the same name
     is a different field; the old files' index on the old column must not prune for it."""
     from paimon_cli.core.data.types import IntType
-    from paimon_cli.core.schema.table_schema import AddColumn
+    from paimon_cli.core.schema.schema_change import AddColumn
 
     t = _table(cat, tmp_path, files=2)
     t = _alter(cat, SetOption("file-index.bitmap.columns", "c"))

@@ -235,7 +235,8 @@ def test_try_write_atomic_race_has_one_winner(tmp_path: Path) -> None:
         barrier = threading.Barrier(n)
         results: dict[int, bool] = {}
 
-        def writer(i: int) -> None:
+        def writer(i: int, barrier: threading.Barrier = barrier, results: dict[int, bool] = results,
+                   p: str = p) -> None:
             barrier.wait()
             results[i] = io.try_write_atomic(p, f"writer-{i}".encode() * 1000)
 

@@ -146,7 +146,8 @@ def test_try_write_atomic_race_between_clients(s3_server: Any, s3_warehouse: str
         barrier = threading.Barrier(n)
         results: dict[int, bool] = {}
 
-        def writer(i: int) -> None:
+        def writer(i: int, barrier: threading.Barrier = barrier, results: dict[int, bool] = results,
+                   p: str = p) -> None:
             barrier.wait()
             results[i] = clients[i].try_write_atomic(p, f"writer-{i}".encode())
 

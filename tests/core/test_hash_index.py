@@ -22,7 +22,9 @@ from paimon_cli.core.index.hash_index import (
     write_hash_index,
 )
 from paimon_cli.core.io.fileio import FileIO
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
@@ -163,7 +165,7 @@ def test_index_round_trip_existing_keys_keep_buckets(tmp_path: Path) -> None:
     new_bytes = Path(index_file_path(t.path, old2.new_file)).read_bytes()
     assert new_bytes == encode_hashes(np.array([16, 20, 21], dtype=np.int32))
     _commit(t, changes2)
-    entries = t.store_scan.index_entries(_reload(t).snapshot_manager.latest_snapshot())
+    entries = FileStoreScan(t).index_entries(_reload(t).snapshot_manager.latest_snapshot())
     assert sorted((e.bucket, e.index_file.row_count) for e in entries) == [(0, 3), (1, 3), (2, 3), (3, 1)]
 
 

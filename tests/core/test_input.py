@@ -16,7 +16,9 @@ import pytest
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput, NotFound
 from paimon_cli.core.format import input as inp
-from paimon_cli.core.schema.table_schema import Schema, TableSchema, new_table_schema
+from paimon_cli.core.format import input_files, input_readers
+from paimon_cli.core.schema.schema_manager import new_table_schema
+from paimon_cli.core.schema.table_schema import Schema, TableSchema
 
 COLUMNS = (
     "id INT NOT NULL, name VARCHAR(5), amt DECIMAL(10, 2), ts TIMESTAMP(3), t TIME, d DATE, "
@@ -150,12 +152,12 @@ def test_globs_and_directories_expand_sorted(tmp_path: Path) -> None:
     (tmp_path / "_SUCCESS").write_text("")
     got = rows(read([str(tmp_path / "part-*.csv")]))
     assert [r["id"] for r in got] == [1, 2, 3]
-    files = inp.expand_inputs([str(tmp_path)])
+    files = input_files.expand_inputs([str(tmp_path)])
     assert [f.path.rsplit("/", 1)[-1] for f in files] == ["part-1.csv", "part-2.csv", "part-3.csv"]
     with pytest.raises(NotFound, match="no files match"):
-        inp.expand_inputs([str(tmp_path / "nope-*.csv")])
+        input_files.expand_inputs([str(tmp_path / "nope-*.csv")])
     with pytest.raises(NotFound, match="no such file"):
-        inp.expand_inputs([str(tmp_path / "missing.csv")])
+        input_files.expand_inputs([str(tmp_path / "missing.csv")])
 
 
 @pytest.mark.s3
@@ -349,13 +351,13 @@ def test_delete_marks_every_row() -> None:
 
 
 def test_sniff_format() -> None:
-    assert inp.sniff_format(b"PAR1xxxx") == "parquet"
-    assert inp.sniff_format(b"ARROW1\x00\x00") == "arrow"
-    assert inp.sniff_format(b"\xff\xff\xff\xff\x10\x00") == "arrow"
-    assert inp.sniff_format(b"  [{") == "json"
-    assert inp.sniff_format(b"a,b\n1,") == "csv"
-    assert inp.format_of_path("s3://b/x/y.CSV.gz") == ("csv", "gzip")
-    assert inp.format_of_path("/x/y.ndjson") == ("json", None)
+    assert input_files.sniff_format(b"PAR1xxxx") == "parquet"
+    assert input_files.sniff_format(b"ARROW1\x00\x00") == "arrow"
+    assert input_files.sniff_format(b"\xff\xff\xff\xff\x10\x00") == "arrow"
+    assert input_files.sniff_format(b"  [{") == "json"
+    assert input_files.sniff_format(b"a,b\n1,") == "csv"
+    assert input_files.format_of_path("s3://b/x/y.CSV.gz") == ("csv", "gzip")
+    assert input_files.format_of_path("/x/y.ndjson") == ("json", None)
 
 
 class _CallerOnly(io.RawIOBase):
@@ -411,7 +413,7 @@ def test_text_and_stdin_inputs_never_reach_pyarrow_threads_as_python_objects(
     sch = schema("id INT NOT NULL, name STRING")
     data = _encoded(pa.table({"id": pa.array(range(3000), pa.int32()), "name": [f"n{i}" for i in range(3000)]}), fmt)
     seen = _arrow_sources(monkeypatch)
-    monkeypatch.setattr(inp, "_TEXT_CHUNK_BYTES", 4096)  # several chunks
+    monkeypatch.setattr(input_readers, "_TEXT_CHUNK_BYTES", 4096)  # several chunks
 
     stream = _CallerOnly(data)
     got = rows(read(["-"], sch, fmt=fmt, stdin=io.BufferedReader(stream, 1024)))
@@ -434,7 +436,7 @@ def test_text_and_stdin_inputs_never_reach_pyarrow_threads_as_python_objects(
 def test_csv_chunks_cut_at_line_ends_parse_as_one_stream(monkeypatch: pytest.MonkeyPatch) -> None:
     """CSV is parsed chunk by chunk (see _native_reader): the header comes from the first chunk,
     CRLF and blank lines survive a cut, a last line without newline is read."""
-    monkeypatch.setattr(inp, "_TEXT_CHUNK_BYTES", 37)
+    monkeypatch.setattr(input_readers, "_TEXT_CHUNK_BYTES", 37)
     data = b"id,name\n" + b"".join(b'%d,"n,%d"\r\n' % (i, i) for i in range(50)) + b"\n\n\n" + b"50,last"
     got = rows(read(["-"], schema("id INT NOT NULL, name STRING"), fmt="csv", stdin=stdin(data)))
     assert got == [{"id": i, "name": f"n,{i}"} for i in range(50)] + [{"id": 50, "name": "last"}]

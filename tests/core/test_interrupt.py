@@ -24,6 +24,8 @@ def handlers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
                         ("_removed", set()), ("_left", set())):
         monkeypatch.setattr(interrupt, name, value)
     old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in old:  # a runner that started us in the background ignores SIGINT: install() keeps that
+        signal.signal(s, signal.SIG_DFL)
     interrupt.install()
     try:
         yield
@@ -84,7 +86,7 @@ def test_workers_stop_at_check_and_the_pool_is_joined(handlers: None) -> None:
 
     def task(i: int) -> None:
         started.set()
-        while True:
+        for _ in range(3000):  # bounded: a lost signal fails the test instead of hanging it
             try:
                 interrupt.check()
             except interrupt.Interrupted:

@@ -18,7 +18,8 @@ from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
 from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.schema.options import CoreOptions
-from paimon_cli.core.schema.table_schema import Schema, new_table_schema
+from paimon_cli.core.schema.schema_manager import new_table_schema
+from paimon_cli.core.schema.table_schema import Schema
 
 I, UB, UA, D = 0, 1, 2, 3
 KIND_STR = {"+I": I, "-U": UB, "+U": UA, "-D": D}
@@ -470,7 +471,7 @@ def test_randomized_against_java_model(seed: int, engine: str):
     value_cols = [c for c, _ in cols if c != "k"]
     want = _java_merge(recs, engine, opts, value_cols, opts.get("sequence.field"))
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         for c in ["k", *value_cols, "_SEQUENCE_NUMBER", "_VALUE_KIND"]:
             if isinstance(w[c], float):
                 assert g[c] == pytest.approx(w[c], rel=0, abs=0), (c, g, w)
@@ -556,7 +557,7 @@ def test_randomized_sequence_groups_against_java_model(seed: int):
         by_key.setdefault(r["k"], []).append(r)
     want = [{"k": k, **_java_partial_update_sg(g, groups, value_cols, {"c"})} for k, g in sorted(by_key.items())]
     assert len(got) == len(want)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         for c in ["k", *value_cols, "_VALUE_KIND", "_SEQUENCE_NUMBER"]:
             assert g[c] == w[c], (c, g, w)
 

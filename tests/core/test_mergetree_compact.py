@@ -25,6 +25,7 @@ from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.mergetree.sort_merge import ANNOTATIONS, MergeReader
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -54,7 +55,7 @@ def bucket_units(t: Any, full: bool) -> list[Any]:
     t = FileSystemCatalog(t.path.rsplit("/db.db/", 1)[0]).get_table(f"db.{t.path.rsplit('/', 1)[1]}")
     snap = t.snapshot_manager.latest_snapshot()
     groups: dict[tuple[bytes, int, int], list[Any]] = {}
-    for e in t.store_scan.plan(snap):
+    for e in FileStoreScan(t).plan(snap):
         groups.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
     key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
     units = []
@@ -99,7 +100,7 @@ def test_merge_reader_chunks_composite_string_keys_dvs(tmp_path: Path, monkeypat
         a = rng.choice(["x", "y", "zz", "ä", "aa"], 40)
         b = rng.integers(0, 6, 40)
         commit(t, pa.table({"a": a, "b": pa.array(b, pa.int32()), "v": pa.array(np.full(40, i), pa.int64())}))
-    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     runs = [[f] for f in sorted(files, key=lambda f: -f.max_sequence_number)]
     dv_file = runs[0][0]
     dvs = {dv_file.file_name: DeletionVector.from_positions([0, 2])}
@@ -107,7 +108,7 @@ def test_merge_reader_chunks_composite_string_keys_dvs(tmp_path: Path, monkeypat
     chunks = list(reader)
     assert len(chunks) > 2  # small batches: several watermark steps
     merged = pa.concat_tables([c.merged for c in chunks])
-    keys = list(zip(merged.column("_KEY_a").to_pylist(), merged.column("_KEY_b").to_pylist()))
+    keys = list(zip(merged.column("_KEY_a").to_pylist(), merged.column("_KEY_b").to_pylist(), strict=True))
     assert keys == sorted(keys) and len(set(keys)) == len(keys)  # one row per key, in key order
     raw = pa.concat_tables([c.raw for c in chunks])
     assert raw.num_rows == sum(f.row_count for f in files) - 2
@@ -138,7 +139,7 @@ def test_full_compaction_to_max_level_drops_deletes(tmp_path: Path) -> None:
     before = TableRead(t).to_arrow()
     results = compact(t, True)
     assert results and all(r.unit.output_level == 5 and r.unit.drop_delete for r in results)
-    live = t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    live = FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
     assert {e.file.level for e in live} == {5}
     assert all(e.file.delete_row_count == 0 for e in live)
     assert any(e.file.file_source == 1 for e in live)  # rewritten ones; lone files are upgraded as they are
@@ -153,11 +154,11 @@ def test_full_compaction_to_max_level_drops_deletes(tmp_path: Path) -> None:
 
 
 def test_upgrade_of_large_files_and_small_file_rewrite(tmp_path: Path) -> None:
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t = make(tmp_path, "u", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(0, 1000), pa.int32()), "v": [f"v{i}" * 20 for i in range(1000)]}))
-    [big] = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    [big] = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     commit(t, pa.table({"id": pa.array([5000, 5001], pa.int32()), "v": ["a", "b"]}))  # disjoint, small
     commit(t, pa.table({"id": pa.array([6000], pa.int32()), "v": ["c"]}))  # disjoint, small
     cat = FileSystemCatalog(str(tmp_path))
@@ -236,7 +237,7 @@ def test_level0_file_recording_no_deletes_is_checked_before_max_level_upgrade(tm
     assert all(f.level == 5 and f.delete_row_count == 0 for f in after.values())
     assert _retractions(t, list(r.after)) == 0
     FileStoreCommit(t).commit([r.commit_message()], "COMPACT")
-    assert {e.file.level for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())} == {5}
+    assert {e.file.level for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())} == {5}
     assert sort_rows(TableRead(t).to_arrow(), ["id"]) == sort_rows(before_rows, ["id"])
     assert sorted(r["id"] for r in before_rows.to_pylist()) == [0, 2, 4, 6, 8]
 
@@ -245,7 +246,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     """Merge-on-read upgrade below the max level keeping deletes (Java upgrades it as is): the
     file stays, its new ADD entry records the real count, so readers merge it and the next
     max-level compaction rewrites it (Java's rule for a positive count)."""
-    from paimon_cli.core.compact.unit import MERGE_TREE, CompactUnit
+    from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
 
     t = make(tmp_path, "m", "id INT NOT NULL, v STRING", ("id",),
              **{"write-only": "true", "compaction.small-file-ratio": "0.0000001"})  # every file "large"
@@ -254,7 +255,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     commit(t, pa.table({"id": pa.array([3, 4, 30], pa.int32()), "v": [None, "new", "n30"]}),
            np.array([3, 2, 0], dtype=np.int8))
     expected = sorted([(i, "base") for i in range(20) if i not in (3, 4)] + [(4, "new"), (30, "n30")])
-    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     [l0] = [f for f in live if f.level == 0]
     assert l0.delete_row_count == 1
     l0z = dataclasses.replace(l0, delete_row_count=0)
@@ -269,7 +270,7 @@ def test_level0_retractions_below_max_level_get_their_real_count(tmp_path: Path)
     rows = sorted((x["id"], x["v"]) for x in TableRead(t).to_arrow().to_pylist())
     assert rows == expected
     compact(t, True)
-    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert up.file_name not in {f.file_name for f in live}  # rewritten on its way to the max level
     assert {f.level for f in live} == {5} and _retractions(t, live) == 0
     assert sorted((x["id"], x["v"]) for x in TableRead(t).to_arrow().to_pylist()) == expected
@@ -327,7 +328,7 @@ def test_minor_compaction_output_level_and_keep_deletes(tmp_path: Path) -> None:
 
 def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
     from paimon_cli.core.mergetree.compact_task import MergeTreeRewriter, make_context, make_rewriter
-    from paimon_cli.core.mergetree.lookup import LookupRewriter
+    from paimon_cli.core.mergetree.lookup_rewriter import LookupRewriter
 
     for name, opts in (("fc", {"changelog-producer": "full-compaction"}), ("dv", {"deletion-vectors.enabled": "true"}),
                        ("plain", {})):
@@ -346,12 +347,12 @@ def test_lookup_tables_use_the_lookup_rewriter(tmp_path: Path) -> None:
 def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Path, delete_count: Any) -> None:
     """Java 0.9 MergeTreeCompactTask.upgrade: same level -> nothing, even for a max-level file
     whose delete count is unknown (pre-0.8 writer) or positive; only the level-0 file moves."""
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     t = make(tmp_path, "keep", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array(range(10), pa.int32()), "v": ["a"] * 10}))
     compact(t, True)
-    [top] = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    [top] = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert top.level == 5 and top.delete_row_count == 0
     cat = FileSystemCatalog(str(tmp_path))
     cat.alter_table("db.keep", [SetOption("target-file-size", "1 b")])  # every file counts as large
@@ -381,7 +382,7 @@ def test_file_on_output_level_is_left_alone_before_the_delete_rule(tmp_path: Pat
 
 def test_schema_evolution_of_older_files(tmp_path: Path) -> None:
     from paimon_cli.core.data.types import BigIntType
-    from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn
+    from paimon_cli.core.schema.schema_change import AddColumn, RenameColumn
 
     t = make(tmp_path, "evo", "id INT NOT NULL, v STRING", ("id",), **{"write-only": "true"})
     commit(t, pa.table({"id": pa.array([1, 2, 3], pa.int32()), "v": ["a", "b", "c"]}))
@@ -460,7 +461,7 @@ def test_merge_reader_key_types(tmp_path: Path, monkeypatch: Any, key_type: str,
     for c in range(3):
         ids = rng.integers(0, 60, 30)
         commit(t, pa.table({"k": values(ids), "g": pa.array(ids % 2, pa.int32()), "v": pa.array(np.full(30, c), pa.int32())}))
-    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
     merged = pa.concat_tables([c.merged for c in chunks])
     everything = file_records(t, binary_row.EMPTY_ROW, 0, files)
@@ -488,7 +489,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     interval partition and level validation all agree, and compaction keeps every key once."""
     from paimon_cli.core.mergetree.levels import interval_partition
     from paimon_cli.core.mergetree.lookup import lex_compare
-    from paimon_cli.core.schema.table_schema import SetOption
+    from paimon_cli.core.schema.schema_change import SetOption
 
     monkeypatch.setattr(sort_merge, "MIN_BATCH_ROWS", 1)
     monkeypatch.setattr(sort_merge, "MAX_BATCH_ROWS", 2)
@@ -503,13 +504,13 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
         gs = [int(x) % 2 if composite else 0 for x in rng.integers(0, 4, 12)]
         vs = [c * 100 + i for i in range(12)]
         commit(t, pa.table({"k": pa.array(ks, at), "g": pa.array(gs, pa.int32()), "v": pa.array(vs, pa.int32())}))
-        for k, g, v in zip(ks, gs, vs):
+        for k, g, v in zip(ks, gs, vs, strict=True):
             expected[(_norm(k), g)] = v
-    files = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    files = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     assert len(files) == 4
     chunks = list(MergeReader(t, "", 0, [[f] for f in files]))
     merged = pa.concat_tables([c.merged for c in chunks])
-    got = {(_norm(k), g): v for k, g, v in zip(*(merged.column(c).to_pylist() for c in ("k", "g", "v")))}
+    got = {(_norm(k), g): v for k, g, v in zip(*(merged.column(c).to_pylist() for c in ("k", "g", "v")), strict=True)}
     assert merged.num_rows == len(expected) and got == expected
     order = [_norm(k) for k in merged.column("k").to_pylist()]
     assert order == sorted(order, key=lambda x: (x == "nan", 0.0 if x == "nan" else x))  # NaN last
@@ -517,7 +518,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     def rows() -> dict[Any, int]:
         out = TableRead(t).to_arrow()
         assert out.num_rows == len(expected)
-        return {(_norm(k), g): v for k, g, v in zip(*(out.column(c).to_pylist() for c in ("k", "g", "v")))}
+        return {(_norm(k), g): v for k, g, v in zip(*(out.column(c).to_pylist() for c in ("k", "g", "v")), strict=True)}
 
     assert rows() == expected
     cat = FileSystemCatalog(str(tmp_path))
@@ -525,7 +526,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
     t = cat.get_table("db.fk")
     compact(t, True)
     assert rows() == expected
-    live = [e.file for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())]
     key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
     Levels(live, t.options.num_levels, key)  # one sorted run per level: no false overlap with NaN bounds
     assert [len(s) for s in interval_partition(live, key)] == [1] * len(interval_partition(live, key))
@@ -544,7 +545,7 @@ def test_float_keys_nan_and_signed_zero(tmp_path: Path, monkeypatch: Any, key_ty
 def test_merge_function_float_key_order_and_identity(tmp_path: Path) -> None:
     """core.mergetree.merge_function.merge: NaN keys are one key and sort after +inf (also when a
     sequence.field forces a re-sort, whose NULLs still come first); -0.0 and 0.0 are one key."""
-    from paimon_cli.core.mergetree.merge_function import sort_indices_nulls_first
+    from paimon_cli.core.mergetree.key_groups import sort_indices_nulls_first
 
     nan, inf = float("nan"), float("inf")
     t = make(tmp_path, "mf", "k DOUBLE NOT NULL, ts INT, v INT", ("k",), **{"sequence.field": "ts"})

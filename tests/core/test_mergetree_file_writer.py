@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ def test_float_zero_and_nan_rules_across_batches(cat: FileSystemCatalog) -> None
         vs, _ = collect_value_stats(rec, list(t.schema.fields), t.options, fmt)
         got = decode_stats(m.value_stats, [f.type for f in t.schema.fields])
         want = decode_stats(vs, [f.type for f in t.schema.fields])
-        for g, x in zip(got, want):
+        for g, x in zip(got, want, strict=True):
             assert repr(g) == repr(x), fmt
 
 
@@ -119,7 +120,7 @@ def test_rolls_at_target_file_size(cat: FileSystemCatalog) -> None:
     # key ranges are consecutive and non-overlapping, seq ranges follow the rows
     keys = [(binary_row.deserialize(m.min_key, [t.schema.field("id").type])[0],
              binary_row.deserialize(m.max_key, [t.schema.field("id").type])[0]) for m in metas]
-    for (a_lo, a_hi), (b_lo, b_hi) in zip(keys, keys[1:]):
+    for (_a_lo, a_hi), (b_lo, _b_hi) in pairwise(keys):
         assert a_hi < b_lo
     assert len({m.file_name for m in metas}) == len(metas)
     assert [m.file_name.rsplit("-", 1)[1] for m in metas] == [f"{i}.parquet" for i in range(len(metas))]
@@ -138,7 +139,7 @@ def test_append_files_number_sequences_and_abort(cat: FileSystemCatalog) -> None
     metas = w.close()
     assert len(metas) > 1
     assert metas[0].min_sequence_number == 100
-    for a, b in zip(metas, metas[1:]):
+    for a, b in pairwise(metas):
         assert b.min_sequence_number == a.max_sequence_number + 1
     assert metas[-1].max_sequence_number == 100 + rows - 1
     for m in metas:
@@ -220,7 +221,7 @@ def test_stats_accumulator_equals_whole_column(values: list[Any], cuts: list[int
                       "s": pa.array([v[2] for v in values], pa.string())})
     acc = StatsAccumulator(fields, fmt)
     bounds = sorted({0, len(values), *[c for c in cuts if c <= len(values)]})
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         acc.update(table.slice(a, b - a))
     for f in fields:
         want = raw_col_stats(table.column(f.name), f.type, fmt)

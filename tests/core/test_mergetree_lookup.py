@@ -40,10 +40,10 @@ def make(tmp_path: Path, columns: str = "id INT NOT NULL, v STRING", **options: 
 
 
 def recs(ids: list[int], vals: list[Any], seq0: int, kinds: list[int] | None = None,
-         level: int | None = None, vtype: pa.DataType = pa.string()) -> pa.Table:
+         level: int | None = None, vtype: pa.DataType | None = None) -> pa.Table:
     n = len(ids)
     t = pa.table({
-        "id": pa.array(ids, pa.int32()), "v": pa.array(vals, vtype),
+        "id": pa.array(ids, pa.int32()), "v": pa.array(vals, pa.string() if vtype is None else vtype),
         "_SEQUENCE_NUMBER": pa.array(np.arange(seq0, seq0 + n), pa.int64()),
         "_VALUE_KIND": pa.array(kinds or [0] * n, pa.int8()),
     })
@@ -324,7 +324,7 @@ def test_lookup_merge_matches_per_key_reference(tmp_path: Path, engine: str, row
         vals = rng.integers(0, 4, len(ids)).tolist()
         seq0 = 0 if level == 5 else 1000
         files += write_level(t, recs(ids, vals, seq0, vtype=pa.int64()), level)
-        for j, (i, v) in enumerate(zip(ids, vals)):
+        for j, (i, v) in enumerate(zip(ids, vals, strict=True)):
             if level == 4 or i not in above:
                 above[i] = (level, v, seq0 + j)
     lk = LevelLookup(t, b"", 0, files, 4, ["id"], ["id", "v"])

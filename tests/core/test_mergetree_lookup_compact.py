@@ -27,6 +27,7 @@ from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
 from paimon_cli.core.mergetree.levels import Levels, key_function
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -58,8 +59,8 @@ class T:
         level-0 files as pypaimon 2.1 records them (``_DELETE_ROW_COUNT`` 0 whatever they hold)."""
         t = self.table
         snap = t.snapshot_manager.latest_snapshot()
-        entries = t.store_scan.plan(snap)
-        idx = [e.index_file for e in t.store_scan.index_entries(snap)
+        entries = FileStoreScan(t).plan(snap)
+        idx = [e.index_file for e in FileStoreScan(t).index_entries(snap)
                if e.index_file.index_type == DELETION_VECTORS_INDEX]
         levels = Levels([e.file for e in entries], t.options.num_levels,
                         key_function([t.schema.field("id").type.copy(nullable=False)]))
@@ -91,7 +92,7 @@ class T:
     def dvs(self) -> dict[str, list[int]]:
         t = self.table
         out: dict[str, list[int]] = {}
-        for e in t.store_scan.index_entries(t.snapshot_manager.latest_snapshot()):
+        for e in FileStoreScan(t).index_entries(t.snapshot_manager.latest_snapshot()):
             f = e.index_file
             if f.index_type == DELETION_VECTORS_INDEX and f.dv_ranges:
                 got = read_deletion_vectors(t.file_io, join(index_dir(t.path), f.file_name), f.dv_ranges)
@@ -165,7 +166,7 @@ def test_dv_upgrade_of_level0_file_recording_no_deletes(tmp_path: Path, changelo
     assert all(f.delete_row_count == 0 for f in res.after)
     assert t.dvs() == {level5: [3]}  # the deleted key's old row is marked in the level-5 file
     assert t.rows() == sorted([(i, 1) for i in range(10) if i != 3] + [(11, 2)])  # DV reader: no 3
-    live = [e.file for e in t.table.store_scan.plan(t.table.snapshot_manager.latest_snapshot())]
+    live = [e.file for e in FileStoreScan(t.table).plan(t.table.snapshot_manager.latest_snapshot())]
     assert all(k in (0, 2) for k in _kinds(t, [f for f in live if f.level > 0]))
     if changelog:
         assert sorted(c[:3] for c in t.changelog(res)) == [("+I", 11, 2), ("-D", 3, 1)]

@@ -3,15 +3,9 @@ from __future__ import annotations
 import pytest
 
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.schema.options import (
-    KNOWN_OPTIONS,
-    CoreOptions,
-    check_option_keys,
-    is_known_key,
-    parse_duration_millis,
-    parse_memory_bytes,
-    suggest_key,
-)
+from paimon_cli.core.schema.option_keys import KNOWN_OPTIONS, check_option_keys, is_known_key, suggest_key
+from paimon_cli.core.schema.options import CoreOptions, parse_memory_bytes
+from paimon_cli.core.utils.durations import parse_duration_millis
 
 
 def test_known_options_cover_the_documented_table() -> None:
@@ -131,9 +125,9 @@ def test_bad_durations_are_refused(bad: str) -> None:
 
 def test_bad_values_are_refused_with_the_key() -> None:
     with pytest.raises(InvalidInput, match="deletion-vectors.enabled"):
-        CoreOptions({"deletion-vectors.enabled": "yes"}).deletion_vectors_enabled
+        _ = CoreOptions({"deletion-vectors.enabled": "yes"}).deletion_vectors_enabled
     with pytest.raises(InvalidInput, match="bucket"):
-        CoreOptions({"bucket": "four"}).bucket
+        _ = CoreOptions({"bucket": "four"}).bucket
 
 
 @pytest.mark.parametrize(

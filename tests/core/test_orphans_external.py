@@ -19,7 +19,7 @@ from paimon_cli.app import app
 from paimon_cli.core.errors import NotYetSupported, UnsafeRefused
 from paimon_cli.core.operation.external_roots import location_key, overlaps
 from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
-from paimon_cli.core.schema.table_schema import SetOption
+from paimon_cli.core.schema.schema_change import SetOption
 from tests.core.test_orphans_support import age_all, file_bytes, make_table, plant, read_rows, reload, write_rows
 
 ORPHAN = "data-0a0a0a0a-1111-2222-3333-444444444444-0.parquet"

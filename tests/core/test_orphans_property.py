@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.errors import UnsafeRefused
 from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
 from paimon_cli.core.operation.rollback import rollback
-from paimon_cli.core.operation.write import write_table
 from tests.core.test_orphans_support import files_under, make_table, read_rows, reload, write_rows
 
 OPS = st.lists(

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.data.binary_row import Timestamp, bucket_of
-from paimon_cli.core.data.predicate import And, Constant, Leaf, Or, parse_predicate
+from paimon_cli.core.data.predicate import And, Constant, Leaf, Or
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import (
     BigIntType,
     BooleanType,

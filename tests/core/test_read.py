@@ -9,17 +9,20 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
 from paimon_cli.core.manifest.index_manifest import IndexFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.schema.table_schema import AddColumn, RenameColumn, Schema, SetOption
-from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.schema.schema_change import AddColumn, RenameColumn, SetOption
+from paimon_cli.core.schema.table_schema import Schema
+from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
@@ -180,7 +183,7 @@ def test_append_read_and_value_stats_pruning(catalog: FileSystemCatalog, append:
 def test_append_deletion_vectors_drop_rows(catalog: FileSystemCatalog, append: str) -> None:
     catalog.alter_table(append, [SetOption("deletion-vectors.enabled", "true")])
     table = catalog.get_table(append)
-    entries = table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    entries = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
     first = min(entries, key=lambda e: e.file.min_sequence_number)
     name = "index-test-dv-0"
     path = f"{table.path}/index/{name}"
@@ -261,13 +264,13 @@ def test_command_outputs(catalog: FileSystemCatalog, pk: str, tmp_path: Path) ->
 @pytest.mark.parametrize("bitmap64", [False, True])
 def test_drop_deleted_positions_with_batch_offsets(bitmap64: bool) -> None:
     """A batch starting at file position ``offset`` loses exactly the DV positions inside it."""
-    from paimon_cli.core.operation.read import _drop_deleted
+    from paimon_cli.core.operation.split_read import drop_deleted
 
     t = pa.table({"x": list(range(10))})
     dv = DeletionVector.from_positions([1, 5, 12], bitmap64=bitmap64)
-    assert _drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
-    assert _drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
-    assert _drop_deleted(t, dv, 20).num_rows == 10
+    assert drop_deleted(t, dv, 0).column("x").to_pylist() == [0, 2, 3, 4, 6, 7, 8, 9]
+    assert drop_deleted(t, dv, 5).column("x").to_pylist() == [1, 2, 3, 4, 5, 6, 8, 9]
+    assert drop_deleted(t, dv, 20).num_rows == 10
 
 
 def test_pk_files_without_key_columns_read_keys_from_values(catalog: FileSystemCatalog) -> None:
@@ -311,8 +314,8 @@ def test_json_output_converts_only_non_native_columns() -> None:
     import decimal
     import io
 
-    from paimon_cli.commands.read import _write_json
     from paimon_cli.output import to_json_value
+    from paimon_cli.output import write_json_batches as _write_json
 
     batch = pa.record_batch({
         "i": pa.array([1, None, 3], pa.int64()),
@@ -332,7 +335,7 @@ def test_json_output_converts_only_non_native_columns() -> None:
                       "d": "1.20", "l": [1, 2], "ok": True}
     assert got[1]["f"] == "NaN" and got[2]["f"] == "-Infinity" and got[2]["s"] == "é\n" and got[2]["b"] == ""
     assert '"g":489.0' in out.getvalue().splitlines()[0]
-    for row, plain in zip(got, batch.to_pylist()):  # non-temporal values as the renderer gives them
+    for row, plain in zip(got, batch.to_pylist(), strict=True):  # non-temporal values as the renderer gives them
         for k in ("i", "s", "f", "g", "b", "l", "ok"):
             assert row[k] == to_json_value(plain[k])
     arr = io.StringIO()

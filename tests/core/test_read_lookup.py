@@ -15,6 +15,7 @@ from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -42,7 +43,7 @@ def test_lookup_table_reads_one_high_level_record(tmp_path: Path, options: dict[
     _write(cat, [1], 1)
     compact_table(cat.get_table("db.t"), expire=False)  # merged 11 goes to level 4, 10 stays on level 5
     t = cat.get_table("db.t")
-    levels = sorted(e.file.level for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot()))
+    levels = sorted(e.file.level for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot()))
     assert levels == [4, 5]
     rows = {r["id"]: r["v"] for r in TableRead(t).to_arrow().to_pylist()}
     assert rows[1] == 11 and rows[0] == 10 and len(rows) == 5000

@@ -22,8 +22,10 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from paimon_cli.core.compact.job import compact_table, plan_compaction
+from paimon_cli.core.compact.job import compact_table
+from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.compact.rescale import plan_rescale, rescale
+from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
 from paimon_cli.core.format.arrow_schema import arrow_schema, key_value_file_fields
@@ -32,10 +34,16 @@ from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, bucket_key_f
 from paimon_cli.core.io import paths
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
-from paimon_cli.core.schema.table_schema import SetOption
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.operation.write import TableWrite
+from paimon_cli.core.schema.schema_change import SetOption
 from paimon_cli.core.table.catalog import FileSystemCatalog
-from tests.core.test_write import cat, make  # noqa: F401 - the cat fixture
+from tests.core.test_write import make
+
+
+@pytest.fixture
+def cat(tmp_path: Path) -> FileSystemCatalog:
+    return FileSystemCatalog(str(tmp_path / "wh"))
 
 
 class Inputs:
@@ -68,7 +76,7 @@ def rows(table: Any) -> list[tuple[Any, ...]]:
 
 
 def live(table: Any) -> list[Any]:
-    return table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    return FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
 
 
 def check_layout(table: Any, partition_buckets: dict[bytes, int]) -> None:
@@ -119,7 +127,7 @@ def test_write_into_a_partition_of_another_bucket_number_is_refused(cat: FileSys
     snap = write_table(t, csv("id,v,dt\n1,A,x\n"), overwrite=True)
     assert snap is not None
     by_part: dict[bytes, set[int]] = {}
-    for e in t.store_scan.plan(snap):
+    for e in FileStoreScan(t).plan(snap):
         by_part.setdefault(e.partition, set()).add(e.total_buckets)
     assert by_part == {part(t, "x"): {5}, part(t, "y"): {2}, part(t, "z"): {5}}
     assert rows(t) == [(1, "A", "x"), (4, "d", "y"), (7, "n", "z")]
@@ -366,7 +374,7 @@ def test_small_write_buffer_gives_one_sorted_run_per_bucket(cat: FileSystemCatal
     assert len(live(t)) > 3  # rolled files of one run
     check_layout(t, {binary_row.EMPTY_ROW: 3})
     written = {p.name for p in Path(t.path).rglob("data-*")}
-    referenced = {e.file.file_name for s in range(1, 4) for e in t.store_scan.plan(t.snapshot_manager.snapshot(s))}
+    referenced = {e.file.file_name for s in range(1, 4) for e in FileStoreScan(t).plan(t.snapshot_manager.snapshot(s))}
     assert written == referenced  # the level-0 files the compaction replaced are gone
 
 

@@ -182,6 +182,14 @@ def test_corrupt_bytes_are_refused() -> None:
             deserialize_roaring64(bad)
 
 
+
+def test_leaf_pointing_at_an_empty_container_slot_is_refused() -> None:
+    layout = Roaring64Layout.from_values(np.array([5, 70000], dtype=np.uint64))
+    layout.arrays[0][1] = None  # the second key's container slot written as null
+    with pytest.raises(InvalidInput, match="rbm64"):
+        deserialize_roaring64(layout.to_bytes())
+
+
 def _agg(values: list[bytes | None], gid: list[int], n: int) -> list[bytes | None]:
     field = DataField(1, "r", VarBinaryType())
     agg = create_aggregator(field, "rbm64", CoreOptions({}))

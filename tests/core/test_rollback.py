@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.errors import CommitConflict, InvalidInput, NotFound, UnsafeRefused
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.orphans import plan_remove_orphans
 from paimon_cli.core.operation.rollback import apply_rollback, plan_rollback, rollback
+from paimon_cli.core.operation.scan import FileStoreScan
 from tests.core.test_orphans_support import files_under, make_table, read_rows, reload, write_rows
 
 
@@ -113,7 +115,7 @@ def test_level_upgrade_after_target_keeps_the_file(table: Any) -> None:
     """A COMPACT that upgrades a file (DELETE + ADD of the same name) must not make rollback
     delete it: the target still reads it at its old level (Java 0.9 deleted it)."""
     t = reload(table)
-    e = next(x for x in t.store_scan.plan(t.snapshot_manager.latest_snapshot()) if x.file.level == 0)
+    e = next(x for x in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot()) if x.file.level == 0)
     up = dataclasses.replace(e.file, level=5)
     FileStoreCommit(t).commit(
         [CommitMessage(e.partition, e.bucket, e.total_buckets, new_files=[up], deleted_files=[e.file])], "COMPACT"

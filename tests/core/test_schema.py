@@ -16,21 +16,18 @@ from paimon_cli.core.data.types import (
 )
 from paimon_cli.core.errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInput, NotFound
 from paimon_cli.core.io.fileio import FileIO, join
-from paimon_cli.core.schema.table_schema import (
+from paimon_cli.core.schema.schema_change import (
     AddColumn,
     DropColumn,
     RemoveOption,
     RenameColumn,
-    Schema,
-    SchemaManager,
     SetOption,
-    TableSchema,
     UpdateColumnType,
     UpdateComment,
-    assign_field_ids,
-    current_highest_field_id,
-    validate_table_schema,
 )
+from paimon_cli.core.schema.schema_manager import SchemaManager
+from paimon_cli.core.schema.schema_validation import validate_table_schema
+from paimon_cli.core.schema.table_schema import Schema, TableSchema, assign_field_ids, current_highest_field_id
 
 # Hand-written in Jackson's default pretty-printer layout, as Java's SchemaSerializer emits it.
 JAVA_SCHEMA = """{

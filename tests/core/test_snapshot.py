@@ -289,7 +289,7 @@ def test_time_travel(tmp_path: Path) -> None:
 
 
 def test_time_travel_exhaustive_against_linear_scan(tmp_path: Path) -> None:
-    times = {i: t for i, t in zip(range(1, 20), [10, 10, 20, 30, 30, 30, 40, 55, 60, 60, 61, 70, 70, 80, 90, 95, 99, 99, 100])}
+    times = dict(enumerate([10, 10, 20, 30, 30, 30, 40, 55, 60, 60, 61, 70, 70, 80, 90, 95, 99, 99, 100], start=1))
     sm = _table(tmp_path, range(1, 20), times=times)
     for ts in range(0, 105):
         le = [i for i in times if times[i] <= ts]

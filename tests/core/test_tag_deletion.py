@@ -14,10 +14,10 @@ import pytest
 from paimon_cli.core.data.types import IntType, VarCharType
 from paimon_cli.core.errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.operation.branch_ops import create_branch
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.operation.branch_ops import create_branch
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.tag_deletion import plan_tag_deletion
 from paimon_cli.core.operation.tag_ops import (
     create_tag,
@@ -27,6 +27,7 @@ from paimon_cli.core.operation.tag_ops import (
     expired_tag_names,
     rename_tag,
 )
+from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
@@ -81,7 +82,7 @@ def test_delete_tag_cleans_only_files_no_neighbour_uses(history: Any) -> None:
     data_of = {}
     for name in ("t1", "t2", "t4"):
         snap = t.tag_manager.tag(name).snapshot
-        data_of[name] = {e.file.file_name for e in t.store_scan.plan(snap)}
+        data_of[name] = {e.file.file_name for e in FileStoreScan(t).plan(snap)}
     before = _files(root)
     plan = plan_tag_deletion(t, ["t2"])
     assert _files(root) == before  # planning deletes nothing

@@ -19,10 +19,12 @@ import pytest
 
 from paimon_cli.core.data.types import DataField, IntType, parse_data_type
 from paimon_cli.core.errors import InvalidInput
-from paimon_cli.core.mergetree.aggregate import ThetaSketchAgg, create_aggregator, theta_union
+from paimon_cli.core.mergetree.aggregate import create_aggregator
+from paimon_cli.core.mergetree.aggregate.sketches import ThetaSketchAgg, theta_union
 from paimon_cli.core.mergetree.merge_function import merge
 from paimon_cli.core.schema.options import CoreOptions
-from paimon_cli.core.schema.table_schema import Schema, new_table_schema
+from paimon_cli.core.schema.schema_manager import new_table_schema
+from paimon_cli.core.schema.table_schema import Schema
 
 
 def sketch(values: range | list[int], lg_k: int = 12, p: float = 1.0) -> bytes:

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
@@ -17,7 +18,8 @@ from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.manifest.manifest import EMPTY_STATS
 from paimon_cli.core.manifest.stats import decode_stats
-from paimon_cli.core.operation.write import TableWrite, write_table, write_table_result
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
@@ -41,7 +43,7 @@ def csv(tmp_path: Path, text: str, name: str = "in.csv") -> str:
 
 
 def live(table: Any) -> list[Any]:
-    return table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    return FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
 
 
 def file_rows(table: Any, entry: Any) -> list[dict[str, Any]]:
@@ -168,7 +170,7 @@ def test_changelog_input_and_thin_mode_and_formats(cat: FileSystemCatalog, tmp_p
              **{"changelog-producer": "input", "file.format": "avro", "data-file.thin-mode": "true"})
     snap = write_table(t, [csv(tmp_path, "id,v\n1,a\n1,b\n")])
     assert snap.changelog_record_count == 2
-    clog = t.store_scan.changelog(snap)
+    clog = FileStoreScan(t).changelog(snap)
     assert len(clog) == 1 and clog[0].file.file_name.startswith("changelog-")
     assert clog[0].file.file_name.endswith(".avro") and clog[0].file.row_count == 2
     (e,) = live(t)
@@ -180,7 +182,7 @@ def test_dynamic_bucket_writes_hash_index(cat: FileSystemCatalog, tmp_path: Path
              **{"dynamic-bucket.target-row-num": "2"})
     snap = write_table(t, [csv(tmp_path, "id,v\n1,a\n2,b\n3,c\n1,d\n")])
     assert {e.bucket for e in live(t)} == {0, 1}
-    idx = t.store_scan.index_entries(snap)
+    idx = FileStoreScan(t).index_entries(snap)
     assert sorted((i.bucket, i.index_file.row_count) for i in idx) == [(0, 2), (1, 1)]
 
 

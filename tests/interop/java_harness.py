@@ -195,7 +195,7 @@ def convert_rows(result: Mapping[str, Any], row_kind: bool) -> list[dict[str, An
     for i, raw in enumerate(result["rows"]):
         row = {
             name: (conv(v) if conv is not None and v is not None else v)
-            for name, conv, v in zip(columns, convs, raw)
+            for name, conv, v in zip(columns, convs, raw, strict=True)
         }
         if row_kind:
             row["_row_kind"] = kinds[i]

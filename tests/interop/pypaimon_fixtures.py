@@ -144,7 +144,7 @@ def pypaimon_tables(pypaimon: PyPaimon, tmp_path_factory: pytest.TempPathFactory
     if failed or len(results) != len(ops):
         detail = failed[0]["traceback"] if failed else "driver stopped early"
         raise RuntimeError(f"building pypaimon tables failed: {detail}")
-    snaps = [r["result"]["snapshot_id"] for op, r in zip(ops, results) if op["op"] == "write"]
+    snaps = [r["result"]["snapshot_id"] for op, r in zip(ops, results, strict=True) if op["op"] == "write"]
     t.pk_snapshot_ids = snaps[: len(t.pk_commits)]
     t.append_snapshot_ids = snaps[len(t.pk_commits):]
     return t

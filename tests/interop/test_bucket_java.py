@@ -32,7 +32,9 @@ from paimon_cli.core.index.hash_index import (
     read_hash_index,
 )
 from paimon_cli.core.io import paths
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
@@ -113,7 +115,7 @@ def _key_table_rows(table: FileStoreTable) -> list[tuple[Any, ...]]:
     """(partition bytes, bucket, _KEY_ columns as an Arrow table) of every live data file."""
     schema = table.schema
     out = []
-    for e in table.store_scan.plan(table.snapshot_manager.latest_snapshot()):
+    for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot()):
         part_values = binary_row.deserialize(e.partition, schema.partition_types) if schema.partition_keys else []
         path = paths.data_file_path(table.path, paths.partition_path_for(schema, part_values), e.bucket, e.file.file_name)
         assert path.endswith(".parquet")
@@ -171,7 +173,7 @@ def _java_buckets(table: FileStoreTable) -> dict[tuple[bytes, int], int]:
 def _java_hash_files(table: FileStoreTable) -> dict[tuple[bytes, int], tuple[Any, np.ndarray]]:
     snap = table.snapshot_manager.latest_snapshot()
     out = {}
-    for e in table.store_scan.index_entries(snap):
+    for e in FileStoreScan(table).index_entries(snap):
         assert e.index_file.index_type == "HASH"
         out[(e.partition, e.bucket)] = (e.index_file, read_hash_index(table.file_io, index_file_path(table.path, e.index_file)))
     return out
@@ -216,7 +218,7 @@ def test_dynamic_bucket_matches_java(java_paimon: JavaPaimon, wh: str) -> None:
     for part_value in (D1, D2):  # per-partition order is all that matters to the assigner
         ids = [i for p, i in batch2 if p == part_value]
         part = _part(table, part_value)
-        for i, b in zip(ids, predictor.assign(part, _key_hashes(table, ids)).tolist()):
+        for i, b in zip(ids, predictor.assign(part, _key_hashes(table, ids)).tolist(), strict=True):
             assert predicted.setdefault((part, i), b) == b
     changes = predictor.index_changes()
     jp.write(wh, DB, name, [{"id": i, "dt": p, "v": f"b{i}"} for p, i in batch2])

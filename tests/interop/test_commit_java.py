@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.manifest.manifest import FileKind, ManifestEntry
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
@@ -80,7 +82,7 @@ def _copy_and_group(src: FileStoreTable, dst: FileStoreTable, entries: list[Mani
         msg.new_files.append(e.file)
     if with_index:
         snap = src.snapshot_manager.latest_snapshot()
-        for ie in src.store_scan.index_entries(snap):
+        for ie in FileStoreScan(src).index_entries(snap):
             rel = where[ie.index_file.file_name]
             os.makedirs(os.path.dirname(os.path.join(dst.path, rel)), exist_ok=True)
             shutil.copyfile(os.path.join(src.path, rel), os.path.join(dst.path, rel))
@@ -93,7 +95,7 @@ def _copy_and_group(src: FileStoreTable, dst: FileStoreTable, entries: list[Mani
 def _snapshot_rows(jp: JavaPaimon, wh: str, table: str) -> list[dict[str, Any]]:
     res = jp.system_table(wh, DB, table, "snapshots")
     cols = res["columns"]
-    return sorted((dict(zip(cols, r)) for r in res["rows"]), key=lambda r: r["snapshot_id"])
+    return sorted((dict(zip(cols, r, strict=True)) for r in res["rows"]), key=lambda r: r["snapshot_id"])
 
 
 # ---------------------------------------------------------------------------- append table
@@ -111,7 +113,7 @@ def test_append_commits_read_and_extended_by_java(java_paimon: JavaPaimon, wh: s
     # replay the source snapshot by snapshot: two commits of ours
     commit = FileStoreCommit(dst)
     for sid in (1, 2):
-        delta = src.store_scan.delta(src.snapshot_manager.snapshot(sid))
+        delta = FileStoreScan(src).delta(src.snapshot_manager.snapshot(sid))
         snap = commit.commit(_copy_and_group(src, dst, delta))
         assert snap is not None and snap.id == sid
     assert _java_rows(jp, wh, "dst") == _java_rows(jp, wh, "src")
@@ -132,7 +134,7 @@ def test_append_commits_read_and_extended_by_java(java_paimon: JavaPaimon, wh: s
     jp.create_table(wh, DB, "more", APPEND_COLS, [], ["dt"], opts)
     jp.write(wh, DB, "more", _rows(range(30, 32), D2, "m"))
     more = _table(wh, "more")
-    snap = FileStoreCommit(_table(wh, "dst")).commit(_copy_and_group(more, dst, more.store_scan.plan(
+    snap = FileStoreCommit(_table(wh, "dst")).commit(_copy_and_group(more, dst, FileStoreScan(more).plan(
         more.snapshot_manager.latest_snapshot())))
     assert snap is not None and snap.id == 4 and snap.total_record_count == 16
     assert _java_rows(jp, wh, "dst") == sort_rows(expected + _rows(range(30, 32), D2, "m"))
@@ -150,7 +152,7 @@ def test_pk_files_with_levels_committed_then_java_upserts(java_paimon: JavaPaimo
     jp.compact(wh, DB, "pk_src", full=True)  # files on the top level
     jp.write(wh, DB, "pk_src", _rows([2, 4, 6], D1, "v2"))  # level-0 files over them
     src, dst = _table(wh, "pk_src"), _table(wh, "pk_dst")
-    live = src.store_scan.plan(src.snapshot_manager.latest_snapshot())
+    live = FileStoreScan(src).plan(src.snapshot_manager.latest_snapshot())
     assert {e.file.level for e in live} >= {0, 5}
 
     snap = FileStoreCommit(dst).commit(_copy_and_group(src, dst, live))
@@ -183,11 +185,11 @@ def test_dynamic_bucket_hash_index_is_used_by_java(java_paimon: JavaPaimon, wh: 
     jp.write(wh, DB, "dyn_src", [{"id": i, "dt": D1, "v": f"a{i}"} for i in range(1, 10)])
     src, dst = _table(wh, "dyn_src"), _table(wh, "dyn_dst")
     snap_src = src.snapshot_manager.latest_snapshot()
-    assert src.store_scan.index_entries(snap_src)
+    assert FileStoreScan(src).index_entries(snap_src)
 
-    snap = FileStoreCommit(dst).commit(_copy_and_group(src, dst, src.store_scan.plan(snap_src), with_index=True))
+    snap = FileStoreCommit(dst).commit(_copy_and_group(src, dst, FileStoreScan(src).plan(snap_src), with_index=True))
     assert snap is not None and snap.index_manifest is not None
-    assert len(dst.store_scan.index_entries(snap)) == len(src.store_scan.index_entries(snap_src))
+    assert len(FileStoreScan(dst).index_entries(snap)) == len(FileStoreScan(src).index_entries(snap_src))
     assert _java_rows(jp, wh, "dyn_dst") == _java_rows(jp, wh, "dyn_src")
 
     # updating existing keys must land in their old buckets (else the read shows duplicates)
@@ -209,10 +211,10 @@ def test_overwrite_commits_read_by_java(java_paimon: JavaPaimon, wh: str) -> Non
     jp.write(wh, DB, "ow_new", _rows(range(50, 53), D1, "new"))
     src, new, dst = _table(wh, "ow_src"), _table(wh, "ow_new"), _table(wh, "ow_dst")
     commit = FileStoreCommit(dst)
-    commit.commit(_copy_and_group(src, dst, src.store_scan.plan(src.snapshot_manager.latest_snapshot())))
+    commit.commit(_copy_and_group(src, dst, FileStoreScan(src).plan(src.snapshot_manager.latest_snapshot())))
 
     # dynamic partition overwrite (the default): only D1 is replaced
-    msgs = _copy_and_group(new, dst, new.store_scan.plan(new.snapshot_manager.latest_snapshot()))
+    msgs = _copy_and_group(new, dst, FileStoreScan(new).plan(new.snapshot_manager.latest_snapshot()))
     snap = commit.commit(msgs, overwrite={})
     assert snap is not None and snap.commit_kind == "OVERWRITE"
     assert snap.total_record_count == 3 + 3
@@ -247,16 +249,16 @@ def test_compact_commit_read_by_java(java_paimon: JavaPaimon, wh: str) -> None:
     jp.compact(wh, DB, "c_full", full=True)
     src, full, dst = _table(wh, "c_src"), _table(wh, "c_full"), _table(wh, "c_dst")
     commit = FileStoreCommit(dst)
-    level0 = src.store_scan.plan(src.snapshot_manager.latest_snapshot())
+    level0 = FileStoreScan(src).plan(src.snapshot_manager.latest_snapshot())
     commit.commit(_copy_and_group(src, dst, level0))
-    compacted = full.store_scan.plan(full.snapshot_manager.latest_snapshot())
+    compacted = FileStoreScan(full).plan(full.snapshot_manager.latest_snapshot())
     assert len(compacted) == 1 and compacted[0].file.level > 0
     msg = _copy_and_group(full, dst, compacted)[0]
     msg.deleted_files = [e.file for e in level0]
     snap = commit.commit([msg], commit_kind="COMPACT")
     assert snap is not None and snap.commit_kind == "COMPACT"
     assert snap.total_record_count == compacted[0].file.row_count
-    assert [e.file.file_name for e in dst.store_scan.plan(snap)] == [compacted[0].file.file_name]
+    assert [e.file.file_name for e in FileStoreScan(dst).plan(snap)] == [compacted[0].file.file_name]
     assert _java_rows(jp, wh, "c_dst") == _java_rows(jp, wh, "c_full")
     assert _java_rows(jp, wh, "c_dst") == sort_rows(_rows([1, 2], D1, "x") + _rows(range(3, 9), D1, "y"))
 
@@ -273,18 +275,18 @@ def test_merged_and_fully_compacted_manifests_read_by_java(java_paimon: JavaPaim
     jp.create_table(wh, DB, "m_dst", APPEND_COLS, [], ["dt"], opts)
     jp.write(wh, DB, "m_src", _rows(range(1, 3), D1, "r"))
     src, dst = _table(wh, "m_src"), _table(wh, "m_dst")
-    [entry] = src.store_scan.plan(src.snapshot_manager.latest_snapshot())
+    [entry] = FileStoreScan(src).plan(src.snapshot_manager.latest_snapshot())
     rel = _file_index(src.path)[entry.file.file_name]
     commit = FileStoreCommit(dst)
     copies = []
-    for i in range(35):  # the same rows under 35 file names, one commit each
+    for _ in range(35):  # the same rows under 35 file names, one commit each
         f = dataclasses.replace(entry.file, file_name=f"data-{uuid.uuid4()}-0.parquet")
         target = os.path.join(dst.path, os.path.dirname(rel), f.file_name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copyfile(os.path.join(src.path, rel), target)
         commit.commit([CommitMessage(entry.partition, entry.bucket, entry.total_buckets, [f])])
         copies.append(f)
-    ml = dst.store_scan._manifest_list()
+    ml = FileStoreScan(dst)._manifest_list()
     latest = dst.snapshot_manager.latest_snapshot()
     assert latest is not None and len(ml.read(latest.base_manifest_list)) < 30
     assert len(_java_rows(jp, wh, "m_dst")) == 70

@@ -19,7 +19,8 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
-from paimon_cli.core.compact.sort import SORT_KEY, make_sort_spec, sort_compact
+from paimon_cli.core.compact.sort import sort_compact
+from paimon_cli.core.compact.sort_keys import SORT_KEY, make_sort_spec
 from paimon_cli.core.data.binary_row import deserialize
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import CommitConflict
@@ -28,8 +29,10 @@ from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
-from paimon_cli.core.operation.commit import CommitMessage, FileStoreCommit
+from paimon_cli.core.mergetree.commit_message import CommitMessage
+from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -88,7 +91,7 @@ def our_rows(wh: str, name: str) -> list[dict[str, Any]]:
 
 
 def live(t: Any) -> list[Any]:
-    return t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    return FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
 
 
 def compact_ours(wh: str, name: str, full: bool) -> list[Any]:
@@ -103,7 +106,7 @@ def compact_ours(wh: str, name: str, full: bool) -> list[Any]:
 
 def dv_index_files(t: Any) -> set[str]:
     snap = t.snapshot_manager.latest_snapshot()
-    return {ie.index_file.file_name for ie in t.store_scan.index_entries(snap)
+    return {ie.index_file.file_name for ie in FileStoreScan(t).index_entries(snap)
             if ie.index_file.index_type == DELETION_VECTORS_INDEX}
 
 
@@ -172,7 +175,7 @@ def delete_positions(java: Any, wh: str, name: str, by: str, deletes: dict[str, 
     t = table(wh, name)
     unaware = t.schema.bucket == -1
     snap = t.snapshot_manager.latest_snapshot()
-    old = {(ie.partition, ie.bucket): ie.index_file for ie in t.store_scan.index_entries(snap)}
+    old = {(ie.partition, ie.bucket): ie.index_file for ie in FileStoreScan(t).index_entries(snap)}
     groups: dict[tuple[bytes, int, int], dict[str, DeletionVector]] = {}
     for e in live(t):
         if e.file.file_name in deletes:
@@ -236,11 +239,11 @@ def test_deletion_vectors_applied_and_dropped(
     # no live vector points at a file that is gone, and compacted outputs carry none
     snap = t.snapshot_manager.latest_snapshot()
     names = {e.file.file_name for e in live(t)}
-    for ie in t.store_scan.index_entries(snap):
+    for ie in FileStoreScan(t).index_entries(snap):
         for m in ie.index_file.dv_ranges or ():
             assert m.data_file_name in names
     outputs = {f.file_name for r in results for f in r.after}
-    assert not any(m.data_file_name in outputs for ie in t.store_scan.index_entries(snap)
+    assert not any(m.data_file_name in outputs for ie in FileStoreScan(t).index_entries(snap)
                    for m in ie.index_file.dv_ranges or ())
 
     # Java keeps going: more rows, a Java DELETE on a compacted file, Java's own compaction

@@ -28,6 +28,7 @@ import pytest
 
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
 from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
@@ -53,10 +54,10 @@ def our_compact(wh: str, name: str, full: bool) -> int | None:
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
     snap = t.snapshot_manager.latest_snapshot()
     groups: dict[tuple[bytes, int], list[Any]] = {}
-    for e in t.store_scan.plan(snap):
+    for e in FileStoreScan(t).plan(snap):
         groups.setdefault((e.partition, e.bucket), []).append(e)
     dv_files: dict[tuple[bytes, int], list[Any]] = {}
-    for ie in t.store_scan.index_entries(snap):
+    for ie in FileStoreScan(t).index_entries(snap):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             dv_files.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     key = key_function([t.schema.field(k).type.copy(nullable=False) for k in t.schema.trimmed_primary_keys])
@@ -121,7 +122,7 @@ def changelog_records(wh: str, name: str, snapshot_id: int | None) -> list[tuple
         return []
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
     out = []
-    for e in t.store_scan.changelog(t.snapshot_manager.snapshot(snapshot_id)):
+    for e in FileStoreScan(t).changelog(t.snapshot_manager.snapshot(snapshot_id)):
         prefix = t.options.changelog_file_prefix
         assert e.file.file_name.startswith(prefix) and e.file.file_source == 0
         part = paths.partition_path_for(t.schema, binary_row.deserialize(e.partition, t.schema.partition_types))
@@ -147,7 +148,7 @@ def deletion_vectors(wh: str, name: str) -> dict[str, list[int]]:
 
 def dv_index_files(wh: str, name: str) -> list[Any]:
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
-    return [e.index_file for e in t.store_scan.index_entries(t.snapshot_manager.latest_snapshot())
+    return [e.index_file for e in FileStoreScan(t).index_entries(t.snapshot_manager.latest_snapshot())
             if e.index_file.index_type == DELETION_VECTORS_INDEX]
 
 
@@ -312,7 +313,7 @@ def test_compaction_matches_java(java_paimon: JavaPaimon, tmp_path: Path, scenar
     if check_model:
         assert java_rows(jp, wh, name) == model.rows()
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
-    assert {e.file.level for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())} == {5}
+    assert {e.file.level for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())} == {5}
     if lookup_changelog or full_changelog:
         assert any(ours for ours, _ in logs), "no changelog at all: the scenario lost its point"
 
@@ -381,7 +382,7 @@ def test_changelog_file_prefix_and_format(java_paimon: JavaPaimon, tmp_path: Pat
     jid = java_compact(jp, java_wh, name, False, tmp_path)
     assert sid == jid == before + 1
     t = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
-    names = [e.file.file_name for e in t.store_scan.changelog(t.snapshot_manager.snapshot(sid))]
+    names = [e.file.file_name for e in FileStoreScan(t).changelog(t.snapshot_manager.snapshot(sid))]
     assert names and all(n.startswith("cl-") and n.endswith(".avro") for n in names)
     ours = java_changelog(jp, wh, name, sid, tmp_path)
     assert ours and ours == java_changelog(jp, java_wh, name, jid, tmp_path)

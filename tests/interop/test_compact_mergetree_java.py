@@ -10,6 +10,7 @@ level >= 1. Then Java writes overlapping keys and compacts itself, and Java's re
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
 from paimon_cli.core.mergetree.levels import Levels, key_function
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
@@ -45,7 +47,7 @@ def our_compact(wh: str, name: str, full: bool) -> list[Any]:
     t = _table(wh, name)
     snap = t.snapshot_manager.latest_snapshot()
     groups: dict[tuple[bytes, int, int], list[Any]] = {}
-    for e in t.store_scan.plan(snap):
+    for e in FileStoreScan(t).plan(snap):
         groups.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
     key = key_function([f.type for f in t.schema.logical_trimmed_primary_keys_type.fields])
     results = []
@@ -62,7 +64,7 @@ def our_compact(wh: str, name: str, full: bool) -> list[Any]:
 
 def check_levels(wh: str, name: str, full: bool) -> None:
     t = _table(wh, name)
-    live = t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    live = FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
     max_level = t.options.num_levels - 1
     if full:
         assert {e.file.level for e in live} == {max_level}
@@ -73,7 +75,7 @@ def check_levels(wh: str, name: str, full: bool) -> None:
             per.setdefault((e.partition, e.bucket, e.file.level), []).append(e.file)
     for files in per.values():
         files.sort(key=lambda f: key(f.min_key))
-        for a, b in zip(files, files[1:]):
+        for a, b in pairwise(files):
             assert key(a.max_key) < key(b.min_key), (a.file_name, b.file_name)
 
 
@@ -172,7 +174,7 @@ def test_compaction_read_by_java(java_paimon: JavaPaimon, tmp_path: Path, writer
     check_levels(wh, name, full=True)
     assert java_rows(java_paimon, wh, name) == mid
     t = _table(wh, name)
-    live = t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    live = FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
     assert all(e.file.delete_row_count == 0 for e in live)
 
     # Java keeps writing and compacting on top of our files
@@ -204,7 +206,7 @@ def test_java_written_multi_level_table_minor_units(java_paimon: JavaPaimon, tmp
         java_paimon.write(wh, DB, name, rows, kinds)
     before = java_rows(java_paimon, wh, name)
     t = _table(wh, name)
-    levels = {e.file.level for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())}
+    levels = {e.file.level for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())}
     assert len(levels) >= 2  # Java left runs on several levels
     for rows, kinds in batches(22, n_commits=3):
         java_paimon.write(wh, DB, name, rows, kinds)  # Java compacts while writing
@@ -216,7 +218,7 @@ def test_java_written_multi_level_table_minor_units(java_paimon: JavaPaimon, tmp
     check_levels(wh, name, full=True)
     assert java_rows(java_paimon, wh, name) == before
     t = _table(wh, name)
-    live = t.store_scan.plan(t.snapshot_manager.latest_snapshot())
+    live = FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())
     assert len(live) > 1  # rolled at the 2 kb target
 
 
@@ -237,7 +239,7 @@ def test_schema_evolution_java_table(java_paimon: JavaPaimon, tmp_path: Path) ->
     check_levels(wh, name, full=True)
     assert java_rows(java_paimon, wh, name) == before
     t = _table(wh, name)
-    assert {e.file.schema_id for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())} == {t.schema.id}
+    assert {e.file.schema_id for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())} == {t.schema.id}
 
 
 def _jfloat(k: float) -> Any:

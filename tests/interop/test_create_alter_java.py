@@ -103,9 +103,9 @@ def assert_java_sees_our_schema(jp: JavaPaimon, wh: str, table: str) -> None:
     ours = FileSystemCatalog(wh).get_table(f"{DB}.{table}").schema_manager.list_all()
     res = jp.system_table(fresh(wh), DB, table, "schemas")
     cols = res["columns"]
-    rows = sorted((dict(zip(cols, r)) for r in res["rows"]), key=lambda r: r["schema_id"])
+    rows = sorted((dict(zip(cols, r, strict=True)) for r in res["rows"]), key=lambda r: r["schema_id"])
     assert [r["schema_id"] for r in rows] == [s.id for s in ours]
-    for row, s in zip(rows, ours):
+    for row, s in zip(rows, ours, strict=True):
         assert json.loads(row["fields"]) == [f.to_json() for f in s.fields]
         assert json.loads(row["partition_keys"]) == s.partition_keys
         assert json.loads(row["primary_keys"]) == s.primary_keys

@@ -30,6 +30,7 @@ from paimon_cli.core.format.data_file import read_data_file, write_data_file
 from paimon_cli.core.io import fileio as fio
 from paimon_cli.core.manifest.manifest import ManifestFile, ManifestList, SimpleStats
 from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats
+from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 pytestmark = pytest.mark.java
@@ -154,7 +155,7 @@ def _build(java_paimon, warehouse: Path, fmt: str, pk: bool) -> JavaFile:
     java_paimon.write(warehouse, "db", name, java_rows)
     table = FileSystemCatalog(str(warehouse)).get_table(f"db.{name}")
     snap = table.snapshot_manager.latest_snapshot()
-    entries = table.store_scan.plan(snap)
+    entries = FileStoreScan(table).plan(snap)
     assert len(entries) == 1, "Java wrote one data file"
     entry = entries[0]
     path = fio.join(table.path, "bucket-0", entry.file.file_name)
@@ -210,7 +211,7 @@ def test_value_stats_equal_java(jfile: JavaFile) -> None:
     from paimon_cli.core.manifest.stats import decode_stats
 
     types = [f.type for f in fields]
-    for f, a, b in zip(fields, decode_stats(ours, types), decode_stats(theirs, types)):
+    for f, a, b in zip(fields, decode_stats(ours, types), decode_stats(theirs, types), strict=True):
         assert a == b, f"{jfile.fmt} {f.name}: ours {a} != Java {b}"
     assert ours == theirs
 
@@ -305,7 +306,7 @@ def test_java_reads_our_file(java_paimon, jfile: JavaFile, tmp_path_factory) -> 
     java_rows.sort(key=lambda r: r["id"])
     names = [f.name for f in j.table.schema.fields]
     expected = [{n: _java_value(n, r[n]) for n in names} for r in j.rows]
-    for got, exp in zip(java_rows, expected):
+    for got, exp in zip(java_rows, expected, strict=True):
         for n in names:
             g, e = got[n], exp[n]
             if n == "c_ts9" and e is not None:
@@ -370,7 +371,7 @@ def test_stats_edge_cases_equal_java(java_paimon, tmp_path: Path, fmt: str, case
     java_paimon.create_table(tmp_path, "db", "t", EDGE_COLS, [], [], {"file.format": fmt, "bucket": "-1", **extra})
     java_paimon.write(tmp_path, "db", "t", rows)
     table = FileSystemCatalog(str(tmp_path)).get_table("db.t")
-    (entry,) = table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    (entry,) = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
     fields = list(table.schema.fields)
     data = pa.Table.from_pylist(
         [{k: (float(v) if v == "NaN" else v) for k, v in r.items()} for r in rows], schema=arrow_schema(fields)
@@ -382,8 +383,8 @@ def test_stats_edge_cases_equal_java(java_paimon, tmp_path: Path, fmt: str, case
     from paimon_cli.core.manifest.stats import decode_stats
 
     types = [f.type for f in fields]
-    decoded = list(zip(decode_stats(ours, types), decode_stats(entry.file.value_stats, types)))
-    for f, (a, b) in zip(fields, decoded):
+    decoded = list(zip(decode_stats(ours, types), decode_stats(entry.file.value_stats, types), strict=True))
+    for f, (a, b) in zip(fields, decoded, strict=True):
         assert repr(a) == repr(b), f"{fmt} {f.name}: ours {a} != Java {b}"
     assert ours == entry.file.value_stats
     assert cols == entry.file.value_stats_cols

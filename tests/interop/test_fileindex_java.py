@@ -20,13 +20,14 @@ import pytest
 
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
 from paimon_cli.core.data.binary_row import deserialize
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.fileindex.format import FileIndexContainer, index_file_names, write_container
 from paimon_cli.core.fileindex.writer import DataFileIndexWriter
 from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.io import paths
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.schema.table_schema import DropColumn, RemoveOption, RenameColumn, SetOption
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.schema.schema_change import DropColumn, RemoveOption, RenameColumn, SetOption
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
@@ -40,7 +41,7 @@ def _helper(jp: JavaPaimon) -> Any:
 
 
 def _live(table: Any) -> list[Any]:
-    return table.store_scan.plan(table.snapshot_manager.latest_snapshot())
+    return FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
 
 
 def _bucket_dir(table: Any, e: Any) -> str:

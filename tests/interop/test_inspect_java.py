@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.data.java_format import java_local_datetime
-from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
@@ -87,7 +88,7 @@ def test_live_files_cover_java_read(java_paimon, java_tables, catalog) -> None:
         jt = getattr(java_tables, name)
         table = catalog.get_table(jt.identifier)
         snap = table.resolve_snapshot()
-        live = table.store_scan.plan(snap)
+        live = FileStoreScan(table).plan(snap)
         assert sum(e.file.row_count for e in live) == snap.total_record_count, name
 
 
@@ -99,11 +100,11 @@ def test_table_indexes_of_dv_and_dynamic_bucket_tables(java_tables, catalog) -> 
     dv = catalog.get_table(java_tables.dv_t.identifier)
     rows = SYSTEM_TABLES["table-indexes"](dv).rows
     assert rows and {r["index_type"] for r in rows} == {"DELETION_VECTORS"}
-    live_names = {e.file.file_name for e in dv.store_scan.plan(dv.resolve_snapshot())}
+    live_names = {e.file.file_name for e in FileStoreScan(dv).plan(dv.resolve_snapshot())}
     for r in rows:
         assert r["row_count"] == len(r["dv_ranges"])
         assert {d["f0"] for d in r["dv_ranges"]} <= live_names
-    for e in dv.store_scan.index_entries(dv.resolve_snapshot()):
+    for e in FileStoreScan(dv).index_entries(dv.resolve_snapshot()):
         vectors = read_deletion_vectors(
             dv.file_io, paths.index_dir(dv.path) + "/" + e.index_file.file_name, e.index_file.dv_ranges
         )

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.system.tables import SYSTEM_TABLES
+from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.utils.rows import Rows
 from tests.interop.pypaimon_fixtures import PyPaimonTables
@@ -274,7 +274,7 @@ def peer_rows(pypaimon: PyPaimon, pypaimon_tables: PyPaimonTables,
     results = pypaimon.batch(ops, stop_on_error=False)
     assert len(results) == len(ops)
     out = {}
-    for key, res in zip(keys, results):
+    for key, res in zip(keys, results, strict=True):
         assert res["ok"], f"pypaimon {key}: {res.get('traceback')}"
         r = res["result"]
         out[key] = SystemRows(r["columns"], r["types"], r["rows"])

@@ -55,21 +55,21 @@ def test_files_system_table_lists_files(java_paimon: JavaPaimon, java_tables: Ja
     cols = res["columns"]
     assert res["rows"]
     for r in res["rows"]:
-        row = dict(zip(cols, r))
+        row = dict(zip(cols, r, strict=True))
         # Java 0.9 reports the bare file name; partition is rendered "[v1, v2]"
         part = row["partition"][1:-1]
         assert (Path(t.path) / f"dt={part}" / f"bucket-{row['bucket']}" / row["file_path"]).is_file()
         assert 0 <= row["bucket"] < 3
         assert row["partition"].startswith("[") and row["partition"].endswith("]")
     # after the full compaction (snapshot 5) data sits at the top level; snapshot 6 adds level-0 files
-    levels = {dict(zip(cols, r))["level"] for r in res["rows"]}
+    levels = {dict(zip(cols, r, strict=True))["level"] for r in res["rows"]}
     assert levels == {0, 5}
 
 
 def test_tag_branch_consumer(java_paimon: JavaPaimon, java_tables: JavaTables) -> None:
     wh, t = java_tables.warehouse, java_tables.pk_part
     tags = java_paimon.system_table(wh, t.db, t.name, "tags")
-    assert [dict(zip(tags["columns"], r))["snapshot_id"] for r in tags["rows"]] == [2]
+    assert [dict(zip(tags["columns"], r, strict=True))["snapshot_id"] for r in tags["rows"]] == [2]
     branch_rows = java_paimon.read(wh, t.db, t.name, branch="b1", row_kind=False)
     assert sort_rows(branch_rows) == t.expected[2]
     consumers = java_paimon.system_table(wh, t.db, t.name, "consumers")
@@ -172,5 +172,5 @@ def test_dump_system_tables(java_paimon: JavaPaimon, java_tables: JavaTables, tm
     print(f"\n== Java Paimon 0.9 system tables (full dump: {out}) ==")
     for name, d in dump.items():
         print(f"-- {d['table']}${name.split('@')[0]} ({d['rows']} rows)")
-        print("   " + ", ".join(f"{c} {t}" for c, t in zip(d["columns"], d["types"])))
+        print("   " + ", ".join(f"{c} {t}" for c, t in zip(d["columns"], d["types"], strict=True)))
         print("   sample: " + json.dumps(d["sample"], default=str))

@@ -37,7 +37,7 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
@@ -174,7 +174,7 @@ def peer_reads(peer: PyPaimon, wh: str, reads: list[tuple[str, int | None]]) -> 
     """Many ``(table, snapshot_id)`` reads in one peer process; any failure raises."""
     ops = [{"op": "read", "warehouse": wh, "db": DB, "table": t, "snapshot_id": s} for t, s in reads]
     out = []
-    for (t, s), res in zip(reads, peer.batch(ops, stop_on_error=False)):
+    for (t, s), res in zip(reads, peer.batch(ops, stop_on_error=False), strict=True):
         if not res["ok"]:
             raise PyPaimonError(f"read {t}@{s}", res["error"], res["message"], res["traceback"])
         out.append(_decode_rows(res["result"]))
@@ -188,7 +188,7 @@ def peer_filtered(peer: PyPaimon, wh: str, table: str,
             "filters": [[m, f, [encode_value(v) for v in lits]] for m, f, lits in filters]}
            for filters in filter_sets]
     out = []
-    for filters, res in zip(filter_sets, peer.batch(ops, stop_on_error=False)):
+    for filters, res in zip(filter_sets, peer.batch(ops, stop_on_error=False), strict=True):
         if not res["ok"]:
             raise PyPaimonError(f"read_filtered {filters}", res["error"], res["message"], res["traceback"])
         out.append(_decode_rows(res["result"]))
@@ -261,7 +261,7 @@ def peer_wh(pypaimon: PyPaimon, tmp_path_factory: pytest.TempPathFactory) -> tup
     failed = [r for r in results if not r["ok"]]
     assert not failed and len(results) == len(ops), failed[0]["traceback"] if failed else "driver stopped"
     snaps: dict[str, list[int]] = {}
-    for op, r in zip(ops, results):
+    for op, r in zip(ops, results, strict=True):
         if op["op"] == "write":
             snaps.setdefault(op["table"], []).append(r["result"]["snapshot_id"])
     for t in PEER_TABLES:
@@ -283,7 +283,7 @@ def assert_all_agree(peer: PyPaimon, wh: str, t: PeerTable, expected: list[dict[
     reads = peer_reads(peer, wh, [(t.name, None)] + [(t.name, s) for s in snapshot_ids_])
     assert canon(reads[0]) == canon(expected), f"pypaimon latest of {t.name}"
     assert canon(ours(wh, t.ident)) == canon(expected), f"ours latest of {t.name}"
-    for s, got in zip(snapshot_ids_, reads[1:]):
+    for s, got in zip(snapshot_ids_, reads[1:], strict=True):
         assert canon(got) == canon(t.expected(s)), f"pypaimon {t.name} at snapshot {s}"
 
 
@@ -359,7 +359,7 @@ def test_expire_pypaimon_table(pypaimon: PyPaimon, wh: str, name: str) -> None:
     full = compact_table(FileSystemCatalog(wh).get_table(t.ident), full=True, engine="local", expire=False)
     assert full.snapshot_id == n + 1
     ids = list(range(1, n + 2))
-    before = dict(zip(ids, peer_reads(pypaimon, wh, [(t.name, s) for s in ids])))
+    before = dict(zip(ids, peer_reads(pypaimon, wh, [(t.name, s) for s in ids]), strict=True))
     for s in ids:
         assert canon(before[s]) == canon(t.expected(min(s, n))), s
     sm = FileSystemCatalog(wh).get_table(t.ident).snapshot_manager
@@ -376,7 +376,7 @@ def test_expire_pypaimon_table(pypaimon: PyPaimon, wh: str, name: str) -> None:
     assert peer_snapshot_ids() == list(range(cutoff - 1, n + 2))
     got = peer_reads(pypaimon, wh, [(t.name, None)] + [(t.name, s) for s in range(cutoff - 1, n + 2)])
     assert canon(got[0]) == canon(before[n + 1])
-    for s, rows in zip(range(cutoff - 1, n + 2), got[1:]):
+    for s, rows in zip(range(cutoff - 1, n + 2), got[1:], strict=True):
         assert canon(rows) == canon(before[s]), f"retained snapshot {s}"
     with pytest.raises(PyPaimonError):
         pypaimon.read(wh, DB, t.name, snapshot_id=1)
@@ -427,7 +427,7 @@ def test_remove_orphans_on_pypaimon_table(pypaimon: PyPaimon, wh: str) -> None:
     assert not (root / "dt=2099-12-31").exists()
 
     after = peer_reads(pypaimon, wh, [(t.name, s) for s in range(1, n + 1)])
-    for s, (b, a) in enumerate(zip(before, after), start=1):
+    for s, (b, a) in enumerate(zip(before, after, strict=True), start=1):
         assert canon(a) == canon(b) == canon(t.expected(s)), f"snapshot {s}"
     assert canon(ours(wh, t.ident)) == canon(t.expected())
 
@@ -508,7 +508,7 @@ def test_pypaimon_cannot_read_64bit_deletion_vectors(pypaimon: PyPaimon, tmp_pat
     cli(wh, "create", ident, "--schema", DV_SCHEMA, "--primary-key", "id", "--option", "bucket=1",
         "--option", "deletion-vectors.enabled=true", "--option", "deletion-vectors.bitmap64=true")
     batches = _dv_batches()[:2]
-    for kind, rows in batches:
+    for _kind, rows in batches:
         cli_write(wh, ident, rows, tmp_path)
     assert canon(ours(wh, ident)) == canon(_reference_pk(batches))
     (entry,) = _dv_entries(wh, ident)
@@ -567,7 +567,7 @@ def _check_index_reads(peer: PyPaimon, wh: str, ident: str, expected: list[dict[
     assert canon(peer.read(wh, DB, name)) == canon(expected)
     assert canon(ours(wh, ident)) == canon(expected)
     theirs = peer_filtered(peer, wh, name, [filters for filters, _, _ in FILTERS])
-    for (filters, where, ref), got in zip(FILTERS, theirs):
+    for (_filters, where, ref), got in zip(FILTERS, theirs, strict=True):
         want = [r for r in expected if ref(r)]
         assert canon(got) == canon(want), where
         assert canon(ours(wh, ident, where=where)) == canon(want), where

@@ -68,7 +68,7 @@ def _run(peer: PyPaimon, ops: list[dict[str, Any]]) -> list[Any]:
 def _peer_reads(peer: PyPaimon, wh: str, names: list[str]) -> dict[str, list[str]]:
     ops = [{"op": "read", "warehouse": wh, "db": DB, "table": n} for n in names]
     out = {}
-    for n, res in zip(names, peer.batch(ops, stop_on_error=False)):
+    for n, res in zip(names, peer.batch(ops, stop_on_error=False), strict=True):
         if not res["ok"]:
             raise PyPaimonError(f"read {n}", res["error"], res["message"], res["traceback"])
         types = res["result"]["types"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.data.predicate import parse_predicate
+from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel

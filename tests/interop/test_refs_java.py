@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.branch_ops import create_branch, delete_branch, fast_forward
+from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.tag_ops import create_tag, delete_tags, expire_tags, rename_tag
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
@@ -85,7 +85,7 @@ def test_our_tags_are_byte_identical_and_read_by_java(java_paimon: JavaPaimon, t
     assert strip.sub("", ours) == strip.sub("", javas) and '"tagTimeRetained" : 604800.000000000' in ours
     res = java_paimon.system_table(wh, DB, "t", "tags")
     cols = res["columns"]
-    by_name = {r[cols.index("tag_name")]: dict(zip(cols, r)) for r in res["rows"]}
+    by_name = {r[cols.index("tag_name")]: dict(zip(cols, r, strict=True)) for r in res["rows"]}
     assert set(by_name) == {"j1", "j2", "o1", "o2"}
     for ours_name, java_name in (("o1", "j1"), ("o2", "j2")):
         o, j = by_name[ours_name], by_name[java_name]
@@ -123,7 +123,7 @@ def _expired_history(jp: JavaPaimon, wh: Path, options: dict[str, str] | None = 
     jp.compact(wh, DB, "t", full=True)
     for i in (5, 6):
         jp.write(wh, DB, "t", [{"id": k, "dt": "a" if k % 2 else "b", "v": f"c{i}"} for k in (1, 5)])
-    for name, sid in zip(("t1", "t2", "t4"), tags):
+    for name, sid in zip(("t1", "t2", "t4"), tags, strict=True):
         jp.create_tag(wh, DB, "t", name, sid)
     assert jp.expire(wh, DB, "t", retain_max=1, retain_min=1, older_than_ms=1) > 0
 

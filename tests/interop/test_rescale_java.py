@@ -19,12 +19,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.compact.rescale import rescale
+from paimon_cli.core.compact.write_job import write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table_result
-from paimon_cli.core.schema.table_schema import Schema, SetOption
+from paimon_cli.core.operation.scan import FileStoreScan
+from paimon_cli.core.schema.schema_change import SetOption
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon, JavaPaimonError
@@ -107,7 +109,7 @@ class Model:
         self.state = {tuple(r[k] for k in pk): dict(r) for r in rows} if pk else {}
 
     def apply(self, rows: list[dict[str, Any]], kinds: list[str]) -> None:
-        for r, kind in zip(rows, kinds):
+        for r, kind in zip(rows, kinds, strict=True):
             if not self.pk:
                 self.appended.append(dict(r))
             elif kind == "-D":
@@ -135,7 +137,7 @@ def test_rescaled_table_read_and_written_by_java(java_paimon: JavaPaimon, tmp_pa
     assert res.commit_kind == "OVERWRITE" and len(res.plan.partitions) == (2 if part else 1)
     t = table(wh, name)
     assert t.schema.bucket == new_buckets
-    assert {e.total_buckets for e in t.store_scan.plan(t.snapshot_manager.latest_snapshot())} == {new_buckets}
+    assert {e.total_buckets for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot())} == {new_buckets}
     assert java_rows(java_paimon, wh, name) == before  # row for row (the cached schema reads it too)
     jwh = fresh(wh)
     assert java_rows(java_paimon, jwh, name) == before

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.compact.rescale import rescale
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pyroaring
 import pytest
 
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.roaring64 import (
     Roaring64Layout,
     deserialize_roaring64,
@@ -24,7 +25,6 @@ from paimon_cli.core.data.roaring64 import (
     serialize_roaring64,
 )
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
@@ -186,7 +186,7 @@ def test_aggregation_table_rbm64(java_paimon: JavaPaimon, helper: Any, tmp_path:
     ours = _our_rows(wh, "t")
     java = _java_rows(java_paimon, wh, "t")
     assert [r["k"] for r in ours] == [r["k"] for r in java]
-    for o, j in zip(ours, java):
+    for o, j in zip(ours, java, strict=True):
         assert o["r64"] == j["r64"], o["k"]  # byte-exact merge-on-read
         assert o["n"] == j["n"]
         assert (sorted(deserialize_roaring64(o["r64"])) if o["r64"] is not None else None) == (

@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import arrow_schema
-from paimon_cli.core.operation.write import write_table
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 

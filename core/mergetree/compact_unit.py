@@ -3,6 +3,10 @@
 A unit is one (partition, bucket) of work decided on the driver; executing it (in-process or in
 a Spark task) only reads its input files and writes new ones, never commits. The driver turns
 every UnitResult into a CommitMessage and publishes one COMPACT snapshot.
+
+The model lives in the merge tree (Java's ``mergetree.compact.CompactUnit`` / ``CompactResult``)
+because the merge tree's strategy picks units and its task executes them; the append
+planner and the compaction jobs above use the same model.
 """
 
 from __future__ import annotations
@@ -10,10 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .commit_message import CommitMessage
+
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexFileMeta
     from ..manifest.manifest import DataFileMeta
-    from ..operation.commit import CommitMessage
 
 MERGE_TREE = "merge-tree"
 APPEND = "append"
@@ -75,8 +80,6 @@ class UnitResult:
         return sum(f.file_size for f in self.after if f.file_name not in {b.file_name for b in self.before})
 
     def commit_message(self) -> CommitMessage:
-        from ..operation.commit import CommitMessage
-
         u = self.unit
         return CommitMessage(
             u.partition, u.bucket, u.total_buckets,

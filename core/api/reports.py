@@ -1,0 +1,288 @@
+"""What the library verbs return: small typed reports over core's results.
+
+Each report keeps core's result object (all the detail) and adds ``rows()``: exactly the
+table the CLI prints for the same operation, so a caller can log or compare it, and the
+one-line summaries the CLI writes to stderr. Plans of dry runs are these same rows.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from ..compact.job import PLAN_COLUMNS as COMPACT_PLAN_COLUMNS
+from ..compact.job import RESULT_COLUMNS as COMPACT_RESULT_COLUMNS
+from ..compact.job import CompactResult
+from ..compact.rescale import RESULT_COLUMNS as RESCALE_RESULT_COLUMNS
+from ..compact.rescale import RescaleResult, describe
+from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
+from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
+from ..compact.rewrite_file_index import RewriteResult
+from ..compact.write_job import WriteResult
+from ..operation.expire import ExpireResult
+from ..operation.expire_plan import ExpirePlan
+from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
+from ..operation.rollback import RollbackPlan
+from ..utils.rows import Rows
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..operation.read import TableRead
+
+WRITE_COLUMNS = ["snapshot_id", "commit_kind", "files", "rows", "bytes", "seconds"]
+EXPIRE_FILE_COLUMNS = ["path", "kind", "bytes", "snapshot_id"]
+EXPIRE_RESULT_COLUMNS = ["mode", "expired", "range", "earliest_now", "files", "bytes", "seconds"]
+REMOVED_FILE_COLUMNS = ["path", "kind", "bytes"]
+
+
+def _relative(path: str, root: str) -> str:
+    """A path under the table directory as the CLI shows it (relative); others stay whole."""
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
+@dataclass
+class WriteReport:
+    """One write: the last snapshot it committed (the COMPACT one after auto-compaction)."""
+
+    result: WriteResult
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return None if self.result.snapshot is None else self.result.snapshot.id
+
+    @property
+    def warning(self) -> str | None:
+        """Set when the write committed but its compaction or expiry did not."""
+        return self.result.warning
+
+    def rows(self) -> Rows:
+        snap, s = self.result.snapshot, self.result.summary
+        return Rows(WRITE_COLUMNS, [{
+            "snapshot_id": None if snap is None else snap.id,
+            "commit_kind": None if snap is None else snap.commit_kind,
+            "files": s.files, "rows": s.rows, "bytes": s.bytes, "seconds": round(self.result.seconds, 3),
+        }])
+
+
+class Reader:
+    """A planned read (snapshot and schema fixed): stream its batches, collect or explain it."""
+
+    def __init__(self, read: TableRead) -> None:
+        self._read = read
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of every batch (projection applied)."""
+        return self._read.output_schema()
+
+    def batches(self) -> Generator[pa.RecordBatch, None, None]:
+        """Batches one (partition, bucket) at a time, so memory stays bounded by a bucket.
+        Close the generator when stopping early: that ends its read-ahead threads. A read
+        core refuses (e.g. postponed rows it must not leave out) raises here, not later."""
+        # TableRead.iter_batches checks, then returns its generator (annotated as an Iterator)
+        return cast("Generator[pa.RecordBatch, None, None]", self._read.iter_batches())
+
+    def to_arrow(self) -> pa.Table:
+        return self._read.to_arrow()
+
+    def explain(self) -> Rows:
+        """What the read touches and what each pruning step removed; reads no data."""
+        return self._read.explain()
+
+    def describe(self) -> str:
+        """Table, snapshot and predicate the read is planned for (``read --explain``'s title)."""
+        snap = self._read.plan().snapshot
+        where = f" where {self._read.predicate}" if self._read.predicate is not None else ""
+        return f"{self._read.table.identifier} at snapshot {snap.id if snap else '(none)'}{where}"
+
+
+@dataclass
+class CompactReport:
+    """One compaction, or with ``plan=True`` what it would rewrite per bucket."""
+
+    result: CompactResult
+    planned: bool
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.result.snapshot_id
+
+    def rows(self) -> Rows:
+        if self.planned:
+            plan = self.result.plan
+            return Rows(COMPACT_PLAN_COLUMNS, [r.as_dict() for r in (plan.rows if plan else [])])
+        return Rows(COMPACT_RESULT_COLUMNS, [self.result.as_row()])
+
+    def notes(self) -> list[str]:
+        r = self.result
+        if self.planned:
+            out = [f"engine: {r.engine} ({r.engine_reason})"] if r.engine else []
+            return out + ([] if r.plan and r.plan.rows else [r.message])
+        return [f"compact: {r.message}" + (f"; engine {r.engine} ({r.engine_reason})" if r.engine else "")]
+
+
+@dataclass
+class RescaleReport:
+    result: RescaleResult
+    identifier: str
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.result.snapshot_id
+
+    def rows(self) -> Rows:
+        """The plan (per partition) of a dry run, else the one result row."""
+        if self.result.dry_run:
+            return self.result.plan.rows()
+        return Rows(RESCALE_RESULT_COLUMNS, [self.result.as_row()])
+
+    def summary(self) -> str:
+        return describe(self.result, self.identifier)
+
+
+@dataclass
+class RewriteFileIndexReport:
+    result: RewriteResult
+    v2_bitmap_columns: list[str]  # bitmap indexes at version 2, which Java 0.9 cannot use
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.result.snapshot_id
+
+    def rows(self) -> Rows:
+        """The files that would change (dry run), else the one result row."""
+        r = self.result
+        if r.dry_run:
+            return Rows(REWRITE_PLAN_COLUMNS, [p.as_row() for p in r.changed])
+        return Rows(REWRITE_RESULT_COLUMNS, [r.as_row()])
+
+    def notes(self) -> list[str]:
+        r = self.result
+        out = []
+        if self.v2_bitmap_columns and any(p.build for p in r.changed):
+            out.append(f"note: bitmap index version 2 (the default) on {', '.join(self.v2_bitmap_columns)}: Java "
+                       "Paimon 0.9 cannot use it for filtered reads; set file-index.bitmap.<col>.version=1 if 0.9 "
+                       "readers query this table")
+        if r.dry_run:
+            out.append(f"rewrite-file-index: {len(r.changed)} of {len(r.plans)} live file(s) would change; "
+                       "nothing written")
+        elif r.snapshot_id is None:
+            out.append(f"rewrite-file-index: all {len(r.plans)} live file(s) already match the options; "
+                       "nothing committed")
+        else:
+            out.append(f"rewrite-file-index: committed snapshot {r.snapshot_id} ({len(r.changed)} file(s) changed)")
+        return out
+
+
+@dataclass
+class ExpireReport:
+    """Snapshot (or changelog) expiry: the plan, and what the run did (None for a dry run)."""
+
+    plan: ExpirePlan
+    result: ExpireResult | None
+
+    @property
+    def moved_to_changelog(self) -> bool:
+        """Expired snapshots were kept as long-lived changelogs (a decoupled changelog lifecycle)."""
+        return self.result is not None and self.plan.mode != "changelog" and self.plan.policy.changelog_decoupled
+
+    def rows(self) -> Rows:
+        """Every file a run deletes, in order (dry run), else the one result row."""
+        if self.result is None:
+            return Rows(EXPIRE_FILE_COLUMNS, [f.to_dict() for f in self.plan.files])
+        r = self.result
+        p = r.plan or self.plan
+        return Rows(EXPIRE_RESULT_COLUMNS, [{
+            "mode": p.mode,
+            "expired": r.expired,
+            "range": f"{p.expired_ids[0]}..{p.end_id - 1}" if p.expired_ids and p.end_id else None,
+            "earliest_now": p.earliest_hint if p.expired_ids else p.earliest_id,
+            "files": r.deleted_files,
+            "bytes": r.deleted_bytes,
+            "seconds": round(r.seconds, 3),
+        }])
+
+    def describe(self) -> str:
+        """What the plan expires and deletes, in one line."""
+        p = self.plan
+        what = "changelogs" if p.mode == "changelog" else "snapshots"
+        if not p.expired_ids:
+            head = f"no {what} to expire (earliest {p.earliest_id}, latest {p.latest_id})"
+        else:
+            end = p.end_id - 1 if p.end_id else "?"
+            head = f"would expire {what} {p.expired_ids[0]}..{end} ({len(p.expired_ids)})"
+        return head + f"; would delete {len(p.files)} files, {p.total_bytes} bytes (dry run)"
+
+
+@dataclass
+class OrphanFilesReport:
+    """Orphan files deleted, or with a dry run the ones that would be (paths relative to the table)."""
+
+    plan: OrphanPlan
+    result: OrphanResult | None
+    identifier: str
+    table_path: str
+    external_paths: bool
+
+    @property
+    def files(self) -> list[OrphanFile]:
+        return self.plan.files if self.result is None else self.result.deleted
+
+    @property
+    def dirs(self) -> list[str]:
+        return self.plan.dirs if self.result is None else self.result.dirs_removed
+
+    def rows(self) -> Rows:
+        root = self.table_path
+        rows = [{"path": _relative(f.path, root), "kind": f.kind, "bytes": f.size} for f in self.files]
+        rows += [{"path": _relative(d, root), "kind": "directory", "bytes": 0} for d in self.dirs]
+        return Rows(REMOVED_FILE_COLUMNS, rows)
+
+    def notes(self) -> list[str]:
+        p, files = self.plan, self.files
+        cutoff = datetime.datetime.fromtimestamp(p.cutoff_millis / 1000).isoformat(timespec="milliseconds")
+        verb = "would delete" if self.result is None else "deleted"
+        out = [f"{self.identifier}: {verb} {len(files)} files ({sum(f.size for f in files)} bytes) and "
+               f"{len(self.dirs)} empty directories; files older than {cutoff} considered: {p.candidates}, "
+               f"used names: {len(p.used.names)}, directories listed: {p.dirs_listed}"]
+        if p.unscanned_external_roots:
+            out.append(f"not scanned: data-file.external-paths {', '.join(p.unscanned_external_roots)} "
+                       "(--external-paths cleans them when no other table of the warehouse uses them)")
+        if self.external_paths and not p.external_roots:
+            out.append("--external-paths: the table configures no data-file.external-paths")
+        if p.external_roots:
+            out.append(f"scanned external roots {', '.join(p.external_roots)}: no location of the "
+                       f"{p.tables_checked} other tables of the warehouse overlaps them")
+        kept = self.result.kept if self.result is not None else []
+        if kept:
+            out.append(f"kept {len(kept)} planned files that became used while running "
+                       f"(e.g. {_relative(kept[0].path, self.table_path)})")
+        return out
+
+
+@dataclass
+class RollbackReport:
+    """What a rollback removed (or, with a dry run, would remove)."""
+
+    plan: RollbackPlan
+    identifier: str
+    table_path: str
+    dry_run: bool
+
+    def rows(self) -> Rows:
+        root = self.table_path
+        return Rows(REMOVED_FILE_COLUMNS,
+                    [{"path": _relative(f.path, root), "kind": f.kind, "bytes": f.size} for f in self.plan.files])
+
+    def notes(self) -> list[str]:
+        p = self.plan
+        verb = "would roll back" if self.dry_run else "rolled back"
+        what = f"tag {p.from_tag} (snapshot {p.target_id})" if p.from_tag else f"snapshot {p.target_id}"
+        extra = "; snapshot re-created from the tag" if p.create_snapshot else ""
+        return [f"{self.identifier}: {verb} to {what}: {len(p.snapshots)} snapshots, {len(p.tags)} tags, "
+                f"{len(p.changelogs)} changelogs, {len(p.files)} files ({p.total_bytes} bytes){extra}"
+                ] + [f"warning: {w}" for w in p.warnings]

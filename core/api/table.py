@@ -1,0 +1,435 @@
+"""``Table``: one table of a warehouse and the verbs the CLI runs on it, one method per command.
+
+A verb checks its arguments first (no I/O), then opens the table at its latest schema, runs
+core's operation and returns a typed result (``reports``). Errors are core's exceptions
+(``paimon_cli.core.errors``), each carrying the exit code the CLI maps it to. Defaults are
+the CLI's, so ``t.compact()`` does what ``paimon-cli compact db.t`` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..compact.job import compact_table
+from ..compact.local import Progress
+from ..compact.rescale import rescale as rescale_table
+from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
+from ..compact.write_job import write_table_result
+from ..data.predicate_parser import parse_predicate
+from ..data.types import parse_columns
+from ..errors import InvalidInput, NotYetSupported
+from ..operation import branch_ops, tag_ops
+from ..operation.expire import apply_expire, plan_expire
+from ..operation.expire_plan import ExpirePolicy
+from ..operation.orphans import plan_remove_orphans, remove_orphans
+from ..operation.partition_expire import JavaDateTimePattern
+from ..operation.partition_expire import expire_partitions as expire_partitions_of
+from ..operation.read import TableRead
+from ..operation.rollback import rollback as rollback_table
+from ..refs.branches import validate_branch_name
+from ..refs.tags import validate_tag_name
+from ..schema import schema_change as schema_changes
+from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
+from ..table.identifiers import Identifier
+from ..utils.durations import parse_duration_millis
+from .arguments import (
+    Duration,
+    KeyValues,
+    Names,
+    PointInTime,
+    Timestamp,
+    branch_name,
+    column_list,
+    duration_millis,
+    key_values,
+    local_datetime,
+    memory_bytes,
+    point_in_time_millis,
+    point_in_time_text,
+    tag_name,
+    time_travel,
+)
+from .arrow_input import arrow_stream, is_arrow_data
+from .reports import (
+    CompactReport,
+    ExpireReport,
+    OrphanFilesReport,
+    Reader,
+    RescaleReport,
+    RewriteFileIndexReport,
+    RollbackReport,
+    WriteReport,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..operation.branch_ops import BranchPlan
+    from ..operation.partition_expire import PartitionExpirePlan
+    from ..operation.tag_deletion import TagDeletionPlan
+    from ..refs.tags import Tag
+    from ..table.file_store_table import FileStoreTable
+    from ..utils.rows import Rows
+    from .warehouse import Warehouse
+
+def _strings(value: str | Sequence[str] | None) -> list[str]:
+    """One string or several (a single value must not be iterated character by character)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+class Table:
+    """One table of a warehouse, or one branch of it: ``Warehouse(...).table("db.t")``.
+
+    A handle: the name is checked when it is made; every verb opens the table anew at its
+    latest schema, so a handle stays valid across commits and alters by anyone.
+    """
+
+    def __init__(self, warehouse: Warehouse, identifier: str, branch: str | None = None) -> None:
+        self.warehouse = warehouse
+        self.identifier = Identifier.parse(identifier)
+        self.branch = branch_name(branch)  # None: the main branch
+
+    @property
+    def name(self) -> str:
+        """``db.table``."""
+        return self.identifier.full_name
+
+    def __repr__(self) -> str:
+        branch = f", branch={self.branch!r}" if self.branch else ""
+        return f"Table({self.name!r}{branch})"
+
+    def open(self) -> FileStoreTable:
+        """Core's table at its latest schema, for what this API does not cover."""
+        return self.warehouse.catalog.get_table(self.identifier, self.branch)
+
+    # -- schema ---------------------------------------------------------------------------------
+
+    def alter(
+        self,
+        *,
+        set_options: KeyValues | None = None,
+        unset: str | Sequence[str] | None = None,
+        add_columns: str | Sequence[str] | None = None,
+        rename_columns: Mapping[str, str] | str | Sequence[str] | None = None,
+        drop_columns: str | Sequence[str] | None = None,
+        comment: str | None = None,
+    ) -> int:
+        """Commit every change together as one new schema; returns its id.
+
+        ``add_columns``: ``"NAME TYPE"`` texts (``"note STRING, qty INT"``);
+        ``rename_columns``: ``{old: new}`` or ``"OLD:NEW"`` texts.
+        """
+        changes: list[Any] = [schema_changes.SetOption(k, v) for k, v in key_values(set_options, "--set").items()]
+        changes += [schema_changes.RemoveOption(k) for k in _strings(unset)]
+        for text in _strings(add_columns):
+            changes += [schema_changes.AddColumn(n, t, d) for n, t, d in parse_columns(text)]
+        if isinstance(rename_columns, Mapping):
+            changes += [schema_changes.RenameColumn(old, new) for old, new in rename_columns.items()]
+        for pair in [] if isinstance(rename_columns, Mapping) else _strings(rename_columns):
+            old, sep, new = pair.partition(":")
+            if not sep or not old or not new:
+                raise InvalidInput(f"--rename-column {pair!r}: expected OLD:NEW")
+            changes.append(schema_changes.RenameColumn(old, new))
+        changes += [schema_changes.DropColumn(n) for n in _strings(drop_columns)]
+        if comment is not None:
+            changes.append(schema_changes.UpdateComment(comment))
+        if not changes:
+            raise InvalidInput(f"alter {self.name}: nothing to change")
+        return self.warehouse.catalog.alter_table(self.identifier, changes, self.branch).id
+
+    # -- data -----------------------------------------------------------------------------------
+
+    def write(
+        self,
+        data: Any,
+        *,
+        format: str | None = None,
+        row_kind_column: str | None = None,
+        delete: bool = False,
+        overwrite: bool = False,
+        partition: KeyValues | None = None,
+        options: KeyValues | None = None,
+        write_only: bool = False,
+        expire: bool = True,
+    ) -> WriteReport:
+        """Write ``data`` in one commit; nothing is committed on any error.
+
+        ``data``: input paths (files, globs, directories, ``s3://...``, ``-`` for stdin), or
+        Arrow data (a Table, RecordBatch, RecordBatchReader or an iterable of batches).
+        Columns are matched by name and converted with checks (the first bad row is named).
+        ``overwrite`` replaces the table, or with ``partition`` ({col: value}) that static
+        partition. Like a Java writer, the write then compacts what became eligible and runs
+        snapshot / partition / tag expiry: ``write_only`` skips both, ``expire=False`` the expiry.
+        """
+        spec = key_values(partition, "--partition")
+        if spec and not overwrite:
+            raise InvalidInput("--partition is only valid with --overwrite")
+        dyn_options = key_values(options, "--option")
+        if write_only:
+            dyn_options["write-only"] = "true"
+        table = self.open()
+        stdin = None
+        if is_arrow_data(data):
+            if format is not None and format.strip().lower() not in ("arrow", "ipc"):
+                raise InvalidInput(f"write: format {format!r} given for Arrow data")
+            inputs, format, stdin = ["-"], "arrow", arrow_stream(data)
+        else:  # a path, or several
+            inputs = [str(p) for p in data] if isinstance(data, (list, tuple)) else [str(data)]
+        with contextlib.closing(stdin) if stdin is not None else contextlib.nullcontext():
+            result = write_table_result(
+                table, inputs, fmt=format, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
+                overwrite_partition=spec or None, options=dyn_options or None,
+                storage_options=self.warehouse.storage_options, stdin=stdin, expire=expire,
+            )
+        return WriteReport(result)
+
+    def reader(
+        self,
+        columns: Names | None = None,
+        where: str | None = None,
+        limit: int | None = None,
+        *,
+        snapshot: int | None = None,
+        tag: str | None = None,
+        timestamp: Timestamp | None = None,
+    ) -> Reader:
+        """Plan a read: merged rows (primary-key tables) of the latest snapshot, or of one
+        snapshot / tag / time. ``where`` is a predicate (``"dt = '2024-05-01' AND id IN (1, 2)"``);
+        it and the partition / bucket / stats / file-index pruning decide the files read.
+        ``.batches()`` streams the rows one (partition, bucket) at a time, ``.to_arrow()``
+        collects them, ``.explain()`` shows the pruning."""
+        at = time_travel(snapshot, tag, timestamp)
+        table = self.open()
+        projection = column_list(columns) if columns is not None else None
+        predicate = parse_predicate(where, table.schema.fields) if where is not None else None
+        return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
+
+    def read(
+        self,
+        columns: Names | None = None,
+        where: str | None = None,
+        limit: int | None = None,
+        *,
+        snapshot: int | None = None,
+        tag: str | None = None,
+        timestamp: Timestamp | None = None,
+    ) -> pa.Table:
+        """The rows as one Arrow table (see :meth:`reader`, whose ``batches()`` streams them)."""
+        return self.reader(columns, where, limit, snapshot=snapshot, tag=tag, timestamp=timestamp).to_arrow()
+
+    def inspect(
+        self,
+        kind: str,
+        *,
+        snapshot: int | None = None,
+        tag: str | None = None,
+        timestamp: Timestamp | None = None,
+    ) -> Rows:
+        """A system table (``snapshots``, ``files``, ``partitions``, ``tags``, ...: Paimon's
+        ``t$kind``), optionally as of a snapshot / tag / time. ``.to_arrow()`` on the result."""
+        at = time_travel(snapshot, tag, timestamp)
+        fn = SYSTEM_TABLES.get(kind)
+        if fn is None:
+            if kind in CATALOG_TABLES:
+                raise InvalidInput(f"inspect {kind} is about the warehouse: call Warehouse.inspect({kind!r})")
+            raise NotYetSupported(f"inspect {kind}: not yet supported")
+        return fn(self.open(), at)
+
+    # -- compaction and rewrites ----------------------------------------------------------------
+
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: str | Sequence[str] | None = None,
+        where: str | None = None,
+        plan: bool = False,
+        engine: str = "auto",
+        spark_master: str | None = None,
+        spark_conf: KeyValues | None = None,
+        parallelism: int | None = None,
+        max_bytes: int | str | None = None,
+        max_buckets: int | None = None,
+        order_strategy: str | None = None,
+        order_by: Names | None = None,
+        expire: bool = True,
+        progress: Progress | None = None,
+    ) -> CompactReport:
+        """Merge sorted runs / small files and commit one COMPACT snapshot (nothing on error).
+
+        ``partitions``: ``"k=v,k2=v2"`` texts (``;`` or several: OR); ``plan=True`` only plans
+        (the report's rows are the per-bucket plan); ``engine``: auto | local | spark;
+        ``max_bytes`` (``"10gb"`` or bytes) / ``max_buckets`` bound one run, the rest waits;
+        ``order_strategy`` (order | zorder | hilbert) with ``order_by`` sorts an append table;
+        ``progress(event, unit, done, total)`` is called as units start and finish.
+        """
+        conf = key_values(spark_conf, "--spark-conf")
+        budget = memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
+        result = compact_table(
+            self.open(), full=full, partitions=_strings(partitions) or None, where=where, max_bytes=budget,
+            max_buckets=max_buckets, order_strategy=order_strategy, order_by=order_by, engine=engine.lower(),
+            spark_master=spark_master, spark_conf=conf or None, parallelism=parallelism, plan_only=plan,
+            expire=expire, progress=progress,
+        )
+        return CompactReport(result, plan)
+
+    def rescale(
+        self, *, partitions: str | Sequence[str] | None = None, bucket_num: int | None = None, dry_run: bool = False
+    ) -> RescaleReport:
+        """Rewrite partitions whose files have another bucket number than the table's option
+        (``bucket_num`` sets it first) into the new layout, as one OVERWRITE snapshot."""
+        result = rescale_table(self.open(), _strings(partitions) or None, bucket_num, dry_run=dry_run)
+        return RescaleReport(result, self.name)
+
+    def rewrite_file_index(
+        self, *, partitions: str | Sequence[str] | None = None, where: str | None = None, dry_run: bool = False
+    ) -> RewriteFileIndexReport:
+        """Build, rebuild or drop file indexes so every live file matches the file-index.*
+        options, in one COMPACT snapshot; files already right are skipped."""
+        table = self.open()
+        result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run)
+        return RewriteFileIndexReport(result, _default_v2_bitmaps(table.schema.options))
+
+    # -- expiry and clean-up --------------------------------------------------------------------
+
+    def expire(
+        self,
+        *,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than: PointInTime | None = None,
+        max_deletes: int | None = None,
+        changelog: bool = False,
+        dry_run: bool = False,
+    ) -> ExpireReport:
+        """Expire old snapshots (or with ``changelog`` long-lived changelogs) and delete the
+        files only they used, as Java does; unset arguments fall back to the table's options.
+        If anything deciding what is still used cannot be read, nothing is deleted
+        (UnsafeRefused). A run right after a dry run deletes exactly the dry run's files."""
+        cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
+        table = self.open()
+        policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
+                              max_deletes=max_deletes, changelog=changelog)
+        plan = plan_expire(table, policy)
+        return ExpireReport(plan, None if dry_run else apply_expire(table, plan))
+
+    def expire_partitions(
+        self,
+        *,
+        expiration_time: Duration | None = None,
+        timestamp_formatter: str | None = None,
+        timestamp_pattern: str | None = None,
+        strategy: str | None = None,
+        max_expires: int | None = None,
+        dry_run: bool = False,
+    ) -> PartitionExpirePlan:
+        """Drop partitions older than ``expiration_time`` (default: the table's
+        partition.expiration-time) in one OVERWRITE snapshot, as Java's partition expiration."""
+        if timestamp_formatter is not None:
+            JavaDateTimePattern(timestamp_formatter)  # a bad pattern: refused before any I/O
+        seconds = None
+        if expiration_time is not None:
+            seconds = duration_millis(expiration_time, "--expiration-time", positive=True) / 1000.0
+        table = self.open()
+        if seconds is None:
+            opt = table.options.get("partition.expiration-time")
+            if not opt:
+                raise InvalidInput(
+                    f"no expiration time: give --expiration-time or set partition.expiration-time on {self.name}")
+            seconds = parse_duration_millis(opt, "partition.expiration-time") / 1000.0
+        return expire_partitions_of(
+            table, seconds, dry_run=dry_run, strategy=strategy, timestamp_formatter=timestamp_formatter,
+            timestamp_pattern=timestamp_pattern, max_expires=max_expires,
+        )
+
+    def remove_orphan_files(
+        self,
+        *,
+        older_than: PointInTime | None = None,
+        force: bool = False,
+        external_paths: bool = False,
+        dry_run: bool = False,
+    ) -> OrphanFilesReport:
+        """Delete files no snapshot, tag, changelog or branch uses, last modified before
+        ``older_than`` (default 1 day ago; under 1 hour needs ``force``). Anything unreadable
+        stops the run (UnsafeRefused) with nothing deleted."""
+        table = self.open()
+        plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
+        result = None if dry_run else remove_orphans(table, plan)
+        return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
+
+    def rollback(self, *, snapshot: int | None = None, tag: str | None = None, dry_run: bool = False
+                 ) -> RollbackReport:
+        """Make a snapshot or a tag the latest again; later snapshots, changelogs and tags go,
+        and so do the files only they used."""
+        if (snapshot is None) == (tag is None):
+            raise InvalidInput("rollback: give exactly one of snapshot and tag")
+        name = tag_name(tag)
+        table = self.open()
+        plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
+        return RollbackReport(plan, self.name, table.path, dry_run)
+
+    # -- tags -----------------------------------------------------------------------------------
+
+    def list_tags(self) -> Rows:
+        return SYSTEM_TABLES["tags"](self.open(), None)
+
+    def create_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None) -> Tag:
+        """Tag a snapshot (default: the latest); without ``time_retained`` the table's
+        tag.default-time-retained applies, as for a tag made by Java."""
+        retained = None
+        if time_retained is not None:
+            retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
+        validate_tag_name(name)
+        return tag_ops.create_tag(self.open(), name, snapshot, retained)
+
+    def rename_tag(self, name: str, new_name: str) -> Tag:
+        validate_tag_name(name)
+        validate_tag_name(new_name)
+        return tag_ops.rename_tag(self.open(), name, new_name)
+
+    def delete_tags(self, names: str | Sequence[str], *, dry_run: bool = False) -> TagDeletionPlan:
+        """Delete tags (``"a,b"`` or a list) and the files only they still used."""
+        table = self.open()
+        if isinstance(names, str):
+            listed = [n.strip() for n in names.split(",")]
+            if any(not n for n in listed):
+                raise InvalidInput(f"tag names {names!r}: empty name in the list")
+        else:
+            listed = list(names)
+        return tag_ops.delete_tags(table, listed, dry_run=dry_run)
+
+    def expire_tags(self, *, older_than: PointInTime | None = None, dry_run: bool = False) -> TagDeletionPlan:
+        """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
+        older = None if older_than is None else local_datetime(older_than, "--older-than")
+        return tag_ops.expire_tags(self.open(), dry_run=dry_run, older_than=older)
+
+    # -- branches -------------------------------------------------------------------------------
+
+    def list_branches(self) -> Rows:
+        return SYSTEM_TABLES["branches"](self.open(), None)
+
+    def create_branch(self, name: str, *, tag: str | None = None) -> Table:
+        """A branch from a tag of this branch, or empty (the schemas only) without ``tag``;
+        returns a handle on it."""
+        validate_branch_name(name)
+        branch_ops.create_branch(self.open(), name, tag)
+        return Table(self.warehouse, self.name, name)
+
+    def delete_branch(self, name: str, *, dry_run: bool = False) -> BranchPlan:
+        validate_branch_name(name)
+        return branch_ops.delete_branch(self.open(), name, dry_run=dry_run)
+
+    def fast_forward(self, name: str, *, dry_run: bool = False) -> BranchPlan:
+        """Make this branch (default: main) equal to branch ``name``."""
+        validate_branch_name(name)
+        return branch_ops.fast_forward(self.open(), name, dry_run=dry_run)
+
+
+def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:
+    cols = [c.strip() for c in options.get("file-index.bitmap.columns", "").split(",") if c.strip()]
+    return [c for c in cols if options.get(f"file-index.bitmap.{c}.version", "2").strip() != "1"]

@@ -1,0 +1,227 @@
+"""Raw batches of one input file, per format (Parquet, Arrow IPC, CSV, JSON/JSONL), in
+bounded pieces and before conversion; text formats read spelling-sensitive columns as text."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
+
+from ..data.types import (
+    BinaryType,
+    CharType,
+    DataType,
+    DateType,
+    DecimalType,
+    LocalZonedTimestampType,
+    TimestampType,
+    TimeType,
+    VarBinaryType,
+    VarCharType,
+)
+from ..errors import InvalidInput
+from .input_files import Replay, native_reader
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_BATCH_ROWS = 65_536
+_ROW_GROUP_BYTES = 64 << 20  # uncompressed size up to which a row group is read whole
+_TEXT_CHUNK_BYTES = 16 << 20
+_CSV_NULLS = ["", "NULL", "null", "\\N"]
+
+
+def text_read_type(dt: DataType) -> pa.DataType | None:
+    """Arrow type text formats read a column as before our checked cast (None = let it infer)."""
+    import pyarrow as pa
+
+    if isinstance(dt, (CharType, VarCharType, BinaryType, VarBinaryType, DateType, TimeType, TimestampType,
+                       LocalZonedTimestampType)):
+        return pa.string()
+    if isinstance(dt, DecimalType):
+        # widest scale that still holds every integer digit the column can: exact text, any loss
+        # is then reported by the checked cast (with its row)
+        return pa.decimal128(38, 38 - (dt.precision - dt.scale))
+    return None
+
+
+def read_parquet(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa.Table]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        # pre_buffer (pyarrow's default) keeps read-ahead ranges of the whole file alive, so
+        # RSS grew with the input size; without it and one row group at a time it stays flat
+        pf = pq.ParquetFile(stream, pre_buffer=False)
+    except (pa.ArrowException, OSError) as e:
+        raise InvalidInput(f"{source}: not a readable Parquet file ({e})") from e
+    names = pf.schema_arrow.names
+    _check_columns(names, wanted, source)
+    meta = pf.metadata
+    try:
+        for i in range(pf.num_row_groups):
+            rg = meta.row_group(i)
+            # use_threads=False: see native_reader (the stream is a Python object)
+            if rg.num_rows <= 4 * _BATCH_ROWS and rg.total_byte_size <= _ROW_GROUP_BYTES:
+                # a small row group is decoded whole, then cut into batches
+                for batch in pf.read_row_group(i, use_threads=False).to_batches(max_chunksize=_BATCH_ROWS):
+                    yield pa.Table.from_batches([batch])
+            else:  # a big one is streamed so one row group never has to fit in memory
+                for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i], use_threads=False):
+                    yield pa.Table.from_batches([batch])
+    except (pa.ArrowException, OSError) as e:
+        raise InvalidInput(f"{source}: cannot read Parquet data ({e})") from e
+
+
+def read_arrow(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa.Table]:
+    import pyarrow as pa
+
+    try:
+        seekable = hasattr(stream, "seekable") and stream.seekable()
+        head = stream.read(6)
+        if seekable:
+            stream.seek(0)
+        serial = pa.ipc.IpcReadOptions(use_threads=False)  # see native_reader
+        if head == b"ARROW1":
+            reader = pa.ipc.open_file(stream, options=serial)
+            _check_columns(reader.schema.names, wanted, source)
+            for i in range(reader.num_record_batches):
+                yield pa.Table.from_batches([reader.get_batch(i)])
+            return
+        if not seekable:
+            stream = io.BufferedReader(Replay(head, stream))
+        sreader = pa.ipc.open_stream(stream, options=serial)
+        _check_columns(sreader.schema.names, wanted, source)
+        for batch in sreader:
+            yield pa.Table.from_batches([batch])
+    except pa.ArrowException as e:
+        raise InvalidInput(f"{source}: not a readable Arrow IPC file or stream ({e})") from e
+
+
+def _line_chunks(stream: IO[bytes], first: bytes = b"") -> Iterator[bytes]:
+    """``first`` and the rest of the stream in chunks of about ``_TEXT_CHUNK_BYTES`` cut after
+    a line end (the last chunk holds whatever follows the last one)."""
+    buf = first
+    while True:
+        more = stream.read(_TEXT_CHUNK_BYTES)
+        if not more:
+            if buf:
+                yield buf
+            return
+        buf += more
+        cut = buf.rfind(b"\n")
+        if cut >= 0:
+            yield buf[: cut + 1]
+            buf = buf[cut + 1 :]
+
+
+def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
+    """CSV in line-cut chunks (:func:`native_reader`), each parsed by pyarrow's reader; the
+    header comes from the first chunk. Cutting at line ends is what pyarrow's own block
+    chunker does (``newlines_in_values`` is off), so rows parse exactly as in one stream."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    delimiter = "\t" if source.lower().split(".gz")[0].endswith(".tsv") else ","
+    convert = pcsv.ConvertOptions(
+        column_types=read_types, null_values=_CSV_NULLS, strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+    )
+    parse = pcsv.ParseOptions(delimiter=delimiter)
+    names: list[str] | None = None
+    rows = 0
+    for chunk in _line_chunks(stream):
+        if not chunk.endswith((b"\n", b"\r")):
+            # pyarrow calls a text without any newline an "Empty CSV file", so a header-only
+            # file (or one-line garbage) would silently be zero rows, its names unchecked
+            chunk += b"\n"
+        if names is None:
+            try:
+                reader = pcsv.open_csv(native_reader(chunk), read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES),
+                                       parse_options=parse, convert_options=convert)
+            except StopIteration:
+                return
+            except pa.ArrowException as e:
+                if "Empty CSV file" in str(e):
+                    return
+                raise InvalidInput(f"{source}: cannot read CSV ({e})") from e
+            names = reader.schema.names
+            _check_columns(names, wanted, source)
+        elif not chunk.strip(b"\r\n"):
+            continue  # blank lines only (pyarrow skips them; alone they would be an "empty file")
+        else:
+            try:
+                reader = pcsv.open_csv(
+                    native_reader(chunk),
+                    read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES, column_names=names),
+                    parse_options=parse, convert_options=convert)
+            except pa.ArrowException as e:
+                raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except pa.ArrowException as e:
+                raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
+            rows += batch.num_rows
+            yield pa.Table.from_batches([batch])
+
+
+def _json_chunks(stream: IO[bytes], source: str) -> Iterator[bytes]:
+    """JSON lines in byte chunks cut at line ends; a JSON array file is turned into lines."""
+    import json
+
+    first = stream.read(_TEXT_CHUNK_BYTES)
+    if first.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"["):
+        rest = stream.read()
+        try:
+            # parse_float=str keeps number text exact; the checked cast parses it per column
+            items = json.loads((first + rest).decode("utf-8-sig"), parse_float=str)
+        except (UnicodeDecodeError, ValueError) as e:
+            raise InvalidInput(f"{source}: not valid JSON ({e})") from e
+        if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+            raise InvalidInput(f"{source}: a JSON array input must hold objects (one per row)")
+        for i in range(0, len(items), _BATCH_ROWS):
+            yield "\n".join(json.dumps(o, ensure_ascii=False) for o in items[i : i + _BATCH_ROWS]).encode()
+        return
+    for chunk in _line_chunks(stream, first):
+        if chunk.strip():
+            yield chunk
+
+
+def read_json(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    explicit = pa.schema(list(read_types.items()))
+    rows = 0
+    for chunk in _json_chunks(stream, source):
+        try:
+            t = pj.read_json(
+                native_reader(chunk),
+                read_options=pj.ReadOptions(block_size=max(len(chunk) + 1, 1 << 20)),
+                parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer"),
+            )
+        except pa.ArrowException as e:
+            raise InvalidInput(f"{source}: JSON after row {rows}: {e}") from e
+        _check_columns(t.column_names, wanted, source)
+        rows += t.num_rows
+        yield t
+
+
+def _check_columns(names: list[str], wanted: set[str], source: str) -> None:
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InvalidInput(f"{source}: column {dup[0]!r} appears more than once")
+    extra = [n for n in names if n not in wanted]
+    if extra:
+        lower = {w.lower(): w for w in wanted}
+        hint = ""
+        if extra[0].lower() in lower:
+            hint = f" (did you mean {lower[extra[0].lower()]!r}? names are case-sensitive)"
+        raise InvalidInput(
+            f"{source}: column {extra[0]!r} is not a column of the table{hint}; "
+            f"table columns are {sorted(wanted)}" if len(extra) == 1 else
+            f"{source}: columns {extra} are not columns of the table; table columns are {sorted(wanted)}"
+        )

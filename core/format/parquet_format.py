@@ -1,0 +1,149 @@
+"""Parquet data files as Java Paimon writes and reads them (Java ``ParquetFileFormat``).
+
+* TIMESTAMP(p>6) must be Parquet INT96 (0.9 refuses INT64 nanos). pyarrow can only write
+  INT96 for every timestamp column of a file at once, and 0.9 refuses INT96 for p<=6, so a
+  file that mixes both stores its p<=6 columns as bare INT64 millis/micros, which 0.9 reads
+  by precision (``ParquetTimestampVector``).
+* Decimals use INT32/INT64/FIXED by precision (``store_decimal_as_integer``), like Java.
+* Field ids are written because Java 1.0+ does and engines use them for evolution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CorruptMetadata, InvalidInput
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..io.fileio import FileIO
+    from ..schema.options import CoreOptions
+
+_PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "lz4", "brotli": "brotli",
+                   "none": "none", "uncompressed": "none"}
+_DICT_SAMPLE_ROWS = 8192
+
+
+def _dictionary_columns(table: pa.Table) -> bool | list[str]:
+    """Columns worth dictionary encoding, as parquet-mr decides after its first page.
+
+    Why: parquet-cpp dictionary-encodes every column until the dictionary passes 1 MB, so
+    unique columns (keys, ``_SEQUENCE_NUMBER``, measures) of a typical data file were stored
+    as dictionary + indices: twice the encode time and ~1.7x the bytes. Java's writer drops
+    the dictionary when it does not pay (``isCompressionSatisfying``); here a column keeps
+    it when a sample of its first rows repeats values (at most half of them distinct).
+    Nested columns keep pyarrow's default (their leaf paths are not listed here).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0 or any(pa.types.is_nested(f.type) for f in table.schema):
+        return True
+    out = []
+    for name, col in zip(table.column_names, table.columns, strict=True):
+        sample = col.slice(0, _DICT_SAMPLE_ROWS)
+        valid = len(sample) - sample.null_count
+        if valid == 0 or pc.count_distinct(sample).as_py() * 2 <= valid:
+            out.append(name)
+    return out
+
+
+def _has_nanos(t: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return t.unit == "ns"
+    if pa.types.is_struct(t):
+        return any(_has_nanos(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_nanos(t.key_type) or _has_nanos(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_nanos(t.value_type)
+    return False
+
+
+def parquet_writer_options(table: pa.Table, options: CoreOptions) -> tuple[dict[str, Any], bool]:
+    """``pyarrow.parquet`` writer settings for the table's options (dictionary choice from
+    ``table``), and whether the file stores INT96 timestamps."""
+    codec = options.file_compression.lower()
+    if codec not in _PARQUET_CODECS:
+        raise InvalidInput(f"file.compression={codec!r} is not supported for parquet (use {', '.join(_PARQUET_CODECS)})")
+    int96 = any(_has_nanos(f.type) for f in table.schema)
+    phys = parquet_physical(table, int96)
+    kwargs: dict[str, Any] = {"use_dictionary": _dictionary_columns(phys)}
+    if _PARQUET_CODECS[codec] == "zstd":
+        kwargs["compression_level"] = options.file_compression_zstd_level
+    kwargs.update(
+        compression=_PARQUET_CODECS[codec],
+        use_compliant_nested_type=True,
+        store_decimal_as_integer=True,
+        use_deprecated_int96_timestamps=int96,
+        data_page_size=options.get_memory_bytes("page-size") or 64 * 1024,
+        write_statistics=True,
+    )
+    return kwargs, int96
+
+
+def parquet_physical(table: pa.Table, int96: bool) -> pa.Table:
+    """With INT96 in the file, p<=6 timestamp columns are stored as bare INT64 (module docstring)."""
+    import pyarrow as pa
+
+    if not int96:
+        return table
+    cols, flds = [], []
+    for col, f in zip(table.columns, table.schema, strict=True):
+        if pa.types.is_timestamp(f.type) and f.type.unit != "ns":
+            col = col.cast(pa.int64())
+            f = f.with_type(pa.int64())
+        cols.append(col)
+        flds.append(f)
+    return pa.Table.from_arrays(cols, schema=pa.schema(flds))
+
+
+def write_parquet(table: pa.Table, options: CoreOptions) -> pa.Buffer:
+    """One whole Parquet file holding ``table`` (already conformed to the file schema)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kwargs, int96 = parquet_writer_options(table, options)
+    sink = pa.BufferOutputStream()
+    pq.write_table(parquet_physical(table, int96), sink, **kwargs)
+    return sink.getvalue()
+
+
+def iter_parquet(
+    file_io: FileIO, path: str, names: list[str], batch_rows: int, low_memory: bool,
+    convert: Callable[[pa.RecordBatch], pa.Table],
+) -> Iterator[pa.RecordBatch]:
+    """The file's ``names`` columns batch by batch, each typed by ``convert``.
+
+    ``low_memory``: pages are read through a small buffer instead of whole column chunks
+    (row groups of Java files are up to 128 MB; compaction keeps one per run open).
+    """
+    import pyarrow.parquet as pq
+
+    with file_io.open_arrow_input(path) as f:
+        try:
+            pf = (pq.ParquetFile(f, buffer_size=1 << 20, pre_buffer=False) if low_memory
+                  else pq.ParquetFile(f))
+            for b in pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
+                yield from convert(b).to_batches()
+        except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+            raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
+
+
+def read_parquet(file_io: FileIO, path: str, names: list[str]) -> pa.Table:
+    """The file's ``names`` columns (those present; a missing one is the caller's error)."""
+    import pyarrow.parquet as pq
+
+    with file_io.open_arrow_input(path) as f:
+        try:
+            # not pq.read_table: its dataset scan leaves tasks running after it returns or
+            # raises (see FileIO.open_arrow_input)
+            pf = pq.ParquetFile(f)
+            present = set(pf.schema_arrow.names)
+            return pf.read(columns=[n for n in names if n in present], use_threads=False)
+        except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+            raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e

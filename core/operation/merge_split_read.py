@@ -1,0 +1,119 @@
+"""Merge-on-read of a primary-key split (Java's ``MergeFileSplitRead``).
+
+The split's files are read with their sequence and kind columns, stripped of the rows their
+deletion vectors mark, evolved to the read schema by field id, prefiltered on key
+conjuncts, concatenated and merged by the table's merge engine (deletes dropped unless
+kept), then filtered and projected. Decoding (:meth:`MergeFileSplitRead.load`) and merging
+(:meth:`MergeFileSplitRead.merge`) are separate so a read can decode the next split on a
+worker thread while the current one merges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from ..data.predicate import Predicate
+from ..format.arrow_schema import KEY_PREFIX, key_fields, key_value_file_fields, system_fields
+from ..format.data_file import evolve, read_data_file
+from ..mergetree.changelog import LEVEL, keep_one_high_level
+from ..mergetree.compact_strategy import lookup_mode
+from ..mergetree.merge_function import merge
+from ..table.file_store_table import FileStoreTable
+from .read_plan import Split
+from .split_read import SplitRead, drop_deleted, file_columns
+
+
+class MergeFileSplitRead(SplitRead):
+    """Primary-key tables: one row per key. ``keep_deletes`` keeps the retract rows of the
+    merge (``$audit_log``)."""
+
+    def __init__(self, table: FileStoreTable, projection: list[str], predicate: Predicate | None, *,
+                 with_row_kind: bool = False, keep_deletes: bool = False) -> None:
+        super().__init__(table, projection, predicate, with_row_kind=with_row_kind)
+        self.keep_deletes = keep_deletes
+
+    def read(self, split: Split) -> Iterator[pa.Table]:
+        t = self.merge(self.load(split))
+        if t is not None:
+            yield t
+
+    def merge_columns(self) -> set[str] | None:
+        engine = self.options.merge_engine
+        if engine not in ("deduplicate", "first-row"):
+            return None
+        return set(self.schema.primary_keys) | set(self.options.sequence_field)
+
+    def load(self, split: Split) -> pa.Table | None:
+        """The records of a split's files (deletion vectors applied, evolved, key-prefiltered),
+        concatenated in file order: the decode half of a primary-key split.
+
+        Keys come from the VALUE columns, never from the files' ``_KEY_<k>`` copies, as Java
+        1.x's reader does (``FormatReaderMapping.trimKeyFields``): thin-mode files and
+        pypaimon-rust 0.4's files have no ``_KEY_`` columns at all (without the table
+        option saying so), and where both exist they hold the same values.
+        """
+        need = list(self.needed_columns())
+        keys = key_fields(self.schema)
+        key_values = [kf.name[len(KEY_PREFIX):] for kf in keys]
+        need += [k for k in key_values if k not in need]  # keys are read from the value columns
+        target = system_fields() + [self.schema.field(n) for n in need]
+        dvs = self.deletion_vectors(split)
+        key_pred = self._key_prefilter("")
+        one_high = self._keeps_one_high_level_record()
+        parts = []
+        for meta in split.files:
+            fs = self.file_schemas.schema(meta.schema_id)
+            file_fields = [f for f in key_value_file_fields(fs) if not f.name.startswith(KEY_PREFIX)]
+            cols = file_columns(file_fields, target)
+            t = read_data_file(self.table.file_io, self.file_path(split, meta), file_fields, cols)
+            dv = dvs.get(meta.file_name)
+            if dv is not None:
+                t = drop_deleted(t, dv, 0)
+            t = evolve(t, file_fields, target)
+            if key_pred is not None:
+                t = t.filter(key_pred)
+            if one_high:
+                t = t.append_column(LEVEL, pa.repeat(pa.scalar(meta.level, pa.int32()), t.num_rows))
+            parts.append(t)
+        if not parts:
+            return None
+        data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if data.num_rows == 0:
+            return None
+        # merge input: _KEY_ columns (copies of the key values), system columns, values
+        arrays = [data.column(v) for v in key_values] + list(data.columns)
+        merged_input = pa.Table.from_arrays(arrays, names=[k.name for k in keys] + data.column_names)
+        if one_high:
+            merged_input = keep_one_high_level(merged_input, [k.name for k in keys], self.options)
+            merged_input = merged_input.drop_columns([LEVEL])
+        return merged_input
+
+    def merge(self, data: pa.Table | None) -> pa.Table | None:
+        """The merge half of a primary-key split: one row per key, deletes dropped, finished."""
+        if data is None:
+            return None
+        key_names = [f.name for f in key_fields(self.schema)]
+        merged = merge(data, key_names, self.schema, self.options, drop_deletes=not self.keep_deletes,
+                       lone_records_as_is=True)
+        del data
+        return self.finish(merged)
+
+    def _keeps_one_high_level_record(self) -> bool:
+        """Java wraps the merge function in ``LookupMergeFunction`` when the table needs lookup
+        (not first-row): every record above level 0 already holds the merged value of the
+        levels below it, so only one of a key's high-level records may take part, or
+        aggregation / partial-update would count older values twice."""
+        return lookup_mode(self.options) and self.options.merge_engine != "first-row"
+
+    def _key_prefilter(self, prefix: str) -> Any:
+        """Conjuncts on trimmed key columns, applied before merging (all versions of a key agree)."""
+        if self.predicate is None or self.keep_deletes:
+            return None
+        trimmed = self.schema.trimmed_primary_keys
+        kp = self.predicate.only_on(trimmed)
+        if kp is None:
+            return None
+        return kp.rename({k: prefix + k for k in trimmed}).to_arrow_expression()

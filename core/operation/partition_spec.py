@@ -1,0 +1,202 @@
+"""Partitions as users name them: ``--partition`` specs, ``--where`` on partition columns, labels.
+
+Every job that acts on some partitions (write ``--overwrite --partition``, compact, rescale,
+rewrite-file-index, sort compaction) parses the user's spelling here and matches it against
+serialized partition rows; messages and plans render partitions back with
+:func:`partition_label`, in the same ``k=v,k2=v2`` syntax the user types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..data.binary_row import deserialize
+from ..data.predicate_parser import parse_predicate
+from ..errors import InvalidInput
+from ..io import paths
+
+if TYPE_CHECKING:
+    from ..schema.table_schema import TableSchema
+
+
+def parse_partition_spec(pairs: Iterable[str]) -> dict[str, str]:
+    """``k=v`` strings (``write --partition``) to ONE spec dict."""
+    out: dict[str, str] = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not k.strip():
+            raise InvalidInput(f"--partition {p!r}: expected key=value")
+        out[k.strip()] = v
+    return out
+
+
+def check_partition_spec(schema: TableSchema, spec: Mapping[str, Any]) -> None:
+    """InvalidInput unless every key of ``spec`` is a partition key of ``schema``."""
+    if not schema.partition_keys:
+        raise InvalidInput(f"--partition {dict(spec)}: the table is not partitioned")
+    unknown = [k for k in spec if k not in schema.partition_keys]
+    if unknown:
+        raise InvalidInput(f"--partition: {unknown[0]!r} is not a partition key (keys: {schema.partition_keys})")
+
+
+def parse_partition_specs(values: Sequence[str], schema: TableSchema) -> list[dict[str, str]]:
+    """``--partition`` values to specs: ``;`` separates alternatives (OR), ``,`` joins keys (AND).
+
+    Repeating ``--partition`` also ORs, as Paimon's compact action does.
+    """
+    specs: list[dict[str, str]] = []
+    keys = schema.partition_keys
+    for value in values:
+        for alt in value.split(";"):
+            if not alt.strip():
+                continue
+            spec: dict[str, str] = {}
+            for pair in alt.split(","):
+                k, sep, v = pair.partition("=")
+                k = k.strip()
+                if not sep or not k:
+                    raise InvalidInput(f"--partition {value!r}: expected k=v[,k2=v2][;k=v...]")
+                if not keys:
+                    raise InvalidInput(f"--partition {value!r}: the table is not partitioned")
+                if k not in keys:
+                    raise InvalidInput(f"--partition {value!r}: {k!r} is not a partition key (keys: {keys})")
+                if k in spec:
+                    raise InvalidInput(f"--partition {value!r}: key {k!r} given twice")
+                spec[k] = v
+            specs.append(spec)
+        if not value.strip(";").strip():
+            raise InvalidInput(f"--partition {value!r}: empty partition spec")
+    return specs
+
+
+def partition_filter(
+    schema: TableSchema, specs: Sequence[Mapping[str, str]] | None, where: str | None
+) -> Callable[[bytes], bool] | None:
+    """A predicate on serialized partitions for ``--partition`` specs or ``--where`` (not both)."""
+    if specs and where:
+        raise InvalidInput("give either --partition or --where, not both")
+    if not specs and not where:
+        return None
+    if where:
+        return _where_filter(schema, where)
+    return _spec_filter(schema, specs or [])
+
+
+def _where_filter(schema: TableSchema, where: str) -> Callable[[bytes], bool]:
+    """``--where`` over partition columns, decided once per partition from its values."""
+    keys = schema.partition_keys
+    if not keys:
+        raise InvalidInput("--where: the table is not partitioned; compact filters partitions only")
+    pred = parse_predicate(where, list(schema.fields))
+    others = sorted(pred.columns() - set(keys))
+    if others:
+        raise InvalidInput(
+            f"--where: compact selects partitions only; {others[0]!r} is not a partition key (keys: {keys})"
+        )
+    types = schema.partition_types
+    cache: dict[bytes, bool] = {}
+
+    def by_where(part: bytes) -> bool:
+        hit = cache.get(part)
+        if hit is None:
+            values = deserialize(part, types)
+            stats = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(keys, values, strict=True)}
+            hit = cache[part] = bool(pred.might_match(stats))
+        return hit
+
+    return by_where
+
+
+def _renderings(value: Any, t: Any) -> set[str]:
+    """The directory spellings of a partition value (legacy and non-legacy names)."""
+    out = set()
+    for legacy in (True, False):
+        try:
+            s = paths.partition_value_to_str(value, t, legacy)
+        except Exception:  # noqa: BLE001 - a rendering that does not apply
+            continue
+        if s is not None:
+            out.add(s)
+    return out
+
+
+def _spec_filter(schema: TableSchema, specs: Sequence[Mapping[str, str]]) -> Callable[[bytes], bool]:
+    """``--partition`` specs (ORed; keys of one spec ANDed), values compared as spelled."""
+    types = schema.partition_types
+    keys = schema.partition_keys
+    default = schema.core_options.partition_default_name
+    cache: dict[bytes, bool] = {}
+    wanted = [[(keys.index(k), v) for k, v in spec.items()] for spec in specs]
+
+    def matches(values: list[Any], conj: list[tuple[int, str]]) -> bool:
+        for i, want in conj:
+            v = values[i]
+            if v is None or (isinstance(v, str) and not v.strip()):
+                ok = want == default
+            else:
+                ok = want in _renderings(v, types[i])
+            if not ok:
+                return False
+        return True
+
+    def by_spec(part: bytes) -> bool:
+        hit = cache.get(part)
+        if hit is None:
+            values = deserialize(part, types)
+            hit = cache[part] = any(matches(values, conj) for conj in wanted)
+        return hit
+
+    return by_spec
+
+
+def static_partition_filter(schema: TableSchema, spec: Mapping[str, Any]) -> Callable[[bytes], bool] | None:
+    """A predicate for a (possibly partial) static partition spec of an overwrite or a
+    partition drop (values as given: strings or Python values); None for ``{}``."""
+    if not spec:
+        return None
+    keys = schema.partition_keys
+    unknown = [k for k in spec if k not in keys]
+    if unknown:
+        if not keys:
+            raise InvalidInput(f"overwrite partition {dict(spec)}: the table is not partitioned")
+        raise InvalidInput(f"overwrite partition: {unknown[0]!r} is not a partition key (keys: {keys})")
+    default = schema.core_options.partition_default_name
+    wanted = [(keys.index(k), None if v is None else str(v)) for k, v in spec.items()]
+    types = schema.partition_types
+    cache: dict[bytes, bool] = {}
+
+    def admits(v: Any, i: int, want: str | None) -> bool:
+        if v is None:
+            return want is None or want == default
+        if want is None or want == default:
+            return False
+        return want in _value_spellings(v, types[i])
+
+    def matches(partition: bytes) -> bool:
+        hit = cache.get(partition)
+        if hit is None:
+            values = deserialize(partition, types)
+            hit = cache[partition] = all(admits(values[i], i, want) for i, want in wanted)
+        return hit
+
+    return matches
+
+
+def _value_spellings(value: Any, data_type: Any) -> set[str]:
+    """The strings a user may give for a partition value (legacy and SQL-cast forms)."""
+    out = _renderings(value, data_type)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.add(str(value))
+    return out
+
+
+def partition_label(schema: TableSchema, partition: bytes) -> str:
+    """``k=v,k2=v2`` (the ``--partition`` syntax), "" for an unpartitioned table."""
+    if not schema.partition_keys:
+        return ""
+    opts = schema.core_options
+    values = deserialize(partition, schema.partition_types)
+    strs = paths.partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
+    return ",".join(f"{k}={opts.partition_default_name if s is None else s}"
+                    for k, s in zip(schema.partition_keys, strs, strict=True))

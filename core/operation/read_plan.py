@@ -1,0 +1,356 @@
+"""Split planning: which files of a snapshot a read touches, grouped into splits.
+
+The snapshot's live files -- of a postpone-bucket table only those in real buckets, as
+Java's batch scan -- are pruned in Java's order: partition values, bucket (an Equal/IN
+predicate on every bucket-key column), level 0 for deletion-vector and first-row
+primary-key tables (Java's batch scan hides it), then file stats:
+
+* append tables: each file's value stats against the whole predicate;
+* primary-key tables (``KeyValueFileStoreScan``): value stats only where a key cannot hide in
+  another file -- level > 0 files of DV / first-row tables, or a bucket whose files all sit in
+  one level > 0 run; otherwise key stats against the key-only conjuncts, and a bucket is
+  dropped whole when no file's value stats can match (except partial-update/aggregation
+  without DVs, whose merged rows mix files);
+
+then file indexes (``file-index.read.enabled``): a file whose bloom filter / bitmap / BSI
+proves that no row matches is skipped (append files; level > 0 files of DV / first-row
+tables), counted per index kind for ``--explain``. What remains is grouped into one split
+per (partition, bucket), with the deletion vectors of its files. Metadata only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..data.binary_row import bucket_of
+from ..data.predicate import Predicate, and_
+from ..fileindex.evaluator import INDEX_KINDS, evaluate, remains
+from ..fileindex.format import FileIndexContainer, index_file_names
+from ..io import paths
+from ..manifest.entry_decoder import EntryDecoder
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta
+from ..manifest.manifest import DataFileMeta, ManifestEntry
+from ..refs.snapshot import Snapshot
+from ..table.file_store_table import FileStoreTable
+from ..utils.workers import map_ordered
+from .scan import FileStoreScan, split_postponed
+
+# data file name -> (DV index file path, range in it)
+DeletionFiles = dict[str, tuple[str, DeletionVectorMeta]]
+
+
+@dataclass
+class Split:
+    """The files of one (partition, bucket) to read, with their deletion vectors' locations."""
+
+    partition: bytes
+    partition_values: list[Any]
+    bucket: int
+    files: list[DataFileMeta]
+    deletion_files: DeletionFiles = field(default_factory=dict)
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+
+@dataclass
+class Counts:
+    partitions: int = 0
+    buckets: int = 0
+    files: int = 0
+    records: int = 0
+
+    @staticmethod
+    def of(entries: list[ManifestEntry]) -> Counts:
+        return Counts(
+            len({e.partition for e in entries}),
+            len({(e.partition, e.bucket) for e in entries}),
+            len(entries),
+            sum(e.file.row_count for e in entries),
+        )
+
+    def minus(self, other: Counts) -> Counts:
+        return Counts(self.partitions - other.partitions, self.buckets - other.buckets,
+                      self.files - other.files, self.records - other.records)
+
+
+@dataclass
+class ReadPlan:
+    """What a read will touch, and what each pruning step removed."""
+
+    snapshot: Snapshot | None
+    splits: list[Split]
+    total: Counts = field(default_factory=Counts)
+    # postpone-bucket files (bucket = -2): invisible to batch reads until compaction
+    skipped_postponed: Counts = field(default_factory=Counts)
+    postponed_selected: Counts = field(default_factory=Counts)  # of those, in the partitions read
+    pruned_by_partition: Counts = field(default_factory=Counts)
+    pruned_by_bucket: Counts = field(default_factory=Counts)
+    skipped_level0: Counts = field(default_factory=Counts)
+    pruned_by_stats: Counts = field(default_factory=Counts)
+    # files the file indexes proved empty of matches, per index kind (bloom-filter, bitmap,
+    # bsi; "file index" when only their combination did)
+    pruned_by_index: dict[str, Counts] = field(default_factory=dict)
+    remaining: Counts = field(default_factory=Counts)
+
+
+class ReadPlanner:
+    """Plans a read of ``table`` (whose schema is the one read) at ``snapshot``.
+
+    ``top_level_only`` keeps only the max level of primary-key tables (``$ro``);
+    ``all_levels`` keeps level 0 of deletion-vector / first-row tables too.
+    """
+
+    def __init__(self, table: FileStoreTable, snapshot: Snapshot | None, predicate: Predicate | None, *,
+                 top_level_only: bool = False, all_levels: bool = False) -> None:
+        self.table = table
+        self.schema = table.schema
+        self.options = table.options
+        self.snapshot = snapshot
+        self.predicate = predicate
+        self.top_level_only = top_level_only
+        self.all_levels = all_levels
+        self.is_pk = bool(self.schema.primary_keys)
+        self.decoder = EntryDecoder(table)
+        self._fields = {f.name: f for f in self.schema.fields}
+
+    def plan(self) -> ReadPlan:
+        entries = FileStoreScan(self.table).plan(self.snapshot)
+        plan = ReadPlan(self.snapshot, [], total=Counts.of(entries))
+        entries, postponed = split_postponed(self.schema, entries)
+        plan.skipped_postponed = plan.total.minus(Counts.of(entries))
+        entries, postponed = self._prune_partitions(plan, entries, postponed)
+        plan.postponed_selected = Counts.of(postponed)
+        entries = self._prune_buckets(plan, entries)
+        entries = self._prune_levels(plan, entries)
+        stats_pred = self._stats_predicate()
+        if stats_pred is not None:
+            before = Counts.of(entries)
+            entries = self._filter_by_stats(entries, stats_pred)
+            plan.pruned_by_stats = before.minus(Counts.of(entries))
+        # file indexes (bloom filter / bitmap / BSI), embedded or in `.index` extra files
+        if stats_pred is not None and self.options.file_index_read_enabled:
+            entries, by_kind = self._filter_by_index(entries, stats_pred)
+            plan.pruned_by_index = {k: Counts.of(v) for k, v in by_kind.items()}
+        plan.remaining = Counts.of(entries)
+        plan.splits = self._splits(entries)
+        return plan
+
+    def skip_level0(self) -> bool:
+        """Java's batch scan of DV / first-row tables reads no level-0 file."""
+        if self.all_levels:
+            return False
+        return self.options.deletion_vectors_enabled or self.options.merge_engine == "first-row"
+
+    # -- pruning steps -----------------------------------------------------------------
+
+    def _prune_partitions(self, plan: ReadPlan, entries: list[ManifestEntry],
+                          postponed: list[ManifestEntry]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+        pred = self.predicate
+        if pred is None or not self.schema.partition_keys:
+            return entries, postponed
+        pkeys = self.schema.partition_keys
+        verdict: dict[bytes, bool] = {}
+
+        def partition_ok(part: bytes) -> bool:
+            ok = verdict.get(part)
+            if ok is None:
+                values = self.decoder.partition_values(part)
+                st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values, strict=True)}
+                ok = verdict[part] = pred.might_match(st)
+            return ok
+
+        kept = [e for e in entries if partition_ok(e.partition)]
+        plan.pruned_by_partition = Counts.of(entries).minus(Counts.of(kept))
+        return kept, [e for e in postponed if partition_ok(e.partition)]
+
+    def _prune_buckets(self, plan: ReadPlan, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        selector = self._bucket_selector()
+        if selector is None:
+            return entries
+        kept = [e for e in entries if selector(e.bucket, e.total_buckets)]
+        plan.pruned_by_bucket = Counts.of(entries).minus(Counts.of(kept))
+        return kept
+
+    def _prune_levels(self, plan: ReadPlan, entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        """Java's batch scan of DV / first-row tables; ``$ro``'s top level."""
+        if not self.is_pk:
+            return entries
+        before = Counts.of(entries)
+        if self.top_level_only:
+            top = self.options.num_levels - 1
+            entries = [e for e in entries if e.file.level == top]
+        elif self.skip_level0():
+            entries = [e for e in entries if e.file.level > 0]
+        plan.skipped_level0 = before.minus(Counts.of(entries))
+        return entries
+
+    def _stats_predicate(self) -> Predicate | None:
+        """The predicate minus conjuncts on columns with a default value (stats see their NULLs)."""
+        if self.predicate is None:
+            return None
+        defaults = set(self.options.field_default_values())
+        if not defaults:
+            return self.predicate
+        keep = [c for c in self.predicate.conjuncts() if not (c.columns() & defaults)]
+        return and_(keep) if keep else None
+
+    def _bucket_selector(self) -> Callable[[int, int], bool] | None:
+        """``(bucket, total_buckets) -> keep?`` for a predicate pinning the bucket key, else None."""
+        if self.predicate is None or self.schema.bucket <= 0:
+            return None
+        keys = self.schema.bucket_keys
+        if not keys:
+            return None
+        tuples = self.predicate.bucket_key_values(keys)
+        if tuples is None:
+            return None
+        types = [self.schema.field(k).type for k in keys]
+        selected: dict[int, set[int]] = {}
+
+        def keep(bucket: int, total: int) -> bool:
+            if total <= 0:
+                return True
+            s = selected.get(total)
+            if s is None:
+                s = selected[total] = {bucket_of(list(t), types, total) for t in tuples}
+            return bucket in s
+
+        return keep
+
+    def _filter_by_stats(self, entries: list[ManifestEntry], pred: Predicate) -> list[ManifestEntry]:
+        sr = self.decoder
+
+        def value_ok(e: ManifestEntry) -> bool:
+            return pred.might_match(sr.value_column_stats(e.file))
+
+        if not self.is_pk:
+            return [e for e in entries if value_ok(e)]
+
+        dv_or_first_row = self.skip_level0()
+        key_pred = pred.only_on(self.schema.trimmed_primary_keys)
+
+        def file_ok(e: ManifestEntry) -> bool:  # KeyValueFileStoreScan.filterByStats
+            if dv_or_first_row and e.file.level > 0:
+                return value_ok(e)
+            if key_pred is not None:
+                return key_pred.might_match(sr.key_column_stats(e.file))
+            return True
+
+        kept = [e for e in entries if file_ok(e)]
+        groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+        for e in kept:
+            groups.setdefault((e.partition, e.bucket), []).append(e)
+        engine = self.options.merge_engine
+        mixing = not self.options.deletion_vectors_enabled and engine in ("partial-update", "aggregation")
+        out: list[ManifestEntry] = []
+        for group in groups.values():  # filterWholeBucketByStats
+            levels = {e.file.level for e in group}
+            if len(group) <= 1 or (len(levels) == 1 and 0 not in levels):
+                out += [e for e in group if value_ok(e)]
+            elif mixing or any(value_ok(e) for e in group):
+                out += group
+        return out
+
+    # -- file indexes --------------------------------------------------------------------
+
+    def _filter_by_index(
+        self, entries: list[ManifestEntry], pred: Predicate
+    ) -> tuple[list[ManifestEntry], dict[str, list[ManifestEntry]]]:
+        """Drop files whose file index proves no row matches (Java: the embedded index at scan,
+        the ``.index`` file at read). Primary-key files only where a file is filtered on its
+        own values (level > 0 of DV / first-row tables): elsewhere a row may be merged away."""
+        per_file = self.is_pk and self.skip_level0()
+
+        def candidate(e: ManifestEntry) -> bool:
+            m = e.file
+            if self.is_pk and not (per_file and m.level > 0):
+                return False
+            return m.embedded_index is not None or bool(index_file_names(m.extra_files))
+
+        todo = [e for e in entries if candidate(e)]
+        if not todo:
+            return entries, {}
+
+        def verdict(e: ManifestEntry) -> str | None:
+            return self._index_verdict(e, pred)
+
+        if len(todo) > 8:
+            verdicts = dict(zip((id(e) for e in todo), map_ordered(verdict, todo, 4, "paimon-index"), strict=True))
+        else:
+            verdicts = {id(e): verdict(e) for e in todo}
+        kept: list[ManifestEntry] = []
+        pruned: dict[str, list[ManifestEntry]] = {}
+        for e in entries:
+            v = verdicts.get(id(e))
+            if v is None:
+                kept.append(e)
+            else:
+                pruned.setdefault(v, []).append(e)
+        return kept, pruned
+
+    def _index_verdict(self, e: ManifestEntry, pred: Predicate) -> str | None:
+        """None: keep the file; else the index kind that pruned it."""
+        m = e.file
+        try:
+            if m.embedded_index is not None:
+                container = FileIndexContainer(m.embedded_index)
+            else:
+                name = index_file_names(m.extra_files)[0]
+                path = paths.data_file_path(self.table.path, self.decoder.partition_dir(e.partition), e.bucket, name)
+                container = FileIndexContainer(self.table.file_io.read_bytes(path), path)
+            fs = self.decoder.schema(m.schema_id)
+            by_id = {f.id: f for f in fs.fields}
+            file_fields = {f.name: f for f in fs.fields}
+
+            def name_in_file(n: str) -> str | None:
+                f = self._fields.get(n)
+                ff = by_id.get(f.id) if f is not None else None
+                return ff.name if ff is not None else None
+
+            if remains(evaluate(container, pred, file_fields, name_in_file)):
+                return None
+            for kind in INDEX_KINDS:
+                if not remains(evaluate(container, pred, file_fields, name_in_file, types={kind})):
+                    return kind
+            return "file index"
+        except Exception:  # noqa: BLE001 - an index we cannot read never hides rows
+            return None
+
+    # -- splits --------------------------------------------------------------------------
+
+    def _splits(self, entries: list[ManifestEntry]) -> list[Split]:
+        groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        for e in entries:
+            groups.setdefault((e.partition, e.bucket), []).append(e.file)
+        dvs = self._deletion_files() if groups else {}
+        splits = []
+        for (part, bucket), files in groups.items():
+            files.sort(key=lambda f: f.min_sequence_number)  # stable: ties keep commit order, as Java
+            splits.append(Split(part, self.decoder.partition_values(part), bucket, files, dvs.get((part, bucket), {})))
+        return splits
+
+    def _deletion_files(self) -> dict[tuple[bytes, int], DeletionFiles]:
+        """DV ranges per (partition, bucket); Java applies them only when the option is on."""
+        if not self.options.deletion_vectors_enabled:
+            return {}
+        out: dict[tuple[bytes, int], DeletionFiles] = {}
+        in_bucket_dir = self.options.index_file_in_data_file_dir
+        for ie in FileStoreScan(self.table).index_entries(self.snapshot):
+            f = ie.index_file
+            if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
+                continue
+            if f.external_path:
+                path = f.external_path
+            elif in_bucket_dir:  # 1.x index-file-in-data-file-dir: next to the data files
+                part_dir = self.decoder.partition_dir(ie.partition)
+                path = paths.data_file_path(self.table.path, part_dir, ie.bucket, f.file_name)
+            else:
+                path = paths.join(paths.index_dir(self.table.path), f.file_name)
+            per = out.setdefault((ie.partition, ie.bucket), {})
+            for m in f.dv_ranges:
+                per[m.data_file_name] = (path, m)
+        return out

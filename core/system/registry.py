@@ -1,0 +1,73 @@
+"""Which function computes each ``inspect`` kind: Paimon's ``$`` system tables (named as
+Java names them, ``-`` for ``_``), our ``table`` overview and ``expiry`` report, and the
+catalog-wide tables. A new kind: one function in a module of this package, one line here.
+
+A family's module is imported when one of its kinds is first looked up: the reader-backed
+kinds need pyarrow and the overview needs expire and the file-index checks, which
+``inspect snapshots`` (or ``tag list``) must not pay for at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from importlib import import_module
+
+from ..errors import NotFound
+from ..table.catalog import FileSystemCatalog
+from ..utils.rows import Rows
+from .catalog import all_table_options, catalog_options
+
+SystemTable = Callable[..., Rows]  # (table, at: TimeTravel | None = None) -> Rows
+
+
+class _Families(Mapping[str, SystemTable]):
+    """kind -> function, from ``"module:function"`` addresses inside this package."""
+
+    def __init__(self, addresses: dict[str, str]) -> None:
+        self._addresses = addresses
+
+    def __getitem__(self, kind: str) -> SystemTable:
+        module, _, function = self._addresses[kind].partition(":")
+        fn: SystemTable = getattr(import_module(f"{__package__}.{module}"), function)
+        return fn
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._addresses)
+
+    def __len__(self) -> int:
+        return len(self._addresses)
+
+
+SYSTEM_TABLES: Mapping[str, SystemTable] = _Families({
+    "snapshots": "snapshots:snapshots",
+    "schemas": "snapshots:schemas",
+    "options": "snapshots:options",
+    "files": "files:files",
+    "manifests": "files:manifests",
+    "partitions": "files:partitions",
+    "buckets": "files:buckets",
+    "tags": "refs:tags",
+    "branches": "refs:branches",
+    "consumers": "refs:consumers",
+    "table-indexes": "indexes:table_indexes",
+    "statistics": "indexes:statistics",
+    "aggregation-fields": "snapshots:aggregation_fields",
+    "file-indexes": "file_indexes:file_index_rows",
+    "audit-log": "audit_log:audit_log",
+    "binlog": "audit_log:binlog",
+    "ro": "audit_log:read_optimized",
+    "table": "overview:table_overview",
+    "expiry": "overview:expiry",
+})
+
+CATALOG_TABLES: dict[str, Callable[[FileSystemCatalog], Rows]] = {
+    "all-table-options": all_table_options,
+    "catalog-options": catalog_options,
+}
+
+
+def system_table(name: str) -> SystemTable:
+    try:
+        return SYSTEM_TABLES[name]
+    except KeyError:
+        raise NotFound(f"unknown system table {name!r}; known: {', '.join(SYSTEM_TABLES)}") from None
