@@ -328,12 +328,16 @@ class _Reader:
         except CorruptMetadata as e:
             raise _refuse(path, e.problem) from e
 
-    def read_all(self, pinned: list[tuple[Ref, Any]]) -> None:
+    def read_all(self, pinned: list[tuple[Ref, Any]], changelogs_lack_data_lists: frozenset[str] = frozenset()) -> None:
         used = self.used
         names = used.names
         # manifest lists -> referrers
         list_refs: dict[str, list[Ref]] = {}
         index_refs: dict[str, list[Ref]] = {}
+        # expire deletes the index manifest of a snapshot it moves to changelog/ (and its data
+        # manifest lists when a changelog producer is set), as Java's SnapshotDeletion does: a
+        # long-lived changelog may lack those, and what they named is not kept for it
+        optional: set[tuple[str, Ref]] = set()
         for ref, snap in pinned:
             used.refs.append(ref)
             for ml in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
@@ -341,6 +345,11 @@ class _Reader:
                     names.add(ml)
                     if ml not in used.read_lists:
                         list_refs.setdefault(ml, []).append(ref)
+                        if (ref.kind == "changelog" and ml != snap.changelog_manifest_list
+                                and ref.branch in changelogs_lack_data_lists):
+                            optional.add((ml, ref))
+            if ref.kind == "changelog" and snap.index_manifest:
+                optional.add((snap.index_manifest, ref))
             if snap.index_manifest:
                 names.add(snap.index_manifest)
                 if snap.index_manifest not in used.read_index_manifests:
@@ -352,7 +361,7 @@ class _Reader:
         manifest_refs: dict[str, list[Ref]] = {}
         for ml, content in zip(todo, self._map(lambda n: self._one(manifest_list_names, n), todo)):
             if content is None:
-                self._missing(ml, list_refs[ml], "manifest list")
+                self._missing(ml, [r for r in list_refs[ml] if (ml, r) not in optional], "manifest list")
                 continue
             used.read_lists.add(ml)
             for m in content:
@@ -371,13 +380,15 @@ class _Reader:
         todo = sorted(index_refs)
         for im, content in zip(todo, self._map(lambda n: self._one(index_manifest_names, n), todo)):
             if content is None:
-                self._missing(im, index_refs[im], "index manifest")
+                self._missing(im, [r for r in index_refs[im] if (im, r) not in optional], "index manifest")
                 continue
             used.read_index_manifests.add(im)
             names.update(content)
 
     def _missing(self, name: str, refs: list[Ref], what: str) -> None:
         """A referenced file is gone: fine only if every object referencing it is gone too."""
+        if not refs:
+            return  # only referrers that may lack it
         alive = _referrer_alive(self.file_io, refs)
         for attempt in range(3):  # a concurrent expire deletes manifests first, snapshot files last
             if alive is None:
@@ -403,8 +414,24 @@ def collect_used_files(
     pinned: list[tuple[Ref, Any]] = []
     for br in used.branches:
         pinned.extend(branch_refs(file_io, table_path, br, lister, skip, used))
-    _Reader(file_io, table_path, used).read_all(pinned)
+    producers = frozenset(br for br in {r.branch for r, _ in pinned if r.kind == "changelog"}
+                          if changelog_lacks_data_lists(file_io, table_path, br))
+    _Reader(file_io, table_path, used).read_all(pinned, producers)
     return used
+
+
+def changelog_lacks_data_lists(file_io: FileIO, table_path: str, branch: str | None) -> bool:
+    """Whether expire deletes the data manifest lists of the snapshots it moves to this branch's
+    changelog/: Java's SnapshotDeletion does when a changelog producer is set (the changelog has
+    its own files then); with none, the data files are the changelog and their lists stay."""
+    from .schema import SchemaManager
+
+    try:
+        schema = SchemaManager(file_io, table_path, None if branch == MAIN_BRANCH else branch).latest()
+    except CorruptMetadata as e:
+        raise _refuse(e.path, e.problem) from e
+    producer = (schema.options.get("changelog-producer") or "none") if schema is not None else "none"
+    return producer.strip().lower() != "none"
 
 
 def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set[str]:
