@@ -114,7 +114,9 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
     if first_snap is not None:
         guard = reader.live_files(first_snap)
         skipping |= _manifest_names(reader, first_snap)
-    for t in _overlapped(tags, exp[0].id, end_id):
+    # a tag past the latest snapshot (left by a killed rollback) has no place: keep what it uses
+    beyond = [t for t in tags if t.id > latest_snap]
+    for t in _overlapped(tags, exp[0].id, end_id) + beyond:
         skipping |= _names_if_present(reader, t)
     skipping |= prot.names
     seen: set[str] = set()
@@ -125,14 +127,15 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
             plan.deletions.append(FileDeletion(path, kind, int(size), sid))
 
     tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
+    beyond_live: set[tuple[bytes, int, str]] = set().union(*(reader.live_files(t) for t in beyond))
     for c in exp:
         ti = _previous_index(tags, c.id)
-        skip: set[tuple[bytes, int, str]] = set()
+        skip: set[tuple[bytes, int, str]] = beyond_live
         if ti >= 0:
             t = tags[ti]
             if t.id not in tag_cache:
                 tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id]
+            skip = tag_cache[t.id] | beyond_live if beyond_live else tag_cache[t.id]
         if c.changelog_manifest_list:
             for e in reader.entries_of_lists([c.changelog_manifest_list], missing_ok=True) or []:
                 if e.kind == FileKind.ADD:

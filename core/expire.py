@@ -272,9 +272,10 @@ def read_light_manifest(data: bytes, path: str) -> list[_LightEntry]:
         f = r.get("_FILE")
         if f is None or r.get("_KIND") not in (0, 1):
             raise CorruptMetadata(path, "manifest entry has no _FILE record or a bad _KIND")
+        extra = tuple(paths.check_file_name(x, "_EXTRA_FILES entry", path) for x in f.get("_EXTRA_FILES") or ())
         out.append(_LightEntry(
             kind=r["_KIND"], partition=bytes(r["_PARTITION"]), bucket=r["_BUCKET"],
-            file=_LightFile(f["_FILE_NAME"], f["_FILE_SIZE"], tuple(f.get("_EXTRA_FILES") or ()),
+            file=_LightFile(paths.check_file_name(f["_FILE_NAME"], "_FILE_NAME", path), f["_FILE_SIZE"], extra,
                             f.get("_FILE_SOURCE"), f.get("_EXTERNAL_PATH")),
         ))
     return out
@@ -299,10 +300,13 @@ def read_light_list(data: bytes, path: str) -> list[_LightMeta]:
         raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
     try:
         records = [r for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
-        return [_LightMeta(r["_FILE_NAME"], r["_FILE_SIZE"], r.get("_NUM_DELETED_FILES")) for r in records]
+        metas = [_LightMeta(r["_FILE_NAME"], r["_FILE_SIZE"], r.get("_NUM_DELETED_FILES")) for r in records]
     except Exception as e:  # noqa: BLE001 - any decode failure is corrupt metadata
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CorruptMetadata(path, f"cannot decode Avro: {msg}") from e
+    for m in metas:
+        paths.check_file_name(m.file_name, "_FILE_NAME", path)
+    return metas
 
 
 class _Reader:
@@ -689,14 +693,18 @@ def _plan_snapshots(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = F
     tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
     data_snaps = [s for s in exp_snaps if s.id != begin] + [end_snap]
     touched_buckets: dict[str, None] = {}
+    # a tag past the latest snapshot (left by a killed rollback) has no place in the history:
+    # everything it uses is kept
+    beyond = [t for t in tags if t.id > latest]
+    beyond_live: set[tuple[bytes, int, str]] = set().union(*(reader.live_files(t) for t in beyond))
     for s in data_snaps:
         ti = _previous_index(tags, s.id)
-        skip: set[tuple[bytes, int, str]] = set()
+        skip: set[tuple[bytes, int, str]] = beyond_live
         if ti >= 0:
             t = tags[ti]
             if t.id not in tag_cache:
                 tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id]
+            skip = tag_cache[t.id] | beyond_live if beyond_live else tag_cache[t.id]
         metas = reader.manifest_list(s.delta_manifest_list, missing_ok=s.id != end_id)
         if metas is not None and all(m.num_deleted_files == 0 for m in metas):
             continue  # an append-only delta deletes nothing (its ADDs can only cancel its own DELETEs)
@@ -755,7 +763,7 @@ def _plan_snapshots(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = F
 
     # -- 3. manifests, lists, index files, statistics not used by the end snapshot / tags -----
     skipping = _manifest_names(reader, end_snap)
-    for t in _overlapped(tags, begin, end_id):
+    for t in _overlapped(tags, begin, end_id) + beyond:
         skipping |= _manifest_names(reader, t)
     skipping |= prot.names
     delete_data_lists = not rp.changelog_decoupled or rp.produce_changelog
@@ -1071,7 +1079,12 @@ def expiry_report(table: FileStoreTable, at: Any = None, policy: ExpirePolicy | 
     from .java_format import local_datetime_from_millis
     from .system_tables import Rows
 
-    plan = plan_expire(table, policy, explain=True)
+    try:
+        plan = plan_expire(table, policy, explain=True)
+    except UnsafeRefused as e:
+        if isinstance(e.__cause__, (CorruptMetadata, NotFound)):
+            raise e.__cause__ from None  # a report says what is wrong (exit 4), it refuses nothing
+        raise
     sm = table.snapshot_manager
     expired = set(plan.expired_ids)
     rows = []

@@ -13,6 +13,7 @@ from typing import Any
 from .avro import NAMESPACE
 from .errors import CorruptMetadata
 from .manifest import FileKind, ObjectsFile, _check_version, _opt
+from .paths import check_file_name
 
 INDEX_MANIFEST_VERSION = 1
 HASH_INDEX = "HASH"
@@ -144,7 +145,7 @@ def index_entry_from_record(r: dict[str, Any], path: str = "") -> IndexManifestE
         bucket=r["_BUCKET"],
         index_file=IndexFileMeta(
             index_type=r["_INDEX_TYPE"],
-            file_name=r["_FILE_NAME"],
+            file_name=check_file_name(r["_FILE_NAME"], "_FILE_NAME", path),
             file_size=r["_FILE_SIZE"],
             row_count=r["_ROW_COUNT"],
             dv_ranges=dv,

@@ -79,6 +79,33 @@ def statistics_dir(table_path: str) -> str:
     return join(table_path, "statistics")
 
 
+MAX_NAME_BYTES = 255  # NAME_MAX of Linux/macOS file systems and S3-compatible keys' usual limit
+
+
+def check_file_name(name: Any, what: str, path: str) -> str:
+    """A file name a metadata file records (manifest list, manifest, data, extra, index or
+    statistics file): one path component, resolved in the directory its kind lives in.
+
+    Java trusts these names; a damaged or hostile ``../snapshot/snapshot-5`` would make expire
+    or rollback delete a file of another kind, so such a name is corrupt metadata.
+    """
+    from .errors import CorruptMetadata
+
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "is empty" if name == "" else f"is not a string ({type(name).__name__})"
+    elif name in (".", "..") or "/" in name or "\\" in name:
+        problem = "is a path, not a file name"
+    elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        problem = "contains control characters"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        problem = f"is longer than {MAX_NAME_BYTES} bytes"
+    if problem is not None:
+        shown = name if not isinstance(name, str) or len(name) <= 80 else name[:77] + "..."
+        raise CorruptMetadata(path, f"{what} {shown!r} {problem}")
+    return name
+
+
 def bucket_dir(bucket: int) -> str:
     """``bucket-<n>``; the postpone bucket (-2) is ``bucket-postpone``."""
     if bucket == POSTPONE_BUCKET:

@@ -19,7 +19,7 @@ from .errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, Unsa
 from .fileio import FileIO, join
 from .json_util import dumps_jackson, loads_metadata
 from .paths import branch_path
-from .snapshot import Snapshot
+from .snapshot import Snapshot, SnapshotManager
 
 if TYPE_CHECKING:
     from .table import FileStoreTable
@@ -191,6 +191,7 @@ class TagManager:
         self.file_io = file_io
         self.table_path = table_path
         self.branch = branch
+        self._snapshots = SnapshotManager(file_io, table_path, branch)  # checks each tag read
 
     @property
     def tag_dir(self) -> str:
@@ -217,7 +218,9 @@ class TagManager:
             text = self.file_io.read_text(path)
         except NotFound:
             return None
-        return Tag.from_json(name, text, path)
+        tag = Tag.from_json(name, text, path)
+        self._snapshots.check_tagged(tag.snapshot, path)
+        return tag
 
     def tag(self, name: str) -> Tag:
         if not name or not name.strip():

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable
 
 from .errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
 from .fileio import FileIO, FileStatus, join
-from .paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, manifest_dir
+from .paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, check_file_name, manifest_dir
 from .workers import map_ordered
 
 _SNAPSHOT_RE = re.compile(r"snapshot-(\d+)")
@@ -124,23 +124,13 @@ def list_branches(file_io: FileIO, table_path: str, lister: DirLister | None = N
 # ---------------------------------------------------------------------------------------
 
 
-def _read_json_snapshot(file_io: FileIO, path: str, is_tag: bool) -> Any:
-    """Snapshot (or tag's snapshot), None if the file is gone; unparsable -> UnsafeRefused."""
-    from .snapshot import Snapshot
-    from .tags import Tag
-
+def _read_ref(read: Callable[[], Any]) -> Any:
+    """A snapshot, tag or changelog read (and checked) by its branch's manager; None if the file
+    is gone; unparsable or inconsistent -> UnsafeRefused."""
     try:
-        text = file_io.read_text(path)
-    except NotFound:
-        return None
+        return read()
     except CorruptMetadata as e:
-        raise _refuse(path, e.problem) from e
-    try:
-        if is_tag:
-            return Tag.from_json(path.rsplit("/", 1)[-1][len(_TAG_PREFIX) :], text, path).snapshot
-        return Snapshot.from_json(text, path)
-    except CorruptMetadata as e:
-        raise _refuse(path, e.problem) from e
+        raise _refuse(e.path, e.problem) from e
 
 
 def _hint(file_io: FileIO, directory: str, name: str) -> int | None:
@@ -165,7 +155,13 @@ def branch_refs(
     listing raced a commit) the directory is listed again, up to three times, before refusing.
     Older snapshots that vanish were expired meanwhile and are skipped.
     """
-    root = branch_path(table_path, None if branch == MAIN_BRANCH else branch)
+    from .snapshot import ChangelogManager, SnapshotManager
+    from .tags import TagManager
+
+    br = None if branch == MAIN_BRANCH else branch
+    root = branch_path(table_path, br)
+    sm, cm, tm = (SnapshotManager(file_io, table_path, br), ChangelogManager(file_io, table_path, br),
+                  TagManager(file_io, table_path, br))
     out: list[tuple[Ref, Any]] = []
 
     def keep(ref: Ref) -> bool:
@@ -190,7 +186,7 @@ def branch_refs(
             ref = Ref(branch, "snapshot", str(sid), path)
             if i > 0 and not keep(ref):
                 continue
-            snap = _read_json_snapshot(file_io, path, is_tag=False)
+            snap = _read_ref(lambda: sm.try_snapshot(sid))
             if snap is None:
                 if i == 0:
                     latest_ok = False
@@ -219,12 +215,12 @@ def branch_refs(
         ref = Ref(branch, "tag", s.name[len(_TAG_PREFIX) :], s.path)
         if not keep(ref):
             continue
-        snap = _read_json_snapshot(file_io, s.path, is_tag=True)
-        if snap is None:
+        tag = _read_ref(lambda: tm.try_tag(ref.key))
+        if tag is None:
             if used is not None:
                 used.vanished.append(str(ref))
             continue
-        out.append((ref, snap))
+        out.append((ref, tag.snapshot))
 
     # long-lived changelogs (decoupled changelog lifecycle)
     cl_dir = join(root, "changelog")
@@ -235,7 +231,7 @@ def branch_refs(
         ref = Ref(branch, "changelog", m.group(1), s.path)
         if not keep(ref):
             continue
-        snap = _read_json_snapshot(file_io, s.path, is_tag=False)
+        snap = _read_ref(lambda: cm.try_snapshot(int(ref.key)))
         if snap is None:
             if used is not None:
                 used.vanished.append(str(ref))
@@ -272,7 +268,7 @@ def _read_records(file_io: FileIO, path: str) -> list[dict[str, Any]]:
 def manifest_list_names(file_io: FileIO, path: str) -> list[str]:
     """Manifest file names of a manifest list (NotFound if missing, CorruptMetadata if bad)."""
     try:
-        return [str(r["_FILE_NAME"]) for r in _read_records(file_io, path)]
+        return [check_file_name(r["_FILE_NAME"], "_FILE_NAME", path) for r in _read_records(file_io, path)]
     except (KeyError, TypeError) as e:
         raise CorruptMetadata(path, f"manifest list record without _FILE_NAME ({e})") from e
 
@@ -283,10 +279,10 @@ def manifest_file_names(file_io: FileIO, path: str) -> list[str]:
     try:
         for r in _read_records(file_io, path):
             f = r["_FILE"]
-            out.append(str(f["_FILE_NAME"]))
+            out.append(check_file_name(f["_FILE_NAME"], "_FILE_NAME", path))
             extra = f.get("_EXTRA_FILES")
             if extra:
-                out.extend(str(x) for x in extra)
+                out.extend(check_file_name(x, "_EXTRA_FILES entry", path) for x in extra)
     except (KeyError, TypeError) as e:
         raise CorruptMetadata(path, f"manifest entry without _FILE._FILE_NAME ({e})") from e
     return out
@@ -294,7 +290,7 @@ def manifest_file_names(file_io: FileIO, path: str) -> list[str]:
 
 def index_manifest_names(file_io: FileIO, path: str) -> list[str]:
     try:
-        return [str(r["_FILE_NAME"]) for r in _read_records(file_io, path)]
+        return [check_file_name(r["_FILE_NAME"], "_FILE_NAME", path) for r in _read_records(file_io, path)]
     except (KeyError, TypeError) as e:
         raise CorruptMetadata(path, f"index manifest record without _FILE_NAME ({e})") from e
 
@@ -450,13 +446,16 @@ def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set
         root = branch_path(table_path, None if br == MAIN_BRANCH else br)
         from .snapshot import SnapshotManager
 
+        from .tags import TagManager
+
         sm = SnapshotManager(file_io, table_path, None if br == MAIN_BRANCH else br)
+        tm = TagManager(file_io, table_path, None if br == MAIN_BRANCH else br)
         for attempt in range(3):
             latest = sm.latest_snapshot_id()
             if latest is None:
                 break
             path = sm.snapshot_path(latest)
-            snap = _read_json_snapshot(file_io, path, is_tag=False)
+            snap = _read_ref(lambda: sm.try_snapshot(latest))
             if snap is not None:
                 pinned.append((Ref(br, "snapshot", str(latest), path), snap))
                 break
@@ -468,9 +467,9 @@ def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set
         for s in lister.list(join(root, "tag")):
             if s.is_dir or not s.name.startswith(_TAG_PREFIX) or len(s.name) == len(_TAG_PREFIX):
                 continue
-            snap = _read_json_snapshot(file_io, s.path, is_tag=True)
-            if snap is not None:
-                pinned.append((Ref(br, "tag", s.name[len(_TAG_PREFIX) :], s.path), snap))
+            tag = _read_ref(lambda: tm.try_tag(s.name[len(_TAG_PREFIX) :]))
+            if tag is not None:
+                pinned.append((Ref(br, "tag", s.name[len(_TAG_PREFIX) :], s.path), tag.snapshot))
     refs_before = list(used.refs)
     _Reader(file_io, table_path, used).read_all(pinned)
     used.refs = refs_before
