@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from .fileio import FileIO, join
+from .identifiers import check_name_length
 from .interrupt import deferred
 from .paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path
 
@@ -31,6 +32,7 @@ def validate_branch_name(name: str) -> None:
     """Java's rules (not ``main``, not blank, not all digits) plus path safety."""
     if name is None or not name.strip():
         raise InvalidInput(f"branch name {name!r} is blank")
+    check_name_length("branch", name)
     if name == MAIN_BRANCH:
         raise InvalidInput("branch name 'main' is the default branch and cannot be used")
     if name.isdigit() and name.isascii():

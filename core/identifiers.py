@@ -24,12 +24,48 @@ _SYSTEM_SPLITTER = "$"
 _SYSTEM_DATABASE = "sys"
 
 
+# The file system component each name becomes, and the longest one we write for it: tag and
+# consumer files are written through a temporary ``.<file>.<uuid>.tmp`` next to them.
+_NAME_MAX_BYTES = 255  # NAME_MAX of the usual local file systems (ext4, xfs, APFS, NTFS)
+_TEMP_OVERHEAD = len("..") + 36 + len(".tmp")
+_COMPONENT = {
+    "database": ("{}.db", 0),
+    "table": ("{}", 0),
+    "branch": ("branch-{}", 0),
+    "tag": ("tag-{}", _TEMP_OVERHEAD),
+    "consumer": ("consumer-{}", _TEMP_OVERHEAD),
+}
+
+
+def max_name_bytes(kind: str) -> int:
+    """Longest ``kind`` name (UTF-8 bytes) whose files still fit a 255-byte path component."""
+    template, overhead = _COMPONENT[kind]
+    return _NAME_MAX_BYTES - len(template.format("")) - overhead
+
+
+def check_name_length(kind: str, name: str) -> None:
+    """Refuse, before any I/O, a name whose directory or file name would be too long for the
+    file system (``OSError: File name too long`` half-way through a command otherwise)."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    limit = max_name_bytes(kind)
+    if size > limit:
+        template, overhead = _COMPONENT[kind]
+        shown = name if len(name) <= 40 else name[:37] + "..."
+        temp = " and its temporary file" if overhead else ""
+        raise InvalidInput(
+            f"{kind} name {shown!r} is {size} bytes long (UTF-8); at most {limit} bytes are allowed, so that "
+            f"'{template.format('<name>')}'{temp} fit{'' if temp else 's'} the file system's {_NAME_MAX_BYTES}-byte "
+            "limit on a file name"
+        )
+
+
 def validate_name(kind: str, name: str) -> str:
     """Return ``name`` if it is safe as a ``kind`` name, else raise InvalidInput (one line)."""
     if kind not in NAME_KINDS:
         raise ValueError(f"unknown name kind {kind!r}")
     if name is None or not name.strip():
         raise InvalidInput(f"{kind} name {name!r} is empty")
+    check_name_length(kind, name)
     if name != name.strip():
         raise InvalidInput(f"{kind} name {name!r} has leading or trailing whitespace")
     for ch in name:

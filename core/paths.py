@@ -106,6 +106,20 @@ def check_file_name(name: Any, what: str, path: str) -> str:
     return name
 
 
+def check_partition_dir(partition_path: str) -> str:
+    """A partition directory a write is about to create: each ``key=value`` must fit the file
+    system's limit on a name (else the write fails half-way with ``File name too long``)."""
+    for part in partition_path.split("/"):
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > MAX_NAME_BYTES:
+            key = part.split("=", 1)[0]
+            shown = part if len(part) <= 60 else part[:57] + "..."
+            raise InvalidInput(
+                f"partition value of column {key!r} is too long for a directory name: {shown!r} is {size} bytes, "
+                f"at most {MAX_NAME_BYTES} are allowed")
+    return partition_path
+
+
 def bucket_dir(bucket: int) -> str:
     """``bucket-<n>``; the postpone bucket (-2) is ``bucket-postpone``."""
     if bucket == POSTPONE_BUCKET:

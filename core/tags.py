@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .durations import parse_iso_duration
 from .errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from .fileio import FileIO, join
+from .identifiers import check_name_length
 from .json_util import dumps_jackson, loads_metadata
 from .paths import branch_path
 from .snapshot import Snapshot, SnapshotManager
@@ -178,6 +179,7 @@ def validate_tag_name(name: str) -> None:
     """
     if name is None or not name.strip():
         raise InvalidInput("tag name must not be blank")
+    check_name_length("tag", name)
     if "/" in name or "\\" in name:
         raise InvalidInput(f"tag name {name!r} must not contain '/' or '\\'")
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
@@ -225,6 +227,7 @@ class TagManager:
     def tag(self, name: str) -> Tag:
         if not name or not name.strip():
             raise InvalidInput("tag name must not be blank")
+        check_name_length("tag", name)
         t = self.try_tag(name) if "/" not in name else None
         if t is None:
             names = self.tag_names()

@@ -37,12 +37,22 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _name_too_long(exc: BaseException) -> bool:
+    """A path the checks up front did not cover (e.g. a warehouse path) that the file system
+    refuses as too long: bad input, not an unexpected failure."""
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+
+
 def exit_code_for(exc: BaseException) -> int:
     """The exit code an exception maps to (PaimonError subclasses carry theirs)."""
-    from .core.errors import PaimonError
+    from .core.errors import InvalidInput, PaimonError
 
     if isinstance(exc, PaimonError):
         return int(exc.exit_code)
+    if _name_too_long(exc):
+        return InvalidInput.exit_code
     return 1
 
 
@@ -52,6 +62,10 @@ def format_error(exc: BaseException) -> str:
 
     if isinstance(exc, PaimonError):
         return f"error: {_one_line(str(exc))}"
+    if _name_too_long(exc):
+        name = str(getattr(exc, "filename", "") or "")
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        return f"error: {shown}: a file name in this path is longer than the file system allows (255 bytes)"
     msg = _one_line(str(exc))
     name = type(exc).__name__
     body = f"{name}: {msg}" if msg else name
