@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from . import binary_row
 from .avro import NAMESPACE, epoch_millis, read_avro, write_avro
-from .errors import CorruptMetadata, InvalidInput
+from .errors import CorruptMetadata, InvalidInput, MissingMetadata, NotFound
 from .fileio import FileIO, join
 from .paths import check_file_name
 from .types import RowType
@@ -410,7 +410,11 @@ class ObjectsFile:
 
     def _read_objects(self, name: str, from_record: Any) -> tuple[str, list[Any]]:
         path = join(self.manifest_dir, name)
-        _, records = read_avro(self.file_io.read_bytes(path), path)
+        try:
+            data = self.file_io.read_bytes(path)
+        except NotFound as e:
+            raise MissingMetadata(str(e)) from e
+        _, records = read_avro(data, path)
         return path, _convert(records, from_record, path)
 
     def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:

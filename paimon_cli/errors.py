@@ -72,6 +72,29 @@ def format_error(exc: BaseException) -> str:
     return f"error: {body} (run again with --debug for the traceback)"
 
 
+# commands (and actions) that delete or replace files or metadata: metadata they cannot read is
+# a refusal (exit 6, nothing was changed), not bad input -- whichever core path raised it
+DESTRUCTIVE: dict[str, frozenset[str] | None] = {
+    "expire": None, "remove-orphan-files": None, "rollback": None, "expire-partitions": None,
+    "tag": frozenset({"delete", "expire"}), "branch": frozenset({"delete", "fast-forward"}),
+}
+
+
+def as_refusal(command: str | None, action: str | None, exc: BaseException) -> BaseException:
+    """``exc`` as a destructive command reports it: corrupt or missing metadata is UnsafeRefused."""
+    from .core.errors import CorruptMetadata, MissingMetadata, UnsafeRefused
+
+    if not isinstance(exc, (CorruptMetadata, MissingMetadata)) or command not in DESTRUCTIVE:
+        return exc
+    actions = DESTRUCTIVE[command]
+    if actions is not None and action not in actions:
+        return exc
+    what = command if actions is None else f"{command} {action}"
+    refused = UnsafeRefused(f"{exc}; refusing to run {what} (nothing was changed)")
+    refused.__cause__ = exc
+    return refused
+
+
 def debug_enabled(params: dict[str, Any] | None = None) -> bool:
     if params and params.get("debug"):
         return True
@@ -148,7 +171,8 @@ class CliCommand(TyperCommand):
                 silence_stdout()
                 code = 0
         except Exception as exc:  # noqa: BLE001 - this IS the top-level handler
-            code = report(exc, debug_enabled(ctx.params))
+            action = getattr(ctx.params.get("action"), "value", ctx.params.get("action"))
+            code = report(as_refusal(ctx.info_name, action, exc), debug_enabled(ctx.params))
         else:
             signum = interrupt.requested()
             if signum is None:

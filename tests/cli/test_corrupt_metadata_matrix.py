@@ -337,6 +337,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
 # commands that delete files a damaged table may still need
 DESTRUCTIVE = {"write", "compact", "expire", "expire-changelog", "remove-orphan-files", "rollback", "tag-delete",
                "tag-expire", "branch-delete", "expire-partitions"}
+# ... and those that exist to delete or replace: what they cannot read is a refusal (exit 6)
+REFUSING = DESTRUCTIVE - {"write", "compact"}
 
 
 # inconsistent metadata every command that reads the whole table must refuse (exit 6)
@@ -511,7 +513,7 @@ def _run_case(case: str, commands: set[str], template: Template, input_file: Pat
         try:
             _check_output(name, res)
             after = _tree(wh)
-            if name in MUST_REFUSE.get(case, ()):
+            if name in MUST_REFUSE.get(case, ()) or (name in REFUSING and res.exit_code != 0):
                 assert res.exit_code == 6, f"{name}: exit {res.exit_code}, must refuse (6)\n{res.output}"
             if res.exit_code != 0:
                 changed = sorted(k for k in set(damaged) | set(after) if damaged.get(k) != after.get(k))
