@@ -19,6 +19,7 @@ from .expire import (
     ExpirePlan,
     FileDeletion,
     ResolvedPolicy,
+    _beyond_latest,
     _cached_snapshots,
     _consumers,
     _fingerprint,
@@ -27,9 +28,9 @@ from .expire import (
     _overlapped,
     _per_snapshot,
     _plan_list,
-    _previous_index,
     _read_snapshot,
     _Reader,
+    _tag_skipper,
     _tagged_snapshots,
 )
 from .fileio import join
@@ -114,8 +115,7 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
     if first_snap is not None:
         guard = reader.live_files(first_snap)
         skipping |= _manifest_names(reader, first_snap)
-    # a tag past the latest snapshot (left by a killed rollback) has no place: keep what it uses
-    beyond = [t for t in tags if t.id > latest_snap]
+    beyond = _beyond_latest(tags, latest_snap)
     for t in _overlapped(tags, exp[0].id, end_id) + beyond:
         skipping |= _names_if_present(reader, t)
     skipping |= prot.names
@@ -126,16 +126,9 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
             seen.add(path)
             plan.deletions.append(FileDeletion(path, kind, int(size), sid))
 
-    tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
-    beyond_live: set[tuple[bytes, int, str]] = set().union(*(reader.live_files(t) for t in beyond))
+    tag_skip = _tag_skipper(reader, tags, beyond)
     for c in exp:
-        ti = _previous_index(tags, c.id)
-        skip: set[tuple[bytes, int, str]] = beyond_live
-        if ti >= 0:
-            t = tags[ti]
-            if t.id not in tag_cache:
-                tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id] | beyond_live if beyond_live else tag_cache[t.id]
+        skip = tag_skip(c.id)
         if c.changelog_manifest_list:
             for e in reader.entries_of_lists([c.changelog_manifest_list], missing_ok=True) or []:
                 if e.kind == FileKind.ADD:

@@ -566,6 +566,31 @@ def _manifest_names(reader: _Reader, snap: Snapshot, include_changelog: bool = F
     return out
 
 
+def _beyond_latest(tags: list[Snapshot], latest: int) -> list[Snapshot]:
+    """Tags past the latest snapshot (a killed rollback leaves them): they have no place in the
+    history, so everything they use is kept."""
+    return [t for t in tags if t.id > latest]
+
+
+def _tag_skipper(reader: _Reader, tags: list[Snapshot], beyond: list[Snapshot]
+                 ) -> Callable[[int], set[tuple[bytes, int, str]]]:
+    """Java's tag data-file skipper: for an expiring snapshot, the live files of the tag before
+    it (read once per tag), plus those of the tags past the latest snapshot."""
+    cache: dict[int, set[tuple[bytes, int, str]]] = {}
+    beyond_live: set[tuple[bytes, int, str]] = set().union(*(reader.live_files(t) for t in beyond))
+
+    def skip(sid: int) -> set[tuple[bytes, int, str]]:
+        ti = _previous_index(tags, sid)
+        if ti < 0:
+            return beyond_live
+        t = tags[ti]
+        if t.id not in cache:
+            cache[t.id] = reader.live_files(t)
+        return cache[t.id] | beyond_live if beyond_live else cache[t.id]
+
+    return skip
+
+
 def _previous_index(sorted_snaps: list[Snapshot], target: int, or_equal: bool = False) -> int:
     for i in range(len(sorted_snaps) - 1, -1, -1):
         sid = sorted_snaps[i].id
@@ -690,21 +715,12 @@ def _plan_snapshots(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = F
         plan.deletions.append(FileDeletion(path, kind, int(size), sid))
 
     # -- 1. data files deleted by the deltas of (begin, end] ----------------------------------
-    tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
     data_snaps = [s for s in exp_snaps if s.id != begin] + [end_snap]
     touched_buckets: dict[str, None] = {}
-    # a tag past the latest snapshot (left by a killed rollback) has no place in the history:
-    # everything it uses is kept
-    beyond = [t for t in tags if t.id > latest]
-    beyond_live: set[tuple[bytes, int, str]] = set().union(*(reader.live_files(t) for t in beyond))
+    beyond = _beyond_latest(tags, latest)
+    tag_skip = _tag_skipper(reader, tags, beyond)
     for s in data_snaps:
-        ti = _previous_index(tags, s.id)
-        skip: set[tuple[bytes, int, str]] = beyond_live
-        if ti >= 0:
-            t = tags[ti]
-            if t.id not in tag_cache:
-                tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id] | beyond_live if beyond_live else tag_cache[t.id]
+        skip = tag_skip(s.id)
         metas = reader.manifest_list(s.delta_manifest_list, missing_ok=s.id != end_id)
         if metas is not None and all(m.num_deleted_files == 0 for m in metas):
             continue  # an append-only delta deletes nothing (its ADDs can only cancel its own DELETEs)
