@@ -20,6 +20,7 @@ from .expire import (
     ExpirePlan,
     FileDeletion,
     ResolvedPolicy,
+    _beyond_latest,
     _cached_snapshots,
     _consumers,
     _fingerprint,
@@ -28,9 +29,9 @@ from .expire import (
     _overlapped,
     _per_snapshot,
     _plan_list,
-    _previous_index,
     _read_snapshot,
     _Reader,
+    _tag_skipper,
     _tagged_snapshots,
 )
 
@@ -114,7 +115,8 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
     if first_snap is not None:
         guard = reader.live_files(first_snap)
         skipping |= _manifest_names(reader, first_snap)
-    for t in _overlapped(tags, exp[0].id, end_id):
+    beyond = _beyond_latest(tags, latest_snap)
+    for t in _overlapped(tags, exp[0].id, end_id) + beyond:
         skipping |= _names_if_present(reader, t)
     skipping |= prot.names
     seen: set[str] = set()
@@ -124,15 +126,9 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
             seen.add(path)
             plan.deletions.append(FileDeletion(path, kind, int(size), sid))
 
-    tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
+    tag_skip = _tag_skipper(reader, tags, beyond)
     for c in exp:
-        ti = _previous_index(tags, c.id)
-        skip: set[tuple[bytes, int, str]] = set()
-        if ti >= 0:
-            t = tags[ti]
-            if t.id not in tag_cache:
-                tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id]
+        skip = tag_skip(c.id)
         if c.changelog_manifest_list:
             for e in reader.entries_of_lists([c.changelog_manifest_list], missing_ok=True) or []:
                 if e.kind == FileKind.ADD:

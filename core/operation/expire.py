@@ -274,9 +274,10 @@ def read_light_manifest(data: bytes, path: str) -> list[_LightEntry]:
         f = r.get("_FILE")
         if f is None or r.get("_KIND") not in (0, 1):
             raise CorruptMetadata(path, "manifest entry has no _FILE record or a bad _KIND")
+        extra = tuple(paths.check_file_name(x, "_EXTRA_FILES entry", path) for x in f.get("_EXTRA_FILES") or ())
         out.append(_LightEntry(
             kind=r["_KIND"], partition=bytes(r["_PARTITION"]), bucket=r["_BUCKET"],
-            file=_LightFile(f["_FILE_NAME"], f["_FILE_SIZE"], tuple(f.get("_EXTRA_FILES") or ()),
+            file=_LightFile(paths.check_file_name(f["_FILE_NAME"], "_FILE_NAME", path), f["_FILE_SIZE"], extra,
                             f.get("_FILE_SOURCE"), f.get("_EXTERNAL_PATH")),
         ))
     return out
@@ -301,10 +302,13 @@ def read_light_list(data: bytes, path: str) -> list[_LightMeta]:
         raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
     try:
         records = [r for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
-        return [_LightMeta(r["_FILE_NAME"], r["_FILE_SIZE"], r.get("_NUM_DELETED_FILES")) for r in records]
+        metas = [_LightMeta(r["_FILE_NAME"], r["_FILE_SIZE"], r.get("_NUM_DELETED_FILES")) for r in records]
     except Exception as e:  # noqa: BLE001 - any decode failure is corrupt metadata
         msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CorruptMetadata(path, f"cannot decode Avro: {msg}") from e
+    for m in metas:
+        paths.check_file_name(m.file_name, "_FILE_NAME", path)
+    return metas
 
 
 class _Reader:
@@ -564,6 +568,31 @@ def _manifest_names(reader: _Reader, snap: Snapshot, include_changelog: bool = F
     return out
 
 
+def _beyond_latest(tags: list[Snapshot], latest: int) -> list[Snapshot]:
+    """Tags past the latest snapshot (a killed rollback leaves them): they have no place in the
+    history, so everything they use is kept."""
+    return [t for t in tags if t.id > latest]
+
+
+def _tag_skipper(reader: _Reader, tags: list[Snapshot], beyond: list[Snapshot]
+                 ) -> Callable[[int], set[tuple[bytes, int, str]]]:
+    """Java's tag data-file skipper: for an expiring snapshot, the live files of the tag before
+    it (read once per tag), plus those of the tags past the latest snapshot."""
+    cache: dict[int, set[tuple[bytes, int, str]]] = {}
+    beyond_live: set[tuple[bytes, int, str]] = set().union(*(reader.live_files(t) for t in beyond))
+
+    def skip(sid: int) -> set[tuple[bytes, int, str]]:
+        ti = _previous_index(tags, sid)
+        if ti < 0:
+            return beyond_live
+        t = tags[ti]
+        if t.id not in cache:
+            cache[t.id] = reader.live_files(t)
+        return cache[t.id] | beyond_live if beyond_live else cache[t.id]
+
+    return skip
+
+
 def _previous_index(sorted_snaps: list[Snapshot], target: int, or_equal: bool = False) -> int:
     for i in range(len(sorted_snaps) - 1, -1, -1):
         sid = sorted_snaps[i].id
@@ -688,17 +717,12 @@ def _plan_snapshots(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = F
         plan.deletions.append(FileDeletion(path, kind, int(size), sid))
 
     # -- 1. data files deleted by the deltas of (begin, end] ----------------------------------
-    tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
     data_snaps = [s for s in exp_snaps if s.id != begin] + [end_snap]
     touched_buckets: dict[str, None] = {}
+    beyond = _beyond_latest(tags, latest)
+    tag_skip = _tag_skipper(reader, tags, beyond)
     for s in data_snaps:
-        ti = _previous_index(tags, s.id)
-        skip: set[tuple[bytes, int, str]] = set()
-        if ti >= 0:
-            t = tags[ti]
-            if t.id not in tag_cache:
-                tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id]
+        skip = tag_skip(s.id)
         metas = reader.manifest_list(s.delta_manifest_list, missing_ok=s.id != end_id)
         if metas is not None and all(m.num_deleted_files == 0 for m in metas):
             continue  # an append-only delta deletes nothing (its ADDs can only cancel its own DELETEs)
@@ -757,7 +781,7 @@ def _plan_snapshots(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = F
 
     # -- 3. manifests, lists, index files, statistics not used by the end snapshot / tags -----
     skipping = _manifest_names(reader, end_snap)
-    for t in _overlapped(tags, begin, end_id):
+    for t in _overlapped(tags, begin, end_id) + beyond:
         skipping |= _manifest_names(reader, t)
     skipping |= prot.names
     delete_data_lists = not rp.changelog_decoupled or rp.produce_changelog
@@ -1073,7 +1097,12 @@ def expiry_report(table: FileStoreTable, at: Any = None, policy: ExpirePolicy | 
     from ..data.java_format import local_datetime_from_millis
     from ..utils.rows import Rows
 
-    plan = plan_expire(table, policy, explain=True)
+    try:
+        plan = plan_expire(table, policy, explain=True)
+    except UnsafeRefused as e:
+        if isinstance(e.__cause__, (CorruptMetadata, NotFound)):
+            raise e.__cause__ from None  # a report says what is wrong (exit 4), it refuses nothing
+        raise
     sm = table.snapshot_manager
     expired = set(plan.expired_ids)
     rows = []

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
 from ..io.fileio import FileIO, FileStatus, join
-from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, manifest_dir
+from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, check_file_name, manifest_dir
 from ..utils.workers import map_ordered
 
 _SNAPSHOT_RE = re.compile(r"snapshot-(\d+)")
@@ -125,23 +125,13 @@ def list_branches(file_io: FileIO, table_path: str, lister: DirLister | None = N
 # ---------------------------------------------------------------------------------------
 
 
-def _read_json_snapshot(file_io: FileIO, path: str, is_tag: bool) -> Any:
-    """Snapshot (or tag's snapshot), None if the file is gone; unparsable -> UnsafeRefused."""
-    from ..refs.snapshot import Snapshot
-    from ..refs.tags import Tag
-
+def _read_ref(read: Callable[..., Any], *args: Any) -> Any:
+    """A snapshot, tag or changelog read (and checked) by its branch's manager, ``read(*args)``;
+    None if the file is gone; unparsable or inconsistent -> UnsafeRefused."""
     try:
-        text = file_io.read_text(path)
-    except NotFound:
-        return None
+        return read(*args)
     except CorruptMetadata as e:
-        raise _refuse(path, e.problem) from e
-    try:
-        if is_tag:
-            return Tag.from_json(path.rsplit("/", 1)[-1][len(_TAG_PREFIX) :], text, path).snapshot
-        return Snapshot.from_json(text, path)
-    except CorruptMetadata as e:
-        raise _refuse(path, e.problem) from e
+        raise _refuse(e.path, e.problem) from e
 
 
 def _hint(file_io: FileIO, directory: str, name: str) -> int | None:
@@ -166,7 +156,13 @@ def branch_refs(
     listing raced a commit) the directory is listed again, up to three times, before refusing.
     Older snapshots that vanish were expired meanwhile and are skipped.
     """
-    root = branch_path(table_path, None if branch == MAIN_BRANCH else branch)
+    from ..refs.snapshot import ChangelogManager, SnapshotManager
+    from ..refs.tags import TagManager
+
+    br = None if branch == MAIN_BRANCH else branch
+    root = branch_path(table_path, br)
+    sm, cm, tm = (SnapshotManager(file_io, table_path, br), ChangelogManager(file_io, table_path, br),
+                  TagManager(file_io, table_path, br))
     out: list[tuple[Ref, Any]] = []
 
     def keep(ref: Ref) -> bool:
@@ -191,7 +187,7 @@ def branch_refs(
             ref = Ref(branch, "snapshot", str(sid), path)
             if i > 0 and not keep(ref):
                 continue
-            snap = _read_json_snapshot(file_io, path, is_tag=False)
+            snap = _read_ref(sm.try_snapshot, sid)
             if snap is None:
                 if i == 0:
                     latest_ok = False
@@ -220,12 +216,12 @@ def branch_refs(
         ref = Ref(branch, "tag", s.name[len(_TAG_PREFIX) :], s.path)
         if not keep(ref):
             continue
-        snap = _read_json_snapshot(file_io, s.path, is_tag=True)
-        if snap is None:
+        tag = _read_ref(tm.try_tag, ref.key)
+        if tag is None:
             if used is not None:
                 used.vanished.append(str(ref))
             continue
-        out.append((ref, snap))
+        out.append((ref, tag.snapshot))
 
     # long-lived changelogs (decoupled changelog lifecycle)
     cl_dir = join(root, "changelog")
@@ -236,7 +232,7 @@ def branch_refs(
         ref = Ref(branch, "changelog", m.group(1), s.path)
         if not keep(ref):
             continue
-        snap = _read_json_snapshot(file_io, s.path, is_tag=False)
+        snap = _read_ref(cm.try_snapshot, int(ref.key))
         if snap is None:
             if used is not None:
                 used.vanished.append(str(ref))
@@ -273,7 +269,7 @@ def _read_records(file_io: FileIO, path: str) -> list[dict[str, Any]]:
 def manifest_list_names(file_io: FileIO, path: str) -> list[str]:
     """Manifest file names of a manifest list (NotFound if missing, CorruptMetadata if bad)."""
     try:
-        return [str(r["_FILE_NAME"]) for r in _read_records(file_io, path)]
+        return [check_file_name(r["_FILE_NAME"], "_FILE_NAME", path) for r in _read_records(file_io, path)]
     except (KeyError, TypeError) as e:
         raise CorruptMetadata(path, f"manifest list record without _FILE_NAME ({e})") from e
 
@@ -284,10 +280,10 @@ def manifest_file_names(file_io: FileIO, path: str) -> list[str]:
     try:
         for r in _read_records(file_io, path):
             f = r["_FILE"]
-            out.append(str(f["_FILE_NAME"]))
+            out.append(check_file_name(f["_FILE_NAME"], "_FILE_NAME", path))
             extra = f.get("_EXTRA_FILES")
             if extra:
-                out.extend(str(x) for x in extra)
+                out.extend(check_file_name(x, "_EXTRA_FILES entry", path) for x in extra)
     except (KeyError, TypeError) as e:
         raise CorruptMetadata(path, f"manifest entry without _FILE._FILE_NAME ({e})") from e
     return out
@@ -295,7 +291,7 @@ def manifest_file_names(file_io: FileIO, path: str) -> list[str]:
 
 def index_manifest_names(file_io: FileIO, path: str) -> list[str]:
     try:
-        return [str(r["_FILE_NAME"]) for r in _read_records(file_io, path)]
+        return [check_file_name(r["_FILE_NAME"], "_FILE_NAME", path) for r in _read_records(file_io, path)]
     except (KeyError, TypeError) as e:
         raise CorruptMetadata(path, f"index manifest record without _FILE_NAME ({e})") from e
 
@@ -329,12 +325,16 @@ class _Reader:
         except CorruptMetadata as e:
             raise _refuse(path, e.problem) from e
 
-    def read_all(self, pinned: list[tuple[Ref, Any]]) -> None:
+    def read_all(self, pinned: list[tuple[Ref, Any]], changelogs_lack_data_lists: frozenset[str] = frozenset()) -> None:
         used = self.used
         names = used.names
         # manifest lists -> referrers
         list_refs: dict[str, list[Ref]] = {}
         index_refs: dict[str, list[Ref]] = {}
+        # expire deletes the index manifest of a snapshot it moves to changelog/ (and its data
+        # manifest lists when a changelog producer is set), as Java's SnapshotDeletion does: a
+        # long-lived changelog may lack those, and what they named is not kept for it
+        optional: set[tuple[str, Ref]] = set()
         for ref, snap in pinned:
             used.refs.append(ref)
             for ml in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
@@ -342,6 +342,11 @@ class _Reader:
                     names.add(ml)
                     if ml not in used.read_lists:
                         list_refs.setdefault(ml, []).append(ref)
+                        if (ref.kind == "changelog" and ml != snap.changelog_manifest_list
+                                and ref.branch in changelogs_lack_data_lists):
+                            optional.add((ml, ref))
+            if ref.kind == "changelog" and snap.index_manifest:
+                optional.add((snap.index_manifest, ref))
             if snap.index_manifest:
                 names.add(snap.index_manifest)
                 if snap.index_manifest not in used.read_index_manifests:
@@ -353,7 +358,7 @@ class _Reader:
         manifest_refs: dict[str, list[Ref]] = {}
         for ml, content in zip(todo, self._map(lambda n: self._one(manifest_list_names, n), todo)):
             if content is None:
-                self._missing(ml, list_refs[ml], "manifest list")
+                self._missing(ml, [r for r in list_refs[ml] if (ml, r) not in optional], "manifest list")
                 continue
             used.read_lists.add(ml)
             for m in content:
@@ -372,13 +377,15 @@ class _Reader:
         todo = sorted(index_refs)
         for im, content in zip(todo, self._map(lambda n: self._one(index_manifest_names, n), todo)):
             if content is None:
-                self._missing(im, index_refs[im], "index manifest")
+                self._missing(im, [r for r in index_refs[im] if (im, r) not in optional], "index manifest")
                 continue
             used.read_index_manifests.add(im)
             names.update(content)
 
     def _missing(self, name: str, refs: list[Ref], what: str) -> None:
         """A referenced file is gone: fine only if every object referencing it is gone too."""
+        if not refs:
+            return  # only referrers that may lack it
         alive = _referrer_alive(self.file_io, refs)
         for attempt in range(3):  # a concurrent expire deletes manifests first, snapshot files last
             if alive is None:
@@ -398,13 +405,17 @@ def collect_used_files(
 ) -> UsedFiles:
     """Names used by every snapshot, tag and changelog of every branch (``skip`` leaves
     chosen refs out, e.g. the snapshots a rollback is about to remove)."""
+    from ..refs.snapshot import changelog_lacks_data_lists
+
     lister = lister or DirLister(file_io)
     used = UsedFiles()
     used.branches = list_branches(file_io, table_path, lister)
     pinned: list[tuple[Ref, Any]] = []
     for br in used.branches:
         pinned.extend(branch_refs(file_io, table_path, br, lister, skip, used))
-    _Reader(file_io, table_path, used).read_all(pinned)
+    producers = frozenset(br for br in {r.branch for r, _ in pinned if r.kind == "changelog"}
+                          if _read_ref(changelog_lacks_data_lists, file_io, table_path, br))
+    _Reader(file_io, table_path, used).read_all(pinned, producers)
     return used
 
 
@@ -423,14 +434,16 @@ def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set
     for br in branches:
         root = branch_path(table_path, None if br == MAIN_BRANCH else br)
         from ..refs.snapshot import SnapshotManager
+        from ..refs.tags import TagManager
 
         sm = SnapshotManager(file_io, table_path, None if br == MAIN_BRANCH else br)
+        tm = TagManager(file_io, table_path, None if br == MAIN_BRANCH else br)
         for attempt in range(3):
             latest = sm.latest_snapshot_id()
             if latest is None:
                 break
             path = sm.snapshot_path(latest)
-            snap = _read_json_snapshot(file_io, path, is_tag=False)
+            snap = _read_ref(sm.try_snapshot, latest)
             if snap is not None:
                 pinned.append((Ref(br, "snapshot", str(latest), path), snap))
                 break
@@ -442,9 +455,9 @@ def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set
         for s in lister.list(join(root, "tag")):
             if s.is_dir or not s.name.startswith(_TAG_PREFIX) or len(s.name) == len(_TAG_PREFIX):
                 continue
-            snap = _read_json_snapshot(file_io, s.path, is_tag=True)
-            if snap is not None:
-                pinned.append((Ref(br, "tag", s.name[len(_TAG_PREFIX) :], s.path), snap))
+            tag = _read_ref(tm.try_tag, s.name[len(_TAG_PREFIX) :])
+            if tag is not None:
+                pinned.append((Ref(br, "tag", s.name[len(_TAG_PREFIX) :], s.path), tag.snapshot))
     refs_before = list(used.refs)
     _Reader(file_io, table_path, used).read_all(pinned)
     used.refs = refs_before

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import FileIO, join
-from ..io.paths import branch_path
+from ..io.paths import branch_path, check_name_length, schema_dir
 from ..utils.durations import parse_iso_duration
 from ..utils.json_util import dumps_jackson, loads_metadata
-from .snapshot import Snapshot
+from .snapshot import Snapshot, SnapshotManager, changelog_lacks_data_lists
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -178,6 +178,7 @@ def validate_tag_name(name: str) -> None:
     """
     if name is None or not name.strip():
         raise InvalidInput("tag name must not be blank")
+    check_name_length("tag", name)
     if "/" in name or "\\" in name:
         raise InvalidInput(f"tag name {name!r} must not contain '/' or '\\'")
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
@@ -191,6 +192,7 @@ class TagManager:
         self.file_io = file_io
         self.table_path = table_path
         self.branch = branch
+        self._snapshots = SnapshotManager(file_io, table_path, branch)  # checks each tag read
 
     @property
     def tag_dir(self) -> str:
@@ -217,11 +219,14 @@ class TagManager:
             text = self.file_io.read_text(path)
         except NotFound:
             return None
-        return Tag.from_json(name, text, path)
+        tag = Tag.from_json(name, text, path)
+        self._snapshots.check_tagged(tag.snapshot, path)
+        return tag
 
     def tag(self, name: str) -> Tag:
         if not name or not name.strip():
             raise InvalidInput("tag name must not be blank")
+        check_name_length("tag", name)
         t = self.try_tag(name) if "/" not in name else None
         if t is None:
             names = self.tag_names()
@@ -526,22 +531,23 @@ class _Protected:
     names: set[str]
 
 
-def _holder_refs(table: FileStoreTable, branch: str | None, reader: _RefReader) -> list[Snapshot]:
-    """Every snapshot, tag and changelog of one branch (main = None), read fail-closed."""
+def _holder_refs(table: FileStoreTable, branch: str | None, reader: _RefReader) -> list[tuple[Snapshot, bool]]:
+    """Every snapshot, tag and changelog of one branch (main = None), read fail-closed;
+    (object, whether it is a long-lived changelog)."""
     from .snapshot import ChangelogManager, SnapshotManager
 
-    out: list[Snapshot] = []
+    out: list[tuple[Snapshot, bool]] = []
     for mgr in (SnapshotManager(table.file_io, table.path, branch), ChangelogManager(table.file_io, table.path, branch)):
         for sid in mgr.snapshot_ids():
             path = mgr.snapshot_path(sid)
             snap = reader._guard(path, lambda m=mgr, i=sid: m.try_snapshot(i))
             if snap is not None:
-                out.append(snap)
+                out.append((snap, isinstance(mgr, ChangelogManager)))
     tm = TagManager(table.file_io, table.path, branch)
     for name in reader._guard(tm.tag_dir, tm.tag_names):
         t = reader._guard(tm.tag_path(name), lambda n=name: tm.try_tag(n))
         if t is not None:
-            out.append(t.snapshot)
+            out.append((t.snapshot, False))
     return out
 
 
@@ -560,22 +566,39 @@ def _extra_protection(table: FileStoreTable, reader: _RefReader) -> _Protected:
     from .snapshot import ChangelogManager
 
     current = table.branch
-    refs: list[Snapshot] = []
+    refs: list[tuple[Snapshot, bool, str | None]] = []  # (object, is a long-lived changelog, branch)
     for holder in [None] + BranchManager(table.file_io, table.path).branch_names():
         if holder != current:
-            refs.extend(_holder_refs(table, holder, reader))
+            refs.extend((s, c, holder) for s, c in _holder_refs(table, holder, reader))
     cm = ChangelogManager(table.file_io, table.path, current)
     for sid in cm.snapshot_ids():
         snap = reader._guard(cm.snapshot_path(sid), lambda i=sid: cm.try_snapshot(i))
         if snap is not None:
-            refs.append(snap)
+            refs.append((snap, True, current))
     prot = _Protected(set(), set())
     lists: set[str] = set()
-    for snap in refs:
-        lists.update(x for x in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list) if x)
+
+    def present(name: str) -> bool:
+        return reader.file_io.exists(join(reader.manifest_dir, name))
+
+    lacking: dict[str | None, bool] = {}
+    for snap, is_changelog, branch in refs:
+        data_lists = [x for x in (snap.base_manifest_list, snap.delta_manifest_list) if x]
+        # expire deletes the index manifest (and, with a changelog producer, the data lists) of
+        # a snapshot it moves to changelog/, as Java's SnapshotDeletion does
+        if is_changelog and branch not in lacking:
+            lacking[branch] = reader._guard(
+                schema_dir(table.path, branch), lambda b=branch: changelog_lacks_data_lists(table.file_io, table.path, b))
+        if is_changelog and lacking[branch]:
+            prot.names.update(data_lists)
+            data_lists = [x for x in data_lists if present(x)]
+        lists.update(data_lists)
+        if snap.changelog_manifest_list:
+            lists.add(snap.changelog_manifest_list)
         if snap.index_manifest:
             prot.names.add(snap.index_manifest)
-            prot.names.update(e.index_file.file_name for e in reader.index_manifest(snap.index_manifest))
+            if not is_changelog or present(snap.index_manifest):
+                prot.names.update(e.index_file.file_name for e in reader.index_manifest(snap.index_manifest))
         if snap.statistics:
             prot.names.add(snap.statistics)
     manifests = {m.file_name for lst in sorted(lists) for m in reader.manifest_list(lst)}
