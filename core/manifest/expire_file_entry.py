@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..errors import CorruptMetadata
+from ..io.paths import check_file_name
 from .avro import read_avro
 from .manifest import MANIFEST_VERSION, FileKind
 
@@ -61,9 +62,10 @@ def _entry(r: dict[str, Any], path: str) -> ExpireFileEntry:
     if f is None or r.get("_KIND") not in (FileKind.ADD, FileKind.DELETE):
         raise CorruptMetadata(path, "manifest entry has no _FILE record or a bad _KIND")
     index = f.get("_EMBEDDED_FILE_INDEX")
+    extra = tuple(check_file_name(x, "_EXTRA_FILES entry", path) for x in f.get("_EXTRA_FILES") or ())
     return ExpireFileEntry(
         kind=r["_KIND"], partition=bytes(r["_PARTITION"]), bucket=r["_BUCKET"], level=f["_LEVEL"],
-        file_name=f["_FILE_NAME"], file_size=f["_FILE_SIZE"], extra_files=tuple(f.get("_EXTRA_FILES") or ()),
+        file_name=check_file_name(f["_FILE_NAME"], "_FILE_NAME", path), file_size=f["_FILE_SIZE"], extra_files=extra,
         embedded_index=None if index is None else bytes(index), file_source=f.get("_FILE_SOURCE"),
         external_path=f.get("_EXTERNAL_PATH"),
     )

@@ -25,6 +25,7 @@ from .file_deletion import (
     GuardedReader,
     TagSkipper,
     added_in_changelog,
+    beyond_latest,
     deleted_in_delta,
     overlapped,
 )
@@ -61,7 +62,7 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
     plan.expired_ids = [c.id for c in expiring]
     planner = DeletionPlanner(reader, FilePaths(table))
     first_snap = reader.snapshot(sm, snap_ids[0])
-    _plan_files(planner, expiring, end_cl, first_snap, refs, cm)
+    _plan_files(planner, expiring, end_cl, first_snap, refs, cm, snap_ids[-1])
     plan.deletions = planner.files
     plan.notes += planner.notes
     for c in expiring:
@@ -95,19 +96,20 @@ def _changelog_range(latest_snap: int, cl_ids: list[int], rp: ResolvedPolicy, co
 
 
 def _plan_files(planner: DeletionPlanner, expiring: list[Snapshot], end_cl: Snapshot, first_snap: Snapshot | None,
-                refs: RetainedRefs, cm: ChangelogManager) -> None:
+                refs: RetainedRefs, cm: ChangelogManager, latest_snap: int) -> None:
     """Changelog files, the data files the deltas deleted (APPEND ones snapshot expiry left),
-    then the lists: all unless the earliest snapshot, a tag or another branch still uses them."""
+    then the lists: all unless the earliest snapshot, a tag or another branch still uses them
+    (tags past the latest snapshot ``latest_snap`` keep everything they use)."""
     reader = planner.reader
     # what must survive: the earliest snapshot shares files with the newest changelogs
     guard = reader.live_keys(first_snap) if first_snap is not None else set()
     skipping = reader.skipping_names(end_cl, lists_missing_ok=True)
     if first_snap is not None:
         skipping |= reader.skipping_names(first_snap)
-    for t in overlapped(refs.tags, expiring[0].id, end_cl.id):
+    for t in overlapped(refs.tags, expiring[0].id, end_cl.id) + beyond_latest(refs.tags, latest_snap):
         skipping |= reader.skipping_names(t, lists_missing_ok=True)
     skipping |= refs.branches.names
-    tags = TagSkipper(reader, refs.tags)
+    tags = TagSkipper(reader, refs.tags, latest_snap)
     for c in expiring:
         skip = tags.keys_before(c.id)
         for e in added_in_changelog(reader, c) or []:

@@ -42,7 +42,7 @@ from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
 from ..manifest.manifest import FileKind, ManifestFileMeta, ManifestList
 from ..refs.consumers import ConsumerManager
 from ..refs.snapshot import Snapshot, SnapshotManager
-from ..refs.tags import TAG_PREFIX, Tag, TagManager
+from ..refs.tags import Tag, TagManager
 from ..utils.workers import map_ordered, worker_pool
 
 if TYPE_CHECKING:
@@ -102,17 +102,6 @@ class FileDeletion:
 # -- the guarded reader -------------------------------------------------------------------------
 
 
-def read_ref_snapshot(file_io: FileIO, path: str, is_tag: bool) -> Snapshot | None:
-    """The snapshot in a snapshot, changelog or tag file; None if the file is gone."""
-    try:
-        text = file_io.read_text(path)
-    except NotFound:
-        return None
-    if is_tag:
-        return Tag.from_json(path.rsplit("/", 1)[-1][len(TAG_PREFIX) :], text, path).snapshot
-    return Snapshot.from_json(text, path)
-
-
 class GuardedReader:
     """Reads what decides which files are still used, fail closed (see the module docs).
 
@@ -168,12 +157,14 @@ class GuardedReader:
     def snapshot_ids(self, manager: SnapshotManager) -> list[int]:
         return self.guarded(manager.snapshot_dir, manager.snapshot_ids) or []
 
-    def ref_snapshot(self, path: str, is_tag: bool = False) -> Snapshot | None:
-        """A snapshot, changelog or tag file's snapshot; None if it vanished (expired meanwhile)."""
-        return self.guarded(path, lambda: read_ref_snapshot(self.file_io, path, is_tag), missing_ok=True)
-
     def snapshot(self, manager: SnapshotManager, sid: int) -> Snapshot | None:
-        return self.ref_snapshot(manager.snapshot_path(sid))
+        """A snapshot or changelog, read and checked by its manager; None if it vanished
+        (expired meanwhile)."""
+        return self.guarded(manager.snapshot_path(sid), functools.partial(manager.try_snapshot, sid), missing_ok=True)
+
+    def tag(self, tm: TagManager, name: str) -> Tag | None:
+        """A tag, read and checked by its manager; None if it vanished (deleted meanwhile)."""
+        return self.guarded(tm.tag_path(name), functools.partial(tm.try_tag, name), missing_ok=True)
 
     def cached_snapshots(self, manager: SnapshotManager) -> Callable[[int], Snapshot | None]:
         """:meth:`snapshot` remembered per id: planning walks a range more than once."""
@@ -193,7 +184,7 @@ class GuardedReader:
         """Every tag by name; a tag deleted while listing is skipped, an unreadable one refuses."""
         out: dict[str, Tag] = {}
         for name in self.guarded(tm.tag_dir, tm.tag_names) or []:
-            tag = self.guarded(tm.tag_path(name), functools.partial(tm.try_tag, name), missing_ok=True)
+            tag = self.tag(tm, name)
             if tag is not None:
                 out[name] = tag
         return out
@@ -456,23 +447,31 @@ def overlapped(tags: Sequence[Snapshot], begin: int, end_excl: int) -> list[Snap
     return list(tags[left : right + 1])
 
 
+def beyond_latest(tags: Sequence[Snapshot], latest: int) -> list[Snapshot]:
+    """Tags past the latest snapshot (a killed rollback leaves them): they have no place in the
+    history, so everything they use is kept."""
+    return [t for t in tags if t.id > latest]
+
+
 class TagSkipper:
     """Java's createDataFileSkipperForTags: a file deleted by snapshot N stays while the last
-    tag before N still lists it (read once per tag)."""
+    tag before N still lists it (read once per tag); so do the files of the tags past the
+    ``latest`` snapshot."""
 
-    def __init__(self, reader: GuardedReader, tags: Sequence[Snapshot]) -> None:
+    def __init__(self, reader: GuardedReader, tags: Sequence[Snapshot], latest: int) -> None:
         self.reader = reader
         self.tags = tags
         self._live: dict[int, set[FileKey]] = {}
+        self._beyond: set[FileKey] = set().union(*(reader.live_keys(t) for t in beyond_latest(tags, latest)))
 
     def keys_before(self, sid: int) -> set[FileKey]:
         i = previous_index(self.tags, sid)
         if i < 0:
-            return set()
+            return self._beyond
         t = self.tags[i]
         if t.id not in self._live:
             self._live[t.id] = self.reader.live_keys(t)
-        return self._live[t.id]
+        return self._live[t.id] | self._beyond if self._beyond else self._live[t.id]
 
 
 # -- doing --------------------------------------------------------------------------------------

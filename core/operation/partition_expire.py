@@ -108,6 +108,9 @@ class JavaDateTimePattern:
             )
         if name in self.groups:
             raise InvalidInput(f"timestamp formatter {self.pattern!r}: field {c!r} appears twice")
+        if count > (9 if name == "fraction" else 19):  # Java: "Too many pattern letters"
+            shown = self.pattern if len(self.pattern) <= 40 else self.pattern[:37] + "..."
+            raise InvalidInput(f"timestamp formatter {shown!r}: too many pattern letters {c!r} ({count})")
         self.groups.append(name)
         if name == "fraction":
             return f"(?P<fraction>\\d{{{count}}})"

@@ -28,6 +28,7 @@ from .file_deletion import (
     GuardedReader,
     TagSkipper,
     added_in_changelog,
+    beyond_latest,
     deleted_in_delta,
     overlapped,
 )
@@ -71,7 +72,7 @@ def plan_snapshot_expire(table: FileStoreTable, rp: ResolvedPolicy, explain: boo
         refs.read_branches(reader, table.branch)
         plan.fingerprint = refs.fingerprint()
     _fill_holds(plan, ids, why, refs, latest)
-    _plan_files(plan, DeletionPlanner(reader, FilePaths(table)), expiring, end_snap, refs, sm)
+    _plan_files(plan, DeletionPlanner(reader, FilePaths(table)), expiring, end_snap, refs, sm, latest)
     for s in expiring:
         p = sm.snapshot_path(s.id)
         plan.metadata_files.append(FileDeletion(p, SNAPSHOT, reader.size(p) or 0, s.id))
@@ -164,12 +165,12 @@ def _gap_notes(plan: ExpirePlan, ids: list[int], sm: SnapshotManager) -> None:
 
 
 def _plan_files(plan: ExpirePlan, planner: DeletionPlanner, expiring: list[Snapshot], end_snap: Snapshot,
-                refs: RetainedRefs, sm: SnapshotManager) -> None:
+                refs: RetainedRefs, sm: SnapshotManager, latest: int) -> None:
     rp = plan.policy
-    _plan_data_files(planner, expiring, end_snap, refs, rp, sm)
+    _plan_data_files(planner, expiring, end_snap, refs, rp, sm, latest)
     if not rp.changelog_decoupled:
         _plan_changelog_files(planner, expiring, refs)
-    _plan_metadata(planner, expiring, end_snap, refs, rp)
+    _plan_metadata(planner, expiring, end_snap, refs, rp, latest)
     plan.deletions = planner.files
     plan.notes += planner.notes
     if rp.clean_empty_directories:
@@ -177,9 +178,9 @@ def _plan_files(plan: ExpirePlan, planner: DeletionPlanner, expiring: list[Snaps
 
 
 def _plan_data_files(planner: DeletionPlanner, expiring: list[Snapshot], end_snap: Snapshot,
-                     refs: RetainedRefs, rp: ResolvedPolicy, sm: SnapshotManager) -> None:
+                     refs: RetainedRefs, rp: ResolvedPolicy, sm: SnapshotManager, latest: int) -> None:
     """Data files deleted by the deltas of (begin, end], unless the last tag before the deleting
-    snapshot, another branch or the end snapshot still lists them."""
+    snapshot, a tag past the ``latest`` snapshot, another branch or the end snapshot still lists them."""
     reader = planner.reader
     end_live = reader.live_keys(end_snap)
     if not end_live and (end_snap.total_record_count or 0) > 0:
@@ -188,7 +189,7 @@ def _plan_data_files(planner: DeletionPlanner, expiring: list[Snapshot], end_sna
             f"reports {end_snap.total_record_count} records but its manifests list no live data file "
             "(an empty used-file set on a table with data)",
         )
-    tags = TagSkipper(reader, refs.tags)
+    tags = TagSkipper(reader, refs.tags, latest)
     for s in [*expiring[1:], end_snap]:
         skip = tags.keys_before(s.id)
         pending = deleted_in_delta(reader, s, missing_ok=s.id != end_snap.id)
@@ -226,12 +227,12 @@ def _plan_changelog_files(planner: DeletionPlanner, expiring: list[Snapshot], re
 
 
 def _plan_metadata(planner: DeletionPlanner, expiring: list[Snapshot], end_snap: Snapshot, refs: RetainedRefs,
-                   rp: ResolvedPolicy) -> None:
-    """Manifests, lists, index files and statistics the end snapshot, the overlapped tags and
-    the other branches do not use."""
+                   rp: ResolvedPolicy, latest: int) -> None:
+    """Manifests, lists, index files and statistics the end snapshot, the overlapped tags, the
+    tags past the ``latest`` snapshot and the other branches do not use."""
     reader = planner.reader
     skipping = reader.skipping_names(end_snap)
-    for t in overlapped(refs.tags, expiring[0].id, end_snap.id):
+    for t in overlapped(refs.tags, expiring[0].id, end_snap.id) + beyond_latest(refs.tags, latest):
         skipping |= reader.skipping_names(t)
     skipping |= refs.branches.names
     for s in expiring:

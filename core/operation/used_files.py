@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 from ..errors import PaimonError, UnsafeRefused
 from ..io.fileio import FileIO, FileStatus, join
-from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path
+from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, schema_dir
 from ..manifest.expire_file_entry import FileKey
 from ..manifest.manifest import FileKind
 from ..refs.consumers import CONSUMER_PREFIX, parse_consumer
-from ..refs.snapshot import Snapshot, SnapshotManager
-from ..refs.tags import TAG_PREFIX
+from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager, changelog_lacks_data_lists
+from ..refs.tags import TAG_PREFIX, TagManager
 from .file_deletion import GuardedReader
 
 _SNAPSHOT_RE = re.compile(r"snapshot-(\d+)")
@@ -110,8 +110,8 @@ def list_branches(reader: GuardedReader, lister: DirLister) -> list[str]:
         if s.is_dir and s.name.startswith(BRANCH_PREFIX) and len(s.name) > len(BRANCH_PREFIX)
     )
     for name in names:
-        schema_dir = join(branch_path(table_path, name), "schema")
-        if not any(s.name.startswith("schema-") and not s.is_dir for s in lister.list(schema_dir)):
+        schemas = join(branch_path(table_path, name), "schema")
+        if not any(s.name.startswith("schema-") and not s.is_dir for s in lister.list(schemas)):
             raise reader.refuse(branch_path(table_path, name), "branch has no schema (Java refuses too)")
     return [MAIN_BRANCH, *names]
 
@@ -135,10 +135,11 @@ def _branch_snapshots(reader: GuardedReader, branch: str, lister: DirLister, kee
     (rolled back, or the listing raced a commit) the directory is listed again, up to three
     times, before refusing. Older snapshots that vanish were expired meanwhile."""
     snap_dir = join(_root(reader, branch), "snapshot")
+    sm = SnapshotManager(reader.file_io, reader.table_path, _branch_arg(branch))
     for attempt in range(3):
         ids = sorted(int(m.group(1)) for s in lister.list(snap_dir)
                      if not s.is_dir and (m := _SNAPSHOT_RE.fullmatch(s.name)))
-        hint = SnapshotManager(reader.file_io, reader.table_path, _branch_arg(branch)).read_hint("LATEST")
+        hint = sm.read_hint("LATEST")
         newer = hint is not None and (not ids or hint > ids[-1])
         if hint is not None and newer and reader.file_io.exists(join(snap_dir, f"snapshot-{hint}")):
             ids.append(hint)  # committed after the listing
@@ -147,7 +148,7 @@ def _branch_snapshots(reader: GuardedReader, branch: str, lister: DirLister, kee
             ref = Ref(branch, "snapshot", str(sid), join(snap_dir, f"snapshot-{sid}"))
             if i > 0 and not keep(ref):
                 continue
-            snap = reader.ref_snapshot(ref.path)
+            snap = reader.snapshot(sm, sid)
             if snap is None and i == 0:
                 break  # the latest vanished: list again
             if snap is None:
@@ -168,6 +169,8 @@ def _branch_files(reader: GuardedReader, branch: str, lister: DirLister, kind: s
                   used: UsedFiles | None) -> list[tuple[Ref, Snapshot]]:
     """The readable tags (``kind`` tag) or long-lived changelogs of one branch."""
     directory = join(_root(reader, branch), kind)
+    tm = TagManager(reader.file_io, reader.table_path, _branch_arg(branch))
+    cm = ChangelogManager(reader.file_io, reader.table_path, _branch_arg(branch))
     out: list[tuple[Ref, Snapshot]] = []
     for s in lister.list(directory):
         if kind == "tag":
@@ -178,7 +181,11 @@ def _branch_files(reader: GuardedReader, branch: str, lister: DirLister, kind: s
         ref = Ref(branch, kind, key, s.path)
         if s.is_dir or not key or not keep(ref):
             continue
-        snap = reader.ref_snapshot(s.path, is_tag=kind == "tag")
+        if kind == "tag":
+            tag = reader.tag(tm, key)
+            snap = None if tag is None else tag.snapshot
+        else:
+            snap = reader.snapshot(cm, int(key))
         if snap is None:
             if used is not None:
                 used.vanished.append(str(ref))
@@ -226,6 +233,19 @@ class _References:
         self.reader = reader
         self.used = used
         self.keys = keys
+        # (file, referrer) pairs where the referrer may lack the file: expire deletes the index
+        # manifest of a snapshot it moves to changelog/ (and its data manifest lists when a
+        # changelog producer is set), as Java's SnapshotDeletion does; the names stay used
+        self._optional: set[tuple[str, Ref]] = set()
+        self._lacking: dict[str, bool] = {}
+
+    def _lacks_data_lists(self, branch: str) -> bool:
+        if branch not in self._lacking:
+            reader, br = self.reader, _branch_arg(branch)
+            self._lacking[branch] = bool(reader.guarded(
+                schema_dir(reader.table_path, br),
+                functools.partial(changelog_lacks_data_lists, reader.file_io, reader.table_path, br)))
+        return self._lacking[branch]
 
     def read(self, pinned: list[tuple[Ref, Snapshot]], changelog_missing_ok: bool) -> None:
         used = self.used
@@ -234,16 +254,21 @@ class _References:
         index_refs: dict[str, list[Ref]] = {}
         for ref, snap in pinned:
             used.refs.append(ref)
+            is_changelog = ref.kind == "changelog"
             for ml, into in ((snap.base_manifest_list, data_lists), (snap.delta_manifest_list, data_lists),
                              (snap.changelog_manifest_list, changelog_lists)):
                 if ml:
                     used.names.add(ml)
                     if ml not in used.read_lists:
                         into.setdefault(ml, []).append(ref)
+                        if is_changelog and into is data_lists and self._lacks_data_lists(ref.branch):
+                            self._optional.add((ml, ref))
             if snap.index_manifest:
                 used.names.add(snap.index_manifest)
                 if snap.index_manifest not in used.read_index_manifests:
                     index_refs.setdefault(snap.index_manifest, []).append(ref)
+                    if is_changelog:
+                        self._optional.add((snap.index_manifest, ref))
             if snap.statistics:
                 used.names.add(snap.statistics)
         for ml in data_lists:
@@ -260,7 +285,7 @@ class _References:
         for ml, metas in zip(todo, lists, strict=True):
             if metas is None:
                 if not tolerant:
-                    self._missing(ml, list_refs[ml], "manifest list")
+                    self._missing(ml, self._required(ml, list_refs[ml]), "manifest list")
                 continue
             used.read_lists.add(ml)
             for m in metas:
@@ -287,13 +312,19 @@ class _References:
         for im, entries in zip(todo, reader.read_all(lambda n: reader.index_manifest(n, missing_ok=True), todo),
                                strict=True):
             if entries is None:
-                self._missing(im, index_refs[im], "index manifest")
+                self._missing(im, self._required(im, index_refs[im]), "index manifest")
                 continue
             self.used.read_index_manifests.add(im)
             self.used.names.update(e.index_file.file_name for e in entries)
 
+    def _required(self, name: str, refs: list[Ref]) -> list[Ref]:
+        return [r for r in refs if (name, r) not in self._optional]
+
     def _missing(self, name: str, refs: list[Ref], what: str) -> None:
-        """A referenced file is gone: fine only if every object referencing it is gone too."""
+        """A referenced file is gone: fine only if every object referencing it is gone too
+        (or may lack it)."""
+        if not refs:
+            return
         alive = _referrer_alive(self.reader.file_io, refs)
         for attempt in range(3):  # a concurrent expire deletes manifests first, snapshot files last
             if alive is None:
@@ -363,7 +394,7 @@ def _latest_of(reader: GuardedReader, branch: str, used: UsedFiles) -> list[tupl
             if used.latest_ids.get(branch) is not None:
                 raise reader.refuse(sm.snapshot_dir, "all snapshots disappeared while removing orphans")
             return []
-        snap = reader.ref_snapshot(sm.snapshot_path(latest))
+        snap = reader.snapshot(sm, latest)
         if snap is not None:
             return [(Ref(branch, "snapshot", str(latest), sm.snapshot_path(latest)), snap)]
         time.sleep(0.05 * (attempt + 1))

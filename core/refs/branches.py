@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ..errors import InvalidInput
 from ..io.fileio import FileIO, join
-from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path
+from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, check_name_length
 from .snapshot import SnapshotManager
 from .tags import TagManager
 
@@ -26,6 +26,7 @@ def validate_branch_name(name: str) -> None:
     """Java's rules (not ``main``, not blank, not all digits) plus path safety."""
     if name is None or not name.strip():
         raise InvalidInput(f"branch name {name!r} is blank")
+    check_name_length("branch", name)
     if name == MAIN_BRANCH:
         raise InvalidInput("branch name 'main' is the default branch and cannot be used")
     if name.isdigit() and name.isascii():

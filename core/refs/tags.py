@@ -15,10 +15,10 @@ from typing import Any
 
 from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import FileIO, join
-from ..io.paths import branch_path
+from ..io.paths import branch_path, check_name_length
 from ..utils.durations import parse_iso_duration
 from ..utils.json_util import dumps_jackson, loads_metadata
-from .snapshot import Snapshot
+from .snapshot import Snapshot, SnapshotManager
 
 TAG_PREFIX = "tag-"
 _CREATE_TIME = "tagCreateTime"
@@ -174,6 +174,7 @@ def validate_tag_name(name: str) -> None:
     """
     if name is None or not name.strip():
         raise InvalidInput("tag name must not be blank")
+    check_name_length("tag", name)
     if "/" in name or "\\" in name:
         raise InvalidInput(f"tag name {name!r} must not contain '/' or '\\'")
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
@@ -187,6 +188,7 @@ class TagManager:
         self.file_io = file_io
         self.table_path = table_path
         self.branch = branch
+        self._snapshots = SnapshotManager(file_io, table_path, branch)  # checks each tag read
 
     @property
     def tag_dir(self) -> str:
@@ -213,11 +215,14 @@ class TagManager:
             text = self.file_io.read_text(path)
         except NotFound:
             return None
-        return Tag.from_json(name, text, path)
+        tag = Tag.from_json(name, text, path)
+        self._snapshots.check_tagged(tag.snapshot, path)
+        return tag
 
     def tag(self, name: str) -> Tag:
         if not name or not name.strip():
             raise InvalidInput("tag name must not be blank")
+        check_name_length("tag", name)
         t = self.try_tag(name) if "/" not in name else None
         if t is None:
             names = self.tag_names()
