@@ -21,7 +21,8 @@ from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
 from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
 from ..compact.rewrite_file_index import RewriteResult
 from ..compact.write_job import WriteResult
-from ..operation.expire import ExpirePlan, ExpireResult
+from ..operation.expire import ExpireResult
+from ..operation.expire_plan import ExpirePlan
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
 from ..operation.rollback import RollbackPlan
 from ..utils.rows import Rows

@@ -20,17 +20,20 @@ from ..compact.write_job import write_table_result
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
-from ..operation.expire import ExpirePolicy, apply_expire, plan_expire
+from ..operation import branch_ops, tag_ops
+from ..operation.expire import apply_expire, plan_expire
+from ..operation.expire_plan import ExpirePolicy
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
 from ..operation.rollback import rollback as rollback_table
-from ..refs import branches, tags
+from ..refs.branches import validate_branch_name
+from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
-from ..schema.options import parse_duration_millis
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier
+from ..utils.durations import parse_duration_millis
 from .arguments import (
     Duration,
     KeyValues,
@@ -63,9 +66,10 @@ from .reports import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..operation.branch_ops import BranchPlan
     from ..operation.partition_expire import PartitionExpirePlan
-    from ..refs.branches import BranchPlan
-    from ..refs.tags import Tag, TagDeletionPlan
+    from ..operation.tag_deletion import TagDeletionPlan
+    from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
     from ..utils.rows import Rows
     from .warehouse import Warehouse
@@ -380,13 +384,13 @@ class Table:
         retained = None
         if time_retained is not None:
             retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
-        tags.validate_tag_name(name)
-        return tags.create_tag(self.open(), name, snapshot, retained)
+        validate_tag_name(name)
+        return tag_ops.create_tag(self.open(), name, snapshot, retained)
 
     def rename_tag(self, name: str, new_name: str) -> Tag:
-        tags.validate_tag_name(name)
-        tags.validate_tag_name(new_name)
-        return tags.rename_tag(self.open(), name, new_name)
+        validate_tag_name(name)
+        validate_tag_name(new_name)
+        return tag_ops.rename_tag(self.open(), name, new_name)
 
     def delete_tags(self, names: str | Sequence[str], *, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags (``"a,b"`` or a list) and the files only they still used."""
@@ -397,12 +401,12 @@ class Table:
                 raise InvalidInput(f"tag names {names!r}: empty name in the list")
         else:
             listed = list(names)
-        return tags.delete_tags(table, listed, dry_run=dry_run)
+        return tag_ops.delete_tags(table, listed, dry_run=dry_run)
 
     def expire_tags(self, *, older_than: PointInTime | None = None, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
         older = None if older_than is None else local_datetime(older_than, "--older-than")
-        return tags.expire_tags(self.open(), dry_run=dry_run, older_than=older)
+        return tag_ops.expire_tags(self.open(), dry_run=dry_run, older_than=older)
 
     # -- branches -------------------------------------------------------------------------------
 
@@ -412,18 +416,18 @@ class Table:
     def create_branch(self, name: str, *, tag: str | None = None) -> Table:
         """A branch from a tag of this branch, or empty (the schemas only) without ``tag``;
         returns a handle on it."""
-        branches.validate_branch_name(name)
-        branches.create_branch(self.open(), name, tag)
+        validate_branch_name(name)
+        branch_ops.create_branch(self.open(), name, tag)
         return Table(self.warehouse, self.name, name)
 
     def delete_branch(self, name: str, *, dry_run: bool = False) -> BranchPlan:
-        branches.validate_branch_name(name)
-        return branches.delete_branch(self.open(), name, dry_run=dry_run)
+        validate_branch_name(name)
+        return branch_ops.delete_branch(self.open(), name, dry_run=dry_run)
 
     def fast_forward(self, name: str, *, dry_run: bool = False) -> BranchPlan:
         """Make this branch (default: main) equal to branch ``name``."""
-        branches.validate_branch_name(name)
-        return branches.fast_forward(self.open(), name, dry_run=dry_run)
+        validate_branch_name(name)
+        return branch_ops.fast_forward(self.open(), name, dry_run=dry_run)
 
 
 def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:

@@ -22,12 +22,13 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CommitConflict
+from ..manifest.expire_file_entry import merge_entries
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexManifestEntry, IndexManifestFile
 from ..manifest.manifest import FileKind, ManifestEntry, ManifestList
 from ..mergetree.file_writer import partition_dir_of
 from ..mergetree.levels import key_function
 from .manifest_merge import ManifestFileMerger
-from .scan import FileStoreScan, merge_entries
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot

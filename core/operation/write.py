@@ -302,7 +302,7 @@ class TableWrite:
             if hit is None:
                 hit = (
                     binary_row.serialize(values, self.partition_types),
-                    paths.partition_path_for(self.schema, values),
+                    paths.check_partition_dir(paths.partition_path_for(self.schema, values)),
                 )
                 self._partition_cache[cache_key] = hit
             out.append((hit[0], hit[1], rows))
