@@ -47,14 +47,15 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..format import data_file  # called through the module: tests spy on its readers
 from ..index.deletion_vectors import read_deletion_vectors, write_deletion_vector_index
+from ..index.index_paths import index_file_path, new_index_file_path
 from ..io import paths
-from ..io.fileio import join
+from ..io.fileio import parent
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..manifest.index_manifest import IndexFileMeta as Meta
 from ..manifest.manifest import FileSource
 from ..manifest.stats_reader import StatsReader
 from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
-from ..mergetree.dv_maintainer import DvMaintainer, index_file_dir, index_file_path
+from ..mergetree.dv_maintainer import DvMaintainer
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter, partition_dir_of
 from ..operation.scan import FileStoreScan
@@ -435,13 +436,12 @@ def _rewrite_unaware_index(
             keep.update(bucket_dv_vectors(table, unit.partition, unit.bucket, [f], others))
     if not keep:
         return [], touched, []
-    directory = index_file_dir(table, unit.partition, unit.bucket)
-    table.file_io.mkdirs(directory)
     name = f"index-{uuid.uuid4()}-0"
-    path = join(directory, name)
+    path, external = new_index_file_path(table, unit.partition, unit.bucket, name)
+    table.file_io.mkdirs(parent(path))
     size, metas = write_deletion_vector_index(table.file_io, path, dict(sorted(keep.items())),
                                               table.options.deletion_vectors_bitmap64)
-    meta = Meta(DELETION_VECTORS_INDEX, name, size, len(metas), tuple(metas))
+    meta = Meta(DELETION_VECTORS_INDEX, name, size, len(metas), tuple(metas), external)
     return [meta], touched, [path]
 
 

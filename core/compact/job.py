@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..mergetree.compact_unit import CompactUnit, UnitResult
+from ..mergetree.file_writer import external_paths_of
 from ..operation.commit import FileStoreCommit
 from ..operation.maintenance import after_commit
 from ..operation.partition_spec import parse_partition_specs, partition_label
@@ -194,6 +195,7 @@ def compact_table(
         raise InvalidInput(f"--parallelism {parallelism}: must be positive")
     if engine not in ENGINES:
         raise InvalidInput(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    external_paths_of(table)  # new files go to data-file.external-paths: refuse bad ones before planning
     if order_strategy is not None or order_by:
         return _sort_compact(table, order_strategy, order_by, partitions, where, plan_only, expire, started,
                              commit_user, progress, engine, max_bytes, max_buckets, full)

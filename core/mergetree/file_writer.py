@@ -41,7 +41,9 @@ from ..fileindex.writer import index_builder_factory
 from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
 from ..format.data_file import DataFileWriter
 from ..io import paths
-from ..io.fileio import join
+from ..io.external_paths import ExternalPaths, external_paths_for
+from ..io.fileio import join, parent
+from ..io.paths import partition_dir_of
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource
 from ..manifest.stats import StatsAccumulator, key_stats_from_raw, value_stats_from_raw, value_stats_modes
 from ..schema.options import CoreOptions
@@ -64,13 +66,6 @@ def creation_time_millis() -> int:
     """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
     d = _dt.datetime.now() - _EPOCH
     return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
-
-
-def partition_dir_of(schema: TableSchema, partition: bytes) -> str:
-    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
-    if not schema.partition_keys:
-        return ""
-    return paths.partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))
 
 
 # ---------------------------------------------------------------------------------------
@@ -191,6 +186,10 @@ class RollingFileWriter:
         if partition_dir is None:
             partition_dir = partition_dir_of(self.schema, partition)
         self.bucket_path = join(table.path, partition_dir, paths.bucket_dir(bucket))
+        # Java's DataFilePathFactory: one external path provider per (partition, bucket) writer
+        external = external_paths_of(table, base_opts)
+        relative = join(base_opts.data_file_path_directory or "", partition_dir, paths.bucket_dir(bucket))
+        self._external = external.provider(relative) if external is not None else None
         compression = self.options.file_compression.lower()
         ext = f"{compression}.{self.file_format}" if base_opts.file_suffix_include_compression else self.file_format
         self._ext = ext
@@ -278,7 +277,7 @@ class RollingFileWriter:
     def _open(self) -> _OpenFile:
         name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
         self._counter += 1
-        path = join(self.bucket_path, name)
+        path = self._external.next_path(name) if self._external is not None else join(self.bucket_path, name)
         self.written.append(path)
         writer = DataFileWriter(self.table.file_io, path, self.file_fields, self.file_format, self.options,
                                 row_group_bytes=min(32 << 20, max(self.target_file_size, 1 << 20)))
@@ -351,7 +350,8 @@ class RollingFileWriter:
             res = f.index_builder.finish()
             if res is not None:
                 embedded, extra = res[0], tuple(res[1] or ())
-                self.written.extend(join(self.bucket_path, e) for e in extra)
+                # extra files sit next to their data file (Java toAlignedPath)
+                self.written.extend(join(parent(f.path), e) for e in extra)
         value_stats, cols = value_stats_from_raw(f.values.raw, self.value_fields, self.options, self.file_format)
         if self.kind == KV:
             assert f.keys is not None
@@ -380,8 +380,13 @@ class RollingFileWriter:
             embedded_index=embedded,
             file_source=self.file_source,
             value_stats_cols=cols,
-            external_path=None,
+            external_path=f.path if self._external is not None else None,
         ))
+
+
+def external_paths_of(table: FileStoreTable, options: CoreOptions | None = None) -> ExternalPaths | None:
+    """The ``data-file.external-paths`` new files of ``table`` go to; bad ones are refused."""
+    return external_paths_for((options if options is not None else table.options).options, table.file_io.scheme)
 
 
 def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
@@ -425,5 +430,5 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     return rows
 
 
-__all__ = ["APPEND", "KV", "RollingFileWriter", "creation_time_millis", "output_format", "output_options",
-           "partition_dir_of", "py_value", "row_values", "write_pipelined"]
+__all__ = ["APPEND", "KV", "RollingFileWriter", "creation_time_millis", "external_paths_of", "output_format",
+           "output_options", "partition_dir_of", "py_value", "row_values", "write_pipelined"]

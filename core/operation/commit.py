@@ -278,11 +278,8 @@ class FileStoreCommit:
             for f in [*m.new_files, *m.changelog_files]:
                 path = paths.data_file_path(self.table.path, part_dir, m.bucket, f.file_name, f.external_path)
                 self._quiet_delete(path)
-                if not f.external_path:
-                    for extra in f.extra_files:
-                        self._quiet_delete(
-                            paths.data_file_path(self.table.path, part_dir, m.bucket, extra)
-                        )
+                for extra in f.extra_files:
+                    self._quiet_delete(paths.aligned_path(self.table.path, part_dir, m.bucket, extra, f.external_path))
 
     # -- building entries ----------------------------------------------------------------
 

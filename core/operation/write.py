@@ -38,7 +38,7 @@ from ..io import paths
 from ..io.fileio import parent
 from ..manifest.manifest import FileSource
 from ..mergetree.commit_message import CommitMessage
-from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, row_values
+from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, external_paths_of, row_values
 from ..mergetree.merge_function import ignore_delete, merge
 from ..schema.option_keys import check_option_keys
 from ..schema.options import CoreOptions
@@ -157,6 +157,7 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
+        external_paths_of(table, self.options)  # bad data-file.external-paths: refused, nothing written
         from ..schema.file_index_options import validate_file_index_options
 
         validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
