@@ -24,7 +24,7 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from tests.interop.pypaimon_fixtures import PyPaimonTables
 from tests.interop.pypaimon_peer import PyPaimon
 
-pytestmark = pytest.mark.pypaimon
+pytestmark = [pytest.mark.pypaimon, pytest.mark.slow]  # each peer call starts an interpreter
 
 
 def canon(rows: list[dict[str, Any]]) -> list[str]:
@@ -105,3 +105,33 @@ def test_pypaimon_reads_our_compacted_manifests(pypaimon: PyPaimon, tmp_path: Pa
     ours = TableRead(t).to_arrow().to_pylist()
     assert Warehouse(str(tmp_path / "wh")).table("db.t").compact_manifest().snapshot_id == 6
     assert canon(pypaimon.read(str(tmp_path / "wh"), "db", "t")) == canon(ours)
+
+
+def test_postponed_files_are_checked_and_compacted(pypaimon: PyPaimon, tmp_path: Path) -> None:
+    """bucket = -2: a lost postponed file is dropped too (Java's batch scan would not see it);
+    compact-manifest keeps the postponed entries (bucket -2 sorts first)."""
+    wh = str(tmp_path / "wh")
+    cols = [("id", "int64"), ("dt", "string"), ("name", "string")]
+    pypaimon.create_table(wh, "peer", "post", cols, primary_keys=["dt", "id"], partition_keys=["dt"],
+                          options={"bucket": "-2"})
+    pypaimon.write(wh, "peer", "post", [{"id": i, "dt": "a", "name": f"p{i}"} for i in range(3)])
+    pypaimon.write(wh, "peer", "post", [{"id": 9, "dt": "b", "name": "p9"}])
+    pypaimon.write(wh, "peer", "post", [{"id": 1, "dt": "a", "name": "fixed"}], postpone_fixed_bucket=True)
+    table = Warehouse(wh).table("peer.post")
+    core = table.open()
+    live = FileStoreScan(core).plan(core.snapshot_manager.latest_snapshot())
+    postponed = [e for e in live if e.bucket == -2]
+    assert len(postponed) == 2
+    victim = next(e for e in postponed if partition_dir_of(core.schema, e.partition) == "dt=b")
+    path = Path(core.path, "dt=b", "bucket-postpone", victim.file.file_name)
+    path.unlink()
+    dry = table.remove_unexisting_files(dry_run=True)
+    assert [(r["path"], r["bucket"]) for r in dry.rows().rows] == [(f"dt=b/bucket-postpone/{path.name}", -2)]
+    assert table.remove_unexisting_files().snapshot_id is not None
+    after = FileStoreScan(core).plan(core.snapshot_manager.latest_snapshot())
+    assert {e.identifier() for e in after} == {e.identifier() for e in live} - {victim.identifier()}
+    assert table.compact_manifest().snapshot_id is not None
+    core = table.open()
+    assert {e.identifier() for e in FileStoreScan(core).plan(core.snapshot_manager.latest_snapshot())} == \
+        {e.identifier() for e in after}
+    assert canon(pypaimon.read(wh, "peer", "post")) == canon([{"id": 1, "dt": "a", "name": "fixed"}])
