@@ -343,9 +343,11 @@ class RemoveUnexistingFilesReport:
                 f"of snapshot {p.snapshot_id} missing")
         if not p.missing:
             return [head + "; nothing to remove"]
+        dvs = sum(1 for m in p.missing if m.has_dv)
+        what = f"their entries ({p.rows_lost} rows)" + (f" and {dvs} deletion vectors" if dvs else "")
         if self.result is None:
-            return [head + f"; their entries ({p.rows_lost} rows) would be dropped; nothing changed"]
-        return [head + f"; dropped their entries ({p.rows_lost} rows) in snapshot {self.result.snapshot_id}"
+            return [head + f"; {what} would be dropped; nothing changed"]
+        return [head + f"; dropped {what} in snapshot {self.result.snapshot_id}"
                 ] + [f"warning: {w}" for w in self.result.warnings]
 
 

@@ -141,3 +141,17 @@ def test_failed_publish_leaves_the_table_as_it_was(table: Any, monkeypatch: pyte
     with pytest.raises(OSError, match="disk full"):
         compact_manifest(table)
     assert files_under(table.path) == files  # the manifests it wrote are gone again
+
+
+def test_expire_and_orphan_clean_after_compaction_keep_every_live_file(table: Any) -> None:
+    """The old manifests go with expiration; the data files stay (no delta releases them)."""
+    from paimon_cli.core.api import Warehouse
+    from tests.core.test_rollback import no_orphans
+
+    rows, live = read_rows(table), _live(table)
+    compact_manifest(table)
+    wh = str(Path(table.path).parent.parent)
+    Warehouse(wh).table("db.t").expire(retain_max=1, retain_min=1, older_than="0s")
+    t = reload(table)
+    assert t.snapshot_manager.snapshot_ids() == [t.snapshot_manager.latest_snapshot_id()]
+    assert _live(t) == live and read_rows(t) == rows and no_orphans(t) == []

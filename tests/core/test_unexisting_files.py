@@ -54,7 +54,8 @@ def test_missing_file_is_dropped(table: Any) -> None:
     assert [(m.entry.file.file_name, m.partition, m.entry.bucket) for m in plan.missing] == \
         [(victim.file.file_name, "dt=a", victim.bucket)]
     assert plan.rows().rows == [{"path": f"dt=a/bucket-{victim.bucket}/{victim.file.file_name}", "partition": "dt=a",
-                                 "bucket": victim.bucket, "level": 0, "rows": 1, "bytes": victim.file.file_size}]
+                                 "bucket": victim.bucket, "level": 0, "rows": 1, "bytes": victim.file.file_size,
+                                 "deletion_vector": False}]
     files = files_under(table.path)
     assert files_under(table.path) == files  # planning wrote nothing
     result = remove_unexisting_files(table, plan, after_commit=lambda: ["w"])

@@ -161,3 +161,36 @@ def test_repair_snapshot_gap_java_reads(java_paimon: JavaPaimon, java_tables: Ja
     assert _java_rows(jp, wh, t.name) == t.latest_expected
     jp.write(wh, "db", t.name, [dict(t.latest_expected[0])])  # and Java commits on top of it
     assert (snap_dir / "LATEST").read_text() == str(latest + 1)
+
+
+def test_remove_unexisting_files_deletion_vector_table(java_paimon: JavaPaimon, java_tables: JavaTables,
+                                                       tmp_path: Path) -> None:
+    """The lost file's deletion vector goes with it (Java leaves it in the index); Java reads the
+    rest, and compaction goes on."""
+    from paimon_cli.core.compact.job import compact_table
+    from paimon_cli.core.operation.read import TableRead
+
+    jp, t = java_paimon, java_tables.dv_t
+    wh = _copy(java_tables, tmp_path)
+    table = Warehouse(wh).table(t.identifier)
+    core = table.open()
+    snap = core.snapshot_manager.latest_snapshot()
+    live = FileStoreScan(core).plan(snap)
+    dv_files = {d.data_file_name for ie in FileStoreScan(core).index_entries(snap) for d in ie.index_file.dv_ranges or ()}
+    victim = next(e for e in live if e.file.file_name in dv_files)
+    Path(core.path, f"bucket-{victim.bucket}", victim.file.file_name).unlink()
+    with pytest.raises(JavaPaimonError):
+        jp.read(wh, "db", t.name)
+    dry = table.remove_unexisting_files(dry_run=True)
+    assert [(r["path"], r["deletion_vector"]) for r in dry.rows().rows] == \
+        [(f"bucket-{victim.bucket}/{victim.file.file_name}", True)]
+    report = table.remove_unexisting_files()
+    assert report.rows().rows == dry.rows().rows and "and 1 deletion vectors" in report.notes()[0]
+    snap = table.open().snapshot_manager.latest_snapshot()
+    index = FileStoreScan(table.open()).index_entries(snap)
+    assert victim.file.file_name not in {d.data_file_name for ie in index for d in ie.index_file.dv_ranges or ()}
+    java = _java_rows(jp, wh, t.name)
+    assert 0 < len(java) < len(t.latest_expected) and all(r in t.latest_expected for r in java)
+    assert sort_rows(TableRead(table.open()).to_arrow().to_pylist()) == java
+    compact_table(table.open(), full=True, expire=False)
+    assert _java_rows(jp, wh, t.name) == java
