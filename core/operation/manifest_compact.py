@@ -124,8 +124,8 @@ def _plan(table: FileStoreTable, commit: FileStoreCommit, latest: Snapshot) -> M
         plan.message = (f"snapshot {latest.id}: all {len(metas)} manifests are at the target size "
                         f"({target} bytes) without DELETE entries; nothing to compact")
         return plan
-    deletes = {e.identifier() for e in scan.read_entries([m for m in metas if m.num_deleted_files])
-               if e.kind == FileKind.DELETE}
+    read: dict[str, list[ManifestEntry]] = {m.file_name: scan.read_entries([m]) for m in metas if m.num_deleted_files}
+    deletes = {e.identifier() for entries in read.values() for e in entries if e.kind == FileKind.DELETE}
     delete_parts = {ident[0] for ident in deletes}
     partitioned = bool(table.schema.partition_keys)
     to_merge = [m for m in metas if must_change(m)
@@ -134,27 +134,29 @@ def _plan(table: FileStoreTable, commit: FileStoreCommit, latest: Snapshot) -> M
         plan.actions = [ManifestAction(m, False, "nothing to merge with") for m in metas]
         plan.message = f"snapshot {latest.id}: {len(metas)} manifests, none to merge; nothing to compact"
         return plan
-    _decide(plan, metas, to_merge, must_change, deletes, scan, table.schema.partition_types)
+    for m in to_merge:
+        if m.file_name not in read:
+            read[m.file_name] = scan.read_entries([m])
+    _decide(plan, metas, read, must_change, deletes, table.schema.partition_types)
     return plan
 
 
-def _decide(plan: ManifestCompactPlan, metas: list[ManifestFileMeta], to_merge: list[ManifestFileMeta],
-            must_change: Any, deletes: set[tuple[Any, ...]], scan: FileStoreScan, types: list[DataType]) -> None:
-    """Read the candidate manifests; rewrite those that must change or lose a cancelled ADD."""
-    merging = {m.file_name for m in to_merge}
+def _decide(plan: ManifestCompactPlan, metas: list[ManifestFileMeta], read: dict[str, list[ManifestEntry]],
+            must_change: Any, deletes: set[tuple[Any, ...]], types: list[DataType]) -> None:
+    """Rewrite the candidate manifests (``read``) that must change or lose a cancelled ADD."""
     entries: list[ManifestEntry] = []
     for m in metas:
-        if m.file_name not in merging:
+        if m.file_name not in read:
             plan.actions.append(ManifestAction(m, False, "no deleted file in its partitions"))
             continue
-        read = scan.read_entries([m])
-        cancelled = sum(1 for e in read if e.kind == FileKind.ADD and e.identifier() in deletes)
+        own = read[m.file_name]
+        cancelled = sum(1 for e in own if e.kind == FileKind.ADD and e.identifier() in deletes)
         if must_change(m) or cancelled:
             reason = ("holds DELETE entries" if m.num_deleted_files else
                       "smaller than the target size" if m.file_size < plan.target_size else
                       f"{cancelled} of its files were deleted later")
             plan.actions.append(ManifestAction(m, True, reason))
-            entries.extend(read)
+            entries.extend(own)
         else:
             plan.actions.append(ManifestAction(m, False, "no deleted file in it"))
     # DELETE/ADD pairs all live in rewritten manifests (kept ones hold none of the deleted
