@@ -101,3 +101,20 @@ def test_concurrent_removal_conflicts(table: Any) -> None:
     with pytest.raises(CommitConflict):
         remove_unexisting_files(reload(table), plan)
     assert reload(table).snapshot_manager.latest_snapshot_id() == 4
+
+
+def test_failed_publish_leaves_the_table_as_it_was(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _path(table, _live(table)[0]).unlink()
+    plan = plan_remove_unexisting_files(table)
+    files = files_under(table.path)
+    real = FileIO.try_write_atomic
+
+    def fail(self: FileIO, path: str, *a: Any, **kw: Any) -> Any:
+        if "/snapshot/snapshot-" in path:
+            raise OSError("disk full")
+        return real(self, path, *a, **kw)
+
+    monkeypatch.setattr(FileIO, "try_write_atomic", fail)
+    with pytest.raises(OSError, match="disk full"):
+        remove_unexisting_files(table, plan)
+    assert files_under(table.path) == files
