@@ -21,11 +21,16 @@ from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
 from ..operation.expire import ExpirePolicy, apply_expire, plan_expire
+from ..operation.manifest_compact import compact_manifest as compact_manifest_of
+from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
+from ..operation.repair import apply_repair, plan_repair
 from ..operation.rollback import rollback as rollback_table
+from ..operation.unexisting_files import plan_remove_unexisting_files
+from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
 from ..refs import branches, tags
 from ..schema import schema_change as schema_changes
 from ..schema.options import parse_duration_millis
@@ -50,10 +55,13 @@ from .arguments import (
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
+    CompactManifestReport,
     CompactReport,
     ExpireReport,
     OrphanFilesReport,
     Reader,
+    RemoveUnexistingFilesReport,
+    RepairReport,
     RescaleReport,
     RewriteFileIndexReport,
     RollbackReport,
@@ -368,6 +376,32 @@ class Table:
         table = self.open()
         plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
         return RollbackReport(plan, self.name, table.path, dry_run)
+
+    # -- metadata repair ------------------------------------------------------------------------
+
+    def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestReport:
+        """Rewrite the latest snapshot's data manifests into few, sorted by partition and
+        bucket, as one COMPACT snapshot (Java's compact_manifest); nothing when already compact."""
+        table = self.open()
+        plan = plan_compact_manifest(table)
+        return CompactManifestReport(plan, None if dry_run else compact_manifest_of(table, plan), self.name)
+
+    def remove_unexisting_files(self, *, dry_run: bool = False) -> RemoveUnexistingFilesReport:
+        """Drop the manifest entries of live data files that no longer exist (their rows are
+        lost) in one OVERWRITE snapshot; an unreadable manifest refuses (UnsafeRefused)."""
+        from ..operation.maintenance import after_commit
+
+        table = self.open()
+        plan = plan_remove_unexisting_files(table)
+        result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
+        return RemoveUnexistingFilesReport(plan, result, self.name)
+
+    def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
+        """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
+        moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
+        table = self.open()
+        plan = plan_repair(table, earliest)
+        return RepairReport(plan, [] if dry_run else apply_repair(table, plan), self.name, dry_run)
 
     # -- tags -----------------------------------------------------------------------------------
 

@@ -258,6 +258,36 @@ class FileStoreCommit:
 
         return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
 
+    def replace_manifests(
+        self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT"
+    ) -> Snapshot | None:
+        """Republish the latest snapshot's data under a new base manifest list (Java's
+        ``compactManifest`` / ``replaceManifestList``): ``rewrite(latest, written)`` returns the
+        new data manifests (files it writes go into ``written``) or None for "nothing to do".
+
+        The new snapshot has an empty delta list and no changelog, and keeps the schema id,
+        record count, index manifest, watermark, statistics, properties and next row id; it is
+        published as any commit is (lost races re-run ``rewrite`` on the new latest snapshot).
+        Returns None when the table has no snapshot or nothing was rewritten.
+        """
+        kind = commit_kind.upper()
+        if kind not in COMMIT_KINDS:
+            raise InvalidInput(f"commit kind {commit_kind!r}: expected one of {', '.join(COMMIT_KINDS)}")
+        start = time.monotonic()
+        retry = 0
+        self.attempts = 0
+        while True:
+            latest = self.snapshot_manager.latest_snapshot()
+            if latest is None:
+                return None
+            self.attempts += 1
+            try:
+                return self._replace_manifests_once(latest, rewrite, kind)
+            except _LostRace:
+                pass
+            self._give_up_or_wait(start, retry, latest)
+            retry += 1
+
     def may_have_published(self) -> bool:
         """Whether files handed to this committer may be referenced by a snapshot now: a
         caller cleaning up after a failure must keep them then (another writer's later
@@ -411,14 +441,18 @@ class FileStoreCommit:
                 return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props)
             except _LostRace:
                 pass
-            elapsed_ms = (time.monotonic() - start) * 1000
-            if retry >= self.max_retries or (self.timeout_ms is not None and elapsed_ms > self.timeout_ms):
-                raise CommitConflict(
-                    f"commit to {self.table.path} gave up after {retry + 1} attempts: other writers kept "
-                    f"publishing snapshot {self._next_id(latest)} first (commit.max-retries={self.max_retries})"
-                )
-            self._retry_wait(retry)
+            self._give_up_or_wait(start, retry, latest)
             retry += 1
+
+    def _give_up_or_wait(self, start: float, retry: int, latest: Snapshot | None) -> None:
+        """After a lost race: CommitConflict past the retry budget, else Java's back-off."""
+        elapsed_ms = (time.monotonic() - start) * 1000
+        if retry >= self.max_retries or (self.timeout_ms is not None and elapsed_ms > self.timeout_ms):
+            raise CommitConflict(
+                f"commit to {self.table.path} gave up after {retry + 1} attempts: other writers kept "
+                f"publishing snapshot {self._next_id(latest)} first (commit.max-retries={self.max_retries})"
+            )
+        self._retry_wait(retry)
 
     def _retry_wait(self, retry: int) -> None:
         time.sleep(self._retry_wait_ms(retry) / 1000.0)
@@ -453,7 +487,39 @@ class FileStoreCommit:
         except BaseException:
             self._cleanup(written)
             raise
+        return self._publish_snapshot(snapshot, written)
 
+    @commit_attempt
+    def _replace_manifests_once(
+        self, latest: Snapshot, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], kind: str
+    ) -> Snapshot | None:
+        written: list[str] = []
+        try:
+            metas = rewrite(latest, written)
+            if metas is None:
+                return None
+            base = self.manifest_list.write(metas)
+            written.append(base[0])
+            delta = self.manifest_list.write([])
+            written.append(delta[0])
+        except BaseException:
+            self._cleanup(written)
+            raise
+        snapshot = Snapshot(
+            id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base[0],
+            base_manifest_list_size=base[1], delta_manifest_list=delta[0], delta_manifest_list_size=delta[1],
+            index_manifest=latest.index_manifest, commit_user=self.commit_user,
+            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
+            time_millis=max(int(time.time() * 1000), latest.time_millis),
+            total_record_count=latest.total_record_count, delta_record_count=0, watermark=latest.watermark,
+            statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id,
+        )
+        return self._publish_snapshot(snapshot, written)
+
+    def _publish_snapshot(self, snapshot: Snapshot, written: list[str]) -> Snapshot:
+        """Publish a built snapshot, then LATEST; raises _LostRace (files cleaned) if another
+        writer's snapshot has that id."""
+        new_id = snapshot.id
         path = self.snapshot_manager.snapshot_path(new_id)
         data = snapshot.to_json().encode("utf-8")
         if self._before_publish is not None:
