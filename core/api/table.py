@@ -26,6 +26,7 @@ from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
 from ..operation.rollback import rollback as rollback_table
+from ..operation.row_tracking import readable_fields
 from ..refs import branches, tags
 from ..schema import schema_change as schema_changes
 from ..schema.options import parse_duration_millis
@@ -201,7 +202,7 @@ class Table:
         at = time_travel(snapshot, tag, timestamp)
         table = self.open()
         projection = column_list(columns) if columns is not None else None
-        predicate = parse_predicate(where, table.schema.fields) if where is not None else None
+        predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
         return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
 
     def read(

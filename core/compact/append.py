@@ -58,7 +58,13 @@ from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
 from ..mergetree.dv_maintainer import DvMaintainer, index_file_dir, index_file_path
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter, partition_dir_of
-from ..operation.row_tracking import SYSTEM_COLUMNS, is_row_tracking, physical_system_fields, system_columns
+from ..operation.row_tracking import (
+    SYSTEM_COLUMNS,
+    is_row_tracking,
+    physical_system_fields,
+    system_columns,
+    with_system_columns,
+)
 from ..operation.scan import FileStoreScan
 from ..operation.split_read import drop_deleted
 from ..utils.interrupt import discard
@@ -374,9 +380,7 @@ def read_file_tables(
             t = pa.Table.from_batches([batch])
             n = t.num_rows
             system = system_columns(meta, t, offset, SYSTEM_COLUMNS) if tracking else {}
-            t = data_file.evolve(t, file_fields, target)
-            for name, col in system.items():
-                t = t.append_column(name, col)
+            t = with_system_columns(data_file.evolve(t, file_fields, target), system)
             if dv is not None:
                 t = drop_deleted(t, dv, offset)
             offset += n

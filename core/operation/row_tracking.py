@@ -20,7 +20,7 @@ file's ``_MAX_SEQUENCE_NUMBER``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -162,6 +162,28 @@ def has_physical_row_id(f: DataFileMeta) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
+def readable_fields(schema: TableSchema) -> list[DataField]:
+    """The columns a read of the table can select or filter on: the table's, then (row
+    tracking or data evolution) ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` -- nullable, as Java
+    reads them (SpecialFields.rowTypeWithRowTracking)."""
+    fields = list(schema.fields)
+    options = schema.core_options
+    if is_row_tracking(options) or is_data_evolution(options):
+        fields += [replace(f, type=f.type.copy(nullable=True)) for f in row_tracking_fields()]
+    return fields
+
+
+def check_system_columns_readable(schema: TableSchema, names: Sequence[str]) -> list[str]:
+    """The system columns among ``names``; refused where this read cannot produce them."""
+    wanted = [n for n in SYSTEM_COLUMNS if n in names]
+    if wanted and is_data_evolution(schema.core_options):
+        raise NotYetSupported(
+            f"read: {', '.join(wanted)} of a data-evolution table (data-evolution.enabled) is not supported yet")
+    if wanted:
+        check_row_tracking_table(schema, schema.core_options, "read")
+    return wanted
+
+
 def physical_system_fields(f: DataFileMeta) -> list[DataField]:
     """The row-tracking columns ``f`` stores physically (its ``_WRITE_COLS`` name them)."""
     if not f.write_cols:
@@ -196,9 +218,23 @@ def system_columns(f: DataFileMeta, batch: pa.Table, offset: int, names: Sequenc
     return out
 
 
+def with_system_columns(t: pa.Table, system: Mapping[str, pa.Array]) -> pa.Table:
+    """``t`` (rows of one batch) with the ``system`` columns appended; ``t`` may have no column."""
+    import pyarrow as pa
+
+    if not system:
+        return t
+    if t.num_columns == 0:
+        return pa.table(dict(system))
+    for name, col in system.items():
+        t = t.append_column(name, col)
+    return t
+
+
 __all__ = [
     "DATA_EVOLUTION_ENABLED", "ROW_TRACKING_ENABLED", "SYSTEM_COLUMNS", "RowTrackingAssigned",
     "assign_first_row_ids", "assign_row_tracking", "assign_sequence_numbers", "check_row_tracking_table",
-    "group_entries_by_partition", "has_physical_row_id", "is_data_evolution", "is_row_tracking",
-    "is_vector_store_file", "next_row_id_start", "physical_system_fields", "system_columns",
+    "check_system_columns_readable", "group_entries_by_partition", "has_physical_row_id", "is_data_evolution",
+    "is_row_tracking", "is_vector_store_file", "next_row_id_start", "physical_system_fields", "readable_fields",
+    "system_columns", "with_system_columns",
 ]
