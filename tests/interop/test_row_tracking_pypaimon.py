@@ -28,7 +28,7 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.pypaimon_peer import PyPaimon, encode_value
 
-pytestmark = pytest.mark.pypaimon
+pytestmark = [pytest.mark.pypaimon, pytest.mark.slow]
 
 DB = "rt"
 COLUMNS = [("id", "int64"), ("dt", "string"), ("v", "string")]
@@ -88,6 +88,14 @@ def theirs(peer: PyPaimon, wh: str, name: str) -> list[dict[str, Any]]:
     return by_id(peer.read(wh, DB, name, projection=["id", "dt", "v", *SYSTEM]))
 
 
+def theirs_both(peer: PyPaimon, whs: list[str], name: str) -> list[list[dict[str, Any]]]:
+    """:func:`theirs` of several warehouses in one driver run (int and string columns only)."""
+    results = peer.batch([{"op": "read", "warehouse": wh, "db": DB, "table": name,
+                           "projection": ["id", "dt", "v", *SYSTEM]} for wh in whs])
+    assert all(r["ok"] for r in results), results
+    return [by_id(r["result"]["rows"]) for r in results]
+
+
 def next_row_id(wh: str, name: str) -> int | None:
     table = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
     snap = table.snapshot_manager.latest_snapshot()
@@ -134,7 +142,8 @@ def test_our_write_numbers_rows_as_pypaimon(pypaimon: PyPaimon, peer_wh: str, tm
     (tmp_path / "in.json").write_text("\n".join(json.dumps(r) for r in OUR_ROWS))
     cli(ours_wh, "write", f"{DB}.{name}", str(tmp_path / "in.json"), "--format", "json")
     run_peer(pypaimon, peer_write_ops(peer_copy, name, [OUR_ROWS]))
-    assert theirs(pypaimon, ours_wh, name) == theirs(pypaimon, peer_copy, name)
+    got, want = theirs_both(pypaimon, [ours_wh, peer_copy], name)
+    assert got == want and len(got) == len(OUR_ROWS) + sum(map(len, TABLES[name][1]))
     assert next_row_id(ours_wh, name) == next_row_id(peer_copy, name) == next_row_id(peer_wh, name) + len(OUR_ROWS)
 
 
