@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from paimon_cli.app import app
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
-from tests.interop.pypaimon_peer import PyPaimon, encode_value
+from tests.interop.cli_runner import CLI_ENV, cli, cli_json
+from tests.interop.pypaimon_peer import PyPaimon, write_op
 
 pytestmark = [pytest.mark.pypaimon, pytest.mark.slow]
 
@@ -50,30 +49,9 @@ LATER_ROWS = _rows(range(200, 203))
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("PAIMON_WAREHOUSE", "PAIMON_OUTPUT", "PAIMON_FS_OPTIONS", "PAIMON_DEBUG"):
+def clean_cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in CLI_ENV:
         monkeypatch.delenv(var, raising=False)
-
-
-def cli(wh: str, *args: str, code: int = 0) -> Any:
-    res = CliRunner().invoke(app, [*args, "-w", wh])
-    assert res.exit_code == code, f"{args}: exit {res.exit_code}\n{res.stdout}\n{res.stderr}"
-    return res
-
-
-def cli_json(wh: str, *args: str) -> Any:
-    return json.loads(cli(wh, *args, "-o", "json").stdout)
-
-
-def peer_write_ops(wh: str, name: str, commits: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    return [{"op": "write", "warehouse": wh, "db": DB, "table": name,
-             "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]} for rows in commits]
-
-
-def run_peer(peer: PyPaimon, ops: list[dict[str, Any]]) -> None:
-    results = peer.batch(ops)
-    failed = [r for r in results if not r["ok"]]
-    assert not failed and len(results) == len(ops), failed[0]["traceback"] if failed else "driver stopped"
 
 
 def by_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,10 +68,9 @@ def theirs(peer: PyPaimon, wh: str, name: str) -> list[dict[str, Any]]:
 
 def theirs_both(peer: PyPaimon, whs: list[str], name: str) -> list[list[dict[str, Any]]]:
     """:func:`theirs` of several warehouses in one driver run (int and string columns only)."""
-    results = peer.batch([{"op": "read", "warehouse": wh, "db": DB, "table": name,
-                           "projection": ["id", "dt", "v", *SYSTEM]} for wh in whs])
-    assert all(r["ok"] for r in results), results
-    return [by_id(r["result"]["rows"]) for r in results]
+    results = peer.run([{"op": "read", "warehouse": wh, "db": DB, "table": name,
+                         "projection": ["id", "dt", "v", *SYSTEM]} for wh in whs])
+    return [by_id(r["rows"]) for r in results]
 
 
 def next_row_id(wh: str, name: str) -> int | None:
@@ -112,12 +89,13 @@ def live_files(wh: str, name: str) -> list[Any]:
 def peer_wh(pypaimon: PyPaimon, tmp_path_factory: pytest.TempPathFactory) -> str:
     """pypaimon creates both tables and commits TABLES' rows (one snapshot per commit)."""
     wh = str(tmp_path_factory.mktemp("peer-rowtrack-wh"))
-    ops: list[dict[str, Any]] = []
-    for name, (parts, commits) in TABLES.items():
-        ops.append({"op": "create_table", "warehouse": wh, "db": DB, "table": name,
-                    "columns": [list(c) for c in COLUMNS], "partition_keys": parts, "options": OPTIONS})
-        ops += peer_write_ops(wh, name, commits)
-    run_peer(pypaimon, ops)
+    pypaimon.run([
+        op
+        for name, (parts, commits) in TABLES.items()
+        for op in [{"op": "create_table", "warehouse": wh, "db": DB, "table": name, "partition_keys": parts,
+                    "columns": [list(c) for c in COLUMNS], "options": OPTIONS},
+                   *(write_op(wh, DB, name, rows) for rows in commits)]
+    ])
     return wh
 
 
@@ -141,7 +119,7 @@ def test_our_write_numbers_rows_as_pypaimon(pypaimon: PyPaimon, peer_wh: str, tm
     peer_copy = copy_wh(peer_wh, tmp_path / "peer")
     (tmp_path / "in.json").write_text("\n".join(json.dumps(r) for r in OUR_ROWS))
     cli(ours_wh, "write", f"{DB}.{name}", str(tmp_path / "in.json"), "--format", "json")
-    run_peer(pypaimon, peer_write_ops(peer_copy, name, [OUR_ROWS]))
+    pypaimon.run([write_op(peer_copy, DB, name, OUR_ROWS)])
     got, want = theirs_both(pypaimon, [ours_wh, peer_copy], name)
     assert got == want and len(got) == len(OUR_ROWS) + sum(map(len, TABLES[name][1]))
     assert next_row_id(ours_wh, name) == next_row_id(peer_copy, name) == next_row_id(peer_wh, name) + len(OUR_ROWS)
@@ -180,7 +158,7 @@ def test_compact_and_rewrite_keep_row_ids(pypaimon: PyPaimon, peer_wh: str, tmp_
         assert nulls == sum(f.row_count for f in live_files(wh, name) if f.first_row_id is None)
 
     # pypaimon appends after us: its ids continue at our nextRowId, none collides
-    run_peer(pypaimon, peer_write_ops(wh, name, [LATER_ROWS]))
+    pypaimon.run([write_op(wh, DB, name, LATER_ROWS)])
     after = ours(wh, name)
     assert [r for r in after if r["id"] < 200] == before
     new_ids = sorted(r["_ROW_ID"] for r in after if r["id"] >= 200)
