@@ -29,6 +29,7 @@ from ..operation.partition_expire import expire_partitions as expire_partitions_
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair
 from ..operation.rollback import rollback as rollback_table
+from ..operation.row_tracking import readable_fields
 from ..operation.unexisting_files import plan_remove_unexisting_files
 from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
 from ..refs import branches, tags
@@ -209,7 +210,7 @@ class Table:
         at = time_travel(snapshot, tag, timestamp)
         table = self.open()
         projection = column_list(columns) if columns is not None else None
-        predicate = parse_predicate(where, table.schema.fields) if where is not None else None
+        predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
         return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
 
     def read(

@@ -25,6 +25,7 @@ from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit
 from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.row_tracking import check_row_tracking_table
 from ..operation.scan import FileStoreScan
 from .append import plan_append_units
 
@@ -175,9 +176,7 @@ def _check_compactable(table: FileStoreTable) -> None:
     schema = table.schema
     if schema.bucket == paths.POSTPONE_BUCKET:
         raise NotYetSupported("compact: bucket=-2 (postpone) tables are not supported yet")
-    opts = table.options
-    if opts.get_bool("row-tracking.enabled") or opts.get_bool("data-evolution.enabled"):
-        raise NotYetSupported("compact: row-tracking / data-evolution tables are not supported yet")
+    check_row_tracking_table(schema, table.options, "compact")  # compaction keeps every row's id
 
 
 def dv_index_files(table: FileStoreTable, snapshot: Snapshot) -> dict[tuple[bytes, int], tuple[IndexFileMeta, ...]]:

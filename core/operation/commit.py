@@ -51,6 +51,7 @@ from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
 from .manifest_merge import ManifestFileMerger, write_index_manifest
 from .partition_spec import static_partition_filter
+from .row_tracking import assign_row_tracking, check_row_tracking_table, is_row_tracking, next_row_id_start
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -121,8 +122,8 @@ class FileStoreCommit:
         fmt = self.options.manifest_format
         if fmt != "avro":
             raise NotYetSupported(f"manifest.format={fmt}: only avro manifests can be written")
-        if self.options.get_bool("row-tracking.enabled") or self.options.get_bool("data-evolution.enabled"):
-            raise NotYetSupported("row-tracking / data-evolution tables: committing row ids is not supported yet")
+        check_row_tracking_table(schema, self.options, "commit")
+        self.row_tracking = is_row_tracking(self.options)
         comp = self.options.manifest_compression.lower()
         codec = _AVRO_CODECS.get(comp)
         if codec is None:
@@ -481,9 +482,18 @@ class FileStoreCommit:
             self.conflicts.check(latest, changes.table, kind)
             self.conflicts.check_deletion_vectors(latest, changes.table, changes.index)
 
+        next_row_id: int | None = None
+        if self.row_tracking:  # ids depend on the snapshot this attempt builds on
+            assigned = assign_row_tracking(
+                new_id, next_row_id_start(latest), changes.table,
+                group_by_partition=self.options.get_bool("row-tracking.partition-group-on-commit", True))
+            changes = _Changes(assigned.entries, changes.changelog, changes.index)
+            next_row_id = assigned.next_row_id
+
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
-            snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written)
+            snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written,
+                                            next_row_id)
         except BaseException:
             self._cleanup(written)
             raise
@@ -575,7 +585,10 @@ class FileStoreCommit:
         watermark: int | None,
         props: dict[str, str] | None,
         written: list[str],
+        assigned_next_row_id: int | None = None,
     ) -> Snapshot:
+        """``assigned_next_row_id``: the row-tracking counter after this commit's files; other
+        tables carry the latest ``nextRowId`` forward (0 when absent), as Java writes it."""
         schema_id = self._latest_schema_id()
         old_metas: list[ManifestFileMeta] = []
         previous_total = 0
@@ -594,6 +607,8 @@ class FileStoreCommit:
             statistics = self._inherited_statistics(latest, schema_id)
             if latest.next_row_id is not None:
                 next_row_id = latest.next_row_id
+        if assigned_next_row_id is not None:
+            next_row_id = assigned_next_row_id
         lists = self._write_lists(old_metas, latest.index_manifest if latest is not None else None, changes,
                                   written, schema_id)
         added = sum(e.file.row_count for e in changes.table if e.kind == FileKind.ADD)

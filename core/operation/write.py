@@ -46,6 +46,7 @@ from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
 from .bucket_layout import check_bucket_layout
+from .row_tracking import check_row_tracking_table
 from .scan import FileStoreScan
 
 if TYPE_CHECKING:
@@ -72,8 +73,7 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
     the write job compacts level 0 upward (see :mod:`core.compact.write_job`), except
     with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
     """
-    if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
-        raise NotYetSupported("write: row-tracking / data-evolution tables are not supported yet")
+    check_row_tracking_table(schema, options, "write")  # the commit numbers the rows
     bucket = schema.bucket
     if bucket == paths.POSTPONE_BUCKET:
         raise NotYetSupported("write: bucket=-2 (postpone) tables are not supported yet")

@@ -141,6 +141,12 @@ def decode_value(value: Any, arrow_type: str) -> Any:
     return value
 
 
+def write_op(warehouse: str, db: str, table: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ``write`` op (one batch write + commit) for :meth:`PyPaimon.batch` / :meth:`PyPaimon.run`."""
+    return {"op": "write", "warehouse": str(warehouse), "db": db, "table": table,
+            "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
+
+
 @dataclass
 class SystemRows:
     """A system table as pypaimon renders it (JSON-safe values, column names verbatim)."""
@@ -177,6 +183,17 @@ class PyPaimon:
             raise RuntimeError(
                 f"pypaimon driver exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
         return json.loads(lines[-1])["results"]
+
+    def run(self, ops: list[dict[str, Any]]) -> list[Any]:
+        """:meth:`batch` that must succeed: every op's result, or PyPaimonError for the first
+        that failed."""
+        results = self.batch(ops)
+        for op, res in zip(ops, results, strict=False):
+            if not res["ok"]:
+                raise PyPaimonError(op["op"], res["error"], res["message"], res["traceback"])
+        if len(results) != len(ops):
+            raise RuntimeError(f"pypaimon driver stopped after {len(results)} of {len(ops)} ops")
+        return [res["result"] for res in results]
 
     def call(self, op: str, **kwargs: Any) -> Any:
         (res,) = self.batch([{"op": op, **kwargs}])
