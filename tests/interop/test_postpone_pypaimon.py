@@ -303,15 +303,19 @@ def _dt_pred(wh: str, value: str) -> Any:
 
 
 # --------------------------------------------------------------------------------------
-# compaction is refused; maintenance keeps postponed files
+# compaction plans; maintenance keeps postponed files
 
 
-def test_compact_refuses_postpone_tables(wh: str) -> None:
+def test_compact_plan_and_refusals_change_nothing(wh: str) -> None:
+    """Moving staged files is tested in test_postpone_compact_pypaimon; a plan or a refused
+    request leaves the table alone."""
     root = Path(wh, f"{DB}.db", "mixed")
     before = sorted(str(p) for p in root.rglob("*"))
-    for args in (["--plan"], [], ["--full"]):
-        res = cli(wh, "compact", f"{DB}.mixed", *args, code=1)
-        assert "postpone" in res.stderr and "bucket=-2" in res.stderr, res.stderr
+    plan = cli_json(wh, "compact", f"{DB}.mixed", "--plan")
+    assert {r["bucket"] for r in plan} == {-2}
+    for args, code in ((["--max-bytes", "1000000"], 4), (["--engine", "spark"], 4)):
+        res = cli(wh, "compact", f"{DB}.mixed", *args, code=code)
+        assert "postpone" in res.stderr, res.stderr
     assert sorted(str(p) for p in root.rglob("*")) == before
 
 
