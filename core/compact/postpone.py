@@ -69,7 +69,7 @@ def replay_order(f: DataFileMeta) -> tuple[int, str, int, str]:
     """Creation time, then the writer, then the writer's file counter (``-<n>.<ext>``)."""
     stem = f.file_name.rsplit(".", 1)[0]
     tail = stem.rsplit("-", 1)[-1]
-    return (f.creation_time, postpone.writer_prefix(f.file_name), int(tail) if tail.isdigit() else 0, f.file_name)
+    return (f.creation_time or 0, postpone.writer_prefix(f.file_name), int(tail) if tail.isdigit() else 0, f.file_name)
 
 
 def plan_postponed(table: FileStoreTable, entries: Sequence[ManifestEntry],
