@@ -131,24 +131,10 @@ def write_op(wh: str, name: str, rows: list[dict[str, Any]], staged: bool) -> di
             "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
 
 
-@pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("PAIMON_WAREHOUSE", "PAIMON_OUTPUT", "PAIMON_FS_OPTIONS", "PAIMON_DEBUG"):
-        monkeypatch.delenv(var, raising=False)
-
-
 @pytest.fixture(scope="module")
 def peer_wh(pypaimon: PyPaimon, tmp_path_factory: pytest.TempPathFactory) -> str:
     wh = str(tmp_path_factory.mktemp("peer-postpone-compact-wh"))
-    ops: list[dict[str, Any]] = []
-    for name, (options, commits) in TABLES.items():
-        ops.append({"op": "create_table", "warehouse": wh, "db": DB, "table": name,
-                    "columns": [list(c) for c in COLUMNS], "primary_keys": KEYS, "partition_keys": ["dt"],
-                    "options": options})
-        ops += [write_op(wh, name, rows, staged) for staged, rows in commits]
-    results = pypaimon.batch(ops)
-    failed = [r for r in results if not r["ok"]]
-    assert not failed and len(results) == len(ops), failed[0]["traceback"] if failed else "driver stopped"
+    pypaimon.build_tables(wh, DB, COLUMNS, KEYS, ["dt"], TABLES)
     return wh
 
 
@@ -163,6 +149,7 @@ def wh(peer_wh: str, tmp_path: Path) -> str:
 # (a) pypaimon stages, we compact, pypaimon reads
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(TABLES))
 def test_compact_moves_staged_rows_into_real_buckets(pypaimon: PyPaimon, wh: str, name: str) -> None:
     assert canon(pypaimon.read(wh, DB, name)) == canon(expected(name, compacted=False))
@@ -211,6 +198,7 @@ def test_compact_partition_selection_leaves_other_staged_files(pypaimon: PyPaimo
 # (b) we write into postpone tables (both modes), pypaimon reads
 
 
+@pytest.mark.slow
 def test_staged_write_matches_javas_layout_and_compacts(pypaimon: PyPaimon, wh: str, tmp_path: Path) -> None:
     ident = f"{DB}.dedup"
     before = {e.file.file_name for e in live(wh, "dedup")}
