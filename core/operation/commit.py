@@ -209,7 +209,8 @@ class FileStoreCommit:
             if restored_snapshot_id is not None:
                 self.conflicts.check_layout_kept(restored_snapshot_id, latest, table_entries)
             if base_snapshot_id is not None:  # a compaction that numbered rows as of the base
-                self.conflicts.check_nothing_added_since(base_snapshot_id, latest, touched.__contains__)
+                self.conflicts.check_nothing_added_since(base_snapshot_id, latest, touched.__contains__,
+                                                        "compaction")
             return changes
 
         return self._try_commit(build, kind, check, identifier, watermark, props)

@@ -334,7 +334,7 @@ def test_a_commit_landing_during_compaction_fails_it(wh: str, tmp_path: Path,
 
     monkeypatch.setattr(postpone_compact, "commit_postponed", write_first)
     before_write = tree(wh, "dedup")
-    with pytest.raises(CommitConflict):
+    with pytest.raises(CommitConflict, match="the compaction did not see it"):
         from paimon_cli.core.compact.job import compact_table
 
         compact_table(table_of(wh, "dedup"))
