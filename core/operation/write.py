@@ -114,6 +114,7 @@ class _Bucket:
     buffered_bytes: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
+    staged: RollingFileWriter | None = None  # postpone-bucket writer, open until prepare_commit
 
 
 @dataclass
@@ -491,19 +492,31 @@ class TableWrite:
         indexes, ``changelog-file.*`` options for changelog files."""
         if records.num_rows == 0:
             return
-        options = self._staged_options or self.options
-        w = RollingFileWriter(
-            self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
-            file_source=FileSource.APPEND, schema=self.schema, options=options,
-            target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
-            file_format=postpone.STAGED_FORMAT if self.staged else None,
-        )
+        if self.staged:
+            # one writer per bucket for the whole write, as Java's postpone writer: its files
+            # share one uuid and count up, the order postpone compaction replays them in
+            if b.staged is None:
+                b.staged = self._rolling_writer(b, changelog)
+            b.staged.write(records)  # abort() aborts it; prepare_commit() closes it
+            return
+        w = self._rolling_writer(b, changelog)
         try:
             w.write(records)
             metas = w.close()
         finally:
             with self._lock:
                 self.written.extend(w.written)  # abort() deletes them if the write is not committed
+        self._record(b, metas, changelog)
+
+    def _rolling_writer(self, b: _Bucket, changelog: bool) -> RollingFileWriter:
+        return RollingFileWriter(
+            self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
+            file_source=FileSource.APPEND, schema=self.schema, options=self._staged_options or self.options,
+            target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
+            file_format=postpone.STAGED_FORMAT if self.staged else None,
+        )
+
+    def _record(self, b: _Bucket, metas: list[DataFileMeta], changelog: bool) -> None:
         with self._lock:
             for meta in metas:
                 if changelog:
@@ -520,6 +533,14 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
         self._flush_all([b for b in self.buckets.values() if b.chunks])
+        for b in self.buckets.values():
+            if b.staged is not None:
+                w, b.staged = b.staged, None
+                try:
+                    metas = w.close()
+                finally:
+                    self.written.extend(w.written)
+                self._record(b, metas, changelog=False)
         messages: dict[tuple[bytes, int], CommitMessage] = {}
         for key, b in self.buckets.items():
             if b.new_files or b.changelog_files:
@@ -570,6 +591,10 @@ class TableWrite:
         self._closed = True
         for b in self.buckets.values():
             b.chunks = []
+            if b.staged is not None:
+                self.written.extend(b.staged.written)
+                b.staged.abort()
+                b.staged = None
         self.buffered_bytes = 0
         discard(self.file_io, self.written)
         self._remove_empty_dirs(self.written)
@@ -593,6 +618,10 @@ class TableWrite:
         """Release buffers (files stay; pair with :meth:`abort` when not committing)."""
         for b in self.buckets.values():
             b.chunks = []
+            if b.staged is not None:  # an unfinished staged file is of no use to anyone
+                self.written.extend(b.staged.written)
+                b.staged.abort()
+                b.staged = None
         self.buffered_bytes = 0
         self._closed = True
 
