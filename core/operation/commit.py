@@ -172,6 +172,8 @@ class FileStoreCommit:
         ``base_snapshot_id`` pins an overwrite to the snapshot its new files were computed
         from: if any later non-COMPACT snapshot added data files in the overwritten scope, the
         commit fails with CommitConflict instead of silently deleting them (apache/paimon#4802).
+        A COMPACT commit pinned the same way (postpone compaction, whose new records are numbered
+        after the base's sequence numbers) fails when the partitions it touches got new files.
 
         ``restored_snapshot_id`` (appends of fixed-bucket writers): the snapshot the writer
         restored its buckets from; a partition re-laid out with another bucket number since
@@ -190,8 +192,8 @@ class FileStoreCommit:
             return self._overwrite(
                 overwrite, table_entries, index_entries, dynamic, identifier, watermark, props, base_snapshot_id
             )
-        if base_snapshot_id is not None:
-            raise InvalidInput("base_snapshot_id pins an overwrite; it needs overwrite=")
+        if base_snapshot_id is not None and kind != "COMPACT":
+            raise InvalidInput("base_snapshot_id pins an overwrite or a compaction; an append cannot be pinned")
 
         if not table_entries and not changelog_entries and not index_entries:
             return None
@@ -202,9 +204,14 @@ class FileStoreCommit:
         check = kind != "APPEND"
         changes = _Changes(table_entries, changelog_entries, index_entries)
 
+        touched = {e.partition for e in table_entries}
+
         def build(latest: Snapshot | None) -> _Changes:
             if restored_snapshot_id is not None:
                 self.conflicts.check_layout_kept(restored_snapshot_id, latest, table_entries)
+            if base_snapshot_id is not None:  # a compaction that numbered rows as of the base
+                self.conflicts.check_nothing_added_since(base_snapshot_id, latest, touched.__contains__,
+                                                        "compaction")
             return changes
 
         return self._try_commit(build, kind, check, identifier, watermark, props)
@@ -408,6 +415,8 @@ class FileStoreCommit:
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None:
                 for e in self.live.data(latest, part_filter):
+                    if e.bucket < 0 and self.table.schema.bucket != paths.POSTPONE_BUCKET:
+                        continue  # Java: only an overwrite through the postpone table drops staged files
                     deletes.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file))
                 for ie in self.live.index(latest):
                     if part_filter is None or part_filter(ie.partition):

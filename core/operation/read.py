@@ -117,7 +117,7 @@ class TableRead:
             raise NotYetSupported(
                 f"read: {self.table.identifier} sets postpone.merge-on-read = true and {n} postponed file(s) "
                 "(bucket = -2) await compaction; merging the postpone bucket into reads is not supported: "
-                "compact the table with Java Paimon first, or set postpone.merge-on-read = false to read only the "
+                "run `paimon-cli compact` first, or set postpone.merge-on-read = false to read only the "
                 "compacted rows")
 
     def _iter_batches(self) -> Iterator[pa.RecordBatch]:

@@ -243,6 +243,28 @@ class PyPaimon:
                         postpone_fixed_bucket=postpone_fixed_bucket)
         return int(res["snapshot_id"])
 
+    def build_tables(self, warehouse: str, db: str, columns: list[tuple[str, str]], primary_keys: list[str],
+                     partition_keys: list[str],
+                     tables: dict[str, tuple[dict[str, str], list[tuple[bool, list[dict[str, Any]]]]]]) -> None:
+        """Create every table of ``tables`` (name -> (options, [(staged?, rows)])) and commit its
+        writes in order, in ONE driver run. ``staged`` matters for postpone-bucket tables: True
+        writes into the postpone bucket, False routes the rows into real buckets."""
+        ops: list[dict[str, Any]] = []
+        for name, (options, commits) in tables.items():
+            ops.append({"op": "create_table", "warehouse": str(warehouse), "db": db, "table": name,
+                        "columns": [list(c) for c in columns], "primary_keys": primary_keys,
+                        "partition_keys": partition_keys, "options": options})
+            ops += [{"op": "write", "warehouse": str(warehouse), "db": db, "table": name,
+                     "postpone_fixed_bucket": not staged,
+                     "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
+                    for staged, rows in commits]
+        results = self.batch(ops)
+        failed = [r for r in results if not r["ok"]]
+        if failed or len(results) != len(ops):
+            raise PyPaimonError("build_tables", failed[0]["error"] if failed else "stopped",
+                                failed[0]["message"] if failed else "driver stopped",
+                                failed[0]["traceback"] if failed else "")
+
     def read(self, warehouse: str, db: str, table: str, snapshot_id: int | None = None,
              tag: str | None = None, branch: str | None = None,
              projection: list[str] | None = None) -> list[dict[str, Any]]:
