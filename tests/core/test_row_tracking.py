@@ -202,3 +202,24 @@ def test_row_tracking_needs_bucket_unaware_append_table(wh: Warehouse) -> None:
                             options={**ROW_TRACKING, "bucket": "2"})
         t.write(pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}))
 
+
+
+def test_manifest_maintenance_keeps_row_ids_and_next_row_id(wh: Warehouse) -> None:
+    """compact-manifest and remove-unexisting-files commit without new files: every kept row
+    keeps its id and ``nextRowId`` never goes back (a reused id would alias two rows)."""
+    t = wh.create_table("db.t", "id BIGINT, dt STRING, v STRING", partition_by="dt", options=ROW_TRACKING)
+    for i in range(3):
+        t.write(pa.concat_tables([data([i], "a"), data([10 + i], "b")]))
+    before = rows(t)
+    assert t.compact_manifest().snapshot_id is not None
+    assert rows(t) == before
+    table = wh.table("db.t").open()
+    assert table.snapshot_manager.latest_snapshot().next_row_id == 6
+
+    gone = next(f for f in live(wh, "db.t") if f.row_count == 1 and f.first_row_id == 1)  # id 10 in dt=b
+    Path(table.path, "dt=b", "bucket-0", gone.file_name).unlink()
+    t.remove_unexisting_files()
+    assert rows(t) == [r for r in before if r["_ROW_ID"] != 1]
+    assert wh.table("db.t").open().snapshot_manager.latest_snapshot().next_row_id == 6
+    t.write(data([99], "a"))
+    assert [r["_ROW_ID"] for r in rows(t) if r["id"] == 99] == [6]
