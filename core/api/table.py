@@ -23,11 +23,17 @@ from ..errors import InvalidInput, NotYetSupported
 from ..operation import branch_ops, tag_ops
 from ..operation.expire import apply_expire, plan_expire
 from ..operation.expire_plan import ExpirePolicy
+from ..operation.manifest_compact import compact_manifest as compact_manifest_of
+from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
+from ..operation.repair import apply_repair, plan_repair
 from ..operation.rollback import rollback as rollback_table
+from ..operation.row_tracking import readable_fields
+from ..operation.unexisting_files import plan_remove_unexisting_files
+from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
 from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
@@ -53,10 +59,13 @@ from .arguments import (
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
+    CompactManifestReport,
     CompactReport,
     ExpireReport,
     OrphanFilesReport,
     Reader,
+    RemoveUnexistingFilesReport,
+    RepairReport,
     RescaleReport,
     RewriteFileIndexReport,
     RollbackReport,
@@ -205,7 +214,7 @@ class Table:
         at = time_travel(snapshot, tag, timestamp)
         table = self.open()
         projection = column_list(columns) if columns is not None else None
-        predicate = parse_predicate(where, table.schema.fields) if where is not None else None
+        predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
         return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
 
     def read(
@@ -372,6 +381,32 @@ class Table:
         table = self.open()
         plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
         return RollbackReport(plan, self.name, table.path, dry_run)
+
+    # -- metadata repair ------------------------------------------------------------------------
+
+    def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestReport:
+        """Rewrite the latest snapshot's data manifests into few, sorted by partition and
+        bucket, as one COMPACT snapshot (Java's compact_manifest); nothing when already compact."""
+        table = self.open()
+        plan = plan_compact_manifest(table)
+        return CompactManifestReport(plan, None if dry_run else compact_manifest_of(table, plan), self.name)
+
+    def remove_unexisting_files(self, *, dry_run: bool = False) -> RemoveUnexistingFilesReport:
+        """Drop the manifest entries of live data files that no longer exist (their rows are
+        lost) in one OVERWRITE snapshot; an unreadable manifest refuses (UnsafeRefused)."""
+        from ..operation.maintenance import after_commit
+
+        table = self.open()
+        plan = plan_remove_unexisting_files(table)
+        result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
+        return RemoveUnexistingFilesReport(plan, result, self.name)
+
+    def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
+        """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
+        moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
+        table = self.open()
+        plan = plan_repair(table, earliest)
+        return RepairReport(plan, [] if dry_run else apply_repair(table, plan), self.name, dry_run)
 
     # -- tags -----------------------------------------------------------------------------------
 

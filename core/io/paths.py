@@ -13,10 +13,11 @@ import decimal
 from collections.abc import Sequence
 from typing import Any
 
+from ..data import binary_row
 from ..data import types as t
 from ..data.java_format import java_double, java_float, java_local_datetime
 from ..errors import CorruptMetadata, InvalidInput
-from .fileio import join
+from .fileio import join, parent
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 MAIN_BRANCH = "main"
@@ -176,6 +177,26 @@ def data_file_path(
     if external_path:
         return external_path
     return join(table_path, partition_path, bucket_dir(bucket), file_name)
+
+
+def aligned_path(
+    table_path: str,
+    partition_path: str,
+    bucket: int,
+    file_name: str,
+    aligned_external_path: str | None = None,
+) -> str:
+    """A file kept next to a data file (its ``_EXTRA_FILES``, e.g. the ``.index`` file):
+    in the directory of the data file's ``_EXTERNAL_PATH``, else in the bucket directory
+    (Java ``DataFilePathFactory.toAlignedPath``)."""
+    return join(data_file_dir(table_path, partition_path, bucket, aligned_external_path), file_name)
+
+
+def data_file_dir(table_path: str, partition_path: str, bucket: int, external_path: str | None = None) -> str:
+    """The directory a data file is in: its ``_EXTERNAL_PATH``'s parent, else the bucket's."""
+    if external_path:
+        return parent(external_path)
+    return join(table_path, partition_path, bucket_dir(bucket))
 
 
 # -- partition directories --------------------------------------------------------------
@@ -354,3 +375,10 @@ def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
     strs = partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
     only_value = str(schema.options.get("partition.generate-path-only-value", "false")).lower() == "true"
     return partition_path(schema.partition_keys, strs, opts.partition_default_name, only_value)
+
+
+def partition_dir_of(schema: Any, partition: bytes) -> str:
+    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
+    if not schema.partition_keys:
+        return ""
+    return partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))

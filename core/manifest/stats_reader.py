@@ -3,7 +3,10 @@
 A file keeps the stats of the schema it was written with (``schema_id``), possibly only for
 some columns (``value_stats_cols``). Columns are matched by field id, so renamed columns keep
 their stats; a column the file's schema did not have counts all its rows as null (Java's
-``SimpleStatsEvolution``). Used by ``inspect files`` and by the reader's stats pruning.
+``SimpleStatsEvolution``). A file with ``_WRITE_COLS`` has stats over those columns (a
+row-tracking compaction adds ``_ROW_ID`` and ``_SEQUENCE_NUMBER``; Java's
+``EvolutionStatsCache``: schema projected to the write columns, then to the stats columns).
+Used by ``inspect files`` and by the reader's stats pruning.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from ..data.binary_row import deserialize
+from ..format.arrow_schema import row_tracking_fields
 from ..schema.table_schema import TableSchema
 from .manifest import DataFileMeta
 
@@ -39,7 +43,7 @@ class StatsReader:
     def __init__(self, table: TableSchemas) -> None:
         self.table = table
         self._schemas: dict[int, TableSchema] = {}
-        self._stats_layouts: dict[tuple[int, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
+        self._stats_layouts: dict[tuple[int, Any, Any], tuple[list[Any], list[tuple[str, int | None, bool]]]] = {}
         self._key_layouts: dict[int, tuple[list[Any], list[tuple[str, int | None]]]] = {}
 
     def schema(self, schema_id: int) -> TableSchema:
@@ -53,13 +57,15 @@ class StatsReader:
 
     def _stats_layout(self, meta: DataFileMeta) -> tuple[list[Any], list[tuple[str, int | None, bool]]]:
         """(stats row types, per current column: (name, index in the stats row, column in file))."""
-        key = (meta.schema_id, meta.value_stats_cols)
+        key = (meta.schema_id, meta.value_stats_cols, meta.write_cols)
         hit = self._stats_layouts.get(key)
         if hit is None:
             file_schema = self.schema(meta.schema_id)
             stats_fields = list(file_schema.fields)
+            by_name = {f.name: f for f in [*file_schema.fields, *row_tracking_fields()]}
+            if meta.write_cols is not None:
+                stats_fields = [by_name[n] for n in meta.write_cols if n in by_name]
             if meta.value_stats_cols is not None:
-                by_name = {f.name: f for f in file_schema.fields}
                 stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
             by_id = {f.id: i for i, f in enumerate(stats_fields)}
             in_file = {f.id for f in file_schema.fields}

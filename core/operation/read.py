@@ -25,6 +25,7 @@ from ..utils.workers import prefetch
 from .merge_split_read import MergeFileSplitRead
 from .read_explain import explain_rows
 from .read_plan import ReadPlan, ReadPlanner
+from .row_tracking import check_system_columns_readable, readable_fields
 from .split_read import ROW_KIND_COLUMN, RawFileSplitRead, SplitRead
 
 _PREFETCH = 2  # primary-key splits decoded ahead of the merge (worker threads)
@@ -61,6 +62,9 @@ class TableRead:
         self.projection = _checked_projection(projection, self.schema)
         _check_predicate(predicate, self.schema)
         self.predicate = predicate
+        # _ROW_ID / _SEQUENCE_NUMBER of row-tracking tables: selected or filtered on
+        self.system_columns = check_system_columns_readable(
+            self.schema, [*self.projection, *(predicate.columns() if predicate is not None else ())])
         if limit is not None and limit < 0:
             raise InvalidInput(f"--limit must be >= 0, got {limit}")
         self.limit = limit
@@ -72,7 +76,8 @@ class TableRead:
         self._plan: ReadPlan | None = None
 
     def output_schema(self) -> pa.Schema:
-        fields = [arrow_field(self.schema.field(n)) for n in self.projection]
+        by_name = {f.name: f for f in readable_fields(self.schema)}
+        fields = [arrow_field(by_name[n]) for n in self.projection]
         if self.with_row_kind:
             fields.insert(0, pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
         return pa.schema(fields)
@@ -112,7 +117,7 @@ class TableRead:
             raise NotYetSupported(
                 f"read: {self.table.identifier} sets postpone.merge-on-read = true and {n} postponed file(s) "
                 "(bucket = -2) await compaction; merging the postpone bucket into reads is not supported: "
-                "compact the table with Java Paimon first, or set postpone.merge-on-read = false to read only the "
+                "run `paimon-cli compact` first, or set postpone.merge-on-read = false to read only the "
                 "compacted rows")
 
     def _iter_batches(self) -> Iterator[pa.RecordBatch]:
@@ -137,7 +142,8 @@ class TableRead:
         if self.is_pk:
             return MergeFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
                                       keep_deletes=self.keep_deletes)
-        return RawFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind)
+        return RawFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
+                                system_columns=self.system_columns)
 
     def _split_tables(self) -> Generator[pa.Table, None, None]:
         """Result tables split by split. Primary-key splits are decoded ahead on worker
@@ -158,9 +164,9 @@ class TableRead:
 
 
 def _checked_projection(projection: list[str] | None, schema: TableSchema) -> list[str]:
-    names = schema.field_names
     if projection is None:
-        return list(names)
+        return list(schema.field_names)
+    names = [f.name for f in readable_fields(schema)]
     unknown = [c for c in projection if c not in names]
     if unknown:
         raise InvalidInput(f"--select: unknown column(s) {', '.join(unknown)}; columns: {', '.join(names)}")
@@ -171,7 +177,7 @@ def _checked_projection(projection: list[str] | None, schema: TableSchema) -> li
 
 def _check_predicate(predicate: Predicate | None, schema: TableSchema) -> None:
     if predicate is not None:
-        unknown = sorted(predicate.columns() - set(schema.field_names))
+        unknown = sorted(predicate.columns() - {f.name for f in readable_fields(schema)})
         if unknown:
             raise InvalidInput(f"--where: unknown column(s) {', '.join(unknown)}")
 

@@ -300,7 +300,8 @@ class ReadPlanner:
                 container = FileIndexContainer(m.embedded_index)
             else:
                 name = index_file_names(m.extra_files)[0]
-                path = paths.data_file_path(self.table.path, self.decoder.partition_dir(e.partition), e.bucket, name)
+                path = paths.aligned_path(self.table.path, self.decoder.partition_dir(e.partition), e.bucket, name,
+                                          m.external_path)
                 container = FileIndexContainer(self.table.file_io.read_bytes(path), path)
             fs = self.decoder.schema(m.schema_id)
             by_id = {f.id: f for f in fs.fields}

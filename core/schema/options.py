@@ -211,6 +211,10 @@ class CoreOptions:
         return self.get_bool("index-file-in-data-file-dir")
 
     @property
+    def data_file_path_directory(self) -> str | None:
+        return self.get("data-file.path-directory") or None
+
+    @property
     def partition_default_name(self) -> str:
         return self.get("partition.default-name") or "__DEFAULT_PARTITION__"
 
