@@ -137,7 +137,8 @@ def main() -> None:
     finally:
         jp.close()
 
-    from paimon_cli.core.operation.expire import ExpirePolicy, apply_expire, plan_expire
+    from paimon_cli.core.operation.expire import apply_expire, plan_expire
+    from paimon_cli.core.operation.expire_plan import ExpirePolicy
     from paimon_cli.core.table.catalog import FileSystemCatalog
 
     policy = ExpirePolicy(retain_min=10, time_retained_millis=1, max_deletes=5000)

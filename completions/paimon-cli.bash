@@ -12,6 +12,9 @@
 #   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --older-than --output --warehouse --wide -o -w
 #   rewrite-file-index --branch --debug --dry-run --fs-option --output --partition --warehouse --where --wide -o -w
 #   rollback --branch --debug --dry-run --fs-option --output --snapshot --tag --warehouse --wide -o -w
+#   compact-manifest --branch --debug --dry-run --fs-option --output --warehouse --wide -o -w
+#   remove-unexisting-files --branch --debug --dry-run --fs-option --output --warehouse --wide -o -w
+#   repair --branch --debug --dry-run --earliest --fs-option --output --warehouse --wide -o -w
 #   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --retain-max --retain-min --warehouse --wide -o -w
 #   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --max-expires --output --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide -o -w
 #   tag --branch --debug --dry-run --fs-option --older-than --output --snapshot --time-retained --warehouse --wide -o -w

@@ -34,6 +34,11 @@ class CorruptMetadata(InvalidInput):
         self.problem = problem
 
 
+class MissingMetadata(NotFound):
+    """A manifest list, manifest or index manifest that a snapshot, tag or changelog names is
+    gone: not found for a reader, a refusal for a command that would delete (exit 6)."""
+
+
 class CommitConflict(PaimonError):
     """Another writer won the race or the change conflicts with the latest snapshot (retryable)."""
 

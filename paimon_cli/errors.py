@@ -37,12 +37,22 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _name_too_long(exc: BaseException) -> bool:
+    """A path the checks up front did not cover (e.g. a warehouse path) that the file system
+    refuses as too long: bad input, not an unexpected failure."""
+    import errno
+
+    return isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+
+
 def exit_code_for(exc: BaseException) -> int:
     """The exit code an exception maps to (PaimonError subclasses carry theirs)."""
-    from .core.errors import PaimonError
+    from .core.errors import InvalidInput, PaimonError
 
     if isinstance(exc, PaimonError):
         return int(exc.exit_code)
+    if _name_too_long(exc):
+        return InvalidInput.exit_code
     return 1
 
 
@@ -52,10 +62,37 @@ def format_error(exc: BaseException) -> str:
 
     if isinstance(exc, PaimonError):
         return f"error: {_one_line(str(exc))}"
+    if _name_too_long(exc):
+        name = str(getattr(exc, "filename", "") or "")
+        shown = name if len(name) <= 80 else name[:77] + "..."
+        return f"error: {shown}: a file name in this path is longer than the file system allows (255 bytes)"
     msg = _one_line(str(exc))
     name = type(exc).__name__
     body = f"{name}: {msg}" if msg else name
     return f"error: {body} (run again with --debug for the traceback)"
+
+
+# commands (and actions) that delete or replace files or metadata: metadata they cannot read is
+# a refusal (exit 6, nothing was changed), not bad input -- whichever core path raised it
+DESTRUCTIVE: dict[str, frozenset[str] | None] = {
+    "expire": None, "remove-orphan-files": None, "rollback": None, "expire-partitions": None,
+    "tag": frozenset({"delete", "expire"}), "branch": frozenset({"delete", "fast-forward"}),
+}
+
+
+def as_refusal(command: str | None, action: str | None, exc: BaseException) -> BaseException:
+    """``exc`` as a destructive command reports it: corrupt or missing metadata is UnsafeRefused."""
+    from .core.errors import CorruptMetadata, MissingMetadata, UnsafeRefused
+
+    if not isinstance(exc, (CorruptMetadata, MissingMetadata)) or command not in DESTRUCTIVE:
+        return exc
+    actions = DESTRUCTIVE[command]
+    if actions is not None and action not in actions:
+        return exc
+    what = command if actions is None else f"{command} {action}"
+    refused = UnsafeRefused(f"{exc}; refusing to run {what} (nothing was changed)")
+    refused.__cause__ = exc
+    return refused
 
 
 def debug_enabled(params: dict[str, Any] | None = None) -> bool:
@@ -134,7 +171,8 @@ class CliCommand(TyperCommand):
                 silence_stdout()
                 code = 0
         except Exception as exc:  # noqa: BLE001 - this IS the top-level handler
-            code = report(exc, debug_enabled(ctx.params))
+            action = getattr(ctx.params.get("action"), "value", ctx.params.get("action"))
+            code = report(as_refusal(ctx.info_name, action, exc), debug_enabled(ctx.params))
         else:
             signum = interrupt.requested()
             if signum is None:

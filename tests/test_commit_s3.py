@@ -344,7 +344,7 @@ def test_tags_and_schemas_publish_through_a_409_after_landing(
 ) -> None:
     """The other write-if-absent publishers get the same read-back: a landed tag or schema
     answered with 409 is theirs (ours), not a conflict to retry into AlreadyExists."""
-    from paimon_cli.core.refs.tags import create_tag
+    from paimon_cli.core.operation.tag_ops import create_tag
     from paimon_cli.core.schema.schema_change import SetOption
 
     t, faults, _ = _one_commit_done(s3_server, s3_warehouse, s3_faults)

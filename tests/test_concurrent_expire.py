@@ -88,7 +88,8 @@ def _appends(t: Any) -> int:
 
 
 def expirer(wh: str, stop_at: int) -> None:
-    from paimon_cli.core.operation.expire import ExpirePolicy, expire
+    from paimon_cli.core.operation.expire import expire
+    from paimon_cli.core.operation.expire_plan import ExpirePolicy
 
     while True:
         t = _open(wh)
@@ -159,7 +160,8 @@ def test_writer_compact_expire_readers_race(tmp_path: Path, pk: bool) -> None:
     assert all(r[0] == "ok" for r in results), results
     assert sum(r[1] for r in results) > 0
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
-    from paimon_cli.core.operation.expire import ExpirePolicy, expire
+    from paimon_cli.core.operation.expire import expire
+    from paimon_cli.core.operation.expire_plan import ExpirePolicy
     from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.table.file_store_table import TimeTravel
 
@@ -175,7 +177,8 @@ def test_writer_compact_expire_readers_race(tmp_path: Path, pk: bool) -> None:
 
 def _slow_expire(wh: str, started: Any) -> None:
     """Expire with a pause after every deletion, so a kill lands in the middle of a phase."""
-    from paimon_cli.core.operation.expire import ExpirePolicy, apply_expire, plan_expire
+    from paimon_cli.core.operation.expire import apply_expire, plan_expire
+    from paimon_cli.core.operation.expire_plan import ExpirePolicy
 
     t = _open(wh)
     plan = plan_expire(t, ExpirePolicy(retain_min=3, time_retained_millis=0))
@@ -184,7 +187,8 @@ def _slow_expire(wh: str, started: Any) -> None:
 
 
 def test_kill_9_during_expire_leaves_readable_table_and_rerun_finishes(tmp_path: Path) -> None:
-    from paimon_cli.core.operation.expire import ExpirePolicy, expire, plan_expire
+    from paimon_cli.core.operation.expire import expire, plan_expire
+    from paimon_cli.core.operation.expire_plan import ExpirePolicy
     from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.table.file_store_table import TimeTravel
 

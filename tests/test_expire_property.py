@@ -22,7 +22,8 @@ from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import IndexManifestFile
 from paimon_cli.core.manifest.manifest import FileKind, ManifestFile, ManifestList
-from paimon_cli.core.operation.expire import ExpirePolicy, expire
+from paimon_cli.core.operation.expire import expire
+from paimon_cli.core.operation.expire_plan import ExpirePolicy
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.schema.table_schema import Schema
@@ -141,7 +142,7 @@ def test_never_deletes_what_a_retained_snapshot_tag_or_branch_uses(
             elif op == "consumer":
                 t.consumer_manager.reset_consumer("c", 1 + arg % latest)
             elif op == "branch" and branch is None and t.tag_manager.tag_names():
-                from paimon_cli.core.refs.branches import create_branch
+                from paimon_cli.core.operation.branch_ops import create_branch
 
                 branch = "br"
                 tag = t.tag_manager.tag_names()[0]

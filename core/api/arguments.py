@@ -98,7 +98,11 @@ def timestamp_millis(value: Timestamp) -> int:
         return value
     s = value.strip()
     if s.lstrip("-").isdigit():
-        return int(s)
+        millis = int(s) if len(s) <= 20 else None  # (int() refuses 4,300+ digits anyway)
+        if millis is None or not -(1 << 63) <= millis < (1 << 63):
+            shown = s if len(s) <= 24 else s[:21] + "..."
+            raise InvalidInput(f"--timestamp {shown!r}: epoch milliseconds out of range (a Java long)")
+        return millis
     millis = parse_iso_time(s)
     if millis is None:
         raise InvalidInput(f"--timestamp {value!r}: expected epoch millis or ISO-8601 date-time")

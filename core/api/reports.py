@@ -21,9 +21,14 @@ from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
 from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
 from ..compact.rewrite_file_index import RewriteResult
 from ..compact.write_job import WriteResult
-from ..operation.expire import ExpirePlan, ExpireResult
+from ..operation.expire import ExpireResult
+from ..operation.expire_plan import ExpirePlan
+from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
+from ..operation.manifest_compact import ManifestCompactPlan, ManifestCompactResult
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
+from ..operation.repair import HintFix, RepairPlan
 from ..operation.rollback import RollbackPlan
+from ..operation.unexisting_files import UnexistingFilesPlan, UnexistingFilesResult
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:
@@ -285,3 +290,84 @@ class RollbackReport:
         return [f"{self.identifier}: {verb} to {what}: {len(p.snapshots)} snapshots, {len(p.tags)} tags, "
                 f"{len(p.changelogs)} changelogs, {len(p.files)} files ({p.total_bytes} bytes){extra}"
                 ] + [f"warning: {w}" for w in p.warnings]
+
+
+@dataclass
+class CompactManifestReport:
+    """A manifest compaction, or (``result`` None: dry run) what it would do per manifest."""
+
+    plan: ManifestCompactPlan
+    result: ManifestCompactResult | None
+    identifier: str
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return None if self.result is None else self.result.snapshot_id
+
+    def rows(self) -> Rows:
+        if self.result is None:
+            return self.plan.rows()
+        return Rows(COMPACT_MANIFEST_RESULT_COLUMNS, [self.result.as_row()] if self.result.snapshot_id else [])
+
+    def notes(self) -> list[str]:
+        r = self.result
+        plan = self.plan if r is None else r.plan
+        if not plan.changes:
+            return [f"compact-manifest: {self.identifier}: {plan.message}"]
+        if r is None:
+            return [f"compact-manifest: {self.identifier}: would commit a COMPACT snapshot after snapshot "
+                    f"{plan.snapshot_id}: {plan.summary()}; nothing written"]
+        return [f"compact-manifest: {self.identifier}: committed snapshot {r.snapshot_id}: "
+                f"{len(plan.actions)} manifests -> {r.manifests_after}; {plan.summary()}"]
+
+
+@dataclass
+class RemoveUnexistingFilesReport:
+    """The live data files found missing; ``result`` None for a dry run."""
+
+    plan: UnexistingFilesPlan
+    result: UnexistingFilesResult | None
+    identifier: str
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return None if self.result is None else self.result.snapshot_id
+
+    def rows(self) -> Rows:
+        return self.plan.rows()
+
+    def notes(self) -> list[str]:
+        p = self.plan
+        if p.snapshot_id is None:
+            return [f"remove-unexisting-files: {self.identifier} has no snapshot; nothing to check"]
+        head = (f"remove-unexisting-files: {self.identifier}: {len(p.missing)} of {p.checked} live data files "
+                f"of snapshot {p.snapshot_id} missing")
+        if not p.missing:
+            return [head + "; nothing to remove"]
+        dvs = sum(1 for m in p.missing if m.has_dv)
+        what = f"their entries ({p.rows_lost} rows)" + (f" and {dvs} deletion vectors" if dvs else "")
+        if self.result is None:
+            return [head + f"; {what} would be dropped; nothing changed"]
+        return [head + f"; dropped {what} in snapshot {self.result.snapshot_id}"
+                ] + [f"warning: {w}" for w in self.result.warnings]
+
+
+@dataclass
+class RepairReport:
+    """The snapshot hints before and after a repair (or, dry run, what it would write)."""
+
+    plan: RepairPlan
+    applied: list[HintFix]
+    identifier: str
+    dry_run: bool
+
+    def rows(self) -> Rows:
+        return self.plan.rows()
+
+    def notes(self) -> list[str]:
+        changes = self.plan.changes
+        head = f"repair: {self.identifier}: {self.plan.describe_ids()}"
+        if not changes:
+            return [head + "; the hints are right, nothing to repair"]
+        what = ", ".join(f"{f.action} {f.hint}" + ("" if f.target is None else f" = {f.target}") for f in changes)
+        return [head + (f"; would {what}; nothing changed" if self.dry_run else f"; {what}")]

@@ -21,19 +21,28 @@ from ..compact.write_job import WriteResult, write_table_result
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
+from ..operation import branch_ops, tag_ops
 from ..operation.data_evolution_update import update_table
-from ..operation.expire import ExpirePolicy, apply_expire, plan_expire
+from ..operation.expire import apply_expire, plan_expire
+from ..operation.expire_plan import ExpirePolicy
+from ..operation.manifest_compact import compact_manifest as compact_manifest_of
+from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.read import TableRead
+from ..operation.repair import apply_repair, plan_repair
 from ..operation.rollback import rollback as rollback_table
+from ..operation.row_tracking import readable_fields
+from ..operation.unexisting_files import plan_remove_unexisting_files
+from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
 from ..operation.write import WriteSummary
-from ..refs import branches, tags
+from ..refs.branches import validate_branch_name
+from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
-from ..schema.options import parse_duration_millis
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier
+from ..utils.durations import parse_duration_millis
 from .arguments import (
     Duration,
     KeyValues,
@@ -53,10 +62,13 @@ from .arguments import (
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
+    CompactManifestReport,
     CompactReport,
     ExpireReport,
     OrphanFilesReport,
     Reader,
+    RemoveUnexistingFilesReport,
+    RepairReport,
     RescaleReport,
     RewriteFileIndexReport,
     RollbackReport,
@@ -66,9 +78,10 @@ from .reports import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..operation.branch_ops import BranchPlan
     from ..operation.partition_expire import PartitionExpirePlan
-    from ..refs.branches import BranchPlan
-    from ..refs.tags import Tag, TagDeletionPlan
+    from ..operation.tag_deletion import TagDeletionPlan
+    from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
     from ..utils.rows import Rows
     from .warehouse import Warehouse
@@ -227,7 +240,7 @@ class Table:
         at = time_travel(snapshot, tag, timestamp)
         table = self.open()
         projection = column_list(columns) if columns is not None else None
-        predicate = parse_predicate(where, table.schema.fields) if where is not None else None
+        predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
         return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
 
     def read(
@@ -395,6 +408,32 @@ class Table:
         plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
         return RollbackReport(plan, self.name, table.path, dry_run)
 
+    # -- metadata repair ------------------------------------------------------------------------
+
+    def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestReport:
+        """Rewrite the latest snapshot's data manifests into few, sorted by partition and
+        bucket, as one COMPACT snapshot (Java's compact_manifest); nothing when already compact."""
+        table = self.open()
+        plan = plan_compact_manifest(table)
+        return CompactManifestReport(plan, None if dry_run else compact_manifest_of(table, plan), self.name)
+
+    def remove_unexisting_files(self, *, dry_run: bool = False) -> RemoveUnexistingFilesReport:
+        """Drop the manifest entries of live data files that no longer exist (their rows are
+        lost) in one OVERWRITE snapshot; an unreadable manifest refuses (UnsafeRefused)."""
+        from ..operation.maintenance import after_commit
+
+        table = self.open()
+        plan = plan_remove_unexisting_files(table)
+        result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
+        return RemoveUnexistingFilesReport(plan, result, self.name)
+
+    def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
+        """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
+        moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
+        table = self.open()
+        plan = plan_repair(table, earliest)
+        return RepairReport(plan, [] if dry_run else apply_repair(table, plan), self.name, dry_run)
+
     # -- tags -----------------------------------------------------------------------------------
 
     def list_tags(self) -> Rows:
@@ -406,13 +445,13 @@ class Table:
         retained = None
         if time_retained is not None:
             retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
-        tags.validate_tag_name(name)
-        return tags.create_tag(self.open(), name, snapshot, retained)
+        validate_tag_name(name)
+        return tag_ops.create_tag(self.open(), name, snapshot, retained)
 
     def rename_tag(self, name: str, new_name: str) -> Tag:
-        tags.validate_tag_name(name)
-        tags.validate_tag_name(new_name)
-        return tags.rename_tag(self.open(), name, new_name)
+        validate_tag_name(name)
+        validate_tag_name(new_name)
+        return tag_ops.rename_tag(self.open(), name, new_name)
 
     def delete_tags(self, names: str | Sequence[str], *, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags (``"a,b"`` or a list) and the files only they still used."""
@@ -423,12 +462,12 @@ class Table:
                 raise InvalidInput(f"tag names {names!r}: empty name in the list")
         else:
             listed = list(names)
-        return tags.delete_tags(table, listed, dry_run=dry_run)
+        return tag_ops.delete_tags(table, listed, dry_run=dry_run)
 
     def expire_tags(self, *, older_than: PointInTime | None = None, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
         older = None if older_than is None else local_datetime(older_than, "--older-than")
-        return tags.expire_tags(self.open(), dry_run=dry_run, older_than=older)
+        return tag_ops.expire_tags(self.open(), dry_run=dry_run, older_than=older)
 
     # -- branches -------------------------------------------------------------------------------
 
@@ -438,18 +477,18 @@ class Table:
     def create_branch(self, name: str, *, tag: str | None = None) -> Table:
         """A branch from a tag of this branch, or empty (the schemas only) without ``tag``;
         returns a handle on it."""
-        branches.validate_branch_name(name)
-        branches.create_branch(self.open(), name, tag)
+        validate_branch_name(name)
+        branch_ops.create_branch(self.open(), name, tag)
         return Table(self.warehouse, self.name, name)
 
     def delete_branch(self, name: str, *, dry_run: bool = False) -> BranchPlan:
-        branches.validate_branch_name(name)
-        return branches.delete_branch(self.open(), name, dry_run=dry_run)
+        validate_branch_name(name)
+        return branch_ops.delete_branch(self.open(), name, dry_run=dry_run)
 
     def fast_forward(self, name: str, *, dry_run: bool = False) -> BranchPlan:
         """Make this branch (default: main) equal to branch ``name``."""
-        branches.validate_branch_name(name)
-        return branches.fast_forward(self.open(), name, dry_run=dry_run)
+        validate_branch_name(name)
+        return branch_ops.fast_forward(self.open(), name, dry_run=dry_run)
 
 
 def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:

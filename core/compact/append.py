@@ -46,17 +46,26 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..format import data_file  # called through the module: tests spy on its readers
+from ..format.arrow_schema import row_tracking_fields
 from ..index.deletion_vectors import read_deletion_vectors, write_deletion_vector_index
+from ..index.index_paths import index_file_path, new_index_file_path
 from ..io import paths
-from ..io.fileio import join
+from ..io.fileio import parent
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..manifest.index_manifest import IndexFileMeta as Meta
 from ..manifest.manifest import FileSource
 from ..manifest.stats_reader import StatsReader
 from ..mergetree.compact_unit import APPEND, CompactUnit, UnitResult
-from ..mergetree.dv_maintainer import DvMaintainer, index_file_dir, index_file_path
+from ..mergetree.dv_maintainer import DvMaintainer
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter, partition_dir_of
+from ..operation.row_tracking import (
+    SYSTEM_COLUMNS,
+    is_row_tracking,
+    physical_system_fields,
+    system_columns,
+    with_system_columns,
+)
 from ..operation.scan import FileStoreScan
 from ..operation.split_read import drop_deleted
 from ..utils.interrupt import discard
@@ -348,33 +357,45 @@ def read_file_tables(
     files: Sequence[DataFileMeta],
     vectors: Mapping[str, DeletionVector],
 ) -> Iterator[pa.Table]:
-    """The rows of ``files`` in order, deletion vectors applied, as the table's current schema."""
+    """The rows of ``files`` in order, deletion vectors applied, as the table's current schema.
+
+    Row-tracking tables: each row also carries its ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (taken
+    before deletion vectors drop rows, which keep their positions), so rewritten rows keep them.
+    """
     import pyarrow as pa
 
     sr = StatsReader(table)
     target = list(table.schema.fields)
     ids = {f.id for f in target}
+    tracking = is_row_tracking(table.options)
     part_dir = partition_dir_of(table.schema, partition)
     for meta in files:
         file_fields = list(sr.schema(meta.schema_id).fields)
         cols = [f.name for f in file_fields if f.id in ids]
+        stored = physical_system_fields(meta) if tracking else []
         path = paths.data_file_path(table.path, part_dir, bucket, meta.file_name, meta.external_path)
         dv = vectors.get(meta.file_name)
         offset = 0
-        for batch in data_file.iter_data_file_batches(table.file_io, path, file_fields, cols):
+        for batch in data_file.iter_data_file_batches(table.file_io, path, file_fields + stored,
+                                                      cols + [f.name for f in stored]):
             t = pa.Table.from_batches([batch])
             n = t.num_rows
+            system = system_columns(meta, t, offset, SYSTEM_COLUMNS) if tracking else {}
+            t = with_system_columns(data_file.evolve(t, file_fields, target), system)
             if dv is not None:
                 t = drop_deleted(t, dv, offset)
             offset += n
             if t.num_rows:
-                yield data_file.evolve(t, file_fields, target)
+                yield t
 
 
 def output_writer(table: FileStoreTable, partition: bytes, bucket: int, seq_start: int = 0) -> RollingFileWriter:
-    """The writer compaction output of an append bucket goes through (level 0, COMPACT files)."""
+    """The writer compaction output of an append bucket goes through (level 0, COMPACT files);
+    on row-tracking tables it stores ``_ROW_ID`` and ``_SEQUENCE_NUMBER`` (ids are not
+    contiguous in a compacted file, so they cannot be derived from a first row id)."""
+    system = row_tracking_fields() if is_row_tracking(table.options) else []
     return RollingFileWriter(table, partition, bucket, kind=APPEND_FILES, level=0,
-                             file_source=FileSource.COMPACT, sequence_start=seq_start)
+                             file_source=FileSource.COMPACT, sequence_start=seq_start, system_fields=system)
 
 
 # ---------------------------------------------------------------------------------------
@@ -388,6 +409,9 @@ def run_append_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
         raise InvalidInput(f"run_append_unit: unit of kind {unit.kind!r}")
     started = time.monotonic()
     files = list(unit.files)
+    if is_row_tracking(table.options):
+        # in row-id order, so output files hold contiguous ids where the inputs do
+        files.sort(key=lambda f: (f.first_row_id is None, f.first_row_id or 0))
     names = {f.file_name for f in files}
     dv_enabled = table.options.deletion_vectors_enabled
     index_files = list(unit.index_files) if dv_enabled else []
@@ -435,13 +459,12 @@ def _rewrite_unaware_index(
             keep.update(bucket_dv_vectors(table, unit.partition, unit.bucket, [f], others))
     if not keep:
         return [], touched, []
-    directory = index_file_dir(table, unit.partition, unit.bucket)
-    table.file_io.mkdirs(directory)
     name = f"index-{uuid.uuid4()}-0"
-    path = join(directory, name)
+    path, external = new_index_file_path(table, unit.partition, unit.bucket, name)
+    table.file_io.mkdirs(parent(path))
     size, metas = write_deletion_vector_index(table.file_io, path, dict(sorted(keep.items())),
                                               table.options.deletion_vectors_bitmap64)
-    meta = Meta(DELETION_VECTORS_INDEX, name, size, len(metas), tuple(metas))
+    meta = Meta(DELETION_VECTORS_INDEX, name, size, len(metas), tuple(metas), external)
     return [meta], touched, [path]
 
 

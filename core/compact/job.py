@@ -28,18 +28,21 @@ import math
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..io import paths
 from ..mergetree.compact_unit import CompactUnit, UnitResult
+from ..mergetree.file_writer import external_paths_of
 from ..operation.commit import FileStoreCommit
-from ..operation.data_evolution import is_data_evolution
 from ..operation.maintenance import after_commit
 from ..operation.partition_spec import parse_partition_specs, partition_label
+from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
-from . import sort
+from . import postpone, sort
 from .data_evolution import ranges_unchanged
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written, run_local
 from .plan import CompactPlan, PlanRow, levels_label, plan_compaction
@@ -196,6 +199,7 @@ def compact_table(
         raise InvalidInput(f"--parallelism {parallelism}: must be positive")
     if engine not in ENGINES:
         raise InvalidInput(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    external_paths_of(table)  # new files go to data-file.external-paths: refuse bad ones before planning
     if order_strategy is not None or order_by:
         return _sort_compact(table, order_strategy, order_by, partitions, where, plan_only, expire, started,
                              commit_user, progress, engine, max_bytes, max_buckets, full)
@@ -206,6 +210,9 @@ def compact_table(
     result.files_in = plan.files_in
     result.bytes_in = plan.bytes_in
     result.rows_in = sum(u.rows_in for u in plan.units)
+    if plan.postponed:
+        return _postpone_compact(table, plan, result, full, engine, spark_master, spark_conf, plan_only,
+                                 commit_user, started)
     if not plan.units:
         result.message = _nothing_message(plan)
         result.seconds = time.monotonic() - started
@@ -251,10 +258,71 @@ def _run_and_commit(
     result.commit_kind = snapshot.commit_kind
     result.snapshots = [snapshot.id]
     result.message = f"compacted {len(results)} unit(s) into snapshot {snapshot.id}"
-    if expire:
+    if expire and table.schema.bucket != paths.POSTPONE_BUCKET:
         # a dedicated compaction job expires even on write-only tables (Java's compact
-        # action runs on a write-only=false copy of the table)
+        # action runs on a write-only=false copy of the table); never after commits into
+        # postpone tables (Java's newExpireRunnable is null there)
         _append_expiry(table, result)
+
+
+def _postpone_compact(
+    table: FileStoreTable,
+    plan: CompactPlan,
+    result: CompactResult,
+    full: bool,
+    engine: str,
+    spark_master: str | None,
+    spark_conf: Mapping[str, str] | None,
+    plan_only: bool,
+    commit_user: str | None,
+    started: float,
+) -> CompactResult:
+    """Move the staged files of a postpone table into real buckets (:mod:`.postpone`), with
+    the plan's other units, in ONE COMPACT snapshot fenced on the planned snapshot."""
+    if engine == "spark" or spark_master or spark_conf:
+        raise InvalidInput("postpone-bucket compaction runs in-process; --engine spark does not apply")
+    result.engine, result.engine_reason = "local", "postpone-bucket compaction runs in-process"
+    staged = sum(len(p.files) for p in plan.postponed)
+    result.units += len(plan.postponed)
+    if plan_only:
+        result.message = f"plan only: {staged} postponed file(s) and {len(plan.units)} unit(s), nothing written"
+        result.seconds = time.monotonic() - started
+        return result
+    assert plan.base_snapshot is not None
+    user = commit_user or str(uuid.uuid4())
+    try:
+        results = run_local(table, plan.units) if plan.units else []
+    except UnitsFailed as failed:
+        delete_written(table, failed.results)
+        raise failed.error from None
+    try:
+        tw, out = postpone.replay(table, plan.postponed, user, full)
+    except BaseException:
+        delete_written(table, results)
+        raise
+    snapshot = postpone.commit_postponed(table, tw, out, plan.base_snapshot, user, results)
+    _fill_counts(result, [*results, *out.results])
+    _add_postponed_counts(result, plan, out)
+    if snapshot is not None:
+        result.snapshot_id, result.commit_kind, result.snapshots = snapshot.id, snapshot.commit_kind, [snapshot.id]
+    result.message = (f"moved {staged} postponed file(s) of {len(plan.postponed)} partition(s) into real buckets"
+                      + (f" into snapshot {snapshot.id}" if snapshot is not None else ""))
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _add_postponed_counts(result: CompactResult, plan: CompactPlan, out: postpone.PostponeOutcome) -> None:
+    """The staged files read and the real-bucket files the replay wrote (after its compaction)."""
+    result.files_in += sum(len(p.files) for p in plan.postponed)
+    result.bytes_in += sum(p.bytes for p in plan.postponed)
+    result.rows_in += out.rows_in
+    compacted = {f.file_name for r in out.results for f in r.after}
+    for m in out.messages:
+        for f in m.new_files:
+            if f.file_name not in compacted:
+                result.files_out += 1
+                result.bytes_out += f.file_size
+                result.rows_out += f.row_count
 
 
 def _append_expiry(table: FileStoreTable, result: CompactResult) -> None:
@@ -302,9 +370,9 @@ def commit_results(
     if not messages:
         delete_written(table, results)
         return None
-    data_evolution = is_data_evolution(table.options)  # outputs keep their inputs' row ids
-    commit = FileStoreCommit(table, commit_user, row_ids_assigned=data_evolution)
-    check = ranges_unchanged(table, [r.unit for r in results]) if data_evolution else None
+    commit = FileStoreCommit(table, commit_user)
+    # data evolution: a concurrent update of the compacted row ranges fails the commit
+    check = ranges_unchanged(table, [r.unit for r in results]) if is_data_evolution(table.options) else None
     try:
         # the commit itself refuses when a bucket's deletion vectors changed since planning
         return commit.commit(messages, commit_kind, check_latest=check)

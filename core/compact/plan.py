@@ -17,18 +17,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, NotYetSupported
+from ..errors import InvalidInput
 from ..io import paths
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..mergetree.compact_strategy import pick_unit
 from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit
 from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
-from ..operation.data_evolution import is_data_evolution
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.row_tracking import check_row_tracking_table, is_data_evolution
 from ..operation.scan import FileStoreScan
 from .append import plan_append_units
 from .data_evolution import check_data_evolution_compactable, plan_data_evolution_units
+from .postpone import PostponedPartition, plan_postponed
 
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexFileMeta
@@ -65,6 +66,8 @@ class CompactPlan:
     units: list[CompactUnit] = field(default_factory=list)
     rows: list[PlanRow] = field(default_factory=list)  # units first, then deferred ones
     deferred: list[CompactUnit] = field(default_factory=list)  # over --max-bytes / --max-buckets
+    # postpone tables: staged files to move into real buckets (core.compact.postpone)
+    postponed: list[PostponedPartition] = field(default_factory=list)
 
     @property
     def bytes_in(self) -> int:
@@ -114,9 +117,12 @@ def plan_compaction(
     plan = CompactPlan(base)
     if base is None:
         return plan
-    entries = FileStoreScan(table).plan(base)
+    all_entries = FileStoreScan(table).plan(base)
+    entries = all_entries
     if pfilter is not None:
         entries = [e for e in entries if pfilter(e.partition)]
+    if schema.bucket == paths.POSTPONE_BUCKET:
+        entries = _plan_postponed(plan, table, entries, all_entries, max_bytes, max_buckets)
     if not entries:
         return plan
     check_entries_layout(table, entries, "compact")  # Java's compaction writer refuses these too
@@ -132,11 +138,34 @@ def plan_compaction(
         candidates = list(plan_append_units(table, entries, full, snapshot=base))
     _apply_budget(plan, candidates, max_bytes, max_buckets)
     target = table.options.target_file_size(bool(schema.primary_keys))
-    plan.rows = [_plan_row(schema, u, target, by_bucket, None) for u in plan.units]
+    plan.rows += [_plan_row(schema, u, target, by_bucket, None) for u in plan.units]
     for u in plan.deferred:
         why = "--max-buckets" if max_buckets is not None and len(plan.units) >= max_buckets else "--max-bytes"
         plan.rows.append(_plan_row(schema, u, target, by_bucket, f"deferred by {why} budget"))
     return plan
+
+
+def _plan_postponed(plan: CompactPlan, table: FileStoreTable, entries: list[ManifestEntry],
+                    all_entries: list[ManifestEntry], max_bytes: int | None,
+                    max_buckets: int | None) -> list[ManifestEntry]:
+    """Postpone tables: the staged files go into ``plan.postponed``; returns the real-bucket
+    entries left to the ordinary planner (partitions with staged files excluded: the replay
+    compacts the buckets it writes there)."""
+    plan.postponed = plan_postponed(table, entries, all_entries)
+    if not plan.postponed:
+        return [e for e in entries if e.bucket != paths.POSTPONE_BUCKET]
+    if max_bytes is not None or max_buckets is not None:
+        raise InvalidInput("--max-bytes/--max-buckets do not apply to postpone-bucket files: a compaction moves "
+                           "every staged file of the partitions it selects")
+    target = table.options.target_file_size(True)
+    for p in plan.postponed:
+        plan.rows.append(PlanRow(
+            partition=partition_label(table.schema, p.partition), bucket=paths.POSTPONE_BUCKET,
+            sorted_runs=len(p.files), levels=levels_label(p.files), files=len(p.files), bytes_to_rewrite=p.bytes,
+            output_level=0, files_after=p.buckets * max(1, math.ceil(p.bytes / max(target, 1) / p.buckets)),
+            reason=f"postpone: {p.rows} staged row(s) into {p.buckets} bucket(s)"))
+    staged = {p.partition for p in plan.postponed}
+    return [e for e in entries if e.bucket != paths.POSTPONE_BUCKET and e.partition not in staged]
 
 
 def _partition_specs(
@@ -176,14 +205,9 @@ def _apply_budget(
 
 
 def _check_compactable(table: FileStoreTable) -> None:
-    schema = table.schema
-    if schema.bucket == paths.POSTPONE_BUCKET:
-        raise NotYetSupported("compact: bucket=-2 (postpone) tables are not supported yet")
-    opts = table.options
-    if is_data_evolution(opts):
+    check_row_tracking_table(table.schema, table.options, "compact")  # compaction keeps every row's id
+    if is_data_evolution(table.options):
         check_data_evolution_compactable(table)
-    elif opts.get_bool("row-tracking.enabled"):
-        raise NotYetSupported("compact: row-tracking tables are not supported yet")
 
 
 def dv_index_files(table: FileStoreTable, snapshot: Snapshot) -> dict[tuple[bytes, int], tuple[IndexFileMeta, ...]]:

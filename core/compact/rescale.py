@@ -31,11 +31,13 @@ Spark procedure); :func:`rescale` is that procedure:
   :func:`core.compact.sort.commit_partition_rewrite`): a concurrent commit into those
   partitions fails it with CommitConflict (exit 5) and every file written is deleted again.
 
-Postpone-bucket tables (``bucket = -2``) keep new rows in bucket ``-2`` until a compaction
-assigns them a real bucket; rescaling them means reading those files too (Java's procedure
-reads only real buckets and needs ``bucket_num``). That is not supported yet: the table is
-refused by :func:`check_rescalable`, and postponed files met by :func:`plan_rescale` -- where
-they would join their partition's inputs -- are refused there.
+Postpone-bucket tables (``bucket = -2``) have no bucket number of their own: each partition
+keeps the one its real-bucket files were given (:mod:`core.operation.postpone`). As Java's
+``RescaleAction`` does for them, ``bucket_num`` is required, the table's option stays -2, the
+rows visible in real buckets are rewritten through a copy of the table with ``bucket = N``,
+and the staged files of the postpone bucket are neither read nor deleted (Java's overwrite
+through a real-bucket table keeps bucket -2): a later ``compact`` moves them into the
+partition's new layout.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CommitConflict, InvalidInput, NotYetSupported, PaimonError
+from ..errors import CommitConflict, InvalidInput, PaimonError
 from ..io import paths
 from ..mergetree.commit_message import CommitMessage
 from ..operation.commit import FileStoreCommit
@@ -108,7 +110,8 @@ class RescalePlan:
 
     @property
     def sets_option(self) -> bool:
-        return self.bucket_option != self.new_buckets
+        """A postpone table keeps bucket = -2: only its partitions get the new number."""
+        return self.bucket_option not in (self.new_buckets, paths.POSTPONE_BUCKET)
 
     def rows(self) -> Rows:
         return Rows(PLAN_COLUMNS, [
@@ -121,12 +124,12 @@ def check_rescalable(table: FileStoreTable, bucket_num: int | None) -> int:
     """The target bucket number, or the reason this table cannot be rescaled."""
     schema = table.schema
     bucket = schema.bucket
-    if bucket == paths.POSTPONE_BUCKET:
-        raise NotYetSupported(
-            f"rescale: {table.identifier} has bucket = -2 (postpone bucket); rescaling postpone-bucket "
-            "tables is not supported yet"
+    if bucket == paths.POSTPONE_BUCKET and bucket_num is None:
+        raise InvalidInput(
+            f"rescale: {table.identifier} has bucket = -2 (postpone bucket): give the partitions' new bucket "
+            "number with --bucket-num"
         )
-    if bucket <= 0:
+    if bucket <= 0 and bucket != paths.POSTPONE_BUCKET:
         kind = "dynamic bucket" if schema.primary_keys else "bucket-unaware append table"
         raise InvalidInput(
             f"rescale: {table.identifier} has bucket = {bucket} ({kind}); rescale applies to fixed-bucket "
@@ -165,12 +168,10 @@ def plan_rescale(
         entries = groups[partition]
         label = partition_label(table.schema, partition)
         where = f"partition {label}" if label else str(table.identifier)
-        postponed = sum(1 for e in entries if e.bucket == paths.POSTPONE_BUCKET)
-        if postponed:
-            raise NotYetSupported(
-                f"rescale: {where} holds {postponed} postpone-bucket (bucket = -2) file(s); rescaling postponed "
-                "files is not supported yet"
-            )
+        # staged rows of a postpone table stay where they are (Java reads real buckets only)
+        entries = [e for e in entries if e.bucket != paths.POSTPONE_BUCKET]
+        if not entries:
+            continue
         totals = sorted({e.total_buckets for e in entries})
         if len(totals) > 1:
             raise InvalidInput(
@@ -241,6 +242,7 @@ def rescale(
         result.schema_id = schema.id
         table = FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
     reader = TableRead(table, all_levels=True)  # pinned to the snapshot it resolves now
+    target = _rewrite_table(table, plan.new_buckets)
     snap = reader.snapshot
     if snap is None:
         plan.partitions = []
@@ -249,9 +251,18 @@ def rescale(
         plan.bucket_option = result.plan.bucket_option
         result.plan = plan
     if plan.partitions:
-        execute_rescale(table, plan, reader, result, commit_user, before_commit)
+        execute_rescale(target, plan, reader, result, commit_user, before_commit)
     result.seconds = time.monotonic() - started
     return result
+
+
+def _rewrite_table(table: FileStoreTable, buckets: int) -> FileStoreTable:
+    """The table the rows are rewritten through: a postpone table's copy with ``bucket = N``
+    (never committed as a schema, as Java's rescale), else the table itself."""
+    if table.schema.bucket != paths.POSTPONE_BUCKET:
+        return table
+    schema = table.schema.copy(options={**table.schema.options, "bucket": str(buckets)})
+    return FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
 
 
 def execute_rescale(

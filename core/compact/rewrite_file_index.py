@@ -179,7 +179,8 @@ class _SchemaInfo:
 
 
 def _bucket_dir(table: FileStoreTable, dec: EntryDecoder, entry: ManifestEntry) -> str:
-    return paths.data_file_path(table.path, dec.partition_dir(entry.partition), entry.bucket, "").rstrip("/")
+    """Where the data file and its index file are (an external data file's own directory)."""
+    return paths.data_file_dir(table.path, dec.partition_dir(entry.partition), entry.bucket, entry.file.external_path)
 
 
 def _read_container(table: FileStoreTable, bucket_dir: str, meta: DataFileMeta) -> tuple[FileIndexContainer | None, str]:

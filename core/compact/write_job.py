@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -111,7 +112,8 @@ def write_table_result(
     a Java writer would run; ``write-only`` skips it too.
     """
     started = time.monotonic()
-    tw = _open_writer(table, row_kind_column, delete, overwrite, overwrite_partition, options)
+    commit_user = commit_user or str(uuid.uuid4())  # staged postpone files carry it in their names
+    tw = _open_writer(table, row_kind_column, delete, overwrite, overwrite_partition, options, commit_user)
     commit = FileStoreCommit(table, commit_user)
     out = _Outcome()
     try:
@@ -133,7 +135,8 @@ def write_table_result(
         raise
     if out.pending_compact:
         _commit_pending_compaction(table, tw, commit, out)
-    if out.snapshots and expire and not tw.options.write_only:
+    # Java runs no expiration after commits into postpone tables (newExpireRunnable is null)
+    if out.snapshots and expire and not tw.options.write_only and not tw.postpone:
         expired = expire_after(table, {k: str(v) for k, v in (options or {}).items()})
         if expired:
             out.warning = f"{out.warning}; {expired}" if out.warning else expired
@@ -148,13 +151,14 @@ def _open_writer(
     overwrite: bool,
     overwrite_partition: dict[str, Any] | None,
     options: Mapping[str, str] | None,
+    commit_user: str,
 ) -> TableWrite:
     """The job's writer; every refusal of the request comes before any input is read."""
     if overwrite_partition and not overwrite:
         raise InvalidInput("a partition to overwrite needs --overwrite")
     if delete and overwrite:
         raise InvalidInput("--delete cannot be combined with --overwrite")
-    tw = TableWrite(table, options, overwrite=overwrite)  # refuses unsupported tables first
+    tw = TableWrite(table, options, overwrite=overwrite, commit_user=commit_user)  # refuses unsupported tables first
     if overwrite_partition:
         check_partition_spec(tw.schema, overwrite_partition)
     if not tw.is_pk and delete:
@@ -230,18 +234,20 @@ def _auto_compact(tw: TableWrite, messages: list[CommitMessage]) -> list[UnitRes
 
 def _compaction_units(tw: TableWrite, messages: list[CommitMessage]) -> list[CompactUnit]:
     """What a Java writer compacts before it commits (``write-only=false``; see the module doc)."""
-    if tw.options.write_only or tw.unaware:
+    if tw.options.write_only or tw.unaware or tw.postpone:
+        # postpone tables: Java's batch writers are write-only; `compact` assigns buckets
         return []
     written = [m for m in messages if m.new_files]
     if not written:
         return []
     if tw.is_pk:
-        return _merge_tree_units(tw, written)
+        return written_bucket_units(tw, written)
     return _append_units(tw, written)
 
 
-def _merge_tree_units(tw: TableWrite, written: list[CommitMessage]) -> list[CompactUnit]:
-    """Universal compaction over each written bucket's restored files plus its new level-0 files."""
+def written_bucket_units(tw: TableWrite, written: list[CommitMessage], full: bool = False) -> list[CompactUnit]:
+    """Universal compaction over each written bucket's restored files plus its new level-0
+    files (``full``: a full compaction of each written bucket)."""
     table = tw.compaction_table()
     opts = tw.options
     index: dict[tuple[bytes, int], tuple[IndexFileMeta, ...]] = {}
@@ -254,10 +260,10 @@ def _merge_tree_units(tw: TableWrite, written: list[CommitMessage]) -> list[Comp
     units: list[CompactUnit] = []
     for m in written:
         files = [*tw.base_files(m.partition, m.bucket), *m.new_files]
-        if not lookup and sorted_runs_of(files) < trigger:
+        if not full and not lookup and sorted_runs_of(files) < trigger:
             continue  # universal compaction cannot fire below the trigger
         unit = pick_bucket_unit(table, m.partition, m.bucket, m.total_buckets, files,
-                                index.get((m.partition, m.bucket), ()), full=False)
+                                index.get((m.partition, m.bucket), ()), full=full)
         if unit is not None:
             units.append(unit)
     return units

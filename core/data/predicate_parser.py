@@ -46,13 +46,22 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
     return out
 
 
+# parenthesised levels a predicate may nest: the parser recurses a few frames per level, and
+# the predicate tree it builds is walked recursively too
+MAX_WHERE_NESTING = 100
+
+
 class _Parser:
-    """Recursive descent: or_expr := and_expr (OR and_expr)*; and_expr := not_expr (AND not_expr)*."""
+    """Recursive descent: or_expr := and_expr (OR and_expr)*; and_expr := not_expr (AND not_expr)*.
+
+    NOT chains are read in a loop and parentheses may nest MAX_WHERE_NESTING deep, so no input
+    can exhaust the stack."""
 
     def __init__(self, text: str, fields: Sequence[DataField]) -> None:
         self.text = text
         self.toks = _tokenize(text)
         self.i = 0
+        self.depth = 0
         self.fields = {f.name: f for f in fields}
         self.lower: dict[str, list[DataField]] = {}
         for f in fields:
@@ -114,16 +123,22 @@ class _Parser:
         return and_(parts)
 
     def not_expr(self) -> Predicate:
-        if self.at_word("NOT"):
+        nots = 0
+        while self.at_word("NOT"):
             self.take()
-            return self.not_expr().negate()
-        return self.primary()
+            nots += 1
+        p = self.primary()
+        return p.negate() if nots % 2 else p
 
     def primary(self) -> Predicate:
         if self.at_op("("):
             self.take()
+            self.depth += 1
+            if self.depth > MAX_WHERE_NESTING:
+                raise InvalidInput(f"--where: parentheses nest more than {MAX_WHERE_NESTING} levels deep")
             p = self.or_expr()
             self.expect_op(")")
+            self.depth -= 1
             return p
         if self.at_word("TRUE", "FALSE") and not self._is_column_here():
             return Constant(self.take()[1].upper() == "TRUE")

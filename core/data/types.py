@@ -282,12 +282,12 @@ class DataField:
         return d
 
     @staticmethod
-    def from_json(d: dict[str, Any]) -> DataField:
+    def from_json(d: dict[str, Any], depth: int = 0) -> DataField:
         try:
             return DataField(
                 id=int(d["id"]),
                 name=str(d["name"]),
-                type=data_type_from_json(d["type"]),
+                type=data_type_from_json(d["type"], depth),
                 description=d.get("description"),
                 default_value=d.get("defaultValue"),
             )
@@ -327,9 +327,19 @@ _TOKEN = re.compile(
 )
 
 
+# ARRAY / MULTISET / MAP / ROW levels a type may nest: far beyond any real schema, and well
+# inside Python's stack (the parsers below recurse once per level)
+MAX_TYPE_NESTING = 64
+
+
+def _too_deep(what: str) -> InvalidInput:
+    return InvalidInput(f"{what}: types nest more than {MAX_TYPE_NESTING} levels deep (ARRAY, MULTISET, MAP, ROW)")
+
+
 class _Tokens:
     def __init__(self, text: str) -> None:
         self.text = text
+        self.depth = 0
         self.toks: list[tuple[str, str]] = []
         pos = 0
         while pos < len(text):
@@ -465,6 +475,9 @@ def _parse_time_type(t: _Tokens, w: str) -> DataType:
 
 def _parse_nested_type(t: _Tokens, w: str) -> DataType:
     """ARRAY<t>, MULTISET<t>, MAP<k, v>, ROW<name [:] type ['comment'], ...>."""
+    t.depth += 1
+    if t.depth > MAX_TYPE_NESTING:
+        raise _too_deep(f"cannot parse type {t.text[:40]!r}...")
     t.expect_sym("<")
     dt: DataType
     if w in ("ARRAY", "MULTISET"):
@@ -490,6 +503,7 @@ def _parse_nested_type(t: _Tokens, w: str) -> DataType:
                 break
         dt = RowType(fields=tuple(fields))
     t.expect_sym(">")
+    t.depth -= 1
     return dt
 
 
@@ -538,21 +552,25 @@ def parse_columns(text: str) -> list[tuple[str, DataType, str | None]]:
     return out
 
 
-def data_type_from_json(j: Any) -> DataType:
-    """The schema-file form (string or object) to a type."""
+def data_type_from_json(j: Any, depth: int = 0) -> DataType:
+    """The schema-file form (string or object) to a type (``depth``: levels nested so far)."""
     if isinstance(j, str):
         return parse_data_type(j)
     if isinstance(j, dict):
+        if depth >= MAX_TYPE_NESTING:
+            raise _too_deep("schema field type")
         raw = str(j.get("type", ""))
         parts = raw.split()
         root = parts[0].upper() if parts else ""
         nullable = not raw.upper().endswith("NOT NULL")
         if root in ("ARRAY", "MULTISET"):
-            el = data_type_from_json(j["element"])
+            el = data_type_from_json(j["element"], depth + 1)
             return ArrayType(element=el, nullable=nullable) if root == "ARRAY" else MultisetType(element=el, nullable=nullable)
         if root == "MAP":
-            return MapType(key=data_type_from_json(j["key"]), value=data_type_from_json(j["value"]), nullable=nullable)
+            return MapType(key=data_type_from_json(j["key"], depth + 1), value=data_type_from_json(j["value"], depth + 1),
+                           nullable=nullable)
         if root == "ROW":
-            return RowType(fields=tuple(DataField.from_json(f) for f in j.get("fields", [])), nullable=nullable)
+            return RowType(fields=tuple(DataField.from_json(f, depth + 1) for f in j.get("fields", [])),
+                           nullable=nullable)
         raise InvalidInput(f"unknown nested type {raw!r}")
     raise InvalidInput(f"cannot read type {j!r}")

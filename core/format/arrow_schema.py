@@ -49,6 +49,8 @@ VALUE_KIND = "_VALUE_KIND"
 KEY_FIELD_ID_START = 2147483647 // 2  # 1073741823
 SEQUENCE_NUMBER_ID = 2147483646
 VALUE_KIND_ID = 2147483645
+ROW_ID = "_ROW_ID"  # row tracking (1.3+): Java's SpecialFields.ROW_ID
+ROW_ID_ID = 2147483647 - 5  # 2147483642
 STRUCTURED_TYPE_FIELD_ID_BASE = 2147483647 // 4
 STRUCTURED_TYPE_FIELD_DEPTH_LIMIT = 1 << 10
 FIELD_ID_KEY = b"PARQUET:field_id"
@@ -173,6 +175,15 @@ def system_fields() -> list[DataField]:
     return [
         DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BigIntType(nullable=False)),
         DataField(VALUE_KIND_ID, VALUE_KIND, TinyIntType(nullable=False)),
+    ]
+
+
+def row_tracking_fields() -> list[DataField]:
+    """``_ROW_ID`` and ``_SEQUENCE_NUMBER`` as row-tracking files store them (NOT NULL BIGINT,
+    after the table columns; SpecialFields.rowTypeWithRowTracking)."""
+    return [
+        DataField(ROW_ID_ID, ROW_ID, BigIntType(nullable=False)),
+        DataField(SEQUENCE_NUMBER_ID, SEQUENCE_NUMBER, BigIntType(nullable=False)),
     ]
 
 

@@ -210,6 +210,34 @@ def _converter(source: pa.DataType, dt: DataType, target: pa.DataType) -> Callab
     return lambda a: _cast(a, target)
 
 
+def _has_strings(t: pa.DataType) -> bool:
+    return is_string_type(t) or any(_has_strings(t.field(i).type) for i in range(t.num_fields))
+
+
+def _check_utf8(arr: pa.Array) -> None:
+    """Strings must be valid UTF-8: text and JSON readers (and Arrow files) pass bytes through
+    unchecked, and Java would fail on the data files we would write. One vectorised pass."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not _has_strings(arr.type):
+        return
+    try:
+        arr.validate(full=True)
+        return
+    except pa.ArrowInvalid:
+        pass
+    i, _ = _first_failing(arr, lambda a: a.validate(full=True))
+    where = ""
+    if is_string_type(arr.type):
+        raw = pc.cast(arr.slice(i, 1), pa.binary())[0].as_py()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            where = f" at byte {e.start + 1} ({e.reason}: {raw[max(0, e.start - 8) : e.start + 8]!r})"
+    raise BadValue(i, f"value is not valid UTF-8{where}")
+
+
 def convert_column(arr: pa.Array | pa.ChunkedArray, dt: DataType) -> pa.Array:
     """``arr`` as the Arrow type of ``dt``, refusing any value that would change (see module)."""
     import pyarrow as pa
@@ -229,6 +257,7 @@ def convert_column(arr: pa.Array | pa.ChunkedArray, dt: DataType) -> pa.Array:
         out = arr
     else:
         out = _checked(arr, _converter(arr.type, dt, target), sql)
+    _check_utf8(out)
     if isinstance(dt, (CharType, VarCharType, BinaryType, VarBinaryType)) and dt.length < MAX_LENGTH:
         lengths = pc.utf8_length(out) if isinstance(dt, (CharType, VarCharType)) else pc.binary_length(out)
         too_long = pc.greater(lengths, dt.length)

@@ -123,9 +123,11 @@ def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[
     import pyarrow.csv as pcsv
 
     delimiter = "\t" if source.lower().split(".gz")[0].endswith(".tsv") else ","
+    # UTF-8 is checked per column by convert_column, which can name the row (pyarrow's own
+    # check cannot say where the bad byte is)
     convert = pcsv.ConvertOptions(
         column_types=read_types, null_values=_CSV_NULLS, strings_can_be_null=True,
-        quoted_strings_can_be_null=False,
+        quoted_strings_can_be_null=False, check_utf8=False,
     )
     parse = pcsv.ParseOptions(delimiter=delimiter)
     names: list[str] | None = None
@@ -145,7 +147,10 @@ def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[
                 if "Empty CSV file" in str(e):
                     return
                 raise InvalidInput(f"{source}: cannot read CSV ({e})") from e
-            names = reader.schema.names
+            try:
+                names = reader.schema.names
+            except UnicodeDecodeError as e:
+                raise InvalidInput(f"{source}: line 1 (the header) is not valid UTF-8 ({e.reason})") from None
             _check_columns(names, wanted, source)
         elif not chunk.strip(b"\r\n"):
             continue  # blank lines only (pyarrow skips them; alone they would be an "empty file")
@@ -174,20 +179,84 @@ def _json_chunks(stream: IO[bytes], source: str) -> Iterator[bytes]:
 
     first = stream.read(_TEXT_CHUNK_BYTES)
     if first.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"["):
-        rest = stream.read()
+        data = first + stream.read()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            col = e.start - data.rfind(b"\n", 0, e.start)
+            raise InvalidInput(f"{source}: line {line}, byte {col} is not valid UTF-8 ({e.reason})") from None
         try:
             # parse_float=str keeps number text exact; the checked cast parses it per column
-            items = json.loads((first + rest).decode("utf-8-sig"), parse_float=str)
-        except (UnicodeDecodeError, ValueError) as e:
+            items = json.loads(text, parse_float=str)
+        except ValueError as e:
             raise InvalidInput(f"{source}: not valid JSON ({e})") from e
+        except RecursionError:  # Python's parser recurses once per level
+            raise InvalidInput(f"{source}: row {_deep_json_row(text)}: {_TOO_DEEP}") from None
         if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
             raise InvalidInput(f"{source}: a JSON array input must hold objects (one per row)")
         for i in range(0, len(items), _BATCH_ROWS):
             yield "\n".join(json.dumps(o, ensure_ascii=False) for o in items[i : i + _BATCH_ROWS]).encode()
         return
+    lines = 0
     for chunk in _line_chunks(stream, first):
+        _check_json_depth(chunk, source, lines)
+        lines += chunk.count(b"\n")
         if chunk.strip():
             yield chunk
+
+
+# pyarrow's JSON parser recurses once per level of nesting and crashes the process (SIGSEGV)
+# somewhere past 10,000 levels; no Paimon type nests anywhere near this deep
+_JSON_MAX_BRACKETS = 512
+_TOO_DEEP = "JSON nested too deeply to be a row of a Paimon table"
+
+
+def _check_json_depth(chunk: bytes, source: str, lines_before: int) -> None:
+    """Refuse a JSON line nested deeper than Python's parser goes (about 900 levels), before
+    pyarrow parses it. A line with fewer than _JSON_MAX_BRACKETS opening brackets cannot be
+    that deep, so only the rare lines with more are parsed here (vectorised count first)."""
+    import json
+
+    import numpy as np
+
+    a = np.frombuffer(chunk, np.uint8)
+    opens = (a == 0x5B) | (a == 0x7B)
+    if int(np.count_nonzero(opens)) <= _JSON_MAX_BRACKETS:
+        return
+    starts = np.concatenate(([0], np.flatnonzero(a == 0x0A) + 1))
+    starts = starts[starts < len(a)]
+    per_line = np.add.reduceat(opens.astype(np.int64), starts)
+    ends = np.append(starts[1:], len(a))
+    for i in np.flatnonzero(per_line > _JSON_MAX_BRACKETS):
+        try:
+            json.loads(chunk[starts[i] : ends[i]])
+        except RecursionError:
+            raise InvalidInput(f"{source}: line {lines_before + int(i) + 1}: {_TOO_DEEP}") from None
+        except ValueError:
+            pass  # not JSON at all: pyarrow says so, with its own message
+
+
+def _deep_json_row(text: str) -> int | str:
+    """1-based index of the first element of a JSON array text too deep for Python's parser
+    (an error path: the elements are decoded one by one)."""
+    import json
+
+    dec = json.JSONDecoder()
+    i = text.index("[") + 1
+    row = 0
+    while True:
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        if i >= len(text) or text[i] == "]":
+            return "?"
+        row += 1
+        try:
+            _, i = dec.raw_decode(text, i)
+        except RecursionError:
+            return row
+        except ValueError:
+            return "?"
 
 
 def read_json(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..data.binary_row import hash_row_bytes
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from ..io import paths
-from ..io.fileio import FileIO, join
+from ..io.fileio import FileIO, basename, join, parent
 from ..manifest.index_manifest import HASH_INDEX, IndexFileMeta, IndexManifestFile
 from ..utils.interrupt import discard
+from . import index_paths
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,11 +78,17 @@ class IndexFileNamer:
 
 
 def write_hash_index(file_io: FileIO, index_dir: str, hashes: np.ndarray, namer: IndexFileNamer) -> IndexFileMeta:
-    """Write one HASH index file and describe it (row_count = number of hashes)."""
-    data = encode_hashes(hashes)
+    """Write one HASH index file into ``index_dir`` and describe it."""
     name = namer.next()
-    file_io.write_bytes(join(index_dir, name), data)
-    return IndexFileMeta(index_type=HASH_INDEX, file_name=name, file_size=len(data), row_count=len(data) // 4)
+    return write_hash_file(file_io, join(index_dir, name), hashes)
+
+
+def write_hash_file(file_io: FileIO, path: str, hashes: np.ndarray, external_path: str | None = None) -> IndexFileMeta:
+    """Write one HASH index file at ``path`` and describe it (row_count = number of hashes)."""
+    data = encode_hashes(hashes)
+    file_io.write_bytes(path, data)
+    return IndexFileMeta(index_type=HASH_INDEX, file_name=basename(path), file_size=len(data),
+                         row_count=len(data) // 4, external_path=external_path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -243,7 +250,6 @@ class DynamicBucketAssigner:
             )
         self.table = table
         self.file_io = table.file_io
-        self.index_dir = paths.index_dir(table.path)
         self.target_row_num = opts.dynamic_bucket_target_row_num
         if self.target_row_num <= 0:
             raise InvalidInput(f"dynamic-bucket.target-row-num must be positive, got {self.target_row_num}")
@@ -297,7 +303,7 @@ class DynamicBucketAssigner:
         all_h: list[np.ndarray] = []
         all_b: list[np.ndarray] = []
         for e in entries:
-            path = index_file_path(self.table.path, e.index_file)
+            path = index_paths.index_file_path(self.table, partition, e.bucket, e.index_file)
             hs = read_hash_index(self.file_io, path)
             if len(hs) != e.index_file.row_count:
                 raise CorruptMetadata(path, f"HASH index holds {len(hs)} hashes, its manifest says {e.index_file.row_count}")
@@ -474,14 +480,15 @@ class DynamicBucketAssigner:
         changes: list[HashIndexChange] = []
         if not any(st.added for st in self._partitions.values()):
             return changes
-        self.file_io.mkdirs(self.index_dir)
         for st in self._partitions.values():
             for b in sorted(st.added):
                 parts = st.added[b]
                 old = st.file_hashes.get(b)
                 content = np.concatenate(([old] if old is not None else []) + parts)
-                meta = write_hash_index(self.file_io, self.index_dir, content, self._namer)
-                self._written.append(join(self.index_dir, meta.file_name))
+                path, external = index_paths.new_index_file_path(self.table, st.partition, b, self._namer.next())
+                self.file_io.mkdirs(parent(path))
+                meta = write_hash_file(self.file_io, path, content, external)
+                self._written.append(path)
                 changes.append(HashIndexChange(st.partition, b, meta, st.old_files.get(b)))
                 st.file_hashes[b] = content
                 st.old_files[b] = meta

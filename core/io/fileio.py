@@ -206,9 +206,17 @@ class FileIO:
     def open_output(self, path: str) -> IO[bytes]:
         """A binary stream for exports (``read --to``); not for table metadata, which must
         be published with :meth:`try_write_atomic`."""
-        if self.is_local:
-            self.mkdirs(parent(path))
-        return self.fs.open(self._p(path), "wb")
+        try:
+            if self.is_local:
+                self.mkdirs(parent(path))
+            return self.fs.open(self._p(path), "wb")
+        except (IsADirectoryError, NotADirectoryError, PermissionError, FileExistsError) as e:
+            raise InvalidInput(f"{path}: cannot create the file ({e.strerror or e})") from e
+        except OSError as e:
+            if e.errno != errno.ENAMETOOLONG:
+                raise
+            raise InvalidInput(f"{path}: cannot create the file: a name in it is longer than the file system "
+                               "allows (255 bytes)") from e
 
     def glob(self, pattern: str) -> list[str]:
         """Files (not directories) matching a glob, in sorted order, as paths of this FileIO."""

@@ -13,10 +13,11 @@ import decimal
 from collections.abc import Sequence
 from typing import Any
 
+from ..data import binary_row
 from ..data import types as t
 from ..data.java_format import java_double, java_float, java_local_datetime
-from ..errors import InvalidInput
-from .fileio import join
+from ..errors import CorruptMetadata, InvalidInput
+from .fileio import join, parent
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 MAIN_BRANCH = "main"
@@ -81,6 +82,79 @@ def statistics_dir(table_path: str) -> str:
     return join(table_path, "statistics")
 
 
+MAX_NAME_BYTES = 255  # NAME_MAX of Linux/macOS file systems and S3-compatible keys' usual limit
+
+
+def check_file_name(name: Any, what: str, path: str) -> str:
+    """A file name a metadata file records (manifest list, manifest, data, extra, index or
+    statistics file): one path component, resolved in the directory its kind lives in.
+
+    Java trusts these names; a damaged or hostile ``../snapshot/snapshot-5`` would make expire
+    or rollback delete a file of another kind, so such a name is corrupt metadata.
+    """
+    problem = None
+    if not isinstance(name, str) or not name:
+        problem = "is empty" if name == "" else f"is not a string ({type(name).__name__})"
+    elif name in (".", "..") or "/" in name or "\\" in name:
+        problem = "is a path, not a file name"
+    elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        problem = "contains control characters"
+    elif len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        problem = f"is longer than {MAX_NAME_BYTES} bytes"
+    if problem is not None:
+        shown = name if not isinstance(name, str) or len(name) <= 80 else name[:77] + "..."
+        raise CorruptMetadata(path, f"{what} {shown!r} {problem}")
+    return name
+
+
+# The file system component each name becomes, and the longest one we write for it: tag and
+# consumer files are written through a temporary ``.<file>.<uuid>.tmp`` next to them.
+_TEMP_OVERHEAD = len("..") + 36 + len(".tmp")
+_COMPONENT = {
+    "database": ("{}.db", 0),
+    "table": ("{}", 0),
+    "branch": ("branch-{}", 0),
+    "tag": ("tag-{}", _TEMP_OVERHEAD),
+    "consumer": ("consumer-{}", _TEMP_OVERHEAD),
+}
+
+
+def max_name_bytes(kind: str) -> int:
+    """Longest ``kind`` name (UTF-8 bytes) whose files still fit a 255-byte path component."""
+    template, overhead = _COMPONENT[kind]
+    return MAX_NAME_BYTES - len(template.format("")) - overhead
+
+
+def check_name_length(kind: str, name: str) -> None:
+    """Refuse, before any I/O, a name whose directory or file name would be too long for the
+    file system (``OSError: File name too long`` half-way through a command otherwise)."""
+    size = len(name.encode("utf-8", "surrogatepass"))
+    limit = max_name_bytes(kind)
+    if size > limit:
+        template, overhead = _COMPONENT[kind]
+        shown = name if len(name) <= 40 else name[:37] + "..."
+        temp = " and its temporary file" if overhead else ""
+        raise InvalidInput(
+            f"{kind} name {shown!r} is {size} bytes long (UTF-8); at most {limit} bytes are allowed, so that "
+            f"'{template.format('<name>')}'{temp} fit{'' if temp else 's'} the file system's {MAX_NAME_BYTES}-byte "
+            "limit on a file name"
+        )
+
+
+def check_partition_dir(partition_path: str) -> str:
+    """A partition directory a write is about to create: each ``key=value`` must fit the file
+    system's limit on a name (else the write fails half-way with ``File name too long``)."""
+    for part in partition_path.split("/"):
+        size = len(part.encode("utf-8", "surrogatepass"))
+        if size > MAX_NAME_BYTES:
+            key = part.split("=", 1)[0]
+            shown = part if len(part) <= 60 else part[:57] + "..."
+            raise InvalidInput(
+                f"partition value of column {key!r} is too long for a directory name: {shown!r} is {size} bytes, "
+                f"at most {MAX_NAME_BYTES} are allowed")
+    return partition_path
+
+
 def bucket_dir(bucket: int) -> str:
     """``bucket-<n>``; the postpone bucket (-2) is ``bucket-postpone``."""
     if bucket == POSTPONE_BUCKET:
@@ -103,6 +177,26 @@ def data_file_path(
     if external_path:
         return external_path
     return join(table_path, partition_path, bucket_dir(bucket), file_name)
+
+
+def aligned_path(
+    table_path: str,
+    partition_path: str,
+    bucket: int,
+    file_name: str,
+    aligned_external_path: str | None = None,
+) -> str:
+    """A file kept next to a data file (its ``_EXTRA_FILES``, e.g. the ``.index`` file):
+    in the directory of the data file's ``_EXTERNAL_PATH``, else in the bucket directory
+    (Java ``DataFilePathFactory.toAlignedPath``)."""
+    return join(data_file_dir(table_path, partition_path, bucket, aligned_external_path), file_name)
+
+
+def data_file_dir(table_path: str, partition_path: str, bucket: int, external_path: str | None = None) -> str:
+    """The directory a data file is in: its ``_EXTERNAL_PATH``'s parent, else the bucket's."""
+    if external_path:
+        return parent(external_path)
+    return join(table_path, partition_path, bucket_dir(bucket))
 
 
 # -- partition directories --------------------------------------------------------------
@@ -281,3 +375,10 @@ def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
     strs = partition_values_to_str(values, schema.partition_types, opts.partition_legacy_name)
     only_value = str(schema.options.get("partition.generate-path-only-value", "false")).lower() == "true"
     return partition_path(schema.partition_keys, strs, opts.partition_default_name, only_value)
+
+
+def partition_dir_of(schema: Any, partition: bytes) -> str:
+    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
+    if not schema.partition_keys:
+        return ""
+    return partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))

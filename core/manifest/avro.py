@@ -24,7 +24,7 @@ from typing import Any, cast
 import fastavro
 from fastavro.read import MAGIC
 
-from ..errors import CorruptMetadata, InvalidInput
+from ..errors import CorruptMetadata, InvalidInput, MissingMetadata, NotFound
 from ..io.fileio import FileIO, join
 
 JAVA_SYNC_INTERVAL = 64_000  # Avro Java DataFileConstants.DEFAULT_SYNC_INTERVAL
@@ -155,7 +155,11 @@ class ObjectsFile:
 
     def _read_objects(self, name: str, from_record: Any) -> tuple[str, list[Any]]:
         path = join(self.manifest_dir, name)
-        _, records = read_avro(self.file_io.read_bytes(path), path)
+        try:
+            data = self.file_io.read_bytes(path)
+        except NotFound as e:
+            raise MissingMetadata(str(e)) from e
+        _, records = read_avro(data, path)
         return path, _convert(records, from_record, path)
 
     def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:

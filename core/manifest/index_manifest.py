@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptMetadata
+from ..io.paths import check_file_name
 from .avro import NAMESPACE, ObjectsFile, check_version, optional_field
 from .manifest import FileKind
 
@@ -144,7 +145,7 @@ def index_entry_from_record(r: dict[str, Any], path: str = "") -> IndexManifestE
         bucket=r["_BUCKET"],
         index_file=IndexFileMeta(
             index_type=r["_INDEX_TYPE"],
-            file_name=r["_FILE_NAME"],
+            file_name=check_file_name(r["_FILE_NAME"], "_FILE_NAME", path),
             file_size=r["_FILE_SIZE"],
             row_count=r["_ROW_COUNT"],
             dv_ranges=dv,

@@ -17,6 +17,7 @@ from ..data import binary_row
 from ..data.types import RowType
 from ..errors import CorruptMetadata, InvalidInput
 from ..io.fileio import FileIO
+from ..io.paths import check_file_name
 from .avro import NAMESPACE, ObjectsFile, check_version, epoch_millis, optional_field
 
 MANIFEST_VERSION = 2
@@ -265,12 +266,16 @@ def entry_from_record(r: dict[str, Any], path: str = "") -> ManifestEntry:
     check_version(r, MANIFEST_VERSION, path)
     if r.get("_FILE") is None:
         raise CorruptMetadata(path, "manifest entry has no _FILE record")
+    f = data_file_from_record(r["_FILE"])
+    check_file_name(f.file_name, "_FILE_NAME", path)
+    for x in f.extra_files:
+        check_file_name(x, "_EXTRA_FILES entry", path)
     return ManifestEntry(
         kind=FileKind(r["_KIND"]),
         partition=bytes(r["_PARTITION"]),
         bucket=r["_BUCKET"],
         total_buckets=r["_TOTAL_BUCKETS"],
-        file=data_file_from_record(r["_FILE"]),
+        file=f,
     )
 
 
@@ -288,7 +293,7 @@ def entry_to_record(e: ManifestEntry) -> dict[str, Any]:
 def manifest_meta_from_record(r: dict[str, Any], path: str = "") -> ManifestFileMeta:
     check_version(r, MANIFEST_VERSION, path)
     return ManifestFileMeta(
-        file_name=r["_FILE_NAME"],
+        file_name=check_file_name(r["_FILE_NAME"], "_FILE_NAME", path),
         file_size=r["_FILE_SIZE"],
         num_added_files=r["_NUM_ADDED_FILES"],
         num_deleted_files=r["_NUM_DELETED_FILES"],

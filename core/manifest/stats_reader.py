@@ -3,9 +3,10 @@
 A file keeps the stats of the schema it was written with (``schema_id``), possibly only for
 some columns (``value_stats_cols``). Columns are matched by field id, so renamed columns keep
 their stats; a column the file's schema did not have counts all its rows as null (Java's
-``SimpleStatsEvolution``). A data-evolution file holds only its ``_WRITE_COLS``: its schema is
-first projected to them, so its stats rows have one field per stats column among them (Java's
-``EvolutionStatsCache``). Used by ``inspect files`` and by the reader's stats pruning.
+``SimpleStatsEvolution``). A file with ``_WRITE_COLS`` holds and has stats over only those
+columns (a data-evolution partial-column file; a row-tracking compaction adds ``_ROW_ID`` and
+``_SEQUENCE_NUMBER``; Java's ``EvolutionStatsCache``: schema projected to the write columns,
+then to the stats columns). Used by ``inspect files`` and by the reader's stats pruning.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 
 from ..data.binary_row import deserialize
 from ..data.types import DataField
+from ..format.arrow_schema import row_tracking_fields
 from ..schema.table_schema import TableSchema
 from .manifest import DataFileMeta
 
@@ -53,12 +55,12 @@ class StatsReader:
         return s
 
     def file_fields(self, meta: DataFileMeta) -> list[DataField]:
-        """The columns ``meta`` holds: its schema's, or its ``_WRITE_COLS`` in their order (system
-        columns such as ``_ROW_ID`` left out), as Java's ``TableSchema.project``."""
+        """The columns ``meta`` holds: its schema's, or its ``_WRITE_COLS`` in their order
+        (``_ROW_ID`` / ``_SEQUENCE_NUMBER`` included), as Java's ``TableSchema.project``."""
         fields = list(self.schema(meta.schema_id).fields)
         if meta.write_cols is None:
             return fields
-        by_name = {f.name: f for f in fields}
+        by_name = {f.name: f for f in [*fields, *row_tracking_fields()]}
         return [by_name[n] for n in meta.write_cols if n in by_name]
 
     # -- value stats --------------------------------------------------------------------
@@ -69,12 +71,12 @@ class StatsReader:
         hit = self._stats_layouts.get(key)
         if hit is None:
             file_fields = self.file_fields(meta)
-            stats_fields = list(file_fields)
+            stats_fields = file_fields
             if meta.value_stats_cols is not None:
                 by_name = {f.name: f for f in file_fields}
                 stats_fields = [by_name[n] for n in meta.value_stats_cols if n in by_name]
             by_id = {f.id: i for i, f in enumerate(stats_fields)}
-            in_file = {f.id for f in file_fields}
+            in_file = {f.id for f in file_fields}  # a column the file does not hold: all its rows null
             hit = (
                 [f.type.copy(nullable=True) for f in stats_fields],
                 [(f.name, by_id.get(f.id), f.id in in_file) for f in self.table.schema.fields],

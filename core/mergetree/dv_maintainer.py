@@ -15,27 +15,14 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..index.deletion_vectors import MAX_32_POSITION, DeletionVector, read_deletion_vectors, write_deletion_vector_index
-from ..io import paths
-from ..io.fileio import join
+from ..index.index_paths import index_file_dir, index_file_path, new_index_file_path
+from ..io.fileio import parent
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
-from .file_writer import partition_dir_of
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..table.file_store_table import FileStoreTable
-
-
-def index_file_dir(table: FileStoreTable, partition: bytes, bucket: int) -> str:
-    """Where a bucket's DV index files live: ``<table>/index`` or, with 1.x's
-    ``index-file-in-data-file-dir``, next to the bucket's data files."""
-    if table.options.index_file_in_data_file_dir:
-        return paths.bucket_path(table.path, partition_dir_of(table.schema, partition), bucket)
-    return paths.index_dir(table.path)
-
-
-def index_file_path(table: FileStoreTable, partition: bytes, bucket: int, meta: IndexFileMeta) -> str:
-    return meta.external_path or join(index_file_dir(table, partition, bucket), meta.file_name)
 
 
 class DvMaintainer:
@@ -94,12 +81,11 @@ class DvMaintainer:
         if not self.modified:
             return [], [], []
         vectors = {n: dv for n, dv in sorted(self.vectors.items()) if not dv.is_empty()}
-        directory = index_file_dir(self.table, self.partition, self.bucket)
-        self.table.file_io.mkdirs(directory)
         name = f"index-{uuid.uuid4()}-0"
-        path = join(directory, name)
+        path, external = new_index_file_path(self.table, self.partition, self.bucket, name)
+        self.table.file_io.mkdirs(parent(path))
         size, metas = write_deletion_vector_index(self.table.file_io, path, vectors, self.bitmap64)
-        meta = IndexFileMeta(DELETION_VECTORS_INDEX, name, size, len(metas), tuple(metas))
+        meta = IndexFileMeta(DELETION_VECTORS_INDEX, name, size, len(metas), tuple(metas), external)
         self.modified = False
         return [meta], list(self.old_files), [path]
 

@@ -15,7 +15,12 @@ batch by batch, never holding a whole file:
   when absent), sorted by key; min/max key are the first/last row's key;
 * append (``kind="append"``) files: the table columns; sequence numbers are numbered from
   ``sequence_start`` as Java's append writers do (``LongCounter``), unless the batch carries
-  ``_SEQUENCE_NUMBER``.
+  ``_SEQUENCE_NUMBER``. ``system_fields`` (row-tracking compaction: ``_ROW_ID``,
+  ``_SEQUENCE_NUMBER``) are stored after the table columns, with value stats, and named in
+  ``_WRITE_COLS`` as Java's ``withWriteType(rowTypeWithRowTracking)`` writer does. Java
+  leaves such a file's ``_FIRST_ROW_ID`` null; when the stored ids of a file run contiguously
+  (``first .. first + rows - 1``) it is set here, which says the same thing and lets readers
+  that ignore the stored column (pypaimon 2.1) and row-range pruning see the ids.
 
 Hook for file indexes (package "fileindex"): by default (``index_builder_factory="auto"``) the
 table's ``file-index.*`` options are built with ``core.fileindex.writer.index_builder_factory``
@@ -31,17 +36,26 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
 from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType
 from ..errors import InvalidInput
 from ..fileindex.writer import index_builder_factory
-from ..format.arrow_schema import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, key_fields, key_value_file_fields
+from ..format.arrow_schema import (
+    KEY_PREFIX,
+    ROW_ID,
+    SEQUENCE_NUMBER,
+    VALUE_KIND,
+    key_fields,
+    key_value_file_fields,
+)
 from ..format.data_file import DataFileWriter
 from ..io import paths
-from ..io.fileio import join
+from ..io.external_paths import ExternalPaths, external_paths_for
+from ..io.fileio import join, parent
+from ..io.paths import partition_dir_of
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource
 from ..manifest.stats import StatsAccumulator, key_stats_from_raw, value_stats_from_raw, value_stats_modes
 from ..schema.options import CoreOptions
@@ -64,13 +78,6 @@ def creation_time_millis() -> int:
     """Java ``LocalDateTime.now()`` stored as if UTC (FORMAT-FACTS 5.3)."""
     d = _dt.datetime.now() - _EPOCH
     return (d.days * 86_400 + d.seconds) * 1000 + d.microseconds // 1000
-
-
-def partition_dir_of(schema: TableSchema, partition: bytes) -> str:
-    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
-    if not schema.partition_keys:
-        return ""
-    return paths.partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))
 
 
 # ---------------------------------------------------------------------------------------
@@ -147,6 +154,9 @@ class _OpenFile:
         self.min_seq: int | None = None
         self.max_seq: int | None = None
         self.deletes = 0
+        # stored _ROW_IDs: first, and the next one if they run contiguously so far (else None)
+        self.first_row_id: int | None = None
+        self.next_row_id: int | None = None
 
 
 class RollingFileWriter:
@@ -173,6 +183,7 @@ class RollingFileWriter:
         sequence_start: int = 0,
         partition_dir: str | None = None,
         index_builder_factory: Callable[[str], Any] | None | str = "auto",
+        system_fields: Sequence[DataField] = (),
     ) -> None:
         if kind not in (KV, APPEND):
             raise InvalidInput(f"RollingFileWriter: kind must be 'kv' or 'append', not {kind!r}")
@@ -191,15 +202,24 @@ class RollingFileWriter:
         if partition_dir is None:
             partition_dir = partition_dir_of(self.schema, partition)
         self.bucket_path = join(table.path, partition_dir, paths.bucket_dir(bucket))
+        # Java's DataFilePathFactory: one external path provider per (partition, bucket) writer
+        external = external_paths_of(table, base_opts)
+        relative = join(base_opts.data_file_path_directory or "", partition_dir, paths.bucket_dir(bucket))
+        self._external = external.provider(relative) if external is not None else None
         compression = self.options.file_compression.lower()
         ext = f"{compression}.{self.file_format}" if base_opts.file_suffix_include_compression else self.file_format
         self._ext = ext
         self._prefix = base_opts.changelog_file_prefix if changelog else base_opts.data_file_prefix
         self._uuid = str(uuid.uuid4())
         self._counter = 0
+        if system_fields and kind != APPEND:
+            raise InvalidInput("RollingFileWriter: system_fields are for append files")
         self.value_fields = list(self.schema.fields)
+        # what value stats cover: the table columns, then stored system columns
+        self.stats_fields = self.value_fields + list(system_fields)
+        self.write_cols = tuple(f.name for f in self.stats_fields) if system_fields else None
         # key-value files: _KEY_ columns, system columns, values; append files: the values
-        self.file_fields = key_value_file_fields(self.schema) if kind == KV else list(self.schema.fields)
+        self.file_fields = key_value_file_fields(self.schema) if kind == KV else list(self.stats_fields)
         self.key_fields = key_fields(self.schema) if kind == KV else []
         self.key_types = [f.type for f in self.key_fields]
         self._value_skip = self._none_mode_columns()
@@ -272,17 +292,17 @@ class RollingFileWriter:
     # -- internals ----------------------------------------------------------------------------
 
     def _none_mode_columns(self) -> set[str]:
-        modes = value_stats_modes(self.value_fields, self.options)
-        return {f.name for f, m in zip(self.value_fields, modes, strict=True) if m.kind == "none"}
+        modes = value_stats_modes(self.stats_fields, self.options)
+        return {f.name for f, m in zip(self.stats_fields, modes, strict=True) if m.kind == "none"}
 
     def _open(self) -> _OpenFile:
         name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
         self._counter += 1
-        path = join(self.bucket_path, name)
+        path = self._external.next_path(name) if self._external is not None else join(self.bucket_path, name)
         self.written.append(path)
         writer = DataFileWriter(self.table.file_io, path, self.file_fields, self.file_format, self.options,
                                 row_group_bytes=min(32 << 20, max(self.target_file_size, 1 << 20)))
-        values = StatsAccumulator(self.value_fields, self.file_format, skip=self._value_skip)
+        values = StatsAccumulator(self.stats_fields, self.file_format, skip=self._value_skip)
         keys = StatsAccumulator(self.key_fields, self.file_format) if self.kind == KV else None
         builder = self.index_builder_factory(path) if self.index_builder_factory is not None else None
         self._current = _OpenFile(name, path, writer, values, keys, builder)
@@ -325,8 +345,28 @@ class RollingFileWriter:
             f.deletes += int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
         if f.index_builder is not None:
             f.index_builder.write_batch(ft.select([v.name for v in self.value_fields]))
+        if self.write_cols is not None and ROW_ID in self.write_cols:
+            self._track_row_ids(f, t.column(ROW_ID))
         f.rows += n
         self.rows_written += n
+
+    @staticmethod
+    def _track_row_ids(f: _OpenFile, col: Any) -> None:
+        import numpy as np
+
+        if f.rows and f.next_row_id is None:
+            return  # already not contiguous
+        if col.null_count:
+            f.next_row_id = None
+            return
+        ids = col.to_numpy()
+        start = int(ids[0])
+        if f.rows == 0:
+            f.first_row_id = start
+        elif start != f.next_row_id:
+            f.next_row_id = None
+            return
+        f.next_row_id = start + len(ids) if bool((np.diff(ids) == 1).all()) else None
 
     @staticmethod
     def _key_column(t: pa.Table, name: str) -> Any:
@@ -351,8 +391,9 @@ class RollingFileWriter:
             res = f.index_builder.finish()
             if res is not None:
                 embedded, extra = res[0], tuple(res[1] or ())
-                self.written.extend(join(self.bucket_path, e) for e in extra)
-        value_stats, cols = value_stats_from_raw(f.values.raw, self.value_fields, self.options, self.file_format)
+                # extra files sit next to their data file (Java toAlignedPath)
+                self.written.extend(join(parent(f.path), e) for e in extra)
+        value_stats, cols = value_stats_from_raw(f.values.raw, self.stats_fields, self.options, self.file_format)
         if self.kind == KV:
             assert f.keys is not None
             key_stats = key_stats_from_raw(f.keys.raw, self.key_fields, self.options)
@@ -380,8 +421,15 @@ class RollingFileWriter:
             embedded_index=embedded,
             file_source=self.file_source,
             value_stats_cols=cols,
-            external_path=None,
+            external_path=f.path if self._external is not None else None,
+            write_cols=self.write_cols,
+            first_row_id=f.first_row_id if f.next_row_id is not None else None,
         ))
+
+
+def external_paths_of(table: FileStoreTable, options: CoreOptions | None = None) -> ExternalPaths | None:
+    """The ``data-file.external-paths`` new files of ``table`` go to; bad ones are refused."""
+    return external_paths_for((options if options is not None else table.options).options, table.file_io.scheme)
 
 
 def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
@@ -425,5 +473,5 @@ def write_pipelined(writer: RollingFileWriter, tables: Any) -> int:
     return rows
 
 
-__all__ = ["APPEND", "KV", "RollingFileWriter", "creation_time_millis", "output_format", "output_options",
-           "partition_dir_of", "py_value", "row_values", "write_pipelined"]
+__all__ = ["APPEND", "KV", "RollingFileWriter", "creation_time_millis", "external_paths_of", "output_format",
+           "output_options", "partition_dir_of", "py_value", "row_values", "write_pipelined"]

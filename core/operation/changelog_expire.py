@@ -1,90 +1,89 @@
-"""Expiry of long-lived changelogs (``changelog/changelog-<id>``), as Java's ExpireChangelogImpl.
+"""Expiry of long-lived changelogs (``changelog/changelog-<id>``), as Java's ExpireChangelogImpl
+with its ChangelogDeletion.
 
 With a decoupled changelog lifecycle (``changelog.num-retained.*`` / ``changelog.time-retained``
 above the snapshot settings) snapshot expiry moves expired snapshots to ``changelog/`` and
 leaves their changelog files (and, when the table produces no changelog, the APPEND data
 files and data manifest lists) in place; this module removes them once the changelog
-retention allows. Same fail-closed planning and deletion order as :mod:`.expire`.
+retention allows. Same fail-closed reader, path rule and deletion order as every deleter
+(:mod:`.file_deletion`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..io.fileio import join
-from .expire import (
+from ..refs.snapshot import ChangelogManager, Snapshot
+from .expire_plan import ACTION, ExpirePlan, ResolvedPolicy, RetainedRefs
+from .file_deletion import (
     CHANGELOG,
     CHANGELOG_FILE,
-    DATA_FILE,
-    EXTRA_FILE,
-    ExpirePlan,
+    DeletionPlanner,
     FileDeletion,
-    ResolvedPolicy,
-    _cached_snapshots,
-    _consumers,
-    _fingerprint,
-    _manifest_names,
-    _other_refs,
-    _overlapped,
-    _per_snapshot,
-    _plan_list,
-    _previous_index,
-    _read_snapshot,
-    _Reader,
-    _tagged_snapshots,
+    FilePaths,
+    GuardedReader,
+    TagSkipper,
+    added_in_changelog,
+    beyond_latest,
+    deleted_in_delta,
+    overlapped,
 )
 
 if TYPE_CHECKING:
-    from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
 
 
-def _names_if_present(reader: _Reader, snap: Snapshot) -> set[str]:
-    """ChangelogDeletion.manifestSkippingSet: data lists only when they still exist."""
-    out: set[str] = set()
-    for ln in (snap.base_manifest_list, snap.delta_manifest_list):
-        metas = reader.manifest_list(ln, missing_ok=True)
-        if metas is not None:
-            out.add(ln)
-            out |= {m.file_name for m in metas}
-    if snap.index_manifest:
-        out.add(snap.index_manifest)
-        for ie in reader.index_entries(snap.index_manifest) or []:
-            out.add(ie.index_file.file_name)
-    if snap.statistics:
-        out.add(snap.statistics)
-    return out
-
-
 def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePlan:
-    from ..manifest.manifest import FileKind
-    from ..refs.snapshot import ChangelogManager
-
-    reader = _Reader(table)
+    reader = GuardedReader(table.file_io, table.path, ACTION)
     sm = table.snapshot_manager
     cm = ChangelogManager(table.file_io, table.path, table.branch)
     plan = ExpirePlan(table.path, table.branch, "changelog", rp)
-    tags, tag_names = _tagged_snapshots(table, reader)
-    consumers = _consumers(table, reader)
-    prot = _other_refs(table, reader)
-    plan.fingerprint = _fingerprint(tag_names, consumers, prot)
-    snap_ids = reader.guarded(sm.snapshot_dir, sm.snapshot_ids) or []
-    cl_ids = reader.guarded(cm.snapshot_dir, cm.snapshot_ids) or []
+    refs = RetainedRefs.read(table, reader, branches=True)
+    plan.fingerprint = refs.fingerprint()
+    snap_ids = reader.snapshot_ids(sm)
+    cl_ids = reader.snapshot_ids(cm)
     if not snap_ids or not cl_ids:
         return plan
-    latest_snap = snap_ids[-1]
-    earliest_cl, latest_cl = cl_ids[0], cl_ids[-1]
-    plan.earliest_id, plan.latest_id = earliest_cl, latest_cl
-    lo = max(latest_snap - rp.changelog_retain_max + 1, earliest_cl)
+    plan.earliest_id, plan.latest_id = cl_ids[0], cl_ids[-1]
+    changelog = reader.cached_snapshots(cm)
+    end = _changelog_range(snap_ids[-1], cl_ids, rp, refs.consumers, changelog)
+    end_id = next((i for i in cl_ids if i >= end), None)
+    if end_id is None or end <= cl_ids[0]:
+        plan.end_id = cl_ids[0]
+        return plan
+    end_cl = changelog(end_id)
+    if end_cl is None:
+        raise reader.refuse(cm.snapshot_path(end_id), "the first retained changelog vanished while planning")
+    expiring = [c for c in (changelog(i) for i in cl_ids if i < end_id) if c is not None]
+    if not expiring:
+        return plan
+    plan.end_id = end_id
+    plan.expired_ids = [c.id for c in expiring]
+    planner = DeletionPlanner(reader, FilePaths(table))
+    first_snap = reader.snapshot(sm, snap_ids[0])
+    _plan_files(planner, expiring, end_cl, first_snap, refs, cm, snap_ids[-1])
+    plan.deletions = planner.files
+    plan.notes += planner.notes
+    for c in expiring:
+        p = cm.snapshot_path(c.id)
+        plan.metadata_files.append(FileDeletion(p, CHANGELOG, reader.size(p) or 0, c.id))
+    plan.earliest_hint = end_id
+    for sid in [i for i in cl_ids if i >= end_id]:
+        plan.holds[sid] = [f"tag {n}" for n in refs.tag_names.get(sid, [])] or ["changelog retention"]
+    return plan.finish()
+
+
+def _changelog_range(latest_snap: int, cl_ids: list[int], rp: ResolvedPolicy, consumers: dict[str, int],
+                     changelog: Callable[[int], Snapshot | None]) -> int:
+    """The exclusive end of the expired changelogs, as ExpireChangelogImpl.expire."""
+    lo = max(latest_snap - rp.changelog_retain_max + 1, cl_ids[0])
     max_excl = latest_snap - rp.changelog_retain_min + 1
     if consumers:
         max_excl = min(max_excl, min(consumers.values()))
     if len(cl_ids) > rp.max_deletes:
         max_excl = min(max_excl, cl_ids[rp.max_deletes])
-    max_excl = min(max_excl, latest_cl)
-    end = max_excl
-    changelog = _cached_snapshots(reader, cm)
-
+    max_excl = min(max_excl, cl_ids[-1])
     for cid in cl_ids:
         if cid < lo:
             continue
@@ -92,87 +91,41 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
             break
         c = changelog(cid)
         if c is not None and c.time_millis >= rp.changelog_cutoff_millis:
-            end = cid
-            break
-    end_id = next((i for i in cl_ids if i >= end), None)
-    if end_id is None or end <= earliest_cl:
-        plan.end_id = earliest_cl
-        return plan
-    end_cl = changelog(end_id)
-    if end_cl is None:
-        raise reader.refuse(cm.snapshot_path(end_id), "the first retained changelog vanished while planning")
-    exp = [c for c in (changelog(i) for i in cl_ids if i < end_id) if c is not None]
-    if not exp:
-        return plan
-    plan.end_id = end_id
-    plan.expired_ids = [c.id for c in exp]
+            return cid
+    return max_excl
 
-    # what must survive: the earliest snapshot (shares files with the newest changelogs)
-    first_snap = _read_snapshot(reader, sm, snap_ids[0])
-    guard: set[tuple[bytes, int, str]] = set()
-    skipping = _names_if_present(reader, end_cl)
+
+def _plan_files(planner: DeletionPlanner, expiring: list[Snapshot], end_cl: Snapshot, first_snap: Snapshot | None,
+                refs: RetainedRefs, cm: ChangelogManager, latest_snap: int) -> None:
+    """Changelog files, the data files the deltas deleted (APPEND ones snapshot expiry left),
+    then the lists: all unless the earliest snapshot, a tag or another branch still uses them
+    (tags past the latest snapshot ``latest_snap`` keep everything they use)."""
+    reader = planner.reader
+    # what must survive: the earliest snapshot shares files with the newest changelogs
+    guard = reader.live_keys(first_snap) if first_snap is not None else set()
+    skipping = reader.skipping_names(end_cl, lists_missing_ok=True)
     if first_snap is not None:
-        guard = reader.live_files(first_snap)
-        skipping |= _manifest_names(reader, first_snap)
-    for t in _overlapped(tags, exp[0].id, end_id):
-        skipping |= _names_if_present(reader, t)
-    skipping |= prot.names
-    seen: set[str] = set()
-
-    def add(path: str, kind: str, size: int, sid: int) -> None:
-        if path not in seen:
-            seen.add(path)
-            plan.deletions.append(FileDeletion(path, kind, int(size), sid))
-
-    tag_cache: dict[int, set[tuple[bytes, int, str]]] = {}
-    for c in exp:
-        ti = _previous_index(tags, c.id)
-        skip: set[tuple[bytes, int, str]] = set()
-        if ti >= 0:
-            t = tags[ti]
-            if t.id not in tag_cache:
-                tag_cache[t.id] = reader.live_files(t)
-            skip = tag_cache[t.id]
-        if c.changelog_manifest_list:
-            for e in reader.entries_of_lists([c.changelog_manifest_list], missing_ok=True) or []:
-                if e.kind == FileKind.ADD:
-                    add(join(reader.bucket_path(e.partition, e.bucket), e.file.file_name), CHANGELOG_FILE,
-                        e.file.file_size, c.id)
-        entries = reader.entries_of_lists([c.delta_manifest_list], missing_ok=True)
-        if entries is None:
-            continue
-        pending: dict[tuple[bytes, int, str], Any] = {}
-        for e in entries:
-            k = (e.partition, e.bucket, e.file.file_name)
-            if e.kind == FileKind.ADD:
-                pending.pop(k, None)
-            else:
-                pending[k] = e
-        for k, e in pending.items():
-            if k in skip or k in prot.data:
+        skipping |= reader.skipping_names(first_snap)
+    for t in overlapped(refs.tags, expiring[0].id, end_cl.id) + beyond_latest(refs.tags, latest_snap):
+        skipping |= reader.skipping_names(t, lists_missing_ok=True)
+    skipping |= refs.branches.names
+    tags = TagSkipper(reader, refs.tags, latest_snap)
+    for c in expiring:
+        skip = tags.keys_before(c.id)
+        for e in added_in_changelog(reader, c) or []:
+            if e.key not in refs.branches.data:
+                planner.data_file(e, c.id, CHANGELOG_FILE)
+        for k, e in (deleted_in_delta(reader, c, missing_ok=True) or {}).items():
+            if k in skip or k in refs.branches.data:
                 continue
-            if k in guard:
-                raise reader.refuse(
-                    cm.snapshot_path(c.id),
-                    f"deletes data file {e.file.file_name} that snapshot {snap_ids[0]} still lists",
-                )
-            bp = reader.bucket_path(e.partition, e.bucket)
-            add(reader.data_path(e), DATA_FILE, e.file.file_size, c.id)
-            for x in e.file.extra_files:
-                xp = join(bp, x)
-                add(xp, EXTRA_FILE, reader.size(xp), c.id)
-    for c in exp:
+            if k in guard and first_snap is not None:
+                raise reader.refuse(cm.snapshot_path(c.id),
+                                    f"deletes data file {e.file_name} that snapshot {first_snap.id} still lists")
+            planner.data_file(e, c.id)
+    for c in expiring:
         if c.changelog_manifest_list:
-            _plan_list(plan, reader, c.changelog_manifest_list, c.changelog_manifest_list_size, skipping, seen, c.id)
+            planner.manifest_list(c.changelog_manifest_list, c.changelog_manifest_list_size, skipping, c.id)
         for ln, size in ((c.delta_manifest_list, c.delta_manifest_list_size),
                          (c.base_manifest_list, c.base_manifest_list_size)):
-            if reader.manifest_list(ln, missing_ok=True) is not None:
-                _plan_list(plan, reader, ln, size, skipping, seen, c.id)
-    for c in exp:
-        p = cm.snapshot_path(c.id)
-        plan.metadata_files.append(FileDeletion(p, CHANGELOG, reader.size(p), c.id))
-    plan.earliest_hint = end_id
-    for sid in [i for i in cl_ids if i >= end_id]:
-        plan.holds[sid] = [f"tag {n}" for n in tag_names.get(sid, [])] or ["changelog retention"]
-    _per_snapshot(plan)
-    return plan
+            if reader.manifest_list(ln, missing_ok=True) is not None:  # snapshot expiry may have taken them
+                planner.manifest_list(ln, size, skipping, c.id)

@@ -49,9 +49,9 @@ from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..refs.statistics import read_statistics
 from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
-from .data_evolution import check_row_ids_assigned, is_data_evolution, stamp_sequence_numbers
 from .manifest_merge import ManifestFileMerger, write_index_manifest
 from .partition_spec import static_partition_filter
+from .row_tracking import assign_row_tracking, check_row_tracking_table, is_row_tracking, next_row_id_start
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -109,8 +109,7 @@ class FileStoreCommit:
     One instance has one ``commit_user`` (a fresh UUID unless given), like one Java job.
     """
 
-    def __init__(self, table: FileStoreTable, commit_user: str | None = None, *,
-                 row_ids_assigned: bool = False) -> None:
+    def __init__(self, table: FileStoreTable, commit_user: str | None = None) -> None:
         self.table = table
         self.file_io = table.file_io
         self.commit_user = commit_user or str(uuid.uuid4())
@@ -123,11 +122,8 @@ class FileStoreCommit:
         fmt = self.options.manifest_format
         if fmt != "avro":
             raise NotYetSupported(f"manifest.format={fmt}: only avro manifests can be written")
-        # row ids are not assigned at commit yet: only files that carry theirs (data-evolution
-        # column updates) may be committed, their sequence numbers stamped as Java does
-        self.stamp_sequence = self.options.get_bool("row-tracking.enabled") or is_data_evolution(self.options)
-        if self.stamp_sequence and not row_ids_assigned:
-            raise NotYetSupported("row-tracking / data-evolution tables: committing row ids is not supported yet")
+        check_row_tracking_table(schema, self.options, "commit")
+        self.row_tracking = is_row_tracking(self.options)  # data-evolution tables too (they need it)
         comp = self.options.manifest_compression.lower()
         codec = _AVRO_CODECS.get(comp)
         if codec is None:
@@ -177,6 +173,8 @@ class FileStoreCommit:
         ``base_snapshot_id`` pins an overwrite to the snapshot its new files were computed
         from: if any later non-COMPACT snapshot added data files in the overwritten scope, the
         commit fails with CommitConflict instead of silently deleting them (apache/paimon#4802).
+        A COMPACT commit pinned the same way (postpone compaction, whose new records are numbered
+        after the base's sequence numbers) fails when the partitions it touches got new files.
 
         ``restored_snapshot_id`` (appends of fixed-bucket writers): the snapshot the writer
         restored its buckets from; a partition re-laid out with another bucket number since
@@ -192,16 +190,14 @@ class FileStoreCommit:
             raise InvalidInput("a COMPACT commit cannot overwrite")
         self._validate(messages)
         table_entries, changelog_entries, index_entries = self._collect(messages)
-        if self.stamp_sequence:
-            check_row_ids_assigned(table_entries)
         props = dict(properties) if properties else None
 
         if overwrite is not None:
             return self._overwrite(
                 overwrite, table_entries, index_entries, dynamic, identifier, watermark, props, base_snapshot_id
             )
-        if base_snapshot_id is not None:
-            raise InvalidInput("base_snapshot_id pins an overwrite; it needs overwrite=")
+        if base_snapshot_id is not None and kind != "COMPACT":
+            raise InvalidInput("base_snapshot_id pins an overwrite or a compaction; an append cannot be pinned")
 
         if not table_entries and not changelog_entries and not index_entries:
             return None
@@ -212,11 +208,16 @@ class FileStoreCommit:
         check = kind != "APPEND"
         changes = _Changes(table_entries, changelog_entries, index_entries)
 
+        touched = {e.partition for e in table_entries}
+
         def build(latest: Snapshot | None) -> _Changes:
             if restored_snapshot_id is not None:
                 self.conflicts.check_layout_kept(restored_snapshot_id, latest, table_entries)
             if check_latest is not None:
                 check_latest(latest)
+            if base_snapshot_id is not None:  # a compaction that numbered rows as of the base
+                self.conflicts.check_nothing_added_since(base_snapshot_id, latest, touched.__contains__,
+                                                        "compaction")
             return changes
 
         return self._try_commit(build, kind, check, identifier, watermark, props)
@@ -271,6 +272,36 @@ class FileStoreCommit:
 
         return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
 
+    def replace_manifests(
+        self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT"
+    ) -> Snapshot | None:
+        """Republish the latest snapshot's data under a new base manifest list (Java's
+        ``compactManifest`` / ``replaceManifestList``): ``rewrite(latest, written)`` returns the
+        new data manifests (files it writes go into ``written``) or None for "nothing to do".
+
+        The new snapshot has an empty delta list and no changelog, and keeps the schema id,
+        record count, index manifest, watermark, statistics, properties and next row id; it is
+        published as any commit is (lost races re-run ``rewrite`` on the new latest snapshot).
+        Returns None when the table has no snapshot or nothing was rewritten.
+        """
+        kind = commit_kind.upper()
+        if kind not in COMMIT_KINDS:
+            raise InvalidInput(f"commit kind {commit_kind!r}: expected one of {', '.join(COMMIT_KINDS)}")
+        start = time.monotonic()
+        retry = 0
+        self.attempts = 0
+        while True:
+            latest = self.snapshot_manager.latest_snapshot()
+            if latest is None:
+                return None
+            self.attempts += 1
+            try:
+                return self._replace_manifests_once(latest, rewrite, kind)
+            except _LostRace:
+                pass
+            self._give_up_or_wait(start, retry, latest)
+            retry += 1
+
     def may_have_published(self) -> bool:
         """Whether files handed to this committer may be referenced by a snapshot now: a
         caller cleaning up after a failure must keep them then (another writer's later
@@ -291,11 +322,8 @@ class FileStoreCommit:
             for f in [*m.new_files, *m.changelog_files]:
                 path = paths.data_file_path(self.table.path, part_dir, m.bucket, f.file_name, f.external_path)
                 self._quiet_delete(path)
-                if not f.external_path:
-                    for extra in f.extra_files:
-                        self._quiet_delete(
-                            paths.data_file_path(self.table.path, part_dir, m.bucket, extra)
-                        )
+                for extra in f.extra_files:
+                    self._quiet_delete(paths.aligned_path(self.table.path, part_dir, m.bucket, extra, f.external_path))
 
     # -- building entries ----------------------------------------------------------------
 
@@ -393,6 +421,8 @@ class FileStoreCommit:
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None:
                 for e in self.live.data(latest, part_filter):
+                    if e.bucket < 0 and self.table.schema.bucket != paths.POSTPONE_BUCKET:
+                        continue  # Java: only an overwrite through the postpone table drops staged files
                     deletes.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file))
                 for ie in self.live.index(latest):
                     if part_filter is None or part_filter(ie.partition):
@@ -427,14 +457,18 @@ class FileStoreCommit:
                 return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props)
             except _LostRace:
                 pass
-            elapsed_ms = (time.monotonic() - start) * 1000
-            if retry >= self.max_retries or (self.timeout_ms is not None and elapsed_ms > self.timeout_ms):
-                raise CommitConflict(
-                    f"commit to {self.table.path} gave up after {retry + 1} attempts: other writers kept "
-                    f"publishing snapshot {self._next_id(latest)} first (commit.max-retries={self.max_retries})"
-                )
-            self._retry_wait(retry)
+            self._give_up_or_wait(start, retry, latest)
             retry += 1
+
+    def _give_up_or_wait(self, start: float, retry: int, latest: Snapshot | None) -> None:
+        """After a lost race: CommitConflict past the retry budget, else Java's back-off."""
+        elapsed_ms = (time.monotonic() - start) * 1000
+        if retry >= self.max_retries or (self.timeout_ms is not None and elapsed_ms > self.timeout_ms):
+            raise CommitConflict(
+                f"commit to {self.table.path} gave up after {retry + 1} attempts: other writers kept "
+                f"publishing snapshot {self._next_id(latest)} first (commit.max-retries={self.max_retries})"
+            )
+        self._retry_wait(retry)
 
     def _retry_wait(self, retry: int) -> None:
         time.sleep(self._retry_wait_ms(retry) / 1000.0)
@@ -463,15 +497,54 @@ class FileStoreCommit:
             self.conflicts.check(latest, changes.table, kind)
             self.conflicts.check_deletion_vectors(latest, changes.table, changes.index)
 
-        if self.stamp_sequence:
-            changes = _Changes(stamp_sequence_numbers(changes.table, new_id), changes.changelog, changes.index)
+        next_row_id: int | None = None
+        if self.row_tracking:  # ids depend on the snapshot this attempt builds on
+            assigned = assign_row_tracking(
+                new_id, next_row_id_start(latest), changes.table,
+                group_by_partition=self.options.get_bool("row-tracking.partition-group-on-commit", True))
+            changes = _Changes(assigned.entries, changes.changelog, changes.index)
+            next_row_id = assigned.next_row_id
+
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
-            snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written)
+            snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written,
+                                            next_row_id)
         except BaseException:
             self._cleanup(written)
             raise
+        return self._publish_snapshot(snapshot, written)
 
+    @commit_attempt
+    def _replace_manifests_once(
+        self, latest: Snapshot, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], kind: str
+    ) -> Snapshot | None:
+        written: list[str] = []
+        try:
+            metas = rewrite(latest, written)
+            if metas is None:
+                return None
+            base = self.manifest_list.write(metas)
+            written.append(base[0])
+            delta = self.manifest_list.write([])
+            written.append(delta[0])
+        except BaseException:
+            self._cleanup(written)
+            raise
+        snapshot = Snapshot(
+            id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base[0],
+            base_manifest_list_size=base[1], delta_manifest_list=delta[0], delta_manifest_list_size=delta[1],
+            index_manifest=latest.index_manifest, commit_user=self.commit_user,
+            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
+            time_millis=max(int(time.time() * 1000), latest.time_millis),
+            total_record_count=latest.total_record_count, delta_record_count=0, watermark=latest.watermark,
+            statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id,
+        )
+        return self._publish_snapshot(snapshot, written)
+
+    def _publish_snapshot(self, snapshot: Snapshot, written: list[str]) -> Snapshot:
+        """Publish a built snapshot, then LATEST; raises _LostRace (files cleaned) if another
+        writer's snapshot has that id."""
+        new_id = snapshot.id
         path = self.snapshot_manager.snapshot_path(new_id)
         data = snapshot.to_json().encode("utf-8")
         if self._before_publish is not None:
@@ -527,7 +600,10 @@ class FileStoreCommit:
         watermark: int | None,
         props: dict[str, str] | None,
         written: list[str],
+        assigned_next_row_id: int | None = None,
     ) -> Snapshot:
+        """``assigned_next_row_id``: the row-tracking counter after this commit's files; other
+        tables carry the latest ``nextRowId`` forward (0 when absent), as Java writes it."""
         schema_id = self._latest_schema_id()
         old_metas: list[ManifestFileMeta] = []
         previous_total = 0
@@ -546,6 +622,8 @@ class FileStoreCommit:
             statistics = self._inherited_statistics(latest, schema_id)
             if latest.next_row_id is not None:
                 next_row_id = latest.next_row_id
+        if assigned_next_row_id is not None:
+            next_row_id = assigned_next_row_id
         lists = self._write_lists(old_metas, latest.index_manifest if latest is not None else None, changes,
                                   written, schema_id)
         added = sum(e.file.row_count for e in changes.table if e.kind == FileKind.ADD)

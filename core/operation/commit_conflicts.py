@@ -22,12 +22,13 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CommitConflict
+from ..manifest.expire_file_entry import merge_entries
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexManifestEntry, IndexManifestFile
 from ..manifest.manifest import FileKind, ManifestEntry, ManifestList
 from ..mergetree.file_writer import partition_dir_of
 from ..mergetree.levels import key_function
 from .manifest_merge import ManifestFileMerger
-from .scan import FileStoreScan, merge_entries
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot
@@ -200,12 +201,14 @@ class ConflictDetection:
     # -- overwrite pinned to a base snapshot -----------------------------------------------
 
     def check_nothing_added_since(
-        self, base_id: int, latest: Snapshot | None, part_filter: Callable[[bytes], bool] | None
+        self, base_id: int, latest: Snapshot | None, part_filter: Callable[[bytes], bool] | None,
+        what: str = "overwrite",
     ) -> None:
-        """CommitConflict if a non-COMPACT snapshot after ``base_id`` added files in the scope."""
+        """CommitConflict if a non-COMPACT snapshot after ``base_id`` added files in the scope
+        (``what``: the pinned commit, for the message)."""
         if latest is None or latest.id <= base_id:
             if latest is None or latest.id < base_id:
-                raise CommitConflict(f"the base snapshot {base_id} of this overwrite is no longer the table's history")
+                raise CommitConflict(f"the base snapshot {base_id} of this {what} is no longer the table's history")
             return
         sm = self.table.snapshot_manager
         for sid in range(base_id + 1, latest.id + 1):
@@ -216,8 +219,9 @@ class ConflictDetection:
                 if e.kind == FileKind.ADD and (part_filter is None or part_filter(e.partition)):
                     raise CommitConflict(
                         f"snapshot {sid} ({snap.commit_kind}) added {e.file.file_name} in partition "
-                        f"{self._where(e.partition)} after base snapshot {base_id}; overwriting would "
-                        "lose it, give up committing"
+                        f"{self._where(e.partition)} after base snapshot {base_id}; "
+                        + ("overwriting would lose it" if what == "overwrite" else f"the {what} did not see it")
+                        + ", give up committing"
                     )
 
     # -- deletion vectors ------------------------------------------------------------------

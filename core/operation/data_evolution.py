@@ -11,20 +11,11 @@ Java's ``DataSplit`` does; the split read is in ``data_evolution_read``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 
 from ..data.types import BlobType
 from ..errors import NotYetSupported
-from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry
-from ..schema.options import CoreOptions
+from ..manifest.manifest import DataFileMeta
 from ..schema.table_schema import TableSchema
-
-ROW_ID = "_ROW_ID"  # system column: _FIRST_ROW_ID + position in the range
-ROW_ID_FIELD_ID = 2147483642  # SpecialFields.ROW_ID (Integer.MAX_VALUE - 5)
-
-
-def is_data_evolution(options: CoreOptions) -> bool:
-    return options.get_bool("data-evolution.enabled")
 
 
 def check_no_blob(schema: TableSchema, what: str) -> None:
@@ -68,25 +59,3 @@ def logical_row_count(files: Iterable[DataFileMeta]) -> int:
     """Rows a read returns before deletion vectors: the largest file of each row-id range
     (partial-column files repeat their range's rows), summed as Java's ``DataSplit`` does."""
     return sum(max(f.row_count for f in g) for g in row_range_groups(files))
-
-
-def check_row_ids_assigned(entries: Iterable[ManifestEntry]) -> None:
-    """New files must carry their ``_FIRST_ROW_ID``: assigning ids at commit is not supported yet."""
-    for e in entries:
-        if e.kind == FileKind.ADD and e.file.first_row_id is None:
-            raise NotYetSupported(f"row-tracking / data-evolution tables: file {e.file.file_name} has no row ids; "
-                                  "assigning row ids at commit is not supported yet")
-
-
-def stamp_sequence_numbers(entries: list[ManifestEntry], snapshot_id: int) -> list[ManifestEntry]:
-    """Java's commit on row-tracking tables (1.4+): a new file (min sequence number 0) gets the
-    snapshot id as min and max; one with max 0 gets it as max; others keep their range."""
-    out = []
-    for e in entries:
-        f = e.file
-        if f.min_sequence_number == 0:
-            f = replace(f, min_sequence_number=snapshot_id, max_sequence_number=snapshot_id)
-        elif f.max_sequence_number == 0:
-            f = replace(f, max_sequence_number=snapshot_id)
-        out.append(e if f is e.file else replace(e, file=f))
-    return out

@@ -3,16 +3,18 @@
 A split's files are grouped by row-id range; a group is read as one table: its files ordered
 by ``_MAX_SEQUENCE_NUMBER`` descending (ties keep the split's order), each requested column
 taken from the first file whose write columns hold its field id, columns no file holds read
-as NULL. ``_ROW_ID`` is the group's first row id plus the position. A deletion vector belongs
+as NULL. The system columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as
+any file's do (row tracking's rule: the group's first row id plus the position, the file's max
+sequence number -- the newest of the group -- unless stored physically). A deletion vector belongs
 to the group's anchor file (smallest max sequence number, then file name). Memory is bounded
 by one group (one file's row range), read column-wise with pyarrow.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from ..data.types import DataField
@@ -20,8 +22,9 @@ from ..errors import NotYetSupported
 from ..format.arrow_schema import arrow_field
 from ..format.data_file import FORMATS, evolve, read_data_file
 from ..manifest.manifest import DataFileMeta
-from .data_evolution import ROW_ID, check_no_blob, row_range_groups
+from .data_evolution import check_no_blob, row_range_groups
 from .read_plan import Split
+from .row_tracking import derived_system_column, physical_system_fields, system_columns
 from .split_read import SplitRead, drop_deleted
 
 
@@ -33,17 +36,19 @@ class DataEvolutionSplitRead(SplitRead):
         target = [self.schema.field(n) for n in self.needed_columns()]
         dvs = self.deletion_vectors(split)
         for group in row_range_groups(split.files):
-            t = self.merged_range(split, group, target)
+            t = self.merged_range(split, group, target, self.system_columns)
             dv = dvs.get(_anchor(group).file_name)
             if dv is not None:
                 t = drop_deleted(t, dv, 0)
             if t.num_rows:
                 yield self.finish(t)
 
-    def merged_range(self, split: Split, group: list[DataFileMeta], target: list[DataField]) -> pa.Table:
-        """The ``target`` columns and ``_ROW_ID`` of every row of one row-id range, deleted rows too."""
+    def merged_range(self, split: Split, group: list[DataFileMeta], target: list[DataField],
+                     system: Sequence[str] = ()) -> pa.Table:
+        """The ``target`` columns, then the ``system`` columns, of every row of one row-id range,
+        deleted rows too."""
         files = _checked_group(group)
-        first, rows = files[0].first_row_id or 0, files[0].row_count
+        rows = files[0].row_count
         columns: dict[int, pa.ChunkedArray] = {}
         todo = {f.id: f for f in target}
         for meta in files:
@@ -64,8 +69,19 @@ class DataEvolutionSplitRead(SplitRead):
             if not todo:
                 break
         cols = [columns[f.id] if f.id in columns else pa.nulls(rows, arrow_field(f).type) for f in target]
-        cols.append(pa.array(np.arange(first, first + rows, dtype=np.int64)))
-        return pa.Table.from_arrays(cols, names=[f.name for f in target] + [ROW_ID])
+        t = pa.Table.from_arrays(cols, names=[f.name for f in target])
+        for name, col in self._system_columns(split, files[0], rows, system).items():
+            t = t.append_column(name, col)
+        return t
+
+    def _system_columns(self, split: Split, meta: DataFileMeta, rows: int, names: Sequence[str]) -> dict[str, Any]:
+        """``names`` of the range's rows from its newest file, stored values winning."""
+        stored = [f for f in physical_system_fields(meta) if f.name in names]
+        if not stored:
+            return {n: derived_system_column(meta, n, 0, rows) for n in names}
+        fields = list(self.file_schemas.schema(meta.schema_id).fields) + stored
+        t = read_data_file(self.table.file_io, self.file_path(split, meta), fields, [f.name for f in stored])
+        return system_columns(meta, t, 0, names)
 
 
 def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..data.types import BigIntType, DataField
 from ..errors import CommitConflict, InvalidInput, NotYetSupported
-from ..format.arrow_schema import SEQUENCE_NUMBER
+from ..format.arrow_schema import ROW_ID, ROW_ID_ID, SEQUENCE_NUMBER
 from ..format.input import InputChunk, read_inputs
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, FileSource
@@ -31,9 +31,10 @@ from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from .commit import FileStoreCommit
-from .data_evolution import ROW_ID, ROW_ID_FIELD_ID, check_no_blob, is_data_evolution, row_range_groups
+from .data_evolution import check_no_blob, row_range_groups
 from .data_evolution_read import DataEvolutionSplitRead
 from .read_plan import Split
+from .row_tracking import is_data_evolution
 from .scan import FileStoreScan
 
 _NO_ROLL = 1 << 62  # one file per range: a partial file must cover its range exactly
@@ -93,7 +94,7 @@ def update_schema(table: FileStoreTable, columns: list[str]) -> TableSchema:
     if parts:
         raise InvalidInput(f"write --columns: partition column(s) {', '.join(parts)} cannot be updated")
     wanted = set(columns)
-    row_id = DataField(ROW_ID_FIELD_ID, ROW_ID, BigIntType(nullable=False))
+    row_id = DataField(ROW_ID_ID, ROW_ID, BigIntType(nullable=False))
     return schema.copy(fields=[row_id, *(f for f in schema.fields if f.name in wanted)],
                        partition_keys=[], primary_keys=[])
 
@@ -107,7 +108,7 @@ def update_by_row_id(table: FileStoreTable, chunks: Iterable[pa.Table], columns:
     base = table.snapshot_manager.latest_snapshot()
     ranges = table_ranges(table, base)
     touched = _touched(ranges, updates.column(ROW_ID).to_numpy())
-    commit = FileStoreCommit(table, row_ids_assigned=True)
+    commit = FileStoreCommit(table)
     written: list[str] = []
     try:
         messages = _write_ranges(table, ranges, touched, updates, columns, written)

@@ -13,6 +13,10 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from .expire import expire_after_commit
+from .partition_expire import expire_partitions_after_commit
+from .tag_ops import tag_maintenance_after_commit
+
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
@@ -21,10 +25,6 @@ log = logging.getLogger(__name__)
 
 def after_commit(table: FileStoreTable, options_overrides: Mapping[str, str] | None = None) -> list[str]:
     """Run the post-commit maintainers on ``table`` (with the job's dynamic options); returns warnings."""
-    from ..refs.tags import tag_maintenance_after_commit
-    from .expire import expire_after_commit
-    from .partition_expire import expire_partitions_after_commit
-
     overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
     view = table.copy(overrides)
     if view.options.write_only:

@@ -31,6 +31,32 @@ from typing import TYPE_CHECKING
 from ..errors import UnsafeRefused
 from ..io.fileio import FileStatus, join, parent
 from ..io.paths import MAIN_BRANCH, branch_path
+from ..utils.durations import parse_point_in_time
+from .external_roots import (
+    ExternalLayout,
+    check_unshared,
+    configured_roots,
+    location_key,
+    scan_location,
+    warehouse_claims,
+)
+from .file_deletion import (
+    CHANGELOG,
+    CHANGELOG_FILE,
+    DATA_FILE,
+    EXTRA_FILE,
+    INDEX_FILE,
+    INDEX_MANIFEST,
+    MANIFEST,
+    MANIFEST_LIST,
+    OTHER,
+    SNAPSHOT,
+    STATISTICS,
+    GuardedReader,
+    delete_in_order,
+    label_phases,
+    remove_empty_dirs,
+)
 from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
 
 if TYPE_CHECKING:
@@ -41,6 +67,12 @@ HOUR_MILLIS = 3_600_000
 _MANAGED_BLOB_SUFFIX = ".managed.blob"  # Java master never cleans these (blob tables)
 _HINTS = ("EARLIEST", "LATEST")
 _UNCHECKED = ("snapshot-dir", "changelog-dir")  # leftovers by name pattern, as Java
+ACTION = "remove orphan files"
+# what ``remove-orphan-files`` calls each kind of file
+LABELS = {DATA_FILE: "data", EXTRA_FILE: "file-index", CHANGELOG_FILE: "changelog", INDEX_FILE: "index",
+          MANIFEST: "manifest", MANIFEST_LIST: "manifest-list", INDEX_MANIFEST: "index-manifest",
+          STATISTICS: "statistics", SNAPSHOT: "snapshot-dir", CHANGELOG: "changelog-dir", OTHER: "manifest-dir-file"}
+_PHASES = label_phases(LABELS)
 
 
 @dataclass(frozen=True)
@@ -92,8 +124,6 @@ def resolve_cutoff(older_than: str | None, now_millis: int, force: bool = False)
     as in Java) to an epoch-millis cutoff, default now - 1 day. One less than an hour ago is
     refused unless ``force``: files of writes in progress could be deleted.
     """
-    from ..utils.durations import parse_point_in_time
-
     if older_than is None:
         cutoff = now_millis - DAY_MILLIS
     else:
@@ -137,6 +167,101 @@ def _data_root(table: FileStoreTable, base: str) -> str:
     return join(base, sub) if sub else base
 
 
+class _Scan:
+    """The candidates of one run: old files where Java looks for orphans, each directory
+    listed once; remembers the directories whose emptiness the plan may exploit."""
+
+    def __init__(self, table: FileStoreTable, lister: DirLister, cutoff: int) -> None:
+        self.table = table
+        self.lister = lister
+        self.cutoff = cutoff
+        self.nparts = len(table.schema.partition_keys)
+        self.files: list[OrphanFile] = []
+        self.candidates = 0
+        self.saw_files = False
+        self.dir_entries: dict[str, list[FileStatus]] = {}
+        self.dir_status: dict[str, FileStatus] = {}
+        self.bucket_dirs: list[str] = []
+        self.partition_dirs: list[list[str]] = [[] for _ in range(self.nparts)]
+
+    def consider(self, directory: str, area: str, layout: ExternalLayout | None = None) -> None:
+        entries = self.lister.list(directory)
+        self.dir_entries[directory] = entries
+        for s in entries:
+            if s.is_dir:
+                continue
+            self.saw_files = True
+            if not _old(s, self.cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
+                continue
+            if layout is not None and not layout.is_data_file(s.name):
+                continue
+            self.candidates += 1
+            self.files.append(OrphanFile(s.path, _kind_of(area, s.name), s.size, s.mtime_millis))
+
+    def walk(self, directory: str, level: int, into: list[str], layout: ExternalLayout | None = None) -> None:
+        """Partition directories down to the bucket directories (into ``into``)."""
+        entries = self.lister.list(directory)
+        self.dir_entries[directory] = entries
+        depth = self.nparts - level
+        for s in entries:
+            if not s.is_dir:
+                continue
+            if level == 0:
+                if layout.is_bucket_dir(s.name) if layout is not None else s.name.startswith("bucket-"):
+                    self.dir_status[s.path] = s
+                    into.append(s.path)
+            elif layout.is_partition_dir(depth, s.name) if layout is not None else "=" in s.name:
+                self.dir_status[s.path] = s
+                self.partition_dirs[depth].append(s.path)
+                self.walk(s.path, level - 1, into, layout)
+
+    def table_files(self) -> None:
+        root = self.table.path
+        for area in ("manifest", "index", "statistics"):
+            self.consider(join(root, area), area)
+        self.walk(_data_root(self.table, root), self.nparts, self.bucket_dirs)
+        for b in self.bucket_dirs:
+            self.consider(b, "data")
+
+    def external_files(self, scan_roots: list[str]) -> None:
+        """Inside external roots only ``<partition keys>/bucket-N/`` files named like data files."""
+        layout = ExternalLayout.of(self.table.schema)
+        buckets: list[str] = []
+        own = location_key(self.table.file_io.absolute(_data_root(self.table, self.table.path)))
+        for ext in scan_roots:
+            if location_key(_data_root(self.table, ext)) != own:  # the table directory is walked already
+                self.walk(_data_root(self.table, ext), self.nparts, buckets, layout)
+        for b in buckets:
+            self.consider(b, "data", layout)
+        self.bucket_dirs += buckets
+
+    def leftovers(self, branches: list[str]) -> None:
+        """Leftovers of interrupted commits in each branch's ``snapshot/`` and ``changelog/``."""
+        for br in branches:
+            broot = branch_path(self.table.path, None if br == MAIN_BRANCH else br)
+            for sub, prefix, area in (("snapshot", "snapshot-", "snapshot-dir"),
+                                      ("changelog", "changelog-", "changelog-dir")):
+                for s in self.lister.list(join(broot, sub)):
+                    if s.is_dir or s.name.startswith(prefix) or s.name in _HINTS or not _old(s, self.cutoff):
+                        continue
+                    self.candidates += 1
+                    self.files.append(OrphanFile(s.path, area, s.size, s.mtime_millis))
+
+
+def _external_roots(table: FileStoreTable, lister: DirLister, external_paths: bool) -> tuple[list[str], int]:
+    """(roots to scan, other tables compared): ``--external-paths`` scans the configured roots
+    unless another table of the warehouse claims an overlapping location."""
+    configured = configured_roots(table.schema.options)
+    if not (external_paths and configured):
+        return [], 0
+    fio = table.file_io
+    # the cutoff also covers a table created or altered onto the root meanwhile: its files
+    # there are younger than the cutoff, so they are no candidates
+    claims, tables_checked = warehouse_claims(fio, table.path, lister)
+    check_unshared(configured, claims, table.identifier.full_name)
+    return list(dict.fromkeys(scan_location(fio, r) for r in configured)), tables_checked
+
+
 def plan_remove_orphans(
     table: FileStoreTable,
     older_than: str | None = None,
@@ -149,125 +274,38 @@ def plan_remove_orphans(
     ``external_paths`` also scans the table's ``data-file.external-paths`` roots, refused
     (UnsafeRefused) when another table of the warehouse claims an overlapping location.
     """
-    from .external_roots import (
-        ExternalLayout,
-        check_unshared,
-        configured_roots,
-        location_key,
-        scan_location,
-        warehouse_claims,
-    )
-
     now = int(time.time() * 1000) if now_millis is None else now_millis
     cutoff = resolve_cutoff(older_than, now, force)
     fio = table.file_io
     lister = DirLister(fio)
     root = table.path
-    configured = configured_roots(table.schema.options)
-    scan_roots: list[str] = []
-    tables_checked = 0
-    if external_paths and configured:
-        scan_roots = list(dict.fromkeys(scan_location(fio, r) for r in configured))
-        # the cutoff also covers a table created or altered onto the root meanwhile: its files
-        # there are younger than the cutoff, so they are no candidates
-        claims, tables_checked = warehouse_claims(fio, root, lister)
-        check_unshared(configured, claims, table.identifier.full_name)
+    scan_roots, tables_checked = _external_roots(table, lister, external_paths)
     # candidates first, used names second (as Java since apache/paimon#3074): a commit landing
     # in between is then seen by the used-name pass; remove_orphans re-checks once more
-    branches = list_branches(fio, root, lister)
-    files: list[OrphanFile] = []
-    candidates = 0
-    dir_entries: dict[str, list[FileStatus]] = {}  # directories whose emptiness we may exploit
-    dir_status: dict[str, FileStatus] = {}
-    saw_files = False
-
-    def consider(directory: str, area: str, name_check: bool, layout: ExternalLayout | None = None) -> None:
-        nonlocal candidates, saw_files
-        entries = lister.list(directory)
-        dir_entries[directory] = entries
-        for s in entries:
-            if s.is_dir:
-                continue
-            saw_files = True
-            if not _old(s, cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
-                continue
-            if layout is not None and not layout.is_data_file(s.name):
-                continue
-            candidates += 1
-            files.append(OrphanFile(s.path, _kind_of(area, s.name) if name_check else area, s.size, s.mtime_millis))
-
-    for area in ("manifest", "index", "statistics"):
-        consider(join(root, area), area, True)
-
-    nparts = len(table.schema.partition_keys)
-    bucket_dirs: list[str] = []
-    partition_dirs: list[list[str]] = [[] for _ in range(nparts)]
-
-    def walk(directory: str, level: int, into: list[str], layout: ExternalLayout | None = None) -> None:
-        entries = lister.list(directory)
-        dir_entries[directory] = entries
-        for s in entries:
-            if not s.is_dir:
-                continue
-            if level == 0:
-                if layout.is_bucket_dir(s.name) if layout is not None else s.name.startswith("bucket-"):
-                    dir_status[s.path] = s
-                    into.append(s.path)
-            elif layout.is_partition_dir(nparts - level, s.name) if layout is not None else "=" in s.name:
-                dir_status[s.path] = s
-                partition_dirs[nparts - level].append(s.path)
-                walk(s.path, level - 1, into, layout)
-
-    walk(_data_root(table, root), nparts, bucket_dirs)
-    for b in bucket_dirs:
-        consider(b, "data", True)
+    branches = list_branches(GuardedReader(fio, root, ACTION), lister)
+    scan = _Scan(table, lister, cutoff)
+    scan.table_files()
     if scan_roots:
-        layout = ExternalLayout.of(table.schema)
-        external_buckets: list[str] = []
-        own = location_key(fio.absolute(_data_root(table, root)))
-        for ext in scan_roots:
-            if location_key(_data_root(table, ext)) != own:  # the table directory is walked already
-                walk(_data_root(table, ext), nparts, external_buckets, layout)
-        for b in external_buckets:
-            consider(b, "data", True, layout)
-        bucket_dirs += external_buckets
-
-    for br in branches:
-        broot = branch_path(root, None if br == MAIN_BRANCH else br)
-        for sub, prefix, area in (("snapshot", "snapshot-", "snapshot-dir"), ("changelog", "changelog-", "changelog-dir")):
-            for s in lister.list(join(broot, sub)):
-                if s.is_dir or s.name.startswith(prefix) or s.name in _HINTS or not _old(s, cutoff):
-                    continue
-                candidates += 1
-                files.append(OrphanFile(s.path, area, s.size, s.mtime_millis))
-
-    used = collect_used_files(fio, root, lister)
-    files = [f for f in files if f.kind in _UNCHECKED or f.path.rsplit("/", 1)[-1] not in used.names]
-    if not used.has_metadata and saw_files:
+        scan.external_files(scan_roots)
+    scan.leftovers(branches)
+    used = collect_used_files(fio, root, lister, action=ACTION)
+    files = sorted((f for f in scan.files if f.kind in _UNCHECKED or f.path.rsplit("/", 1)[-1] not in used.names),
+                   key=lambda f: f.path)
+    if not used.has_metadata and scan.saw_files:
         raise UnsafeRefused(
             f"{root}: no snapshot, tag or changelog could be found in any branch, yet the table holds data and "
             "manifest files; refusing to treat them all as orphans (if the table really never committed, "
             "drop its directory instead)"
         )
-    files.sort(key=lambda f: f.path)
-    dirs = _empty_dirs(fio.is_local, files, bucket_dirs, partition_dirs, dir_entries, dir_status, cutoff)
     return OrphanPlan(
-        root, cutoff, now, files, dirs, used, candidates, lister.listings, lister.distinct,
-        external_roots=scan_roots,
-        unscanned_external_roots=[] if external_paths else configured,
+        root, cutoff, now, files, _empty_dirs(fio.is_local, files, scan), used, scan.candidates, lister.listings,
+        lister.distinct, external_roots=scan_roots,
+        unscanned_external_roots=[] if external_paths else configured_roots(table.schema.options),
         tables_checked=tables_checked,
     )
 
 
-def _empty_dirs(
-    is_local: bool,
-    files: list[OrphanFile],
-    bucket_dirs: list[str],
-    partition_dirs: list[list[str]],
-    dir_entries: dict[str, list[FileStatus]],
-    dir_status: dict[str, FileStatus],
-    cutoff: int,
-) -> list[str]:
+def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[str]:
     """Bucket and partition directories the plan leaves empty (or that already are), deepest
     first; only if the directory itself was last changed before the cutoff (a writer that
     just created it is about to put a file there). Object stores have no directories."""
@@ -277,19 +315,19 @@ def _empty_dirs(
     gone: set[str] = set()
 
     def empties(d: str) -> bool:
-        st = dir_status.get(d)
-        if st is None or not _old(st, cutoff):
+        st = scan.dir_status.get(d)
+        if st is None or not _old(st, scan.cutoff):
             return False
-        return all((e.path in gone) if e.is_dir else (e.path in going) for e in dir_entries.get(d, []))
+        return all((e.path in gone) if e.is_dir else (e.path in going) for e in scan.dir_entries.get(d, []))
 
     out: list[str] = []
-    for b in sorted(bucket_dirs):
+    for b in sorted(scan.bucket_dirs):
         if empties(b):
             gone.add(b)
             out.append(b)
-    for level in reversed(partition_dirs):  # deepest partition level first
+    for level in reversed(scan.partition_dirs):  # deepest partition level first
         for p in sorted(level):
-            if p in dir_entries and empties(p):
+            if p in scan.dir_entries and empties(p):
                 gone.add(p)
                 out.append(p)
     return out
@@ -304,27 +342,17 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan) -> OrphanResult:
     """Delete the plan's files after re-reading what the table uses now; then its empty dirs."""
     fio = table.file_io
     result = OrphanResult(plan)
-    refresh_used_files(fio, plan.table_path, plan.used)
+    refresh_used_files(fio, plan.table_path, plan.used, ACTION)
     names = plan.used.names
     for f in plan.files:
-        name = f.path.rsplit("/", 1)[-1]
-        if f.kind not in _UNCHECKED and name in names:
-            result.kept.append(f)
-            continue
-        if fio.is_local and fio.is_dir(f.path):  # never by construction (listing filters them)
-            result.kept.append(f)
-            continue
-        fio.delete(f.path)
-        result.deleted.append(f)
+        used = f.kind not in _UNCHECKED and f.path.rsplit("/", 1)[-1] in names
+        # a directory is never a candidate by construction (listings filter them)
+        (result.kept if used or (fio.is_local and fio.is_dir(f.path)) else result.deleted).append(f)
+    delete_in_order(fio, result.deleted, lambda f: _PHASES[f.kind])
+    dirs = plan.dirs
     if result.kept:
         kept_paths = {f.path for f in result.kept}
         dirs = [d for d in plan.dirs if not any(k.startswith(d.rstrip("/") + "/") for k in kept_paths)]
-    else:
-        dirs = plan.dirs
     roots = {r.rstrip("/") for r in (plan.table_path, parent(plan.table_path), *plan.external_roots)}
-    for d in dirs:
-        if d.rstrip("/") in roots:
-            continue
-        if fio.delete_empty_dir(d):
-            result.dirs_removed.append(d)
+    result.dirs_removed = remove_empty_dirs(fio, dirs, keep=roots)
     return result

@@ -108,6 +108,9 @@ class JavaDateTimePattern:
             )
         if name in self.groups:
             raise InvalidInput(f"timestamp formatter {self.pattern!r}: field {c!r} appears twice")
+        if count > (9 if name == "fraction" else 19):  # Java: "Too many pattern letters"
+            shown = self.pattern if len(self.pattern) <= 40 else self.pattern[:37] + "..."
+            raise InvalidInput(f"timestamp formatter {shown!r}: too many pattern letters {c!r} ({count})")
         self.groups.append(name)
         if name == "fraction":
             return f"(?P<fraction>\\d{{{count}}})"
@@ -208,6 +211,7 @@ class PartitionTimeExtractor:
             idx = 0
         else:
             idx = next((i for i, k in enumerate(self.keys) if self.pattern == "$" + k), -1)
+        text: str | None
         if idx >= 0:
             v = values[idx]
             if v is None:
@@ -281,8 +285,8 @@ def _render(value: Any, data_type: Any) -> str:
         if typed.microsecond:
             s += "." + f"{typed.microsecond:06d}".rstrip("0")
         return s
-    s = paths.partition_value_to_str(value, data_type, True)
-    return "" if s is None else s
+    rendered = paths.partition_value_to_str(value, data_type, True)
+    return "" if rendered is None else rendered
 
 
 # ---------------------------------------------------------------------------------------
@@ -343,9 +347,9 @@ def live_partitions(table: FileStoreTable, snapshot: Snapshot | None) -> list[Pa
         if info is None:
             values = deserialize(e.partition, types)
             spec = {k: ("null" if v is None else paths.partition_value_to_str(v, t, True) or "")
-                    for k, v, t in zip(keys, values, types)}
+                    for k, v, t in zip(keys, values, types, strict=True)}
             shown = paths.partition_values_to_str(values, types, False)
-            display = "/".join(f"{k}={'null' if s is None else s}" for k, s in zip(keys, shown))
+            display = "/".join(f"{k}={'null' if s is None else s}" for k, s in zip(keys, shown, strict=True))
             info = PartitionInfo(e.partition, values, spec, display)
             by_part[e.partition] = info
         f = e.file
@@ -363,7 +367,7 @@ def _java_join_key(info: PartitionInfo, default_name: str, types: list[Any]) -> 
     from ..io import paths
 
     parts = []
-    for v, t in zip(info.values, types):
+    for v, t in zip(info.values, types, strict=True):
         parts.append(default_name if v is None else (paths.partition_value_to_str(v, t, True) or ""))
     return ",".join(parts)
 

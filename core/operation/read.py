@@ -22,14 +22,13 @@ from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows
 from ..utils.workers import prefetch
-from .data_evolution import ROW_ID, is_data_evolution
 from .data_evolution_read import DataEvolutionSplitRead
 from .merge_split_read import MergeFileSplitRead
 from .read_explain import explain_rows
 from .read_plan import ReadPlan, ReadPlanner
+from .row_tracking import check_system_columns_readable, is_data_evolution, readable_fields
 from .split_read import ROW_KIND_COLUMN, RawFileSplitRead, SplitRead
 
-ROW_ID_FIELD = pa.field(ROW_ID, pa.int64(), nullable=False)
 _PREFETCH = 2  # primary-key splits decoded ahead of the merge (worker threads)
 
 
@@ -62,9 +61,12 @@ class TableRead:
         self.schema = table.schema
         self.options = table.options
         self.data_evolution = is_data_evolution(self.options)
-        self.projection = _checked_projection(projection, self.schema, self.data_evolution)
+        self.projection = _checked_projection(projection, self.schema)
         _check_predicate(predicate, self.schema)
         self.predicate = predicate
+        # _ROW_ID / _SEQUENCE_NUMBER of row-tracking tables: selected or filtered on
+        self.system_columns = check_system_columns_readable(
+            self.schema, [*self.projection, *(predicate.columns() if predicate is not None else ())])
         if limit is not None and limit < 0:
             raise InvalidInput(f"--limit must be >= 0, got {limit}")
         self.limit = limit
@@ -76,7 +78,8 @@ class TableRead:
         self._plan: ReadPlan | None = None
 
     def output_schema(self) -> pa.Schema:
-        fields = [ROW_ID_FIELD if n == ROW_ID else arrow_field(self.schema.field(n)) for n in self.projection]
+        by_name = {f.name: f for f in readable_fields(self.schema)}
+        fields = [arrow_field(by_name[n]) for n in self.projection]
         if self.with_row_kind:
             fields.insert(0, pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
         return pa.schema(fields)
@@ -116,7 +119,7 @@ class TableRead:
             raise NotYetSupported(
                 f"read: {self.table.identifier} sets postpone.merge-on-read = true and {n} postponed file(s) "
                 "(bucket = -2) await compaction; merging the postpone bucket into reads is not supported: "
-                "compact the table with Java Paimon first, or set postpone.merge-on-read = false to read only the "
+                "run `paimon-cli compact` first, or set postpone.merge-on-read = false to read only the "
                 "compacted rows")
 
     def _iter_batches(self) -> Iterator[pa.RecordBatch]:
@@ -139,11 +142,13 @@ class TableRead:
 
     def _split_read(self) -> SplitRead:
         if self.data_evolution:
-            return DataEvolutionSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind)
+            return DataEvolutionSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
+                                          system_columns=self.system_columns)
         if self.is_pk:
             return MergeFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
                                       keep_deletes=self.keep_deletes)
-        return RawFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind)
+        return RawFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
+                                system_columns=self.system_columns)
 
     def _split_tables(self) -> Generator[pa.Table, None, None]:
         """Result tables split by split. Primary-key splits are decoded ahead on worker
@@ -163,12 +168,11 @@ class TableRead:
                     yield t
 
 
-def _checked_projection(projection: list[str] | None, schema: TableSchema, data_evolution: bool) -> list[str]:
-    names = schema.field_names
+def _checked_projection(projection: list[str] | None, schema: TableSchema) -> list[str]:
     if projection is None:
-        return list(names)
-    known = [*names, ROW_ID] if data_evolution else names
-    unknown = [c for c in projection if c not in known]
+        return list(schema.field_names)
+    names = [f.name for f in readable_fields(schema)]
+    unknown = [c for c in projection if c not in names]
     if unknown:
         raise InvalidInput(f"--select: unknown column(s) {', '.join(unknown)}; columns: {', '.join(names)}")
     if not projection:
@@ -178,7 +182,7 @@ def _checked_projection(projection: list[str] | None, schema: TableSchema, data_
 
 def _check_predicate(predicate: Predicate | None, schema: TableSchema) -> None:
     if predicate is not None:
-        unknown = sorted(predicate.columns() - set(schema.field_names))
+        unknown = sorted(predicate.columns() - {f.name for f in readable_fields(schema)})
         if unknown:
             raise InvalidInput(f"--where: unknown column(s) {', '.join(unknown)}")
 

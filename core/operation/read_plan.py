@@ -35,7 +35,7 @@ from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..refs.snapshot import Snapshot
 from ..table.file_store_table import FileStoreTable
 from ..utils.workers import map_ordered
-from .data_evolution import is_data_evolution
+from .row_tracking import is_data_evolution
 from .scan import FileStoreScan, split_postponed
 
 # data file name -> (DV index file path, range in it)
@@ -301,7 +301,8 @@ class ReadPlanner:
                 container = FileIndexContainer(m.embedded_index)
             else:
                 name = index_file_names(m.extra_files)[0]
-                path = paths.data_file_path(self.table.path, self.decoder.partition_dir(e.partition), e.bucket, name)
+                path = paths.aligned_path(self.table.path, self.decoder.partition_dir(e.partition), e.bucket, name,
+                                          m.external_path)
                 container = FileIndexContainer(self.table.file_io.read_bytes(path), path)
             fs = self.decoder.schema(m.schema_id)
             by_id = {f.id: f for f in fs.fields}

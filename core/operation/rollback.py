@@ -19,26 +19,54 @@ the files:
   so nothing becomes an orphan and nothing still used goes.
 * Order (each step leaves a readable table; a kill leaves only orphans): re-created
   snapshot file first, LATEST hint, snapshot files newest first, changelogs, tags, EARLIEST
-  hint, then the now-unreferenced files. 1.x writes the re-created snapshot last, which
-  leaves a table without any snapshot if killed in between.
+  hint (the references are retracted first), then the now-unreferenced files in the one
+  deletion order of core/operation/file_deletion.py. 1.x writes the re-created snapshot
+  last, which leaves a table without any snapshot if killed in between.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..data import binary_row
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
-from ..io import paths
-from ..io.fileio import join, parent
+from ..io.fileio import join
 from ..io.paths import MAIN_BRANCH
+from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager
 from ..utils.interrupt import deferred
-from .used_files import Ref, collect_used_files
+from .file_deletion import (
+    CHANGELOG,
+    CHANGELOG_FILE,
+    DATA_FILE,
+    EXTRA_FILE,
+    INDEX_FILE,
+    INDEX_MANIFEST,
+    MANIFEST,
+    MANIFEST_LIST,
+    PHASE,
+    SNAPSHOT,
+    STATISTICS,
+    TAG,
+    DeletionPlanner,
+    FilePaths,
+    GuardedReader,
+    delete_in_order,
+    label_phases,
+    remove_empty_dirs,
+)
+from .used_files import DirLister, collect_used_files, list_branches
 
 if TYPE_CHECKING:
-    from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
+
+ACTION = "roll back"
+# what ``rollback --dry-run`` calls each kind of file
+LABELS = {SNAPSHOT: "snapshot", CHANGELOG: "changelog-meta", TAG: "tag", DATA_FILE: "data",
+          CHANGELOG_FILE: "changelog", EXTRA_FILE: "file-index", INDEX_FILE: "index", STATISTICS: "statistics",
+          MANIFEST: "manifest", INDEX_MANIFEST: "index-manifest", MANIFEST_LIST: "manifest-list"}
+_PHASES = label_phases(LABELS)
+_METADATA = frozenset(LABELS[k] for k in (SNAPSHOT, CHANGELOG, TAG))
 
 
 @dataclass(frozen=True)
@@ -63,17 +91,11 @@ class RollbackPlan:
     files: list[RemovedFile]  # metadata files first, then the files only they referenced
     warnings: list[str] = field(default_factory=list)
     branches: list[str] = field(default_factory=list)  # every branch seen while planning
+    bucket_dirs: list[str] = field(default_factory=list)  # emptied maybe (snapshot.clean-empty-directories)
 
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
-
-
-def _size(fio: Any, path: str) -> int | None:
-    try:
-        return fio.file_size(path)
-    except NotFound:
-        return None
 
 
 def _resolve_target(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> tuple[Snapshot, str | None]:
@@ -106,9 +128,6 @@ def plan_rollback(table: FileStoreTable, snapshot_id: int | None = None, tag: st
 
 
 def _plan(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> RollbackPlan:
-    from ..refs.snapshot import ChangelogManager
-
-    fio = table.file_io
     sm = table.snapshot_manager
     target, from_tag = _resolve_target(table, snapshot_id, tag)
     latest = sm.latest_snapshot_id()
@@ -119,142 +138,81 @@ def _plan(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> Ro
         raise InvalidInput(
             f"cannot roll back {where} to snapshot {target.id}: it is later than the latest snapshot {latest}"
         )
-    create = not sm.snapshot_exists(target.id)
     removed_snaps = sorted((i for i in sm.snapshot_ids() if i > target.id), reverse=True)
     if latest > target.id and latest not in removed_snaps:
         removed_snaps.insert(0, latest)
-    cm = ChangelogManager(fio, table.path, table.branch)
+    cm = ChangelogManager(table.file_io, table.path, table.branch)
     removed_cls = sorted((i for i in cm.snapshot_ids() if i > target.id), reverse=True)
     removed_tags = sorted(t.name for t in table.tag_manager.tags() if t.snapshot.id > target.id)
-
     branch = table.branch or MAIN_BRANCH
-    snap_set, cl_set, tag_set = set(map(str, removed_snaps)), set(map(str, removed_cls)), set(removed_tags)
-
-    def removed(ref: Ref) -> bool:
-        if ref.branch != branch:
-            return False
-        if ref.kind == "snapshot":
-            return ref.key in snap_set
-        if ref.kind == "changelog":
-            return ref.key in cl_set
-        return ref.key in tag_set
-
-    used = collect_used_files(fio, table.path, skip=removed)
-
+    removed = {("snapshot", str(i)) for i in removed_snaps} | {("changelog", str(i)) for i in removed_cls} | {
+        ("tag", n) for n in removed_tags}
+    used = collect_used_files(table.file_io, table.path,
+                              skip=lambda ref: ref.branch == branch and (ref.kind, ref.key) in removed, action=ACTION)
     plan = RollbackPlan(
         table_path=table.path, branch=table.branch, target_id=target.id, from_tag=from_tag, target=target,
-        create_snapshot=create, latest_id=latest, snapshots=removed_snaps, changelogs=removed_cls,
-        tags=removed_tags, files=[], branches=list(used.branches),
+        create_snapshot=not sm.snapshot_exists(target.id), latest_id=latest, snapshots=removed_snaps,
+        changelogs=removed_cls, tags=removed_tags, files=[], branches=list(used.branches),
     )
-    objs: list[Snapshot] = []
-    for sid in removed_snaps:
-        path = sm.snapshot_path(sid)
-        s = sm.try_snapshot(sid)
-        if s is None:
-            continue
-        objs.append(s)
-        plan.files.append(RemovedFile(path, "snapshot", _size(fio, path) or 0))
-    for cid in removed_cls:
-        path = cm.snapshot_path(cid)
-        s = cm.try_snapshot(cid)
-        if s is None:
-            continue
-        objs.append(s)
-        plan.files.append(RemovedFile(path, "changelog-meta", _size(fio, path) or 0))
-    for name in removed_tags:
-        t = table.tag_manager.try_tag(name)
-        if t is None:
-            continue
-        objs.append(t.snapshot)
-        path = table.tag_manager.tag_path(name)
-        plan.files.append(RemovedFile(path, "tag", _size(fio, path) or 0))
-    plan.files.extend(_unreferenced_files(table, objs, used.names, plan.warnings))
+    _plan_files(table, plan, used.names)
     return plan
 
 
-def _unreferenced_files(table: FileStoreTable, objs: list[Snapshot], used: set[str], warnings: list[str]) -> list[RemovedFile]:
-    """Files the removed objects reference that nothing else uses, with their full paths."""
-    from ..manifest.index_manifest import IndexManifestFile
-    from ..manifest.manifest import ManifestFile, ManifestList
+def _plan_files(table: FileStoreTable, plan: RollbackPlan, used: set[str]) -> None:
+    """The removed snapshots, changelogs and tags, then the files they reference that nothing
+    else uses, with their full paths."""
+    reader = GuardedReader(table.file_io, table.path, ACTION)
+    sm, tm = table.snapshot_manager, table.tag_manager
+    cm = ChangelogManager(table.file_io, table.path, table.branch)
+    objs: list[Snapshot] = []
+    for kind, ids, mgr in ((SNAPSHOT, plan.snapshots, sm), (CHANGELOG, plan.changelogs, cm)):
+        for sid in ids:
+            s = reader.snapshot(mgr, sid)
+            if s is not None:
+                objs.append(s)
+                path = mgr.snapshot_path(sid)
+                plan.files.append(RemovedFile(path, LABELS[kind], reader.size(path) or 0))
+    for name in plan.tags:
+        t = reader.guarded(tm.tag_path(name), functools.partial(tm.try_tag, name), missing_ok=True)
+        if t is not None:
+            objs.append(t.snapshot)
+            plan.files.append(RemovedFile(tm.tag_path(name), LABELS[TAG], reader.size(tm.tag_path(name)) or 0))
+    planner = DeletionPlanner(reader, FilePaths(table))
+    _unreferenced(planner, objs, used)
+    plan.warnings += planner.notes
+    plan.bucket_dirs = list(planner.bucket_dirs)
+    freed = sorted(planner.files, key=lambda f: (PHASE[f.kind], f.path))
+    plan.files += [RemovedFile(f.path, LABELS[f.kind], f.bytes) for f in freed]
 
-    fio = table.file_io
-    mdir = paths.manifest_dir(table.path)
-    ml_reader = ManifestList(fio, mdir)
-    mf_reader = ManifestFile(fio, mdir, table.schema.logical_partition_type)
-    part_types = table.schema.partition_types
-    in_bucket_dir = table.options.index_file_in_data_file_dir
-    out: dict[str, RemovedFile] = {}
-    part_dirs: dict[bytes, str] = {}
 
-    def part_dir(partition: bytes) -> str:
-        d = part_dirs.get(partition)
-        if d is None:
-            d = paths.partition_path_for(table.schema, binary_row.deserialize(partition, part_types))
-            part_dirs[partition] = d
-        return d
-
-    def add(path: str, kind: str, size: int | None) -> None:
-        name = path.rsplit("/", 1)[-1]
-        if name in used or path in out:
-            return
-        real = _size(fio, path)
-        if real is None:
-            return  # already gone (an earlier, interrupted run)
-        out[path] = RemovedFile(path, kind, real if size is None else size)
-
-    def guarded(what: str, path: str, fn: Any) -> Any:
-        try:
-            return fn()
-        except NotFound:
-            warnings.append(f"{path}: {what} already missing; files only it referenced stay as orphans")
-            return None
-        except CorruptMetadata as e:
-            raise UnsafeRefused(f"{e.path}: {e.problem}; refusing to roll back (its files cannot be told apart)") from e
-
-    seen_lists: set[str] = set()
-    seen_manifests: set[str] = set()
-    seen_index: set[str] = set()
+def _unreferenced(planner: DeletionPlanner, objs: list[Snapshot], used: set[str]) -> None:
+    """Every file the removed objects reference (ADDed or DELETEd, data or changelog) whose
+    name nothing else uses; a missing list or manifest leaves what only it named as orphans."""
+    reader = planner.reader
+    seen: set[str] = set()
     for s in objs:
-        for ml, is_changelog in ((s.base_manifest_list, False), (s.delta_manifest_list, False),
-                                 (s.changelog_manifest_list, True)):
-            if not ml or ml in seen_lists:
+        for ml, kind in ((s.base_manifest_list, DATA_FILE), (s.delta_manifest_list, DATA_FILE),
+                         (s.changelog_manifest_list, CHANGELOG_FILE)):
+            if not ml or ml in seen:
                 continue
-            seen_lists.add(ml)
-            metas = guarded("manifest list", join(mdir, ml), lambda ml=ml: ml_reader.read(ml))
-            add(join(mdir, ml), "manifest-list", None)
-            for m in metas or []:
-                if m.file_name in seen_manifests:
-                    continue
-                seen_manifests.add(m.file_name)
-                entries = guarded("manifest", join(mdir, m.file_name), lambda m=m: mf_reader.read(m.file_name))
-                add(join(mdir, m.file_name), "manifest", m.file_size)
-                for e in entries or []:
-                    f = e.file
-                    bdir = join(table.path, part_dir(e.partition), paths.bucket_dir(e.bucket))
-                    fpath = f.external_path or join(bdir, f.file_name)
-                    kind = "changelog" if is_changelog else "data"
-                    add(fpath, kind, f.file_size)
-                    for x in f.extra_files:
-                        add(join(parent(fpath), x), "file-index", None)
-        if s.index_manifest and s.index_manifest not in seen_index:
-            seen_index.add(s.index_manifest)
-            ipath = join(mdir, s.index_manifest)
-            ientries = guarded("index manifest", ipath, lambda s=s: IndexManifestFile(fio, mdir).read(s.index_manifest))
-            add(ipath, "index-manifest", None)
-            for ie in ientries or []:
-                f = ie.index_file
-                if f.external_path:
-                    p = f.external_path
-                elif in_bucket_dir:
-                    p = join(table.path, part_dir(ie.partition), paths.bucket_dir(ie.bucket), f.file_name)
-                else:
-                    p = join(paths.index_dir(table.path), f.file_name)
-                add(p, "index", f.file_size)
-        if s.statistics:
-            add(join(paths.statistics_dir(table.path), s.statistics), "statistics", None)
-    order = {"data": 0, "changelog": 0, "file-index": 0, "index": 1, "statistics": 2, "manifest": 3,
-             "index-manifest": 4, "manifest-list": 5}
-    return sorted(out.values(), key=lambda f: (order.get(f.kind, 9), f.path))
+            seen.add(ml)
+            planner.manifest_list(ml, None, used, None)  # the list and its manifests
+            for m in reader.manifest_list(ml, missing_ok=True) or []:
+                if m.file_name not in seen:
+                    seen.add(m.file_name)
+                    _data_files(planner, m.file_name, kind, used)
+        planner.manifests(s, used, None, data_lists=False)
+
+
+def _data_files(planner: DeletionPlanner, manifest: str, kind: str, used: set[str]) -> None:
+    entries = planner.reader.manifest(manifest, missing_ok=True, cache=False)
+    if entries is None:
+        planner.notes.append(f"{planner.paths.manifest(manifest)}: manifest already missing; "
+                             "files only it referenced stay as orphans")
+        return
+    for e in entries:
+        if e.file_name not in used:
+            planner.data_file(e, None, kind, used)
 
 
 def rollback(
@@ -270,21 +228,18 @@ def rollback(
     return plan
 
 
-def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
-    from ..refs.snapshot import ChangelogManager
-
-    fio = table.file_io
-    sm = table.snapshot_manager
-    now_latest = sm.latest_snapshot_id()
+def _check_unchanged(table: FileStoreTable, plan: RollbackPlan) -> None:
+    """A commit, branch or tag that appeared while planning could use files only the removed
+    snapshots used: refuse (retry)."""
+    now_latest = table.snapshot_manager.latest_snapshot_id()
     if now_latest != plan.latest_id:
         raise CommitConflict(
             f"{table.identifier}: snapshot {now_latest} was committed while planning the rollback "
             f"(planned against {plan.latest_id}); nothing was changed, run it again"
         )
-    # a branch or tag created meanwhile could use files only the removed snapshots used
-    from .used_files import list_branches
-
-    new_branches = sorted(set(list_branches(fio, table.path)) - set(plan.branches))
+    fio = table.file_io
+    new_branches = sorted(set(list_branches(GuardedReader(fio, table.path, ACTION), DirLister(fio)))
+                          - set(plan.branches))
     new_tags = sorted(
         t.name for t in table.tag_manager.tags() if t.snapshot.id > plan.target_id and t.name not in plan.tags
     )
@@ -292,6 +247,12 @@ def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
         what = f"branch {new_branches[0]}" if new_branches else f"tag {new_tags[0]}"
         raise CommitConflict(f"{table.identifier}: {what} was created while planning the rollback; "
                              "nothing was changed, run it again")
+
+
+def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
+    _check_unchanged(table, plan)
+    fio = table.file_io
+    sm = table.snapshot_manager
     with deferred():  # SIGINT / SIGTERM wait for the metadata: never half a rollback
         if plan.create_snapshot:
             # the tag's snapshot JSON (tag fields trimmed, as Java 1.x) as a new, never-replaced file
@@ -301,36 +262,20 @@ def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
         for sid in plan.snapshots:  # newest first: the remaining maximum is always a valid latest
             fio.delete(sm.snapshot_path(sid))
         if plan.changelogs:
-            cm = ChangelogManager(fio, table.path, table.branch)
-            remaining = [i for i in cm.snapshot_ids() if i <= plan.target_id]
-            hint = str(remaining[-1]) if remaining else "-1"  # Java writes -1 when none is left
-            fio.write_bytes(join(cm.snapshot_dir, "LATEST"), hint.encode(), overwrite=True)
-            for cid in plan.changelogs:
-                fio.delete(cm.snapshot_path(cid))
+            _retract_changelogs(table, plan)
         for name in plan.tags:
             fio.delete(table.tag_manager.tag_path(name))
         if plan.create_snapshot:
             sm.commit_earliest_hint(plan.target_id)
-    touched_dirs: set[str] = set()
-    for f in plan.files:
-        if f.kind in ("snapshot", "changelog-meta", "tag"):
-            continue
-        fio.delete(f.path)
-        if f.kind in ("data", "changelog", "file-index"):
-            touched_dirs.add(parent(f.path))
-    if touched_dirs and table.options.snapshot_clean_empty_directories:
-        _clean_empty_dirs(table, touched_dirs)
+    delete_in_order(fio, [f for f in plan.files if f.kind not in _METADATA], lambda f: _PHASES[f.kind])
+    if table.options.snapshot_clean_empty_directories:
+        remove_empty_dirs(fio, plan.bucket_dirs, keep=[table.path], climb_below=table.path)
 
 
-def _clean_empty_dirs(table: FileStoreTable, bucket_dirs: set[str]) -> None:
-    """``snapshot.clean-empty-directories``: bucket then partition directories, only if empty."""
-    root = table.path.rstrip("/")
-    level = {d.rstrip("/") for d in bucket_dirs}
-    for _ in range(len(table.schema.partition_keys) + 1):
-        nxt = set()
-        for d in level:
-            if d == root or not d.startswith(root + "/"):
-                continue
-            if table.file_io.delete_empty_dir(d):
-                nxt.add(parent(d))
-        level = nxt
+def _retract_changelogs(table: FileStoreTable, plan: RollbackPlan) -> None:
+    cm: SnapshotManager = ChangelogManager(table.file_io, table.path, table.branch)
+    remaining = [i for i in cm.snapshot_ids() if i <= plan.target_id]
+    hint = str(remaining[-1]) if remaining else "-1"  # Java writes -1 when none is left
+    table.file_io.write_bytes(join(cm.snapshot_dir, "LATEST"), hint.encode(), overwrite=True)
+    for cid in plan.changelogs:
+        table.file_io.delete(cm.snapshot_path(cid))

@@ -15,13 +15,13 @@ maintenance (expire, orphans, rollback, tags, commit conflicts, partition drops)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from ..io import paths
+from ..manifest.expire_file_entry import merge_entries
 from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
-from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
+from ..manifest.manifest import ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from ..refs.snapshot import Snapshot
 from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable, TimeTravel
@@ -37,18 +37,6 @@ class ScanFilter:
     partition: Callable[[bytes], bool] | None = None
     bucket: int | None = None
     level: int | None = None
-
-
-def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
-    """Merge ADD/DELETE entries by identifier, keeping order of first appearance."""
-    live: dict[Any, ManifestEntry] = {}
-    for e in entries:
-        ident = e.identifier()
-        if e.kind == FileKind.ADD:
-            live[ident] = e
-        else:
-            live.pop(ident, None)
-    return [e for e in live.values() if e.kind == FileKind.ADD]
 
 
 class FileStoreScan:

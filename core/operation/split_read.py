@@ -9,7 +9,7 @@ compute.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -27,22 +27,26 @@ from ..manifest.manifest import DataFileMeta
 from ..manifest.stats_reader import StatsReader
 from ..table.file_store_table import FileStoreTable
 from .read_plan import Split
+from .row_tracking import physical_system_fields, system_columns, with_system_columns
 
 ROW_KIND_COLUMN = "rowkind"
 
 
 class SplitRead:
     """Reads splits of ``table`` (whose schema is the one read) into ``projection`` columns,
-    rows matching ``predicate``; ``with_row_kind`` adds a leading ``rowkind`` column."""
+    rows matching ``predicate``; ``with_row_kind`` adds a leading ``rowkind`` column;
+    ``system_columns`` (row-tracking ``_ROW_ID`` / ``_SEQUENCE_NUMBER``) are produced for the
+    projection and the predicate."""
 
     def __init__(self, table: FileStoreTable, projection: list[str], predicate: Predicate | None, *,
-                 with_row_kind: bool = False) -> None:
+                 with_row_kind: bool = False, system_columns: Sequence[str] = ()) -> None:
         self.table = table
         self.schema = table.schema
         self.options = table.options
         self.projection = projection
         self.predicate = predicate
         self.with_row_kind = with_row_kind
+        self.system_columns = list(system_columns)
         self.file_schemas = StatsReader(table)
 
     def read(self, split: Split) -> Iterator[pa.Table]:
@@ -123,15 +127,22 @@ class RawFileSplitRead(SplitRead):
         for meta in split.files:
             file_fields = list(self.file_schemas.schema(meta.schema_id).fields)
             cols = file_columns(file_fields, target)
+            stored = [f for f in physical_system_fields(meta) if f.name in self.system_columns]
+            if not cols and not stored and file_fields:
+                cols = [file_fields[0].name]  # zero columns would read zero rows: read one to count them
             dv = dvs.get(meta.file_name)
             offset = 0
-            for batch in iter_data_file_batches(self.table.file_io, self.file_path(split, meta), file_fields, cols):
+            for batch in iter_data_file_batches(self.table.file_io, self.file_path(split, meta), file_fields + stored,
+                                                cols + [f.name for f in stored]):
                 t = pa.Table.from_batches([batch])
                 n = t.num_rows
+                system = system_columns(meta, t, offset, self.system_columns) if self.system_columns else {}
+                # by physical position: taken before the deletion vector drops rows
+                t = with_system_columns(evolve(t, file_fields, target), system)
                 if dv is not None:
                     t = drop_deleted(t, dv, offset)
                 offset += n
-                yield self.finish(evolve(t, file_fields, target))
+                yield self.finish(t)
 
 
 def file_columns(file_fields: list[DataField], target: list[DataField]) -> list[str]:

@@ -1,36 +1,37 @@
-"""Every file name a table still needs, across all branches, snapshots, tags and changelogs.
+"""Which files the snapshots, tags and changelogs of a table still use, across branches.
 
-Orphan removal and rollback delete what is *not* in this set, so the set must never be too
-small. Java's collector treats an unreadable file as "empty" (apache/paimon#7710: a
-concurrent expire emptied the set and every data file older than a day was deleted;
-#5229 / #6479: an unreadable tag's files were deleted). Here any snapshot, tag, changelog,
-consumer, branch, manifest list, manifest or index manifest that cannot be read or parsed
-raises :class:`UnsafeRefused` naming the file. The one tolerated gap is a file whose every
-referrer has itself disappeared meanwhile (a concurrent expire or rollback removed it), and
-the latest snapshot of each branch must always be read in full.
+Orphan removal and rollback delete what is *not* in the set, expire and tag deletion keep
+what other branches use, so the set must never be too small. Everything is read through
+the one :class:`~.file_deletion.GuardedReader`: any snapshot, tag, changelog, consumer,
+branch, manifest list, manifest or index manifest that cannot be read or parsed refuses.
+The one tolerated gap is a file whose every referrer has itself disappeared meanwhile (a
+concurrent expire or rollback removed it), and the latest snapshot of each branch must
+always be read in full.
 
-Names are collected, not paths, exactly as Java does: data file names are unique UUIDs, and
-a name match anywhere keeps the file, which errs on the side of keeping.
+Names are collected exactly as Java does: data file names are unique UUIDs, and a name
+match anywhere keeps the file, which errs on the side of keeping.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
+from ..errors import PaimonError, UnsafeRefused
 from ..io.fileio import FileIO, FileStatus, join
-from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, manifest_dir
-from ..utils.workers import map_ordered
+from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, schema_dir
+from ..manifest.expire_file_entry import FileKey
+from ..manifest.manifest import FileKind
+from ..refs.consumers import CONSUMER_PREFIX, parse_consumer
+from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager, changelog_lacks_data_lists
+from ..refs.tags import TAG_PREFIX, TagManager
+from .file_deletion import GuardedReader
 
 _SNAPSHOT_RE = re.compile(r"snapshot-(\d+)")
 _CHANGELOG_RE = re.compile(r"changelog-(\d+)")
-_TAG_PREFIX = "tag-"
-_CONSUMER_PREFIX = "consumer-"
-_REMOTE_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class UsedFiles:
     """The used names plus what was read to get them (for reports and the pre-delete re-check)."""
 
     names: set[str] = field(default_factory=set)
+    data: set[FileKey] = field(default_factory=set)  # ADDed data and changelog files (with keys=True)
     refs: list[Ref] = field(default_factory=list)
     # manifest lists / manifests / index manifests whose content is already in ``names``
     read_lists: set[str] = field(default_factory=set)
@@ -60,6 +62,7 @@ class UsedFiles:
     branches: list[str] = field(default_factory=list)
     latest_ids: dict[str, int | None] = field(default_factory=dict)
     vanished: list[str] = field(default_factory=list)  # referrers that disappeared while reading
+    holders: dict[int, list[str]] = field(default_factory=dict)  # snapshot id -> "branch x" (expire explains)
 
     @property
     def has_metadata(self) -> bool:
@@ -97,207 +100,241 @@ class DirLister:
         self._cache.pop(directory.rstrip("/"), None)
 
 
-def _refuse(path: str, problem: str) -> UnsafeRefused:
-    return UnsafeRefused(
-        f"{path}: {problem}; refusing to delete anything because the files it references "
-        "could be taken for unused"
-    )
-
-
-def list_branches(file_io: FileIO, table_path: str, lister: DirLister | None = None) -> list[str]:
+def list_branches(reader: GuardedReader, lister: DirLister) -> list[str]:
     """``main`` plus every ``branch/branch-<name>`` directory; a branch without a schema is
     refused, as Java's validBranches does (its files cannot be told apart from orphans)."""
-    lister = lister or DirLister(file_io)
+    table_path = reader.table_path
     names = sorted(
         s.name[len(BRANCH_PREFIX) :]
         for s in lister.list(branch_dir(table_path))
         if s.is_dir and s.name.startswith(BRANCH_PREFIX) and len(s.name) > len(BRANCH_PREFIX)
     )
     for name in names:
-        schema_dir = join(branch_path(table_path, name), "schema")
-        if not any(s.name.startswith("schema-") and not s.is_dir for s in lister.list(schema_dir)):
-            raise _refuse(branch_path(table_path, name), "branch has no schema (Java refuses too)")
+        schemas = join(branch_path(table_path, name), "schema")
+        if not any(s.name.startswith("schema-") and not s.is_dir for s in lister.list(schemas)):
+            raise reader.refuse(branch_path(table_path, name), "branch has no schema (Java refuses too)")
     return [MAIN_BRANCH, *names]
 
 
 # ---------------------------------------------------------------------------------------
-# reading snapshots, tags, changelogs
+# the referrers of one branch
 # ---------------------------------------------------------------------------------------
 
 
-def _read_json_snapshot(file_io: FileIO, path: str, is_tag: bool) -> Any:
-    """Snapshot (or tag's snapshot), None if the file is gone; unparsable -> UnsafeRefused."""
-    from ..refs.snapshot import Snapshot
-    from ..refs.tags import Tag
-
-    try:
-        text = file_io.read_text(path)
-    except NotFound:
-        return None
-    except CorruptMetadata as e:
-        raise _refuse(path, e.problem) from e
-    try:
-        if is_tag:
-            return Tag.from_json(path.rsplit("/", 1)[-1][len(_TAG_PREFIX) :], text, path).snapshot
-        return Snapshot.from_json(text, path)
-    except CorruptMetadata as e:
-        raise _refuse(path, e.problem) from e
+def _branch_arg(branch: str) -> str | None:
+    return None if branch == MAIN_BRANCH else branch
 
 
-def _hint(file_io: FileIO, directory: str, name: str) -> int | None:
-    try:
-        text = file_io.read_bytes(join(directory, name)).decode("utf-8", errors="replace").strip()
-    except NotFound:
-        return None
-    return int(text) if re.fullmatch(r"\d+", text) else None
+def _root(reader: GuardedReader, branch: str) -> str:
+    return branch_path(reader.table_path, _branch_arg(branch))
+
+
+def _branch_snapshots(reader: GuardedReader, branch: str, lister: DirLister, keep: Callable[[Ref], bool],
+                      used: UsedFiles | None) -> list[tuple[Ref, Snapshot]]:
+    """The readable snapshots, newest one always included: if the listed maximum vanished
+    (rolled back, or the listing raced a commit) the directory is listed again, up to three
+    times, before refusing. Older snapshots that vanish were expired meanwhile."""
+    snap_dir = join(_root(reader, branch), "snapshot")
+    sm = SnapshotManager(reader.file_io, reader.table_path, _branch_arg(branch))
+    for attempt in range(3):
+        ids = sorted(int(m.group(1)) for s in lister.list(snap_dir)
+                     if not s.is_dir and (m := _SNAPSHOT_RE.fullmatch(s.name)))
+        hint = sm.read_hint("LATEST")
+        newer = hint is not None and (not ids or hint > ids[-1])
+        if hint is not None and newer and reader.file_io.exists(join(snap_dir, f"snapshot-{hint}")):
+            ids.append(hint)  # committed after the listing
+        got: list[tuple[Ref, Snapshot]] = []
+        for i, sid in enumerate(reversed(ids)):
+            ref = Ref(branch, "snapshot", str(sid), join(snap_dir, f"snapshot-{sid}"))
+            if i > 0 and not keep(ref):
+                continue
+            snap = reader.snapshot(sm, sid)
+            if snap is None and i == 0:
+                break  # the latest vanished: list again
+            if snap is None:
+                if used is not None:
+                    used.vanished.append(str(ref))
+            elif keep(ref):
+                got.append((ref, snap))
+        else:
+            if used is not None:
+                used.latest_ids[branch] = ids[-1] if ids else None
+            return list(reversed(got))
+        lister.forget(snap_dir)
+        time.sleep(0.05 * (attempt + 1))
+    raise reader.refuse(snap_dir, "the latest snapshot vanished while reading three times in a row")
+
+
+def _branch_files(reader: GuardedReader, branch: str, lister: DirLister, kind: str, keep: Callable[[Ref], bool],
+                  used: UsedFiles | None) -> list[tuple[Ref, Snapshot]]:
+    """The readable tags (``kind`` tag) or long-lived changelogs of one branch."""
+    directory = join(_root(reader, branch), kind)
+    tm = TagManager(reader.file_io, reader.table_path, _branch_arg(branch))
+    cm = ChangelogManager(reader.file_io, reader.table_path, _branch_arg(branch))
+    out: list[tuple[Ref, Snapshot]] = []
+    for s in lister.list(directory):
+        if kind == "tag":
+            key = s.name[len(TAG_PREFIX) :] if s.name.startswith(TAG_PREFIX) else ""
+        else:
+            m = _CHANGELOG_RE.fullmatch(s.name)
+            key = m.group(1) if m else ""
+        ref = Ref(branch, kind, key, s.path)
+        if s.is_dir or not key or not keep(ref):
+            continue
+        if kind == "tag":
+            tag = reader.tag(tm, key)
+            snap = None if tag is None else tag.snapshot
+        else:
+            snap = reader.snapshot(cm, int(key))
+        if snap is None:
+            if used is not None:
+                used.vanished.append(str(ref))
+            continue
+        out.append((ref, snap))
+    return out
+
+
+def _read_consumer(file_io: FileIO, path: str) -> int:
+    return parse_consumer(file_io.read_text(path), path)
 
 
 def branch_refs(
-    file_io: FileIO,
-    table_path: str,
+    reader: GuardedReader,
     branch: str,
     lister: DirLister,
     skip: Callable[[Ref], bool] | None = None,
     used: UsedFiles | None = None,
-) -> list[tuple[Ref, Any]]:
-    """(ref, snapshot) for every readable snapshot, tag and changelog of one branch.
-
-    The latest snapshot must be readable: if the listed maximum vanished (rolled back or a
-    listing raced a commit) the directory is listed again, up to three times, before refusing.
-    Older snapshots that vanish were expired meanwhile and are skipped.
-    """
-    root = branch_path(table_path, None if branch == MAIN_BRANCH else branch)
-    out: list[tuple[Ref, Any]] = []
+) -> list[tuple[Ref, Snapshot]]:
+    """(ref, snapshot) for every readable snapshot, tag and changelog of one branch; every
+    consumer is read too (an unreadable one means the table is not what we think)."""
 
     def keep(ref: Ref) -> bool:
         return skip is None or not skip(ref)
 
-    # snapshots
-    snap_dir = join(root, "snapshot")
-    latest_id: int | None = None
-    for attempt in range(3):
-        ids = sorted(
-            int(m.group(1))
-            for s in lister.list(snap_dir)
-            if not s.is_dir and (m := _SNAPSHOT_RE.fullmatch(s.name))
-        )
-        hint = _hint(file_io, snap_dir, "LATEST")
-        if hint is not None and (not ids or hint > ids[-1]) and file_io.exists(join(snap_dir, f"snapshot-{hint}")):
-            ids.append(hint)  # committed after the listing
-        got: list[tuple[Ref, Any]] = []
-        latest_ok = True
-        for i, sid in enumerate(reversed(ids)):
-            path = join(snap_dir, f"snapshot-{sid}")
-            ref = Ref(branch, "snapshot", str(sid), path)
-            if i > 0 and not keep(ref):
-                continue
-            snap = _read_json_snapshot(file_io, path, is_tag=False)
-            if snap is None:
-                if i == 0:
-                    latest_ok = False
-                    break
-                if used is not None:
-                    used.vanished.append(str(ref))
-                continue
-            if keep(ref):
-                got.append((ref, snap))
-        if latest_ok:
-            out.extend(reversed(got))
-            latest_id = ids[-1] if ids else None
-            break
-        lister.forget(snap_dir)
-        time.sleep(0.05 * (attempt + 1))
-    else:
-        raise _refuse(snap_dir, "the latest snapshot vanished while reading three times in a row")
-    if used is not None:
-        used.latest_ids[branch] = latest_id
-
-    # tags
-    tag_dir = join(root, "tag")
-    for s in lister.list(tag_dir):
-        if s.is_dir or not s.name.startswith(_TAG_PREFIX) or len(s.name) == len(_TAG_PREFIX):
-            continue
-        ref = Ref(branch, "tag", s.name[len(_TAG_PREFIX) :], s.path)
-        if not keep(ref):
-            continue
-        snap = _read_json_snapshot(file_io, s.path, is_tag=True)
-        if snap is None:
-            if used is not None:
-                used.vanished.append(str(ref))
-            continue
-        out.append((ref, snap))
-
-    # long-lived changelogs (decoupled changelog lifecycle)
-    cl_dir = join(root, "changelog")
-    for s in lister.list(cl_dir):
-        m = _CHANGELOG_RE.fullmatch(s.name)
-        if s.is_dir or not m:
-            continue
-        ref = Ref(branch, "changelog", m.group(1), s.path)
-        if not keep(ref):
-            continue
-        snap = _read_json_snapshot(file_io, s.path, is_tag=False)
-        if snap is None:
-            if used is not None:
-                used.vanished.append(str(ref))
-            continue
-        out.append((ref, snap))
-
-    # consumers decide nothing here, but an unreadable one means the table is not what we think
-    from ..refs.consumers import parse_consumer
-
-    for s in lister.list(join(root, "consumer")):
-        if s.is_dir or not s.name.startswith(_CONSUMER_PREFIX):
-            continue
-        try:
-            parse_consumer(file_io.read_text(s.path), s.path)
-        except NotFound:
-            continue
-        except CorruptMetadata as e:
-            raise _refuse(s.path, e.problem) from e
+    out = _branch_snapshots(reader, branch, lister, keep, used)
+    out += _branch_files(reader, branch, lister, "tag", keep, used)
+    out += _branch_files(reader, branch, lister, "changelog", keep, used)
+    for s in lister.list(join(_root(reader, branch), "consumer")):
+        if not s.is_dir and s.name.startswith(CONSUMER_PREFIX):
+            reader.guarded(s.path, functools.partial(_read_consumer, reader.file_io, s.path), missing_ok=True)
     return out
 
 
 # ---------------------------------------------------------------------------------------
-# reading manifests (names only)
+# what the referrers use
 # ---------------------------------------------------------------------------------------
 
 
-def _read_records(file_io: FileIO, path: str) -> list[dict[str, Any]]:
-    from ..manifest.avro import read_avro
+class _References:
+    """One pass over the lists, manifests and index manifests of many referrers: each distinct
+    file read once (threads on object stores)."""
 
-    _, records = read_avro(file_io.read_bytes(path), path)
-    return records
+    def __init__(self, reader: GuardedReader, used: UsedFiles, keys: bool) -> None:
+        self.reader = reader
+        self.used = used
+        self.keys = keys
+        # (file, referrer) pairs where the referrer may lack the file: expire deletes the index
+        # manifest of a snapshot it moves to changelog/ (and its data manifest lists when a
+        # changelog producer is set), as Java's SnapshotDeletion does; the names stay used
+        self._optional: set[tuple[str, Ref]] = set()
+        self._lacking: dict[str, bool] = {}
 
+    def _lacks_data_lists(self, branch: str) -> bool:
+        if branch not in self._lacking:
+            reader, br = self.reader, _branch_arg(branch)
+            self._lacking[branch] = bool(reader.guarded(
+                schema_dir(reader.table_path, br),
+                functools.partial(changelog_lacks_data_lists, reader.file_io, reader.table_path, br)))
+        return self._lacking[branch]
 
-def manifest_list_names(file_io: FileIO, path: str) -> list[str]:
-    """Manifest file names of a manifest list (NotFound if missing, CorruptMetadata if bad)."""
-    try:
-        return [str(r["_FILE_NAME"]) for r in _read_records(file_io, path)]
-    except (KeyError, TypeError) as e:
-        raise CorruptMetadata(path, f"manifest list record without _FILE_NAME ({e})") from e
+    def read(self, pinned: list[tuple[Ref, Snapshot]], changelog_missing_ok: bool) -> None:
+        used = self.used
+        data_lists: dict[str, list[Ref]] = {}
+        changelog_lists: dict[str, list[Ref]] = {}
+        index_refs: dict[str, list[Ref]] = {}
+        for ref, snap in pinned:
+            used.refs.append(ref)
+            is_changelog = ref.kind == "changelog"
+            for ml, into in ((snap.base_manifest_list, data_lists), (snap.delta_manifest_list, data_lists),
+                             (snap.changelog_manifest_list, changelog_lists)):
+                if ml:
+                    used.names.add(ml)
+                    if ml not in used.read_lists:
+                        into.setdefault(ml, []).append(ref)
+                        if is_changelog and into is data_lists and self._lacks_data_lists(ref.branch):
+                            self._optional.add((ml, ref))
+            if snap.index_manifest:
+                used.names.add(snap.index_manifest)
+                if snap.index_manifest not in used.read_index_manifests:
+                    index_refs.setdefault(snap.index_manifest, []).append(ref)
+                    if is_changelog:
+                        self._optional.add((snap.index_manifest, ref))
+            if snap.statistics:
+                used.names.add(snap.statistics)
+        for ml in data_lists:
+            changelog_lists.pop(ml, None)  # named as a data list too: strict
+        self._lists(data_lists, tolerant=False)
+        self._lists(changelog_lists, tolerant=changelog_missing_ok)
+        self._index_manifests(index_refs)
 
+    def _lists(self, list_refs: dict[str, list[Ref]], tolerant: bool) -> None:
+        used, reader = self.used, self.reader
+        todo = sorted(list_refs)
+        manifest_refs: dict[str, list[Ref]] = {}
+        lists = reader.read_all(lambda n: reader.manifest_list(n, missing_ok=True, cache=False), todo)
+        for ml, metas in zip(todo, lists, strict=True):
+            if metas is None:
+                if not tolerant:
+                    self._missing(ml, self._required(ml, list_refs[ml]), "manifest list")
+                continue
+            used.read_lists.add(ml)
+            for m in metas:
+                used.names.add(m.file_name)
+                if m.file_name not in used.read_manifests:
+                    manifest_refs.setdefault(m.file_name, []).extend(list_refs[ml])
+        names = sorted(manifest_refs)
+        read = reader.read_all(lambda n: reader.manifest(n, missing_ok=True, cache=False), names)
+        for name, entries in zip(names, read, strict=True):
+            if entries is None:
+                if not tolerant:
+                    self._missing(name, manifest_refs[name], "manifest")
+                continue
+            used.read_manifests.add(name)
+            for e in entries:
+                used.names.add(e.file_name)
+                used.names.update(e.extra_files)
+                if self.keys and e.kind == FileKind.ADD:
+                    used.data.add(e.key)
 
-def manifest_file_names(file_io: FileIO, path: str) -> list[str]:
-    """Data/changelog file names plus their extra files (e.g. ``.index``) of one manifest."""
-    out: list[str] = []
-    try:
-        for r in _read_records(file_io, path):
-            f = r["_FILE"]
-            out.append(str(f["_FILE_NAME"]))
-            extra = f.get("_EXTRA_FILES")
-            if extra:
-                out.extend(str(x) for x in extra)
-    except (KeyError, TypeError) as e:
-        raise CorruptMetadata(path, f"manifest entry without _FILE._FILE_NAME ({e})") from e
-    return out
+    def _index_manifests(self, index_refs: dict[str, list[Ref]]) -> None:
+        reader = self.reader
+        todo = sorted(index_refs)
+        for im, entries in zip(todo, reader.read_all(lambda n: reader.index_manifest(n, missing_ok=True), todo),
+                               strict=True):
+            if entries is None:
+                self._missing(im, self._required(im, index_refs[im]), "index manifest")
+                continue
+            self.used.read_index_manifests.add(im)
+            self.used.names.update(e.index_file.file_name for e in entries)
 
+    def _required(self, name: str, refs: list[Ref]) -> list[Ref]:
+        return [r for r in refs if (name, r) not in self._optional]
 
-def index_manifest_names(file_io: FileIO, path: str) -> list[str]:
-    try:
-        return [str(r["_FILE_NAME"]) for r in _read_records(file_io, path)]
-    except (KeyError, TypeError) as e:
-        raise CorruptMetadata(path, f"index manifest record without _FILE_NAME ({e})") from e
+    def _missing(self, name: str, refs: list[Ref], what: str) -> None:
+        """A referenced file is gone: fine only if every object referencing it is gone too
+        (or may lack it)."""
+        if not refs:
+            return
+        alive = _referrer_alive(self.reader.file_io, refs)
+        for attempt in range(3):  # a concurrent expire deletes manifests first, snapshot files last
+            if alive is None:
+                break
+            time.sleep(0.1 * (attempt + 1))
+            alive = _referrer_alive(self.reader.file_io, refs)
+        if alive is not None:
+            raise self.reader.refuse(join(self.reader.manifest_dir, name),
+                                     f"{what} referenced by {alive} does not exist")
+        self.used.vanished.extend(str(r) for r in refs)
 
 
 def _referrer_alive(file_io: FileIO, refs: Iterable[Ref]) -> Ref | None:
@@ -307,108 +344,28 @@ def _referrer_alive(file_io: FileIO, refs: Iterable[Ref]) -> Ref | None:
     return None
 
 
-class _Reader:
-    """Reads each distinct metadata file once (threads on object stores) with the fail-closed rules."""
-
-    def __init__(self, file_io: FileIO, table_path: str, used: UsedFiles) -> None:
-        self.file_io = file_io
-        self.mdir = manifest_dir(table_path)
-        self.used = used
-
-    def _map(self, fn: Callable[[str], Any], names: list[str]) -> list[Any]:
-        if len(names) <= 1 or self.file_io.is_local:
-            return [fn(n) for n in names]
-        return map_ordered(fn, names, min(_REMOTE_THREADS, len(names)), "paimon-used-files")
-
-    def _one(self, reader: Callable[[FileIO, str], list[str]], name: str) -> list[str] | None:
-        path = join(self.mdir, name)
-        try:
-            return reader(self.file_io, path)
-        except NotFound:
-            return None
-        except CorruptMetadata as e:
-            raise _refuse(path, e.problem) from e
-
-    def read_all(self, pinned: list[tuple[Ref, Any]]) -> None:
-        used = self.used
-        names = used.names
-        # manifest lists -> referrers
-        list_refs: dict[str, list[Ref]] = {}
-        index_refs: dict[str, list[Ref]] = {}
-        for ref, snap in pinned:
-            used.refs.append(ref)
-            for ml in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
-                if ml:
-                    names.add(ml)
-                    if ml not in used.read_lists:
-                        list_refs.setdefault(ml, []).append(ref)
-            if snap.index_manifest:
-                names.add(snap.index_manifest)
-                if snap.index_manifest not in used.read_index_manifests:
-                    index_refs.setdefault(snap.index_manifest, []).append(ref)
-            if snap.statistics:
-                names.add(snap.statistics)
-
-        todo = sorted(list_refs)
-        manifest_refs: dict[str, list[Ref]] = {}
-        for ml, content in zip(todo, self._map(lambda n: self._one(manifest_list_names, n), todo)):
-            if content is None:
-                self._missing(ml, list_refs[ml], "manifest list")
-                continue
-            used.read_lists.add(ml)
-            for m in content:
-                names.add(m)
-                if m not in used.read_manifests:
-                    manifest_refs.setdefault(m, []).extend(list_refs[ml])
-
-        todo = sorted(manifest_refs)
-        for m, content in zip(todo, self._map(lambda n: self._one(manifest_file_names, n), todo)):
-            if content is None:
-                self._missing(m, manifest_refs[m], "manifest")
-                continue
-            used.read_manifests.add(m)
-            names.update(content)
-
-        todo = sorted(index_refs)
-        for im, content in zip(todo, self._map(lambda n: self._one(index_manifest_names, n), todo)):
-            if content is None:
-                self._missing(im, index_refs[im], "index manifest")
-                continue
-            used.read_index_manifests.add(im)
-            names.update(content)
-
-    def _missing(self, name: str, refs: list[Ref], what: str) -> None:
-        """A referenced file is gone: fine only if every object referencing it is gone too."""
-        alive = _referrer_alive(self.file_io, refs)
-        for attempt in range(3):  # a concurrent expire deletes manifests first, snapshot files last
-            if alive is None:
-                break
-            time.sleep(0.1 * (attempt + 1))
-            alive = _referrer_alive(self.file_io, refs)
-        if alive is not None:
-            raise _refuse(join(self.mdir, name), f"{what} referenced by {alive} does not exist")
-        self.used.vanished.extend(str(r) for r in refs)
-
-
 def collect_used_files(
     file_io: FileIO,
     table_path: str,
     lister: DirLister | None = None,
     skip: Callable[[Ref], bool] | None = None,
+    action: str = "delete unused files",
 ) -> UsedFiles:
     """Names used by every snapshot, tag and changelog of every branch (``skip`` leaves
     chosen refs out, e.g. the snapshots a rollback is about to remove)."""
+    reader = GuardedReader(file_io, table_path, action)
     lister = lister or DirLister(file_io)
     used = UsedFiles()
-    used.branches = list_branches(file_io, table_path, lister)
-    pinned: list[tuple[Ref, Any]] = []
+    used.branches = list_branches(reader, lister)
+    pinned: list[tuple[Ref, Snapshot]] = []
     for br in used.branches:
-        pinned.extend(branch_refs(file_io, table_path, br, lister, skip, used))
-    _Reader(file_io, table_path, used).read_all(pinned)
+        pinned.extend(branch_refs(reader, br, lister, skip, used))
+    _References(reader, used, keys=False).read(pinned, changelog_missing_ok=False)
     return used
 
 
-def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set[str]:
+def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles,
+                       action: str = "delete unused files") -> set[str]:
     """Re-read, just before deleting, the latest snapshot and every tag of every branch and add
     whatever they use that the first pass did not see; returns the names added.
 
@@ -416,36 +373,60 @@ def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles) -> set
     tag created meanwhile can only reference files through these objects. Manifests are
     immutable, so only manifest lists and manifests not read before are opened.
     """
+    reader = GuardedReader(file_io, table_path, action)
     before = set(used.names)
     lister = DirLister(file_io)
-    branches = list_branches(file_io, table_path, lister)
-    pinned: list[tuple[Ref, Any]] = []
-    for br in branches:
-        root = branch_path(table_path, None if br == MAIN_BRANCH else br)
-        from ..refs.snapshot import SnapshotManager
-
-        sm = SnapshotManager(file_io, table_path, None if br == MAIN_BRANCH else br)
-        for attempt in range(3):
-            latest = sm.latest_snapshot_id()
-            if latest is None:
-                break
-            path = sm.snapshot_path(latest)
-            snap = _read_json_snapshot(file_io, path, is_tag=False)
-            if snap is not None:
-                pinned.append((Ref(br, "snapshot", str(latest), path), snap))
-                break
-            time.sleep(0.05 * (attempt + 1))
-        else:
-            raise _refuse(join(root, "snapshot"), "the latest snapshot vanished while re-checking")
-        if used.latest_ids.get(br) is not None and latest is None:
-            raise _refuse(join(root, "snapshot"), "all snapshots disappeared while removing orphans")
-        for s in lister.list(join(root, "tag")):
-            if s.is_dir or not s.name.startswith(_TAG_PREFIX) or len(s.name) == len(_TAG_PREFIX):
-                continue
-            snap = _read_json_snapshot(file_io, s.path, is_tag=True)
-            if snap is not None:
-                pinned.append((Ref(br, "tag", s.name[len(_TAG_PREFIX) :], s.path), snap))
+    pinned: list[tuple[Ref, Snapshot]] = []
+    for br in list_branches(reader, lister):
+        pinned.extend(_latest_of(reader, br, used))
+        pinned.extend(_branch_files(reader, br, lister, "tag", lambda ref: True, None))
     refs_before = list(used.refs)
-    _Reader(file_io, table_path, used).read_all(pinned)
+    _References(reader, used, keys=False).read(pinned, changelog_missing_ok=False)
     used.refs = refs_before
     return used.names - before
+
+
+def _latest_of(reader: GuardedReader, branch: str, used: UsedFiles) -> list[tuple[Ref, Snapshot]]:
+    sm = SnapshotManager(reader.file_io, reader.table_path, _branch_arg(branch))
+    for attempt in range(3):
+        latest = sm.latest_snapshot_id()
+        if latest is None:
+            if used.latest_ids.get(branch) is not None:
+                raise reader.refuse(sm.snapshot_dir, "all snapshots disappeared while removing orphans")
+            return []
+        snap = reader.snapshot(sm, latest)
+        if snap is not None:
+            return [(Ref(branch, "snapshot", str(latest), sm.snapshot_path(latest)), snap)]
+        time.sleep(0.05 * (attempt + 1))
+    raise reader.refuse(sm.snapshot_dir, "the latest snapshot vanished while re-checking")
+
+
+def protect_other_branches(reader: GuardedReader, branch: str | None) -> UsedFiles:
+    """What every OTHER branch (and main, for a branch) references: data and changelog files
+    by key, metadata by name. Java's deleters ignore branches; we refuse to break them.
+
+    Each distinct list and manifest is read once, so the cost follows the number of
+    manifests, not snapshots x files. A changelog list a branch or tag copied may be gone
+    (Java never protects it), which is tolerated: what only it named is unreachable.
+    """
+    lister = DirLister(reader.file_io)
+    used = UsedFiles()
+    current = branch or MAIN_BRANCH
+    pinned: list[tuple[Ref, Snapshot]] = []
+    used.branches = list_branches(reader, lister)
+    for br in used.branches:
+        if br == current:
+            continue
+        refs = branch_refs(reader, br, lister, used=used)
+        snaps = [s.id for r, s in refs if r.kind == "snapshot"]
+        held = ([min(snaps)] if snaps else []) + [s.id for r, s in refs if r.kind == "tag"]
+        for sid in held:  # the snapshot a branch was created from (same id in our history)
+            used.holders.setdefault(sid, []).append(f"branch {br}")
+        pinned += refs
+    _References(reader, used, keys=True).read(pinned, changelog_missing_ok=True)
+    return used
+
+
+def protect_refs(reader: GuardedReader, pinned: list[tuple[Ref, Snapshot]], into: UsedFiles) -> None:
+    """Add what ``pinned`` references to ``into`` (keys and names), as :func:`protect_other_branches`."""
+    _References(reader, into, keys=True).read(pinned, changelog_missing_ok=True)

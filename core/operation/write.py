@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,14 +39,16 @@ from ..io import paths
 from ..io.fileio import parent
 from ..manifest.manifest import FileSource
 from ..mergetree.commit_message import CommitMessage
-from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, row_values
+from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, external_paths_of, row_values
 from ..mergetree.merge_function import ignore_delete, merge
 from ..schema.option_keys import check_option_keys
 from ..schema.options import CoreOptions
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
+from . import postpone
 from .bucket_layout import check_bucket_layout
+from .row_tracking import check_row_tracking_table
 from .scan import FileStoreScan
 
 if TYPE_CHECKING:
@@ -72,11 +75,8 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
     the write job compacts level 0 upward (see :mod:`core.compact.write_job`), except
     with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
     """
-    if options.get_bool("row-tracking.enabled") or options.get_bool("data-evolution.enabled"):
-        raise NotYetSupported("write: row-tracking / data-evolution tables are not supported yet")
+    check_row_tracking_table(schema, options, "write")  # the commit numbers the rows
     bucket = schema.bucket
-    if bucket == paths.POSTPONE_BUCKET:
-        raise NotYetSupported("write: bucket=-2 (postpone) tables are not supported yet")
     if bucket == 0 or bucket < -2:
         raise InvalidInput(f"write: table option bucket={bucket} is invalid (use -1 or a positive count)")
     if schema.primary_keys and bucket == -1 and schema.cross_partition_update:
@@ -114,6 +114,7 @@ class _Bucket:
     buffered_bytes: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
+    staged: RollingFileWriter | None = None  # postpone-bucket writer, open until prepare_commit
 
 
 @dataclass
@@ -140,7 +141,13 @@ class TableWrite:
         table: FileStoreTable,
         options_overrides: Mapping[str, str] | None = None,
         overwrite: bool = False,
+        *,
+        commit_user: str | None = None,
+        bucket_nums: Callable[[bytes], int] | None = None,
     ) -> None:
+        """``commit_user`` names staged postpone-bucket files (the commit must use the same);
+        ``bucket_nums`` makes a postpone table's writer hash rows into real buckets with the
+        given bucket number per partition (postpone compaction) instead of its own choice."""
         overrides = {k: str(v) for k, v in (options_overrides or {}).items()}
         if overrides:
             check_option_keys(overrides)
@@ -157,6 +164,7 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
+        external_paths_of(table, self.options)  # bad data-file.external-paths: refused, nothing written
         from ..schema.file_index_options import validate_file_index_options
 
         validate_file_index_options(schema.fields, schema.options)  # bad file-index options: exit 4, nothing written
@@ -166,6 +174,14 @@ class TableWrite:
         self.num_buckets = schema.bucket
         self.total_buckets = schema.bucket
         self.unaware = not self.is_pk and self.num_buckets == -1
+        # postpone tables (bucket = -2): staged into bucket-postpone/, or hashed into each
+        # partition's real buckets (core.operation.postpone)
+        self.postpone = postpone.is_postpone(schema)
+        self.staged = self.postpone and bucket_nums is None and not postpone.writes_fixed_buckets(self.options)
+        self._bucket_nums = bucket_nums
+        self._staged_options: CoreOptions | None = None
+        if self.staged:
+            self._staged_options = CoreOptions(postpone.staged_options(self.options, commit_user or str(uuid.uuid4())))
         self.buffer_limit = self.options.get_memory_bytes("write-buffer-size") or (256 << 20)
         self.target_file_size = self.options.target_file_size(self.is_pk)
         self.ignore_delete = ignore_delete(self.options)
@@ -302,7 +318,7 @@ class TableWrite:
             if hit is None:
                 hit = (
                     binary_row.serialize(values, self.partition_types),
-                    paths.partition_path_for(self.schema, values),
+                    paths.check_partition_dir(paths.partition_path_for(self.schema, values)),
                 )
                 self._partition_cache[cache_key] = hit
             out.append((hit[0], hit[1], rows))
@@ -318,6 +334,8 @@ class TableWrite:
         import numpy as np
 
         parts = self._split_partitions(data)
+        if self.staged:  # one postpone bucket per partition, rows in arrival order
+            return [(partition, part_dir, paths.POSTPONE_BUCKET, rows) for partition, part_dir, rows in parts]
         n = data.num_rows
         buckets = self._bucket_ids_all(data, parts)
         if len(parts) == 1:
@@ -340,6 +358,14 @@ class TableWrite:
 
         if self.unaware:
             return np.zeros(data.num_rows, dtype=np.int32)
+        if self.postpone:
+            fields = [self.schema.field(k) for k in self.schema.bucket_keys]
+            hashes = bucket_hashes(data, fields)
+            out = np.empty(data.num_rows, dtype=np.int32)
+            for partition, _, rows in parts:
+                sel = slice(None) if rows is None else rows
+                out[sel] = bucket_ids(hashes[sel], self._partition_buckets(partition))
+            return out
         if self.num_buckets > 0:  # fixed buckets do not depend on the partition
             fields = [self.schema.field(k) for k in self.schema.bucket_keys]
             return bucket_ids(bucket_hashes(data, fields), self.num_buckets)
@@ -350,6 +376,19 @@ class TableWrite:
         for partition, _, rows in parts:  # each partition's rows in input order, as before
             out[rows] = self._dynamic_assigner().assign(partition, hashes[rows])
         return out
+
+    def _partition_buckets(self, partition: bytes) -> int:
+        """The real bucket number of a postpone table's partition (known layout first)."""
+        if self._bucket_nums is None:
+            entries = FileStoreScan(self.table).plan(self.table.snapshot_manager.latest_snapshot())
+            self._bucket_nums = postpone.BucketNums.of(self.table, entries)
+        return self._bucket_nums(partition)
+
+    def total_buckets_of(self, partition: bytes) -> int:
+        """``_TOTAL_BUCKETS`` of the files written into ``partition``."""
+        if self.postpone and not self.staged:
+            return self._partition_buckets(partition)
+        return self.total_buckets
 
     def _dynamic_assigner(self) -> Any:
         if self._assigner is None:
@@ -363,7 +402,7 @@ class TableWrite:
         """Max ``_MAX_SEQUENCE_NUMBER`` per (partition, bucket) of the latest snapshot (one scan)."""
         if self._max_seqs is None:
             out: dict[tuple[bytes, int], int] = {}
-            ignore_previous = self.overwrite or self.unaware  # Java: writers start empty
+            ignore_previous = self.overwrite or self.unaware or self.staged  # Java: writers start empty
             snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
             if snapshot is not None:
                 for e in FileStoreScan(self.table).plan(snapshot):
@@ -384,14 +423,18 @@ class TableWrite:
         b = self.buckets.get(key)
         if b is None:
             start = self._max_sequence_numbers().get(key, -1) + 1
-            if self.num_buckets > 0 and partition not in self._layout_checked:
+            fixed = self.num_buckets > 0 or (self.postpone and not self.staged)
+            if fixed and partition not in self._layout_checked:
                 check_bucket_layout(self.table, partition, self._base_total_buckets.get(partition, ()), "write",
-                                    self.total_buckets)
+                                    self.total_buckets_of(partition))
                 self._layout_checked.add(partition)
             b = self.buckets[key] = _Bucket(partition, part_dir, bucket, start)
         n = data.num_rows
-        seq = pa.array(np.arange(b.next_seq, b.next_seq + n, dtype=np.int64))
-        b.next_seq += n
+        if self.staged:  # Java's postpone writer numbers nothing: compaction replays file order
+            seq = pa.array(np.full(n, postpone.STAGED_SEQUENCE, dtype=np.int64))
+        else:
+            seq = pa.array(np.arange(b.next_seq, b.next_seq + n, dtype=np.int64))
+            b.next_seq += n
         kind_arr = pa.array(np.zeros(n, dtype=np.int8) if kinds is None else kinds, type=pa.int8())
         chunk = data.append_column(SEQUENCE_NUMBER, seq).append_column(VALUE_KIND, kind_arr)
         size = chunk.nbytes
@@ -415,6 +458,9 @@ class TableWrite:
         del chunks
         if not self.is_pk:
             self._write_run(b, records.drop_columns([VALUE_KIND]), changelog=False)
+            return
+        if self.staged:  # neither sorted nor merged (Java's PostponeBucketWriter)
+            self._write_run(b, records, changelog=False)
             return
         order = pc.sort_indices(
             records, sort_keys=[(k, "ascending") for k in self.trimmed_pk] + [(SEQUENCE_NUMBER, "ascending")]
@@ -447,17 +493,31 @@ class TableWrite:
         indexes, ``changelog-file.*`` options for changelog files."""
         if records.num_rows == 0:
             return
-        w = RollingFileWriter(
-            self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
-            file_source=FileSource.APPEND, schema=self.schema, options=self.options,
-            target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
-        )
+        if self.staged:
+            # one writer per bucket for the whole write, as Java's postpone writer: its files
+            # share one uuid and count up, the order postpone compaction replays them in
+            if b.staged is None:
+                b.staged = self._rolling_writer(b, changelog)
+            b.staged.write(records)  # abort() aborts it; prepare_commit() closes it
+            return
+        w = self._rolling_writer(b, changelog)
         try:
             w.write(records)
             metas = w.close()
         finally:
             with self._lock:
                 self.written.extend(w.written)  # abort() deletes them if the write is not committed
+        self._record(b, metas, changelog)
+
+    def _rolling_writer(self, b: _Bucket, changelog: bool) -> RollingFileWriter:
+        return RollingFileWriter(
+            self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
+            file_source=FileSource.APPEND, schema=self.schema, options=self._staged_options or self.options,
+            target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
+            file_format=postpone.STAGED_FORMAT if self.staged else None,
+        )
+
+    def _record(self, b: _Bucket, metas: list[DataFileMeta], changelog: bool) -> None:
         with self._lock:
             for meta in metas:
                 if changelog:
@@ -474,11 +534,20 @@ class TableWrite:
     def prepare_commit(self) -> list[CommitMessage]:
         """Flush everything; one CommitMessage per (partition, bucket) written (+ index changes)."""
         self._flush_all([b for b in self.buckets.values() if b.chunks])
+        for b in self.buckets.values():
+            if b.staged is not None:
+                w, b.staged = b.staged, None
+                try:
+                    metas = w.close()
+                finally:
+                    self.written.extend(w.written)
+                self._record(b, metas, changelog=False)
         messages: dict[tuple[bytes, int], CommitMessage] = {}
         for key, b in self.buckets.items():
             if b.new_files or b.changelog_files:
                 messages[key] = CommitMessage(
-                    b.partition, b.bucket, self.total_buckets, list(b.new_files), [], list(b.changelog_files)
+                    b.partition, b.bucket, self.total_buckets_of(b.partition), list(b.new_files), [],
+                    list(b.changelog_files)
                 )
         if self._assigner is not None:
             for partition, bucket, new_index, old_index in self._assigner.index_changes():
@@ -496,7 +565,8 @@ class TableWrite:
         """The snapshot this fixed-bucket writer restored its buckets from (0: the table was
         empty), for the commit's layout check; None when the write does not build on the
         existing layout (overwrite, dynamic or unaware buckets) or restored nothing yet."""
-        if self.overwrite or self.num_buckets <= 0 or self._max_seqs is None:
+        fixed = self.num_buckets > 0 or (self.postpone and not self.staged)
+        if self.overwrite or not fixed or self._max_seqs is None:
             return None
         return self._base_snapshot.id if self._base_snapshot is not None else 0
 
@@ -522,6 +592,10 @@ class TableWrite:
         self._closed = True
         for b in self.buckets.values():
             b.chunks = []
+            if b.staged is not None:
+                self.written.extend(b.staged.written)
+                b.staged.abort()
+                b.staged = None
         self.buffered_bytes = 0
         discard(self.file_io, self.written)
         self._remove_empty_dirs(self.written)
@@ -545,6 +619,10 @@ class TableWrite:
         """Release buffers (files stay; pair with :meth:`abort` when not committing)."""
         for b in self.buckets.values():
             b.chunks = []
+            if b.staged is not None:  # an unfinished staged file is of no use to anyone
+                self.written.extend(b.staged.written)
+                b.staged.abort()
+                b.staged = None
         self.buffered_bytes = 0
         self._closed = True
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from ..errors import CorruptMetadata, NotFound
 from ..io.fileio import FileIO, join
-from ..io.paths import branch_path
+from ..io.paths import MAIN_BRANCH, branch_path, check_file_name, schema_dir
+from ..schema.schema_manager import SchemaManager
 from ..utils.json_util import dumps_jackson, loads_metadata
 from ..utils.workers import map_ordered
 
@@ -90,13 +91,14 @@ class Snapshot:
     # -- parsing ------------------------------------------------------------------------
 
     @classmethod
-    def from_json(cls, text: str, path: str) -> Snapshot:
+    def from_json(cls, text: str, path: str, expected_id: int | None = None) -> Snapshot:
         obj = loads_metadata(text, path)
-        return cls.from_dict(obj, path)
+        return cls.from_dict(obj, path, expected_id)
 
     @classmethod
-    def from_dict(cls, obj: Any, path: str) -> Snapshot:
-        """Build from parsed JSON; any missing required key or wrong type is CorruptMetadata."""
+    def from_dict(cls, obj: Any, path: str, expected_id: int | None = None) -> Snapshot:
+        """Build from parsed JSON; any missing required key, wrong type or inconsistent value
+        (see :func:`check_snapshot`; ``expected_id``: the id the file name says) is CorruptMetadata."""
         if not isinstance(obj, dict):
             raise CorruptMetadata(path, f"snapshot JSON must be an object, got {type(obj).__name__}")
         g = _Getter(obj, path)
@@ -118,7 +120,7 @@ class Snapshot:
             if not isinstance(props, dict):
                 raise CorruptMetadata(path, "properties must be an object")
             props = {str(k): v if isinstance(v, str) or v is None else str(v) for k, v in props.items()}
-        return cls(
+        snap = cls(
             version=TABLE_STORE_02_VERSION if version is None else version,
             uuid=g.string("uuid"),
             id=g.long("id", required=True),  # type: ignore[arg-type]
@@ -132,7 +134,7 @@ class Snapshot:
             index_manifest=g.string("indexManifest"),
             commit_user=g.string("commitUser"),
             commit_identifier=0 if ident is None else ident,
-            commit_kind=commit_kind,  # type: ignore[arg-type]
+            commit_kind=commit_kind,
             time_millis=g.long("timeMillis", required=True),  # type: ignore[arg-type]
             log_offsets=log_offsets,
             total_record_count=g.long("totalRecordCount"),
@@ -146,6 +148,8 @@ class Snapshot:
             writer_version=g.string("writerVersion"),
             extra={k: v for k, v in obj.items() if k not in _KNOWN_KEYS},
         )
+        check_snapshot(snap, path, expected_id)
+        return snap
 
     # -- writing ------------------------------------------------------------------------
 
@@ -195,6 +199,36 @@ class Snapshot:
         if self.changelog_manifest_list:
             out.append(self.changelog_manifest_list)
         return out
+
+
+def check_snapshot(snap: Snapshot, path: str, expected_id: int | None = None) -> None:
+    """The fields deletion decisions rest on, checked once for every snapshot, tag and
+    changelog file read (Java trusts them; a wrong one made expire delete files retained
+    snapshots still use, issue 16).
+
+    The id must be positive and, for ``snapshot-<n>`` / ``changelog-<n>``, equal ``n`` (a tag
+    file carries the id of the snapshot it tags, so tags pass ``None``); the schema id must
+    not be negative; manifest lists, the index manifest and the statistics file must be plain
+    file names, since they are resolved in ``manifest/`` and ``statistics/`` and deleted there.
+    What needs the table (the schema file exists, a tag agrees with its snapshot) is checked
+    by :func:`check_snapshot_context`.
+    """
+    if snap.id < 1:
+        raise CorruptMetadata(path, f"snapshot id {snap.id} is not positive")
+    if expected_id is not None and snap.id != expected_id:
+        raise CorruptMetadata(path, f"says id {snap.id} but its file name says {expected_id}")
+    if snap.schema_id < 0:
+        raise CorruptMetadata(path, f"schemaId {snap.schema_id} is negative")
+    for key, value in (("baseManifestList", snap.base_manifest_list), ("deltaManifestList", snap.delta_manifest_list),
+                       ("changelogManifestList", snap.changelog_manifest_list), ("indexManifest", snap.index_manifest),
+                       ("statistics", snap.statistics)):
+        if value is not None:
+            check_file_name(value, key, path)
+    for key, size in (("baseManifestListSize", snap.base_manifest_list_size),
+                      ("deltaManifestListSize", snap.delta_manifest_list_size),
+                      ("changelogManifestListSize", snap.changelog_manifest_list_size)):
+        if size is not None and size < 0:
+            raise CorruptMetadata(path, f"{key} {size} is negative")
 
 
 def _put(d: dict[str, Any], key: str, value: Any) -> None:
@@ -251,6 +285,7 @@ class SnapshotManager:
         self.file_io = file_io
         self.table_path = table_path
         self.branch = branch
+        self._schema_ids: set[int] = set()  # schema files seen to exist (they are never rewritten)
 
     @property
     def snapshot_dir(self) -> str:
@@ -264,7 +299,8 @@ class SnapshotManager:
 
     # -- ids ----------------------------------------------------------------------------
 
-    def _read_hint(self, name: str) -> int | None:
+    def read_hint(self, name: str) -> int | None:
+        """The EARLIEST or LATEST hint as written; None if absent or not a number."""
         path = join(self.snapshot_dir, name)
         try:
             text = self.file_io.read_bytes(path).decode("utf-8", errors="replace").strip()
@@ -287,7 +323,7 @@ class SnapshotManager:
 
     def latest_snapshot_id(self) -> int | None:
         """LATEST hint if ``snapshot-(hint+1)`` does not exist, else a directory listing."""
-        hint = self._read_hint(LATEST)
+        hint = self.read_hint(LATEST)
         if hint is not None and hint > 0 and not self.file_io.exists(self.snapshot_path(hint + 1)):
             # Java does not check the hinted file itself; we do, so a hint left over from
             # a deleted snapshot does not name a snapshot that is gone
@@ -298,7 +334,7 @@ class SnapshotManager:
 
     def earliest_snapshot_id(self) -> int | None:
         """EARLIEST hint if that snapshot exists, else a directory listing."""
-        hint = self._read_hint(EARLIEST)
+        hint = self.read_hint(EARLIEST)
         if hint is not None and self.file_io.exists(self.snapshot_path(hint)):
             return hint
         ids = self.snapshot_ids()
@@ -316,7 +352,40 @@ class SnapshotManager:
             text = self.file_io.read_text(path)
         except NotFound:
             return None
-        return Snapshot.from_json(text, path)
+        snap = Snapshot.from_json(text, path, snapshot_id)
+        self.check_snapshot_context(snap, path)
+        return snap
+
+    def check_snapshot_context(self, snap: Snapshot, path: str) -> None:
+        """A snapshot, changelog or tag of this branch names a schema file that exists (every
+        reader resolves the snapshot's files with it, and Java never deletes one a snapshot
+        still uses)."""
+        if snap.schema_id in self._schema_ids:
+            return
+        schema_file = join(schema_dir(self.table_path, self.branch), f"schema-{snap.schema_id}")
+        if not self.file_io.exists(schema_file):
+            raise CorruptMetadata(path, f"schemaId {snap.schema_id} names no schema file ({schema_file} does not exist)")
+        self._schema_ids.add(snap.schema_id)
+
+    def check_tagged(self, snap: Snapshot, path: str) -> None:
+        """A tag file of this branch agrees with the table: besides the schema, while
+        ``snapshot-<id>`` exists the tag names the same manifest lists, index manifest and
+        schema (a tag is a copy of that file; expire places tags by id, so a wrong id would
+        leave the tag's files unprotected). A tag past the latest snapshot is legal (a killed
+        rollback, Java's too, deletes snapshots before tags): expire keeps all its files."""
+        self.check_snapshot_context(snap, path)
+        own = self.try_snapshot(snap.id)
+        if own is None:
+            return  # expired: the tag is its only copy
+        for key, mine, theirs in (("baseManifestList", snap.base_manifest_list, own.base_manifest_list),
+                                  ("deltaManifestList", snap.delta_manifest_list, own.delta_manifest_list),
+                                  ("changelogManifestList", snap.changelog_manifest_list, own.changelog_manifest_list),
+                                  ("indexManifest", snap.index_manifest, own.index_manifest),
+                                  ("schemaId", snap.schema_id, own.schema_id)):
+            if mine != theirs:
+                raise CorruptMetadata(
+                    path, f"tags snapshot {snap.id} but its {key} {mine!r} differs from {theirs!r} in "
+                          f"{self.snapshot_path(snap.id)}")
 
     def snapshot(self, snapshot_id: int) -> Snapshot:
         snap = self.try_snapshot(snapshot_id)
@@ -472,3 +541,13 @@ class ChangelogManager(SnapshotManager):
     dir_name = "changelog"
     prefix = "changelog-"
     what = "changelog"
+
+
+def changelog_lacks_data_lists(file_io: FileIO, table_path: str, branch: str | None) -> bool:
+    """Whether expire deletes the data manifest lists of the snapshots it moves to this branch's
+    changelog/: Java's SnapshotDeletion does when a changelog producer is set (the changelog has
+    its own files then); with none, the data files are the changelog and their lists stay.
+    An unreadable schema is CorruptMetadata."""
+    schema = SchemaManager(file_io, table_path, None if branch == MAIN_BRANCH else branch).latest()
+    producer = (schema.options.get("changelog-producer") or "none") if schema is not None else "none"
+    return producer.strip().lower() != "none"

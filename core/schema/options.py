@@ -57,6 +57,20 @@ def parse_bool(text: str, key: str = "option") -> bool:
     raise InvalidInput(f"option {key}={text!r}: expected true or false")
 
 
+# room a file name prefix leaves for "<uuid>-<n>.<format>[.<compression>]" and "-<n>.index"
+MAX_FILE_PREFIX_BYTES = 128
+
+
+def _file_prefix(key: str, prefix: str) -> str:
+    """A data/changelog file name prefix: part of one file name, short enough for the rest."""
+    if "/" in prefix or "\\" in prefix or any(ord(c) < 0x20 or ord(c) == 0x7F for c in prefix):
+        raise InvalidInput(f"option {key}={prefix[:40]!r}: a file name prefix cannot hold '/', '\\' or control characters")
+    if len(prefix.encode("utf-8", "surrogatepass")) > MAX_FILE_PREFIX_BYTES:
+        raise InvalidInput(f"option {key}={prefix[:40]!r}...: a file name prefix can be at most "
+                           f"{MAX_FILE_PREFIX_BYTES} bytes (a file name at most 255)")
+    return prefix
+
+
 def parse_int(text: str, key: str = "option") -> int:
     try:
         return int(text.strip())
@@ -182,11 +196,11 @@ class CoreOptions:
 
     @property
     def data_file_prefix(self) -> str:
-        return self.get("data-file.prefix") or "data-"
+        return _file_prefix("data-file.prefix", self.get("data-file.prefix") or "data-")
 
     @property
     def changelog_file_prefix(self) -> str:
-        return self.get("changelog-file.prefix") or "changelog-"
+        return _file_prefix("changelog-file.prefix", self.get("changelog-file.prefix") or "changelog-")
 
     @property
     def file_suffix_include_compression(self) -> bool:
@@ -195,6 +209,10 @@ class CoreOptions:
     @property
     def index_file_in_data_file_dir(self) -> bool:
         return self.get_bool("index-file-in-data-file-dir")
+
+    @property
+    def data_file_path_directory(self) -> str | None:
+        return self.get("data-file.path-directory") or None
 
     @property
     def partition_default_name(self) -> str:

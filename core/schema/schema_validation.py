@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import InvalidInput
+from ..io.external_paths import ExternalPaths
 from .file_index_options import validate_file_index_options
 from .options import CHANGELOG_PRODUCERS, MERGE_ENGINES, CoreOptions
 from .table_schema import (
@@ -107,6 +108,7 @@ def validate_table_schema(schema: TableSchema) -> None:
         if opts.merge_engine == "first-row":
             raise InvalidInput("merge-engine first-row does not support deletion vectors (it never deletes old rows)")
     validate_file_index_options(schema.fields, schema.options)
+    ExternalPaths.of(schema.options)  # Java cannot open a table whose external paths it rejects
 
 
 def _validate_columns(schema: TableSchema) -> None:

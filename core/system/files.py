@@ -69,7 +69,9 @@ def _file_source(code: int | None) -> str | None:
 
 def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     cols = ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id",
-            "min_partition_stats", "max_partition_stats", "min_row_id", "max_row_id"]
+            "min_partition_stats", "max_partition_stats", "min_row_id", "max_row_id",
+            # ours after Java's columns: the manifest-list stats 1.1+ readers prune on
+            "min_bucket", "max_bucket", "min_level", "max_level"]
     snap = table.resolve_snapshot(at)
     if snap is None:
         return Rows(cols, [])
@@ -92,6 +94,10 @@ def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
             "max_partition_stats": stats_text(ps.max_values) if with_stats else None,
             "min_row_id": m.min_row_id,
             "max_row_id": m.max_row_id,
+            "min_bucket": m.min_bucket,
+            "max_bucket": m.max_bucket,
+            "min_level": m.min_level,
+            "max_level": m.max_level,
         })
     return Rows(cols, rows)
 

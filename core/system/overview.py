@@ -6,8 +6,9 @@ from typing import Any
 
 from ..data.java_format import local_datetime_from_millis
 from ..manifest.manifest import DataFileMeta, ManifestEntry
-from ..operation.data_evolution import is_data_evolution, logical_row_count
+from ..operation.data_evolution import logical_row_count
 from ..operation.expire import expiry_report, snapshot_health
+from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan, is_postpone_table, split_postponed
 from ..refs.snapshot import Snapshot
 from ..table.file_store_table import FileStoreTable, TimeTravel

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
+from ..io.paths import check_name_length
 
 NAME_KINDS = ("database", "table", "branch", "tag", "consumer")
 
@@ -30,6 +31,7 @@ def validate_name(kind: str, name: str) -> str:
         raise ValueError(f"unknown name kind {kind!r}")
     if name is None or not name.strip():
         raise InvalidInput(f"{kind} name {name!r} is empty")
+    check_name_length(kind, name)
     if name != name.strip():
         raise InvalidInput(f"{kind} name {name!r} has leading or trailing whitespace")
     for ch in name:

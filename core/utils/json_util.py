@@ -46,3 +46,5 @@ def loads_metadata(text: str, path: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise CorruptMetadata(path, f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from e
+    except RecursionError as e:  # Python's parser recurses once per level
+        raise CorruptMetadata(path, "JSON nested too deeply to be Paimon metadata") from e

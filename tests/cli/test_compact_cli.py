@@ -224,7 +224,7 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_compact_a_branch(env: Env) -> None:
     from paimon_cli.core.compact.write_job import write_table_result
-    from paimon_cli.core.refs.branches import create_branch
+    from paimon_cli.core.operation.branch_ops import create_branch
 
     cat = FileSystemCatalog(env.wh)
     create_branch(cat.get_table("db.pk"), "b1")

@@ -11,11 +11,11 @@ import pytest
 from paimon_cli.core.data.types import IntType, VarCharType
 from paimon_cli.core.errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.operation.branch_ops import create_branch, delete_branch, fast_forward, plan_fast_forward
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.tag_ops import create_tag
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.refs.branches import create_branch, delete_branch, fast_forward, plan_fast_forward
-from paimon_cli.core.refs.tags import create_tag
 from paimon_cli.core.schema.schema_change import RemoveOption, SetOption
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog

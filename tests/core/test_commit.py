@@ -17,7 +17,7 @@ import pytest
 
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_data_type
-from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
+from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.manifest.index_manifest import DeletionVectorMeta, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind
 from paimon_cli.core.mergetree.commit_message import CommitMessage
@@ -962,18 +962,21 @@ def test_check_latest_sees_each_attempts_base_and_can_refuse(wh: str) -> None:
     assert t.snapshot_manager.latest_snapshot_id() == 3
 
 
-def test_data_evolution_commit_needs_row_ids_and_stamps_sequence_numbers(wh: str) -> None:
+def test_data_evolution_commit_numbers_rows_as_row_tracking(wh: str) -> None:
+    """Java's RowTrackingCommitUtils on a data-evolution table: a new file gets ids from
+    nextRowId; a partial-column file that carries its range's first row id keeps it (nextRowId
+    stays) and gets the snapshot id as sequence number; a compaction output keeps its range."""
     t = make_table(wh, partitioned=False,
                    options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
-    with pytest.raises(NotYetSupported, match="row ids"):
-        FileStoreCommit(t)
-    c = FileStoreCommit(t, row_ids_assigned=True)
-    with pytest.raises(NotYetSupported, match="no row ids"):
-        c.commit([msg(t, [dfile()], dt=None)])
-    new = replace(dfile(), min_sequence_number=0, max_sequence_number=0, first_row_id=0, write_cols=("v",))
-    kept = replace(dfile(), min_sequence_number=3, max_sequence_number=5, first_row_id=10)
-    snap = c.commit([msg(t, [new, kept], dt=None)])
-    assert snap is not None
-    seqs = {e.file.file_name: (e.file.min_sequence_number, e.file.max_sequence_number)
-            for e in FileStoreScan(t).plan(snap)}
-    assert seqs == {new.file_name: (snap.id, snap.id), kept.file_name: (3, 5)}
+    c = FileStoreCommit(t)
+    base = replace(dfile(rows=4), max_sequence_number=0)
+    s1 = c.commit([msg(t, [base], dt=None)])
+    assert s1 is not None and s1.next_row_id == 4
+    partial = replace(dfile(rows=4), max_sequence_number=0, first_row_id=0, write_cols=("v",))
+    kept = replace(dfile(), min_sequence_number=3, max_sequence_number=5, first_row_id=10, file_source=1)
+    s2 = c.commit([msg(t, [partial, kept], dt=None)])
+    assert s2 is not None and s2.next_row_id == 4
+    files = {e.file.file_name: e.file for e in FileStoreScan(t).plan(s2)}
+    got = {n: (f.first_row_id, f.min_sequence_number, f.max_sequence_number) for n, f in files.items()}
+    assert got == {base.file_name: (0, s1.id, s1.id), partial.file_name: (0, s2.id, s2.id),
+                   kept.file_name: (10, 3, 5)}

@@ -12,7 +12,7 @@ import pytest
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
 from paimon_cli.core.data.binary_row import EMPTY_ROW, deserialize, serialize
 from paimon_cli.core.data.types import parse_columns
-from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
+from paimon_cli.core.index.deletion_vectors import DeletionVector, read_deletion_vectors, write_deletion_vector_index
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestEntry
@@ -254,9 +254,11 @@ def dv_index_names(t: Any) -> set[str]:
             if ie.index_file.index_type == DELETION_VECTORS_INDEX}
 
 
-def test_unaware_deletion_vectors_applied_and_dropped(cat: FileSystemCatalog) -> None:
+@pytest.mark.parametrize("bitmap64", [False, True])
+def test_unaware_deletion_vectors_applied_and_dropped(cat: FileSystemCatalog, bitmap64: bool) -> None:
     t = make(cat, "dvu", -1, part=(), **{"deletion-vectors.enabled": "true", "target-file-size": "1 mb",
-                                         "compaction.small-file-ratio": "0.0001"})
+                                         "compaction.small-file-ratio": "0.0001",
+                                         "deletion-vectors.bitmap64": str(bitmap64).lower()})
     expected = []
     for k in range(3):
         expected += rows_of(k, 10, ("x",))
@@ -277,6 +279,10 @@ def test_unaware_deletion_vectors_applied_and_dropped(cat: FileSystemCatalog) ->
     assert [f.file_name for f in r.deleted_index_files] == sorted(old_index)
     assert len(r.new_index_files) == 1
     assert [m.data_file_name for m in r.new_index_files[0].dv_ranges] == [files[1].file.file_name]
+    # the kept vector (written 32-bit above) is rewritten in the kind deletion-vectors.bitmap64 names
+    kept = read_deletion_vectors(t.file_io, paths.join(paths.index_dir(t.path), r.new_index_files[0].file_name),
+                                 r.new_index_files[0].dv_ranges)
+    assert [(list(v.positions()), v.is_64) for v in kept.values()] == [([3], bitmap64)]
     t = cat.get_table(t.identifier)
     assert read_all(t) == want
     assert dv_index_names(t) == {r.new_index_files[0].file_name}

@@ -20,13 +20,9 @@ from paimon_cli.app import app
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
+from paimon_cli.core.manifest.index_manifest import IndexManifestFile
 from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.expire import (
-    DATA_FILE,
-    MANIFEST,
-    MANIFEST_LIST,
-    SNAPSHOT,
-    ExpirePolicy,
     apply_expire,
     expire,
     expire_after_commit,
@@ -34,6 +30,8 @@ from paimon_cli.core.operation.expire import (
     plan_expire,
     snapshot_health,
 )
+from paimon_cli.core.operation.expire_plan import ExpirePolicy
+from paimon_cli.core.operation.file_deletion import DATA_FILE, MANIFEST, MANIFEST_LIST, SNAPSHOT
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
@@ -286,7 +284,7 @@ def test_unreadable_metadata_refuses_and_deletes_nothing(tmp_path: Path, what: s
         metas = ManifestList(fio, mdir).read(sm.snapshot(8).base_manifest_list)
         target = os.path.join(mdir, metas[0].file_name)
     elif what in ("branch-snapshot", "branch-tag"):
-        from paimon_cli.core.refs.branches import create_branch
+        from paimon_cli.core.operation.branch_ops import create_branch
 
         create_branch(t, "dev", tag="keep")
         b = FileSystemCatalog(wh).get_table("db.t", "dev")
@@ -403,6 +401,27 @@ def _shape(files: set[str]) -> dict[str, int]:
     return out
 
 
+def test_index_files_in_the_data_directories_are_deleted(tmp_path: Path) -> None:
+    """With index-file-in-data-file-dir the deletion-vector files sit in the bucket directory;
+    expiry looked for them in <table>/index and left them behind."""
+    t = make_table(str(tmp_path), options={"deletion-vectors.enabled": "true", "index-file-in-data-file-dir": "true",
+                                           "write-only": "false", "bucket": "1"})
+    for i in range(5):
+        put(t, [1, 2, 3, 10 + i], v=i)
+    t = reload(t)
+    rows = rows_at(t)
+    in_bucket = {f for f in files_of(t) if f.startswith("dt=a/bucket-0/index-")}
+    assert len(in_bucket) > 1
+    expire(t, ExpirePolicy(retain_min=1, time_retained_millis=0))
+    t = reload(t)
+    latest = t.snapshot_manager.latest_snapshot()
+    assert latest is not None and latest.index_manifest
+    kept = {f"dt=a/bucket-0/{e.index_file.file_name}" for e in IndexManifestFile(
+        t.file_io, os.path.join(t.path, "manifest")).read(latest.index_manifest)}
+    assert {f for f in files_of(t) if f.startswith("dt=a/bucket-0/index-")} == kept
+    assert rows_at(t) == rows
+
+
 # ---------------------------------------------------------------------------- gaps and hints
 
 
@@ -492,7 +511,7 @@ def test_decoupled_changelog_moves_snapshots_then_expires_them(tmp_path: Path) -
 
 
 def test_branch_files_are_protected(tmp_path: Path) -> None:
-    from paimon_cli.core.refs.branches import create_branch
+    from paimon_cli.core.operation.branch_ops import create_branch
 
     t = history(str(tmp_path), 8)
     t.tag_manager.create_tag("base", t.snapshot_manager.snapshot(3))
@@ -515,7 +534,7 @@ def test_manifest_kinds_present(tmp_path: Path) -> None:
 
 
 def test_cli_branch_expires_only_that_branch_and_keeps_main(tmp_path: Path) -> None:
-    from paimon_cli.core.refs.branches import create_branch
+    from paimon_cli.core.operation.branch_ops import create_branch
 
     wh = str(tmp_path)
     t = history(wh, 5)

@@ -7,6 +7,7 @@ agreement with Java 0.9 is in tests/interop/test_compact_lookup_java.py.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,30 @@ def test_dv_maintainer_round_trip(tmp_path: Path, bitmap64: bool) -> None:
     new3, deleted3, written3 = dv3.write()
     assert deleted3 == new2 and new3[0].row_count == 0 and new3[0].dv_ranges == ()
     assert t.file_io.read_bytes(written3[0]) == b"\x01"
+
+
+@pytest.mark.parametrize("bitmap64", [False, True])
+def test_dv_maintainer_writes_restored_vectors_in_the_tables_kind(tmp_path: Path, bitmap64: bool) -> None:
+    """``deletion-vectors.bitmap64`` is not immutable: after it changes, the next index file of
+    a bucket holds every vector (restored ones too) in the kind the option now names."""
+    old = make(tmp_path, **{"deletion-vectors.enabled": "true", "deletion-vectors.bitmap64": str(not bitmap64).lower()})
+    dv = DvMaintainer(old, b"", 0, [])
+    dv.notify_deletions("a.parquet", [3, 4])
+    dv.notify_deletions("b.parquet", [0])
+    (meta,), _, _ = dv.write()
+    t = old.copy({"deletion-vectors.bitmap64": str(bitmap64).lower()})
+    restored = DvMaintainer(t, b"", 0, [meta])
+    assert {v.is_64 for v in restored.vectors.values()} == {not bitmap64}
+    restored.notify_deletions("b.parquet", [9])
+    new, deleted, written = restored.write()
+    assert deleted == [meta]
+    got = read_deletion_vectors(t.file_io, written[0], new[0].dv_ranges)
+    assert {n: list(v.positions()) for n, v in got.items()} == {"a.parquet": [3, 4], "b.parquet": [0, 9]}
+    assert {v.is_64 for v in got.values()} == {bitmap64}
+    blob_len = {True: 8, False: 0}[bitmap64]  # the 64-bit length counts the prefix and the CRC
+    for m in new[0].dv_ranges:
+        (size,) = struct.unpack_from(">i", t.file_io.read_bytes(written[0]), m.offset)
+        assert m.length == size + blob_len
 
 
 # ---------------------------------------------------------------------------- LevelLookup

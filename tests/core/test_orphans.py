@@ -211,9 +211,12 @@ def test_tag_whose_manifest_list_is_missing_refuses(table: Any) -> None:
     """apache/paimon#5229 / #6479: a tag that cannot be read must protect, not expose, its files."""
     root = Path(table.path)
     tag = json.loads((root / "tag" / "tag-t2").read_text())
-    # make the tag point at metadata only it would use, then lose that metadata
+    # make the tag point at metadata only it would use, then lose that metadata; its snapshot
+    # has expired (while snapshot-2 exists, a tag naming other lists is refused as inconsistent)
     tag["baseManifestList"] = "manifest-list-00000000-aaaa-bbbb-cccc-000000000000-0"
     (root / "tag" / "tag-t2").write_text(json.dumps(tag))
+    (root / "snapshot" / "snapshot-1").unlink()
+    (root / "snapshot" / "snapshot-2").unlink()
     _planted(table)
     before = files_under(table.path)
     with pytest.raises(UnsafeRefused, match=r"manifest-list-00000000.*referenced by tag t2 does not exist"):
@@ -237,30 +240,31 @@ def test_no_snapshots_but_data_refuses(table: Any) -> None:
 def test_snapshots_vanishing_while_reading_refuses(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A concurrent expire/rollback that removes every listed snapshot between listing and reading."""
     from paimon_cli.core.operation import used_files
+    from paimon_cli.core.refs.snapshot import SnapshotManager
 
-    real = used_files._read_json_snapshot
+    real = SnapshotManager.try_snapshot
 
-    def vanish(file_io: Any, path: str, is_tag: bool) -> Any:
-        return None if "/snapshot/snapshot-" in path else real(file_io, path, is_tag)
+    def vanish(self: SnapshotManager, sid: int) -> Any:
+        return None if self.dir_name == "snapshot" else real(self, sid)
 
-    monkeypatch.setattr(used_files, "_read_json_snapshot", vanish)
+    monkeypatch.setattr(SnapshotManager, "try_snapshot", vanish)
     monkeypatch.setattr(used_files.time, "sleep", lambda s: None)
     with pytest.raises(UnsafeRefused, match="latest snapshot vanished"):
         plan_remove_orphans(table)
 
 
 def test_expired_snapshot_vanishing_is_tolerated(table: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paimon_cli.core.operation import used_files
+    from paimon_cli.core.refs.snapshot import SnapshotManager
 
-    real = used_files._read_json_snapshot
+    real = SnapshotManager.try_snapshot
 
-    def vanish(file_io: Any, path: str, is_tag: bool) -> Any:
-        if path.endswith("/snapshot/snapshot-1"):
-            os.unlink(path)  # expired meanwhile
+    def vanish(self: SnapshotManager, sid: int) -> Any:
+        if self.dir_name == "snapshot" and sid == 1:
+            os.unlink(self.snapshot_path(sid))  # expired meanwhile
             return None
-        return real(file_io, path, is_tag)
+        return real(self, sid)
 
-    monkeypatch.setattr(used_files, "_read_json_snapshot", vanish)
+    monkeypatch.setattr(SnapshotManager, "try_snapshot", vanish)
     plan = plan_remove_orphans(table)
     assert "snapshot 1" in plan.used.vanished
 

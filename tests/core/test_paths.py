@@ -109,3 +109,24 @@ def test_non_legacy_partition_values() -> None:
     assert v(datetime.datetime(2024, 1, 1, 10, 0), TimestampType(0), legacy_name=False) == "2024-01-01 10:00:00"
 
 
+
+
+@pytest.mark.parametrize("name", ["manifest-list-abc-0", "data-1.parquet", "data-1.parquet-1.index", "stat-x-0",
+                                  "a" * 255, "é" * 127])
+def test_check_file_name_accepts_plain_names(name: str) -> None:
+    assert paths.check_file_name(name, "_FILE_NAME", "/t/manifest/m") == name
+
+
+@pytest.mark.parametrize("name, problem", [
+    ("../snapshot/snapshot-5", "is a path"), ("a/b", "is a path"), ("a\\b", "is a path"), ("..", "is a path"),
+    (".", "is a path"), ("", "is empty"), ("a\x00b", "control characters"), ("a\nb", "control characters"),
+    ("a" * 256, "longer than 255 bytes"), ("é" * 128, "longer than 255 bytes"), (5, "not a string"),
+])
+def test_check_file_name_refuses_what_could_address_another_file(name: object, problem: str) -> None:
+    """Issue 16: a name recorded in metadata that is not one plain file name is corrupt
+    metadata (expire and rollback would otherwise delete a file of another kind)."""
+    from paimon_cli.core.errors import CorruptMetadata
+
+    with pytest.raises(CorruptMetadata) as ei:
+        paths.check_file_name(name, "_FILE_NAME", "/t/manifest/m")
+    assert str(ei.value).startswith("/t/manifest/m: _FILE_NAME ") and problem in str(ei.value)

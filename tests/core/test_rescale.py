@@ -27,7 +27,7 @@ from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.compact.rescale import plan_rescale, rescale
 from paimon_cli.core.compact.write_job import write_table, write_table_result
 from paimon_cli.core.data import binary_row
-from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
+from paimon_cli.core.errors import CommitConflict, InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema, key_value_file_fields
 from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, bucket_key_fields
@@ -426,8 +426,10 @@ def test_refusals(cat: FileSystemCatalog, csv: Inputs) -> None:
     with pytest.raises(InvalidInput, match="bucket-unaware append table"):
         rescale(a)
     pp = make(cat, "pp", "id BIGINT NOT NULL, v STRING", ("id",), bucket="-2")
-    with pytest.raises(NotYetSupported, match="postpone bucket"):
-        rescale(pp, bucket_num=2)
+    with pytest.raises(InvalidInput, match="postpone bucket.*--bucket-num"):
+        rescale(pp)
+    res = rescale(pp, bucket_num=2)  # no snapshot: nothing to rewrite, and the option stays -2
+    assert res.snapshot_id is None and cat.get_table("db.pp").schema.bucket == -2
     u = make(cat, "u", "id BIGINT NOT NULL, v STRING", ("id",), bucket="2")
     with pytest.raises(InvalidInput, match="--bucket-num 0"):
         rescale(u, bucket_num=0)

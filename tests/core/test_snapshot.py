@@ -164,6 +164,38 @@ def test_corrupt_snapshot(mutate, problem) -> None:  # type: ignore[no-untyped-d
     assert "/t/snapshot/snapshot-7" in msg and problem in msg and "\n" not in msg
 
 
+@pytest.mark.parametrize(
+    "mutate, expected_id, problem",
+    [
+        (lambda t: t, 6, "says id 7 but its file name says 6"),
+        (lambda t: t.replace('"id" : 7', '"id" : 424242'), 7, "says id 424242 but its file name says 7"),
+        (lambda t: t.replace('"id" : 7', '"id" : 0'), None, "snapshot id 0 is not positive"),
+        (lambda t: t.replace('"schemaId" : 1', '"schemaId" : -1'), 7, "schemaId -1 is negative"),
+        (lambda t: t.replace('"manifest-list-aaaa-4"', '"../snapshot/snapshot-5"'), 7,
+         "baseManifestList '../snapshot/snapshot-5' is a path"),
+        (lambda t: t.replace('"manifest-list-aaaa-5"', '"manifest-list\\u0000x"'), 7,
+         "deltaManifestList 'manifest-list\\x00x' contains control characters"),
+        (lambda t: t.replace('"manifest-list-aaaa-5"', '".."'), 7, "deltaManifestList '..' is a path"),
+        (lambda t: t.replace('"manifest-list-aaaa-5"', '""'), 7, "deltaManifestList '' is empty"),
+        (lambda t: t.replace('"index-manifest-bbbb-0"', '"/etc/passwd"'), 7, "indexManifest '/etc/passwd' is a path"),
+        (lambda t: t.replace('"baseManifestListSize" : 1024', '"baseManifestListSize" : -3'), 7,
+         "baseManifestListSize -3 is negative"),
+    ],
+)
+def test_inconsistent_snapshot(mutate, expected_id, problem) -> None:  # type: ignore[no-untyped-def]
+    """Issue 16: fields deletion decisions rest on must agree with the file name and be plain
+    file names; each problem is one line naming the file."""
+    text = mutate(JAVA_1X)
+    with pytest.raises(CorruptMetadata) as ei:
+        Snapshot.from_json(text, "/t/snapshot/snapshot-x", expected_id)
+    msg = str(ei.value)
+    assert msg.startswith("/t/snapshot/snapshot-x: ") and problem in msg and "\n" not in msg
+
+
+def test_consistent_snapshot_with_expected_id() -> None:
+    assert Snapshot.from_json(JAVA_1X, "snapshot-7", 7).id == 7
+
+
 # -- SnapshotManager ----------------------------------------------------------------------
 
 
@@ -174,9 +206,17 @@ def _snap(i: int, t: int | None = None) -> Snapshot:
     )
 
 
+def _schema_file(sm: SnapshotManager) -> None:
+    """Snapshots name schema 0: a real table has that file (readers check it exists)."""
+    schema = Path(sm.snapshot_dir).parent / "schema" / "schema-0"
+    schema.parent.mkdir(parents=True, exist_ok=True)
+    schema.write_text("{}")
+
+
 def _table(tmp_path: Path, ids, branch: str | None = None, times=None) -> SnapshotManager:  # type: ignore[no-untyped-def]
     fio = FileIO(str(tmp_path))
     sm = SnapshotManager(fio, str(tmp_path / "db.db" / "t"), branch)
+    _schema_file(sm)
     for i in ids:
         t = None if times is None else times[i]
         fio.write_bytes(sm.snapshot_path(i), _snap(i, t).to_json().encode())
@@ -322,6 +362,7 @@ def test_snapshots_many_in_order(tmp_path: Path) -> None:
     fio = FileIO(str(tmp_path))
     sm = SnapshotManager(fio, str(tmp_path / "t"))
     os.makedirs(sm.snapshot_dir)
+    _schema_file(sm)
     for i in range(1, n + 1):
         with open(sm.snapshot_path(i), "w") as f:
             f.write(_snap(i).to_json())

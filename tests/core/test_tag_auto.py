@@ -14,8 +14,9 @@ from paimon_cli.core.data.types import IntType
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.operation.commit import FileStoreCommit
+from paimon_cli.core.operation.tag_ops import auto_create_tags, create_tag, tag_maintenance_after_commit
 from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.refs.tags import TagPeriod, auto_create_tags, create_tag, tag_maintenance_after_commit
+from paimon_cli.core.refs.tag_period import TagPeriod
 from paimon_cli.core.schema.options import CoreOptions
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog

@@ -14,20 +14,20 @@ import pytest
 from paimon_cli.core.data.types import IntType, VarCharType
 from paimon_cli.core.errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from paimon_cli.core.format.arrow_schema import arrow_schema
+from paimon_cli.core.operation.branch_ops import create_branch
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.operation.write import TableWrite
-from paimon_cli.core.refs.branches import create_branch
-from paimon_cli.core.refs.tags import (
+from paimon_cli.core.operation.tag_deletion import plan_tag_deletion
+from paimon_cli.core.operation.tag_ops import (
     create_tag,
     delete_tags,
     expire_tags,
     expire_tags_after_commit,
     expired_tag_names,
-    plan_tag_deletion,
     rename_tag,
 )
+from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
@@ -204,7 +204,7 @@ def test_default_time_retained_option_and_after_commit(catalog: FileSystemCatalo
 
 
 def test_branch_created_between_plan_and_apply_refuses(history: Any) -> None:
-    from paimon_cli.core.refs.tags import apply_tag_deletion
+    from paimon_cli.core.operation.tag_deletion import apply_tag_deletion
 
     plan = plan_tag_deletion(history, ["t2"])
     assert any(f.kind == "data" for f in plan.files)

@@ -85,9 +85,17 @@ def test_duration_helpers() -> None:
     assert parse_iso_duration("nope") is None
 
 
+def _with_schema(tm: TagManager) -> TagManager:
+    """Tags name schema 0: a real table has that file (readers check it exists)."""
+    schema = Path(tm.tag_dir).parent / "schema" / "schema-0"
+    schema.parent.mkdir(parents=True, exist_ok=True)
+    schema.write_text("{}")
+    return tm
+
+
 def test_manager_create_list_read(tmp_path: Path) -> None:
     fio = FileIO(str(tmp_path))
-    tm = TagManager(fio, str(tmp_path / "t"))
+    tm = _with_schema(TagManager(fio, str(tmp_path / "t")))
     assert tm.tags() == []
     tm.create_tag("b", _snap(3))
     tm.create_tag("a", _snap(3), time_retained=datetime.timedelta(hours=1),
@@ -107,7 +115,7 @@ def test_manager_create_list_read(tmp_path: Path) -> None:
 
 
 def test_existing_tag_refused(tmp_path: Path) -> None:
-    tm = TagManager(FileIO(str(tmp_path)), str(tmp_path / "t"))
+    tm = _with_schema(TagManager(FileIO(str(tmp_path)), str(tmp_path / "t")))
     tm.create_tag("x", _snap(1))
     with pytest.raises(AlreadyExists, match="'x' already exists"):
         tm.create_tag("x", _snap(2))

@@ -141,6 +141,12 @@ def decode_value(value: Any, arrow_type: str) -> Any:
     return value
 
 
+def write_op(warehouse: str, db: str, table: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A ``write`` op (one batch write + commit) for :meth:`PyPaimon.batch` / :meth:`PyPaimon.run`."""
+    return {"op": "write", "warehouse": str(warehouse), "db": db, "table": table,
+            "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
+
+
 @dataclass
 class SystemRows:
     """A system table as pypaimon renders it (JSON-safe values, column names verbatim)."""
@@ -177,6 +183,17 @@ class PyPaimon:
             raise RuntimeError(
                 f"pypaimon driver exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
         return json.loads(lines[-1])["results"]
+
+    def run(self, ops: list[dict[str, Any]]) -> list[Any]:
+        """:meth:`batch` that must succeed: every op's result, or PyPaimonError for the first
+        that failed."""
+        results = self.batch(ops)
+        for op, res in zip(ops, results, strict=False):
+            if not res["ok"]:
+                raise PyPaimonError(op["op"], res["error"], res["message"], res["traceback"])
+        if len(results) != len(ops):
+            raise RuntimeError(f"pypaimon driver stopped after {len(results)} of {len(ops)} ops")
+        return [res["result"] for res in results]
 
     def call(self, op: str, **kwargs: Any) -> Any:
         (res,) = self.batch([{"op": op, **kwargs}])
@@ -233,6 +250,28 @@ class PyPaimon:
         res = self.call("update_by_row_id", warehouse=str(warehouse), db=db, table=table, columns=list(columns),
                         rows=[{k: encode_value(v) for k, v in r.items()} for r in rows])
         return int(res["snapshot_id"])
+
+    def build_tables(self, warehouse: str, db: str, columns: list[tuple[str, str]], primary_keys: list[str],
+                     partition_keys: list[str],
+                     tables: dict[str, tuple[dict[str, str], list[tuple[bool, list[dict[str, Any]]]]]]) -> None:
+        """Create every table of ``tables`` (name -> (options, [(staged?, rows)])) and commit its
+        writes in order, in ONE driver run. ``staged`` matters for postpone-bucket tables: True
+        writes into the postpone bucket, False routes the rows into real buckets."""
+        ops: list[dict[str, Any]] = []
+        for name, (options, commits) in tables.items():
+            ops.append({"op": "create_table", "warehouse": str(warehouse), "db": db, "table": name,
+                        "columns": [list(c) for c in columns], "primary_keys": primary_keys,
+                        "partition_keys": partition_keys, "options": options})
+            ops += [{"op": "write", "warehouse": str(warehouse), "db": db, "table": name,
+                     "postpone_fixed_bucket": not staged,
+                     "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
+                    for staged, rows in commits]
+        results = self.batch(ops)
+        failed = [r for r in results if not r["ok"]]
+        if failed or len(results) != len(ops):
+            raise PyPaimonError("build_tables", failed[0]["error"] if failed else "stopped",
+                                failed[0]["message"] if failed else "driver stopped",
+                                failed[0]["traceback"] if failed else "")
 
     def read(self, warehouse: str, db: str, table: str, snapshot_id: int | None = None,
              tag: str | None = None, branch: str | None = None,

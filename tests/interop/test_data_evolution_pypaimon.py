@@ -281,8 +281,6 @@ def test_write_columns_refused_on_other_tables_and_with_other_modes(pypaimon: Py
     assert "not a data-evolution table" in res.stderr
     res = cli(own_wh, "write", f"{DB}.de", path, "--columns", "b", "--overwrite", code=4)
     assert "--columns" in res.stderr
-    res = cli(own_wh, "write", f"{DB}.de", path, code=1)  # appending rows: no row ids assigned yet
-    assert "data-evolution" in res.stderr
 
 
 def test_update_conflicts_when_its_ranges_changed_since_it_read_them(own_wh: str, tmp_path: Path) -> None:

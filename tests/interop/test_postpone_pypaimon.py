@@ -38,7 +38,7 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
-from tests.interop.pypaimon_peer import PyPaimon, decode_value, encode_value
+from tests.interop.pypaimon_peer import PyPaimon, decode_value
 
 pytestmark = pytest.mark.pypaimon
 
@@ -136,17 +136,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def peer_wh(pypaimon: PyPaimon, tmp_path_factory: pytest.TempPathFactory) -> str:
     """pypaimon 2.1 writes every table of TABLES (one snapshot per commit)."""
     wh = str(tmp_path_factory.mktemp("peer-postpone-wh"))
-    ops: list[dict[str, Any]] = []
-    for name, (options, commits) in TABLES.items():
-        ops.append({"op": "create_table", "warehouse": wh, "db": DB, "table": name,
-                    "columns": [list(c) for c in COLUMNS], "primary_keys": KEYS, "partition_keys": ["dt"],
-                    "options": options})
-        ops += [{"op": "write", "warehouse": wh, "db": DB, "table": name, "postpone_fixed_bucket": not postponed,
-                 "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
-                for postponed, rows in commits]
-    results = pypaimon.batch(ops)
-    failed = [r for r in results if not r["ok"]]
-    assert not failed and len(results) == len(ops), failed[0]["traceback"] if failed else "driver stopped"
+    pypaimon.build_tables(wh, DB, COLUMNS, KEYS, ["dt"], TABLES)
     for name, (_, commits) in TABLES.items():
         # the layout the tests rely on: each commit is one snapshot, in the buckets it meant
         assert FileSystemCatalog(wh).get_table(f"{DB}.{name}").snapshot_manager.snapshot_ids() == \
@@ -303,15 +293,19 @@ def _dt_pred(wh: str, value: str) -> Any:
 
 
 # --------------------------------------------------------------------------------------
-# compaction is refused; maintenance keeps postponed files
+# compaction plans; maintenance keeps postponed files
 
 
-def test_compact_refuses_postpone_tables(wh: str) -> None:
+def test_compact_plan_and_refusals_change_nothing(wh: str) -> None:
+    """Moving staged files is tested in test_postpone_compact_pypaimon; a plan or a refused
+    request leaves the table alone."""
     root = Path(wh, f"{DB}.db", "mixed")
     before = sorted(str(p) for p in root.rglob("*"))
-    for args in (["--plan"], [], ["--full"]):
-        res = cli(wh, "compact", f"{DB}.mixed", *args, code=1)
-        assert "postpone" in res.stderr and "bucket=-2" in res.stderr, res.stderr
+    plan = cli_json(wh, "compact", f"{DB}.mixed", "--plan")
+    assert {r["bucket"] for r in plan} == {-2}
+    for args, code in ((["--max-bytes", "1000000"], 4), (["--engine", "spark"], 4)):
+        res = cli(wh, "compact", f"{DB}.mixed", *args, code=code)
+        assert "postpone" in res.stderr, res.stderr
     assert sorted(str(p) for p in root.rglob("*")) == before
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.operation.branch_ops import create_branch, delete_branch, fast_forward
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.refs.branches import create_branch, delete_branch, fast_forward
-from paimon_cli.core.refs.tags import create_tag, delete_tags, expire_tags, rename_tag
+from paimon_cli.core.operation.tag_ops import create_tag, delete_tags, expire_tags, rename_tag
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
@@ -249,7 +249,7 @@ def test_fast_forward_and_delete_match_java(java_paimon: JavaPaimon, tmp_path: P
 
 def test_auto_tags_match_java(java_paimon: JavaPaimon, tmp_path: Path) -> None:
     """process-time daily auto tags: Java creates them after its next commit, we after ours."""
-    from paimon_cli.core.refs.tags import auto_create_tags
+    from paimon_cli.core.operation.tag_ops import auto_create_tags
 
     base = tmp_path / "base"
     _make(java_paimon, base, "t", commits=3)
