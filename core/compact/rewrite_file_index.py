@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..data.types import DataField
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotYetSupported
 from ..fileindex.format import INDEX_SUFFIX, FileIndexContainer, index_file_names, new_index_file_name, write_container
 from ..fileindex.writer import DataFileIndexWriter
 from ..format.data_file import iter_data_file_batches
@@ -47,6 +47,7 @@ from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..mergetree.commit_message import CommitMessage
 from ..operation.commit import FileStoreCommit
+from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
 from ..schema.file_index_options import (
     BITMAP,
@@ -237,6 +238,9 @@ def rewrite_file_index(
     from ..operation.partition_spec import parse_partition_specs, partition_filter
     started = time.monotonic()
     schema = table.schema
+    if is_data_evolution(table.options):  # partial-column files hold only some of the indexed columns
+        raise NotYetSupported("rewrite-file-index: data-evolution tables (data-evolution.enabled) are not "
+                              "supported yet")
     validate_file_index_options(schema.fields, schema.options)
     specs = parse_partition_specs(partitions, schema) if partitions else None
     keep_part = partition_filter(schema, specs, where)

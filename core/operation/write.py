@@ -48,7 +48,8 @@ from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
 from . import postpone
 from .bucket_layout import check_bucket_layout
-from .row_tracking import check_row_tracking_table
+from .data_evolution import check_no_blob
+from .row_tracking import check_row_tracking_table, is_data_evolution
 from .scan import FileStoreScan
 
 if TYPE_CHECKING:
@@ -76,6 +77,8 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
     with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
     """
     check_row_tracking_table(schema, options, "write")  # the commit numbers the rows
+    if is_data_evolution(options):
+        check_no_blob(schema, "write")  # BLOB columns go to .blob files of their own
     bucket = schema.bucket
     if bucket == 0 or bucket < -2:
         raise InvalidInput(f"write: table option bucket={bucket} is invalid (use -1 or a positive count)")

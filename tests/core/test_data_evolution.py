@@ -1,9 +1,13 @@
-"""Row-id range groups and logical row counts of data-evolution files (metadata only)."""
+"""Data-evolution files: row-id range groups, logical row counts (metadata only), maintenance."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow as pa
 import pytest
 
+from paimon_cli.core.api import Table, Warehouse
 from paimon_cli.core.errors import NotYetSupported
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
 from paimon_cli.core.operation.data_evolution import logical_row_count, row_range_groups
@@ -32,3 +36,35 @@ def test_overlapping_ranges_chain_into_one_group() -> None:
 def test_file_without_first_row_id_is_refused_by_name() -> None:
     with pytest.raises(NotYetSupported, match="_FIRST_ROW_ID"):
         row_range_groups([meta("x", None, 3)])
+
+
+# ---------------------------------------------------------------------------- maintenance
+
+
+DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+
+
+def _de_table(tmp_path: Path) -> Table:
+    t = Warehouse(str(tmp_path / "wh")).create_table("db.de", "id BIGINT, v STRING", options=DE)
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": ["a", "b", "c"]}))
+    t.write(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "v": ["B"]}), columns=["v"])
+    return t
+
+
+def test_compact_manifest_keeps_the_merged_rows(tmp_path: Path) -> None:
+    t = _de_table(tmp_path)
+    before = t.read("id,v,_ROW_ID,_SEQUENCE_NUMBER").to_pylist()
+    assert before[1] == {"id": 2, "v": "B", "_ROW_ID": 1, "_SEQUENCE_NUMBER": 2}
+    report = t.compact_manifest()
+    assert report.result is not None and report.result.snapshot_id == 3
+    assert t.read("id,v,_ROW_ID,_SEQUENCE_NUMBER").to_pylist() == before
+
+
+def test_rewrite_file_index_refused_by_name_unchanged(tmp_path: Path) -> None:
+    """Partial-column files hold only some of the indexed columns: refused, not exit 4."""
+    t = _de_table(tmp_path)
+    t.alter(set_options={"file-index.bloom-filter.columns": "v"})
+    files = sorted(p.name for p in (tmp_path / "wh").rglob("*"))
+    with pytest.raises(NotYetSupported, match="rewrite-file-index: data-evolution"):
+        t.rewrite_file_index()
+    assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == files

@@ -209,6 +209,8 @@ def test_blob_columns_refused_by_name(pypaimon: PyPaimon, tmp_path: Path) -> Non
     res = cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"_ROW_ID": [0], "id": [1]}), "--columns", "id",
               code=1)
     assert "BLOB" in res.stderr
+    res = cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"id": [2]}), code=1)  # an append
+    assert "BLOB" in res.stderr
 
 
 # -- write --columns: update rows by _ROW_ID --------------------------------------------------
@@ -297,3 +299,41 @@ def test_update_conflicts_when_its_ranges_changed_since_it_read_them(own_wh: str
         dataevo_update.check_ranges_unchanged(table, base, latest, mine)
     other = [r for r in ranges if r.first == 0]
     dataevo_update.check_ranges_unchanged(table, base, latest, other)  # another range: no conflict
+
+
+# -- plain appends: the commit numbers new rows from nextRowId ---------------------------------
+
+
+def test_appends_interleave_with_pypaimon_ids_never_collide(pypaimon: PyPaimon, own_wh: str, tmp_path: Path) -> None:
+    """We append (ids from the snapshot's nextRowId, as Java's commit assigns them), pypaimon
+    appends after us, both update rows of the other's ranges: every reader sees the same rows,
+    ids, and sequence numbers (the newest file of a range gives its rows' sequence number)."""
+    name = f"{DB}.de"
+    table = FileSystemCatalog(own_wh).get_table(name)
+    assert table.snapshot_manager.latest_snapshot().next_row_id == 120
+    ours = _rows(120, 130, "z")
+    path = tmp_path / "append.parquet"
+    pq.write_table(pa.Table.from_pylist(ours, schema=pa.schema([(c, t) for c, t in COLUMNS])), path)
+    res = cli_json(own_wh, "write", name, str(path))
+    assert res[0]["rows"] == 10 and res[0]["commit_kind"] == "APPEND"
+    theirs = _rows(130, 135, "x")
+    pypaimon.write(own_wh, DB, "de", theirs)
+    pypaimon.update_by_row_id(own_wh, DB, "de", ["b"], [{"_ROW_ID": 121, "b": -121}, {"_ROW_ID": 131, "b": -131}])
+    cli(own_wh, "write", name, update_file(tmp_path, {"_ROW_ID": [125, 132], "c": [12.5, 13.5]}), "--columns", "c")
+    assert table.snapshot_manager.latest_snapshot().next_row_id == 135
+
+    want = {r["_ROW_ID"]: r for r in expected_rows()}
+    want.update({i: {**r, "_ROW_ID": i} for i, r in enumerate(ours + theirs, start=120)})
+    want[121]["b"], want[131]["b"], want[125]["c"], want[132]["c"] = -121, -131, 12.5, 13.5
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    peer = pypaimon.read(own_wh, DB, "de", projection=[*cols, "_SEQUENCE_NUMBER"])
+    mine = TableRead(FileSystemCatalog(own_wh).get_table(name), projection=[*cols, "_SEQUENCE_NUMBER"])
+    assert canon(mine.to_arrow().to_pylist()) == canon(peer)
+    assert canon([{c: r[c] for c in cols} for r in peer]) == canon(list(want.values()))
+    files = {(f["first_row_id"], f["record_count"], tuple(f["write_cols"] or ())) for f in
+             cli_json(own_wh, "inspect", "files", name) if f["first_row_id"] >= 120}
+    assert files == {(120, 10, ()), (130, 5, ()), (120, 10, ("b",)), (130, 5, ("b",)), (120, 10, ("c",)),
+                     (130, 5, ("c",))}
+    got = cli_json(own_wh, "read", name, "--select", "id,_SEQUENCE_NUMBER", "--where", "_ROW_ID BETWEEN 119 AND 121")
+    seq = {r["_ROW_ID"]: r["_SEQUENCE_NUMBER"] for r in peer}
+    assert canon(got) == canon([{"id": i, "_SEQUENCE_NUMBER": seq[i]} for i in (119, 120, 121)])
