@@ -337,3 +337,30 @@ def test_appends_interleave_with_pypaimon_ids_never_collide(pypaimon: PyPaimon, 
     got = cli_json(own_wh, "read", name, "--select", "id,_SEQUENCE_NUMBER", "--where", "_ROW_ID BETWEEN 119 AND 121")
     seq = {r["_ROW_ID"]: r["_SEQUENCE_NUMBER"] for r in peer}
     assert canon(got) == canon([{"id": i, "_SEQUENCE_NUMBER": seq[i]} for i in (119, 120, 121)])
+
+
+def test_update_and_compaction_files_go_to_external_paths(pypaimon: PyPaimon, tmp_path: Path) -> None:
+    """Partial-column files and the compaction's merged file land on the table's external roots
+    (``_EXTERNAL_PATH`` set, nothing in the warehouse), as every other writer's files do."""
+    wh = str(tmp_path / "ext-wh")
+    roots = [f"file://{tmp_path}/ext{i}" for i in range(2)]
+    options = {**DE, "data-file.external-paths": ",".join(roots), "data-file.external-paths.strategy": "round-robin",
+               "compaction.min.file-num": "2"}
+    pypaimon.create_table(wh, DB, "de_ext", COLUMNS, options=options)
+    pypaimon.write(wh, DB, "de_ext", _rows(0, 10, "x"))
+    pypaimon.write(wh, DB, "de_ext", _rows(10, 20, "x"))
+    name = f"{DB}.de_ext"
+    cli(wh, "write", name, update_file(tmp_path, {"_ROW_ID": [3, 12], "b": [-3, -12]}), "--columns", "b")
+    external = tuple(r.replace("file://", "file:") + "/" for r in roots)
+    files = cli_json(wh, "inspect", "files", name)
+    assert len(files) == 4 and all(f["file_path"].startswith(external) for f in files)
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    want = [{**r, "_ROW_ID": i, "b": -i if i in (3, 12) else r["b"]} for i, r in enumerate(_rows(0, 20, "x"))]
+    assert canon(pypaimon.read(wh, DB, "de_ext", projection=cols)) == canon(want)
+    res = cli_json(wh, "compact", name)[0]
+    assert (res["units"], res["files_in"], res["files_out"]) == (1, 4, 1)
+    (merged,) = cli_json(wh, "inspect", "files", name)
+    assert merged["file_path"].startswith(external)
+    assert Path(merged["file_path"].removeprefix("file:")).is_file()
+    assert not list(Path(wh, f"{DB}.db", "de_ext").glob("bucket-*/*.parquet"))  # nothing in the warehouse
+    assert canon(pypaimon.read(wh, DB, "de_ext", projection=cols)) == canon(want)
