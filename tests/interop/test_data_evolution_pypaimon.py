@@ -17,15 +17,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
 
-from paimon_cli.app import app
 from paimon_cli.core.compact.data_evolution import ranges_unchanged
 from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.operation import data_evolution_update as dataevo_update
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.table.catalog import FileSystemCatalog
+from tests.interop.cli_runner import CLI_ENV, cli, cli_json
 from tests.interop.pypaimon_peer import PyPaimon, encode_value
 
 pytestmark = pytest.mark.pypaimon
@@ -57,19 +56,9 @@ def canon(rows: list[dict[str, Any]]) -> list[str]:
     return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
 
 
-def cli(wh: str, *args: str, code: int = 0) -> Any:
-    res = CliRunner().invoke(app, [*args, "-w", wh])
-    assert res.exit_code == code, f"{args}: exit {res.exit_code}\n{res.stdout}\n{res.stderr}"
-    return res
-
-
-def cli_json(wh: str, *args: str) -> Any:
-    return json.loads(cli(wh, *args, "-o", "json").stdout)
-
-
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("PAIMON_WAREHOUSE", "PAIMON_OUTPUT", "PAIMON_FS_OPTIONS", "PAIMON_DEBUG"):
+def clean_cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in CLI_ENV:
         monkeypatch.delenv(var, raising=False)
 
 
