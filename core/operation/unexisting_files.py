@@ -32,6 +32,7 @@ from ..utils.interrupt import discard
 from ..utils.rows import Rows
 from ..utils.workers import map_ordered
 from .commit import FileStoreCommit
+from .row_tracking import is_data_evolution
 from .scan import FileStoreScan
 
 if TYPE_CHECKING:
@@ -87,6 +88,11 @@ class UnexistingFilesResult:
 def plan_remove_unexisting_files(table: FileStoreTable) -> UnexistingFilesPlan:
     """Check every live data file of the latest snapshot; nothing is written."""
     FileStoreCommit(table)  # refuse, before any I/O, tables we cannot commit to
+    if is_data_evolution(table.options):
+        # a lost partial-column file does not lose rows: their columns silently revert to an
+        # older file's values (or null), which no report of "rows removed" would describe
+        raise NotYetSupported("remove-unexisting-files: data-evolution tables (data-evolution.enabled) are not "
+                              "supported: dropping a partial-column file would revert column values")
     latest = table.snapshot_manager.latest_snapshot()
     plan = UnexistingFilesPlan(table.path, None if latest is None else latest.id)
     if latest is None:

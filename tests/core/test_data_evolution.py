@@ -68,3 +68,13 @@ def test_rewrite_file_index_refused_by_name_unchanged(tmp_path: Path) -> None:
     with pytest.raises(NotYetSupported, match="rewrite-file-index: data-evolution"):
         t.rewrite_file_index()
     assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == files
+
+
+def test_remove_unexisting_files_refused_by_name_unchanged(tmp_path: Path) -> None:
+    """A lost partial-column file would silently revert column values, not remove rows."""
+    t = _de_table(tmp_path)
+    files = sorted(p.name for p in (tmp_path / "wh").rglob("*"))
+    for dry_run in (True, False):
+        with pytest.raises(NotYetSupported, match="remove-unexisting-files: data-evolution"):
+            t.remove_unexisting_files(dry_run=dry_run)
+    assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == files
