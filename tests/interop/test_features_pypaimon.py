@@ -108,6 +108,7 @@ def test_blob_table_from_pypaimon_refused_not_corrupt(pypaimon: PyPaimon, tmp_pa
     assert any(p.suffix == ".blob" for p in root.rglob("*.blob"))
     line = _refused(wh, "read", f"{DB}.bl")
     assert "BLOB column 'pic' (Paimon 1.4+) is not supported" in line, line
+    assert any(r["file_path"].endswith(".blob") for r in cli_json(wh, "inspect", "files", f"{DB}.bl"))
     _age(root)
     before = {k for k in _files(root) if k.endswith(".blob")}
     cli(wh, "remove-orphan-files", f"{DB}.bl")
