@@ -120,8 +120,11 @@ def _file_format(schema: TableSchema) -> str | None:
 
 
 def _bucket_function(schema: TableSchema) -> str | None:
+    """Only fixed buckets (and postpone files compacted into them) hash with the function."""
     kind = schema.options.get("bucket-function.type", "default").strip().lower()
-    return None if kind == "default" else f"bucket-function.type={kind}"
+    if kind == "default" or not (schema.bucket > 0 or schema.bucket == paths.POSTPONE_BUCKET):
+        return None
+    return f"bucket-function.type={kind}"
 
 
 def _clustering(schema: TableSchema) -> str | None:

@@ -58,15 +58,16 @@ def test_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner,
     env.ok("remove-orphan-files", "db.t", "--dry-run")
 
 
-@pytest.mark.parametrize(("option", "named", "command"), [
-    ("type=format-table", "type=format-table", "read"),
-    ("chain-table.enabled=true", "chain-table.enabled=true", "expire"),
-    ("bucket-function.type=mod", "bucket-function.type=mod", "write"),
-    ("sequence.snapshot-ordering=true", "sequence.snapshot-ordering=true", "write"),
-    ("blob-field=v", "blob-field=v", "read"),
+@pytest.mark.parametrize(("options", "named", "command"), [
+    (("type=format-table",), "type=format-table", "read"),
+    (("chain-table.enabled=true",), "chain-table.enabled=true", "expire"),
+    (("bucket=2", "bucket-key=id", "bucket-function.type=mod"), "bucket-function.type=mod", "write"),
+    (("sequence.snapshot-ordering=true",), "sequence.snapshot-ordering=true", "write"),
+    (("blob-field=v",), "blob-field=v", "read"),
 ])
-def test_refused_by_name(runner: CliRunner, tmp_path: Path, option: str, named: str, command: str) -> None:
-    env = Env(runner, tmp_path, option)
+def test_refused_by_name(runner: CliRunner, tmp_path: Path, options: tuple[str, ...], named: str,
+                         command: str) -> None:
+    env = Env(runner, tmp_path, *options)
     args = {"read": ("read", "db.t"), "expire": ("expire", "db.t"), "write": ("write", "db.t", str(env.csv))}
     line = env.refused(*args[command])
     assert line.startswith(f"error: {command} on db.t: {named} (Paimon ") and "is not supported" in line, line

@@ -74,7 +74,9 @@ def append_table(tmp_path: Path) -> Any:
 @pytest.mark.parametrize(("options", "found", "refused", "allowed"), CASES)
 def test_schema_feature_refused_by_name(append_table: Any, options: dict[str, str], found: str,
                                         refused: Action, allowed: Action | None) -> None:
-    schema = dataclasses.replace(append_table.schema, options={**append_table.schema.options, **options})
+    base = {**append_table.schema.options, "bucket": "2"} if "bucket-function.type" in options \
+        else append_table.schema.options  # the bucket function matters for fixed buckets only
+    schema = dataclasses.replace(append_table.schema, options={**base, **options})
     with pytest.raises(NotYetSupported) as e:
         check_schema_features(schema, refused, "db.t")
     msg = str(e.value)
@@ -91,7 +93,7 @@ def test_every_feature_has_a_case() -> None:
 
 
 def _schema_with(options: dict[str, str]) -> TableSchema:
-    return TableSchema(3, 0, [DataField(0, "id", IntType())], 0, [], [], options, None, 0)
+    return TableSchema(3, 0, [DataField(0, "id", IntType())], 0, [], [], {"bucket": "2", **options}, None, 0)
 
 
 def test_blob_column_refused(tmp_path: Path) -> None:
@@ -107,6 +109,10 @@ def test_blob_column_refused(tmp_path: Path) -> None:
 def test_plain_tables_pass_every_action(append_table: Any) -> None:
     for action in Action:
         check_features(append_table, action)
+    # the bucket function does not place rows of bucket-unaware tables
+    schema = dataclasses.replace(append_table.schema, options={**append_table.schema.options,
+                                                               "bucket-function.type": "mod"})
+    check_schema_features(schema, Action.WRITE)
 
 
 def test_iceberg_refuses_every_commit_only(append_table: Any) -> None:
