@@ -137,6 +137,26 @@ def _deletion_vectors_modifiable(schema: TableSchema) -> str | None:
     return "deletion-vectors.modifiable=true" if _truthy(schema, "deletion-vectors.modifiable") else None
 
 
+def _dv_merge_on_read(schema: TableSchema) -> str | None:
+    if _truthy(schema, "deletion-vectors.enabled") and _truthy(schema, "deletion-vectors.merge-on-read"):
+        return "deletion-vectors.merge-on-read=true"
+    return None
+
+
+def _sequence_init_snapshot(schema: TableSchema) -> str | None:
+    mode = schema.options.get("write.sequence-number-init-mode", "scan").strip().lower()
+    return None if mode == "scan" else f"write.sequence-number-init-mode={mode}"
+
+
+def _map_storage_layout(schema: TableSchema) -> str | None:
+    for k in sorted(schema.options):
+        if k.startswith("fields.") and k.endswith(".map.storage-layout"):
+            layout = schema.options[k].strip().lower()
+            if layout != "default":
+                return f"{k}={layout}"
+    return None
+
+
 @dataclass(frozen=True)
 class Feature:
     """One feature we refuse: how to see it in a schema, since which Paimon, for which actions."""
@@ -170,6 +190,12 @@ FEATURES: tuple[Feature, ...] = (
             "snapshot id are not implemented", _option_set("sequence.snapshot-ordering")),
     Feature("deletion-vectors.modifiable", "1.4", DATA_CHANGES, "the modifiable deletion-vector mode is not "
             "implemented", _deletion_vectors_modifiable),
+    Feature("deletion-vectors.merge-on-read", "2.0", frozenset({Action.READ}), "reads that merge uncompacted "
+            "level-0 files of a deletion-vector table are not implemented", _dv_merge_on_read),
+    Feature("write.sequence-number-init-mode", "2.0", DATA_CHANGES, "commits do not maintain the snapshot "
+            "property sequence.generation.max-sequence-number", _sequence_init_snapshot),
+    Feature("map.storage-layout", "2.1", DATA_ACCESS, "the shared-shredding MAP layout is not supported",
+            _map_storage_layout),
 )
 # index kinds other than HASH / DELETION_VECTORS (global indexes: btree, bitmap, ivf-*, full-text, ...)
 GLOBAL_INDEX = Feature("global index", "1.4", DATA_CHANGES, "global indexes (btree, bitmap, vector, full-text) "

@@ -61,6 +61,12 @@ CASES: list[tuple[dict[str, str], str, Action, Action | None]] = [
     ({"clustering.incremental": "true"}, "clustering.incremental=true", Action.COMPACT, Action.READ),
     ({"sequence.snapshot-ordering": "true"}, "sequence.snapshot-ordering=true", Action.WRITE, Action.READ),
     ({"deletion-vectors.modifiable": "true"}, "deletion-vectors.modifiable=true", Action.WRITE, Action.READ),
+    ({"deletion-vectors.enabled": "true", "deletion-vectors.merge-on-read": "true"},
+     "deletion-vectors.merge-on-read=true", Action.READ, Action.COMPACT),
+    ({"write.sequence-number-init-mode": "snapshot"}, "write.sequence-number-init-mode=snapshot", Action.WRITE,
+     Action.READ),
+    ({"fields.m.map.storage-layout": "shared-shredding"}, "fields.m.map.storage-layout=shared-shredding",
+     Action.READ, Action.EXPIRE),
 ]
 
 
