@@ -5,35 +5,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.cli.test_compact_cli import invoke, one_error_line
+from tests.cli.test_compact_cli import one_error_line
+from tests.cli.test_metadata_repair_cli import Env as RepairEnv
 
 
 def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-class Env:
+class Env(RepairEnv):
+    """db.t: an empty append table created with ``options``; ``csv`` holds two rows."""
+
     def __init__(self, runner: CliRunner, root: Path, *options: str) -> None:
         self.runner = runner
+        self.root = root
         self.wh = str(root / "wh")
         self.table = root / "wh" / "db.db" / "t"
         self.csv = root / "in.csv"
         self.csv.write_text("id,v\n1,a\n2,b\n")
         opts = [a for o in ("bucket=-1", *options) for a in ("--option", o)]
         self.ok("create", "db.t", "--schema", "id BIGINT NOT NULL, v STRING", *opts)
-
-    def run(self, *args: str) -> Any:
-        return invoke(self.runner, *args, "-w", self.wh)
-
-    def ok(self, *args: str) -> Any:
-        res = self.run(*args)
-        assert res.exit_code == 0, res.output
-        return res
 
     def refused(self, *args: str) -> str:
         before = _tree(self.table)
