@@ -41,6 +41,7 @@ from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
+from ..table.features import Action, check_features
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
 from .arguments import (
@@ -118,6 +119,12 @@ class Table:
         """Core's table at its latest schema, for what this API does not cover."""
         return self.warehouse.catalog.get_table(self.identifier, self.branch)
 
+    def _open_for(self, action: Action) -> FileStoreTable:
+        """The table, once the feature gate allows ``action`` on it (refusals name the feature)."""
+        table = self.open()
+        check_features(table, action)
+        return table
+
     # -- schema ---------------------------------------------------------------------------------
 
     def alter(
@@ -190,7 +197,7 @@ class Table:
         dyn_options = key_values(options, "--option")
         if write_only:
             dyn_options["write-only"] = "true"
-        table = self.open()
+        table = self._open_for(Action.WRITE)
         inputs, format, stdin = self._write_inputs(data, format)
         with contextlib.closing(stdin) if stdin is not None else contextlib.nullcontext():
             result = write_table_result(
@@ -217,7 +224,8 @@ class Table:
         started = time.monotonic()
         inputs, format, stdin = self._write_inputs(data, format)
         with contextlib.closing(stdin) if stdin is not None else contextlib.nullcontext():
-            res = update_table(self.open(), inputs, columns, format, self.warehouse.storage_options, stdin)
+            res = update_table(self._open_for(Action.WRITE), inputs, columns, format,
+                               self.warehouse.storage_options, stdin)
         summary = WriteSummary(rows=res.rows, files=res.files, bytes=res.bytes, record_count=res.record_count)
         snaps = [res.snapshot] if res.snapshot is not None else []
         return WriteReport(WriteResult(res.snapshot, summary, time.monotonic() - started, snaps))
@@ -238,7 +246,7 @@ class Table:
         ``.batches()`` streams the rows one (partition, bucket) at a time, ``.to_arrow()``
         collects them, ``.explain()`` shows the pruning."""
         at = time_travel(snapshot, tag, timestamp)
-        table = self.open()
+        table = self._open_for(Action.READ)
         projection = column_list(columns) if columns is not None else None
         predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
         return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
@@ -305,7 +313,7 @@ class Table:
         conf = key_values(spark_conf, "--spark-conf")
         budget = memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
         result = compact_table(
-            self.open(), full=full, partitions=_strings(partitions) or None, where=where, max_bytes=budget,
+            self._open_for(Action.COMPACT), full=full, partitions=_strings(partitions) or None, where=where, max_bytes=budget,
             max_buckets=max_buckets, order_strategy=order_strategy, order_by=order_by, engine=engine.lower(),
             spark_master=spark_master, spark_conf=conf or None, parallelism=parallelism, plan_only=plan,
             expire=expire, progress=progress,
@@ -317,7 +325,7 @@ class Table:
     ) -> RescaleReport:
         """Rewrite partitions whose files have another bucket number than the table's option
         (``bucket_num`` sets it first) into the new layout, as one OVERWRITE snapshot."""
-        result = rescale_table(self.open(), _strings(partitions) or None, bucket_num, dry_run=dry_run)
+        result = rescale_table(self._open_for(Action.RESCALE), _strings(partitions) or None, bucket_num, dry_run=dry_run)
         return RescaleReport(result, self.name)
 
     def rewrite_file_index(
@@ -325,7 +333,7 @@ class Table:
     ) -> RewriteFileIndexReport:
         """Build, rebuild or drop file indexes so every live file matches the file-index.*
         options, in one COMPACT snapshot; files already right are skipped."""
-        table = self.open()
+        table = self._open_for(Action.REWRITE_FILE_INDEX)
         result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run)
         return RewriteFileIndexReport(result, _default_v2_bitmaps(table.schema.options))
 
@@ -346,7 +354,7 @@ class Table:
         If anything deciding what is still used cannot be read, nothing is deleted
         (UnsafeRefused). A run right after a dry run deletes exactly the dry run's files."""
         cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
-        table = self.open()
+        table = self._open_for(Action.EXPIRE)
         policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
                               max_deletes=max_deletes, changelog=changelog)
         plan = plan_expire(table, policy)
@@ -369,7 +377,7 @@ class Table:
         seconds = None
         if expiration_time is not None:
             seconds = duration_millis(expiration_time, "--expiration-time", positive=True) / 1000.0
-        table = self.open()
+        table = self._open_for(Action.EXPIRE_PARTITIONS)
         if seconds is None:
             opt = table.options.get("partition.expiration-time")
             if not opt:
@@ -392,7 +400,7 @@ class Table:
         """Delete files no snapshot, tag, changelog or branch uses, last modified before
         ``older_than`` (default 1 day ago; under 1 hour needs ``force``). Anything unreadable
         stops the run (UnsafeRefused) with nothing deleted."""
-        table = self.open()
+        table = self._open_for(Action.REMOVE_ORPHAN_FILES)
         plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
         result = None if dry_run else remove_orphans(table, plan)
         return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
@@ -404,7 +412,7 @@ class Table:
         if (snapshot is None) == (tag is None):
             raise InvalidInput("rollback: give exactly one of snapshot and tag")
         name = tag_name(tag)
-        table = self.open()
+        table = self._open_for(Action.ROLLBACK)
         plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
         return RollbackReport(plan, self.name, table.path, dry_run)
 
@@ -413,7 +421,7 @@ class Table:
     def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestReport:
         """Rewrite the latest snapshot's data manifests into few, sorted by partition and
         bucket, as one COMPACT snapshot (Java's compact_manifest); nothing when already compact."""
-        table = self.open()
+        table = self._open_for(Action.COMPACT_MANIFEST)
         plan = plan_compact_manifest(table)
         return CompactManifestReport(plan, None if dry_run else compact_manifest_of(table, plan), self.name)
 
@@ -422,7 +430,7 @@ class Table:
         lost) in one OVERWRITE snapshot; an unreadable manifest refuses (UnsafeRefused)."""
         from ..operation.maintenance import after_commit
 
-        table = self.open()
+        table = self._open_for(Action.REMOVE_UNEXISTING_FILES)
         plan = plan_remove_unexisting_files(table)
         result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
         return RemoveUnexistingFilesReport(plan, result, self.name)
@@ -446,16 +454,16 @@ class Table:
         if time_retained is not None:
             retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
         validate_tag_name(name)
-        return tag_ops.create_tag(self.open(), name, snapshot, retained)
+        return tag_ops.create_tag(self._open_for(Action.TAG), name, snapshot, retained)
 
     def rename_tag(self, name: str, new_name: str) -> Tag:
         validate_tag_name(name)
         validate_tag_name(new_name)
-        return tag_ops.rename_tag(self.open(), name, new_name)
+        return tag_ops.rename_tag(self._open_for(Action.TAG), name, new_name)
 
     def delete_tags(self, names: str | Sequence[str], *, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags (``"a,b"`` or a list) and the files only they still used."""
-        table = self.open()
+        table = self._open_for(Action.TAG)
         if isinstance(names, str):
             listed = [n.strip() for n in names.split(",")]
             if any(not n for n in listed):
@@ -467,7 +475,7 @@ class Table:
     def expire_tags(self, *, older_than: PointInTime | None = None, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
         older = None if older_than is None else local_datetime(older_than, "--older-than")
-        return tag_ops.expire_tags(self.open(), dry_run=dry_run, older_than=older)
+        return tag_ops.expire_tags(self._open_for(Action.TAG), dry_run=dry_run, older_than=older)
 
     # -- branches -------------------------------------------------------------------------------
 
@@ -488,7 +496,7 @@ class Table:
     def fast_forward(self, name: str, *, dry_run: bool = False) -> BranchPlan:
         """Make this branch (default: main) equal to branch ``name``."""
         validate_branch_name(name)
-        return branch_ops.fast_forward(self.open(), name, dry_run=dry_run)
+        return branch_ops.fast_forward(self._open_for(Action.FAST_FORWARD), name, dry_run=dry_run)
 
 
 def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:

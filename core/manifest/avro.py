@@ -24,7 +24,7 @@ from typing import Any, cast
 import fastavro
 from fastavro.read import MAGIC
 
-from ..errors import CorruptMetadata, InvalidInput, MissingMetadata, NotFound
+from ..errors import CorruptMetadata, InvalidInput, MissingMetadata, NotFound, NotYetSupported
 from ..io.fileio import FileIO, join
 
 JAVA_SYNC_INTERVAL = 64_000  # Avro Java DataFileConstants.DEFAULT_SYNC_INTERVAL
@@ -111,6 +111,9 @@ def optional_field(name: str, t: Any) -> dict[str, Any]:
 def check_version(r: dict[str, Any], expected: int, path: str) -> None:
     """Refuse a record whose ``_VERSION`` is not the layout we read (absent: pre-versioned)."""
     v = r.get("_VERSION")
+    if isinstance(v, int) and v > expected:  # a layout a newer Paimon writes: refused by name, not corrupt
+        raise NotYetSupported(f"{path}: manifest _VERSION {v} (written by a newer Paimon) is not supported; "
+                              f"this toolkit reads _VERSION {expected}")
     if v is not None and v != expected:
         hint = " (written by an incompatible old version; Java asks to recreate the table)" if v < expected else ""
         raise CorruptMetadata(path, f"unsupported manifest _VERSION {v}, expected {expected}{hint}")

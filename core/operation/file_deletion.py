@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..data.binary_row import deserialize
-from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
+from ..errors import CorruptMetadata, NotFound, NotYetSupported, PaimonError, UnsafeRefused
 from ..io import paths
 from ..io.fileio import FileIO, join, parent
 from ..manifest.expire_file_entry import (
@@ -139,8 +139,8 @@ class GuardedReader:
             if missing_ok:
                 return None
             raise self.refuse(path, "cannot be read (missing)") from e
-        except UnsafeRefused:
-            raise
+        except (UnsafeRefused, NotYetSupported):
+            raise  # a feature refused by name stays that refusal (exit 1), not "unsafe"
         except PaimonError as e:
             raise self.refuse(path, f"cannot be read ({e})") from e
         except Exception as e:  # noqa: BLE001 - any failure to read must stop deletion

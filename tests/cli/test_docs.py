@@ -59,6 +59,28 @@ def test_readme_exit_codes_match_the_table() -> None:
     assert documented == {code for code, _ in EXIT_CODES}
 
 
+def _features_section() -> tuple[str, str]:
+    section = README.split("## Paimon versions and features", 1)
+    assert len(section) == 2, "README lacks a 'Paimon versions and features' section"
+    body = section[1].split("\n## ", 1)[0]
+    table, sep, refusals = body.partition("### Refusals by name")
+    assert sep, "README lacks the 'Refusals by name' list"
+    return table, refusals
+
+
+def test_every_gate_refusal_is_in_the_readme() -> None:
+    from paimon_cli.core.data.types import NEWER_TYPE_ROOTS
+    from paimon_cli.core.table.features import ALL_FEATURES
+
+    table, refusals = _features_section()
+    rows = [line for line in refusals.splitlines() if line.startswith("| ") and "| 1 |" in line]
+    for feature in ALL_FEATURES:
+        assert any(f"`{feature.name}`" in r for r in rows), f"no refusal row names `{feature.name}`"
+        assert feature.since in table, f"no feature row says Paimon {feature.since}"
+    for root in NEWER_TYPE_ROOTS:
+        assert any(f"`{root}`" in r for r in rows), f"no refusal row names the type {root}"
+
+
 def test_readme_output_formats_section() -> None:
     section = README.split("## Output formats", 1)[1]
     for fmt in ("table", "json", "jsonl", "csv"):

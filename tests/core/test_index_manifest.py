@@ -13,7 +13,7 @@ import pytest
 
 from paimon_cli.core.data import binary_row as br
 from paimon_cli.core.data.types import IntType
-from paimon_cli.core.errors import CorruptMetadata
+from paimon_cli.core.errors import CorruptMetadata, NotYetSupported
 from paimon_cli.core.io.fileio import FileIO, join
 from paimon_cli.core.manifest.avro import write_avro
 from paimon_cli.core.manifest.index_manifest import (
@@ -98,11 +98,16 @@ def test_dv_entry_without_ranges_is_corrupt(fio: FileIO, tmp_path: Path) -> None
         IndexManifestFile(fio, str(tmp_path)).read(name)
 
 
-def test_wrong_version_is_corrupt(fio: FileIO, tmp_path: Path) -> None:
+def test_newer_version_is_refused_by_name(fio: FileIO, tmp_path: Path) -> None:
+    """A layout a newer Paimon would write is a feature we lack, not corruption (exit 1)."""
     rec = {
         "_VERSION": 2, "_KIND": 0, "_PARTITION": br.EMPTY_ROW, "_BUCKET": 0, "_INDEX_TYPE": "HASH",
         "_FILE_NAME": "i", "_FILE_SIZE": 1, "_ROW_COUNT": 1,
     }
     fio.write_bytes(join(str(tmp_path), "v2"), write_avro(INDEX_MANIFEST_SCHEMA, [rec]))
-    with pytest.raises(CorruptMetadata, match="_VERSION 2, expected 1"):
+    with pytest.raises(NotYetSupported, match="_VERSION 2 \\(written by a newer Paimon\\) is not supported"):
         IndexManifestFile(fio, str(tmp_path)).read("v2")
+    rec["_VERSION"] = 0  # older than any layout Java reads: corrupt, as before
+    fio.write_bytes(join(str(tmp_path), "v0"), write_avro(INDEX_MANIFEST_SCHEMA, [rec]))
+    with pytest.raises(CorruptMetadata, match="_VERSION 0, expected 1"):
+        IndexManifestFile(fio, str(tmp_path)).read("v0")

@@ -358,6 +358,16 @@ def op_update_by_row_id(req: dict[str, Any]) -> Any:
 OPS["update_by_row_id"] = op_update_by_row_id
 
 
+def op_create_global_index(req: dict[str, Any]) -> Any:
+    """pypaimon's ``create_global_index`` (btree / bitmap on data-evolution tables): one commit."""
+    table = _catalog(req).get_table(_ident(req))
+    added = table.create_global_index(req["column"], index_type=req.get("index_type") or "btree")
+    return {"added": int(added)}
+
+
+OPS["create_global_index"] = op_create_global_index
+
+
 def main() -> int:
     request = json.load(sys.stdin)
     ops = request["ops"] if "ops" in request else [request]

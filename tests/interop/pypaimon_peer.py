@@ -302,6 +302,13 @@ class PyPaimon:
         self.call("create_branch", warehouse=str(warehouse), db=db, table=table,
                   new_branch=branch, from_tag=from_tag)
 
+    def create_global_index(self, warehouse: str, db: str, table: str, column: str,
+                            index_type: str = "btree") -> int:
+        """Build and commit a global index over ``column``; returns the index files added."""
+        res = self.call("create_global_index", warehouse=str(warehouse), db=db, table=table,
+                        column=column, index_type=index_type)
+        return int(res["added"])
+
     def set_consumer(self, warehouse: str, db: str, table: str, consumer: str,
                      next_snapshot: int) -> None:
         self.call("set_consumer", warehouse=str(warehouse), db=db, table=table,

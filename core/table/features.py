@@ -1,0 +1,241 @@
+"""The feature gate: Paimon features this toolkit does not implement, refused by name.
+
+Each command asks once, before it changes anything, whether the table uses a feature that
+command would misread or leave inconsistent (``check_features``). A refusal is
+``NotYetSupported`` (exit 1) with one line naming the option, type or index kind in Paimon's
+vocabulary; it is never reported as corrupt metadata. Expiration and orphan removal need no
+rule for index kinds: every file an index manifest lists is a used file, whatever its kind.
+The README's "Paimon versions and features" section lists every ``FEATURES`` entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from ..data.types import ArrayType, BlobType, DataType, MapType, MultisetType, RowType
+from ..errors import NotYetSupported
+from ..io import paths
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexManifestFile
+
+if TYPE_CHECKING:
+    from ..schema.table_schema import TableSchema
+    from .file_store_table import FileStoreTable
+
+
+class Action(Enum):
+    """What a command is about to do to a table (one gate per command)."""
+
+    WRITE = "write"
+    READ = "read"
+    COMPACT = "compact"
+    RESCALE = "rescale"
+    REWRITE_FILE_INDEX = "rewrite-file-index"
+    EXPIRE = "expire"
+    EXPIRE_PARTITIONS = "expire-partitions"
+    REMOVE_ORPHAN_FILES = "remove-orphan-files"
+    ROLLBACK = "rollback"
+    COMPACT_MANIFEST = "compact-manifest"
+    REMOVE_UNEXISTING_FILES = "remove-unexisting-files"
+    TAG = "tag"
+    FAST_FORWARD = "branch fast-forward"
+
+
+# actions that rewrite or add data files (and so must keep every index and layout rule)
+DATA_CHANGES = frozenset({Action.WRITE, Action.COMPACT, Action.RESCALE, Action.REWRITE_FILE_INDEX,
+                          Action.EXPIRE_PARTITIONS, Action.REMOVE_UNEXISTING_FILES})
+# actions that read data files
+DATA_ACCESS = DATA_CHANGES | {Action.READ}
+# actions after which Java would run its commit or tag callbacks
+COMMITS = DATA_CHANGES | {Action.COMPACT_MANIFEST, Action.ROLLBACK, Action.TAG, Action.FAST_FORWARD}
+EVERYTHING = frozenset(Action)
+
+KNOWN_INDEX_TYPES = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})
+SUPPORTED_FILE_FORMATS = frozenset({"parquet", "orc", "avro"})
+TABLE_TYPE = "table"
+
+
+def _truthy(schema: TableSchema, key: str) -> bool:
+    return schema.options.get(key, "false").strip().lower() == "true"
+
+
+def _iceberg(schema: TableSchema) -> str | None:
+    storage = schema.options.get("metadata.iceberg.storage", "disabled").strip().lower()
+    if storage != "disabled":
+        return f"metadata.iceberg.storage={storage}"
+    if _truthy(schema, "metadata.iceberg-compatible"):
+        return "metadata.iceberg-compatible=true"
+    return None
+
+
+def _table_type(schema: TableSchema) -> str | None:
+    kind = schema.options.get("type", TABLE_TYPE).strip().lower()
+    return None if kind == TABLE_TYPE else f"type={kind}"
+
+
+def _option_set(*keys: str) -> Callable[[TableSchema], str | None]:
+    def detect(schema: TableSchema) -> str | None:
+        for k in keys:
+            v = schema.options.get(k, "").strip()
+            if v and v.lower() != "false":
+                return f"{k}={v}"
+        return None
+    return detect
+
+
+def _pk_index(schema: TableSchema) -> str | None:
+    for k in sorted(schema.options):
+        if k.startswith("pk-") and k.endswith(".index.columns") and schema.options[k].strip():
+            return f"{k}={schema.options[k].strip()}"
+    return None
+
+
+def _holds_blob(t: DataType) -> bool:
+    if isinstance(t, BlobType):
+        return True
+    if isinstance(t, (ArrayType, MultisetType)):
+        return _holds_blob(t.element)
+    if isinstance(t, MapType):
+        return _holds_blob(t.key) or _holds_blob(t.value)
+    if isinstance(t, RowType):
+        return any(_holds_blob(f.type) for f in t.fields)
+    return False
+
+
+def _blob(schema: TableSchema) -> str | None:
+    for f in schema.fields:
+        if _holds_blob(f.type):
+            return f"BLOB column {f.name!r}"
+    return _option_set("blob-field", "blob-descriptor-field", "blob-view-field")(schema)
+
+
+def _file_format(schema: TableSchema) -> str | None:
+    for key in ("file.format", "vector.file.format"):
+        fmt = schema.options.get(key, "").strip().lower()
+        if fmt and fmt not in SUPPORTED_FILE_FORMATS:
+            return f"{key}={fmt}"
+    return None
+
+
+def _bucket_function(schema: TableSchema) -> str | None:
+    """Only fixed buckets (and postpone files compacted into them) hash with the function."""
+    kind = schema.options.get("bucket-function.type", "default").strip().lower()
+    if kind == "default" or not (schema.bucket > 0 or schema.bucket == paths.POSTPONE_BUCKET):
+        return None
+    return f"bucket-function.type={kind}"
+
+
+def _clustering(schema: TableSchema) -> str | None:
+    if schema.primary_keys or not _truthy(schema, "clustering.incremental"):
+        return None
+    return "clustering.incremental=true"
+
+
+def _deletion_vectors_modifiable(schema: TableSchema) -> str | None:
+    return "deletion-vectors.modifiable=true" if _truthy(schema, "deletion-vectors.modifiable") else None
+
+
+def _dv_merge_on_read(schema: TableSchema) -> str | None:
+    if _truthy(schema, "deletion-vectors.enabled") and _truthy(schema, "deletion-vectors.merge-on-read"):
+        return "deletion-vectors.merge-on-read=true"
+    return None
+
+
+def _sequence_init_snapshot(schema: TableSchema) -> str | None:
+    mode = schema.options.get("write.sequence-number-init-mode", "scan").strip().lower()
+    return None if mode == "scan" else f"write.sequence-number-init-mode={mode}"
+
+
+def _map_storage_layout(schema: TableSchema) -> str | None:
+    for k in sorted(schema.options):
+        if k.startswith("fields.") and k.endswith(".map.storage-layout"):
+            layout = schema.options[k].strip().lower()
+            if layout != "default":
+                return f"{k}={layout}"
+    return None
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One feature we refuse: how to see it in a schema, since which Paimon, for which actions."""
+
+    name: str  # the option, type or index kind as Paimon names it (the README row names it too)
+    since: str
+    refused: frozenset[Action]
+    why: str
+    detect: Callable[[TableSchema], str | None]
+
+
+FEATURES: tuple[Feature, ...] = (
+    Feature("type", "0.9", EVERYTHING, "only Paimon's LSM `table` type is supported "
+            "(format-table, object-table, materialized-table, lance-table, iceberg-table are not)", _table_type),
+    Feature("chain-table.enabled", "1.4", EVERYTHING, "chain tables read and address files across branches",
+            _option_set("chain-table.enabled", "scan.fallback-snapshot-branch", "scan.fallback-delta-branch")),
+    Feature("metadata.iceberg.storage", "1.0", COMMITS, "Iceberg-compatible metadata is not generated by this "
+            "toolkit, so the commit would leave it stale", _iceberg),
+    Feature("scan.fallback-branch", "0.9", frozenset({Action.READ}), "reads that fall back to another branch "
+            "are not implemented", _option_set("scan.fallback-branch")),
+    Feature("pk-*.index.columns", "2.0", DATA_CHANGES, "primary-key global indexes (btree, bitmap, vector, "
+            "full-text) are not maintained by this toolkit", _pk_index),
+    Feature("BLOB", "1.4", DATA_ACCESS, "BLOB columns and .blob files are not supported yet", _blob),
+    Feature("file.format", "1.4", DATA_ACCESS, "only parquet, orc and avro data files are supported",
+            _file_format),
+    Feature("bucket-function.type", "1.3", DATA_CHANGES, "only the default bucket function is implemented",
+            _bucket_function),
+    Feature("clustering.incremental", "1.3", DATA_CHANGES, "incremental clustering keeps append files on "
+            "levels above 0, which this toolkit does not maintain", _clustering),
+    Feature("sequence.snapshot-ordering", "2.0", DATA_CHANGES, "commits that stamp sequence numbers with the "
+            "snapshot id are not implemented", _option_set("sequence.snapshot-ordering")),
+    Feature("deletion-vectors.modifiable", "1.4", DATA_CHANGES, "the modifiable deletion-vector mode is not "
+            "implemented", _deletion_vectors_modifiable),
+    Feature("deletion-vectors.merge-on-read", "2.0", frozenset({Action.READ}), "reads that merge uncompacted "
+            "level-0 files of a deletion-vector table are not implemented", _dv_merge_on_read),
+    Feature("write.sequence-number-init-mode", "2.0", DATA_CHANGES, "commits do not maintain the snapshot "
+            "property sequence.generation.max-sequence-number", _sequence_init_snapshot),
+    Feature("map.storage-layout", "2.1", DATA_ACCESS, "the shared-shredding MAP layout is not supported",
+            _map_storage_layout),
+)
+# index kinds other than HASH / DELETION_VECTORS (global indexes: btree, bitmap, ivf-*, full-text, ...)
+GLOBAL_INDEX = Feature("global index", "1.4", DATA_CHANGES, "global indexes (btree, bitmap, vector, full-text) "
+                       "are not maintained by this toolkit, so the change would leave them stale", lambda s: None)
+ALL_FEATURES: tuple[Feature, ...] = (*FEATURES, GLOBAL_INDEX)
+
+
+def check_schema_features(schema: TableSchema, action: Action, table_name: str = "") -> None:
+    """Refuse ``action`` when the schema uses a feature ``FEATURES`` refuses for it (no I/O)."""
+    for feature in FEATURES:
+        if action not in feature.refused:
+            continue
+        found = feature.detect(schema)
+        if found is not None:
+            raise NotYetSupported(_message(action, table_name, found, feature))
+
+
+def check_features(table: FileStoreTable, action: Action) -> None:
+    """The gate of one command: schema features, then (for data changes) the index kinds the
+    latest snapshot holds. Reads metadata only; raises NotYetSupported naming the feature."""
+    name = table.identifier.full_name
+    check_schema_features(table.schema, action, name)
+    if action not in GLOBAL_INDEX.refused:
+        return
+    kinds = unsupported_index_types(table)
+    if kinds:
+        found = f"index kinds {', '.join(kinds)} in the index manifest"
+        raise NotYetSupported(_message(action, name, found, GLOBAL_INDEX))
+
+
+def unsupported_index_types(table: FileStoreTable) -> list[str]:
+    """Index kinds of the latest snapshot other than HASH and DELETION_VECTORS (sorted)."""
+    snap = table.snapshot_manager.latest_snapshot()
+    if snap is None or not snap.index_manifest:
+        return []
+    entries = IndexManifestFile(table.file_io, paths.manifest_dir(table.path)).live_entries(snap.index_manifest)
+    return sorted({e.index_file.index_type for e in entries
+                   if e.index_file.index_type not in KNOWN_INDEX_TYPES or e.index_file.global_index is not None})
+
+
+def _message(action: Action, table_name: str, found: str, feature: Feature) -> str:
+    where = f" on {table_name}" if table_name else ""
+    return f"{action.value}{where}: {found} (Paimon {feature.since}+) is not supported: {feature.why}"

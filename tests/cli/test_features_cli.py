@@ -1,0 +1,78 @@
+"""Features the toolkit refuses by name (README "Paimon versions and features"): exit 1, one
+line naming the feature, the table unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.cli.test_compact_cli import one_error_line
+from tests.cli.test_metadata_repair_cli import Env as RepairEnv
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+class Env(RepairEnv):
+    """db.t: an empty append table created with ``options``; ``csv`` holds two rows."""
+
+    def __init__(self, runner: CliRunner, root: Path, *options: str) -> None:
+        self.runner = runner
+        self.root = root
+        self.wh = str(root / "wh")
+        self.table = root / "wh" / "db.db" / "t"
+        self.csv = root / "in.csv"
+        self.csv.write_text("id,v\n1,a\n2,b\n")
+        opts = [a for o in ("bucket=-1", *options) for a in ("--option", o)]
+        self.ok("create", "db.t", "--schema", "id BIGINT NOT NULL, v STRING", *opts)
+
+    def refused(self, *args: str) -> str:
+        before = _tree(self.table)
+        res = self.run(*args)
+        assert res.exit_code == 1, res.output
+        assert _tree(self.table) == before
+        return one_error_line(res)
+
+
+def test_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path)
+    env.ok("write", "db.t", str(env.csv))
+    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=table-location")
+    for args in (("write", "db.t", str(env.csv)), ("compact", "db.t", "--full"),
+                 ("compact-manifest", "db.t"), ("rollback", "db.t", "--snapshot", "1", "--dry-run"),
+                 ("tag", "create", "db.t", "t1")):
+        line = env.refused(*args)
+        assert line.startswith(f"error: {args[0]}") and "metadata.iceberg.storage=table-location (Paimon 1.0+)" \
+            in line and "Iceberg-compatible metadata" in line, line
+    assert sorted(r["id"] for r in json.loads(env.ok("read", "db.t", "-o", "json").stdout)) == [1, 2]
+    env.ok("expire", "db.t", "--dry-run")
+    env.ok("remove-orphan-files", "db.t", "--dry-run")
+
+
+@pytest.mark.parametrize(("options", "named", "command"), [
+    (("type=format-table",), "type=format-table", "read"),
+    (("chain-table.enabled=true",), "chain-table.enabled=true", "expire"),
+    (("bucket=2", "bucket-key=id", "bucket-function.type=mod"), "bucket-function.type=mod", "write"),
+    (("sequence.snapshot-ordering=true",), "sequence.snapshot-ordering=true", "write"),
+    (("blob-field=v",), "blob-field=v", "read"),
+])
+def test_refused_by_name(runner: CliRunner, tmp_path: Path, options: tuple[str, ...], named: str,
+                         command: str) -> None:
+    env = Env(runner, tmp_path, *options)
+    args = {"read": ("read", "db.t"), "expire": ("expire", "db.t"), "write": ("write", "db.t", str(env.csv))}
+    line = env.refused(*args[command])
+    assert line.startswith(f"error: {command} on db.t: {named} (Paimon ") and "is not supported" in line, line
+
+
+def test_newer_data_type_is_not_corrupt(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path)
+    schema = env.table / "schema" / "schema-0"
+    doc = json.loads(schema.read_text())
+    doc["fields"].append({"id": 2, "name": "where", "type": "GEOMETRY"})
+    schema.write_text(json.dumps(doc))
+    for args in (("read", "db.t"), ("write", "db.t", str(env.csv)), ("inspect", "files", "db.t")):
+        assert env.refused(*args) == "error: data type GEOMETRY (Paimon 2.1+) is not supported"
