@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
-from tests.interop.pypaimon_peer import PyPaimon, PyPaimonError, decode_value, encode_value
+from tests.interop.pypaimon_peer import PyPaimon, write_op
+from tests.interop.test_external_paths_pypaimon import _cli_write, _expected, _our_read, _peer_read, _rows, _run
 
 pytestmark = pytest.mark.pypaimon
 
@@ -30,55 +28,10 @@ COLUMNS = [["id", "int64"], ["dt", "string"], ["v", "string"]]
 EXPIRE = ["--retain-min", "1", "--retain-max", "1", "--older-than", "0 ms"]
 
 
-def _rows(tag: str, lo: int, hi: int) -> list[dict[str, Any]]:
-    return [{"id": i, "dt": f"2024-01-0{1 + i % 2}", "v": f"{tag}-{i}"} for i in range(lo, hi)]
-
-
-def _canon(rows: list[dict[str, Any]]) -> list[str]:
-    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
-
-
-def _expected(batches: list[list[dict[str, Any]]], pk: bool) -> list[str]:
-    rows = [r for b in batches for r in b]
-    if pk:
-        rows = list({(r["dt"], r["id"]): r for r in rows}.values())
-    return _canon(rows)
-
-
-def _run(peer: PyPaimon, ops: list[dict[str, Any]]) -> None:
-    results = peer.batch(ops)
-    failed = [r for r in results if not r["ok"]]
-    assert not failed and len(results) == len(ops), failed[0]["traceback"] if failed else "driver stopped"
-
-
-def _write_op(wh: Path, name: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"op": "write", "warehouse": str(wh), "db": DB, "table": name, "overwrite": False,
-            "rows": [{k: encode_value(v) for k, v in r.items()} for r in rows]}
-
-
-def _peer_read(peer: PyPaimon, wh: Path, name: str) -> list[str]:
-    (res,) = peer.batch([{"op": "read", "warehouse": str(wh), "db": DB, "table": name}], stop_on_error=False)
-    if not res["ok"]:
-        raise PyPaimonError(f"read {name}", res["error"], res["message"], res["traceback"])
-    types = res["result"]["types"]
-    return _canon([{c: decode_value(r[c], types[c]) for c in r} for r in res["result"]["rows"]])
-
-
-def _our_read(wh: Path, name: str) -> list[str]:
-    table = FileSystemCatalog(str(wh)).get_table(f"{DB}.{name}")
-    return _canon(TableRead(table).to_arrow().to_pylist())
-
-
 def _cli(wh: Path, *args: str) -> str:
     res = CliRunner().invoke(app, [*args, "-w", str(wh)])
     assert res.exit_code == 0, res.output
     return res.stdout
-
-
-def _cli_write(wh: Path, name: str, rows: list[dict[str, Any]], tmp: Path) -> None:
-    src = tmp / f"{name}-{rows[0]['v']}.csv"
-    src.write_text("id,dt,v\n" + "".join(f"{r['id']},{r['dt']},{r['v']}\n" for r in rows))
-    _cli(wh, "write", f"{DB}.{name}", str(src))
 
 
 def _bucket_files(root: Path) -> set[Path]:
@@ -119,7 +72,7 @@ def test_we_maintain_a_pypaimon_table_with_a_data_directory(pypaimon: PyPaimon, 
     peer_batches = [_rows("p1", 0, 8), _rows("p2", 4, 12)]
     _run(pypaimon, [{"op": "create_table", "warehouse": str(wh), "db": DB, "table": name, "columns": COLUMNS,
                      "primary_keys": ["dt", "id"] if pk else [], "partition_keys": ["dt"], "options": opts}]
-         + [_write_op(wh, name, b) for b in peer_batches])
+         + [write_op(str(wh), DB, name, b) for b in peer_batches])
     peer_files = _bucket_files(table_dir) | _bucket_files(tmp_path / "ext")
     assert peer_files and all(p.is_relative_to(data_root) for p in peer_files), "pypaimon ignores the option?"
     assert _our_read(wh, name) == _expected(peer_batches, pk)
@@ -139,7 +92,7 @@ def test_we_maintain_a_pypaimon_table_with_a_data_directory(pypaimon: PyPaimon, 
     assert _our_read(wh, name) == want
     assert _peer_read(pypaimon, wh, name) == want
     # and pypaimon keeps writing where we wrote
-    _run(pypaimon, [_write_op(wh, name, _rows("p3", 14, 18))])
+    _run(pypaimon, [write_op(str(wh), DB, name, _rows("p3", 14, 18))])
     want = _expected(peer_batches + our_batches + [_rows("p3", 14, 18)], pk)
     assert _our_read(wh, name) == want == _peer_read(pypaimon, wh, name)
 
