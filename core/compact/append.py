@@ -373,7 +373,7 @@ def read_file_tables(
         file_fields = list(sr.schema(meta.schema_id).fields)
         cols = [f.name for f in file_fields if f.id in ids]
         stored = physical_system_fields(meta) if tracking else []
-        path = paths.data_file_path(table.path, part_dir, bucket, meta.file_name, meta.external_path)
+        path = paths.data_file_path(table.data_root, part_dir, bucket, meta.file_name, meta.external_path)
         dv = vectors.get(meta.file_name)
         offset = 0
         for batch in data_file.iter_data_file_batches(table.file_io, path, file_fields + stored,

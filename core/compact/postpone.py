@@ -100,7 +100,7 @@ def _staged_batches(table: FileStoreTable, part: PostponedPartition) -> Iterator
         fs = schemas.get(f.schema_id) or schemas.setdefault(f.schema_id, table.schema_manager.schema(f.schema_id))
         fields = [x for x in key_value_file_fields(fs) if not x.name.startswith(KEY_PREFIX)]
         cols = [x.name for x in fields if x.id in ids]
-        path = paths.data_file_path(table.path, part_dir, paths.POSTPONE_BUCKET, f.file_name, f.external_path)
+        path = paths.data_file_path(table.data_root, part_dir, paths.POSTPONE_BUCKET, f.file_name, f.external_path)
         for batch in data_file.iter_data_file_batches(table.file_io, path, fields, cols, 65536, low_memory=True):
             t = pa.Table.from_batches([batch])
             if t.num_rows:

@@ -181,7 +181,7 @@ class _SchemaInfo:
 
 def _bucket_dir(table: FileStoreTable, dec: EntryDecoder, entry: ManifestEntry) -> str:
     """Where the data file and its index file are (an external data file's own directory)."""
-    return paths.data_file_dir(table.path, dec.partition_dir(entry.partition), entry.bucket, entry.file.external_path)
+    return paths.data_file_dir(table.data_root, dec.partition_dir(entry.partition), entry.bucket, entry.file.external_path)
 
 
 def _read_container(table: FileStoreTable, bucket_dir: str, meta: DataFileMeta) -> tuple[FileIndexContainer | None, str]:
@@ -328,7 +328,7 @@ class _IndexRewrite:
         m = e.file
         file_fields, _ = self.info.wanted(m.schema_id)
         w = DataFileIndexWriter(plan.build, file_fields)
-        path = paths.data_file_path(self.table.path, self.dec.partition_dir(e.partition), e.bucket, m.file_name,
+        path = paths.data_file_path(self.table.data_root, self.dec.partition_dir(e.partition), e.bucket, m.file_name,
                                     m.external_path)
         rows = 0
         for batch in iter_data_file_batches(self.table.file_io, path, file_fields, w.column_names, batch_rows=1 << 20):

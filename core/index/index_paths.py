@@ -30,7 +30,7 @@ GLOBAL_INDEX_EXTERNAL_PATH = "global-index.external-path"
 def index_file_dir(table: FileStoreTable, partition: bytes, bucket: int) -> str:
     """The directory of a bucket's index files whose ``_EXTERNAL_PATH`` is null."""
     if table.options.index_file_in_data_file_dir:
-        return paths.bucket_path(table.path, paths.partition_dir_of(table.schema, partition), bucket)
+        return paths.bucket_path(table.data_root, paths.partition_dir_of(table.schema, partition), bucket)
     return paths.index_dir(table.path)
 
 
@@ -45,9 +45,8 @@ def new_index_file_path(table: FileStoreTable, partition: bytes, bucket: int, na
         external = external_paths_for(opts.options, table.file_io.scheme)
         part = paths.partition_dir_of(table.schema, partition)
         if external is None:
-            return join(paths.bucket_path(table.path, part, bucket), name), None
-        relative = join(opts.data_file_path_directory or "", part, paths.bucket_dir(bucket))
-        path = external.provider(relative).next_path(name)
+            return join(paths.bucket_path(table.data_root, part, bucket), name), None
+        path = external.provider(table.relative_bucket_path(part, bucket)).next_path(name)
         return path, path
     root = opts.get(GLOBAL_INDEX_EXTERNAL_PATH)
     if root:

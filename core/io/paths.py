@@ -3,7 +3,10 @@
 Readers locate files by full path, so a partition directory escaped differently from Java
 (or a DATE rendered as ``2022-01-08`` where Java wrote ``19000``) makes data invisible to
 the other side. Branches own only their metadata (snapshot/schema/tag/consumer/changelog);
-data, manifest, index and statistics files always resolve against the table root.
+manifest, index and statistics files always resolve against the table root, bucket
+directories against the table's *data root*: the table root, or ``<table>/<dir>`` when the
+table sets ``data-file.path-directory`` (Java ``FileStorePathFactory.dataFilePath``). Every
+bucket path below takes that data root, never the table path (see :func:`data_root`).
 """
 
 from __future__ import annotations
@@ -16,13 +19,14 @@ from typing import Any
 from ..data import binary_row
 from ..data import types as t
 from ..data.java_format import java_double, java_float, java_local_datetime
-from ..errors import CorruptMetadata, InvalidInput
+from ..errors import CorruptMetadata, InvalidInput, NotYetSupported
 from .fileio import join, parent
 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 MAIN_BRANCH = "main"
 BRANCH_PREFIX = "branch-"
 POSTPONE_BUCKET = -2
+PATH_DIRECTORY = "data-file.path-directory"
 
 # Hive's escape set (PartitionPathUtils): 0x00-0x1F, DEL and these printable characters.
 _ESCAPED = frozenset([chr(c) for c in range(0x20)] + list("\"#%'*/:=?\\\x7f{}[]^"))
@@ -162,12 +166,47 @@ def bucket_dir(bucket: int) -> str:
     return f"bucket-{bucket}"
 
 
-def bucket_path(table_path: str, partition_path: str, bucket: int) -> str:
-    return join(table_path, partition_path, bucket_dir(bucket))
+def path_directory(value: str | None) -> str:
+    """``data-file.path-directory`` (Java 1.0+, immutable) as the relative directory between
+    the table root and the partition directories; "" when unset.
+
+    Java resolves it as a child path of the table (and of each external root). An empty value
+    is refused as Java refuses it; an absolute, scheme-qualified or ``.``/``..`` value would put
+    data files outside the table's own tree, which this toolkit does not follow."""
+    if value is None:
+        return ""
+    if value == "":
+        raise InvalidInput(f"{PATH_DIRECTORY} is empty; remove the option or name a directory")
+    parts = [p for p in value.split("/") if p]
+    odd = value.startswith("/") or "\\" in value or ":" in (parts[0] if parts else "")
+    if odd or not parts or any(p in (".", "..") or any(ord(c) < 0x20 for c in p) for p in parts):
+        raise NotYetSupported(
+            f"{PATH_DIRECTORY}={value!r} is not a plain relative directory inside the table; "
+            "tables whose data files live outside their own directory tree are not supported")
+    return "/".join(parts)
+
+
+def data_root(table_path: str, directory: str | None) -> str:
+    """Where a table's partition and bucket directories live: ``<table>[/<path-directory>]``.
+
+    ``directory`` is the raw ``data-file.path-directory`` option. Java resolves old files by
+    the current option too; the option is immutable once the table has data."""
+    return join(table_path, path_directory(directory))
+
+
+def relative_bucket_path(directory: str | None, partition_path: str, bucket: int) -> str:
+    """``[<path-directory>/]<partition>/bucket-N``, as it also sits under each external root
+    (Java ``FileStorePathFactory.relativeBucketPath``)."""
+    return join(path_directory(directory), partition_path, bucket_dir(bucket))
+
+
+def bucket_path(data_root: str, partition_path: str, bucket: int) -> str:
+    """A bucket directory under a table's :func:`data_root`."""
+    return join(data_root, partition_path, bucket_dir(bucket))
 
 
 def data_file_path(
-    table_path: str,
+    data_root: str,
     partition_path: str,
     bucket: int,
     file_name: str,
@@ -176,11 +215,11 @@ def data_file_path(
     """Full path of a data file; an ``_EXTERNAL_PATH`` recorded in the manifest wins."""
     if external_path:
         return external_path
-    return join(table_path, partition_path, bucket_dir(bucket), file_name)
+    return join(data_root, partition_path, bucket_dir(bucket), file_name)
 
 
 def aligned_path(
-    table_path: str,
+    data_root: str,
     partition_path: str,
     bucket: int,
     file_name: str,
@@ -189,14 +228,14 @@ def aligned_path(
     """A file kept next to a data file (its ``_EXTRA_FILES``, e.g. the ``.index`` file):
     in the directory of the data file's ``_EXTERNAL_PATH``, else in the bucket directory
     (Java ``DataFilePathFactory.toAlignedPath``)."""
-    return join(data_file_dir(table_path, partition_path, bucket, aligned_external_path), file_name)
+    return join(data_file_dir(data_root, partition_path, bucket, aligned_external_path), file_name)
 
 
-def data_file_dir(table_path: str, partition_path: str, bucket: int, external_path: str | None = None) -> str:
+def data_file_dir(data_root: str, partition_path: str, bucket: int, external_path: str | None = None) -> str:
     """The directory a data file is in: its ``_EXTERNAL_PATH``'s parent, else the bucket's."""
     if external_path:
         return parent(external_path)
-    return join(table_path, partition_path, bucket_dir(bucket))
+    return join(data_root, partition_path, bucket_dir(bucket))
 
 
 # -- partition directories --------------------------------------------------------------
@@ -378,7 +417,7 @@ def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
 
 
 def partition_dir_of(schema: Any, partition: bytes) -> str:
-    """The directory (relative to the table) of a serialized partition; "" when unpartitioned."""
+    """The directory (relative to the data root) of a serialized partition; "" when unpartitioned."""
     if not schema.partition_keys:
         return ""
     return partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from ..format import data_file  # called through the module: tests spy on its readers
 from ..format.arrow_schema import system_fields
 from ..index.deletion_vectors import read_deletion_vectors
+from ..index.index_paths import index_file_path
 from ..io import paths
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..utils.interrupt import discard
@@ -207,20 +208,14 @@ def min_file_size(options: CoreOptions) -> int:
     return target // 10 * 7
 
 
-def load_deletion_vectors(table: FileStoreTable, partition_dir: str, bucket: int,
+def load_deletion_vectors(table: FileStoreTable, partition: bytes, bucket: int,
                           index_files: tuple[IndexFileMeta, ...] | list[IndexFileMeta]) -> dict[str, DeletionVector]:
     """Data file name -> DV from the bucket's DELETION_VECTORS index files."""
     out: dict[str, DeletionVector] = {}
     for f in index_files:
         if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
             continue
-        if f.external_path:
-            path = f.external_path
-        elif table.options.index_file_in_data_file_dir:
-            path = paths.data_file_path(table.path, partition_dir, bucket, f.file_name)
-        else:
-            path = paths.join(paths.index_dir(table.path), f.file_name)
-        out.update(read_deletion_vectors(table.file_io, path, f.dv_ranges))
+        out.update(read_deletion_vectors(table.file_io, index_file_path(table, partition, bucket, f), f.dv_ranges))
     return out
 
 
@@ -229,7 +224,7 @@ def retraction_count(ctx: CompactContext, file: DataFileMeta) -> int:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    path = paths.data_file_path(ctx.table.path, ctx.partition_dir, ctx.unit.bucket, file.file_name,
+    path = paths.data_file_path(ctx.table.data_root, ctx.partition_dir, ctx.unit.bucket, file.file_name,
                                 file.external_path)
     retract = pa.array([UPDATE_BEFORE, DELETE], type=pa.int8())
     n = 0
@@ -260,7 +255,7 @@ def make_context(table: FileStoreTable, unit: CompactUnit) -> CompactContext:
     partition_dir = partition_dir_of(schema, unit.partition)
     bucket_files = list(unit.bucket_files) or list(unit.files)
     levels = Levels(bucket_files, max(options.num_levels, unit.max_level + 1 if unit.max_level else 0), key)
-    dvs = load_deletion_vectors(table, partition_dir, unit.bucket, unit.index_files) if unit.index_files else {}
+    dvs = load_deletion_vectors(table, unit.partition, unit.bucket, unit.index_files) if unit.index_files else {}
     return CompactContext(table, unit, schema, options, partition_dir, key, levels, dvs)
 
 

@@ -201,10 +201,10 @@ class RollingFileWriter:
         self.bucket = bucket
         if partition_dir is None:
             partition_dir = partition_dir_of(self.schema, partition)
-        self.bucket_path = join(table.path, partition_dir, paths.bucket_dir(bucket))
+        self.bucket_path = paths.bucket_path(table.data_root, partition_dir, bucket)
         # Java's DataFilePathFactory: one external path provider per (partition, bucket) writer
         external = external_paths_of(table, base_opts)
-        relative = join(base_opts.data_file_path_directory or "", partition_dir, paths.bucket_dir(bucket))
+        relative = table.relative_bucket_path(partition_dir, bucket)
         self._external = external.provider(relative) if external is not None else None
         compression = self.options.file_compression.lower()
         ext = f"{compression}.{self.file_format}" if base_opts.file_suffix_include_compression else self.file_format

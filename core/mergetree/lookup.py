@@ -244,7 +244,7 @@ class LevelLookup:
             schema = self.table.schema
             values = deserialize(self.partition, schema.partition_types) if schema.partition_keys else []
             self._part_dir = paths.partition_path_for(schema, values)
-        return paths.data_file_path(self.table.path, self._part_dir, self.bucket, meta.file_name, meta.external_path)
+        return paths.data_file_path(self.table.data_root, self._part_dir, self.bucket, meta.file_name, meta.external_path)
 
     def read_file(self, meta: DataFileMeta, level: int) -> Iterator[pa.Table]:
         """The file's rows as tables of key columns (+ values), ``_POS``, ``_LEVEL``, ``_FILE``,

@@ -139,7 +139,7 @@ class MergeReader:
         return s
 
     def file_path(self, f: DataFileMeta) -> str:
-        return paths.data_file_path(self.table.path, self.partition_dir, self.bucket, f.file_name, f.external_path)
+        return paths.data_file_path(self.table.data_root, self.partition_dir, self.bucket, f.file_name, f.external_path)
 
     def _run_batches(self, run_idx: int) -> Iterator[pa.Table]:
         """The run's records as merge-layout tables (evolved, DVs applied, annotated if asked)."""

@@ -320,10 +320,10 @@ class FileStoreCommit:
         for m in messages:
             part_dir = partition_dir_of(schema, m.partition)
             for f in [*m.new_files, *m.changelog_files]:
-                path = paths.data_file_path(self.table.path, part_dir, m.bucket, f.file_name, f.external_path)
+                path = paths.data_file_path(self.table.data_root, part_dir, m.bucket, f.file_name, f.external_path)
                 self._quiet_delete(path)
                 for extra in f.extra_files:
-                    self._quiet_delete(paths.aligned_path(self.table.path, part_dir, m.bucket, extra, f.external_path))
+                    self._quiet_delete(paths.aligned_path(self.table.data_root, part_dir, m.bucket, extra, f.external_path))
 
     # -- building entries ----------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from ..schema.options import CoreOptions
 from ..utils.rows import Rows
 from .changelog_expire import plan_changelog_expire
 from .expire_plan import ACTION, ExpirePlan, ExpirePolicy, RetainedRefs, resolve_policy
-from .file_deletion import PHASE, FileDeletion, GuardedReader, delete_in_order, remove_empty_dirs
+from .file_deletion import PHASE, FileDeletion, GuardedReader, delete_in_order, remove_empty_bucket_dirs
 from .snapshot_deletion import plan_snapshot_expire
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
                 on_delete(f)
 
         delete_in_order(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
-        remove_empty_dirs(table.file_io, plan.empty_dir_candidates, keep=[table.path], climb_below=table.path)
+        remove_empty_bucket_dirs(table, plan.empty_dir_candidates)
         _retire_metadata(table, plan, deleted)
         result.expired = len(plan.expired_ids)
     _write_earliest(table, plan)

@@ -288,18 +288,19 @@ class FilePaths:
 
     def __init__(self, table: FileStoreTable) -> None:
         self.table_path = table.path
+        self.data_root = table.data_root
         self._schema = table.schema
         self._index_in_bucket = table.options.index_file_in_data_file_dir
         self._partitions: dict[bytes, str] = {}
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
-        """The bucket directory under the table (empty-directory cleanup looks only here)."""
+        """The bucket directory under the table's data root (empty-directory cleanup looks only here)."""
         part = self._partitions.get(partition)
         if part is None:
             values = deserialize(partition, self._schema.partition_types) if self._schema.partition_keys else []
             part = paths.partition_path_for(self._schema, values) if values else ""
             self._partitions[partition] = part
-        return paths.bucket_path(self.table_path, part, bucket)
+        return paths.bucket_path(self.data_root, part, bucket)
 
     def data_file(self, e: ExpireFileEntry) -> str:
         return e.external_path or join(self.bucket_dir(e.partition, e.bucket), e.file_name)
@@ -519,6 +520,13 @@ def delete_in_order(file_io: FileIO, files: Sequence[F], phase: Callable[[F], in
 def _each(fn: Callable[[F], None], items: Sequence[F]) -> None:
     for item in items:
         fn(item)
+
+
+def remove_empty_bucket_dirs(table: FileStoreTable, dirs: Iterable[str]) -> list[str]:
+    """Java's cleanEmptyDirectories after data files went: emptied bucket directories, then the
+    partition directories they leave empty, up to (never including) the table's data root."""
+    root = table.data_root
+    return remove_empty_dirs(table.file_io, dirs, keep=[table.path, root], climb_below=root)
 
 
 def remove_empty_dirs(file_io: FileIO, dirs: Iterable[str], *, keep: Collection[str] = (),

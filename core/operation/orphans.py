@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from ..errors import UnsafeRefused
 from ..io.fileio import FileStatus, join, parent
 from ..io.paths import MAIN_BRANCH, branch_path
+from ..io.paths import data_root as paths_data_root
 from ..utils.durations import parse_point_in_time
 from .external_roots import (
     ExternalLayout,
@@ -163,8 +164,10 @@ def _old(s: FileStatus, cutoff: int) -> bool:
 
 
 def _data_root(table: FileStoreTable, base: str) -> str:
-    sub = table.schema.options.get("data-file.path-directory")
-    return join(base, sub) if sub else base
+    """The partition/bucket tree under ``base`` (the table or an external root): Java writes
+    ``<root>[/<data-file.path-directory>]/...`` under both (its orphan clean forgets the
+    directory on external roots and would never see those files; we look where they are)."""
+    return paths_data_root(base, table.options.data_file_path_directory)
 
 
 class _Scan:

@@ -28,6 +28,7 @@ from ..data.binary_row import bucket_of
 from ..data.predicate import Predicate, and_
 from ..fileindex.evaluator import INDEX_KINDS, evaluate, remains
 from ..fileindex.format import FileIndexContainer, index_file_names
+from ..index.index_paths import index_file_path
 from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta
@@ -301,7 +302,7 @@ class ReadPlanner:
                 container = FileIndexContainer(m.embedded_index)
             else:
                 name = index_file_names(m.extra_files)[0]
-                path = paths.aligned_path(self.table.path, self.decoder.partition_dir(e.partition), e.bucket, name,
+                path = paths.aligned_path(self.table.data_root, self.decoder.partition_dir(e.partition), e.bucket, name,
                                           m.external_path)
                 container = FileIndexContainer(self.table.file_io.read_bytes(path), path)
             fs = self.decoder.schema(m.schema_id)
@@ -340,18 +341,11 @@ class ReadPlanner:
         if not self.options.deletion_vectors_enabled:
             return {}
         out: dict[tuple[bytes, int], DeletionFiles] = {}
-        in_bucket_dir = self.options.index_file_in_data_file_dir
         for ie in FileStoreScan(self.table).index_entries(self.snapshot):
             f = ie.index_file
             if f.index_type != DELETION_VECTORS_INDEX or not f.dv_ranges:
                 continue
-            if f.external_path:
-                path = f.external_path
-            elif in_bucket_dir:  # 1.x index-file-in-data-file-dir: next to the data files
-                part_dir = self.decoder.partition_dir(ie.partition)
-                path = paths.data_file_path(self.table.path, part_dir, ie.bucket, f.file_name)
-            else:
-                path = paths.join(paths.index_dir(self.table.path), f.file_name)
+            path = index_file_path(self.table, ie.partition, ie.bucket, f)
             per = out.setdefault((ie.partition, ie.bucket), {})
             for m in f.dv_ranges:
                 per[m.data_file_name] = (path, m)

@@ -53,7 +53,7 @@ from .file_deletion import (
     GuardedReader,
     delete_in_order,
     label_phases,
-    remove_empty_dirs,
+    remove_empty_bucket_dirs,
 )
 from .used_files import DirLister, collect_used_files, list_branches
 
@@ -269,7 +269,7 @@ def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
             sm.commit_earliest_hint(plan.target_id)
     delete_in_order(fio, [f for f in plan.files if f.kind not in _METADATA], lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
-        remove_empty_dirs(fio, plan.bucket_dirs, keep=[table.path], climb_below=table.path)
+        remove_empty_bucket_dirs(table, plan.bucket_dirs)
 
 
 def _retract_changelogs(table: FileStoreTable, plan: RollbackPlan) -> None:

@@ -69,7 +69,7 @@ class SplitRead:
 
     def file_path(self, split: Split, meta: DataFileMeta) -> str:
         part_dir = paths.partition_path_for(self.schema, split.partition_values)
-        return paths.data_file_path(self.table.path, part_dir, split.bucket, meta.file_name, meta.external_path)
+        return paths.data_file_path(self.table.data_root, part_dir, split.bucket, meta.file_name, meta.external_path)
 
     def deletion_vectors(self, split: Split) -> dict[str, DeletionVector]:
         """The deletion vectors of the split's files, by data file name."""

@@ -38,7 +38,7 @@ from .file_deletion import (
     GuardedReader,
     delete_in_order,
     label_phases,
-    remove_empty_dirs,
+    remove_empty_bucket_dirs,
 )
 from .used_files import DirLister, Ref, UsedFiles, list_branches, protect_other_branches, protect_refs
 
@@ -196,4 +196,4 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
         fio.delete(f.path)
     delete_in_order(fio, rest, lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
-        remove_empty_dirs(fio, plan.bucket_dirs, keep=[table.path], climb_below=table.path)
+        remove_empty_bucket_dirs(table, plan.bucket_dirs)

@@ -108,7 +108,7 @@ def plan_remove_unexisting_files(table: FileStoreTable) -> UnexistingFilesPlan:
 
     def located(e: ManifestEntry) -> tuple[ManifestEntry, str, str]:
         part = partition_dir_of(schema, e.partition)
-        return e, paths.data_file_path(table.path, part, e.bucket, e.file.file_name, e.file.external_path), part
+        return e, paths.data_file_path(table.data_root, part, e.bucket, e.file.file_name, e.file.external_path), part
 
     files = [located(e) for e in entries]
     plan.checked = len(files)

@@ -608,7 +608,7 @@ class TableWrite:
 
     def _remove_empty_dirs(self, paths: list[str]) -> None:
         """Bucket and partition directories this write created and left empty, deepest first."""
-        root = self.table.path.rstrip("/")
+        root = self.table.data_root.rstrip("/")
         dirs: set[str] = set()
         for p in paths:
             d = parent(p)

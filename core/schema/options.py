@@ -212,7 +212,9 @@ class CoreOptions:
 
     @property
     def data_file_path_directory(self) -> str | None:
-        return self.get("data-file.path-directory") or None
+        """The raw ``data-file.path-directory``; resolve it with ``io.paths.data_root`` /
+        ``relative_bucket_path`` (the one rule that also validates it)."""
+        return self.get("data-file.path-directory")
 
     @property
     def partition_default_name(self) -> str:

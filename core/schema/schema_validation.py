@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from ..errors import InvalidInput
 from ..io.external_paths import ExternalPaths
+from ..io.paths import path_directory
 from .file_index_options import validate_file_index_options
 from .options import CHANGELOG_PRODUCERS, MERGE_ENGINES, CoreOptions
 from .table_schema import (
@@ -109,6 +110,7 @@ def validate_table_schema(schema: TableSchema) -> None:
             raise InvalidInput("merge-engine first-row does not support deletion vectors (it never deletes old rows)")
     validate_file_index_options(schema.fields, schema.options)
     ExternalPaths.of(schema.options)  # Java cannot open a table whose external paths it rejects
+    path_directory(opts.data_file_path_directory)  # a data directory outside the table: refused
 
 
 def _validate_columns(schema: TableSchema) -> None:

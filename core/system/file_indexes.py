@@ -36,7 +36,7 @@ def _containers(table: FileStoreTable, at: TimeTravel | None) -> Iterator[Indexe
         if m.embedded_index is None and not names:
             yield e, dec, None, "none", None
             continue
-        bucket_dir = paths.data_file_dir(table.path, dec.partition_dir(e.partition), e.bucket, m.external_path)
+        bucket_dir = paths.data_file_dir(table.data_root, dec.partition_dir(e.partition), e.bucket, m.external_path)
         if m.embedded_index is not None:
             yield e, dec, FileIndexContainer(m.embedded_index, m.file_name), "EMBEDDED", None
         else:
@@ -68,7 +68,7 @@ def file_index_rows(table: FileStoreTable, at: TimeTravel | None = None) -> Rows
         if c is None:
             continue
         m = e.file
-        bucket_dir = paths.data_file_dir(table.path, dec.partition_dir(e.partition), e.bucket, m.external_path)
+        bucket_dir = paths.data_file_dir(table.data_root, dec.partition_dir(e.partition), e.bucket, m.external_path)
         for ent in c.entries:
             key = (m.schema_id, ent.column)
             if key not in names_cache:

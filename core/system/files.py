@@ -33,7 +33,7 @@ def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     for e in entries:
         m = e.file
         nc, lo, hi = dec.value_stats(m)
-        path = paths.data_file_path(table.path, dec.partition_dir(e.partition), e.bucket, m.file_name, m.external_path)
+        path = paths.data_file_path(table.data_root, dec.partition_dir(e.partition), e.bucket, m.file_name, m.external_path)
         rows.append({
             "partition": dec.partition_string(e.partition),
             "bucket": e.bucket,

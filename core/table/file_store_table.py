@@ -70,8 +70,24 @@ class FileStoreTable:
         written: the schema on disk keeps its options."""
         if not dynamic_options:
             return self
+        key = paths.PATH_DIRECTORY
+        if key in dynamic_options and dynamic_options[key] != self.schema.options.get(key):
+            # Java's copy refuses immutable options: files would land where readers never look
+            raise InvalidInput(f"option {key!r} is part of the table's layout and cannot be set per job")
         schema = self.schema.copy(options={**self.schema.options, **dynamic_options})
         return FileStoreTable(self.file_io, self.path, self.identifier, self.branch, schema)
+
+    @cached_property
+    def data_root(self) -> str:
+        """Where partition and bucket directories live: the table path, or below it the
+        ``data-file.path-directory`` (Java ``FileStorePathFactory.dataFilePath``). Every bucket
+        path starts here; manifests, index and statistics stay at :attr:`path`."""
+        return paths.data_root(self.path, self.options.data_file_path_directory)
+
+    def relative_bucket_path(self, partition_path: str, bucket: int) -> str:
+        """``[<path-directory>/]<partition>/bucket-N``: a bucket under the data root or an
+        external root (Java ``relativeBucketPath``)."""
+        return paths.relative_bucket_path(self.options.data_file_path_directory, partition_path, bucket)
 
     # -- managers -----------------------------------------------------------------------
 
