@@ -22,17 +22,21 @@ from ..errors import NotYetSupported
 from ..format.arrow_schema import arrow_field
 from ..format.data_file import FORMATS, evolve, read_data_file
 from ..manifest.manifest import DataFileMeta
-from .data_evolution import check_no_blob, row_range_groups
+from .blob_read import blob_column, blob_fields_of, check_blob_read, is_blob_file
+from .data_evolution import row_range_groups
 from .read_plan import Split
 from .row_tracking import derived_system_column, physical_system_fields, system_columns
 from .split_read import SplitRead, drop_deleted
 
 
 class DataEvolutionSplitRead(SplitRead):
-    """Reads a data-evolution split: one merged table per row-id range."""
+    """Reads a data-evolution split: one merged table per row-id range. ``blob_as`` is what a
+    BLOB column reads as: its ``bytes``, ``size`` or ``descriptor`` (``blob_read``)."""
+
+    blob_as = "bytes"
 
     def read(self, split: Split) -> Iterator[pa.Table]:
-        check_no_blob(self.schema, "read")
+        check_blob_read(self.schema)
         target = [self.schema.field(n) for n in self.needed_columns()]
         dvs = self.deletion_vectors(split)
         for group in row_range_groups(split.files):
@@ -47,10 +51,11 @@ class DataEvolutionSplitRead(SplitRead):
                      system: Sequence[str] = ()) -> pa.Table:
         """The ``target`` columns, then the ``system`` columns, of every row of one row-id range,
         deleted rows too."""
-        files = _checked_group(group)
+        files = _checked_group([m for m in group if not is_blob_file(m)])
         rows = files[0].row_count
-        columns: dict[int, pa.ChunkedArray] = {}
-        todo = {f.id: f for f in target}
+        columns: dict[int, pa.ChunkedArray | pa.Array] = {}
+        blob_ids = blob_fields_of(target, self.schema)
+        todo = {f.id: f for f in target if f.id not in blob_ids}
         for meta in files:
             fields = self.file_schemas.file_fields(meta)
             mine = [f for f in fields if f.id in todo]
@@ -68,6 +73,11 @@ class DataEvolutionSplitRead(SplitRead):
                 columns[f.id] = col
             if not todo:
                 break
+        blobs = [m for m in group if is_blob_file(m)]
+        for fid in blob_ids:
+            mine_blobs = [m for m in blobs if any(f.id == fid for f in self.file_schemas.file_fields(m))]
+            columns[fid] = blob_column(self.table.file_io, mine_blobs, lambda m: self.file_path(split, m),
+                                       files[0].first_row_id or 0, rows, self.blob_as)
         cols = [columns[f.id] if f.id in columns else pa.nulls(rows, arrow_field(f).type) for f in target]
         t = pa.Table.from_arrays(cols, names=[f.name for f in target])
         for name, col in self._system_columns(split, files[0], rows, system).items():
@@ -85,7 +95,9 @@ class DataEvolutionSplitRead(SplitRead):
 
 
 def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:
-    """The group's files, newest first; every file must cover the same range in a known format."""
+    """The group's data files, newest first; every one must cover the same range in a known format."""
+    if not group:
+        raise NotYetSupported("read: a row-id range holds only .blob files and no data file")
     for meta in group:
         parts = meta.file_name.lower().split(".")[1:]
         if not any(p in FORMATS for p in parts):
