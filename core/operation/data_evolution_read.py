@@ -3,7 +3,7 @@
 A split's files are grouped by row-id range; a group is read as one table: its files ordered
 by ``_MAX_SEQUENCE_NUMBER`` descending (ties keep the split's order), each requested column
 taken from the first file whose write columns hold its field id, columns no file holds read
-as NULL. The system columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as
+as NULL; BLOB columns come from the range's ``.blob`` files (``blob_read``). The system columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as
 any file's do (row tracking's rule: the group's first row id plus the position, the file's max
 sequence number -- the newest of the group -- unless stored physically). A deletion vector belongs
 to the group's anchor file (smallest max sequence number, then file name). Memory is bounded
@@ -41,7 +41,7 @@ class DataEvolutionSplitRead(SplitRead):
         dvs = self.deletion_vectors(split)
         for group in row_range_groups(split.files):
             t = self.merged_range(split, group, target, self.system_columns)
-            dv = dvs.get(_anchor(group).file_name)
+            dv = dvs.get(anchor_file(group).file_name)
             if dv is not None:
                 t = drop_deleted(t, dv, 0)
             if t.num_rows:
@@ -111,6 +111,7 @@ def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:
     return sorted(group, key=lambda m: -m.max_sequence_number)  # stable: ties keep the split's order
 
 
-def _anchor(files: list[DataFileMeta]) -> DataFileMeta:
-    """The file a range's deletion vector is keyed by (Java's ``DataEvolutionUtils``)."""
-    return min(files, key=lambda m: (m.max_sequence_number, m.file_name))
+def anchor_file(files: list[DataFileMeta]) -> DataFileMeta:
+    """The file a range's deletion vector is keyed by (Java's ``DataEvolutionUtils``): the
+    oldest data file, never a ``.blob`` file."""
+    return min((m for m in files if not is_blob_file(m)), key=lambda m: (m.max_sequence_number, m.file_name))
