@@ -4,10 +4,11 @@ A split's files are grouped by row-id range; a group is read as one table: its f
 by ``_MAX_SEQUENCE_NUMBER`` descending (ties keep the split's order), each requested column
 taken from the first file whose write columns hold its field id, columns no file holds read
 as NULL; BLOB columns come from the range's ``.blob`` files (``blob_read``). The system
-columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as any file's do (row tracking's rule: the group's first row id plus the position, the file's max
-sequence number -- the newest of the group -- unless stored physically). A deletion vector belongs
-to the group's anchor file (oldest data file by max sequence number, then file name). Memory is bounded
-by one group (one file's row range), read column-wise with pyarrow.
+columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as any file's do (row
+tracking's rule: the group's first row id plus the position, the file's max sequence number
+-- the newest of the group -- unless stored physically). A deletion vector belongs to the
+group's anchor file (the oldest data file by max sequence number, then file name). Memory is
+bounded by one group (one file's row range), read column-wise with pyarrow.
 """
 
 from __future__ import annotations
