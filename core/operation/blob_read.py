@@ -39,12 +39,12 @@ def blob_columns(schema: TableSchema) -> list[str]:
 
 
 def check_blob_read(schema: TableSchema) -> None:
-    """Refuse the blob layouts a read does not decode yet: descriptors stored inline in data
-    files, and blobs nested in ARRAY / MAP columns (2.0+), whose records differ."""
-    inline = schema.options.get("blob-descriptor-field") or schema.options.get("blob.stored-descriptor-fields")
-    if inline:
-        raise NotYetSupported(f"read: blob-descriptor-field ({inline}): blob descriptors stored in data files are "
-                              "not supported yet")
+    """Refuse the blob layouts a read does not decode yet: descriptors or blob views stored
+    inline in data files, and blobs nested in ARRAY / MAP columns (2.0+), whose records differ."""
+    for key in ("blob-descriptor-field", "blob.stored-descriptor-fields", "blob-view-field"):
+        if schema.options.get(key, "").strip():
+            raise NotYetSupported(f"read: {key} ({schema.options[key].strip()}): blob descriptors or views stored in "
+                                  "data files are not supported yet")
     nested = [f.name for f in schema.fields if not isinstance(f.type, BlobType) and _holds_blob(f.type)]
     if nested:
         raise NotYetSupported(f"read: BLOB values nested in ARRAY / MAP columns ({', '.join(nested)}) are not "

@@ -9,6 +9,7 @@ upstream's compatibility fixture ``paimon-common/src/test/resources/compatible/b
 
 from __future__ import annotations
 
+import json
 import struct
 import zlib
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paimon_cli.core.errors import CorruptMetadata
+from paimon_cli.core.errors import CorruptMetadata, NotYetSupported
 from paimon_cli.core.format.blob_file import (
     BlobDescriptor,
     BlobIndex,
@@ -27,6 +28,8 @@ from paimon_cli.core.format.blob_file import (
     write_blob_bytes,
 )
 from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.operation.blob_read import check_blob_read
+from paimon_cli.core.schema.table_schema import TableSchema
 
 PYPAIMON_3_ROWS = bytes.fromhex(
     "cf114e58" "68656c6c6f" "1500000000000000" "c8f6a751"
@@ -116,3 +119,20 @@ def test_descriptor_v1_fixture_and_v2_round_trip() -> None:
     for bad in (b"", b"\x03" + data[1:], data[:1] + b"\x00" * 8 + data[9:], data[:-3]):
         with pytest.raises(CorruptMetadata):
             BlobDescriptor.deserialize(bad)
+
+
+@pytest.mark.parametrize("options, fields, message", [
+    ({"blob-descriptor-field": "pic"}, [("pic", "BLOB")], "blob-descriptor-field"),
+    ({"blob-view-field": "pic"}, [("pic", "BLOB")], "blob-view-field"),
+    ({}, [("pics", "ARRAY<BLOB>")], "nested in ARRAY"),
+])
+def test_blob_layouts_a_read_cannot_decode_are_refused_by_name(options: dict[str, str],
+                                                               fields: list[tuple[str, str]], message: str) -> None:
+    schema = TableSchema.from_json(json.dumps({
+        "version": 3, "id": 0, "highestFieldId": len(fields),
+        "fields": [{"id": 0, "name": "id", "type": "BIGINT"}] +
+                  [{"id": i + 1, "name": n, "type": t} for i, (n, t) in enumerate(fields)],
+        "partitionKeys": [], "primaryKeys": [], "timeMillis": 0,
+        "options": {"row-tracking.enabled": "true", "data-evolution.enabled": "true", **options}}), "schema-0")
+    with pytest.raises(NotYetSupported, match=message):
+        check_blob_read(schema)
