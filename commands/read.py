@@ -9,6 +9,7 @@ binary as hex (``paimon_cli.output``'s batch renderer).
 from __future__ import annotations
 
 from contextlib import closing
+from enum import Enum
 from typing import Annotated
 
 import typer
@@ -26,6 +27,14 @@ from paimon_cli.options import (
     check_time_travel,
 )
 from paimon_cli.output import OutputFormat, export_format, note, render, render_batches, write_export
+
+
+class BlobAs(str, Enum):
+    """What ``read`` shows for a BLOB column."""
+
+    bytes = "bytes"
+    size = "size"
+    descriptor = "descriptor"
 
 
 def read(
@@ -47,6 +56,12 @@ def read(
     explain: Annotated[
         bool, typer.Option("--explain", help="Show what the read would touch and what pruning removed; read no data.")
     ] = False,
+    blob_as: Annotated[
+        BlobAs | None,
+        typer.Option("--blob-as",
+                     help="What BLOB columns show: their bytes, their size, or a descriptor (.blob file, offset, "
+                     "length). Default: size for -o table, bytes otherwise."),
+    ] = None,
     snapshot: SnapshotOpt = None,
     tag: TagOpt = None,
     timestamp: TimestampOpt = None,
@@ -65,6 +80,7 @@ def read(
         paimon-cli read shop.orders --select id,amount -o jsonl --tag release-1
         paimon-cli read shop.orders --to orders.parquet
         paimon-cli read shop.orders --where "id = 7" --explain
+        paimon-cli read media.images --select id,pic --blob-as descriptor
     """
     from paimon_cli.core.api import Warehouse
 
@@ -72,7 +88,10 @@ def read(
     table = wh.table(identifier, branch)
     check_time_travel(snapshot, tag, timestamp)
     export = export_format(to) if to is not None else None
-    reader = table.reader(select, where, limit, snapshot=snapshot, tag=tag, timestamp=timestamp)
+    if blob_as is None:
+        blob_as = BlobAs.size if to is None and output == OutputFormat.table else BlobAs.bytes
+    reader = table.reader(select, where, limit, snapshot=snapshot, tag=tag, timestamp=timestamp,
+                          blob_as=blob_as.value)
     if explain:
         render(reader.explain(), output, wide, title=reader.describe())
         return

@@ -6,7 +6,7 @@
 #   write --branch --columns --debug --delete --format --fs-option --no-expire --option --output --overwrite --partition --row-kind-column --warehouse --wide --write-only -f -o -w
 #   list --debug --fs-option --output --warehouse --wide -o -w
 #   inspect --branch --debug --fs-option --output --snapshot --tag --timestamp --warehouse --wide -o -w
-#   read --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w
+#   read --blob-as --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w
 #   compact --branch --debug --engine --fs-option --full --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --spark-conf --spark-master --warehouse --where --wide -o -w
 #   rescale --branch --bucket-num --debug --dry-run --fs-option --output --partition --warehouse --wide -o -w
 #   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --older-than --output --warehouse --wide -o -w

@@ -239,17 +239,19 @@ class Table:
         snapshot: int | None = None,
         tag: str | None = None,
         timestamp: Timestamp | None = None,
+        blob_as: str = "bytes",
     ) -> Reader:
         """Plan a read: merged rows (primary-key tables) of the latest snapshot, or of one
         snapshot / tag / time. ``where`` is a predicate (``"dt = '2024-05-01' AND id IN (1, 2)"``);
         it and the partition / bucket / stats / file-index pruning decide the files read.
         ``.batches()`` streams the rows one (partition, bucket) at a time, ``.to_arrow()``
-        collects them, ``.explain()`` shows the pruning."""
+        collects them, ``.explain()`` shows the pruning. ``blob_as``: BLOB columns read as their
+        ``bytes``, ``size`` or ``descriptor`` (struct of the ``.blob`` file's uri, offset, length)."""
         at = time_travel(snapshot, tag, timestamp)
         table = self._open_for(Action.READ)
         projection = column_list(columns) if columns is not None else None
         predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
-        return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit))
+        return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit, blob_as=blob_as))
 
     def read(
         self,

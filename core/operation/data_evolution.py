@@ -12,18 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..data.types import BlobType
 from ..errors import NotYetSupported
 from ..manifest.manifest import DataFileMeta
 from ..schema.table_schema import TableSchema
+from .blob_read import blob_columns
 
 
 def check_no_blob(schema: TableSchema, what: str) -> None:
-    """BLOB columns live in ``.blob`` files that join a range's group; not supported yet."""
-    blobs = [f.name for f in schema.fields if isinstance(f.type, BlobType)]
-    declared = schema.options.get("blob-field")
-    if declared:
-        blobs += [c.strip() for c in declared.split(",") if c.strip() and c.strip() not in blobs]
+    """Writing BLOB columns (``.blob`` files beside each data file) is not supported yet."""
+    blobs = blob_columns(schema)
     if blobs:
         raise NotYetSupported(f"{what}: BLOB columns ({', '.join(blobs)}) of data-evolution tables are not supported "
                               "yet")

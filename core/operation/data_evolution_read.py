@@ -3,11 +3,12 @@
 A split's files are grouped by row-id range; a group is read as one table: its files ordered
 by ``_MAX_SEQUENCE_NUMBER`` descending (ties keep the split's order), each requested column
 taken from the first file whose write columns hold its field id, columns no file holds read
-as NULL. The system columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as
-any file's do (row tracking's rule: the group's first row id plus the position, the file's max
-sequence number -- the newest of the group -- unless stored physically). A deletion vector belongs
-to the group's anchor file (smallest max sequence number, then file name). Memory is bounded
-by one group (one file's row range), read column-wise with pyarrow.
+as NULL; BLOB columns come from the range's ``.blob`` files (``blob_read``). The system
+columns ``_ROW_ID`` / ``_SEQUENCE_NUMBER`` come from the first file, as any file's do (row
+tracking's rule: the group's first row id plus the position, the file's max sequence number
+-- the newest of the group -- unless stored physically). A deletion vector belongs to the
+group's anchor file (the oldest data file by max sequence number, then file name). Memory is
+bounded by one group (one file's row range), read column-wise with pyarrow.
 """
 
 from __future__ import annotations
@@ -22,22 +23,26 @@ from ..errors import NotYetSupported
 from ..format.arrow_schema import arrow_field
 from ..format.data_file import FORMATS, evolve, read_data_file
 from ..manifest.manifest import DataFileMeta
-from .data_evolution import check_no_blob, row_range_groups
+from .blob_read import blob_column, blob_fields_of, check_blob_read, is_blob_file
+from .data_evolution import row_range_groups
 from .read_plan import Split
 from .row_tracking import derived_system_column, physical_system_fields, system_columns
 from .split_read import SplitRead, drop_deleted
 
 
 class DataEvolutionSplitRead(SplitRead):
-    """Reads a data-evolution split: one merged table per row-id range."""
+    """Reads a data-evolution split: one merged table per row-id range. ``blob_as`` is what a
+    BLOB column reads as: its ``bytes``, ``size`` or ``descriptor`` (``blob_read``)."""
+
+    blob_as = "bytes"
 
     def read(self, split: Split) -> Iterator[pa.Table]:
-        check_no_blob(self.schema, "read")
+        check_blob_read(self.schema)
         target = [self.schema.field(n) for n in self.needed_columns()]
         dvs = self.deletion_vectors(split)
         for group in row_range_groups(split.files):
             t = self.merged_range(split, group, target, self.system_columns)
-            dv = dvs.get(_anchor(group).file_name)
+            dv = dvs.get(anchor_file(group).file_name)
             if dv is not None:
                 t = drop_deleted(t, dv, 0)
             if t.num_rows:
@@ -47,10 +52,11 @@ class DataEvolutionSplitRead(SplitRead):
                      system: Sequence[str] = ()) -> pa.Table:
         """The ``target`` columns, then the ``system`` columns, of every row of one row-id range,
         deleted rows too."""
-        files = _checked_group(group)
+        files = _checked_group([m for m in group if not is_blob_file(m)])
         rows = files[0].row_count
-        columns: dict[int, pa.ChunkedArray] = {}
-        todo = {f.id: f for f in target}
+        columns: dict[int, pa.ChunkedArray | pa.Array] = {}
+        blob_ids = blob_fields_of(target, self.schema)
+        todo = {f.id: f for f in target if f.id not in blob_ids}
         for meta in files:
             fields = self.file_schemas.file_fields(meta)
             mine = [f for f in fields if f.id in todo]
@@ -68,6 +74,11 @@ class DataEvolutionSplitRead(SplitRead):
                 columns[f.id] = col
             if not todo:
                 break
+        blobs = [m for m in group if is_blob_file(m)]
+        for fid in blob_ids:
+            mine_blobs = [m for m in blobs if any(f.id == fid for f in self.file_schemas.file_fields(m))]
+            columns[fid] = blob_column(self.table.file_io, mine_blobs, lambda m: self.file_path(split, m),
+                                       files[0].first_row_id or 0, rows, self.blob_as)
         cols = [columns[f.id] if f.id in columns else pa.nulls(rows, arrow_field(f).type) for f in target]
         t = pa.Table.from_arrays(cols, names=[f.name for f in target])
         for name, col in self._system_columns(split, files[0], rows, system).items():
@@ -85,7 +96,9 @@ class DataEvolutionSplitRead(SplitRead):
 
 
 def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:
-    """The group's files, newest first; every file must cover the same range in a known format."""
+    """The group's data files, newest first; every one must cover the same range in a known format."""
+    if not group:
+        raise NotYetSupported("read: a row-id range holds only .blob files and no data file")
     for meta in group:
         parts = meta.file_name.lower().split(".")[1:]
         if not any(p in FORMATS for p in parts):
@@ -99,6 +112,7 @@ def _checked_group(group: list[DataFileMeta]) -> list[DataFileMeta]:
     return sorted(group, key=lambda m: -m.max_sequence_number)  # stable: ties keep the split's order
 
 
-def _anchor(files: list[DataFileMeta]) -> DataFileMeta:
-    """The file a range's deletion vector is keyed by (Java's ``DataEvolutionUtils``)."""
-    return min(files, key=lambda m: (m.max_sequence_number, m.file_name))
+def anchor_file(files: list[DataFileMeta]) -> DataFileMeta:
+    """The file a range's deletion vector is keyed by (Java's ``DataEvolutionUtils``): the
+    oldest data file, never a ``.blob`` file."""
+    return min((m for m in files if not is_blob_file(m)), key=lambda m: (m.max_sequence_number, m.file_name))

@@ -22,6 +22,7 @@ from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows
 from ..utils.workers import prefetch
+from .blob_read import BLOB_AS, blob_arrow_type, blob_columns, check_blob_read
 from .data_evolution_read import DataEvolutionSplitRead
 from .merge_split_read import MergeFileSplitRead
 from .read_explain import explain_rows
@@ -39,6 +40,7 @@ class TableRead:
     a leading ``rowkind`` column, ``top_level_only`` reads only the max level of primary-key
     tables (``$ro``), ``all_levels`` reads level 0 of deletion-vector / first-row tables too
     (the rows a full compaction would merge, for rewrites that must not lose them).
+    ``blob_as`` is what BLOB columns read as: ``bytes``, ``size`` or ``descriptor``.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class TableRead:
         with_row_kind: bool = False,
         top_level_only: bool = False,
         all_levels: bool = False,
+        blob_as: str = "bytes",
     ) -> None:
         self.snapshot = table.resolve_snapshot(at)
         if at is not None and not at.is_latest:
@@ -75,11 +78,14 @@ class TableRead:
         self.top_level_only = top_level_only
         self.all_levels = all_levels
         self.is_pk = bool(self.schema.primary_keys)
+        self.blob_columns = _checked_blob_columns(self.schema, self.data_evolution, blob_as)
+        self.blob_as = blob_as
         self._plan: ReadPlan | None = None
 
     def output_schema(self) -> pa.Schema:
         by_name = {f.name: f for f in readable_fields(self.schema)}
         fields = [arrow_field(by_name[n]) for n in self.projection]
+        fields = [f.with_type(blob_arrow_type(self.blob_as)) if f.name in self.blob_columns else f for f in fields]
         if self.with_row_kind:
             fields.insert(0, pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False))
         return pa.schema(fields)
@@ -142,8 +148,10 @@ class TableRead:
 
     def _split_read(self) -> SplitRead:
         if self.data_evolution:
-            return DataEvolutionSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
-                                          system_columns=self.system_columns)
+            reader = DataEvolutionSplitRead(self.table, self.projection, self.predicate,
+                                            with_row_kind=self.with_row_kind, system_columns=self.system_columns)
+            reader.blob_as = self.blob_as
+            return reader
         if self.is_pk:
             return MergeFileSplitRead(self.table, self.projection, self.predicate, with_row_kind=self.with_row_kind,
                                       keep_deletes=self.keep_deletes)
@@ -166,6 +174,19 @@ class TableRead:
                 del data
                 if t is not None:
                     yield t
+
+
+def _checked_blob_columns(schema: TableSchema, data_evolution: bool, blob_as: str) -> list[str]:
+    """The columns read from ``.blob`` files; outside data-evolution tables BLOB columns are
+    primary-key "managed blob packs" (Paimon 2.0+), which are refused."""
+    if blob_as not in BLOB_AS:
+        raise InvalidInput(f"blob_as must be one of {', '.join(BLOB_AS)}, got {blob_as!r}")
+    check_blob_read(schema)  # inline descriptors / views and nested BLOBs: refused before any I/O
+    names = blob_columns(schema)
+    if names and not data_evolution:
+        raise NotYetSupported(f"read: BLOB columns ({', '.join(names)}) of a table without data evolution "
+                              "(primary-key managed blob packs, Paimon 2.0+) are not supported yet")
+    return names
 
 
 def _checked_projection(projection: list[str] | None, schema: TableSchema) -> list[str]:

@@ -58,7 +58,7 @@ def test_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner,
     (("chain-table.enabled=true",), "chain-table.enabled=true", "expire"),
     (("bucket=2", "bucket-key=id", "bucket-function.type=mod"), "bucket-function.type=mod", "write"),
     (("sequence.snapshot-ordering=true",), "sequence.snapshot-ordering=true", "write"),
-    (("blob-field=v",), "blob-field=v", "read"),
+    (("blob-field=v",), "blob-field=v", "write"),
 ])
 def test_refused_by_name(runner: CliRunner, tmp_path: Path, options: tuple[str, ...], named: str,
                          command: str) -> None:

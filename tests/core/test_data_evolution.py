@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ from paimon_cli.core.api import Table, Warehouse
 from paimon_cli.core.errors import NotYetSupported
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta
 from paimon_cli.core.operation.data_evolution import logical_row_count, row_range_groups
+from paimon_cli.core.operation.data_evolution_read import anchor_file
 
 
 def meta(name: str, first: int | None, rows: int, write_cols: tuple[str, ...] | None = None) -> DataFileMeta:
@@ -26,6 +28,17 @@ def test_partial_files_join_the_range_they_overlay() -> None:
     assert [[f.file_name for f in g] for g in groups] == [["f1", "p1"], ["f2", "p2"], ["p3"]]
     # 280 rows of files, 120 rows of table
     assert logical_row_count([base1, base2, part1, part2, only_partial]) == 120
+
+
+def test_blob_files_join_their_data_files_range_but_never_anchor_it() -> None:
+    data, upd = meta("b-data.parquet", 0, 10, ("id",)), meta("c-upd.parquet", 0, 10, ("id",))
+    upd = dataclasses.replace(upd, min_sequence_number=5, max_sequence_number=5)
+    blob0, blob1 = meta("a-0.blob", 0, 4, ("pic",)), meta("a-1.blob", 4, 6, ("pic",))
+    (group,) = row_range_groups([data, blob0, blob1, upd])
+    assert [f.file_name for f in group] == ["b-data.parquet", "a-0.blob", "a-1.blob", "c-upd.parquet"]
+    assert logical_row_count(group) == 10
+    # Java's DataEvolutionUtils.retrieveAnchorFile: oldest normal file, .blob files skipped
+    assert anchor_file(group).file_name == "b-data.parquet"
 
 
 def test_overlapping_ranges_chain_into_one_group() -> None:

@@ -1,0 +1,236 @@
+"""BLOB columns (Paimon 1.4+) of data-evolution tables written by pypaimon 2.1.
+
+pypaimon writes a BLOB column (``pa.large_binary()``) into ``.blob`` files beside each data
+file, one manifest entry per file (``_WRITE_COLS`` = the column), rolled at
+``blob.target-file-size``; an update by ``_ROW_ID`` of a blob column writes a ``.blob`` file over
+the whole range with placeholders for the rows it leaves alone. We read the bytes row for row as
+pypaimon does, show the blob files in ``inspect``, keep them through expire and orphan removal,
+and refuse compaction and writes of BLOB tables by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.table.catalog import FileSystemCatalog
+from tests.interop.cli_runner import CLI_ENV, cli, cli_json
+from tests.interop.pypaimon_peer import PyPaimon, encode_value
+
+pytestmark = pytest.mark.pypaimon
+
+DB = "peer"
+DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+COLUMNS = [("id", "int64"), ("dt", "string"), ("name", "string"), ("pic", "large_binary"), ("doc", "large_binary")]
+
+
+def _pic(i: int) -> bytes | None:
+    return None if i % 5 == 2 else bytes([i % 256]) * (i * 7 % 50)  # NULLs, an empty blob (i = 0), sizes 1..49
+
+
+def _rows(lo: int, hi: int, dt: str) -> list[dict[str, Any]]:
+    return [{"id": i, "dt": dt, "name": f"n{i}", "pic": _pic(i),
+             "doc": None if i % 3 == 0 else f"doc-{i}".encode() * 3} for i in range(lo, hi)]
+
+
+APPENDS = [_rows(0, 20, "x"), _rows(20, 23, "y"), _rows(23, 30, "x")]  # one partition each: row ids in order
+UPDATES: list[tuple[list[str], list[dict[str, Any]]]] = [
+    (["name"], [{"_ROW_ID": r, "name": f"upd{r}"} for r in (3, 21)]),
+    # rows of each append's first blob file: its sequence number is the commit's (older than the update)
+    (["pic"], [{"_ROW_ID": 4, "pic": b"NEW4"}, {"_ROW_ID": 1, "pic": None}, {"_ROW_ID": 20, "pic": b""}]),
+]
+TABLES = {
+    "blob": ({**DE, "blob.target-file-size": "200 b"}, []),  # several .blob files per data file
+    "blob_part": ({**DE}, ["dt"]),
+}
+
+
+def canon(rows: list[dict[str, Any]]) -> list[str]:
+    return sorted(json.dumps({k: encode_value(v) for k, v in r.items()}, sort_keys=True) for r in rows)
+
+
+def expected_rows() -> list[dict[str, Any]]:
+    rows = {i: {**r, "_ROW_ID": i} for i, r in enumerate(r for batch in APPENDS for r in batch)}
+    for _, updates in UPDATES:
+        for u in updates:
+            rows[u["_ROW_ID"]].update(u)
+    return [rows[i] for i in sorted(rows)]
+
+
+def _ops(wh: str, name: str, options: dict[str, str], parts: list[str],
+         appends: list[list[dict[str, Any]]], updates: list[tuple[list[str], list[dict[str, Any]]]],
+         overwrite: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    common = {"warehouse": wh, "db": DB, "table": name}
+    enc = lambda rows: [{k: encode_value(v) for k, v in r.items()} for r in rows]  # noqa: E731
+    ops: list[dict[str, Any]] = [{"op": "create_table", **common, "columns": [list(c) for c in COLUMNS],
+                                  "primary_keys": [], "partition_keys": parts, "options": options}]
+    ops += [{"op": "write", **common, "rows": enc(rows)} for rows in appends]
+    ops += [{"op": "update_by_row_id", **common, "columns": cols, "rows": enc(rows)} for cols, rows in updates]
+    if overwrite is not None:
+        ops.append({"op": "write", **common, "rows": enc(overwrite), "overwrite": True})
+    return ops
+
+
+@pytest.fixture(autouse=True)
+def clean_cli_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in CLI_ENV:
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="module")
+def peer_wh(pypaimon: PyPaimon, tmp_path_factory: pytest.TempPathFactory) -> str:
+    wh = str(tmp_path_factory.mktemp("peer-blob-wh"))
+    ops: list[dict[str, Any]] = []
+    for name, (options, parts) in TABLES.items():
+        ops += _ops(wh, name, options, parts, APPENDS, UPDATES)
+    # overwritten: its first two commits' data and blob files are only in old snapshots
+    ops += _ops(wh, "blob_ow", {**DE, "blob.target-file-size": "200 b"}, [], APPENDS[:2], [], overwrite=APPENDS[2])
+    results = pypaimon.batch(ops)
+    failed = [r for r in results if not r["ok"]]
+    assert not failed and len(results) == len(ops), failed[0]["traceback"] if failed else "driver stopped"
+    return wh
+
+
+@pytest.fixture
+def own_wh(peer_wh: str, tmp_path: Path) -> str:
+    """A private copy of the peer's warehouse, for commands that change it."""
+    wh = tmp_path / "wh"
+    shutil.copytree(peer_wh, wh)
+    return str(wh)
+
+
+def _ours(wh: str, name: str, cols: list[str] | None = None) -> list[dict[str, Any]]:
+    table = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
+    return TableRead(table, projection=cols).to_arrow().to_pylist()
+
+
+def _files(wh: str, name: str) -> list[dict[str, Any]]:
+    return cli_json(wh, "inspect", "files", f"{DB}.{name}")
+
+
+# -- read ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_read_matches_pypaimon_byte_for_byte(pypaimon: PyPaimon, peer_wh: str, name: str) -> None:
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    theirs = pypaimon.read(peer_wh, DB, name, projection=cols)
+    mine = _ours(peer_wh, name, cols)
+    assert canon(mine) == canon(theirs) == canon(expected_rows())
+    assert len(mine) == 30
+
+
+def test_several_blob_files_per_data_file(peer_wh: str) -> None:
+    files = _files(peer_wh, "blob")
+    first = [f for f in files if f["file_format"] == "blob" and f["first_row_id"] < 20 and
+             f["max_sequence_number"] != max(g["max_sequence_number"] for g in files)]
+    assert len({f["file_path"] for f in first if f["write_cols"] == ["pic"]}) > 1  # rolled at 200 bytes
+
+
+def test_read_cli_bytes_size_and_descriptor(peer_wh: str) -> None:
+    want = {r["id"]: r for r in expected_rows()}
+    ident = f"{DB}.blob"
+    rows = cli_json(peer_wh, "read", ident, "--select", "id,pic,doc")  # machine output: the bytes, as hex
+    assert {r["id"]: (r["pic"], r["doc"]) for r in rows} == \
+        {i: (encode_value(w["pic"]), encode_value(w["doc"])) for i, w in want.items()}
+    rows = cli_json(peer_wh, "read", ident, "--select", "id,pic", "--blob-as", "size")
+    assert {r["id"]: r["pic"] for r in rows} == {i: None if w["pic"] is None else len(w["pic"])
+                                                 for i, w in want.items()}
+    rows = cli_json(peer_wh, "read", ident, "--select", "id,pic", "--blob-as", "descriptor")
+    for r in rows:
+        d = r["pic"]
+        if want[r["id"]]["pic"] is None:
+            assert d is None
+            continue
+        assert d["uri"].endswith(".blob") and d["length"] == len(want[r["id"]]["pic"])
+        with open(d["uri"], "rb") as f:
+            f.seek(d["offset"])
+            assert f.read(d["length"]) == want[r["id"]]["pic"]
+    table = cli(peer_wh, "read", ident, "--select", "id,pic", "--where", "id = 5").stdout
+    assert table.split("\n")[2].split() == ["5", "35"]  # on a terminal table: the size
+
+
+def test_read_where_on_blob_and_row_id(peer_wh: str) -> None:
+    got = cli_json(peer_wh, "read", f"{DB}.blob_part", "--select", "_ROW_ID,name", "--where", "pic IS NULL")
+    assert sorted(r["_ROW_ID"] for r in got) == sorted(r["_ROW_ID"] for r in expected_rows() if r["pic"] is None)
+    got = cli_json(peer_wh, "read", f"{DB}.blob", "--where", "_ROW_ID = 4", "--blob-as", "bytes")
+    assert [bytes.fromhex(r["pic"]) for r in got] == [b"NEW4"]
+
+
+def test_read_to_parquet_keeps_the_bytes(peer_wh: str, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "o.parquet"
+    cli(peer_wh, "read", f"{DB}.blob", "--to", str(out))
+    got = pq.read_table(out).to_pylist()
+    assert canon(got) == canon([{k: v for k, v in r.items() if k != "_ROW_ID"} for r in expected_rows()])
+
+
+# -- inspect --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_inspect_shows_blob_files_and_counts_rows_once(pypaimon: PyPaimon, peer_wh: str, name: str) -> None:
+    mine = _files(peer_wh, name)
+    theirs = pypaimon.system_table(peer_wh, DB, name, "files").rows
+    key = lambda r: r["file_path"].rsplit("/", 1)[-1]  # noqa: E731
+    assert sorted((key(r), r["record_count"], r["first_row_id"], r["write_cols"]) for r in mine) == \
+        sorted((key(r), r["record_count"], r["first_row_id"], r["write_cols"]) for r in theirs)
+    blobs = [r for r in mine if r["file_format"] == "blob"]
+    assert {tuple(r["write_cols"]) for r in blobs} == {("pic",), ("doc",)}
+    assert all(key(r).endswith(".blob") for r in blobs)
+    props = {r["property"]: r["value"] for r in cli_json(peer_wh, "inspect", "table", f"{DB}.{name}")}
+    assert props["live_rows"] == 30
+    assert props["live_files"] == len(mine)
+
+
+# -- maintenance ----------------------------------------------------------------------------------
+
+def _blob_names(root: Path) -> set[str]:
+    return {p.name for p in root.rglob("*.blob")}
+
+
+def _live_names(wh: str, name: str) -> set[str]:
+    return {r["file_path"].rsplit("/", 1)[-1] for r in _files(wh, name)}
+
+
+def test_expire_deletes_superseded_blob_files_only(pypaimon: PyPaimon, own_wh: str) -> None:
+    root = Path(own_wh, f"{DB}.db", "blob_ow")
+    live = _live_names(own_wh, "blob_ow")
+    before = _blob_names(root)
+    assert before - live  # the overwrite superseded the first commits' blob files
+    cli(own_wh, "expire", f"{DB}.blob_ow", "--retain-min", "1", "--retain-max", "1")
+    assert _blob_names(root) == {n for n in live if n.endswith(".blob")}
+    want = [{k: v for k, v in r.items() if k != "_ROW_ID"} for r in APPENDS[2]]
+    assert canon(pypaimon.read(own_wh, DB, "blob_ow")) == canon(want) == canon(_ours(own_wh, "blob_ow"))
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_remove_orphans_keeps_live_blob_files(pypaimon: PyPaimon, own_wh: str, name: str) -> None:
+    root = Path(own_wh, f"{DB}.db", name)
+    some_blob = next(root.rglob("*.blob"))
+    orphan = some_blob.parent / "data-00000000-orphan-0.blob"
+    shutil.copyfile(some_blob, orphan)
+    old = time.time() - 2 * 86400
+    for p in root.rglob("*"):
+        os.utime(p, (old, old))  # everything is old: only use protects a file
+    before = _blob_names(root)
+    rows = cli_json(own_wh, "remove-orphan-files", f"{DB}.{name}")
+    assert [r["path"] for r in rows] == [str(orphan.relative_to(root))]
+    assert _blob_names(root) == before - {orphan.name}
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    assert canon(pypaimon.read(own_wh, DB, name, projection=cols)) == canon(expected_rows())
+
+
+def test_compact_and_write_refuse_blob_tables_by_name(peer_wh: str, tmp_path: Path) -> None:
+    res = cli(peer_wh, "compact", f"{DB}.blob", code=1)
+    assert "BLOB" in res.stderr
+    src = tmp_path / "rows.jsonl"
+    src.write_text('{"id": 1, "dt": "x", "name": "a"}\n')
+    res = cli(peer_wh, "write", f"{DB}.blob", str(src), code=1)
+    assert "BLOB" in res.stderr
