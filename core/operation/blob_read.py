@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from ..data.types import ArrayType, BlobType, DataField, DataType, MapType, MultisetType, RowType
+from ..data.types import BlobType, DataField, holds_blob
 from ..errors import NotYetSupported
 from ..format.blob_file import DESCRIPTOR_TYPE, PLACEHOLDER_LENGTH, BlobIndex, blob_values, read_blob_index
 from ..io.fileio import FileIO
@@ -45,22 +45,12 @@ def check_blob_read(schema: TableSchema) -> None:
         if schema.options.get(key, "").strip():
             raise NotYetSupported(f"read: {key} ({schema.options[key].strip()}): blob descriptors or views stored in "
                                   "data files are not supported yet")
-    nested = [f.name for f in schema.fields if not isinstance(f.type, BlobType) and _holds_blob(f.type)]
+    nested = [f.name for f in schema.fields if not isinstance(f.type, BlobType) and holds_blob(f.type)]
     if nested:
         raise NotYetSupported(f"read: BLOB values nested in ARRAY / MAP columns ({', '.join(nested)}) are not "
                               "supported yet")
 
 
-def _holds_blob(dt: DataType) -> bool:
-    if isinstance(dt, BlobType):
-        return True
-    if isinstance(dt, (ArrayType, MultisetType)):
-        return _holds_blob(dt.element)
-    if isinstance(dt, MapType):
-        return _holds_blob(dt.key) or _holds_blob(dt.value)
-    if isinstance(dt, RowType):
-        return any(_holds_blob(f.type) for f in dt.fields)
-    return False
 
 
 def blob_arrow_type(mode: str) -> pa.DataType:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from ..data.types import ArrayType, BlobType, DataType, MapType, MultisetType, RowType
+from ..data.types import holds_blob
 from ..errors import NotYetSupported
 from ..io import paths
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexManifestFile
@@ -92,21 +92,11 @@ def _pk_index(schema: TableSchema) -> str | None:
     return None
 
 
-def _holds_blob(t: DataType) -> bool:
-    if isinstance(t, BlobType):
-        return True
-    if isinstance(t, (ArrayType, MultisetType)):
-        return _holds_blob(t.element)
-    if isinstance(t, MapType):
-        return _holds_blob(t.key) or _holds_blob(t.value)
-    if isinstance(t, RowType):
-        return any(_holds_blob(f.type) for f in t.fields)
-    return False
 
 
 def _blob(schema: TableSchema) -> str | None:
     for f in schema.fields:
-        if _holds_blob(f.type):
+        if holds_blob(f.type):
             return f"BLOB column {f.name!r}"
     return _option_set("blob-field", "blob-descriptor-field", "blob-view-field")(schema)
 
