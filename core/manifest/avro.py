@@ -140,6 +140,53 @@ class _Namer:
         return name
 
 
+def _record_of(t: Any) -> dict[str, Any] | None:
+    """The record schema inside a field type (a bare record or a ``["null", record]`` union)."""
+    for x in t if isinstance(t, list) else [t]:
+        if isinstance(x, dict) and x.get("type") == "record":
+            return x
+    return None
+
+
+def unknown_fields(writer: Any, reader: Any, prefix: str = "") -> list[str]:
+    """Dotted paths of record fields the writer schema has and ``reader`` lacks."""
+    w, r = _record_of(writer), _record_of(reader)
+    if w is None or r is None:
+        return []
+    known = {f["name"]: f["type"] for f in r.get("fields", [])}
+    out: list[str] = []
+    for f in w.get("fields", []):
+        name = f"{prefix}{f['name']}"
+        if f["name"] not in known:
+            out.append(name)
+        else:
+            out += unknown_fields(f["type"], known[f["name"]], f"{name}.")
+    return out
+
+
+def _value_at(record: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(record, dict):
+            return None
+        record = record.get(part)
+    return record
+
+
+def check_unknown_fields(writer_schema: Any, reader_schema: Any, records: list[dict[str, Any]], path: str,
+                         ignorable: frozenset[str] = frozenset()) -> None:
+    """Refuse a file whose records carry values in fields we do not know.
+
+    Such a field was added by a newer Paimon: reading past it may misread the file, and every
+    rewrite (a commit's manifest merge, ``compact-manifest``) would silently drop it. Fields that
+    are present but null everywhere are harmless (Java writes every field of its schema).
+    """
+    for name in unknown_fields(writer_schema, reader_schema):
+        if name in ignorable:
+            continue
+        if any(_value_at(r, name) is not None for r in records):
+            raise NotYetSupported(f"{path}: manifest field {name} (written by a newer Paimon) is not supported")
+
+
 class ObjectsFile:
     """A file of Avro records in the manifest directory (Java's ``ObjectsFile``).
 
@@ -149,6 +196,8 @@ class ObjectsFile:
 
     prefix: str = ""
     schema: dict[str, Any] = {}
+    # writer fields we may drop: peers' extras that Java ignores too
+    ignorable_fields: frozenset[str] = frozenset()
 
     def __init__(self, file_io: FileIO, manifest_dir: str, codec: str = "zstandard") -> None:
         self.file_io = file_io
@@ -162,7 +211,8 @@ class ObjectsFile:
             data = self.file_io.read_bytes(path)
         except NotFound as e:
             raise MissingMetadata(str(e)) from e
-        _, records = read_avro(data, path)
+        writer_schema, records = read_avro(data, path)
+        check_unknown_fields(writer_schema, self.schema, records, path, self.ignorable_fields)
         return path, _convert(records, from_record, path)
 
     def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:

@@ -15,8 +15,8 @@ from typing import Any, Protocol, TypeVar
 
 from ..errors import CorruptMetadata
 from ..io.paths import check_file_name
-from .avro import read_avro
-from .manifest import MANIFEST_VERSION, FileKind
+from .avro import check_unknown_fields, read_avro
+from .manifest import MANIFEST_SCHEMA, MANIFEST_VERSION, FileKind
 
 # (partition, bucket, file name): how deleters tell data files apart (names are UUIDs)
 FileKey = tuple[bytes, int, str]
@@ -46,8 +46,10 @@ class ExpireFileEntry:
 
 
 def read_expire_file_entries(data: bytes, path: str) -> list[ExpireFileEntry]:
-    """Decode a manifest into light entries; anything malformed is CorruptMetadata."""
-    _, records = read_avro(data, path)
+    """Decode a manifest into light entries; anything malformed is CorruptMetadata, a field
+    we do not know (it might name files a deleter must keep) is refused by name."""
+    writer_schema, records = read_avro(data, path)
+    check_unknown_fields(writer_schema, MANIFEST_SCHEMA, records, path)
     try:
         return [_entry(r, path) for r in records]
     except (KeyError, TypeError, ValueError) as e:

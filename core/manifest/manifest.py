@@ -73,7 +73,7 @@ class DataFileMeta:
     external_path: str | None = None
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
-    write_cols_sequences: tuple[int, ...] | None = None  # master only; not written by us
+    write_cols_sequences: tuple[int, ...] | None = None  # per-column max seq (2.1); carried as read
 
     @property
     def add_row_count(self) -> int | None:
@@ -172,6 +172,7 @@ DATA_FILE_SCHEMA: dict[str, Any] = {
         optional_field("_EXTERNAL_PATH", "string"),
         optional_field("_FIRST_ROW_ID", "long"),
         optional_field("_WRITE_COLS", {"type": "array", "items": "string"}),
+        optional_field("_WRITE_COLS_SEQUENCES", {"type": "array", "items": "long"}),
     ],
 }
 
@@ -259,6 +260,7 @@ def data_file_to_record(f: DataFileMeta) -> dict[str, Any]:
         "_EXTERNAL_PATH": f.external_path,
         "_FIRST_ROW_ID": f.first_row_id,
         "_WRITE_COLS": None if f.write_cols is None else list(f.write_cols),
+        "_WRITE_COLS_SEQUENCES": None if f.write_cols_sequences is None else list(f.write_cols_sequences),
     }
 
 
@@ -378,6 +380,8 @@ class ManifestList(ObjectsFile):
 
     prefix = "manifest-list"
     schema = MANIFEST_LIST_SCHEMA
+    # pypaimon 2.1 writes these into manifest lists; Java's ManifestFileMeta has neither
+    ignorable_fields = frozenset({"_TOTAL_BUCKETS", "_EXTRA_FILES"})
 
     def read(self, name: str) -> list[ManifestFileMeta]:
         return self._read_objects(name, manifest_meta_from_record)[1]

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..errors import NotYetSupported
 from ..manifest.manifest import FileKind, ManifestEntry, ManifestFileMeta
 from ..utils.rows import Rows
 from .commit import FileStoreCommit
@@ -168,9 +167,6 @@ def _decide(plan: ManifestCompactPlan, metas: list[ManifestFileMeta], read: dict
 
 def _sorted_by_partition_bucket(entries: list[ManifestEntry], types: list[DataType]) -> list[ManifestEntry]:
     """Stable sort by (partition values with nulls first, bucket)."""
-    if any(e.file.write_cols_sequences is not None for e in entries):
-        raise NotYetSupported("compact-manifest: manifests with _WRITE_COLS_SEQUENCES (data evolution, "
-                              "Paimon 2.1) cannot be rewritten yet")
     keys: dict[bytes, tuple[Any, ...]] = {}
     for e in entries:
         if e.partition not in keys:

@@ -13,9 +13,10 @@ import pytest
 
 from paimon_cli.core.data import binary_row as br
 from paimon_cli.core.data.types import DataField, IntType, RowType, VarCharType
-from paimon_cli.core.errors import CorruptMetadata
+from paimon_cli.core.errors import CorruptMetadata, NotYetSupported
 from paimon_cli.core.io.fileio import FileIO, join
 from paimon_cli.core.manifest.avro import write_avro
+from paimon_cli.core.manifest.expire_file_entry import read_expire_file_entries
 from paimon_cli.core.manifest.manifest import (
     DATA_FILE_SCHEMA,
     MANIFEST_LIST_SCHEMA,
@@ -31,12 +32,13 @@ from paimon_cli.core.manifest.manifest import (
     partition_stats,
 )
 
-# FORMAT-FACTS 5.2 / 5.3, the schema texts Java wrote (fixture-verified there).
+# FORMAT-FACTS 5.2 / 5.3, the schema texts Java wrote (fixture-verified there); the manifest's
+# last field, _WRITE_COLS_SEQUENCES, is Java master's (DataFileMeta field 20, 2.1) and pypaimon 2.1's.
 JAVA_LIST_SCHEMA = (
     '{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{"name":"_VERSION","type":"int"},{"name":"_FILE_NAME","type":"string"},{"name":"_FILE_SIZE","type":"long"},{"name":"_NUM_ADDED_FILES","type":"long"},{"name":"_NUM_DELETED_FILES","type":"long"},{"name":"_PARTITION_STATS","type":{"type":"record","name":"record__PARTITION_STATS","fields":[{"name":"_MIN_VALUES","type":"bytes"},{"name":"_MAX_VALUES","type":"bytes"},{"name":"_NULL_COUNTS","type":["null",{"type":"array","items":["null","long"]}],"default":null}]}},{"name":"_SCHEMA_ID","type":"long"},{"name":"_MIN_BUCKET","type":["null","int"],"default":null},{"name":"_MAX_BUCKET","type":["null","int"],"default":null},{"name":"_MIN_LEVEL","type":["null","int"],"default":null},{"name":"_MAX_LEVEL","type":["null","int"],"default":null},{"name":"_MIN_ROW_ID","type":["null","long"],"default":null},{"name":"_MAX_ROW_ID","type":["null","long"],"default":null}]}'
 )
 JAVA_MANIFEST_SCHEMA = (
-    '{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{"name":"_VERSION","type":"int"},{"name":"_KIND","type":"int"},{"name":"_PARTITION","type":"bytes"},{"name":"_BUCKET","type":"int"},{"name":"_TOTAL_BUCKETS","type":"int"},{"name":"_FILE","type":{"type":"record","name":"record__FILE","fields":[{"name":"_FILE_NAME","type":"string"},{"name":"_FILE_SIZE","type":"long"},{"name":"_ROW_COUNT","type":"long"},{"name":"_MIN_KEY","type":"bytes"},{"name":"_MAX_KEY","type":"bytes"},{"name":"_KEY_STATS","type":{"type":"record","name":"record__FILE__KEY_STATS","fields":[{"name":"_MIN_VALUES","type":"bytes"},{"name":"_MAX_VALUES","type":"bytes"},{"name":"_NULL_COUNTS","type":["null",{"type":"array","items":["null","long"]}],"default":null}]}},{"name":"_VALUE_STATS","type":{"type":"record","name":"record__FILE__VALUE_STATS","fields":[{"name":"_MIN_VALUES","type":"bytes"},{"name":"_MAX_VALUES","type":"bytes"},{"name":"_NULL_COUNTS","type":["null",{"type":"array","items":["null","long"]}],"default":null}]}},{"name":"_MIN_SEQUENCE_NUMBER","type":"long"},{"name":"_MAX_SEQUENCE_NUMBER","type":"long"},{"name":"_SCHEMA_ID","type":"long"},{"name":"_LEVEL","type":"int"},{"name":"_EXTRA_FILES","type":{"type":"array","items":"string"}},{"name":"_CREATION_TIME","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null},{"name":"_DELETE_ROW_COUNT","type":["null","long"],"default":null},{"name":"_EMBEDDED_FILE_INDEX","type":["null","bytes"],"default":null},{"name":"_FILE_SOURCE","type":["null","int"],"default":null},{"name":"_VALUE_STATS_COLS","type":["null",{"type":"array","items":"string"}],"default":null},{"name":"_EXTERNAL_PATH","type":["null","string"],"default":null},{"name":"_FIRST_ROW_ID","type":["null","long"],"default":null},{"name":"_WRITE_COLS","type":["null",{"type":"array","items":"string"}],"default":null}]}}]}'
+    '{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[{"name":"_VERSION","type":"int"},{"name":"_KIND","type":"int"},{"name":"_PARTITION","type":"bytes"},{"name":"_BUCKET","type":"int"},{"name":"_TOTAL_BUCKETS","type":"int"},{"name":"_FILE","type":{"type":"record","name":"record__FILE","fields":[{"name":"_FILE_NAME","type":"string"},{"name":"_FILE_SIZE","type":"long"},{"name":"_ROW_COUNT","type":"long"},{"name":"_MIN_KEY","type":"bytes"},{"name":"_MAX_KEY","type":"bytes"},{"name":"_KEY_STATS","type":{"type":"record","name":"record__FILE__KEY_STATS","fields":[{"name":"_MIN_VALUES","type":"bytes"},{"name":"_MAX_VALUES","type":"bytes"},{"name":"_NULL_COUNTS","type":["null",{"type":"array","items":["null","long"]}],"default":null}]}},{"name":"_VALUE_STATS","type":{"type":"record","name":"record__FILE__VALUE_STATS","fields":[{"name":"_MIN_VALUES","type":"bytes"},{"name":"_MAX_VALUES","type":"bytes"},{"name":"_NULL_COUNTS","type":["null",{"type":"array","items":["null","long"]}],"default":null}]}},{"name":"_MIN_SEQUENCE_NUMBER","type":"long"},{"name":"_MAX_SEQUENCE_NUMBER","type":"long"},{"name":"_SCHEMA_ID","type":"long"},{"name":"_LEVEL","type":"int"},{"name":"_EXTRA_FILES","type":{"type":"array","items":"string"}},{"name":"_CREATION_TIME","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null},{"name":"_DELETE_ROW_COUNT","type":["null","long"],"default":null},{"name":"_EMBEDDED_FILE_INDEX","type":["null","bytes"],"default":null},{"name":"_FILE_SOURCE","type":["null","int"],"default":null},{"name":"_VALUE_STATS_COLS","type":["null",{"type":"array","items":"string"}],"default":null},{"name":"_EXTERNAL_PATH","type":["null","string"],"default":null},{"name":"_FIRST_ROW_ID","type":["null","long"],"default":null},{"name":"_WRITE_COLS","type":["null",{"type":"array","items":"string"}],"default":null},{"name":"_WRITE_COLS_SEQUENCES","type":["null",{"type":"array","items":"long"}],"default":null}]}}]}'
 )
 
 PART_TYPE = RowType((DataField(0, "dt", VarCharType()), DataField(1, "hr", IntType())))
@@ -269,15 +271,61 @@ def test_reads_old_manifest_layouts(fio: FileIO, tmp_path: Path, version: str, n
 
 
 def test_reads_master_layout_with_write_cols_sequences(fio: FileIO, tmp_path: Path) -> None:
-    s = copy.deepcopy(MANIFEST_SCHEMA)
-    s["fields"][5]["type"]["fields"].append(
-        {"name": "_WRITE_COLS_SEQUENCES", "type": ["null", {"type": "array", "items": "long"}], "default": None}
-    )
     rec = _old_record(18)
     rec["_FILE"].update(_FIRST_ROW_ID=None, _WRITE_COLS=["a"], _WRITE_COLS_SEQUENCES=[7])
-    fio.write_bytes(join(str(tmp_path), "m"), write_avro(s, [rec]))
+    fio.write_bytes(join(str(tmp_path), "m"), write_avro(MANIFEST_SCHEMA, [rec]))
     [e] = ManifestFile(fio, str(tmp_path)).read("m")
     assert e.file.write_cols == ("a",) and e.file.write_cols_sequences == (7,)
+
+
+def test_rewrite_keeps_write_cols_sequences(fio: FileIO, tmp_path: Path) -> None:
+    """A manifest rewrite (commit merge, compact-manifest) must not drop Java 2.1's per-column
+    sequences: they are what its global-index refresh reads."""
+    mf = ManifestFile(fio, str(tmp_path))
+    entry = ManifestEntry(FileKind.ADD, br.EMPTY_ROW, 0, 1,
+                          _file("data-a.parquet", write_cols=("a", "b"), write_cols_sequences=(3, 9)))
+    meta = mf.write([entry], schema_id=0)
+    [back] = mf.read(meta.file_name)
+    assert back.file.write_cols_sequences == (3, 9)
+    assert _raw_records(fio.read_bytes(join(str(tmp_path), meta.file_name)))[0]["_FILE"][
+        "_WRITE_COLS_SEQUENCES"] == [3, 9]
+
+
+def _with_unknown_file_field(value: object) -> bytes:
+    s = copy.deepcopy(MANIFEST_SCHEMA)
+    s["fields"][5]["type"]["fields"].append({"name": "_NEWER_FIELD", "type": ["null", "long"], "default": None})
+    rec = _old_record(21)
+    rec["_FILE"].update(_NEWER_FIELD=value)
+    return write_avro(s, [rec], codec="null")
+
+
+def test_unknown_field_with_values_is_refused_by_name(fio: FileIO, tmp_path: Path) -> None:
+    """A field a newer Paimon added is never read past nor dropped by a rewrite."""
+    fio.write_bytes(join(str(tmp_path), "m"), _with_unknown_file_field(5))
+    with pytest.raises(NotYetSupported, match=r"manifest field _FILE\._NEWER_FIELD"):
+        ManifestFile(fio, str(tmp_path)).read("m")
+    with pytest.raises(NotYetSupported, match=r"_FILE\._NEWER_FIELD"):
+        read_expire_file_entries(fio.read_bytes(join(str(tmp_path), "m")), "m")
+
+
+def test_unknown_field_that_is_null_everywhere_is_read(fio: FileIO, tmp_path: Path) -> None:
+    fio.write_bytes(join(str(tmp_path), "m"), _with_unknown_file_field(None))
+    [e] = ManifestFile(fio, str(tmp_path)).read("m")
+    assert e.file.file_name == "data-old.orc"
+    assert [x.file_name for x in read_expire_file_entries(fio.read_bytes(join(str(tmp_path), "m")), "m")] == [
+        "data-old.orc"]
+
+
+def test_manifest_list_ignores_pypaimon_extras(fio: FileIO, tmp_path: Path) -> None:
+    s = copy.deepcopy(MANIFEST_LIST_SCHEMA)
+    s["fields"] += [{"name": "_TOTAL_BUCKETS", "type": ["null", "int"], "default": None},
+                    {"name": "_EXTRA_FILES", "type": ["null", {"type": "array", "items": "string"}], "default": None}]
+    rec = {"_VERSION": 2, "_FILE_NAME": "manifest-a-0", "_FILE_SIZE": 10, "_NUM_ADDED_FILES": 1,
+           "_NUM_DELETED_FILES": 0, "_SCHEMA_ID": 0, "_TOTAL_BUCKETS": 4, "_EXTRA_FILES": ["x"],
+           "_PARTITION_STATS": {"_MIN_VALUES": br.EMPTY_ROW, "_MAX_VALUES": br.EMPTY_ROW, "_NULL_COUNTS": []}}
+    fio.write_bytes(join(str(tmp_path), "ml"), write_avro(s, [rec], codec="null"))
+    [m] = ManifestList(fio, str(tmp_path)).read("ml")
+    assert m.file_name == "manifest-a-0"
 
 
 def test_reads_pre_1_1_manifest_list(fio: FileIO, tmp_path: Path) -> None:
