@@ -237,7 +237,11 @@ class ConflictDetection:
         """
         dv_changes = [e for e in index_changes if e.index_file.index_type == DELETION_VECTORS_INDEX]
         dv_deletes = [e for e in dv_changes if e.kind == FileKind.DELETE]
-        data_deletes = [e for e in table_changes if e.kind == FileKind.DELETE]
+        # a DELETE whose file is ADDed again under the same name (rewrite-file-index replaces
+        # only the meta) keeps the file, and so its deletion vector, which is keyed by name
+        re_added = {(e.partition, e.bucket, e.file.file_name) for e in table_changes if e.kind == FileKind.ADD}
+        data_deletes = [e for e in table_changes if e.kind == FileKind.DELETE
+                        and (e.partition, e.bucket, e.file.file_name) not in re_added]
         dv_adds = [e for e in dv_changes if e.kind == FileKind.ADD]
         if latest is None or not (dv_deletes or data_deletes or dv_adds):
             return

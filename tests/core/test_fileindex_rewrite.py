@@ -343,3 +343,28 @@ def test_write_builds_configured_indexes(cat: FileSystemCatalog, tmp_path: Path)
             assert all(e.file.embedded_index is not None for e in _live(t))
         else:
             assert all(index_file_names(e.file.extra_files) for e in _live(t))
+
+
+@pytest.mark.parametrize("bucket", [-1, 1])
+def test_rewrite_keeps_live_deletion_vectors(cat: FileSystemCatalog, bucket: int) -> None:
+    """The index rewrite replaces a file's meta under the same name, so its deletion vector
+    still applies: the commit is not a conflict and deleted rows stay deleted."""
+    from tests.core.test_compact_append import add_dvs, dv_index_names, live, make, read_all, rows_of, write
+
+    t = make(cat, "dv", bucket, part=(), **{"deletion-vectors.enabled": "true"})
+    expected = []
+    for k in range(2):
+        expected += rows_of(k, 10, ("x",))
+        write(t, rows_of(k, 10, ("x",)))
+    files = sorted(live(t), key=lambda e: e.file.min_sequence_number)
+    add_dvs(t, {files[0].file.file_name: [0, 3]})
+    gone = {expected[0]["id"], expected[3]["id"]}
+    want = sorted([r for r in expected if r["id"] not in gone], key=lambda r: (r["id"], r["dt"]))
+    index_before = dv_index_names(t)
+    cat.alter_table(t.identifier, [SetOption("file-index.bloom-filter.columns", "id")])
+    t = cat.get_table(t.identifier)
+    res = rewrite_file_index(t)
+    assert res.snapshot_id is not None and len(res.changed) == 2
+    t = cat.get_table(t.identifier)
+    assert dv_index_names(t) == index_before  # the vectors stay where they were
+    assert read_all(t) == want
