@@ -46,10 +46,11 @@ from . import postpone, sort
 from .data_evolution import ranges_unchanged
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written, run_local
 from .plan import CompactPlan, PlanRow, levels_label, plan_compaction
-from .spark import run_spark
+from .spark import run_spark, run_spark_postpone
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta
+    from ..operation.write import TableWrite
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
 
@@ -211,8 +212,8 @@ def compact_table(
     result.bytes_in = plan.bytes_in
     result.rows_in = sum(u.rows_in for u in plan.units)
     if plan.postponed:
-        return _postpone_compact(table, plan, result, full, engine, spark_master, spark_conf, plan_only,
-                                 commit_user, started)
+        return _postpone_compact(table, plan, result, full, engine, spark_master, spark_conf, parallelism,
+                                 plan_only, commit_user, started)
     if not plan.units:
         result.message = _nothing_message(plan)
         result.seconds = time.monotonic() - started
@@ -273,15 +274,14 @@ def _postpone_compact(
     engine: str,
     spark_master: str | None,
     spark_conf: Mapping[str, str] | None,
+    parallelism: int | None,
     plan_only: bool,
     commit_user: str | None,
     started: float,
 ) -> CompactResult:
     """Move the staged files of a postpone table into real buckets (:mod:`.postpone`), with
     the plan's other units, in ONE COMPACT snapshot fenced on the planned snapshot."""
-    if engine == "spark" or spark_master or spark_conf:
-        raise InvalidInput("postpone-bucket compaction runs in-process; --engine spark does not apply")
-    result.engine, result.engine_reason = "local", "postpone-bucket compaction runs in-process"
+    result.engine, result.engine_reason = _postpone_engine(engine, spark_master, spark_conf)
     staged = sum(len(p.files) for p in plan.postponed)
     result.units += len(plan.postponed)
     if plan_only:
@@ -290,16 +290,21 @@ def _postpone_compact(
         return result
     assert plan.base_snapshot is not None
     user = commit_user or str(uuid.uuid4())
+    tw: TableWrite | None = None
     try:
-        results = run_local(table, plan.units) if plan.units else []
+        if result.engine == "spark":
+            results, out = run_spark_postpone(table, plan.units, plan.postponed, user, full, master=spark_master,
+                                              conf=spark_conf, parallelism=parallelism)
+        else:
+            results = run_local(table, plan.units) if plan.units else []
+            try:
+                tw, out = postpone.replay(table, plan.postponed, user, full)
+            except BaseException:
+                delete_written(table, results)
+                raise
     except UnitsFailed as failed:
         delete_written(table, failed.results)
         raise failed.error from None
-    try:
-        tw, out = postpone.replay(table, plan.postponed, user, full)
-    except BaseException:
-        delete_written(table, results)
-        raise
     snapshot = postpone.commit_postponed(table, tw, out, plan.base_snapshot, user, results)
     _fill_counts(result, [*results, *out.results])
     _add_postponed_counts(result, plan, out)
@@ -309,6 +314,16 @@ def _postpone_compact(
                       + (f" into snapshot {snapshot.id}" if snapshot is not None else ""))
     result.seconds = time.monotonic() - started
     return result
+
+
+def _postpone_engine(engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None) -> tuple[str, str]:
+    """Spark when asked for (``--engine spark`` or Spark options), else in-process."""
+    if engine == "spark" or (engine == "auto" and (spark_master or spark_conf)):
+        name, why = choose_engine(engine, CompactPlan(None), spark_master, spark_conf)
+        return name, f"{why}: one Spark task per partition with staged files"
+    if spark_master or spark_conf:
+        raise InvalidInput("--spark-master/--spark-conf need --engine spark (or auto)")
+    return "local", "postpone-bucket compaction runs in-process unless --engine spark"
 
 
 def _add_postponed_counts(result: CompactResult, plan: CompactPlan, out: postpone.PostponeOutcome) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotYetSupported
 from ..io import paths
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..mergetree.compact_strategy import pick_unit
@@ -112,6 +112,10 @@ def plan_compaction(
         raise InvalidInput(f"--max-buckets {max_buckets}: must be positive")
     pfilter = partition_filter(schema, specs, where)
     _check_compactable(table)
+    if schema.bucket == paths.POSTPONE_BUCKET and pfilter is not None:
+        # Java's Flink and Spark postpone compactions refuse both (checkArgument / assert)
+        raise NotYetSupported("compact --partition/--where: a postpone-bucket table (bucket = -2) is compacted "
+                              "as a whole, as Java's postpone compaction does")
 
     base = table.snapshot_manager.latest_snapshot()
     plan = CompactPlan(base)
@@ -155,8 +159,8 @@ def _plan_postponed(plan: CompactPlan, table: FileStoreTable, entries: list[Mani
     if not plan.postponed:
         return [e for e in entries if e.bucket != paths.POSTPONE_BUCKET]
     if max_bytes is not None or max_buckets is not None:
-        raise InvalidInput("--max-bytes/--max-buckets do not apply to postpone-bucket files: a compaction moves "
-                           "every staged file of the partitions it selects")
+        raise NotYetSupported("compact --max-bytes/--max-buckets: a postpone-bucket compaction moves every staged "
+                              "file at once, as Java's does")
     target = table.options.target_file_size(True)
     for p in plan.postponed:
         plan.rows.append(PlanRow(

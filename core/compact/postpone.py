@@ -17,7 +17,10 @@ buckets. Java's postpone compaction (Flink ``CompactAction`` / ``PostponeBucketC
 
 Here :class:`core.operation.write.TableWrite` is that writer and
 :func:`core.compact.write_job.written_bucket_units` the compaction of the written buckets.
-The commit is fenced on the planned snapshot: a commit that added files to those partitions
+With the Spark engine (:func:`core.compact.spark.run_spark_postpone`, Java's
+``SparkPostponeCompactProcedure``) each partition is replayed by one task and the driver merges
+the outcomes and commits. As in Java, the table is compacted as a whole (no partition
+selection). The commit is fenced on the planned snapshot: a commit that added files to those partitions
 meanwhile (whose sequence numbers our replay did not see) fails it with CommitConflict, and
 every file written is deleted again on any failure.
 """
@@ -38,6 +41,7 @@ from ..mergetree.file_writer import partition_dir_of
 from ..operation import postpone
 from ..operation.commit import FileStoreCommit
 from ..operation.write import TableWrite
+from ..utils.interrupt import discard
 from .local import UnitsFailed, delete_written, run_local
 
 if TYPE_CHECKING:
@@ -116,6 +120,24 @@ class PostponeOutcome:
     obsolete: list[CommitMessage] = field(default_factory=list)  # written, compacted away: delete after
     results: list[UnitResult] = field(default_factory=list)
     rows_in: int = 0
+    written: list[str] = field(default_factory=list)  # the writer's files (the results list their own)
+
+    def discard(self, table: FileStoreTable) -> None:
+        """Delete every file this outcome wrote (nothing of it was committed)."""
+        delete_written(table, self.results)
+        discard(table.file_io, self.written)
+
+    @classmethod
+    def merged(cls, outcomes: Sequence[PostponeOutcome]) -> PostponeOutcome:
+        """The outcomes of disjoint partitions (one per Spark task) as one."""
+        out = cls()
+        for o in outcomes:
+            out.messages += o.messages
+            out.obsolete += o.obsolete
+            out.results += o.results
+            out.rows_in += o.rows_in
+            out.written += o.written
+        return out
 
 
 def replay(table: FileStoreTable, parts: Sequence[PostponedPartition], commit_user: str,
@@ -144,6 +166,7 @@ def replay(table: FileStoreTable, parts: Sequence[PostponedPartition], commit_us
         tw.abort()
         raise
     _assemble(out, written, parts)
+    out.written = list(tw.written)
     return tw, out
 
 
@@ -180,17 +203,22 @@ def _assemble(out: PostponeOutcome, written: list[CommitMessage], parts: Sequenc
                                           deleted_files=list(part.files)))
 
 
-def commit_postponed(table: FileStoreTable, tw: TableWrite, out: PostponeOutcome, base: Snapshot,
+def commit_postponed(table: FileStoreTable, tw: TableWrite | None, out: PostponeOutcome, base: Snapshot,
                      commit_user: str, extra: Sequence[UnitResult] = ()) -> Snapshot | None:
-    """ONE COMPACT snapshot fenced on ``base``; on failure nothing stays behind."""
+    """ONE COMPACT snapshot fenced on ``base``; on failure nothing stays behind. ``tw``: the
+    local writer (None when Spark tasks wrote: ``out.written`` lists their files)."""
     messages = out.messages + [m for m in (r.commit_message() for r in extra) if not m.is_empty()]
     commit = FileStoreCommit(table, commit_user)
     try:
         snap = commit.commit(messages, "COMPACT", base_snapshot_id=base.id)
     except BaseException as e:
         if isinstance(e, CommitConflict) or not commit.may_have_published():
-            delete_written(table, [*out.results, *extra])
-            tw.abort()
+            delete_written(table, extra)
+            if tw is not None:
+                delete_written(table, out.results)
+                tw.abort()
+            else:
+                out.discard(table)
         raise
     commit.abort(out.obsolete)  # written, then compacted away before the commit: never referenced
     return snap

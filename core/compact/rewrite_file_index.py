@@ -14,7 +14,12 @@ Per file:
   entries of columns that no longer exist or are no longer configured;
 * missing entries are built from the data file (only the needed columns are read, batch by
   batch);
-* a file whose set of entries would not change (and whose placement stays) is skipped.
+* a file whose set of entries would not change (and whose placement stays) is skipped;
+* data evolution: a partial-column file wants only the indexes of its ``_WRITE_COLS``, a
+  ``.blob`` file none (Java 2.0+ reads evaluate a file's index only on the columns it wrote,
+  1.3/1.4 not at all; Java's ``FileIndexProcessor`` reads the single file through the
+  data-evolution reader and so also indexes the absent columns as all null -- entries no
+  reader consults, which we do not write). Row ids and sequence numbers stay (same meta).
 
 The container is embedded when it is at most ``file-index.in-manifest-threshold`` bytes,
 else written as a NEW ``.index`` file (``x.index`` -> ``x-1.index`` ...; a name already
@@ -38,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..data.types import DataField
-from ..errors import InvalidInput, NotYetSupported
+from ..errors import InvalidInput
 from ..fileindex.format import INDEX_SUFFIX, FileIndexContainer, index_file_names, new_index_file_name, write_container
 from ..fileindex.writer import DataFileIndexWriter
 from ..format.data_file import iter_data_file_batches
@@ -46,8 +51,8 @@ from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..mergetree.commit_message import CommitMessage
+from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
-from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
 from ..schema.file_index_options import (
     BITMAP,
@@ -178,6 +183,19 @@ class _SchemaInfo:
             hit = self.cache[schema_id] = (list(fs.fields), want)
         return hit
 
+    def wanted_for(self, meta: DataFileMeta) -> tuple[list[DataField], dict[tuple[str, str], IndexSpec]]:
+        """As ``wanted``, for the columns ``meta`` holds: a data-evolution partial-column file
+        (``_WRITE_COLS``) indexes only its own columns and a ``.blob`` file none -- Java's reads
+        consult a file's index only for the columns it wrote (2.0+) or not at all (1.3/1.4),
+        while Java's own rewrite would index the absent columns as all null."""
+        fields, want = self.wanted(meta.schema_id)
+        if is_blob_file(meta):
+            return fields, {}
+        if meta.write_cols is None:
+            return fields, want
+        written = set(meta.write_cols)
+        return fields, {k: s for k, s in want.items() if k[0] in written}
+
 
 def _bucket_dir(table: FileStoreTable, dec: EntryDecoder, entry: ManifestEntry) -> str:
     """Where the data file and its index file are (an external data file's own directory)."""
@@ -203,7 +221,7 @@ def plan_rewrite(table: FileStoreTable, entries: Sequence[ManifestEntry],
     containers: dict[str, FileIndexContainer] = {}
     for e in entries:
         m = e.file
-        _, want = info.wanted(m.schema_id)
+        _, want = info.wanted_for(m)
         container, storage = _read_container(table, _bucket_dir(table, dec, e), m)
         plan = FilePlan(e, dec.partition_string(e.partition), old_storage=storage)
         have: dict[tuple[str, str], bytes | None] = {}
@@ -238,9 +256,6 @@ def rewrite_file_index(
     from ..operation.partition_spec import parse_partition_specs, partition_filter
     started = time.monotonic()
     schema = table.schema
-    if is_data_evolution(table.options):  # partial-column files hold only some of the indexed columns
-        raise NotYetSupported("rewrite-file-index: data-evolution tables (data-evolution.enabled) are not "
-                              "supported yet")
     validate_file_index_options(schema.fields, schema.options)
     specs = parse_partition_specs(partitions, schema) if partitions else None
     keep_part = partition_filter(schema, specs, where)
@@ -326,7 +341,7 @@ class _IndexRewrite:
         """Build the missing indexes from the data file into ``indexes``; returns the rows read."""
         e = plan.entry
         m = e.file
-        file_fields, _ = self.info.wanted(m.schema_id)
+        file_fields, _ = self.info.wanted_for(m)
         w = DataFileIndexWriter(plan.build, file_fields)
         path = paths.data_file_path(self.table.data_root, self.dec.partition_dir(e.partition), e.bucket, m.file_name,
                                     m.external_path)

@@ -8,6 +8,12 @@ selected partitions, sorts every row by a key (:mod:`.sort_keys`) and writes the
 OVERWRITE of those partitions. This module does the same; a partition bigger than the sort
 budget (half of ``write-buffer-size``) is sorted externally (:mod:`.external_sort`).
 
+Row-tracking tables keep every row's ``_ROW_ID`` and ``_SEQUENCE_NUMBER``: the rows are read
+with them and the output stores both as columns, as the small-file compaction's output does
+(:func:`.append.output_writer`). Java's sort compaction writes the sorted rows as new appends
+instead, which the commit numbers afresh from ``nextRowId``; we keep the ids, which is what
+row tracking is for. Data-evolution tables are refused, as Java refuses them.
+
 The commit is an OVERWRITE of the rewritten partitions pinned to the snapshot that was read
 (``FileStoreCommit.commit(..., base_snapshot_id=...)``): if anything was appended to them
 meanwhile the commit fails with CommitConflict (exit 5) instead of losing those rows
@@ -41,6 +47,7 @@ from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import RollingFileWriter
 from ..operation import partition_spec
 from ..operation.commit import FileStoreCommit
+from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
 from .append import bucket_dv_vectors, dv_index_by_partition, output_writer, read_file_tables
 from .external_sort import sort_stream
@@ -103,8 +110,8 @@ def check_sortable_table(table: FileStoreTable) -> None:
             f"--order-strategy: {table.identifier} has bucket={table.schema.bucket}; sort compaction "
             "supports only bucket-unaware append tables (bucket = -1), as Paimon"
         )
-    if table.options.get_bool("row-tracking.enabled") or table.options.get_bool("data-evolution.enabled"):
-        raise NotYetSupported("sort compaction of row-tracking / data-evolution tables is not supported")
+    if is_data_evolution(table.options):  # Java: "Data Evolution table cannot be sorted!"
+        raise NotYetSupported("sort compaction of data-evolution tables is not supported (Java refuses it too)")
 
 
 def sort_compact(

@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PaimonError
 from ..mergetree import file_writer
 from ..mergetree.compact_unit import CompactUnit, UnitResult
-from .local import Progress, TableRef, UnitsFailed, execute_unit
+from .local import Progress, TableRef, UnitsFailed, delete_written, execute_unit
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
+    from .postpone import PostponedPartition, PostponeOutcome
 
 DEFAULT_MASTER = "local[*]"
 TASKS_PER_CORE = 3  # enough tasks to balance uneven units, few enough to keep task overhead low
@@ -294,3 +295,76 @@ def _collect_with_progress(sc: Any, rdd: Any, units: Sequence[CompactUnit], prog
         reported += 1
         progress("done", units[reported - 1], reported, total)
     return box["out"]
+
+
+# ---------------------------------------------------------------------------------------
+# Postpone-bucket compaction: one Spark task per partition with staged files
+# ---------------------------------------------------------------------------------------
+
+
+def _replay_task(ref: TableRef, commit_user: str, full: bool,
+                 item: tuple[int, PostponedPartition]) -> tuple[int, Any, Any]:
+    """Executor side: replay one partition's staged files into its real buckets (no commit);
+    (index, PostponeOutcome, None) or (index, None, error info) -- the replay deleted its files."""
+    from .postpone import replay
+
+    index, part = item
+    limit_task_cores()
+    try:
+        _, out = replay(ref.open(), [part], commit_user, full)
+        return index, out, None
+    except BaseException as e:  # noqa: BLE001 - shipped back to the driver as data
+        cls = type(e)
+        return index, None, (f"{cls.__module__}:{cls.__qualname__}", str(e),
+                             int(getattr(e, "exit_code", 1)), traceback.format_exc())
+
+
+def run_spark_postpone(
+    table: FileStoreTable,
+    units: Sequence[CompactUnit],
+    parts: Sequence[PostponedPartition],
+    commit_user: str,
+    full: bool,
+    *,
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
+) -> tuple[list[UnitResult], PostponeOutcome]:
+    """Java's Spark postpone compaction: the real-bucket ``units`` as ordinary tasks, then each
+    partition's staged files replayed by one task (a partition's rows stay in creation order
+    on one writer); the driver commits. On any failure every file written is deleted and
+    UnitsFailed (units) or the task's error is raised."""
+    from .postpone import PostponeOutcome
+
+    session, created = spark_session(master, conf, f"paimon-cli compact {table.identifier}")
+    try:
+        results = run_spark(table, units, master=master, conf=conf, parallelism=parallelism)
+        try:
+            collected = _replay_partitions(session.sparkContext, table, parts, commit_user, full, parallelism)
+        except BaseException:
+            delete_written(table, results)
+            raise
+    finally:
+        if created:
+            session.stop()
+    done = [out for _, out, error in collected if error is None]
+    errors = [_rebuild_error(error) for _, _, error in collected if error is not None]
+    if errors:
+        for out in done:
+            out.discard(table)
+        delete_written(table, results)
+        raise errors[0]
+    return results, PostponeOutcome.merged([out for _, out, _ in sorted(collected, key=lambda c: c[0])])
+
+
+def _replay_partitions(sc: Any, table: FileStoreTable, parts: Sequence[PostponedPartition], commit_user: str,
+                       full: bool, parallelism: int | None) -> list[tuple[int, Any, Any]]:
+    if not parts:
+        return []
+    ref = TableRef.of(table)
+    tasks = max(1, min(len(parts), parallelism or max(1, sc.defaultParallelism) * TASKS_PER_CORE))
+    try:
+        rdd = sc.parallelize(list(enumerate(parts)), tasks).map(partial(_replay_task, ref, commit_user, full))
+        return list(rdd.collect())
+    except Exception as e:  # noqa: BLE001 - a lost cluster / executor / worker crash: one line
+        raise PaimonError(f"the Spark job failed: {_java_message(e)}") from e

@@ -51,7 +51,7 @@ from .key_groups import (
 )
 from .lookup import FILE, POS, ROW
 from .lookup import LEVEL as LOOKUP_LEVEL
-from .merge_function import ignore_delete, merge
+from .merge_function import merge
 
 if TYPE_CHECKING:
     import numpy as np
@@ -146,7 +146,7 @@ def _is_add(kinds: np.ndarray) -> np.ndarray:
 
 def _drop_ignored_retracts(records: pa.Table, options: CoreOptions) -> pa.Table:
     """``ignore-delete``: retractions never take part (Java's merge functions skip them)."""
-    if options.merge_engine == "aggregation" or not ignore_delete(options) or records.num_rows == 0:
+    if options.merge_engine == "aggregation" or not options.ignore_delete or records.num_rows == 0:
         return records
     import pyarrow.compute as pc
 

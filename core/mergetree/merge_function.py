@@ -52,15 +52,6 @@ if TYPE_CHECKING:
 
     from ..schema.table_schema import TableSchema
 
-_IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
-                       "partial-update.ignore-delete")
-
-
-def ignore_delete(options: CoreOptions) -> bool:
-    """0.9's ``ignore-delete`` with its fallback keys (first-row./deduplicate./partial-update.)."""
-    return any(options.get_bool(k, False) for k in _IGNORE_DELETE_KEYS if options.contains(k))
-
-
 # ---------------------------------------------------------------------------- public API
 
 

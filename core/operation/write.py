@@ -40,7 +40,7 @@ from ..io.fileio import parent
 from ..manifest.manifest import FileSource
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, external_paths_of, row_values
-from ..mergetree.merge_function import ignore_delete, merge
+from ..mergetree.merge_function import merge
 from ..schema.option_keys import check_option_keys
 from ..schema.options import CoreOptions
 from ..table.file_store_table import FileStoreTable
@@ -187,7 +187,7 @@ class TableWrite:
             self._staged_options = CoreOptions(postpone.staged_options(self.options, commit_user or str(uuid.uuid4())))
         self.buffer_limit = self.options.get_memory_bytes("write-buffer-size") or (256 << 20)
         self.target_file_size = self.options.target_file_size(self.is_pk)
-        self.ignore_delete = ignore_delete(self.options)
+        self.ignore_delete = self.options.ignore_delete
         self.changelog_input = self.is_pk and self.options.changelog_producer == "input"
         self.trimmed_pk = schema.trimmed_primary_keys if self.is_pk else []
         self.trimmed_pk_fields = [schema.field(k) for k in self.trimmed_pk]

@@ -15,6 +15,9 @@ from ..utils.durations import parse_duration_millis
 from .option_keys import KNOWN_OPTIONS
 
 MERGE_ENGINES = ("deduplicate", "partial-update", "aggregation", "first-row")
+# Java's IGNORE_DELETE key and its fallback keys, in the order ``Options`` tries them
+IGNORE_DELETE_KEYS = ("ignore-delete", "first-row.ignore-delete", "deduplicate.ignore-delete",
+                      "partial-update.ignore-delete")
 CHANGELOG_PRODUCERS = ("none", "input", "full-compaction", "lookup")
 
 INT_MAX = 2147483647
@@ -248,7 +251,11 @@ class CoreOptions:
 
     @property
     def ignore_delete(self) -> bool:
-        return self.get_bool("ignore-delete")
+        """``ignore-delete``, else its first present 0.9 fallback key (Java's ``Options`` order)."""
+        for key in IGNORE_DELETE_KEYS:
+            if key in self.options:
+                return self.get_bool(key)
+        return False
 
     @property
     def deletion_vectors_enabled(self) -> bool:

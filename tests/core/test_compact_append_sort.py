@@ -19,7 +19,7 @@ from paimon_cli.core.compact.external_sort import sort_stream
 from paimon_cli.core.compact.sort import sort_compact
 from paimon_cli.core.compact.sort_keys import SORT_KEY, hilbert_index_bytes, hilbert_keys, make_sort_spec, zorder_keys
 from paimon_cli.core.data.types import DataField, parse_columns
-from paimon_cli.core.errors import CommitConflict, InvalidInput
+from paimon_cli.core.errors import CommitConflict, InvalidInput, NotYetSupported
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.index.deletion_vectors import DeletionVector, write_deletion_vector_index
 from paimon_cli.core.io import paths
@@ -490,8 +490,28 @@ def test_sort_compact_refusals(cat: FileSystemCatalog) -> None:
     cat.create_table("db.nested", Schema.of(parse_columns("id INT, a ARRAY<INT>"), options={"bucket": "-1"}))
     with pytest.raises(InvalidInput, match="nested"):
         sort_compact(cat.get_table("db.nested"), "zorder", ["id", "a"])
+    de = make(cat, "de", **{"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    with pytest.raises(NotYetSupported, match="data-evolution"):  # Java: "cannot be sorted"
+        sort_compact(de, "order", ["x"])
     # an empty table: nothing to do, no snapshot
     assert sort_compact(t, "order", ["x"]).snapshot_id is None
+
+
+def test_row_tracking_rows_keep_ids_through_spilled_sort(cat: FileSystemCatalog) -> None:
+    """Row ids and sequence numbers travel with their rows through the external sort."""
+    t = make(cat, "rt", **{"row-tracking.enabled": "true", "write-buffer-size": "128 kb",
+                           "target-file-size": "32 kb"})
+    for k in range(4):
+        write(t, gen(k, 2000, ("a", "b")))
+    cols = "id,dt,x,y,s,_ROW_ID,_SEQUENCE_NUMBER"
+    before = sorted(TableRead(t, projection=cols.split(",")).to_arrow().to_pylist(), key=lambda r: r["_ROW_ID"])
+    assert [r["_ROW_ID"] for r in before] == list(range(8000))
+    res = sort_compact(t, "zorder", ["x", "s"])
+    t = cat.get_table(t.identifier)
+    after = sorted(TableRead(t, projection=cols.split(",")).to_arrow().to_pylist(), key=lambda r: r["_ROW_ID"])
+    assert res.commit_kind == "OVERWRITE" and after == before
+    assert t.snapshot_manager.latest_snapshot().next_row_id == 8000
+    assert len(live(t)) > 2 and all("_ROW_ID" in (e.file.write_cols or ()) for e in live(t))
 
 
 def test_big_partition_sorted_with_small_budget(cat: FileSystemCatalog, monkeypatch: pytest.MonkeyPatch) -> None:

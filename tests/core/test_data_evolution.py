@@ -73,14 +73,31 @@ def test_compact_manifest_keeps_the_merged_rows(tmp_path: Path) -> None:
     assert t.read("id,v,_ROW_ID,_SEQUENCE_NUMBER").to_pylist() == before
 
 
-def test_rewrite_file_index_refused_by_name_unchanged(tmp_path: Path) -> None:
-    """Partial-column files hold only some of the indexed columns: refused, not exit 4."""
+def test_rewrite_file_index_indexes_each_file_over_its_own_columns(tmp_path: Path) -> None:
+    """A partial-column file gets indexes only for its ``_WRITE_COLS`` (Java's data-evolution
+    reads consult a file's index for those columns only); row ids and rows stay."""
     t = _de_table(tmp_path)
-    t.alter(set_options={"file-index.bloom-filter.columns": "v"})
-    files = sorted(p.name for p in (tmp_path / "wh").rglob("*"))
-    with pytest.raises(NotYetSupported, match="rewrite-file-index: data-evolution"):
-        t.rewrite_file_index()
-    assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == files
+    before = t.read("id,v,_ROW_ID,_SEQUENCE_NUMBER").to_pylist()
+    metas = {m.file_name: m for m in _live(t)}
+    t.alter(set_options={"file-index.bloom-filter.columns": "id,v"})
+    report = t.rewrite_file_index()
+    assert report.result.snapshot_id == 3 and len(report.result.changed) == 2
+    indexed = {(r["file_path"].rsplit("/", 1)[1], r["column_name"]) for r in t.inspect("file-indexes").rows}
+    (base,) = [n for n, m in metas.items() if m.write_cols is None]
+    (part,) = [n for n, m in metas.items() if m.write_cols == ("v",)]
+    assert indexed == {(base, "id"), (base, "v"), (part, "v")}
+    after = {m.file_name: m for m in _live(t)}
+    assert all(m.extra_files for m in after.values())  # bloom filters exceed the in-manifest threshold
+    assert {n: dataclasses.replace(m, extra_files=()) for n, m in after.items()} == metas
+    assert t.read("id,v,_ROW_ID,_SEQUENCE_NUMBER").to_pylist() == before
+    assert t.rewrite_file_index().result.snapshot_id is None  # nothing left to change
+
+
+def _live(t: Table) -> list[DataFileMeta]:
+    from paimon_cli.core.operation.scan import FileStoreScan
+
+    table = t.open()
+    return [e.file for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())]
 
 
 def test_remove_unexisting_files_refused_by_name_unchanged(tmp_path: Path) -> None:

@@ -188,6 +188,36 @@ def test_compact_conflicts_with_an_update_of_its_ranges(own_wh: str, tmp_path: P
         check(table.snapshot_manager.latest_snapshot())
 
 
+@pytest.mark.parametrize("name", list(TABLES))
+def test_rewrite_file_index_keeps_rows_and_ids_pypaimon_reads_them(pypaimon: PyPaimon, own_wh: str,
+                                                                   name: str) -> None:
+    """Each file is indexed over the columns it holds (a partial-column file over its
+    ``_WRITE_COLS``), in one COMPACT snapshot that changes nothing else of any file."""
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID", "_SEQUENCE_NUMBER"]
+    before = pypaimon.read(own_wh, DB, name, projection=cols)
+    key = lambda r: r["file_path"].rsplit("/", 1)[-1]  # noqa: E731
+    meta = ("first_row_id", "record_count", "write_cols", "min_sequence_number", "max_sequence_number",
+            "file_source", "level")
+    files = {key(r): tuple(r[k] for k in meta) for r in cli_json(own_wh, "inspect", "files", f"{DB}.{name}")}
+    cli(own_wh, "alter", f"{DB}.{name}", "--set", "file-index.bitmap.columns=a,id",
+        "--set", "file-index.bloom-filter.columns=b")
+    res = cli_json(own_wh, "rewrite-file-index", f"{DB}.{name}")[0]
+    assert (res["files_scanned"], res["files_changed"]) == (10, 10)
+    snap = FileSystemCatalog(own_wh).get_table(f"{DB}.{name}").snapshot_manager.latest_snapshot()
+    assert snap is not None and snap.commit_kind == "COMPACT" and snap.next_row_id == 120
+    assert {key(r): tuple(r[k] for k in meta) for r in cli_json(own_wh, "inspect", "files", f"{DB}.{name}")} == files
+    indexed: dict[str, set[str]] = {}
+    for r in cli_json(own_wh, "inspect", "file-indexes", f"{DB}.{name}"):
+        indexed.setdefault(key(r), set()).add(r["column_name"])
+        if r["index_type"] == "bitmap":
+            assert r["distinct_values"] == r["record_count"]  # ids and a-values are unique per file
+    for file, (_, _, write_cols, *_) in files.items():
+        assert indexed[file] == ({"a", "b", "id"} & set(write_cols or ("id", "a", "b"))), file
+    assert canon(pypaimon.read(own_wh, DB, name, projection=cols)) == canon(before)
+    mine = TableRead(FileSystemCatalog(own_wh).get_table(f"{DB}.{name}"), projection=cols).to_arrow().to_pylist()
+    assert canon(mine) == canon(before)
+
+
 def test_blob_columns_refused_by_name(pypaimon: PyPaimon, tmp_path: Path) -> None:
     """Reads of BLOB columns work (test_blob_pypaimon); compaction and updates refuse them."""
     wh = str(tmp_path / "blob-wh")

@@ -184,14 +184,41 @@ def test_compact_moves_staged_rows_into_real_buckets(pypaimon: PyPaimon, wh: str
     assert canon(pypaimon.read(wh, DB, name)) == canon(ours(wh, name))
 
 
-def test_compact_partition_selection_leaves_other_staged_files(pypaimon: PyPaimon, wh: str) -> None:
-    before = {e.file.file_name for e in live(wh, "dedup") if e.bucket == -2 and e.partition}
-    cli(wh, "compact", f"{DB}.dedup", "--partition", "dt=c")
-    left = [e for e in live(wh, "dedup") if e.bucket == -2]
-    assert left and {e.file.file_name for e in left} < before
-    rows = ours(wh, "dedup")
-    assert sorted(r["id"] for r in rows if r["dt"] == "c") == [30, 31]
-    assert canon(pypaimon.read(wh, DB, "dedup")) == canon(rows)
+@pytest.mark.parametrize("args", [["--partition", "dt=c"], ["--where", "dt = 'c'"], ["--plan", "--partition", "dt=a"],
+                                  ["--max-bytes", "1mb"], ["--max-buckets", "1"]])
+def test_compact_selection_and_budgets_refused_unchanged(wh: str, args: list[str]) -> None:
+    """Java's Flink and Spark postpone compactions take no partitions or predicate (and have no
+    budgets): the table is compacted as a whole, so a selection is refused, exit 1."""
+    before = tree(wh, "dedup")
+    res = cli(wh, "compact", f"{DB}.dedup", *args, code=1)
+    assert "postpone-bucket" in res.stderr and "as Java" in res.stderr, res.stderr
+    assert tree(wh, "dedup") == before
+
+
+def _layout(wh: str, name: str) -> list[tuple[Any, ...]]:
+    t = table_of(wh, name)
+    return sorted((dt(t, e.partition), e.bucket, e.total_buckets, e.file.level, e.file.row_count,
+                   e.file.min_sequence_number, e.file.max_sequence_number) for e in live(wh, name))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dedup", "agg"])
+def test_spark_engine_compacts_as_the_local_engine(pypaimon: PyPaimon, wh: str, tmp_path: Path, name: str) -> None:
+    """Java's Spark postpone compaction: one task per partition with staged files, one commit
+    on the driver -- the same files, sequence numbers and rows as in-process."""
+    pytest.importorskip("pyspark")
+    local = str(tmp_path / "local")
+    shutil.copytree(wh, local)
+    cli(local, "compact", f"{DB}.{name}", "--engine", "local")
+    res = json.loads(cli(wh, "compact", f"{DB}.{name}", "--engine", "spark", "--spark-master", "local[2]",
+                         "-o", "json").stdout)[0]
+    assert res["engine"] == "spark" and res["commit_kind"] == "COMPACT", res
+    assert not [e for e in live(wh, name) if e.bucket == -2]
+    assert _layout(wh, name) == _layout(local, name)
+    want = canon(expected(name, compacted=True))
+    assert canon(ours(wh, name)) == want
+    assert canon(pypaimon.read(wh, DB, name)) == want
+    assert len(tree(wh, name)) == len(tree(local, name))  # no file left behind by the tasks
 
 
 # --------------------------------------------------------------------------------------
@@ -346,3 +373,22 @@ def test_a_commit_landing_during_compaction_fails_it(wh: str, tmp_path: Path,
                                                   if e.file.file_name not in str(before_write)}
     assert len(new_data) == 1 and any(e.bucket == -2 for e in entries)
     assert table_of(wh, "dedup").snapshot_manager.latest_snapshot().commit_kind == "APPEND"
+
+
+def test_a_conflict_after_spark_tasks_deletes_every_file_they_wrote(wh: str, tmp_path: Path) -> None:
+    """The Spark path commits without the tasks' writers: the outcome's own file lists must
+    let the driver delete everything the tasks wrote (replay and bucket compaction)."""
+    t = table_of(wh, "dedup")
+    plan = postpone_compact.plan_postponed(t, live(wh, "dedup"), live(wh, "dedup"))
+    base = t.snapshot_manager.latest_snapshot()
+    outs = [postpone_compact.replay(table_of(wh, "dedup"), [p], "u1", True)[1] for p in plan]
+    out = postpone_compact.PostponeOutcome.merged(outs)
+    written = [*out.written, *(p for r in out.results for p in r.written)]
+    assert written and all(Path(p.removeprefix("file:")).exists() for p in written)
+    src = tmp_path / "late.csv"
+    src.write_text("id,dt,name,amount\n3,a,late3,9.00\n")
+    cli(wh, "write", f"{DB}.dedup", str(src))  # lands in dt=a after the plan
+    with pytest.raises(CommitConflict):
+        postpone_compact.commit_postponed(t, None, out, base, "u1")
+    assert not [p for p in written if Path(p.removeprefix("file:")).exists()]
+    assert any(e.bucket == -2 for e in live(wh, "dedup"))

@@ -159,6 +159,23 @@ def test_deduplicate_ignore_delete_equals_java(java_paimon: JavaPaimon, wh: str)
     assert by[(2, "x")]["b"] == 204 and by[(4, "y")]["b"] == 401 and by[(5, "x")]["b"] == 501
 
 
+@pytest.mark.parametrize("key", ["first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"])
+def test_ignore_delete_fallback_key_read_and_compact_equal_java(java_paimon: JavaPaimon, wh: str, key: str) -> None:
+    """0.9's fallback keys of ``ignore-delete`` are ``ignore-delete`` (Java's ``Options``): a
+    table whose -U/-D rows were written before the key was set reads with them ignored, our
+    full compaction drops them, and the main key, when present, wins over a fallback key."""
+    from paimon_cli.core.api import Warehouse
+
+    for name, options in (("t", {}), ("m", {"ignore-delete": "false"})):
+        _create(java_paimon, wh, name, DEDUP_COLS, ["k", "p"], {"bucket": "2", **options}, ["p"])
+        _write_all(java_paimon, wh, name, DEDUP_COLS, _dedup_commits())
+        java_paimon.alter_table(wh, DB, name, [{"set": {key: "true"}}])  # Java refuses to alter ignore-delete itself
+    deleted = len(_assert_same(java_paimon, wh, "m"))  # the main key wins: -D rows applied
+    assert len(_assert_same(java_paimon, wh, "t")) == 23 > deleted  # 20 + keys 11, 12, 13; -D rows ignored
+    Warehouse(wh).table(f"{DB}.t").compact(full=True)
+    assert len(_assert_same(java_paimon, wh, "t")) == 23
+
+
 # ---------------------------------------------------------------------------------- partial-update
 
 PU_COLS = [("k", "INT"), ("a", "STRING"), ("b", "BIGINT"), ("c", "DOUBLE"), ("d", "DATE")]
