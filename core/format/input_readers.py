@@ -302,8 +302,7 @@ def _check_columns(names: list[str], wanted: AbstractSet[str], source: str) -> N
         raise InvalidInput(f"{source}: column {dup[0]!r} appears more than once")
     row_kind = getattr(wanted, "row_kind", None)
     if row_kind is not None and row_kind not in names:  # the name the user gave, not an input column's
-        raise InvalidInput(f"{source}: no row-kind column {row_kind!r} (--row-kind-column) in the input"
-                           f"{did_you_mean(row_kind, names)}")
+        raise InvalidInput(f"{source}: row-kind column {row_kind!r} is missing{did_you_mean(row_kind, names)}")
     wanted = wanted - {row_kind} if row_kind is not None else wanted
     extra = [n for n in names if n not in wanted and n != row_kind]
     if extra:
