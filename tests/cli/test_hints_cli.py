@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from tests.cli.test_compact_cli import one_error_line
 
 
 def cli(*args: str) -> Any:
@@ -23,9 +24,7 @@ def cli(*args: str) -> Any:
 
 def one_error(res: Any, code: int) -> str:
     assert res.exit_code == code, res.output
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
-    return lines[0]
+    return one_error_line(res)
 
 
 @pytest.fixture(scope="module")
