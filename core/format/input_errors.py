@@ -78,3 +78,18 @@ def json_error(chunk: bytes, source: str, rows_before: int, explicit: pa.Schema,
     shown = repr(value) if isinstance(value, str) else str(value) if isinstance(value, Decimal) else json.dumps(value)
     what = f"cannot be stored as {sql_types[column]}" if column in sql_types else "cannot be read"
     return InvalidInput(f"{source}: row {row}, column {column!r}: value {shown} {what} ({reason})")
+
+
+def csv_row_error(chunk: bytes, text: str, has_header: bool, rows_before: int, source: str,
+                  exc: Exception) -> InvalidInput:
+    """A CSV row with another number of fields than the header: pyarrow quotes its text, not
+    its number, so the row is found by its text among the chunk's non-blank lines."""
+    reason = " ".join(str(exc).split())
+    lines = [line for line in chunk.decode("utf-8", "replace").splitlines() if line.strip()]
+    if has_header:
+        lines = lines[1:]
+    try:
+        row = rows_before + lines.index(text) + 1
+    except ValueError:
+        return InvalidInput(f"{source}: CSV data after row {rows_before}: {reason}")
+    return InvalidInput(f"{source}: row {row}: {reason}")

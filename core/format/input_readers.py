@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from ..data.types import (
     BinaryType,
@@ -22,7 +22,7 @@ from ..data.types import (
 )
 from ..errors import InvalidInput
 from ..utils.suggest import did_you_mean
-from .input_errors import json_error
+from .input_errors import csv_row_error, json_error
 from .input_files import Replay, native_reader
 
 if TYPE_CHECKING:
@@ -144,10 +144,17 @@ def read_csv(stream: IO[bytes], source: str, wanted: AbstractSet[str], read_type
         column_types=read_types, null_values=_CSV_NULLS, strings_can_be_null=True,
         quoted_strings_can_be_null=False, check_utf8=False,
     )
-    parse = pcsv.ParseOptions(delimiter=delimiter)
+    bad_rows: list[str] = []  # a row with another number of fields than the header (the error names it)
+
+    def invalid_row(row: Any) -> str:
+        bad_rows.append(row.text)
+        return "error"
+
+    parse = pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row)
     names: list[str] | None = None
     rows = 0
     for chunk in _line_chunks(stream):
+        chunk_rows, header_chunk = rows, names is None
         if not chunk.endswith((b"\n", b"\r")):
             # pyarrow calls a text without any newline an "Empty CSV file", so a header-only
             # file (or one-line garbage) would silently be zero rows, its names unchecked
@@ -161,6 +168,8 @@ def read_csv(stream: IO[bytes], source: str, wanted: AbstractSet[str], read_type
             except pa.ArrowException as e:
                 if "Empty CSV file" in str(e):
                     return
+                if bad_rows:
+                    raise csv_row_error(chunk, bad_rows[0], header_chunk, chunk_rows, source, e) from e
                 raise InvalidInput(f"{source}: cannot read CSV ({e})") from e
             try:
                 names = reader.schema.names
@@ -176,6 +185,8 @@ def read_csv(stream: IO[bytes], source: str, wanted: AbstractSet[str], read_type
                     read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES, column_names=names),
                     parse_options=parse, convert_options=convert)
             except pa.ArrowException as e:
+                if bad_rows:
+                    raise csv_row_error(chunk, bad_rows[0], header_chunk, chunk_rows, source, e) from e
                 raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
         while True:
             try:
@@ -183,6 +194,8 @@ def read_csv(stream: IO[bytes], source: str, wanted: AbstractSet[str], read_type
             except StopIteration:
                 break
             except pa.ArrowException as e:
+                if bad_rows:
+                    raise csv_row_error(chunk, bad_rows[0], header_chunk, chunk_rows, source, e) from e
                 raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
             rows += batch.num_rows
             yield pa.Table.from_batches([batch])

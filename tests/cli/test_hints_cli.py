@@ -105,6 +105,15 @@ def test_json_cast_error_names_row_and_column(wh: str, tmp_path: Path, text: str
     assert line.startswith(f"error: {src}: row {row}, column {column!r}: {value} ("), line
 
 
+@pytest.mark.parametrize(("text", "row"), [("id,customer,amount,dt\n1,a,1.5,d\n2,b,1.5,d,extra\n", 2),
+                                          ("id,customer,amount,dt\r\n1,a,1.5,d\r\n\r\n3,a,1,d\r\n2,b\r\n", 3)])
+def test_csv_row_with_other_field_count_names_its_row(wh: str, tmp_path: Path, text: str, row: int) -> None:
+    src = tmp_path / "in.csv"
+    src.write_bytes(text.encode())
+    line = one_error(cli("write", "shop.orders", str(src), "-w", wh), 4)
+    assert line.startswith(f"error: {src}: row {row}: CSV parse error: Expected 4 columns, got "), line
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
