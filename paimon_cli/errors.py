@@ -239,7 +239,12 @@ class CliGroup(TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
-        code = self._run(args, prog_name, complete_var, extra)
+        from . import terminal
+
+        try:
+            code = self._run(args, prog_name, complete_var, extra)
+        finally:
+            terminal.set_quiet(False)  # one invocation's -q must not outlive it (tests, embedding)
         _flush_stdout()
         if standalone_mode:
             sys.exit(code)
