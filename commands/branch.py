@@ -16,7 +16,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render, render_outcome
 
 
 class BranchAction(str, Enum):
@@ -88,4 +88,4 @@ def branch(
         verb = "would fast-forward" if dry_run else "fast-forwarded"
         note(f"{verb} {target!r} of {table.name} to branch {name!r}: {len(plan.changes)} file change(s)")
     if plan.changes or output is not OutputFormat.table:
-        render(plan.rows(), output, wide)
+        render_outcome(plan.rows(), output, wide, preview=dry_run)

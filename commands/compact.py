@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
+from paimon_cli import terminal
 from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def compact(
@@ -66,11 +66,11 @@ def compact(
         )
     for line in result.notes():
         note(line)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=plan)
 
 
 class _Progress:
-    """A rich progress bar on a TTY stderr (one tick per unit); otherwise silent."""
+    """A rich progress bar on a TTY stderr (one tick per unit); otherwise, and under --quiet, silent."""
 
     def __init__(self) -> None:
         self.bar: Any = None
@@ -80,14 +80,13 @@ class _Progress:
         return self
 
     def __call__(self, event: str, unit: Any, done: int, total: int) -> None:
-        if not sys.stderr.isatty():
+        if not terminal.show_progress():
             return
         if self.bar is None:
-            from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("compacting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
+                                TextColumn("{task.description}"), console=terminal.console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("", total=total)
         desc = f"bucket {unit.bucket}" if event == "start" and unit is not None else ""

@@ -15,7 +15,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def compact_manifest(
@@ -47,4 +47,4 @@ def compact_manifest(
     result = table.compact_manifest(dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run)

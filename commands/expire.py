@@ -16,7 +16,7 @@ from paimon_cli.options import (
     WideOpt,
     time_option,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render, render_outcome
 
 
 def expire(
@@ -82,4 +82,4 @@ def expire(
     if result.moved_to_changelog:
         note("note: the changelog lifecycle is decoupled; expired snapshots were moved to changelog/ "
              "(`expire --changelog` expires those; writers run it after each commit)")
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide)

@@ -17,7 +17,7 @@ from paimon_cli.options import (
     WideOpt,
     duration_option,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 class Strategy(str, Enum):
@@ -82,4 +82,4 @@ def expire_partitions(
     else:
         note(f"no partition of {table.name} is older than {cutoff} ({plan.strategy})")
     if plan.partitions or output is not OutputFormat.table:
-        render(plan.rows(), output, wide)
+        render_outcome(plan.rows(), output, wide, preview=dry_run)

@@ -16,7 +16,7 @@ from paimon_cli.options import (
     WideOpt,
     time_option,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def remove_orphan_files(
@@ -63,6 +63,6 @@ def remove_orphan_files(
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
                                        dry_run=dry_run)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run)
     for line in result.notes():
         note(line)

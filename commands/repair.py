@@ -15,7 +15,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def repair(
@@ -49,4 +49,4 @@ def repair(
     result = table.repair(earliest=earliest, dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run)

@@ -15,7 +15,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def rescale(
@@ -57,4 +57,4 @@ def rescale(
     note(f"rescale: {result.summary()}")
     rows = result.rows()
     if not dry_run or rows.rows or output is not OutputFormat.table:
-        render(rows, output, wide)
+        render_outcome(rows, output, wide, preview=dry_run)

@@ -15,7 +15,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def rewrite_file_index(
@@ -53,4 +53,4 @@ def rewrite_file_index(
     result = table.rewrite_file_index(partitions=partition, where=where, dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run)

@@ -15,7 +15,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def rollback(
@@ -51,6 +51,6 @@ def rollback(
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     result = table.rollback(snapshot=snapshot, tag=tag, dry_run=dry_run)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run)
     for line in result.notes():
         note(line)

@@ -18,7 +18,7 @@ from paimon_cli.options import (
     duration_option,
     time_option,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render, render_outcome
 
 
 class TagAction(str, Enum):
@@ -118,4 +118,4 @@ def _report(plan: object, dry_run: bool, output: OutputFormat, wide: bool, what:
         verb = "would delete" if dry_run else "deleted"
         note(f"{verb} {what}: {len(files)} file(s), {total} bytes")
     if files or output is not OutputFormat.table:
-        render(plan.rows(), output, wide)  # type: ignore[attr-defined]
+        render_outcome(plan.rows(), output, wide, preview=dry_run)  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def write(
@@ -78,4 +78,4 @@ def write(
     )
     if result.warning:
         note(f"warning: {result.warning}")
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide)

@@ -38,7 +38,8 @@ from .commands import (
     write,
 )
 from .commands import list as list_cmd
-from .errors import EXIT_CODES, CliCommand
+from .errors import EXIT_CODES, CliCommand, CliGroup
+from .global_options import RootDebugOpt, RootFsOpt, RootOutputOpt, RootQuietOpt, RootWarehouseOpt
 
 PROG_NAME = "paimon-cli"
 COMPLETE_VAR = "_PAIMON_CLI_COMPLETE"
@@ -52,6 +53,7 @@ def _epilog() -> str:
 
 app = typer.Typer(
     name=PROG_NAME,
+    cls=CliGroup,  # global options before the command, one-line usage errors, closed stdout = exit 0
     epilog=_epilog(),
     no_args_is_help=True,
     add_completion=False,  # committed scripts live in completions/ (python -m paimon_cli.completions)
@@ -73,12 +75,19 @@ def main(
         bool | None,
         typer.Option("--version", "-V", callback=_show_version, is_eager=True, help="Show the version and exit."),
     ] = None,
+    warehouse: RootWarehouseOpt = None,
+    fs_option: RootFsOpt = None,
+    output: RootOutputOpt = None,
+    debug: RootDebugOpt = False,
+    quiet: RootQuietOpt = False,
 ) -> None:
     """Maintain and inspect Apache Paimon lake tables from the shell.
 
-    Every command takes --warehouse/-w (env PAIMON_WAREHOUSE, default ./warehouse),
-    --fs-option K=V and --debug; commands that print data take --output/-o
-    table|json|jsonl|csv (env PAIMON_OUTPUT) and --wide.
+    Global options go before or after the command (`paimon-cli -w /wh -o json list` is
+    `paimon-cli list -w /wh -o json`): --warehouse/-w (env PAIMON_WAREHOUSE, default
+    ./warehouse), --fs-option K=V, --debug, --quiet/-q, and --output/-o table|json|jsonl|csv
+    (env PAIMON_OUTPUT) for the commands that print rows. Given on both sides, the one after
+    the command wins. --quiet prints nothing but errors on stderr; NO_COLOR=1 turns off colour.
     """
 
 

@@ -3,18 +3,23 @@
 Core errors carry their own ``exit_code`` (see ``paimon_cli.core.errors``), so this module
 only decides the presentation: one line ``error: ...`` on stderr, a traceback only with
 ``--debug`` (or ``PAIMON_DEBUG=1``), and exit 1 for anything we did not raise on purpose.
-Usage errors (exit 2) stay typer's own.
+Usage errors (exit 2) are two lines, ``error: ...`` and ``hint: paimon-cli CMD --help``
+(``paimon_cli.usage``). A closed stdout (``paimon-cli read ... | head``) is a normal end:
+exit 0, no message, whether it closes while a command writes, while help is printed, or
+before the final flush.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import traceback
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from typer._click.exceptions import ClickException
-from typer.core import TyperCommand
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort, Exit
 
 # (code, meaning) — rendered into the root --help epilog and checked against README by tests.
@@ -152,8 +157,16 @@ class CliCommand(TyperCommand):
 
     The exit code is raised outside the ``except`` blocks, so the failure's traceback -- and
     the generators and worker pools its frames hold -- is released (and closed) before the
-    process exits rather than during interpreter shutdown.
+    process exits rather than during interpreter shutdown. Every command gets ``-q/--quiet``
+    here (``global_options.QuietOpt``), so no command can miss it.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from .global_options import quiet_param
+
+        if all(p.name != "quiet" for p in self.params):
+            self.params.append(quiet_param())
 
     def invoke(self, ctx: Any) -> Any:
         from .core.utils import interrupt
@@ -180,3 +193,89 @@ class CliCommand(TyperCommand):
             # a signal held back until the end (it arrived while the work was finishing)
             code = report_interrupt(interrupt.Interrupted(signum))
         raise Exit(code)
+
+
+class StdoutClosed(Exception):  # noqa: N818 - an event, not an error
+    """EPIPE outside a command's body (while help or usage is printed). Not an ``OSError``, so
+    typer's own handler (which exits 1) lets it through to :class:`CliGroup`."""
+
+
+def _pipe_guard(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        raise StdoutClosed() from exc
+
+
+def _flush_stdout() -> None:
+    """The flush interpreter shutdown would do, now, so a closed pipe cannot fail it later."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        silence_stdout()
+
+
+class CliGroup(TyperGroup):
+    """The root command: global options before the command (``paimon_cli.global_options``),
+    usage errors as ``error:`` + ``hint:`` lines (exit 2), a closed stdout as a normal end."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None:
+            from .global_options import forwarded
+
+            rest = [*forwarded(ctx, cmd), *rest]
+        return name, cmd, rest
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        return _pipe_guard(super().make_context, *args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        return _pipe_guard(super().invoke, ctx)
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,  # type: ignore[override]
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        from . import terminal
+
+        try:
+            code = self._run(args, prog_name, complete_var, extra)
+        finally:
+            terminal.set_quiet(False)  # one invocation's -q must not outlive it (tests, embedding)
+        _flush_stdout()
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _run(self, args: Sequence[str] | None, prog_name: str | None, complete_var: str | None,
+             extra: dict[str, Any]) -> int:
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except StdoutClosed as exc:
+            if stdout_closed():
+                silence_stdout()
+                return 0
+            return report(exc.__cause__ or exc, debug_enabled())
+        except NoArgsIsHelpError as exc:
+            exc.show()
+            return exc.exit_code
+        except UsageError as exc:
+            from . import usage
+
+            _stderr(f"error: {usage.message(exc)}\nhint: {usage.hint(exc, prog_name or self.name or '')}")
+            return exc.exit_code
+        except ClickException as exc:
+            _stderr(f"error: {_one_line(exc.format_message())}")
+            return exc.exit_code
+        except Abort:
+            _stderr("error: aborted")
+            return 1
+        return rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()

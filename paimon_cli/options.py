@@ -1,7 +1,9 @@
 """Shared ``Annotated`` option aliases of the commands.
 
 Every command declares the global conventions itself (so options may follow the command:
-``paimon-cli inspect snapshots db.t -w /x -o json``). Values are passed to the library API
+``paimon-cli inspect snapshots db.t -w /x -o json``); the root hands the ones given before the
+command to it (``paimon_cli.global_options``), and ``-q/--quiet`` is added to every command by
+``paimon_cli.errors.CliCommand``. Values are passed to the library API
 (``paimon_cli.core.api``) as the user typed them: it parses and checks them, so the CLI and
 library callers get the same refusals. Nothing heavy is imported here.
 """

@@ -25,6 +25,8 @@ from decimal import Decimal
 from enum import Enum
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from . import terminal
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -209,16 +211,15 @@ def _clip(text: str, width: int) -> str:
 
 def render_rich(rows: RowsLike, wide: bool, title: str | None = None) -> None:
     """A rich table on a terminal: long cells end in … to fit the width, unless ``wide``."""
-    from rich.console import Console
     from rich.table import Table
 
     cols = rows.columns
     cells = [[to_text(r.get(c)) for c in cols] for r in rows.rows]
     natural = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
-    console = Console(highlight=False)
+    console = terminal.console(highlight=False)
     chrome = 3 * len(cols) + 1  # borders and padding
     if wide:
-        console = Console(highlight=False, width=max(console.width, sum(natural) + chrome))
+        console = terminal.console(highlight=False, width=max(console.width, sum(natural) + chrome))
         widths = natural
     else:
         widths = _fit_widths(natural, console.width - chrome)
@@ -238,7 +239,9 @@ def _escape(v: str) -> Any:
 
 
 def note(message: str) -> None:
-    """A human message: always stderr, so stdout stays pure data."""
+    """A human message: always stderr, so stdout stays pure data; none under ``--quiet``."""
+    if terminal.quiet():
+        return
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()
 
@@ -268,6 +271,14 @@ def render(
             note(f"== {title}")
         render_plain(rows, out)
     out.flush()
+
+
+def render_outcome(rows: RowsLike, fmt: OutputFormat | str = OutputFormat.table, wide: bool = False,
+                   preview: bool = False) -> None:
+    """What a real run changed (``compact``'s result row, ``write``'s): like :func:`render`, but
+    not under ``--quiet``. A ``preview`` (``--plan``, ``--dry-run``) is data asked for: always shown."""
+    if preview or not terminal.quiet():
+        render(rows, fmt, wide)
 
 
 def _isatty(out: IO[str]) -> bool:

@@ -42,6 +42,7 @@ from ..operation.maintenance import after_commit
 from ..operation.partition_spec import parse_partition_specs, partition_label
 from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
+from ..utils.suggest import did_you_mean
 from . import postpone, sort
 from .data_evolution import ranges_unchanged
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written, run_local
@@ -486,7 +487,8 @@ def _check_sort_request(
     names = set(table.schema.field_names)
     unknown = [c for c in cols if c not in names]
     if unknown:
-        raise InvalidInput(f"--order-by: {unknown[0]!r} is not a column of {table.identifier}")
+        raise InvalidInput(f"--order-by: {unknown[0]!r} is not a column of {table.identifier}"
+                           f"{did_you_mean(unknown[0], table.schema.field_names)}")
     return strategy
 
 

@@ -40,6 +40,7 @@ from ..data.types import (
     VarCharType,
 )
 from ..errors import InvalidInput
+from ..utils.suggest import did_you_mean
 
 if TYPE_CHECKING:
     import numpy as np
@@ -506,7 +507,8 @@ def make_sort_spec(table: FileStoreTable, strategy: str, order_by: Sequence[str]
     names = table.schema.field_names
     unknown = [c for c in cols if c not in names]
     if unknown:
-        raise InvalidInput(f"--order-by: unknown column {unknown[0]!r} (columns: {', '.join(names)})")
+        raise InvalidInput(f"--order-by: unknown column {unknown[0]!r}{did_you_mean(unknown[0], names)} "
+                           f"(columns: {', '.join(names)})")
     fields = tuple(table.schema.field(c) for c in cols)
     if s == HILBERT and len(fields) < 2:
         raise InvalidInput("--order-strategy hilbert needs at least two --order-by columns (as Paimon)")

@@ -176,6 +176,39 @@ def _quiet_log4j() -> str:
     return path
 
 
+MASTER_CONNECT_TIMEOUT = 5.0  # seconds per master address
+
+
+def check_master_reachable(master: str, timeout: float = MASTER_CONNECT_TIMEOUT) -> None:
+    """Refuse a ``spark://`` or ``k8s://`` master no address of which accepts a TCP connection.
+
+    Spark's client would retry an unreachable standalone master for about a minute and then
+    print a Java stack trace; a connect with a timeout says the same in seconds, in one line.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    if master.startswith("spark://"):  # spark://host1:port1,host2:port2 (standby masters)
+        addresses = [a.strip() for a in master[len("spark://"):].split(",") if a.strip()]
+        default_port = 7077
+    elif master.startswith("k8s://"):  # k8s://https://host:port, or k8s://host:port (https)
+        api = master[len("k8s://"):]
+        url = urlsplit(api if "://" in api else "https://" + api)
+        addresses = [url.netloc]
+        default_port = 443 if url.scheme == "https" else 80
+    else:
+        return  # local[*], yarn, ...: nothing to connect to up front
+    reasons = []
+    for address in addresses:
+        try:
+            url = urlsplit("//" + address)
+            with socket.create_connection((url.hostname or "", url.port or default_port), timeout=timeout):
+                return
+        except (OSError, ValueError) as e:
+            reasons.append(f"{address}: {getattr(e, 'strerror', None) or e}")
+    raise PaimonError(f"cannot reach Spark master {master!r} ({'; '.join(reasons)})")
+
+
 def spark_session(master: str | None, conf: Mapping[str, str] | None, app_name: str) -> tuple[Any, bool]:
     """(SparkSession, created_here). An already active session is reused and left running."""
     from pyspark.sql import SparkSession
@@ -184,6 +217,7 @@ def spark_session(master: str | None, conf: Mapping[str, str] | None, app_name: 
     if active is not None:
         return active, False
     master = master or DEFAULT_MASTER
+    check_master_reachable(master)
     conf = dict(conf or {})
     if _is_local_master(master):
         # workers must run this interpreter (it has paimon-cli and its dependencies)

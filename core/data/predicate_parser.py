@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from ..errors import InvalidInput
+from ..utils.suggest import did_you_mean
 from .predicate import Constant, Leaf, Predicate, and_, or_
 from .predicate_literal import RawLiteral, coerce_literal
 from .types import BooleanType, DataField
@@ -173,7 +174,8 @@ class _Parser:
             cands = self.lower.get(name.lower(), [])
             f = cands[0] if len(cands) == 1 else None
         if f is None and not quiet:
-            raise InvalidInput(f"--where: unknown column {name!r}; columns: {', '.join(self.fields)}")
+            raise InvalidInput(f"--where: unknown column {name!r}{did_you_mean(name, self.fields)}; "
+                               f"columns: {', '.join(self.fields)}")
         return f
 
     def column(self) -> DataField:
@@ -222,9 +224,26 @@ class _Parser:
             found = "end of input" if t is None else repr(t[1])
             raise InvalidInput(f"--where: expected a comparison after column {f.name} but found {found}")
         self.take()
+        start = self.i
         if self._is_column_here():
+            if self.toks[start][0] == "word" and self._resolve(self.toks[start][1], quiet=True) is None:
+                raise self._unquoted(f, t[1], start)
             raise InvalidInput(f"--where: comparing two columns is not supported ({f.name} {t[1]} ...)")
-        return self._compare(_norm_op(t[1]), f, self.literal())
+        raw = self.literal()
+        if self.at_op("-", "+", "/", ":", "."):  # dt = 2024-05-01: a date read as 2024 minus 5 ...
+            raise self._unquoted(f, t[1], start)
+        return self._compare(_norm_op(t[1]), f, raw)
+
+    def _unquoted(self, f: DataField, op: str, start: int) -> InvalidInput:
+        """An unquoted string or date where a literal belongs, with the quoted form as a hint."""
+        parts: list[str] = []
+        for kind, val in self.toks[start:]:
+            if (kind == "word" and val.upper() in ("AND", "OR")) or (kind == "op" and val in "(),"):
+                break
+            parts.append(val)
+        bare = "".join(parts)
+        return InvalidInput(f"--where: {bare} is neither a column nor a literal; quote strings and dates: "
+                            f"{f.name} {op} '{bare}'")
 
     def _compare(self, op: str, f: DataField, raw: RawLiteral) -> Predicate:
         v = coerce_literal(raw, f.type, f.name)

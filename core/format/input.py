@@ -27,7 +27,7 @@ from ..errors import InvalidInput
 from .arrow_schema import arrow_schema, arrow_type
 from .input_convert import BadValue, convert_column, display_value, first_true, is_string_type
 from .input_files import STDIN, InputFile, expand_inputs, open_input
-from .input_readers import read_arrow, read_csv, read_json, read_parquet, text_read_type
+from .input_readers import InputColumns, read_arrow, read_csv, read_json, read_parquet, text_read_type
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,11 +65,8 @@ class _Plan:
     constants: dict[str, str | None] = field(default_factory=dict)  # values for columns the input lacks
 
     @property
-    def wanted(self) -> set[str]:
-        names = set(self.schema.field_names)
-        if self.row_kind_column:
-            names.add(self.row_kind_column)
-        return names
+    def wanted(self) -> InputColumns:
+        return InputColumns(set(self.schema.field_names), self.row_kind_column)
 
     def read_types(self, all_text: bool = False) -> dict[str, pa.DataType]:
         """Read types for text inputs; ``all_text`` (CSV) reads every atomic column as text so
@@ -244,7 +241,7 @@ def read_file(f: InputFile, plan: _Plan, stdin: IO[bytes] | None = None) -> Iter
         elif fmt == "csv":
             raw = read_csv(stream, f.path, wanted, plan.read_types(all_text=True))
         else:
-            raw = read_json(stream, f.path, wanted, plan.read_types())
+            raw = read_json(stream, f.path, wanted, plan.read_types(), {c.name: c.type.as_sql() for c in plan.schema.fields})
         row = 1
         for t in raw:
             if t.num_rows == 0:

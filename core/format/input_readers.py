@@ -4,8 +4,9 @@ bounded pieces and before conversion; text formats read spelling-sensitive colum
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from typing import IO, TYPE_CHECKING, Any
 
 from ..data.types import (
     BinaryType,
@@ -20,6 +21,8 @@ from ..data.types import (
     VarCharType,
 )
 from ..errors import InvalidInput
+from ..utils.suggest import did_you_mean
+from .input_errors import csv_row_error, json_error
 from .input_files import Replay, native_reader
 
 if TYPE_CHECKING:
@@ -29,6 +32,18 @@ _BATCH_ROWS = 65_536
 _ROW_GROUP_BYTES = 64 << 20  # uncompressed size up to which a row group is read whole
 _TEXT_CHUNK_BYTES = 16 << 20
 _CSV_NULLS = ["", "NULL", "null", "\\N"]
+
+
+class InputColumns(frozenset[str]):
+    """The columns an input may hold: the table's, plus the ``--row-kind-column`` when that
+    column is not one of the table's (it is read, then dropped)."""
+
+    row_kind: str | None
+
+    def __new__(cls, table_columns: set[str], row_kind: str | None) -> InputColumns:
+        self = super().__new__(cls, table_columns | ({row_kind} if row_kind else set()))
+        self.row_kind = row_kind if row_kind and row_kind not in table_columns else None
+        return self
 
 
 def text_read_type(dt: DataType) -> pa.DataType | None:
@@ -45,7 +60,7 @@ def text_read_type(dt: DataType) -> pa.DataType | None:
     return None
 
 
-def read_parquet(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa.Table]:
+def read_parquet(stream: IO[bytes], source: str, wanted: AbstractSet[str]) -> Iterator[pa.Table]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -73,7 +88,7 @@ def read_parquet(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[p
         raise InvalidInput(f"{source}: cannot read Parquet data ({e})") from e
 
 
-def read_arrow(stream: IO[bytes], source: str, wanted: set[str]) -> Iterator[pa.Table]:
+def read_arrow(stream: IO[bytes], source: str, wanted: AbstractSet[str]) -> Iterator[pa.Table]:
     import pyarrow as pa
 
     try:
@@ -115,7 +130,7 @@ def _line_chunks(stream: IO[bytes], first: bytes = b"") -> Iterator[bytes]:
             buf = buf[cut + 1 :]
 
 
-def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
+def read_csv(stream: IO[bytes], source: str, wanted: AbstractSet[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
     """CSV in line-cut chunks (:func:`native_reader`), each parsed by pyarrow's reader; the
     header comes from the first chunk. Cutting at line ends is what pyarrow's own block
     chunker does (``newlines_in_values`` is off), so rows parse exactly as in one stream."""
@@ -129,10 +144,17 @@ def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[
         column_types=read_types, null_values=_CSV_NULLS, strings_can_be_null=True,
         quoted_strings_can_be_null=False, check_utf8=False,
     )
-    parse = pcsv.ParseOptions(delimiter=delimiter)
+    bad_rows: list[str] = []  # a row with another number of fields than the header (the error names it)
+
+    def invalid_row(row: Any) -> str:
+        bad_rows.append(row.text)
+        return "error"
+
+    parse = pcsv.ParseOptions(delimiter=delimiter, invalid_row_handler=invalid_row)
     names: list[str] | None = None
     rows = 0
     for chunk in _line_chunks(stream):
+        chunk_rows, header_chunk = rows, names is None
         if not chunk.endswith((b"\n", b"\r")):
             # pyarrow calls a text without any newline an "Empty CSV file", so a header-only
             # file (or one-line garbage) would silently be zero rows, its names unchecked
@@ -146,6 +168,8 @@ def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[
             except pa.ArrowException as e:
                 if "Empty CSV file" in str(e):
                     return
+                if bad_rows:
+                    raise csv_row_error(chunk, bad_rows[0], header_chunk, chunk_rows, source, e) from e
                 raise InvalidInput(f"{source}: cannot read CSV ({e})") from e
             try:
                 names = reader.schema.names
@@ -161,6 +185,8 @@ def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[
                     read_options=pcsv.ReadOptions(block_size=_TEXT_CHUNK_BYTES, column_names=names),
                     parse_options=parse, convert_options=convert)
             except pa.ArrowException as e:
+                if bad_rows:
+                    raise csv_row_error(chunk, bad_rows[0], header_chunk, chunk_rows, source, e) from e
                 raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
         while True:
             try:
@@ -168,6 +194,8 @@ def read_csv(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[
             except StopIteration:
                 break
             except pa.ArrowException as e:
+                if bad_rows:
+                    raise csv_row_error(chunk, bad_rows[0], header_chunk, chunk_rows, source, e) from e
                 raise InvalidInput(f"{source}: CSV data after row {rows}: {e}") from e
             rows += batch.num_rows
             yield pa.Table.from_batches([batch])
@@ -259,7 +287,9 @@ def _deep_json_row(text: str) -> int | str:
             return "?"
 
 
-def read_json(stream: IO[bytes], source: str, wanted: set[str], read_types: dict[str, pa.DataType]) -> Iterator[pa.Table]:
+def read_json(stream: IO[bytes], source: str, wanted: AbstractSet[str], read_types: dict[str, pa.DataType],
+              sql_types: Mapping[str, str] | None = None) -> Iterator[pa.Table]:
+    """``sql_types`` (column -> the table's type) words the error of a value pyarrow cannot read."""
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -273,24 +303,31 @@ def read_json(stream: IO[bytes], source: str, wanted: set[str], read_types: dict
                 parse_options=pj.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer"),
             )
         except pa.ArrowException as e:
-            raise InvalidInput(f"{source}: JSON after row {rows}: {e}") from e
+            raise json_error(chunk, source, rows, explicit, sql_types or {}, e) from e
         _check_columns(t.column_names, wanted, source)
         rows += t.num_rows
         yield t
 
 
-def _check_columns(names: list[str], wanted: set[str], source: str) -> None:
+def _check_columns(names: list[str], wanted: AbstractSet[str], source: str) -> None:
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise InvalidInput(f"{source}: column {dup[0]!r} appears more than once")
-    extra = [n for n in names if n not in wanted]
+    row_kind = getattr(wanted, "row_kind", None)
+    if row_kind is not None and row_kind not in names:  # the name the user gave, not an input column's
+        raise InvalidInput(f"{source}: row-kind column {row_kind!r} is missing{did_you_mean(row_kind, names)}")
+    wanted = wanted - {row_kind} if row_kind is not None else wanted
+    extra = [n for n in names if n not in wanted and n != row_kind]
     if extra:
         lower = {w.lower(): w for w in wanted}
         hint = ""
         if extra[0].lower() in lower:
             hint = f" (did you mean {lower[extra[0].lower()]!r}? names are case-sensitive)"
+        rk = ""
+        if row_kind is not None:  # JSON reads an absent row-kind column as NULLs: name it here
+            rk = f"; --row-kind-column names {row_kind!r}{did_you_mean(row_kind, extra)}"
         raise InvalidInput(
             f"{source}: column {extra[0]!r} is not a column of the table{hint}; "
-            f"table columns are {sorted(wanted)}" if len(extra) == 1 else
-            f"{source}: columns {extra} are not columns of the table; table columns are {sorted(wanted)}"
+            f"table columns are {sorted(wanted)}{rk}" if len(extra) == 1 else
+            f"{source}: columns {extra} are not columns of the table; table columns are {sorted(wanted)}{rk}"
         )

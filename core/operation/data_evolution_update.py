@@ -30,6 +30,7 @@ from ..refs.snapshot import Snapshot
 from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
+from ..utils.suggest import did_you_mean
 from .commit import FileStoreCommit
 from .data_evolution import check_no_blob, row_range_groups
 from .data_evolution_read import DataEvolutionSplitRead
@@ -89,7 +90,8 @@ def update_schema(table: FileStoreTable, columns: list[str]) -> TableSchema:
     names = set(schema.field_names)
     unknown = [c for c in columns if c not in names]
     if unknown:
-        raise InvalidInput(f"write --columns: unknown column(s) {', '.join(unknown)}")
+        raise InvalidInput(f"write --columns: unknown column(s) {', '.join(unknown)}"
+                           f"{did_you_mean(unknown[0], schema.field_names)}")
     parts = [c for c in columns if c in schema.partition_keys]
     if parts:
         raise InvalidInput(f"write --columns: partition column(s) {', '.join(parts)} cannot be updated")

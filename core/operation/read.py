@@ -21,6 +21,7 @@ from ..format.arrow_schema import arrow_field
 from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows
+from ..utils.suggest import did_you_mean
 from ..utils.workers import prefetch
 from .blob_read import BLOB_AS, blob_arrow_type, blob_columns, check_blob_read
 from .data_evolution_read import DataEvolutionSplitRead
@@ -195,7 +196,8 @@ def _checked_projection(projection: list[str] | None, schema: TableSchema) -> li
     names = [f.name for f in readable_fields(schema)]
     unknown = [c for c in projection if c not in names]
     if unknown:
-        raise InvalidInput(f"--select: unknown column(s) {', '.join(unknown)}; columns: {', '.join(names)}")
+        raise InvalidInput(f"--select: unknown column(s) {', '.join(unknown)}{did_you_mean(unknown[0], names)}; "
+                           f"columns: {', '.join(names)}")
     if not projection:
         raise InvalidInput("--select: no columns given")
     return list(projection)
@@ -203,9 +205,10 @@ def _checked_projection(projection: list[str] | None, schema: TableSchema) -> li
 
 def _check_predicate(predicate: Predicate | None, schema: TableSchema) -> None:
     if predicate is not None:
-        unknown = sorted(predicate.columns() - {f.name for f in readable_fields(schema)})
+        names = [f.name for f in readable_fields(schema)]
+        unknown = sorted(predicate.columns() - set(names))
         if unknown:
-            raise InvalidInput(f"--where: unknown column(s) {', '.join(unknown)}")
+            raise InvalidInput(f"--where: unknown column(s) {', '.join(unknown)}{did_you_mean(unknown[0], names)}")
 
 
 def _with_schema(table: FileStoreTable, schema: TableSchema) -> FileStoreTable:

@@ -7,10 +7,10 @@ quietly misbehave. Typed access to values is :class:`~.options.CoreOptions`.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 
 from ..errors import InvalidInput
+from ..utils.suggest import close_match
 
 # Keys and defaults of every option in upstream's generated core_configuration table
 # (None = no default). Hand-extracted once; the defaults are the documented strings.
@@ -458,23 +458,8 @@ def suggest_key(key: str) -> str | None:
     if is_known_key(key):
         return None
     candidates = list(KNOWN_OPTIONS) + sorted(OTHER_KNOWN_KEYS)
-    lowered = key.lower().replace("_", "-")
-    for c in candidates:
-        if c.lower() == lowered:  # wrong case or snake_case of a real key
-            return c
-    for c in candidates:
-        if _one_adjacent_swap(lowered, c):  # `bukcet`: short keys fall under difflib's cutoff
-            return c
-    match = difflib.get_close_matches(key, candidates, n=1, cutoff=0.85)
-    return match[0] if match else None
-
-
-def _one_adjacent_swap(a: str, b: str) -> bool:
-    """True when ``a`` is ``b`` with two neighbouring characters swapped."""
-    if len(a) != len(b) or a == b:
-        return False
-    diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
-    return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    # wrong case or snake_case of a real key counts as the same name
+    return close_match(key, candidates, cutoff=0.85, normalise=lambda k: k.lower().replace("_", "-"))
 
 
 def check_option_keys(options: Iterable[str] | Mapping[str, str]) -> None:

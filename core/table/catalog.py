@@ -9,6 +9,7 @@ from ..io import fileio
 from ..schema.schema_change import SchemaChange
 from ..schema.schema_manager import SchemaManager
 from ..schema.table_schema import Schema, TableSchema
+from ..utils.suggest import did_you_mean
 from .file_store_table import FileStoreTable
 from .identifiers import Identifier, validate_name
 
@@ -58,9 +59,13 @@ class FileSystemCatalog:
 
     # -- tables -------------------------------------------------------------------------
 
+    def _no_database(self, database: str) -> NotFound:
+        return NotFound(f"database {database} does not exist in {self.warehouse}"
+                        f"{did_you_mean(database, self.list_databases())}")
+
     def list_tables(self, database: str) -> list[str]:
         if not self.database_exists(database):
-            raise NotFound(f"database {database} does not exist in {self.warehouse}")
+            raise self._no_database(database)
         db_path = self.database_path(database)
         out = []
         for s in self.file_io.list_status(db_path):
@@ -79,8 +84,14 @@ class FileSystemCatalog:
             validate_name("branch", branch)
         self._require_warehouse()
         if not self.database_exists(ident.database):
-            raise NotFound(f"database {ident.database} does not exist in {self.warehouse}")
-        return FileStoreTable.load(self.file_io, self.table_path(ident), ident, branch)
+            raise self._no_database(ident.database)
+        try:
+            return FileStoreTable.load(self.file_io, self.table_path(ident), ident, branch)
+        except NotFound as exc:
+            if self.table_exists(ident):  # a missing branch
+                raise
+            hint = did_you_mean(ident.table, self.list_tables(ident.database))
+            raise NotFound(f"{exc}{hint}") from exc
 
     def create_table(
         self, identifier: str | Identifier, schema: Schema, ignore_if_exists: bool = False
