@@ -99,7 +99,8 @@ class TableHealth:
     """The health of one table: a score 0-100 (100 = nothing to do) and its findings.
 
     ``error`` is set (and the score is 0) when the table's metadata cannot be read; such a
-    table is never maintained.
+    table is never maintained. ``error_code`` is then the exit code of that error (4: corrupt
+    or missing metadata; 1: a feature not supported yet, or an unexpected failure).
     """
 
     database: str
@@ -107,6 +108,7 @@ class TableHealth:
     score: int
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     error: str | None = None
+    error_code: int | None = None
 
     @property
     def identifier(self) -> str:
