@@ -20,6 +20,7 @@
 #   tag --branch --debug --dry-run --fs-option --older-than --output --snapshot --time-retained --warehouse --wide -o -w
 #   branch --branch --debug --dry-run --fs-option --output --tag --warehouse --wide -o -w
 #   quickstart --debug --fs-option --warehouse --wide -w
+#   maintain --debug --dry-run --engine --format --fs-option --lease-ttl --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
 
 _paimon_cli_completion() {
     local IFS=$'

@@ -20,5 +20,6 @@
 #   tag --branch --debug --dry-run --fs-option --older-than --output --snapshot --time-retained --warehouse --wide -o -w
 #   branch --branch --debug --dry-run --fs-option --output --tag --warehouse --wide -o -w
 #   quickstart --debug --fs-option --warehouse --wide -w
+#   maintain --debug --dry-run --engine --format --fs-option --lease-ttl --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
 
 complete --command paimon-cli --no-files --arguments "(env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli)" --condition "env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli"

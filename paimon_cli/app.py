@@ -26,6 +26,7 @@ from .commands import (
     expire,
     expire_partitions,
     inspect,
+    maintain,
     quickstart,
     read,
     remove_orphan_files,
@@ -103,6 +104,7 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "tag": tag.tag,
     "branch": branch.branch,
     "quickstart": quickstart.quickstart,
+    "maintain": maintain.maintain,
 }
 
 for _name, _fn in COMMANDS.items():

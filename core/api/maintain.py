@@ -6,6 +6,7 @@ verbs (:class:`TableVerbs`), so each action does exactly what its command does.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,9 +40,9 @@ class TableVerbs:
     spark_master: str | None = None
     spark_conf: KeyValues | None = None
 
-    def __call__(self, identifier: str, planned: PlannedAction, max_bytes: int | None) -> ActionResult:
+    def __call__(self, identifier: str, action: PlannedAction, max_bytes: int | None) -> ActionResult:
         t = self.warehouse.table(identifier)
-        a = planned.action
+        a = action.action
         if a in (MaintenanceAction.COMPACT, MaintenanceAction.FULL_COMPACT):
             c = t.compact(full=a is MaintenanceAction.FULL_COMPACT, engine=self.engine, spark_master=self.spark_master,
                           spark_conf=self.spark_conf, max_bytes=max_bytes).result
@@ -146,3 +147,38 @@ class MaintainReport:
 
     def to_dict(self) -> dict[str, Any]:
         return self.run.as_dict()
+
+    def metrics(self) -> list[tuple[str, str, list[tuple[dict[str, str], float]]]]:
+        """The run's gauges (name, help, samples) for OpenMetrics, labelled by db and table."""
+        tables = self.run.tables
+
+        def per_table(value: Any) -> list[tuple[dict[str, str], float]]:
+            out = []
+            for t in tables:
+                v = value(t)
+                if v is not None:
+                    db, name = t.identifier.split(".", 1)
+                    out.append(({"db": db, "table": name}, float(v)))
+            return out
+
+        actions = [({"db": t.identifier.split(".", 1)[0], "table": t.identifier.split(".", 1)[1], "outcome": o},
+                    float(n)) for t in tables for o, n in Counter(a.outcome for a in t.actions).items()]
+        return [
+            ("paimon_maintain_score_before", "Health score (0-100) before maintain worked the table",
+             per_table(lambda t: t.score_before)),
+            ("paimon_maintain_score_after", "Health score (0-100) after maintain worked the table",
+             per_table(lambda t: t.score_after)),
+            ("paimon_maintain_bytes_rewritten", "Bytes the run's compactions read and rewrote",
+             per_table(lambda t: t.bytes_rewritten)),
+            ("paimon_maintain_bytes_deleted", "Bytes of files the run's expiry and orphan removal deleted",
+             per_table(lambda t: t.bytes_deleted)),
+            ("paimon_maintain_seconds", "Seconds the run spent on the table", per_table(lambda t: t.seconds)),
+            ("paimon_maintain_actions", "Actions per outcome (done, deferred, failed, skipped, planned, held-back)",
+             actions),
+            ("paimon_maintain_table_exit_code", "The table's exit code (0 ok, deferred or leased elsewhere)",
+             per_table(lambda t: t.exit_code)),
+            ("paimon_maintain_exit_code", "The run's exit code (the worst table's)", [({}, float(self.exit_code))]),
+            ("paimon_maintain_last_run_timestamp_seconds", "When the run ended (Unix time)",
+             [({}, self.run.ended / 1000.0)]),
+        ]
+

@@ -218,8 +218,8 @@ def run_maintain(identifiers: list[str], open_table: OpenTable, assess: Assess, 
     planned = plan_tables(identifiers, open_table, assess, policy, options.parallel)
     run.tables = [record for record, _ in planned]
     for record, plan in planned:
-        if plan is not None and not plan.actions:
-            record.score_after = record.score_before
+        if plan is None or not plan.actions:
+            record.score_after = record.score_before  # nothing to do, or never touched
         elif plan is not None and options.dry_run:
             record.outcome = "planned"
     if not options.dry_run:
