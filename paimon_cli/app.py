@@ -25,6 +25,7 @@ from .commands import (
     create,
     expire,
     expire_partitions,
+    health,
     inspect,
     quickstart,
     read,
@@ -101,6 +102,7 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "expire": expire.expire,
     "expire-partitions": expire_partitions.expire_partitions,
     "tag": tag.tag,
+    "health": health.health,
     "branch": branch.branch,
     "quickstart": quickstart.quickstart,
 }
