@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotYetSupported
 from ..io.fileio import FileIO, parent
+from ..maintain.health import assess_warehouse
 from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
@@ -20,6 +21,7 @@ from ..table.catalog import FileSystemCatalog
 from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows
 from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
+from .health_report import HealthReport
 from .table import Table
 
 if TYPE_CHECKING:
@@ -105,6 +107,15 @@ class Warehouse:
                 raise InvalidInput(f"inspect {kind} is about a table: call Warehouse.table(...).inspect({kind!r})")
             raise NotYetSupported(f"inspect {kind}: not yet supported")
         return fn(self.catalog)
+
+    def health(self, selectors: Names | None = None, *, scan_orphans: bool = False,
+               now_millis: int | None = None) -> HealthReport:
+        """Findings and a score per table, from metadata only: ``selectors`` are ``db`` or
+        ``db.table`` names (none: every table). ``scan_orphans`` also lists storage for orphan
+        files. A table whose metadata cannot be read is in the report (score 0, its error);
+        an unknown database or table named in ``selectors`` is NotFound."""
+        names = name_list(selectors) if selectors is not None else []
+        return HealthReport(assess_warehouse(self.catalog, names, now_millis=now_millis, scan_orphans=scan_orphans))
 
     def quickstart(self) -> list[Table]:
         """Create database ``demo`` with a primary-key and an append table holding a few commits

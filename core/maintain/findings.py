@@ -55,6 +55,11 @@ class FindingKind(str, Enum):
         """The procedure that fixes this kind (``None``: nothing automatic may fix it)."""
         return _ACTION_OF[self]
 
+    @property
+    def description(self) -> str:
+        """What the finding's value measures (the OpenMetrics HELP text)."""
+        return _DESCRIPTION[self]
+
 
 _ACTION_OF: dict[FindingKind, MaintenanceAction | None] = {
     FindingKind.SMALL_FILES: MaintenanceAction.COMPACT,
@@ -69,6 +74,22 @@ _ACTION_OF: dict[FindingKind, MaintenanceAction | None] = {
     FindingKind.MISSING_FILE_INDEX: MaintenanceAction.REWRITE_FILE_INDEX,
     FindingKind.UNREADABLE_METADATA: None,
     FindingKind.ORPHAN_FILES: MaintenanceAction.REMOVE_ORPHAN_FILES,
+}
+
+
+_DESCRIPTION: dict[FindingKind, str] = {
+    FindingKind.SMALL_FILES: "Files below target-file-size in buckets holding compaction.min.file-num of them",
+    FindingKind.SORTED_RUNS: "Sorted runs of the fullest bucket of a primary-key table",
+    FindingKind.SIZE_AMPLIFICATION: "Size amplification of the worst bucket, in percent",
+    FindingKind.DELETE_RATIO: "Share of rows in live files that are deleted or retracted",
+    FindingKind.MANIFESTS: "Data manifests below manifest.target-file-size",
+    FindingKind.SNAPSHOTS: "Snapshots past retention that expire would remove",
+    FindingKind.CHANGELOGS: "Long-lived changelogs past retention",
+    FindingKind.EXPIRED_PARTITIONS: "Partitions older than partition.expiration-time",
+    FindingKind.EXPIRED_TAGS: "Tags past their retention",
+    FindingKind.MISSING_FILE_INDEX: "Live data files without the file index the table configures",
+    FindingKind.UNREADABLE_METADATA: "1 when the table's metadata cannot be read",
+    FindingKind.ORPHAN_FILES: "Bytes of orphan files older than 1 day (only with --scan-orphans)",
 }
 
 

@@ -187,14 +187,16 @@ def sorted_runs(ctx: _Context) -> list[Finding]:
 
 
 def size_amplification(ctx: _Context) -> list[Finding]:
-    """Java's size amplification: all runs but the oldest, in percent of the oldest, counted
-    where the oldest is a compacted level (above level 0)."""
-    limit = ctx.table.options.compaction_max_size_amplification_percent
+    """Java's size amplification: all runs but the oldest, in percent of the oldest, where the
+    oldest is a compacted level (above level 0) and, as Java's universal compaction checks it,
+    the bucket has at least ``num-sorted-run.compaction-trigger`` runs."""
+    opts = ctx.table.options
+    limit, trigger = opts.compaction_max_size_amplification_percent, opts.num_sorted_run_compaction_trigger
     worst = 0.0
     over = 0
     for files in _key_buckets(ctx).values():
         runs = _runs(files)
-        if len(runs) < 2 or not any(e.file.level > 0 for e in files) or runs[-1] <= 0:
+        if len(runs) < max(2, trigger) or not any(e.file.level > 0 for e in files) or runs[-1] <= 0:
             continue
         amp = sum(runs[:-1]) * 100 / runs[-1]
         worst = max(worst, amp)
