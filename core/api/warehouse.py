@@ -6,7 +6,6 @@ it, so a script can build handles before the storage is reachable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
@@ -126,7 +125,7 @@ class Warehouse:
 
     def maintain(
         self,
-        selectors: str | Sequence[str] = (),
+        selectors: Names | None = None,
         *,
         policy: str | None = None,
         dry_run: bool = False,
@@ -144,7 +143,7 @@ class Warehouse:
         in the report (its ``exit_code`` is the worst), never raised."""
         from .maintain import maintain
 
-        return maintain(self, [selectors] if isinstance(selectors, str) else list(selectors), policy=policy,
+        return maintain(self, name_list(selectors) if selectors is not None else [], policy=policy,
                         dry_run=dry_run, max_duration=max_duration, max_bytes=max_bytes, parallel=parallel,
                         engine=engine, spark_master=spark_master, spark_conf=spark_conf, lease_ttl=lease_ttl)
 
