@@ -295,6 +295,8 @@ def _work_leased(record: TableRecord, lease: Lease, open_table: OpenTable, asses
             for later, _ in todo[i + 1:]:
                 later.outcome, later.detail = "skipped", f"after {rec.action} failed"
             return
+    if todo and not lease.renew():  # still ours at the end? (an owner past expiry may have had company)
+        _fail(record, PaimonError(f"lease lost while working: {lease.lost}"))
 
 
 def _run_action(record: TableRecord, rec: ActionRecord, action: PlannedAction, execute: Executor,
