@@ -90,6 +90,6 @@ def tree_digest(root: Path) -> str:
 
 
 def table_rows(wh: Warehouse, name: str) -> list[tuple[Any, ...]]:
-    t = wh.table(f"{DB}.{name}").read().to_arrow()
+    t = wh.table(f"{DB}.{name}").read()
     cols = [c for c in ("id", "v", "dt") if c in t.column_names]
     return sorted(zip(*(t.column(c).to_pylist() for c in cols), strict=True))

@@ -102,7 +102,14 @@ class Policy:
                 raise InvalidInput(f'{source} [tables.{name}]: name a table as "db.table", '
                                    f'e.g. [tables."shop.orders"]')
             tables[name] = _scope(v, f'{source} [tables."{name}"]')
-        return cls(defaults, databases, tables, source)
+        policy = cls(defaults, databases, tables, source)
+        # refuse a bad combination of scopes now, before any table is read
+        policy.rules_for("", "", {})
+        for db in databases:
+            policy.rules_for(db, "", {})
+        for name in tables:
+            policy.rules_for(*name.split("."), {})
+        return policy
 
     def rules_for(self, database: str, table: str, table_options: Mapping[str, str]) -> TableRules:
         """The rules of one table: built-in defaults, then the table's options, then the
@@ -112,7 +119,7 @@ class Policy:
         if interval:
             rules = replace(rules, full_compaction_interval_millis=parse_duration_millis(
                 interval, "compaction.optimization-interval"))
-        where = f"{self.source} (table {database}.{table})"
+        where = f"{self.source} (table {database}.{table})" if table else f"{self.source} [{database or 'defaults'}]"
         for scope in (self.defaults, self.databases.get(database, {}), self.tables.get(f"{database}.{table}", {})):
             rules = replace(rules, **{KEYS[k]: v for k, v in scope.items()})
         return _checked(rules, where)

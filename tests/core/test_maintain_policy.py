@@ -54,13 +54,18 @@ def test_policy_errors_are_one_line(text: str, expected: str) -> None:
 
 
 def test_orphan_floor_is_one_day_unless_named() -> None:
-    low = Policy.parse('[defaults]\nremove-orphan-files = true\norphan-files-older-than = "6h"')
-    with pytest.raises(InvalidInput, match="under 1 day is refused; set orphan-files-allow-under-1d"):
-        low.rules_for("db", "t", {})
-    allowed = Policy.parse('[defaults]\norphan-files-older-than = "6h"\norphan-files-allow-under-1d = true')
-    assert allowed.rules_for("db", "t", {}).orphan_files_older_than_millis == 6 * HOUR_MILLIS
-    never = Policy.parse('[defaults]\norphan-files-older-than = "30min"\norphan-files-allow-under-1d = true')
-    with pytest.raises(InvalidInput, match="under 1 hour is refused"):
-        never.rules_for("db", "t", {})
+    with pytest.raises(InvalidInput, match=r"policy \[defaults\]: orphan-files-older-than under 1 day is refused; "
+                                           "set orphan-files-allow-under-1d"):
+        Policy.parse('[defaults]\nremove-orphan-files = true\norphan-files-older-than = "6h"')
+    # scopes combine: the exception named for the database, the value for one table
+    with pytest.raises(InvalidInput, match=r'\(table shop.orders\): .* under 1 hour is refused'):
+        Policy.parse('[databases.shop]\norphan-files-allow-under-1d = true\n'
+                     '[tables."shop.orders"]\norphan-files-older-than = "30min"')
+    allowed = Policy.parse('[databases.shop]\norphan-files-allow-under-1d = true\n'
+                           '[tables."shop.orders"]\norphan-files-older-than = "6h"')
+    assert allowed.rules_for("shop", "orders", {}).orphan_files_older_than_millis == 6 * HOUR_MILLIS
+    with pytest.raises(InvalidInput, match="under 1 day is refused"):
+        Policy.parse('[defaults]\norphan-files-allow-under-1d = true\n[tables."other.t"]\n'
+                     'orphan-files-allow-under-1d = false\norphan-files-older-than = "6h"')
     with pytest.raises(InvalidInput, match="cannot be off"):
         Policy.parse('[defaults]\norphan-files-older-than = "off"')
