@@ -108,7 +108,8 @@ class Policy:
         for db in databases:
             policy.rules_for(db, "", {})
         for name in tables:
-            policy.rules_for(*name.split("."), {})
+            db, table = name.split(".")
+            policy.rules_for(db, table, {})
         return policy
 
     def rules_for(self, database: str, table: str, table_options: Mapping[str, str]) -> TableRules:

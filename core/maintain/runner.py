@@ -284,6 +284,7 @@ def _work_leased(record: TableRecord, lease: Lease, open_table: OpenTable, asses
         return
     todo = [(r, a) for r, a in zip(record.actions, plan.actions, strict=False) if r.outcome == "planned"]
     for i, (rec, action) in enumerate(todo):
+        interrupt.check()  # a worker thread stops between actions once SIGINT / SIGTERM came
         why = budget.exhausted() or (f"lease lost: {lease.lost}" if lease.lost else None)
         if why is not None:
             _defer_rest(record, [r for r, _ in todo[i:]], why)

@@ -185,3 +185,17 @@ def test_a_killed_runs_lease_expires_and_is_taken_over(bad: Path, tmp_path: Path
     t = json.loads((tmp_path / "second.json").read_text())["tables"][0]
     assert second.returncode == 0 and t["outcome"] == "ok" and t["actions"][0]["outcome"] == "done"
     assert not lease.exists() and not _kinds(bad)["l0"] & FIXABLE["l0"]
+
+
+@pytest.mark.parametrize("sig", ["INT", "TERM"])
+def test_an_interrupted_run_releases_its_lease(bad: Path, sig: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
+    env["PAIMON_CLI_TEST_SIGNAL"] = f"{sig}:file:1"  # the run signals itself inside its compaction
+    before = table_rows(Warehouse(str(bad)), "l0")
+    proc = subprocess.run([sys.executable, "-m", "paimon_cli", "maintain", f"{DB}.l0", "-w", str(bad)],
+                          capture_output=True, env=env, timeout=120,
+                          preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
+    assert proc.returncode == 128 + getattr(signal, f"SIG{sig}"), proc.stderr.decode()
+    assert b"interrupted (SIG" in proc.stderr
+    assert not list(bad.rglob("maintain.lease*"))
+    assert table_rows(Warehouse(str(bad)), "l0") == before
