@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.commands.health import HealthFormat as MetricsFormat  # rows | openmetrics, as health
 from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt, duration_option
 from paimon_cli.output import OutputFormat, note, render
 
@@ -36,8 +37,10 @@ def maintain(
     report: Annotated[str | None, typer.Option(
         "--report", metavar="FILE.json", help="Write everything (plan, findings, actions, leases) as JSON.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing when every table is fine.")] = False,
-    format_: Annotated[str | None, typer.Option(
-        "--format", metavar="openmetrics", help="Write the run's metrics as OpenMetrics instead of the table.")] = None,
+    fmt: Annotated[MetricsFormat, typer.Option(
+        "--format", case_sensitive=False,
+        help="rows: the summary as -o table|json|jsonl|csv; openmetrics: the run's metrics for Prometheus' "
+             "node-exporter textfile collector.")] = MetricsFormat.rows,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
@@ -59,8 +62,6 @@ def maintain(
         paimon-cli maintain shop --policy maintain.toml --max-duration 30m --quiet
         paimon-cli maintain shop.orders --report run.json --format openmetrics > maintain.prom
     """
-    if format_ is not None and format_.lower() != "openmetrics":
-        raise typer.BadParameter(f"{format_!r}: the only format is openmetrics", param_hint="--format")
     from paimon_cli.core.api import Warehouse
 
     wh = Warehouse(warehouse, fs_option)
@@ -76,7 +77,7 @@ def maintain(
             note(f"error: {t.identifier}: {t.outcome}: {t.message}")
     if quiet and code == 0:
         return
-    if format_ is not None:
+    if fmt is MetricsFormat.openmetrics:
         from paimon_cli.openmetrics import gauge
         from paimon_cli.openmetrics import render as render_metrics
 
