@@ -9,7 +9,17 @@ from typing import Annotated
 import typer
 
 from paimon_cli.commands.health import HealthFormat as MetricsFormat  # rows | openmetrics, as health
-from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt, duration_option
+from paimon_cli.options import (
+    DebugOpt,
+    EngineOpt,
+    FsOpt,
+    OutputOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    WarehouseOpt,
+    WideOpt,
+    duration_option,
+)
 from paimon_cli.output import OutputFormat, note, render
 
 
@@ -26,12 +36,9 @@ def maintain(
         "--max-bytes", metavar="SIZE", help="Rewrite at most SIZE (e.g. 50gb) this run; the rest is deferred.")] = None,
     parallel: Annotated[int, typer.Option(
         "--parallel", metavar="N", min=1, help="Maintain N tables at once (default 1: one after another).")] = 1,
-    engine: Annotated[str, typer.Option(
-        "--engine", metavar="auto|local|spark", help="Where compaction runs, as for compact.")] = "auto",
-    spark_master: Annotated[str | None, typer.Option(
-        "--spark-master", metavar="URL", help="Spark master for compaction; implies --engine spark.")] = None,
-    spark_conf: Annotated[list[str] | None, typer.Option(
-        "--spark-conf", metavar="K=V", help="Spark configuration, repeatable.")] = None,
+    engine: EngineOpt = "auto",
+    spark_master: SparkMasterOpt = None,
+    spark_conf: SparkConfOpt = None,
     lease_ttl: Annotated[str | None, duration_option(
         "--lease-ttl", "How long a table's lease outlives a killed run (default 10m; renewed while working).")] = None,
     report: Annotated[str | None, typer.Option(
