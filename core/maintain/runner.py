@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import CommitConflict, PaimonError
+from ..errors import CommitConflict, CorruptMetadata, PaimonError
 from ..utils import interrupt
 from ..utils.workers import worker_pool
 from .findings import TableHealth
@@ -166,7 +166,10 @@ def assess_and_plan(identifier: str, open_table: OpenTable, assess: Assess, poli
             last_full, has_data = last_full_compaction_millis(table)
         plan = plan_table(health, rules, last_full, has_data)
     except PaimonError as e:
-        _fail(record, e, "corrupt" if e.exit_code == 4 else "failed")
+        _fail(record, e, "corrupt" if isinstance(e, CorruptMetadata) else "failed")
+        return record, None
+    except Exception as e:  # noqa: BLE001 - one table that cannot be opened never stops the others
+        _fail(record, e)
         return record, None
     record.actions = [ActionRecord(a.action.value, a.reason, "planned") for a in plan.actions]
     record.actions += [ActionRecord(a.action.value, a.reason, "held-back", detail="off by policy")

@@ -155,3 +155,19 @@ def test_the_lease_is_renewed_while_an_action_runs(tmp_path: Path) -> None:
 
     run = run_maintain(["db.a"], fake.open, fake.assess, call, Policy.empty(), RunOptions(lease_ttl_millis=300))
     assert run.tables[0].outcome == "ok"
+
+
+def test_a_table_that_cannot_be_opened_is_reported_and_the_rest_run(tmp_path: Path) -> None:
+    fake = Fake(tmp_path, {"db.a": 10, "db.b": 20})
+    real = fake.open
+
+    def open_table(identifier: str):  # type: ignore[no-untyped-def]
+        if identifier == "db.a":
+            raise OSError("connection reset")
+        return real(identifier)
+
+    run = run_maintain(["db.a", "db.b"], open_table, fake.assess, fake, Policy.empty(), RunOptions())
+    by_name = {t.identifier: t for t in run.tables}
+    assert (by_name["db.a"].outcome, by_name["db.a"].exit_code, by_name["db.a"].message) == (
+        "failed", 1, "connection reset")
+    assert by_name["db.b"].outcome == "ok" and run.exit_code == 1
