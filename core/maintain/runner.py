@@ -135,7 +135,8 @@ class MaintainRun:
 def _fail(record: TableRecord, e: BaseException, outcome: str = "failed") -> None:
     record.outcome = outcome
     record.exit_code = getattr(e, "exit_code", 1) if outcome == "failed" else 4
-    record.message = str(e).splitlines()[0] if str(e) else type(e).__name__
+    text = " ".join(str(e).split())
+    record.message = text if isinstance(e, PaimonError) and text else f"{type(e).__name__}: {text}".rstrip(": ")
 
 
 def _health_fields(record: TableRecord, health: TableHealth) -> None:

@@ -169,5 +169,5 @@ def test_a_table_that_cannot_be_opened_is_reported_and_the_rest_run(tmp_path: Pa
     run = run_maintain(["db.a", "db.b"], open_table, fake.assess, fake, Policy.empty(), RunOptions())
     by_name = {t.identifier: t for t in run.tables}
     assert (by_name["db.a"].outcome, by_name["db.a"].exit_code, by_name["db.a"].message) == (
-        "failed", 1, "connection reset")
+        "failed", 1, "OSError: connection reset")
     assert by_name["db.b"].outcome == "ok" and run.exit_code == 1
