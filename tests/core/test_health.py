@@ -253,3 +253,30 @@ def test_score_of() -> None:
     assert score_of([f(FindingKind.SMALL_FILES, Severity.WARNING), f(FindingKind.SORTED_RUNS, Severity.CRITICAL)]) == 60
     assert score_of([f(FindingKind.SORTED_RUNS, Severity.CRITICAL)] * 4) == 0
     assert score_of([f(FindingKind.UNREADABLE_METADATA, Severity.CRITICAL)]) == 0
+
+
+def test_changelogs_and_deletion_vectors(tmp_path: Path) -> None:
+    """Long-lived changelogs past their retention; rows deletion vectors mark (the cardinality
+    our index manifest records), cleared by the full compaction the finding names."""
+    w = Warehouse(str(tmp_path / "wh"))
+    cl = w.create_table("db.cl", "id BIGINT NOT NULL, v STRING", primary_key="id", options={
+        "bucket": "1", "changelog-producer": "input", "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "1", "changelog.num-retained.min": "1", "changelog.num-retained.max": "10"})
+    for i in range(4):  # inline expiry moves snapshots 1..3 to changelog/ (decoupled retention)
+        cl.write(pa.table({"id": pa.array([i], pa.int64()), "v": ["x"]}))
+    dv = w.create_table("db.dv", "id BIGINT NOT NULL, v STRING", primary_key="id",
+                        options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    dv.write(pa.table({"id": pa.array(range(10), pa.int64()), "v": ["a"] * 10}))
+    dv.compact(full=True)
+    dv.write(pa.table({"id": pa.array(range(6), pa.int64()), "v": ["b"] * 6}))
+    dv.compact()  # marks the 6 overwritten rows of the compacted file in a deletion vector
+    by = {h.table: h for h in w.health(now_millis=int(time.time() * 1000) + LATER).tables}
+    (f,) = by["cl"].findings
+    # changelog 3 is the latest one, which Java keeps; 1 and 2 are past changelog retention
+    assert (f.kind, f.value, f.unit) == (FindingKind.CHANGELOGS, 2, "changelogs")
+    assert f.fix == f"paimon-cli expire db.cl --changelog --warehouse {w.path}"
+    (f,) = by["dv"].findings
+    assert (f.kind, f.value, f.threshold) == (FindingKind.DELETE_RATIO, pytest.approx(6 / 16), 0.2)
+    assert f.action is MaintenanceAction.FULL_COMPACT
+    dv.compact(full=True)
+    assert w.health(["db.dv"]).tables[0].findings == ()
