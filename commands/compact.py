@@ -7,7 +7,17 @@ from typing import Annotated, Any
 import typer
 
 from paimon_cli import terminal
-from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import (
+    BranchOpt,
+    DebugOpt,
+    EngineOpt,
+    FsOpt,
+    OutputOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
+    WarehouseOpt,
+    WideOpt,
+)
 from paimon_cli.output import OutputFormat, note, render_outcome
 
 
@@ -19,12 +29,9 @@ def compact(
     where: Annotated[str | None, typer.Option(
         "--where", metavar="PREDICATE", help="Only partitions matching a predicate on partition columns.")] = None,
     plan: Annotated[bool, typer.Option("--plan", help="Print what would be compacted per bucket; write nothing.")] = False,
-    engine: Annotated[str, typer.Option(
-        "--engine", metavar="auto|local|spark", help="Where units run (auto: spark only for large plans).")] = "auto",
-    spark_master: Annotated[str | None, typer.Option(
-        "--spark-master", metavar="URL", help="Spark master (default local[*]); implies --engine spark.")] = None,
-    spark_conf: Annotated[list[str] | None, typer.Option(
-        "--spark-conf", metavar="K=V", help="Spark configuration, repeatable.")] = None,
+    engine: EngineOpt = "auto",
+    spark_master: SparkMasterOpt = None,
+    spark_conf: SparkConfOpt = None,
     parallelism: Annotated[int | None, typer.Option(
         "--parallelism", metavar="N", min=1, help="Local threads, or Spark partitions.")] = None,
     max_bytes: Annotated[str | None, typer.Option(

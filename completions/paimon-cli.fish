@@ -18,7 +18,9 @@
 #   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
 #   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide -o -q -w
 #   tag --branch --debug --dry-run --fs-option --older-than --output --quiet --snapshot --time-retained --warehouse --wide -o -q -w
+#   health --debug --format --fs-option --output --quiet --scan-orphans --warehouse --wide -o -q -w
 #   branch --branch --debug --dry-run --fs-option --output --quiet --tag --warehouse --wide -o -q -w
 #   quickstart --debug --fs-option --quiet --warehouse --wide -q -w
+#   maintain --debug --dry-run --engine --format --fs-option --lease-ttl --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
 
 complete --command paimon-cli --no-files --arguments "(env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli)" --condition "env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli"

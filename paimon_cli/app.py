@@ -25,7 +25,9 @@ from .commands import (
     create,
     expire,
     expire_partitions,
+    health,
     inspect,
+    maintain,
     quickstart,
     read,
     remove_orphan_files,
@@ -110,8 +112,10 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "expire": expire.expire,
     "expire-partitions": expire_partitions.expire_partitions,
     "tag": tag.tag,
+    "health": health.health,
     "branch": branch.branch,
     "quickstart": quickstart.quickstart,
+    "maintain": maintain.maintain,
 }
 
 for _name, _fn in COMMANDS.items():

@@ -24,7 +24,7 @@ from typer.exceptions import Abort, Exit
 
 # (code, meaning) — rendered into the root --help epilog and checked against README by tests.
 EXIT_CODES: list[tuple[int, str]] = [
-    (0, "success"),
+    (0, "success (maintain: also tables deferred or leased by another run)"),
     (1, "error (unexpected failure, or a feature that is not supported yet)"),
     (2, "usage error (bad option or argument)"),
     (3, "not found (warehouse, database, table, branch, snapshot, tag, ...)"),

@@ -47,6 +47,13 @@ DryRunOpt = Annotated[
     typer.Option("--dry-run", help="Print exactly what a real run would delete or change (files and bytes, "
                                    "also as -o json); change nothing."),
 ]
+# where compaction runs (compact, maintain)
+EngineOpt = Annotated[str, typer.Option(
+    "--engine", metavar="auto|local|spark", help="Where compaction units run (auto: spark only for large plans).")]
+SparkMasterOpt = Annotated[str | None, typer.Option(
+    "--spark-master", metavar="URL", help="Spark master (default local[*]); implies --engine spark.")]
+SparkConfOpt = Annotated[list[str] | None, typer.Option(
+    "--spark-conf", metavar="K=V", help="Spark configuration, repeatable.")]
 BranchOpt = Annotated[str | None, typer.Option("--branch", metavar="NAME", help="Branch (default: main).")]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", envvar="PAIMON_DEBUG", help="Show the full traceback on errors.")

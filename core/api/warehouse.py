@@ -7,19 +7,24 @@ it, so a script can build handles before the storage is reachable.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotYetSupported
 from ..io.fileio import FileIO, parent
+from ..maintain.health import assess_warehouse
 from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.catalog import FileSystemCatalog
 from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows
-from .arguments import KeyValues, Names, key_values, name_list, schema_spec, storage_options
+from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
+from .health_report import HealthReport
 from .table import Table
+
+if TYPE_CHECKING:
+    from .maintain import MaintainReport
 
 
 class Warehouse:
@@ -102,10 +107,45 @@ class Warehouse:
             raise NotYetSupported(f"inspect {kind}: not yet supported")
         return fn(self.catalog)
 
+    def health(self, selectors: Names | None = None, *, scan_orphans: bool = False,
+               now_millis: int | None = None) -> HealthReport:
+        """Findings and a score per table, from metadata only: ``selectors`` are ``db`` or
+        ``db.table`` names (none: every table). ``scan_orphans`` also lists storage for orphan
+        files. A table whose metadata cannot be read is in the report (score 0, its error);
+        an unknown database or table named in ``selectors`` is NotFound."""
+        names = name_list(selectors) if selectors is not None else []
+        return HealthReport(assess_warehouse(self.catalog, names, now_millis=now_millis, scan_orphans=scan_orphans))
+
     def quickstart(self) -> list[Table]:
         """Create database ``demo`` with a primary-key and an append table holding a few commits
         (the key table fully compacted); tables that already hold data are left as they are."""
         return [Table(self, name) for name in build_demo_warehouse(self.catalog)]
+
+    # -- fleet upkeep ----------------------------------------------------------------------------
+
+    def maintain(
+        self,
+        selectors: Names | None = None,
+        *,
+        policy: str | None = None,
+        dry_run: bool = False,
+        max_duration: Duration | None = None,
+        max_bytes: int | str | None = None,
+        parallel: int = 1,
+        engine: str = "auto",
+        spark_master: str | None = None,
+        spark_conf: KeyValues | None = None,
+        lease_ttl: Duration | None = None,
+    ) -> MaintainReport:
+        """Apply a maintenance policy (a TOML file; None: each table's options) to the selected
+        tables (``"db"`` / ``"db.t"``; none: all), least healthy first, each under a lease so
+        concurrent runs never work on one table; ``dry_run`` only plans. Per-table failures are
+        in the report (its ``exit_code`` is the worst), never raised."""
+        from .maintain import maintain
+
+        return maintain(self, name_list(selectors) if selectors is not None else [], policy=policy,
+                        dry_run=dry_run, max_duration=max_duration, max_bytes=max_bytes, parallel=parallel,
+                        engine=engine, spark_master=spark_master, spark_conf=spark_conf, lease_ttl=lease_ttl)
 
     # -- files outside tables -------------------------------------------------------------------
 

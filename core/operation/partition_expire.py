@@ -33,6 +33,7 @@ from ..errors import InvalidInput
 from .scan import FileStoreScan
 
 if TYPE_CHECKING:
+    from ..manifest.manifest import ManifestEntry
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
 
@@ -332,8 +333,10 @@ class PartitionExpirePlan:
         )
 
 
-def live_partitions(table: FileStoreTable, snapshot: Snapshot | None) -> list[PartitionInfo]:
-    """Partitions with live data files in ``snapshot``, with Java's PartitionEntry numbers."""
+def live_partitions(table: FileStoreTable, snapshot: Snapshot | None,
+                    entries: list[ManifestEntry] | None = None) -> list[PartitionInfo]:
+    """Partitions with live data files in ``snapshot``, with Java's PartitionEntry numbers
+    (``entries``: its live files when the caller has read them already)."""
     from ..data.binary_row import deserialize
     from ..data.java_format import utc_wall_clock_from_millis
     from ..io import paths
@@ -342,7 +345,7 @@ def live_partitions(table: FileStoreTable, snapshot: Snapshot | None) -> list[Pa
     keys = schema.partition_keys
     types = schema.partition_types
     by_part: dict[bytes, PartitionInfo] = {}
-    for e in FileStoreScan(table).plan(snapshot):
+    for e in FileStoreScan(table).plan(snapshot) if entries is None else entries:
         info = by_part.get(e.partition)
         if info is None:
             values = deserialize(e.partition, types)
@@ -381,8 +384,10 @@ def plan_partition_expire(
     timestamp_pattern: str | None = None,
     max_expires: int | None = None,
     now: datetime.datetime | None = None,
+    entries: list[ManifestEntry] | None = None,
 ) -> PartitionExpirePlan:
-    """Which partitions of the latest snapshot expire (nothing is changed).
+    """Which partitions of the latest snapshot expire (nothing is changed; ``entries``: the
+    latest snapshot's live files when the caller has read them, as ``health`` has).
 
     Unset arguments fall back to the table's options (``partition.expiration-strategy``,
     ``partition.timestamp-formatter``, ``partition.timestamp-pattern``,
@@ -405,8 +410,8 @@ def plan_partition_expire(
     now = now or datetime.datetime.now()
     expire_before = now - datetime.timedelta(seconds=expiration_seconds)
     plan = PartitionExpirePlan(strategy, expire_before)
-    snapshot = table.snapshot_manager.latest_snapshot()
-    infos = live_partitions(table, snapshot)
+    snapshot = table.snapshot_manager.latest_snapshot() if entries is None else None
+    infos = live_partitions(table, snapshot, entries)
     types = schema.partition_types
     selected: list[PartitionInfo] = []
     if strategy == "values-time":

@@ -1,0 +1,63 @@
+"""``HealthReport``: what ``Warehouse.health`` returns and ``paimon-cli health`` prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..maintain.findings import FindingKind, Severity, TableHealth
+from ..utils.rows import Rows
+
+# one row per finding; a table without findings is one row whose kind is null (message "no findings") (README "health")
+HEALTH_COLUMNS = ["database", "table", "score", "kind", "severity", "value", "threshold", "unit", "message", "fix"]
+_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.CRITICAL: 2}
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """The health of every selected table, in catalog order."""
+
+    tables: list[TableHealth]
+
+    def rows(self) -> Rows:
+        rows: list[dict[str, Any]] = []
+        for h in self.tables:
+            base = {"database": h.database, "table": h.table, "score": h.score}
+            if not h.findings:
+                rows.append({**base, **dict.fromkeys(HEALTH_COLUMNS[3:]), "message": "no findings"})
+            for f in h.findings:
+                rows.append({**base, "kind": f.kind.value, "severity": f.severity.value, "value": f.value,
+                             "threshold": f.threshold, "unit": f.unit, "message": f.message, "fix": f.fix or None})
+        return Rows(list(HEALTH_COLUMNS), rows)
+
+    @property
+    def unassessed(self) -> list[TableHealth]:
+        """Tables whose metadata could not be read (score 0, ``error`` set)."""
+        return [h for h in self.tables if h.error is not None]
+
+    @property
+    def exit_code(self) -> int:
+        """0: every table assessed (findings are no error); 4: some table's metadata is
+        unreadable; 1: some table could not be assessed otherwise (unsupported, unexpected)."""
+        codes = {h.error_code or 1 for h in self.unassessed}
+        if not codes:
+            return 0
+        return 4 if 4 in codes else 1
+
+    def metrics(self) -> list[tuple[str, str, list[tuple[dict[str, str], float]]]]:
+        """(family name, help, samples) per gauge family: ``paimon_table_health_score`` and one
+        ``paimon_table_<kind>`` per finding kind, a sample per table that has the finding (the
+        values of repeated findings of one kind summed, the worst severity kept)."""
+        score = [({"db": h.database, "table": h.table}, float(h.score)) for h in self.tables]
+        out = [("paimon_table_health_score", "Health score of the table, 0 (unreadable) to 100 (nothing to do)",
+                score)]
+        for kind in FindingKind:
+            samples = []
+            for h in self.tables:
+                fs = [f for f in h.findings if f.kind is kind]
+                if fs:
+                    worst = max((f.severity for f in fs), key=_RANK.__getitem__)
+                    samples.append(({"db": h.database, "table": h.table, "severity": worst.value},
+                                    float(sum(f.value for f in fs))))
+            out.append((f"paimon_table_{kind.value}", kind.description, samples))
+        return out
