@@ -228,24 +228,18 @@ class BlobFileWriter:
 
 def write_blob_bytes(values: list[bytes | None]) -> bytes:
     """A complete ``.blob`` file holding ``values`` (None: NULL), through :class:`BlobFileWriter`."""
-    out = io.BytesIO()
-    w = BlobFileWriter(None, "memory.blob", _Unclosed(out))
+    out = _Buffer()
+    w = BlobFileWriter(None, "memory.blob", out)
     w.write(pa.array(values, pa.large_binary()))
     w.close()
     return out.getvalue()
 
 
-class _Unclosed(io.RawIOBase):
-    """Writes through to a buffer that stays readable after the writer closes."""
+class _Buffer(io.BytesIO):
+    """Stays readable after the writer closes it."""
 
-    def __init__(self, target: io.BytesIO) -> None:
-        self.target = target
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b: Any) -> int:
-        return self.target.write(b)
+    def close(self) -> None:
+        pass
 
 
 # -- BlobDescriptor ---------------------------------------------------------------------------

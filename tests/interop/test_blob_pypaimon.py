@@ -5,7 +5,8 @@ file, one manifest entry per file (``_WRITE_COLS`` = the column), rolled at
 ``blob.target-file-size``; an update by ``_ROW_ID`` of a blob column writes a ``.blob`` file over
 the whole range with placeholders for the rows it leaves alone. We read the bytes row for row as
 pypaimon does, show the blob files in ``inspect``, keep them through expire and orphan removal,
-and refuse compaction and writes of BLOB tables by name.
+compact the tables (the ``.blob`` files stay, row ids are kept) and write and update rows of them;
+pypaimon reads the results row for row.
 """
 
 from __future__ import annotations

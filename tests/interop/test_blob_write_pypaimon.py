@@ -22,7 +22,7 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.cli_runner import CLI_ENV, cli, cli_json
-from tests.interop.pypaimon_peer import PyPaimon, encode_value
+from tests.interop.pypaimon_peer import PyPaimon, decode_value, encode_value
 
 pytestmark = pytest.mark.pypaimon
 
@@ -70,10 +70,22 @@ def _ours(wh: str, name: str, cols: list[str]) -> list[dict[str, Any]]:
 COLS = ["id", "dt", "name", "pic", "doc", "_ROW_ID"]
 
 
-def _check(peer: PyPaimon, wh: str, name: str, want: dict[int, dict[str, Any]]) -> None:
+def _check(wh: str, name: str, want: dict[int, dict[str, Any]], seen: list[tuple[int, list[str]]]) -> None:
+    """Our read now; pypaimon's read of this snapshot later (one driver run, see :func:`_peer_reads`)."""
     expected = canon([{**r, "_ROW_ID": rid} for rid, r in want.items()])
-    assert canon(peer.read(wh, DB, name, projection=COLS)) == expected
     assert canon(_ours(wh, name, COLS)) == expected
+    seen.append((FileSystemCatalog(wh).get_table(f"{DB}.{name}").snapshot_manager.latest_snapshot().id, expected))
+
+
+def _peer_reads(peer: PyPaimon, wh: str, name: str, seen: list[tuple[int, list[str]]]) -> None:
+    ops = [{"op": "read", "warehouse": wh, "db": DB, "table": name, "snapshot_id": sid, "projection": COLS}
+           for sid, _ in seen]
+    results = peer.batch(ops, stop_on_error=False)
+    for (sid, expected), res in zip(seen, results, strict=True):
+        assert res["ok"], res["traceback"]
+        types = res["result"]["types"]
+        rows = [{c: decode_value(r[c], types[c]) for c in res["result"]["columns"]} for r in res["result"]["rows"]]
+        assert canon(rows) == expected, f"snapshot {sid}"
 
 
 def _metas(wh: str, name: str) -> list[Any]:
@@ -98,7 +110,8 @@ def test_write_update_compact_read_by_pypaimon(pypaimon: PyPaimon, tmp_path: Pat
     cli(wh, "write", f"{DB}.{name}", str(jsonl))
     ids = [r["id"] for r in first + second]
     want = {rid: r for rid, r in zip(_row_ids(wh, name, ids), first + second, strict=True)}
-    _check(pypaimon, wh, name, want)
+    seen: list[tuple[int, list[str]]] = []
+    _check(wh, name, want, seen)
 
     metas = _metas(wh, name)
     blobs = [m for m in metas if m.file_name.endswith(".blob")]
@@ -119,14 +132,15 @@ def test_write_update_compact_read_by_pypaimon(pypaimon: PyPaimon, tmp_path: Pat
     cli(wh, "write", f"{DB}.{name}", "--columns", "pic,name", str(upd))
     for rid, pic in changes.items():
         want[rid] = {**want[rid], "pic": pic, "name": f"u{rid}"}
-    _check(pypaimon, wh, name, want)
+    _check(wh, name, want, seen)
 
     cli(wh, "alter", f"{DB}.{name}", "--set", "compaction.min.file-num=2")
     blob_names = sorted(m.file_name for m in _metas(wh, name) if m.file_name.endswith(".blob"))
     res = cli_json(wh, "compact", f"{DB}.{name}")
     assert res and res[0]["commit_kind"] == "COMPACT"
     assert sorted(m.file_name for m in _metas(wh, name) if m.file_name.endswith(".blob")) == blob_names
-    _check(pypaimon, wh, name, want)
+    _check(wh, name, want, seen)
+    _peer_reads(pypaimon, wh, name, seen)
 
 
 def _row_ids(wh: str, name: str, ids: list[int]) -> list[int]:
@@ -151,4 +165,6 @@ def test_blob_files_follow_external_paths(pypaimon: PyPaimon, tmp_path: Path) ->
     stems = {m.file_name.rsplit("-", 1)[0] for m in metas}
     assert len(stems) == 1  # one uuid: the data file's path factory names its blob files
     assert not list(Path(wh).rglob("*.blob")) and list(ext.rglob("*.blob"))
-    _check(pypaimon, wh, "e", dict(enumerate(rows)))
+    seen: list[tuple[int, list[str]]] = []
+    _check(wh, "e", dict(enumerate(rows)), seen)
+    _peer_reads(pypaimon, wh, "e", seen)
