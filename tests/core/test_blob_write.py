@@ -104,3 +104,24 @@ def test_blob_layouts_we_do_not_write_are_refused_by_name(tmp_path: Path, option
     with pytest.raises(NotYetSupported, match=named.replace("(", r"\(")):
         t.write(pa.table({"id": pa.array([1], pa.int64())}))
     assert sorted(p.name for p in (tmp_path / "wh").rglob("*")) == before
+
+
+def test_failed_write_leaves_no_blob_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.errors import InvalidInput
+    from paimon_cli.core.operation.write import TableWrite
+
+    aborted: list[str] = []
+    abort = TableWrite.abort
+
+    def spy(self: TableWrite) -> None:
+        aborted.extend(self.written)
+        abort(self)
+
+    monkeypatch.setattr(TableWrite, "abort", spy)
+    t = Warehouse(str(tmp_path / "wh")).create_table("db.f", "id BIGINT NOT NULL, pic BLOB", options=DE)
+    good = pa.record_batch({"id": pa.array(range(4), pa.int64()), "pic": [b"x" * 2000] * 4})
+    bad = pa.record_batch({"id": pa.array([1, None], pa.int64()), "pic": [b"y", b"z"]})
+    with pytest.raises(InvalidInput):
+        t.write(pa.Table.from_batches([good, bad]), options={"write-buffer-size": "4 kb"})
+    assert [p for p in aborted if p.endswith(".blob")]  # the full buffer flushed before the bad batch came
+    assert not [p for p in (tmp_path / "wh").rglob("*") if p.is_file() and "schema" not in str(p)]
