@@ -61,6 +61,7 @@ def write(
     (overflow, lost digits, bad dates, NULL in NOT NULL) and the first bad row is reported.
     With --columns (data-evolution tables) the input's _ROW_ID column names existing rows
     whose given columns are updated, as pypaimon's update_by_arrow_with_row_id does.
+    BLOB columns (data-evolution tables) take binary input columns and go to .blob files.
 
     \b
     Example:

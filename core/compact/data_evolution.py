@@ -8,7 +8,9 @@ a range heavier than the target alone. A bin with at least ``compaction.min.file
 wins) and written as exactly one full file -- ``_FIRST_ROW_ID`` of the first range, sequence
 numbers min/max of the inputs, ``_FILE_SOURCE`` COMPACT, no ``_WRITE_COLS`` -- so every row
 keeps its id. The commit deletes the inputs and adds that file (a COMPACT snapshot); a range
-another commit changed since planning fails it (exit 5).
+another commit changed since planning fails it (exit 5). ``.blob`` files are not rewritten
+(Java rewrites them only with ``blob-compaction.enabled``, refused here): the new file holds
+the other columns (``_WRITE_COLS``) and the blob files keep supplying theirs by row id.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from ..manifest.manifest import DataFileMeta, FileSource, ManifestEntry
 from ..mergetree.compact_unit import DATA_EVOLUTION, CompactUnit, UnitResult
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter
-from ..operation.data_evolution import check_no_blob, row_range_groups
+from ..operation.blob_read import blob_columns, is_blob_file
+from ..operation.data_evolution import check_blob_writable, row_range_groups
 from ..operation.data_evolution_read import DataEvolutionSplitRead
 from ..operation.read_plan import Split
 from ..operation.scan import FileStoreScan
@@ -40,8 +43,10 @@ _NO_ROLL = 1 << 62  # Java: target-file-size 99999 G -- one output file per unit
 
 def check_data_evolution_compactable(table: FileStoreTable) -> None:
     """What Java's data-evolution compaction does not do, or we do not yet."""
-    check_no_blob(table.schema, "compact")
     opts = table.options
+    if check_blob_writable(table.schema, "compact") and opts.get_bool("blob-compaction.enabled"):
+        raise NotYetSupported("compact: blob-compaction.enabled=true (rewriting .blob files) is not supported yet; "
+                              "without it .blob files are kept as they are, as Java does")
     if opts.deletion_vectors_enabled:
         raise NotYetSupported("compact: data-evolution tables with deletion vectors are not supported yet")
     if opts.get_bool("data-evolution.compaction.rewrite-row-ids"):
@@ -55,7 +60,8 @@ def plan_data_evolution_units(table: FileStoreTable, entries: Sequence[ManifestE
     opts = AppendCompactOptions(table.options)
     by_partition: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
     for e in entries:
-        by_partition.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
+        if not is_blob_file(e.file):  # .blob files keep their rows' ids and are not rewritten
+            by_partition.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
     units = []
     for (partition, bucket, total), files in by_partition.items():
         for bin_files in _bins(row_range_groups(files), opts):
@@ -99,10 +105,13 @@ def run_data_evolution_unit(table: FileStoreTable, unit: CompactUnit) -> UnitRes
     reader = DataEvolutionSplitRead(table, table.schema.field_names, None)
     decoder = EntryDecoder(table)
     split = Split(unit.partition, decoder.partition_values(unit.partition), unit.bucket, list(unit.files))
-    target = list(table.schema.fields)
+    blobs = set(blob_columns(table.schema))
+    target = [f for f in table.schema.fields if f.name not in blobs]  # blob columns stay in their files
     writer = RollingFileWriter(table, unit.partition, unit.bucket, kind=APPEND_FILES, level=0,
                                file_source=FileSource.COMPACT, target_file_size=_NO_ROLL,
-                               partition_dir=decoder.partition_dir(unit.partition))
+                               partition_dir=decoder.partition_dir(unit.partition),
+                               schema=table.schema.copy(fields=target) if blobs else None,
+                               write_cols=[f.name for f in target] if blobs else None)
     try:
         for g in groups:
             t = reader.merged_range(split, g, target).select([f.name for f in target])
@@ -133,7 +142,7 @@ def ranges_unchanged(table: FileStoreTable, units: Sequence[CompactUnit]) -> Cal
             live.setdefault(e.partition, []).append(e.file)
         for partition, (lo, hi), names in spans:
             now = {f.file_name for f in live.get(partition, ())
-                   if f.first_row_id is not None and f.first_row_id <= hi and f.first_row_id + f.row_count - 1 >= lo}
+                   if not is_blob_file(f) and f.first_row_id is not None and f.first_row_id <= hi and f.first_row_id + f.row_count - 1 >= lo}
             if now != names:
                 raise CommitConflict(f"compact: rows {lo}..{hi} of {table.identifier} changed while they were "
                                      "compacted; nothing was committed, run it again")

@@ -14,9 +14,12 @@ and pyarrow (no per-row Python loop).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import struct
 import zlib
 from dataclasses import dataclass
+from typing import IO, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -24,9 +27,11 @@ import pyarrow.compute as pc
 
 from ..errors import CorruptMetadata
 from ..io.fileio import FileIO
+from ..utils.interrupt import discard
 
 BLOB_MAGIC = 1481511375  # bytes CF 11 4E 58
 _MAGIC_BYTES = struct.pack("<i", BLOB_MAGIC)
+_MAGIC_CRC = zlib.crc32(_MAGIC_BYTES)
 BLOB_VERSION = 1
 NULL_LENGTH = -1
 PLACEHOLDER_LENGTH = -2
@@ -54,17 +59,24 @@ class BlobIndex:
 # -- index encoding ---------------------------------------------------------------------------
 
 def encode_index(lengths: np.ndarray) -> bytes:
-    """Delta + ZigZag + LEB128 (Paimon's ``DeltaVarintCompressor``)."""
+    """Delta + ZigZag + LEB128 (Paimon's ``DeltaVarintCompressor``), vectorised: one pass
+    per varint byte position (at most 10), not per row."""
     v = np.asarray(lengths, dtype=np.int64)
     deltas = np.diff(v, prepend=np.int64(0))
     zz = ((deltas << 1) ^ (deltas >> 63)).astype(np.uint64)
-    out = bytearray()
-    for x in zz.tolist():  # writer side, one varint per row of a blob file's index only
-        while x >= 0x80:
-            out.append((x & 0x7F) | 0x80)
-            x >>= 7
-        out.append(x)
-    return bytes(out)
+    if len(zz) == 0:
+        return b""
+    nbytes = np.ones(len(zz), dtype=np.int64)
+    for k in range(1, 10):
+        nbytes += zz >= (np.uint64(1) << np.uint64(7 * k))
+    starts = np.cumsum(nbytes) - nbytes
+    out = np.empty(int(nbytes.sum()), dtype=np.uint8)
+    for k in range(int(nbytes.max())):
+        rows = np.flatnonzero(nbytes > k)
+        part = (zz[rows] >> np.uint64(7 * k)) & np.uint64(0x7F)
+        more = (nbytes[rows] > k + 1).astype(np.uint64) << np.uint64(7)
+        out[starts[rows] + k] = (part | more).astype(np.uint8)
+    return out.tobytes()
 
 
 def decode_index(data: bytes, path: str = "blob file") -> np.ndarray:
@@ -153,21 +165,81 @@ def _blob_bytes(file_io: FileIO, path: str, index: BlobIndex, rows: np.ndarray) 
     return blobs.take(pa.array(rows - first)) if len(rows) != len(lengths) else blobs
 
 
-# -- writing (the byte layout, used by tests and writers) -------------------------------------
+# -- writing ----------------------------------------------------------------------------------
+
+def record_lengths(values: pa.Array) -> np.ndarray:
+    """The index entry each value of a binary array gets: its record length, -1 for NULL."""
+    sizes = pc.fill_null(pc.binary_length(values), -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(sizes >= 0, sizes + _RECORD_OVERHEAD, NULL_LENGTH)
+
+
+class BlobFileWriter:
+    """Streams one ``.blob`` file: records as values arrive, the index and footer at close.
+
+    Only the record lengths stay in memory (8 bytes a row); each value is written once.
+    ``placeholders`` marks rows written as placeholders (-2: "keep the older file's value"),
+    which partial updates by ``_ROW_ID`` write for the rows they leave alone.
+    """
+
+    def __init__(self, file_io: FileIO | None, path: str, out: IO[bytes] | None = None) -> None:
+        """``out``: write there instead of opening ``path`` with ``file_io``."""
+        self.file_io = file_io
+        self.path = path
+        self._out: Any = out if out is not None else cast(FileIO, file_io).open_output(path)
+        self._lengths: list[np.ndarray] = []
+        self.position = 0
+        self.rows = 0
+
+    def write(self, values: pa.Array, placeholders: np.ndarray | None = None) -> None:
+        values = values.cast(pa.large_binary())
+        lengths = record_lengths(values)
+        if placeholders is not None:
+            lengths = np.where(placeholders, PLACEHOLDER_LENGTH, lengths)
+        data = values.buffers()[2]
+        offsets = np.frombuffer(values.buffers()[1], dtype=np.int64, count=len(values) + 1, offset=values.offset * 8)
+        view = memoryview(data) if data is not None else memoryview(b"")
+        out = self._out
+        # one C-level CRC32 and write per record: neither numpy nor pyarrow computes CRC32
+        for i in np.flatnonzero(lengths > 0).tolist():
+            blob = view[int(offsets[i]):int(offsets[i + 1])]
+            tail = struct.pack("<q", int(lengths[i]))
+            crc = zlib.crc32(tail, zlib.crc32(blob, _MAGIC_CRC))
+            out.write(_MAGIC_BYTES)
+            out.write(blob)
+            out.write(tail + struct.pack("<I", crc))
+        self._lengths.append(lengths)
+        self.position += int(np.where(lengths > 0, lengths, 0).sum())
+        self.rows += len(lengths)
+
+    def close(self) -> int:
+        """Write the index and footer; the file's size in bytes."""
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
+        index = encode_index(lengths)
+        self._out.write(index + struct.pack("<iB", len(index), BLOB_VERSION))
+        self._out.close()
+        return self.position + len(index) + _FOOTER
+
+    def abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._out.close()
+        if self.file_io is not None:
+            discard(self.file_io, [self.path])
+
 
 def write_blob_bytes(values: list[bytes | None]) -> bytes:
-    """A complete ``.blob`` file holding ``values`` (None: NULL)."""
-    out = bytearray()
-    lengths = []
-    for v in values:
-        if v is None:
-            lengths.append(NULL_LENGTH)
-            continue
-        head = _MAGIC_BYTES + v + struct.pack("<q", len(v) + _RECORD_OVERHEAD)
-        out += head + struct.pack("<I", zlib.crc32(head))
-        lengths.append(len(v) + _RECORD_OVERHEAD)
-    index = encode_index(np.array(lengths, dtype=np.int64))
-    return bytes(out) + index + struct.pack("<iB", len(index), BLOB_VERSION)
+    """A complete ``.blob`` file holding ``values`` (None: NULL), through :class:`BlobFileWriter`."""
+    out = _Buffer()
+    w = BlobFileWriter(None, "memory.blob", out)
+    w.write(pa.array(values, pa.large_binary()))
+    w.close()
+    return out.getvalue()
+
+
+class _Buffer(io.BytesIO):
+    """Stays readable after the writer closes it."""
+
+    def close(self) -> None:
+        pass
 
 
 # -- BlobDescriptor ---------------------------------------------------------------------------

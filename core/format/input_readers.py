@@ -81,8 +81,10 @@ def read_parquet(stream: IO[bytes], source: str, wanted: AbstractSet[str]) -> It
                 # a small row group is decoded whole, then cut into batches
                 for batch in pf.read_row_group(i, use_threads=False).to_batches(max_chunksize=_BATCH_ROWS):
                     yield pa.Table.from_batches([batch])
-            else:  # a big one is streamed so one row group never has to fit in memory
-                for batch in pf.iter_batches(batch_size=_BATCH_ROWS, row_groups=[i], use_threads=False):
+            else:  # a big one is streamed so one row group never has to fit in memory, in batches
+                # of at most about _ROW_GROUP_BYTES (rows of large values, e.g. blobs, come fewer a batch)
+                rows = max(1, min(_BATCH_ROWS, _ROW_GROUP_BYTES * rg.num_rows // max(1, rg.total_byte_size)))
+                for batch in pf.iter_batches(batch_size=rows, row_groups=[i], use_threads=False):
                     yield pa.Table.from_batches([batch])
     except (pa.ArrowException, OSError) as e:
         raise InvalidInput(f"{source}: cannot read Parquet data ({e})") from e

@@ -184,7 +184,15 @@ class RollingFileWriter:
         partition_dir: str | None = None,
         index_builder_factory: Callable[[str], Any] | None | str = "auto",
         system_fields: Sequence[DataField] = (),
+        write_cols: Sequence[str] | None = None,
+        sequence_per_file: bool = False,
+        on_file_closed: Callable[[DataFileMeta], None] | None = None,
     ) -> None:
+        """``write_cols``: the ``_WRITE_COLS`` of append files holding only some columns of the
+        table (``schema`` is then those columns); ``sequence_per_file``: number each file's rows
+        from 0 (Java's data-evolution writers, so the commit stamps every file with its snapshot
+        id); ``on_file_closed``: called with each file's metadata as it is finished, before the
+        next one opens (the blob writer closes its ``.blob`` files there)."""
         if kind not in (KV, APPEND):
             raise InvalidInput(f"RollingFileWriter: kind must be 'kv' or 'append', not {kind!r}")
         self.table = table
@@ -218,6 +226,10 @@ class RollingFileWriter:
         # what value stats cover: the table columns, then stored system columns
         self.stats_fields = self.value_fields + list(system_fields)
         self.write_cols = tuple(f.name for f in self.stats_fields) if system_fields else None
+        if write_cols is not None:
+            self.write_cols = tuple(write_cols)
+        self.sequence_per_file = sequence_per_file
+        self.on_file_closed = on_file_closed
         # key-value files: _KEY_ columns, system columns, values; append files: the values
         self.file_fields = key_value_file_fields(self.schema) if kind == KV else list(self.stats_fields)
         self.key_fields = key_fields(self.schema) if kind == KV else []
@@ -295,10 +307,21 @@ class RollingFileWriter:
         modes = value_stats_modes(self.stats_fields, self.options)
         return {f.name for f, m in zip(self.stats_fields, modes, strict=True) if m.kind == "none"}
 
-    def _open(self) -> _OpenFile:
-        name = f"{self._prefix}{self._uuid}-{self._counter}.{self._ext}"
+    def new_path(self, extension: str) -> tuple[str, str]:
+        """(name, path) of this writer's next file ending ``extension``: its prefix, uuid and
+        counter, in its bucket directory or external path (Java's ``DataFilePathFactory``,
+        shared by the data file and the ``.blob`` files of one write)."""
+        name = f"{self._prefix}{self._uuid}-{self._counter}{extension}"
         self._counter += 1
         path = self._external.next_path(name) if self._external is not None else join(self.bucket_path, name)
+        return name, path
+
+    @property
+    def external(self) -> bool:
+        return self._external is not None
+
+    def _open(self) -> _OpenFile:
+        name, path = self.new_path(f".{self._ext}")
         self.written.append(path)
         writer = DataFileWriter(self.table.file_io, path, self.file_fields, self.file_format, self.options,
                                 row_group_bytes=min(32 << 20, max(self.target_file_size, 1 << 20)))
@@ -411,8 +434,8 @@ class RollingFileWriter:
             max_key=max_key or binary_row.EMPTY_ROW,
             key_stats=key_stats,
             value_stats=value_stats,
-            min_sequence_number=f.min_seq if f.min_seq is not None else 0,
-            max_sequence_number=f.max_seq if f.max_seq is not None else 0,
+            min_sequence_number=0 if self.sequence_per_file or f.min_seq is None else f.min_seq,
+            max_sequence_number=f.rows - 1 if self.sequence_per_file else f.max_seq if f.max_seq is not None else 0,
             schema_id=self.schema.id,
             level=self.level,
             extra_files=extra,
@@ -425,6 +448,8 @@ class RollingFileWriter:
             write_cols=self.write_cols,
             first_row_id=f.first_row_id if f.next_row_id is not None else None,
         ))
+        if self.on_file_closed is not None:
+            self.on_file_closed(self.result[-1])
 
 
 def external_paths_of(table: FileStoreTable, options: CoreOptions | None = None) -> ExternalPaths | None:

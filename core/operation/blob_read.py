@@ -38,16 +38,16 @@ def blob_columns(schema: TableSchema) -> list[str]:
     return names
 
 
-def check_blob_read(schema: TableSchema) -> None:
-    """Refuse the blob layouts a read does not decode yet: descriptors or blob views stored
-    inline in data files, and blobs nested in ARRAY / MAP columns (2.0+), whose records differ."""
+def check_blob_read(schema: TableSchema, what: str = "read") -> None:
+    """Refuse the blob layouts a read (or write) does not handle yet: descriptors or blob views
+    stored inline in data files, and blobs nested in ARRAY / MAP columns (2.0+), whose records differ."""
     for key in ("blob-descriptor-field", "blob.stored-descriptor-fields", "blob-view-field"):
         if schema.options.get(key, "").strip():
-            raise NotYetSupported(f"read: {key} ({schema.options[key].strip()}): blob descriptors or views stored in "
+            raise NotYetSupported(f"{what}: {key} ({schema.options[key].strip()}): blob descriptors or views stored in "
                                   "data files are not supported yet")
     nested = [f.name for f in schema.fields if not isinstance(f.type, BlobType) and holds_blob(f.type)]
     if nested:
-        raise NotYetSupported(f"read: BLOB values nested in ARRAY / MAP columns ({', '.join(nested)}) are not "
+        raise NotYetSupported(f"{what}: BLOB values nested in ARRAY / MAP columns ({', '.join(nested)}) are not "
                               "supported yet")
 
 

@@ -12,18 +12,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import NotYetSupported
+from ..errors import InvalidInput, NotYetSupported
 from ..manifest.manifest import DataFileMeta
 from ..schema.table_schema import TableSchema
-from .blob_read import blob_columns
+from .blob_read import blob_columns, check_blob_read
+from .row_tracking import is_data_evolution
 
 
-def check_no_blob(schema: TableSchema, what: str) -> None:
-    """Writing BLOB columns (``.blob`` files beside each data file) is not supported yet."""
+def check_blob_writable(schema: TableSchema, what: str) -> list[str]:
+    """The columns a write puts in ``.blob`` files; refuses the BLOB layouts it does not write.
+
+    As Java 1.4+: BLOB columns live in ``.blob`` files of data-evolution append tables. Blob
+    descriptors or views stored inline, BLOBs nested in ARRAY / MAP (2.0+), primary-key blob
+    packs (2.0+) and descriptor input (``blob-as-descriptor``) are refused by name.
+    """
+    check_blob_read(schema, what)
     blobs = blob_columns(schema)
-    if blobs:
-        raise NotYetSupported(f"{what}: BLOB columns ({', '.join(blobs)}) of data-evolution tables are not supported "
-                              "yet")
+    if not blobs:
+        return []
+    if schema.primary_keys or not is_data_evolution(schema.core_options):
+        raise NotYetSupported(f"{what}: BLOB columns ({', '.join(blobs)}) are written only to data-evolution "
+                              "append tables (data-evolution.enabled); primary-key blob packs (Paimon 2.0+) are "
+                              "not supported")
+    if schema.options.get("blob-as-descriptor", "false").strip().lower() == "true":
+        raise NotYetSupported(f"{what}: blob-as-descriptor=true (BLOB input given as descriptors to fetch) is not "
+                              "supported; give the blob bytes")
+    parts = [c for c in blobs if c in schema.partition_keys]
+    if parts:
+        raise InvalidInput(f"{what}: BLOB column(s) {', '.join(parts)} cannot be partition keys (Java refuses "
+                           "this table)")
+    return blobs
 
 
 def row_range_groups(files: Iterable[DataFileMeta]) -> list[list[DataFileMeta]]:

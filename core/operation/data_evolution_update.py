@@ -21,9 +21,11 @@ import pyarrow as pa
 from ..data.types import BigIntType, DataField
 from ..errors import CommitConflict, InvalidInput, NotYetSupported
 from ..format.arrow_schema import ROW_ID, ROW_ID_ID, SEQUENCE_NUMBER
+from ..format.blob_file import BlobFileWriter
 from ..format.input import InputChunk, read_inputs
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, FileSource
+from ..mergetree.blob_file_writer import BLOB_EXTENSION, blob_file_meta
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import APPEND, RollingFileWriter
 from ..refs.snapshot import Snapshot
@@ -31,8 +33,9 @@ from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.suggest import did_you_mean
+from .blob_read import blob_columns, is_blob_file
 from .commit import FileStoreCommit
-from .data_evolution import check_no_blob, row_range_groups
+from .data_evolution import check_blob_writable, row_range_groups
 from .data_evolution_read import DataEvolutionSplitRead
 from .read_plan import Split
 from .row_tracking import is_data_evolution
@@ -82,7 +85,7 @@ def update_schema(table: FileStoreTable, columns: list[str]) -> TableSchema:
     if not is_data_evolution(table.options):
         raise InvalidInput(f"write --columns: {table.identifier} is not a data-evolution table "
                            "(data-evolution.enabled); rows can be updated by _ROW_ID only there")
-    check_no_blob(schema, "write --columns")
+    check_blob_writable(schema, "write --columns")
     if not columns:
         raise InvalidInput("write --columns: no columns given")
     if len(set(columns)) != len(columns):
@@ -169,22 +172,59 @@ def _touched(ranges: list[RowRange], ids: np.ndarray) -> dict[int, np.ndarray]:
 
 def _write_ranges(table: FileStoreTable, ranges: list[RowRange], touched: dict[int, np.ndarray],
                   updates: pa.Table, columns: list[str], written: list[str]) -> list[CommitMessage]:
-    """One partial-column file per touched range, one range in memory at a time."""
-    reader = DataEvolutionSplitRead(table, columns, None)
+    """One partial-column file per touched range (and one ``.blob`` file per updated blob
+    column), one range in memory at a time."""
+    blobs = set(blob_columns(table.schema))
+    normal = [c for c in columns if c not in blobs]
+    reader = DataEvolutionSplitRead(table, normal, None) if normal else None
     decoder = EntryDecoder(table)
-    target = [table.schema.field(c) for c in columns]
+    target = [table.schema.field(c) for c in normal]
     messages: dict[tuple[bytes, int], CommitMessage] = {}
     file_schema = table.schema.copy(fields=target, partition_keys=[], primary_keys=[])
     for i, pos in touched.items():
         r = ranges[i]
-        split = Split(r.partition, decoder.partition_values(r.partition), r.bucket, r.files)
-        current = reader.merged_range(split, r.files, target)
-        merged = _overlay(current, updates.take(pa.array(pos)), r.first, columns)
-        meta = _write_file(table, file_schema, r, decoder.partition_dir(r.partition), merged, written)
+        rows = updates.take(pa.array(pos))
         key = (r.partition, r.bucket)
         msg = messages.setdefault(key, CommitMessage(r.partition, r.bucket, r.total_buckets))
-        msg.new_files.append(replace(meta, first_row_id=r.first, write_cols=tuple(columns)))
+        if reader is not None:
+            split = Split(r.partition, decoder.partition_values(r.partition), r.bucket, r.files)
+            current = reader.merged_range(split, r.files, target)
+            merged = _overlay(current, rows, r.first, normal)
+            meta = _write_file(table, file_schema, r, decoder.partition_dir(r.partition), merged, written)
+            msg.new_files.append(replace(meta, first_row_id=r.first, write_cols=tuple(normal)))
+        for c in columns:
+            if c in blobs:
+                meta = _write_blob_delta(table, r, decoder.partition_dir(r.partition), rows, c, written)
+                msg.new_files.append(replace(meta, first_row_id=r.first))
     return list(messages.values())
+
+
+def _write_blob_delta(table: FileStoreTable, r: RowRange, partition_dir: str, rows: pa.Table, column: str,
+                      written: list[str]) -> DataFileMeta:
+    """The updated values of one blob column of a range as a ``.blob`` file from the range's
+    first row id, as pypaimon's update by ``_ROW_ID`` writes it: when older blob files hold the
+    column it runs to the last updated row, the rows left alone being placeholders that read
+    through to those files; otherwise it covers the whole range, NULL where not updated."""
+    rel = rows.column(ROW_ID).to_numpy() - r.first
+    baseline = any(is_blob_file(f) and f.write_cols == (column,) for f in r.files)
+    n = int(rel.max()) + 1 if baseline else r.last - r.first + 1
+    values = rows.column(column).combine_chunks().cast(pa.large_binary())
+    at = np.full(n, len(values), dtype=np.int64)  # the trailing NULL
+    at[rel] = np.arange(len(values))
+    values = pa.concat_arrays([values, pa.nulls(1, pa.large_binary())]).take(pa.array(at))
+    placeholders = at == len(rows) if baseline else None
+    namer = RollingFileWriter(table, r.partition, r.bucket, kind=APPEND, level=0, partition_dir=partition_dir,
+                              index_builder_factory=None)  # names the file: prefix, uuid, bucket dir / external path
+    name, path = namer.new_path(BLOB_EXTENSION)
+    written.append(path)
+    w = BlobFileWriter(table.file_io, path)
+    try:
+        w.write(values, placeholders)
+        size = w.close()
+    except BaseException:
+        w.abort()
+        raise
+    return blob_file_meta(name, w, size, column, table.schema.id, FileSource.APPEND, namer.external)
 
 
 def _overlay(current: pa.Table, updates: pa.Table, first: int, columns: list[str]) -> pa.Table:

@@ -38,6 +38,7 @@ from ..index.hash_index import DynamicBucketAssigner
 from ..io import paths
 from ..io.fileio import parent
 from ..manifest.manifest import FileSource
+from ..mergetree.blob_file_writer import BlobRollingFileWriter
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, external_paths_of, row_values
 from ..mergetree.merge_function import merge
@@ -47,8 +48,9 @@ from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
 from . import postpone
+from .blob_read import blob_columns
 from .bucket_layout import check_bucket_layout
-from .data_evolution import check_no_blob
+from .data_evolution import check_blob_writable
 from .row_tracking import check_row_tracking_table, is_data_evolution
 from .scan import FileStoreScan
 
@@ -77,8 +79,7 @@ def check_writable(schema: TableSchema, options: CoreOptions) -> None:
     with ``write-only=true``, where -- as in Java -- a separate ``compact`` makes rows visible.
     """
     check_row_tracking_table(schema, options, "write")  # the commit numbers the rows
-    if is_data_evolution(options):
-        check_no_blob(schema, "write")  # BLOB columns go to .blob files of their own
+    check_blob_writable(schema, "write")  # BLOB columns go to .blob files of their own
     bucket = schema.bucket
     if bucket == 0 or bucket < -2:
         raise InvalidInput(f"write: table option bucket={bucket} is invalid (use -1 or a positive count)")
@@ -117,7 +118,7 @@ class _Bucket:
     buffered_bytes: int = 0
     new_files: list[DataFileMeta] = field(default_factory=list)
     changelog_files: list[DataFileMeta] = field(default_factory=list)
-    staged: RollingFileWriter | None = None  # postpone-bucket writer, open until prepare_commit
+    staged: RollingFileWriter | BlobRollingFileWriter | None = None  # postpone-bucket writer, open until prepare_commit
 
 
 @dataclass
@@ -167,6 +168,8 @@ class TableWrite:
         self.schema = schema
         self.options = CoreOptions(schema.options)
         check_writable(schema, self.options)
+        self.blob_fields = blob_columns(schema)  # check_writable refused the layouts we do not write
+        self.data_evolution = is_data_evolution(self.options)
         external_paths_of(table, self.options)  # bad data-file.external-paths: refused, nothing written
         from ..schema.file_index_options import validate_file_index_options
 
@@ -512,12 +515,17 @@ class TableWrite:
                 self.written.extend(w.written)  # abort() deletes them if the write is not committed
         self._record(b, metas, changelog)
 
-    def _rolling_writer(self, b: _Bucket, changelog: bool) -> RollingFileWriter:
+    def _rolling_writer(self, b: _Bucket, changelog: bool) -> RollingFileWriter | BlobRollingFileWriter:
+        if self.blob_fields:
+            return BlobRollingFileWriter(self.table, b.partition, b.bucket, schema=self.schema, options=self.options,
+                                         blob_fields=self.blob_fields, partition_dir=b.partition_dir,
+                                         target_file_size=self.target_file_size)
         return RollingFileWriter(
             self.table, b.partition, b.bucket, kind=KV if self.is_pk else APPEND, level=0,
             file_source=FileSource.APPEND, schema=self.schema, options=self._staged_options or self.options,
             target_file_size=self.target_file_size, changelog=changelog, partition_dir=b.partition_dir,
             file_format=postpone.STAGED_FORMAT if self.staged else None,
+            sequence_per_file=self.data_evolution,  # Java: a new counter from 0 per data-evolution file
         )
 
     def _record(self, b: _Bucket, metas: list[DataFileMeta], changelog: bool) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from ..data.types import holds_blob
+from ..data.types import BlobType, holds_blob
 from ..errors import NotYetSupported
 from ..io import paths
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexManifestFile
@@ -101,6 +101,21 @@ def _blob(schema: TableSchema) -> str | None:
     return _option_set("blob-field", "blob-descriptor-field", "blob-view-field")(schema)
 
 
+def _blob_layout(schema: TableSchema) -> str | None:
+    """The BLOB layouts write and compact leave alone: anything but top-level BLOB (or
+    ``blob-field``) columns in the ``.blob`` files of a data-evolution append table."""
+    found = _blob(schema)
+    if found is None:
+        return None
+    inline = _option_set("blob-descriptor-field", "blob.stored-descriptor-fields", "blob-view-field")(schema)
+    if inline is not None:
+        return inline
+    nested = [f for f in schema.fields if holds_blob(f.type) and not isinstance(f.type, BlobType)]
+    if nested or schema.primary_keys or not _truthy(schema, "data-evolution.enabled"):
+        return found
+    return None
+
+
 def _file_format(schema: TableSchema) -> str | None:
     for key in ("file.format", "vector.file.format"):
         fmt = schema.options.get(key, "").strip().lower()
@@ -170,7 +185,11 @@ FEATURES: tuple[Feature, ...] = (
     Feature("pk-*.index.columns", "2.0", DATA_CHANGES, "primary-key global indexes (btree, bitmap, vector, "
             "full-text) are not maintained by this toolkit", _pk_index),
     # reading BLOB columns of data-evolution tables works; the read refuses the other layouts itself
-    Feature("BLOB", "1.4", DATA_CHANGES, "writing BLOB columns and .blob files is not supported yet", _blob),
+    Feature("BLOB", "1.4", DATA_CHANGES - {Action.WRITE, Action.COMPACT}, "rewriting or dropping the files of "
+            "tables with BLOB columns is not supported yet", _blob),
+    Feature("BLOB layout", "1.4", frozenset({Action.WRITE, Action.COMPACT}), "BLOB columns are written and "
+            "compacted only in the .blob files of data-evolution append tables (blob descriptors or views stored "
+            "inline, BLOBs nested in ARRAY / MAP and primary-key blob packs are not supported)", _blob_layout),
     Feature("file.format", "1.4", DATA_ACCESS, "only parquet, orc and avro data files are supported",
             _file_format),
     Feature("bucket-function.type", "1.3", DATA_CHANGES, "only the default bucket function is implemented",

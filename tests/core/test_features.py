@@ -55,6 +55,11 @@ CASES: list[tuple[dict[str, str], str, Action, Action | None]] = [
     ({"scan.fallback-branch": "b"}, "scan.fallback-branch=b", Action.READ, Action.WRITE),
     ({"pk-btree.index.columns": "v"}, "pk-btree.index.columns=v", Action.COMPACT, Action.READ),
     ({"blob-field": "v"}, "blob-field=v", Action.WRITE, Action.EXPIRE),
+    # .blob files of data-evolution tables are written and compacted; other rewrites stay refused
+    ({"row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob-field": "v"}, "blob-field=v",
+     Action.REWRITE_FILE_INDEX, Action.COMPACT),
+    ({"row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob-view-field": "v"},
+     "blob-view-field=v", Action.WRITE, Action.READ),
     ({"file.format": "lance"}, "file.format=lance", Action.READ, Action.EXPIRE),
     ({"vector.file.format": "vortex"}, "vector.file.format=vortex", Action.WRITE, Action.EXPIRE),
     ({"bucket-function.type": "mod"}, "bucket-function.type=mod", Action.RESCALE, Action.READ),

@@ -443,3 +443,16 @@ def test_csv_chunks_cut_at_line_ends_parse_as_one_stream(monkeypatch: pytest.Mon
     bad = data.replace(b'40,"n,40"', b'40,"n,40",9')
     assert error(["-"], schema("id INT NOT NULL, name STRING"), fmt="csv", stdin=stdin(bad)).startswith(
         "-: row 41: CSV parse error: Expected 2 columns, got 3")  # the row's number, found across chunks
+
+
+def test_big_parquet_row_group_of_large_values_comes_in_small_batches(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row group above the whole-read limit streams in batches of about that many bytes,
+    not 65536 rows: rows of multi-megabyte blobs would otherwise all be in memory at once."""
+    monkeypatch.setattr(input_readers, "_ROW_GROUP_BYTES", 4000)
+    p = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"id": list(range(20)), "b": [bytes([i]) * 1000 for i in range(20)]}), p,
+                   row_group_size=20, compression="none")
+    with open(p, "rb") as f:
+        batches = list(input_readers.read_parquet(f, str(p), {"id", "b"}))
+    assert sum(t.num_rows for t in batches) == 20 and max(t.num_rows for t in batches) <= 4

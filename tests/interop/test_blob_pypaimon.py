@@ -5,7 +5,8 @@ file, one manifest entry per file (``_WRITE_COLS`` = the column), rolled at
 ``blob.target-file-size``; an update by ``_ROW_ID`` of a blob column writes a ``.blob`` file over
 the whole range with placeholders for the rows it leaves alone. We read the bytes row for row as
 pypaimon does, show the blob files in ``inspect``, keep them through expire and orphan removal,
-and refuse compaction and writes of BLOB tables by name.
+compact the tables (the ``.blob`` files stay, row ids are kept) and write and update rows of them;
+pypaimon reads the results row for row.
 """
 
 from __future__ import annotations
@@ -227,10 +228,51 @@ def test_remove_orphans_keeps_live_blob_files(pypaimon: PyPaimon, own_wh: str, n
     assert canon(pypaimon.read(own_wh, DB, name, projection=cols)) == canon(expected_rows())
 
 
-def test_compact_and_write_refuse_blob_tables_by_name(peer_wh: str, tmp_path: Path) -> None:
-    res = cli(peer_wh, "compact", f"{DB}.blob", code=1)
-    assert "BLOB" in res.stderr
-    src = tmp_path / "rows.jsonl"
-    src.write_text('{"id": 1, "dt": "x", "name": "a"}\n')
-    res = cli(peer_wh, "write", f"{DB}.blob", str(src), code=1)
-    assert "BLOB" in res.stderr
+@pytest.mark.parametrize("name", list(TABLES))
+def test_compact_keeps_blob_files_and_row_ids(pypaimon: PyPaimon, own_wh: str, name: str) -> None:
+    """Java's data-evolution compaction: the normal files of contiguous ranges become one file
+    (``_WRITE_COLS`` = the non-blob columns, row ids kept); ``.blob`` files stay as they are."""
+    cli(own_wh, "alter", f"{DB}.{name}", "--set", "compaction.min.file-num=2")
+    before = _files(own_wh, name)
+    blobs = sorted(r["file_path"] for r in before if r["file_format"] == "blob")
+    res = cli_json(own_wh, "compact", f"{DB}.{name}")
+    assert res and res[0]["commit_kind"] == "COMPACT"
+    after = _files(own_wh, name)
+    assert sorted(r["file_path"] for r in after if r["file_format"] == "blob") == blobs
+    normal = [r for r in after if r["file_format"] != "blob"]
+    assert len(normal) < len([r for r in before if r["file_format"] != "blob"])
+    compacted = [r for r in normal if r["file_source"] == "COMPACT"]
+    assert compacted and all(r["write_cols"] == ["id", "dt", "name"] for r in compacted)
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    assert canon(pypaimon.read(own_wh, DB, name, projection=cols)) == canon(expected_rows())
+    assert canon(_ours(own_wh, name, cols)) == canon(expected_rows())
+
+
+def test_blob_compaction_option_refused_by_name(own_wh: str) -> None:
+    cli(own_wh, "alter", f"{DB}.blob", "--set", "blob-compaction.enabled=true")
+    res = cli(own_wh, "compact", f"{DB}.blob", code=1)
+    assert "blob-compaction.enabled=true" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_write_and_update_blob_tables_pypaimon_wrote(pypaimon: PyPaimon, own_wh: str, tmp_path: Path) -> None:
+    """Our append and our update by ``_ROW_ID`` of a BLOB column on pypaimon's table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    new = _rows(30, 36, "y")
+    src = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({c: pa.array([r[c] for r in new], pa.large_binary() if c in ("pic", "doc") else
+                                         pa.int64() if c == "id" else pa.string()) for c, _ in COLUMNS}), src)
+    cli(own_wh, "write", f"{DB}.blob", str(src))
+    upd = tmp_path / "upd.parquet"
+    changes = {2: b"new-2", 25: None, 33: b"x" * 300}
+    pq.write_table(pa.table({"_ROW_ID": pa.array(list(changes), pa.int64()),
+                             "pic": pa.array(list(changes.values()), pa.binary())}), upd)
+    cli(own_wh, "write", f"{DB}.blob", "--columns", "pic", str(upd))
+    want = {r["_ROW_ID"]: r for r in expected_rows()}
+    want.update({30 + k: {**r, "_ROW_ID": 30 + k} for k, r in enumerate(new)})
+    for rid, pic in changes.items():
+        want[rid] = {**want[rid], "pic": pic}
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    assert canon(pypaimon.read(own_wh, DB, "blob", projection=cols)) == canon(list(want.values()))
+    assert canon(_ours(own_wh, "blob", cols)) == canon(list(want.values()))

@@ -218,18 +218,25 @@ def test_rewrite_file_index_keeps_rows_and_ids_pypaimon_reads_them(pypaimon: PyP
     assert canon(mine) == canon(before)
 
 
-def test_blob_columns_refused_by_name(pypaimon: PyPaimon, tmp_path: Path) -> None:
-    """Reads of BLOB columns work (test_blob_pypaimon); compaction and updates refuse them."""
+def test_blob_table_takes_updates_and_appends(pypaimon: PyPaimon, tmp_path: Path) -> None:
+    """A table with a BLOB column: updating another column by _ROW_ID and appending rows without
+    the blob (NULL) leave the .blob file in place; pypaimon reads the result (more in
+    test_blob_pypaimon / test_blob_write_pypaimon)."""
     wh = str(tmp_path / "blob-wh")
-    pypaimon.create_table(wh, DB, "pics", [("id", "int64"), ("pic", "large_binary")], options=DE)
-    pypaimon.write(wh, DB, "pics", [{"id": 1, "pic": b"\x01\x02"}])
-    res = cli(wh, "compact", f"{DB}.pics", code=1)  # read works (tests/interop/test_blob_pypaimon.py)
-    assert "BLOB column 'pic'" in res.stderr  # the feature gate names the column
-    res = cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"_ROW_ID": [0], "id": [1]}), "--columns", "id",
-              code=1)
-    assert "BLOB" in res.stderr
-    res = cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"id": [2]}), code=1)  # an append
-    assert "BLOB" in res.stderr
+    common = {"warehouse": wh, "db": DB, "table": "pics"}
+    results = pypaimon.batch([{"op": "create_table", **common, "columns": [["id", "int64"], ["pic", "large_binary"]],
+                               "primary_keys": [], "partition_keys": [], "options": DE},
+                              {"op": "write", **common, "rows": [{"id": 1, "pic": encode_value(b"\x01\x02")}]}])
+    assert all(r["ok"] for r in results), results
+    cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"_ROW_ID": [0], "id": [10]}), "--columns", "id")
+    cli(wh, "write", f"{DB}.pics", update_file(tmp_path, {"id": [2]}))  # an append: pic is NULL
+    want = [(2, None, 1), (10, b"\x01\x02", 0)]
+    rows = pypaimon.read(wh, DB, "pics", projection=["id", "pic", "_ROW_ID"])
+    assert sorted((r["id"], r["pic"], r["_ROW_ID"]) for r in rows) == want
+    cli(wh, "compact", f"{DB}.pics")  # two ranges, one file each: nothing to compact
+    assert sorted((r["id"], r["pic"], r["_ROW_ID"]) for r in cli_json(wh, "read", f"{DB}.pics", "--select",
+                                                                         "id,pic,_ROW_ID", "--blob-as", "bytes")) \
+        == [(2, None, 1), (10, "0102", 0)]
 
 
 # -- write --columns: update rows by _ROW_ID --------------------------------------------------
