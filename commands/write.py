@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, note, render
 
@@ -18,7 +19,8 @@ def write(
     ],
     format_: Annotated[
         str | None,
-        typer.Option("--format", "-f", metavar="FMT", help="parquet|csv|json|arrow (default: from the extension)."),
+        typer.Option("--format", "-f", metavar="parquet|csv|tsv|json|jsonl|arrow",
+                     help="Input format (default: from the extension)."),
     ] = None,
     row_kind_column: Annotated[
         str | None,
@@ -48,6 +50,7 @@ def write(
         typer.Option("--columns", metavar="COLS", help="Data-evolution tables: update these columns of the rows the "
                                                        "input's _ROW_ID column names (comma-separated)."),
     ] = None,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -61,6 +64,8 @@ def write(
     (overflow, lost digits, bad dates, NULL in NOT NULL) and the first bad row is reported.
     With --columns (data-evolution tables) the input's _ROW_ID column names existing rows
     whose given columns are updated, as pypaimon's update_by_arrow_with_row_id does.
+    On a terminal --overwrite lists the table's live partitions and asks first (--yes skips
+    that; not with `-`, whose stdin holds the data).
 
     \b
     Example:
@@ -72,6 +77,11 @@ def write(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    if overwrite and columns is None and "-" not in inputs:  # stdin holding the data cannot answer
+        scope = f"partition {', '.join(partition)}" if partition else "the partitions the input touches (all of them " \
+            "with dynamic-partition-overwrite=false)"
+        confirm(yes, f"overwrite {scope} of {table.name}; its live partitions are listed",
+                lambda: table.inspect("partitions"))
     result = table.write(
         list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
         partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,

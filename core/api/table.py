@@ -63,6 +63,7 @@ from .arguments import (
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
+    AlterPlan,
     CompactManifestReport,
     CompactReport,
     ExpireReport,
@@ -142,6 +143,33 @@ class Table:
         ``add_columns``: ``"NAME TYPE"`` texts (``"note STRING, qty INT"``);
         ``rename_columns``: ``{old: new}`` or ``"OLD:NEW"`` texts.
         """
+        changes = self._schema_changes(set_options, unset, add_columns, rename_columns, drop_columns, comment)
+        return self.warehouse.catalog.alter_table(self.identifier, changes, self.branch).id
+
+    def plan_alter(
+        self,
+        *,
+        set_options: KeyValues | None = None,
+        unset: str | Sequence[str] | None = None,
+        add_columns: str | Sequence[str] | None = None,
+        rename_columns: Mapping[str, str] | str | Sequence[str] | None = None,
+        drop_columns: str | Sequence[str] | None = None,
+        comment: str | None = None,
+    ) -> AlterPlan:
+        """What :meth:`alter` with the same arguments would commit (every check runs); writes nothing."""
+        changes = self._schema_changes(set_options, unset, add_columns, rename_columns, drop_columns, comment)
+        old, new = self.open().schema_manager.plan_changes(changes)
+        return AlterPlan(old, new, self.name)
+
+    def _schema_changes(
+        self,
+        set_options: KeyValues | None,
+        unset: str | Sequence[str] | None,
+        add_columns: str | Sequence[str] | None,
+        rename_columns: Mapping[str, str] | str | Sequence[str] | None,
+        drop_columns: str | Sequence[str] | None,
+        comment: str | None,
+    ) -> list[Any]:
         changes: list[Any] = [schema_changes.SetOption(k, v) for k, v in key_values(set_options, "--set").items()]
         changes += [schema_changes.RemoveOption(k) for k in _strings(unset)]
         for text in _strings(add_columns):
@@ -158,7 +186,7 @@ class Table:
             changes.append(schema_changes.UpdateComment(comment))
         if not changes:
             raise InvalidInput(f"alter {self.name}: nothing to change")
-        return self.warehouse.catalog.alter_table(self.identifier, changes, self.branch).id
+        return changes
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -360,7 +388,7 @@ class Table:
         policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
                               max_deletes=max_deletes, changelog=changelog)
         plan = plan_expire(table, policy)
-        return ExpireReport(plan, None if dry_run else apply_expire(table, plan))
+        return ExpireReport(plan, None if dry_run else apply_expire(table, plan), table.path)
 
     def expire_partitions(
         self,
