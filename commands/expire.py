@@ -18,6 +18,7 @@ from paimon_cli.options import (
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.progress import ProgressBar
 
 
 def expire(
@@ -76,8 +77,9 @@ def expire(
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
 
     def run(dry: bool) -> Any:
-        return table.expire(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
-                            max_deletes=max_deletes, changelog=changelog, dry_run=dry)
+        with ProgressBar("expiring") as bar:
+            return table.expire(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
+                                max_deletes=max_deletes, changelog=changelog, dry_run=dry, progress=bar)
 
     if not dry_run:
         confirm(yes, f"expire {'changelogs' if changelog else 'snapshots'} of {table.name}, deleting these files",

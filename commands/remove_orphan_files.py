@@ -18,6 +18,7 @@ from paimon_cli.options import (
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.progress import ProgressBar
 
 
 def remove_orphan_files(
@@ -67,8 +68,9 @@ def remove_orphan_files(
     if not dry_run:
         confirm(yes, f"delete these orphan files of {table.name}", lambda: table.remove_orphan_files(
             older_than=older_than, force=force, external_paths=external_paths, dry_run=True).rows())
-    result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
-                                       dry_run=dry_run)
+    with ProgressBar("deleting orphans") as bar:
+        result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
+                                           dry_run=dry_run, progress=bar)
     render(result.rows(), output, wide)
     for line in result.notes():
         note(line)

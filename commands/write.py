@@ -9,6 +9,7 @@ import typer
 from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.progress import ProgressBar
 
 
 def write(
@@ -50,6 +51,9 @@ def write(
         typer.Option("--columns", metavar="COLS", help="Data-evolution tables: update these columns of the rows the "
                                                        "input's _ROW_ID column names (comma-separated)."),
     ] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --overwrite: read and check the input, print the live files the overwrite would "
+                          "delete and the rows it would write per partition; write nothing.")] = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
@@ -72,20 +76,31 @@ def write(
         paimon-cli write shop.orders orders-*.parquet
         paimon-cli write shop.orders changes.jsonl --row-kind-column op
         cat day.csv | paimon-cli write shop.orders - --format csv --overwrite --partition dt=2024-05-01
+        paimon-cli write shop.orders day.parquet --overwrite --dry-run
         paimon-cli write shop.events fixes.parquet --columns score,label
     """
+    if dry_run and (not overwrite or columns is not None):
+        raise typer.BadParameter("--dry-run applies to --overwrite only")
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    if dry_run:
+        plan = table.plan_overwrite(list(inputs), format=format_, row_kind_column=row_kind_column,
+                                    partition=partition, options=option)
+        render(plan.rows(), output, wide)
+        note(plan.describe())
+        return
     if overwrite and columns is None and "-" not in inputs:  # stdin holding the data cannot answer
         scope = f"partition {', '.join(partition)}" if partition else "the partitions the input touches (all of them " \
             "with dynamic-partition-overwrite=false)"
         confirm(yes, f"overwrite {scope} of {table.name}; its live partitions are listed",
                 lambda: table.inspect("partitions"))
-    result = table.write(
-        list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
-        partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,
-    )
+    with ProgressBar("writing") as bar:
+        result = table.write(
+            list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
+            partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,
+            progress=bar,
+        )
     if result.warning:
         note(f"warning: {result.warning}")
     render(result.rows(), output, wide)

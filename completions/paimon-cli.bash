@@ -3,7 +3,7 @@
 # Completes:
 #   create --comment --debug --fs-option --if-not-exists --option --partition-by --primary-key --schema --warehouse -s -w
 #   alter --add-column --branch --comment --debug --drop-column --dry-run --fs-option --output --rename-column --set --unset --warehouse --wide --yes -o -w -y
-#   write --branch --columns --debug --delete --format --fs-option --no-expire --option --output --overwrite --partition --row-kind-column --warehouse --wide --write-only --yes -f -o -w -y
+#   write --branch --columns --debug --delete --dry-run --format --fs-option --no-expire --option --output --overwrite --partition --row-kind-column --warehouse --wide --write-only --yes -f -o -w -y
 #   list --debug --fs-option --output --warehouse --wide -o -w
 #   inspect --branch --debug --fs-option --output --snapshot --tag --timestamp --warehouse --wide -o -w
 #   read --blob-as --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w

@@ -33,9 +33,12 @@ def _completer(command: str, param: Any) -> Callable[[Any, Any, str], list[str]]
     name = param.name
     if name == "identifier":
         return _guarded(_tables)
-    if name == "branch" or (command == "branch" and name == "name"):
+    if command in ("tag", "branch") and name == "name":  # an existing name, except for `create`
+        existing = _branches if command == "branch" else _tags
+        return _guarded(lambda ctx, incomplete: [] if _action(ctx) == "create" else existing(ctx, incomplete))
+    if name == "branch":
         return _guarded(_branches)
-    if (name == "tag" and command != "tag") or (command == "tag" and name == "name"):
+    if name == "tag" and command != "tag":
         return _guarded(_tags)
     metavar = getattr(param, "metavar", None) or ""
     if _CHOICES.match(metavar):
@@ -82,6 +85,11 @@ def _params(ctx: Any) -> dict[str, Any]:
     if args and args[-1].startswith("-"):
         args = args[:-1]
     return dict(ctx.command.make_context(ctx.info_name, args, parent=ctx.parent, resilient_parsing=True).params)
+
+
+def _action(ctx: Any) -> str | None:
+    action = _params(ctx).get("action")
+    return getattr(action, "value", action)
 
 
 def _catalog(params: dict[str, Any]) -> Any:

@@ -51,20 +51,6 @@ def test_bash_completion_answers_commands_and_values() -> None:
 # -- names and values, through bash itself ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def demo_warehouse(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from typer.testing import CliRunner
-
-    from paimon_cli.app import app
-
-    wh = str(tmp_path_factory.mktemp("complete") / "wh")
-    runner = CliRunner()
-    for args in (["quickstart"], ["tag", "create", "demo.orders", "release-1"],
-                 ["branch", "create", "demo.orders", "audit", "--tag", "release-1"]):
-        assert runner.invoke(app, [*args, "-w", wh]).exit_code == 0
-    return wh
-
-
 def _bash_complete(line: str, env: dict[str, str] | None = None) -> list[str]:
     """COMPREPLY after TAB at the end of ``line``: bash sources the committed script, sets
     COMP_WORDS / COMP_CWORD as readline would, and calls the completion function."""
@@ -87,20 +73,20 @@ def _quote(word: str) -> str:
     return "'" + word.replace("'", "'\\''") + "'"
 
 
-def test_bash_completes_table_names(demo_warehouse: str) -> None:
-    wh = demo_warehouse
+def test_bash_completes_table_names(demo_template: Path) -> None:
+    wh = str(demo_template)
     assert _bash_complete(f"paimon-cli read -w {wh} ") == ["demo.events", "demo.orders"]
     assert _bash_complete(f"paimon-cli expire -w {wh} demo.o") == ["demo.orders"]
     assert _bash_complete("paimon-cli inspect snapshots demo.e", {"PAIMON_WAREHOUSE": wh}) == ["demo.events"]
 
 
-def test_bash_completes_branch_and_tag_names(demo_warehouse: str) -> None:
-    env = {"PAIMON_WAREHOUSE": demo_warehouse}
-    assert _bash_complete("paimon-cli read demo.orders --branch ", env) == ["audit"]
-    assert _bash_complete("paimon-cli rollback demo.orders --tag ", env) == ["release-1"]
-    assert _bash_complete("paimon-cli tag delete demo.orders rel", env) == ["release-1"]
-    assert _bash_complete("paimon-cli branch delete demo.orders ", env) == ["audit"]
-    assert _bash_complete("paimon-cli read demo.orders --branch audit --tag ", env) == ["release-1"]
+def test_bash_completes_branch_and_tag_names(demo_template: Path) -> None:
+    env = {"PAIMON_WAREHOUSE": str(demo_template)}
+    assert _bash_complete("paimon-cli read demo.orders --branch ", env) == ["b1"]
+    assert _bash_complete("paimon-cli rollback demo.orders --tag ", env) == ["t1"]
+    assert _bash_complete("paimon-cli tag delete demo.orders t", env) == ["t1"]
+    assert _bash_complete("paimon-cli branch delete demo.orders ", env) == ["b1"]
+    assert _bash_complete("paimon-cli read demo.orders --branch b1 --tag ", env) == ["t1"]
 
 
 def test_bash_completes_enumerated_values() -> None:
@@ -117,3 +103,10 @@ def test_bash_completes_enumerated_values() -> None:
 def test_bash_completion_of_a_missing_warehouse_is_empty_and_quiet(tmp_path: Path) -> None:
     assert _bash_complete(f"paimon-cli read -w {tmp_path / 'nope'} ") == []
     assert _bash_complete("paimon-cli rollback nodb.t --tag ", {"PAIMON_WAREHOUSE": str(tmp_path)}) == []
+
+
+def test_bash_offers_no_existing_name_to_create(demo_template: Path) -> None:
+    env = {"PAIMON_WAREHOUSE": str(demo_template)}
+    assert _bash_complete("paimon-cli tag create demo.orders ", env) == []
+    assert _bash_complete("paimon-cli branch create demo.orders ", env) == []
+    assert _bash_complete("paimon-cli tag rename demo.orders ", env) == ["t1"]

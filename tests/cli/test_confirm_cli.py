@@ -4,34 +4,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from paimon_cli.app import app
 from paimon_cli.confirm import Declined
 from tests.cli.tty import run_on_tty, run_piped, tree_bytes
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    wh = tmp_path_factory.mktemp("confirm") / "wh"
-    runner = CliRunner()
-    for args in (["quickstart"], ["tag", "create", "demo.orders", "t1", "--snapshot", "1"],
-                 ["branch", "create", "demo.orders", "b1", "--tag", "t1"]):
-        res = runner.invoke(app, [*args, "-w", str(wh)])
-        assert res.exit_code == 0, res.output
-    return wh
-
-
-@pytest.fixture
-def wh(template: Path, tmp_path: Path) -> str:
-    dest = tmp_path / "wh"
-    shutil.copytree(template, dest)
-    return str(dest)
-
 
 EXPIRE = ["expire", "demo.orders", "--older-than", "0s", "--retain-min", "1"]
 DESTRUCTIVE = {
@@ -45,91 +23,91 @@ DESTRUCTIVE = {
 
 
 @pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
-def test_no_on_a_terminal_changes_no_byte(wh: str, name: str) -> None:
-    before = tree_bytes(wh)
-    run = run_on_tty([*DESTRUCTIVE[name], "-w", wh], answer="n")
+def test_no_on_a_terminal_changes_no_byte(demo_wh: str, name: str) -> None:
+    before = tree_bytes(demo_wh)
+    run = run_on_tty([*DESTRUCTIVE[name], "-w", demo_wh], answer="n")
     assert run.prompted, run.output
     assert run.rc == Declined.exit_code == 7, run.output
     assert "declined at the prompt; nothing was changed" in run.output
-    assert tree_bytes(wh) == before
+    assert tree_bytes(demo_wh) == before
 
 
-def test_yes_on_a_terminal_proceeds_after_showing_the_files(wh: str) -> None:
-    dry = json.loads(run_piped([*EXPIRE, "--dry-run", "-o", "json", "-w", wh]).stdout)
-    run = run_on_tty([*EXPIRE, "-w", wh], answer="y")
+def test_yes_on_a_terminal_proceeds_after_showing_the_files(demo_wh: str) -> None:
+    dry = json.loads(run_piped([*EXPIRE, "--dry-run", "-o", "json", "-w", demo_wh]).stdout)
+    run = run_on_tty([*EXPIRE, "-w", demo_wh], answer="y")
     assert run.prompted and run.rc == 0, run.output
     shown = run.output.split("? [y/N]")[0]
     assert all(f["path"] in shown for f in dry)  # the dry run's own listing, same paths
-    assert not (Path(wh) / "demo.db/orders/snapshot/snapshot-1").exists()
+    assert not (Path(demo_wh) / "demo.db/orders/snapshot/snapshot-1").exists()
 
 
-def test_end_of_input_declines(wh: str) -> None:
-    before = tree_bytes(wh)
-    run = run_on_tty([*EXPIRE, "-w", wh], answer="\x04")  # Ctrl-D at the prompt
-    assert run.rc == 7 and tree_bytes(wh) == before
+def test_end_of_input_declines(demo_wh: str) -> None:
+    before = tree_bytes(demo_wh)
+    run = run_on_tty([*EXPIRE, "-w", demo_wh], answer="\x04")  # Ctrl-D at the prompt
+    assert run.rc == 7 and tree_bytes(demo_wh) == before
 
 
-def test_no_terminal_never_asks(wh: str) -> None:
-    res = run_piped([*EXPIRE, "-w", wh], stdin="n\n")  # cron: stdin is not a terminal
+def test_no_terminal_never_asks(demo_wh: str) -> None:
+    res = run_piped([*EXPIRE, "-w", demo_wh], stdin="n\n")  # cron: stdin is not a terminal
     assert res.returncode == 0, res.stderr
     assert "[y/N]" not in res.stderr + res.stdout
-    assert not (Path(wh) / "demo.db/orders/snapshot/snapshot-1").exists()
+    assert not (Path(demo_wh) / "demo.db/orders/snapshot/snapshot-1").exists()
 
 
 @pytest.mark.parametrize("flag", ["--yes", "-y"])
-def test_yes_flag_never_asks(wh: str, flag: str) -> None:
-    run = run_on_tty([*DESTRUCTIVE["tag delete"], flag, "-w", wh])
+def test_yes_flag_never_asks(demo_wh: str, flag: str) -> None:
+    run = run_on_tty([*DESTRUCTIVE["tag delete"], flag, "-w", demo_wh])
     assert not run.prompted and run.rc == 0, run.output
-    assert not (Path(wh) / "demo.db/orders/tag/tag-t1").exists()
+    assert not (Path(demo_wh) / "demo.db/orders/tag/tag-t1").exists()
 
 
-def test_dry_run_never_asks(wh: str) -> None:
-    before = tree_bytes(wh)
-    run = run_on_tty([*DESTRUCTIVE["rollback"], "--dry-run", "-w", wh])
+def test_dry_run_never_asks(demo_wh: str) -> None:
+    before = tree_bytes(demo_wh)
+    run = run_on_tty([*DESTRUCTIVE["rollback"], "--dry-run", "-w", demo_wh])
     assert not run.prompted and run.rc == 0, run.output
-    assert tree_bytes(wh) == before
+    assert tree_bytes(demo_wh) == before
 
 
-def test_nothing_to_do_asks_nothing(wh: str) -> None:
-    run = run_on_tty(["expire", "demo.events", "-w", wh])  # default retention keeps every snapshot
+def test_nothing_to_do_asks_nothing(demo_wh: str) -> None:
+    run = run_on_tty(["expire", "demo.events", "-w", demo_wh])  # default retention keeps every snapshot
     assert not run.prompted and run.rc == 0, run.output
 
 
-def test_long_plan_is_summarised(wh: str) -> None:
-    run = run_on_tty([*DESTRUCTIVE["rollback"], "-w", wh], answer="n")
+def test_long_plan_is_summarised(demo_wh: str) -> None:
+    run = run_on_tty([*DESTRUCTIVE["rollback"], "-w", demo_wh], answer="n")
     assert run.prompted and run.rc == 7
     assert "row(s)" in run.output and "bytes" in run.output
 
 
-def test_write_overwrite_asks_with_the_partitions(wh: str, tmp_path: Path) -> None:
+def test_write_overwrite_asks_with_the_partitions(demo_wh: str, tmp_path: Path) -> None:
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"order_id": 9, "customer": "z", "amount": "1.00", "dt": "2024-05-01"}) + "\n")
-    before = tree_bytes(wh)
-    run = run_on_tty(["write", "demo.orders", str(src), "--overwrite", "-w", wh], answer="n")
+    before = tree_bytes(demo_wh)
+    run = run_on_tty(["write", "demo.orders", str(src), "--overwrite", "-w", demo_wh], answer="n")
     assert run.prompted and run.rc == 7, run.output
     assert "2024-05-02" in run.output  # the live partitions are listed
-    assert tree_bytes(wh) == before
-    assert run_on_tty(["write", "demo.orders", str(src), "--overwrite", "-y", "-w", wh]).rc == 0
+    assert tree_bytes(demo_wh) == before
+    assert run_on_tty(["write", "demo.orders", str(src), "--overwrite", "-y", "-w", demo_wh]).rc == 0
 
 
-def test_alter_dry_run_lists_changes_and_writes_nothing(wh: str) -> None:
-    before = tree_bytes(wh)
+def test_alter_dry_run_lists_changes_and_writes_nothing(demo_wh: str) -> None:
+    before = tree_bytes(demo_wh)
     res = run_piped(["alter", "demo.orders", "--drop-column", "customer", "--set", "snapshot.num-retained.max=5",
                      "--rename-column", "amount:amt", "--add-column", "note STRING", "--comment", "c",
-                     "--dry-run", "-o", "json", "-w", wh])
+                     "--dry-run", "-o", "json", "-w", demo_wh])
     assert res.returncode == 0, res.stderr
     changes = [(r["change"], r["name"], r["after"]) for r in json.loads(res.stdout)]
     assert changes == [("drop column", "customer", None), ("rename column", "amount", "amt"),
                        ("add column", "note", "`note` STRING"), ("set option", "snapshot.num-retained.max", "5"),
                        ("comment", None, "c")]
     assert "would commit schema 1" in res.stderr
-    assert tree_bytes(wh) == before
-    bad = run_piped(["alter", "demo.orders", "--drop-column", "nope", "--dry-run", "-w", wh])
-    assert bad.returncode == 3 and tree_bytes(wh) == before  # the same checks as a real run (column not found)
+    assert tree_bytes(demo_wh) == before
+    bad = run_piped(["alter", "demo.orders", "--drop-column", "nope", "--dry-run", "-w", demo_wh])
+    assert bad.returncode == 3 and tree_bytes(demo_wh) == before  # the same checks as a real run (column not found)
 
 
-def test_dry_run_paths_are_table_relative_everywhere(wh: str) -> None:
-    root = str(Path(wh) / "demo.db" / "orders")
+def test_dry_run_paths_are_table_relative_everywhere(demo_wh: str) -> None:
+    root = str(Path(demo_wh) / "demo.db" / "orders")
     listings = {
         "expire": [*EXPIRE, "--dry-run"],
         "tag delete": [*DESTRUCTIVE["tag delete"], "--dry-run"],
@@ -138,7 +116,7 @@ def test_dry_run_paths_are_table_relative_everywhere(wh: str) -> None:
         "compact-manifest": ["compact-manifest", "demo.orders", "--dry-run"],
     }
     for name, args in listings.items():
-        res = run_piped([*args, "-o", "json", "-w", wh])
+        res = run_piped([*args, "-o", "json", "-w", demo_wh])
         rows = json.loads(res.stdout)
         assert rows, name
         paths = [r.get("path") or r.get("manifest") for r in rows]
@@ -146,9 +124,38 @@ def test_dry_run_paths_are_table_relative_everywhere(wh: str) -> None:
         assert all((Path(root) / p).is_file() for p in paths), (name, paths)
 
 
-def test_expire_verbose_lists_what_it_deleted(wh: str) -> None:
-    dry = json.loads(run_piped([*EXPIRE, "--dry-run", "-o", "json", "-w", wh]).stdout)
-    real = run_piped([*EXPIRE, "--verbose", "-o", "json", "-w", wh])
+def test_expire_verbose_lists_what_it_deleted(demo_wh: str) -> None:
+    dry = json.loads(run_piped([*EXPIRE, "--dry-run", "-o", "json", "-w", demo_wh]).stdout)
+    real = run_piped([*EXPIRE, "--verbose", "-o", "json", "-w", demo_wh])
     assert real.returncode == 0, real.stderr
     assert json.loads(real.stdout) == dry
     assert "expired 2" in real.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["--partition", "dt=2024-05-01"],
+                                   ["--option", "dynamic-partition-overwrite=false"]])
+def test_write_overwrite_dry_run_lists_what_the_real_run_replaces(demo_wh: str, tmp_path: Path,
+                                                                   extra: list[str]) -> None:
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps({"order_id": i, "customer": "z", "amount": "1.00", "dt": "2024-05-01"}) + "\n"
+                           for i in (7, 8, 9)))
+    args = ["write", "demo.orders", str(src), "--overwrite", *extra, "-w", demo_wh]
+    before = tree_bytes(demo_wh)
+    dry = run_piped([*args, "--dry-run", "-o", "json"])
+    assert dry.returncode == 0, dry.stderr
+    assert tree_bytes(demo_wh) == before  # nothing written
+    planned = json.loads(dry.stdout)
+    assert [(r["partition"], r["rows"]) for r in planned if r["action"] == "write"] == [("dt=2024-05-01", 3)]
+    deleted = {r["path"] for r in planned if r["action"] == "delete"}
+    live = "files", "demo.orders", "-o", "json", "-w", demo_wh
+    live_before = {r["file_path"] for r in json.loads(run_piped(["inspect", *live]).stdout)}
+    assert deleted and deleted <= {str(Path(p).relative_to(Path(demo_wh) / "demo.db/orders")) for p in live_before}
+    assert run_piped([*args, "--write-only"]).returncode == 0
+    live_after = {r["file_path"] for r in json.loads(run_piped(["inspect", *live]).stdout)}
+    gone = {str(Path(p).relative_to(Path(demo_wh) / "demo.db/orders")) for p in live_before - live_after}
+    assert gone == deleted
+
+
+def test_write_dry_run_needs_overwrite(demo_wh: str) -> None:
+    res = run_piped(["write", "demo.orders", "x.jsonl", "--dry-run", "-w", demo_wh])
+    assert res.returncode == 2 and "--dry-run applies to --overwrite" in res.stderr

@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ PROMPT = "? [y/N] "
 class TtyRun:
     rc: int
     output: str  # everything the terminal showed (stdout and stderr interleaved, \r\n line ends)
+    stdout: str = ""  # with ``stdout_pipe``: what went to stdout (then not a terminal)
 
     @property
     def prompted(self) -> bool:
@@ -47,10 +49,14 @@ def _read(fd: int, until: str | None, deadline: float) -> str:
     return out.decode("utf-8", "replace")
 
 
-def run_on_tty(args: list[str], answer: str | None = None, timeout: float = 60.0) -> TtyRun:
-    """Run ``paimon-cli ARGS`` on a new pseudo-terminal; type ``answer`` at the first prompt."""
+def run_on_tty(args: list[str], answer: str | None = None, timeout: float = 60.0, stdout_pipe: bool = False
+               ) -> TtyRun:
+    """Run ``paimon-cli ARGS`` on a new pseudo-terminal; type ``answer`` at the first prompt.
+    ``stdout_pipe``: stdout goes to a pipe instead (``paimon-cli ... > file`` typed in a shell)."""
     master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", *args], stdin=slave, stdout=slave, stderr=slave,
+    out_file = tempfile.TemporaryFile() if stdout_pipe else None
+    proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", *args], stdin=slave,
+                            stdout=out_file if out_file is not None else slave, stderr=slave,
                             env=_env(), close_fds=True, start_new_session=True)
     os.close(slave)
     deadline = time.monotonic() + timeout
@@ -67,7 +73,12 @@ def run_on_tty(args: list[str], answer: str | None = None, timeout: float = 60.0
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return TtyRun(rc, text)
+    stdout = ""
+    if out_file is not None:
+        out_file.seek(0)
+        stdout = out_file.read().decode("utf-8", "replace")
+        out_file.close()
+    return TtyRun(rc, text, stdout)
 
 
 def run_piped(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
