@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,8 +68,8 @@ def write(
     (overflow, lost digits, bad dates, NULL in NOT NULL) and the first bad row is reported.
     With --columns (data-evolution tables) the input's _ROW_ID column names existing rows
     whose given columns are updated, as pypaimon's update_by_arrow_with_row_id does.
-    On a terminal --overwrite lists the table's live partitions and asks first (--yes skips
-    that; not with `-`, whose stdin holds the data).
+    On a terminal --overwrite shows its dry run (the files it deletes, the rows it writes per
+    partition) and asks first (--yes skips that; not with `-`, whose stdin holds the data).
 
     \b
     Example:
@@ -84,17 +84,18 @@ def write(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    if dry_run:
-        plan = table.plan_overwrite(list(inputs), format=format_, row_kind_column=row_kind_column,
+
+    def plan() -> Any:
+        return table.plan_overwrite(list(inputs), format=format_, row_kind_column=row_kind_column,
                                     partition=partition, options=option)
-        render(plan.rows(), output, wide)
-        note(plan.describe())
+
+    if dry_run:
+        planned = plan()
+        render(planned.rows(), output, wide)
+        note(planned.describe())
         return
     if overwrite and columns is None and "-" not in inputs:  # stdin holding the data cannot answer
-        scope = f"partition {', '.join(partition)}" if partition else "the partitions the input touches (all of them " \
-            "with dynamic-partition-overwrite=false)"
-        confirm(yes, f"overwrite {scope} of {table.name}; its live partitions are listed",
-                lambda: table.inspect("partitions"))
+        confirm(yes, f"overwrite {table.name}, deleting these files", lambda: plan().rows())
     with ProgressBar("writing") as bar:
         result = table.write(
             list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,

@@ -19,6 +19,7 @@ DESTRUCTIVE = {
     "branch delete": ["branch", "delete", "demo.orders", "b1"],
     "alter --drop-column": ["alter", "demo.orders", "--drop-column", "customer"],
     "expire-partitions": ["expire-partitions", "demo.orders", "--expiration-time", "1d"],
+    "branch fast-forward": ["branch", "fast-forward", "demo.orders", "b1"],
 }
 
 
@@ -30,6 +31,17 @@ def test_no_on_a_terminal_changes_no_byte(demo_wh: str, name: str) -> None:
     assert run.rc == Declined.exit_code == 7, run.output
     assert "declined at the prompt; nothing was changed" in run.output
     assert tree_bytes(demo_wh) == before
+
+
+def test_orphan_removal_asks_too(demo_wh: str) -> None:
+    (Path(demo_wh) / "demo.db/orders/dt=2024-05-01/bucket-0/data-orphan-0.parquet").write_bytes(b"x")
+    args = ["remove-orphan-files", "demo.orders", "--older-than", "0s", "--force", "-w", demo_wh]
+    before = tree_bytes(demo_wh)
+    run = run_on_tty(args, answer="n")
+    assert run.prompted and "dt=2024-05-01/bucket-0/data-orphan-0.parquet" in run.output, run.output
+    assert run.rc == 7 and tree_bytes(demo_wh) == before
+    run = run_on_tty(args, answer="yes")
+    assert run.rc == 0 and not (Path(demo_wh) / "demo.db/orders/dt=2024-05-01/bucket-0/data-orphan-0.parquet").exists()
 
 
 def test_yes_on_a_terminal_proceeds_after_showing_the_files(demo_wh: str) -> None:
@@ -85,7 +97,7 @@ def test_write_overwrite_asks_with_the_partitions(demo_wh: str, tmp_path: Path) 
     before = tree_bytes(demo_wh)
     run = run_on_tty(["write", "demo.orders", str(src), "--overwrite", "-w", demo_wh], answer="n")
     assert run.prompted and run.rc == 7, run.output
-    assert "2024-05-02" in run.output  # the live partitions are listed
+    assert "dt=2024-05-01/bucket-0/data-" in run.output and "write" in run.output  # the dry run is shown
     assert tree_bytes(demo_wh) == before
     assert run_on_tty(["write", "demo.orders", str(src), "--overwrite", "-y", "-w", demo_wh]).rc == 0
 
