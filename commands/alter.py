@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, WarehouseOpt
-from paimon_cli.output import note
+from paimon_cli.confirm import YesOpt, confirm
+from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.output import OutputFormat, note, render
 
 _Multi = list[str] | None
 
@@ -20,16 +21,26 @@ def alter(
     rename_column: Annotated[_Multi, typer.Option("--rename-column", metavar="OLD:NEW", help="Rename a column.")] = None,
     drop_column: Annotated[_Multi, typer.Option("--drop-column", metavar="NAME", help="Drop a column.")] = None,
     comment: Annotated[str | None, typer.Option("--comment", metavar="TEXT", help="Replace the table comment.")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print every change (column, option, comment: before and after) and the schema id a "
+                          "real run would commit; change nothing.")] = False,
+    yes: YesOpt = False,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     branch: BranchOpt = None,
+    output: OutputOpt = OutputFormat.table,
+    wide: WideOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Alter a table; all changes commit together as one new schema.
 
+    --drop-column asks first on a terminal, showing every change (--yes skips that);
+    --dry-run prints the changes and commits nothing.
+
     \b
     Example:
         paimon-cli alter shop.orders --set snapshot.num-retained.max=50 --add-column "note STRING"
+        paimon-cli alter shop.orders --drop-column legacy --dry-run
     """
     if not (set_ or unset or add_column or rename_column or drop_column or comment is not None):
         raise typer.BadParameter(
@@ -38,6 +49,15 @@ def alter(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    schema_id = table.alter(set_options=set_, unset=unset, add_columns=add_column, rename_columns=rename_column,
-                            drop_columns=drop_column, comment=comment)
+    changes: dict[str, Any] = {"set_options": set_, "unset": unset, "add_columns": add_column, "rename_columns": rename_column,
+               "drop_columns": drop_column, "comment": comment}
+    if dry_run:
+        plan = table.plan_alter(**changes)
+        render(plan.rows(), output, wide)
+        note(plan.describe())
+        return
+    if drop_column:
+        confirm(yes, f"alter {table.name}, dropping column(s) {', '.join(drop_column)}",
+                lambda: table.plan_alter(**changes).rows())
+    schema_id = table.alter(**changes)
     note(f"altered {table.name}: schema {schema_id}")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -34,6 +35,7 @@ def branch(
     tag: Annotated[str | None, typer.Option(
         "--tag", metavar="TAG", help="create: start the branch from this tag (default: empty, schema only).")] = None,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -47,7 +49,8 @@ def branch(
     `fast-forward NAME` makes the --branch (default main) equal to branch NAME: its
     snapshots, schemas and tags from NAME's earliest snapshot on are replaced by NAME's.
     `--branch` selects the branch a new branch's tag is read from, and the target of
-    fast-forward.
+    fast-forward. On a terminal `delete` and `fast-forward` show the files they change and
+    ask first (--yes skips that).
 
     \b
     Example:
@@ -79,10 +82,16 @@ def branch(
         note(f"created branch {name!r} of {table.name}{origin}")
         return
     if act is BranchAction.delete:
+        if not dry_run:
+            confirm(yes, f"delete branch {name!r} of {table.name} (these files)",
+                    lambda: table.delete_branch(name, dry_run=True).rows())
         plan = table.delete_branch(name, dry_run=dry_run)
         verb = "would delete" if dry_run else "deleted"
         note(f"{verb} branch {name!r} of {table.name}: {len(plan.changes)} metadata file(s)")
     else:
+        if not dry_run:
+            confirm(yes, f"fast-forward {table.branch or 'main'!r} of {table.name} to branch {name!r} (these "
+                    "changes)", lambda: table.fast_forward(name, dry_run=True).rows())
         plan = table.fast_forward(name, dry_run=dry_run)
         target = table.branch or "main"
         verb = "would fast-forward" if dry_run else "fast-forwarded"

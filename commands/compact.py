@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from paimon_cli import terminal
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -19,6 +18,7 @@ from paimon_cli.options import (
     WideOpt,
 )
 from paimon_cli.output import OutputFormat, note, render_outcome
+from paimon_cli.progress import ProgressBar
 
 
 def compact(
@@ -65,40 +65,13 @@ def compact(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    with _Progress() as progress:
+    with ProgressBar("compacting") as progress:
         result = table.compact(
             full=full, partitions=partition, where=where, plan=plan, engine=engine, spark_master=spark_master,
             spark_conf=spark_conf, parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets,
-            order_strategy=order_strategy, order_by=order_by, expire=not no_expire, progress=progress,
+            order_strategy=order_strategy, order_by=order_by, expire=not no_expire, progress=progress.units,
         )
     for line in result.notes():
         note(line)
     render_outcome(result.rows(), output, wide, preview=plan)
 
-
-class _Progress:
-    """A rich progress bar on a TTY stderr (one tick per unit); otherwise, and under --quiet, silent."""
-
-    def __init__(self) -> None:
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> _Progress:
-        return self
-
-    def __call__(self, event: str, unit: Any, done: int, total: int) -> None:
-        if not terminal.show_progress():
-            return
-        if self.bar is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("compacting"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                TextColumn("{task.description}"), console=terminal.console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task("", total=total)
-        desc = f"bucket {unit.bucket}" if event == "start" and unit is not None else ""
-        self.bar.update(self.task, completed=done, description=desc)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from paimon_cli.confirm import VerboseOpt, YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -17,6 +18,7 @@ from paimon_cli.options import (
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render, render_outcome
+from paimon_cli.progress import ProgressBar
 
 
 def expire(
@@ -44,6 +46,8 @@ def expire(
         bool, typer.Option("--changelog", help="Expire long-lived changelogs (changelog/) instead of snapshots.")
     ] = False,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
+    verbose: VerboseOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -59,7 +63,8 @@ def expire(
     cannot be read, nothing is deleted (exit 6). With a decoupled changelog lifecycle
     (changelog.num-retained.*), expired snapshots move to changelog/ and --changelog
     expires those (writers run both after each commit, as Java does). A run right after
-    --dry-run deletes exactly the files the dry run listed.
+    --dry-run deletes exactly the files the dry run listed. On a terminal the files are shown
+    and the run asks first (--yes skips that; without a terminal nothing is asked).
 
     \b
     Example:
@@ -70,8 +75,16 @@ def expire(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    result = table.expire(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
-                          max_deletes=max_deletes, changelog=changelog, dry_run=dry_run)
+
+    def run(dry: bool) -> Any:
+        with ProgressBar("expiring") as bar:
+            return table.expire(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
+                                max_deletes=max_deletes, changelog=changelog, dry_run=dry, progress=bar)
+
+    if not dry_run:
+        confirm(yes, f"expire {'changelogs' if changelog else 'snapshots'} of {table.name}, deleting these files",
+                lambda: run(True).rows())
+    result = run(dry_run)
     for n in result.plan.notes:
         note(f"note: {n}")
     if dry_run:
@@ -82,4 +95,9 @@ def expire(
     if result.moved_to_changelog:
         note("note: the changelog lifecycle is decoupled; expired snapshots were moved to changelog/ "
              "(`expire --changelog` expires those; writers run it after each commit)")
+    if verbose:  # the files deleted, as --dry-run lists them; the summary row as a note
+        render(result.file_rows(), output, wide)
+        r = result.rows().rows[0]
+        note(f"expired {r['expired']} ({r['range']}): {r['files']} files, {r['bytes']} bytes")
+        return
     render_outcome(result.rows(), output, wide)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -44,6 +45,7 @@ def expire_partitions(
     max_expires: Annotated[int | None, typer.Option(
         "--max-expires", metavar="N", min=1, help="Expire at most N partitions (the oldest by value).")] = None,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -56,7 +58,8 @@ def expire_partitions(
     The drop is one OVERWRITE snapshot, exactly as Java's partition expiration commits it;
     data files stay until snapshot expiration (`paimon-cli expire`) removes them. DATE and
     TIMESTAMP partition columns are read as times (Java 0.9..1.x cannot, apache/paimon#6439);
-    partitions whose values do not parse as a time are kept.
+    partitions whose values do not parse as a time are kept. On a terminal the partitions are
+    shown and the run asks first (--yes skips that).
 
     \b
     Example:
@@ -67,11 +70,17 @@ def expire_partitions(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    plan = table.expire_partitions(
-        expiration_time=expiration_time, timestamp_formatter=timestamp_formatter,
-        timestamp_pattern=timestamp_pattern, strategy=strategy.value if strategy is not None else None,
-        max_expires=max_expires, dry_run=dry_run,
-    )
+
+    def run(dry: bool) -> Any:
+        return table.expire_partitions(
+            expiration_time=expiration_time, timestamp_formatter=timestamp_formatter,
+            timestamp_pattern=timestamp_pattern, strategy=strategy.value if strategy is not None else None,
+            max_expires=max_expires, dry_run=dry,
+        )
+
+    if not dry_run:
+        confirm(yes, f"drop these partitions of {table.name}", lambda: run(True).rows())
+    plan = run(dry_run)
     n = len(plan.partitions)
     cutoff = plan.expire_before.strftime("%Y-%m-%d %H:%M:%S")
     if dry_run:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -17,6 +18,7 @@ from paimon_cli.options import (
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render_outcome
+from paimon_cli.progress import ProgressBar
 
 
 def remove_orphan_files(
@@ -37,6 +39,7 @@ def remove_orphan_files(
         ),
     ] = False,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -50,7 +53,8 @@ def remove_orphan_files(
     unreadable stops the run with exit 6 and nothing is deleted. Prints one row per file
     (and empty directory) deleted, or that would be with --dry-run. Files are shared by all
     branches, so --branch only selects how the table is opened; the whole table is cleaned.
-    Only the table directory is cleaned unless --external-paths is given.
+    Only the table directory is cleaned unless --external-paths is given. On a terminal the
+    files are shown and the run asks first (--yes skips that).
 
     \b
     Example:
@@ -61,8 +65,12 @@ def remove_orphan_files(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
-                                       dry_run=dry_run)
+    if not dry_run:
+        confirm(yes, f"delete these orphan files of {table.name}", lambda: table.remove_orphan_files(
+            older_than=older_than, force=force, external_paths=external_paths, dry_run=True).rows())
+    with ProgressBar("deleting orphans") as bar:
+        result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
+                                           dry_run=dry_run, progress=bar)
     render_outcome(result.rows(), output, wide, preview=dry_run)
     for line in result.notes():
         note(line)

@@ -16,6 +16,7 @@ from paimon_cli.options import (
     WideOpt,
 )
 from paimon_cli.output import OutputFormat, note, render_outcome
+from paimon_cli.progress import ProgressBar
 
 
 def rewrite_file_index(
@@ -50,7 +51,8 @@ def rewrite_file_index(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    result = table.rewrite_file_index(partitions=partition, where=where, dry_run=dry_run)
+    with ProgressBar("indexing") as bar:
+        result = table.rewrite_file_index(partitions=partition, where=where, dry_run=dry_run, progress=bar)
     for line in result.notes():
         note(line)
     render_outcome(result.rows(), output, wide, preview=dry_run)

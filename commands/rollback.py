@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -25,6 +26,7 @@ def rollback(
     ] = None,
     tag: Annotated[str | None, typer.Option("--tag", metavar="TAG", help="Roll back to this tag.")] = None,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -38,7 +40,8 @@ def rollback(
     whose snapshot has expired is turned back into a snapshot. Unlike Java 1.x and pypaimon,
     the files only those removed snapshots used are deleted too, so no orphans are left;
     anything still used by another snapshot, tag or branch stays. Prints one row per file
-    deleted (or, with --dry-run, that would be).
+    deleted (or, with --dry-run, that would be). On a terminal the files are shown and the run
+    asks first (--yes skips that).
 
     \b
     Example:
@@ -50,6 +53,10 @@ def rollback(
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    if not dry_run:
+        target = f"snapshot {snapshot}" if tag is None else f"tag {tag!r}"
+        confirm(yes, f"roll {table.name} back to {target}, deleting these files",
+                lambda: table.rollback(snapshot=snapshot, tag=tag, dry_run=True).rows())
     result = table.rollback(snapshot=snapshot, tag=tag, dry_run=dry_run)
     render_outcome(result.rows(), output, wide, preview=dry_run)
     for line in result.notes():

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
@@ -44,6 +45,7 @@ def tag(
     older_than: Annotated[str | None, time_option(
         "--older-than", "expire: also expire tags created before this (as Java 1.x expire_tags).")] = None,
     dry_run: DryRunOpt = False,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -55,7 +57,8 @@ def tag(
 
     Deleting a tag whose snapshot has expired also deletes the data and metadata files only
     that tag still used (never files a snapshot, another tag, a branch or a changelog uses);
-    if any file deciding that cannot be read, nothing is deleted (exit 6).
+    if any file deciding that cannot be read, nothing is deleted (exit 6). On a terminal
+    `delete` and `expire` show the files and ask first (--yes skips that).
 
     \b
     Example:
@@ -83,9 +86,15 @@ def tag(
         note(f"renamed tag {name!r} of {table.name} to {new_name!r}")
     elif act is TagAction.delete:
         assert name is not None
+        if not dry_run:
+            confirm(yes, f"delete tag(s) {name} of {table.name} and these files",
+                    lambda: table.delete_tags(name, dry_run=True).rows())
         plan = table.delete_tags(name, dry_run=dry_run)
         _report(plan, dry_run, output, wide, f"tag(s) {', '.join(plan.tags)}")
     else:
+        if not dry_run:
+            confirm(yes, f"delete these expired tags of {table.name} and their files",
+                    lambda: table.expire_tags(older_than=older_than, dry_run=True).rows())
         plan = table.expire_tags(older_than=older_than, dry_run=dry_run)
         if not plan.tags:
             note(f"no tag of {table.name} has expired")

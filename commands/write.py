@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, note, render_outcome
+from paimon_cli.progress import ProgressBar
 
 
 def write(
@@ -18,7 +20,8 @@ def write(
     ],
     format_: Annotated[
         str | None,
-        typer.Option("--format", "-f", metavar="FMT", help="parquet|csv|json|arrow (default: from the extension)."),
+        typer.Option("--format", "-f", metavar="parquet|csv|tsv|json|jsonl|arrow",
+                     help="Input format (default: from the extension)."),
     ] = None,
     row_kind_column: Annotated[
         str | None,
@@ -48,6 +51,10 @@ def write(
         typer.Option("--columns", metavar="COLS", help="Data-evolution tables: update these columns of the rows the "
                                                        "input's _ROW_ID column names (comma-separated)."),
     ] = None,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="With --overwrite: read and check the input, print the live files the overwrite would "
+                          "delete and the rows it would write per partition; write nothing.")] = False,
+    yes: YesOpt = False,
     branch: BranchOpt = None,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
@@ -62,21 +69,40 @@ def write(
     With --columns (data-evolution tables) the input's _ROW_ID column names existing rows
     whose given columns are updated, as pypaimon's update_by_arrow_with_row_id does.
     BLOB columns (data-evolution tables) take binary input columns and go to .blob files.
+    On a terminal --overwrite shows its dry run (the files it deletes, the rows it writes per
+    partition) and asks first (--yes skips that; not with `-`, whose stdin holds the data).
 
     \b
     Example:
         paimon-cli write shop.orders orders-*.parquet
         paimon-cli write shop.orders changes.jsonl --row-kind-column op
         cat day.csv | paimon-cli write shop.orders - --format csv --overwrite --partition dt=2024-05-01
+        paimon-cli write shop.orders day.parquet --overwrite --dry-run
         paimon-cli write shop.events fixes.parquet --columns score,label
     """
+    if dry_run and (not overwrite or columns is not None):
+        raise typer.BadParameter("--dry-run applies to --overwrite only")
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
-    result = table.write(
-        list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
-        partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,
-    )
+
+    def plan() -> Any:
+        return table.plan_overwrite(list(inputs), format=format_, row_kind_column=row_kind_column,
+                                    partition=partition, options=option)
+
+    if dry_run:
+        planned = plan()
+        render(planned.rows(), output, wide)
+        note(planned.describe())
+        return
+    if overwrite and columns is None and "-" not in inputs:  # stdin holding the data cannot answer
+        confirm(yes, f"overwrite {table.name}, deleting these files", lambda: plan().rows())
+    with ProgressBar("writing") as bar:
+        result = table.write(
+            list(inputs), format=format_, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
+            partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,
+            progress=bar,
+        )
     if result.warning:
         note(f"warning: {result.warning}")
     render_outcome(result.rows(), output, wide)

@@ -129,7 +129,13 @@ def run() -> None:
         # scripts (completions/) still call back into us with this variable set.
         from typer._completion_classes import completion_init
 
+        from .complete_names import attach
+
         completion_init()
+        group = typer.main.get_command(app)
+        attach(group)  # table, branch and tag names; fixed option values
+        group(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
+        return
     from .core.utils import interrupt
 
     interrupt.install()  # SIGINT / SIGTERM run the commands' cleanup, then exit 130 / 143

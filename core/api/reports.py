@@ -21,6 +21,7 @@ from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
 from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
 from ..compact.rewrite_file_index import RewriteResult
 from ..compact.write_job import WriteResult
+from ..io.paths import table_relative
 from ..operation.expire import ExpireResult
 from ..operation.expire_plan import ExpirePlan
 from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
@@ -29,6 +30,8 @@ from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
 from ..operation.repair import HintFix, RepairPlan
 from ..operation.rollback import RollbackPlan
 from ..operation.unexisting_files import UnexistingFilesPlan, UnexistingFilesResult
+from ..schema.schema_diff import schema_diff
+from ..schema.table_schema import TableSchema
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:
@@ -42,10 +45,20 @@ EXPIRE_RESULT_COLUMNS = ["mode", "expired", "range", "earliest_now", "files", "b
 REMOVED_FILE_COLUMNS = ["path", "kind", "bytes"]
 
 
-def _relative(path: str, root: str) -> str:
-    """A path under the table directory as the CLI shows it (relative); others stay whole."""
-    prefix = root.rstrip("/") + "/"
-    return path[len(prefix):] if path.startswith(prefix) else path
+@dataclass
+class AlterPlan:
+    """The schema an ``alter`` would commit, and the changes from the latest one."""
+
+    old: TableSchema
+    new: TableSchema
+    identifier: str
+
+    def rows(self) -> Rows:
+        return schema_diff(self.old, self.new)
+
+    def describe(self) -> str:
+        return (f"alter {self.identifier}: would commit schema {self.new.id} after schema {self.old.id} "
+                f"({len(self.rows().rows)} change(s)); nothing changed")
 
 
 @dataclass
@@ -188,6 +201,7 @@ class ExpireReport:
 
     plan: ExpirePlan
     result: ExpireResult | None
+    table_path: str = ""
 
     @property
     def moved_to_changelog(self) -> bool:
@@ -197,7 +211,7 @@ class ExpireReport:
     def rows(self) -> Rows:
         """Every file a run deletes, in order (dry run), else the one result row."""
         if self.result is None:
-            return Rows(EXPIRE_FILE_COLUMNS, [f.to_dict() for f in self.plan.files])
+            return self.file_rows()
         r = self.result
         p = r.plan or self.plan
         return Rows(EXPIRE_RESULT_COLUMNS, [{
@@ -209,6 +223,13 @@ class ExpireReport:
             "bytes": r.deleted_bytes,
             "seconds": round(r.seconds, 3),
         }])
+
+    def file_rows(self) -> Rows:
+        """Every file the plan deletes, in order (paths relative to the table): the dry run's
+        listing, and a real run's with ``--verbose``."""
+        p = self.plan if self.result is None else (self.result.plan or self.plan)
+        return Rows(EXPIRE_FILE_COLUMNS, [{**f.to_dict(), "path": table_relative(f.path, self.table_path)}
+                                          for f in p.files])
 
     def describe(self) -> str:
         """What the plan expires and deletes, in one line."""
@@ -242,8 +263,8 @@ class OrphanFilesReport:
 
     def rows(self) -> Rows:
         root = self.table_path
-        rows = [{"path": _relative(f.path, root), "kind": f.kind, "bytes": f.size} for f in self.files]
-        rows += [{"path": _relative(d, root), "kind": "directory", "bytes": 0} for d in self.dirs]
+        rows = [{"path": table_relative(f.path, root), "kind": f.kind, "bytes": f.size} for f in self.files]
+        rows += [{"path": table_relative(d, root), "kind": "directory", "bytes": 0} for d in self.dirs]
         return Rows(REMOVED_FILE_COLUMNS, rows)
 
     def notes(self) -> list[str]:
@@ -264,7 +285,7 @@ class OrphanFilesReport:
         kept = self.result.kept if self.result is not None else []
         if kept:
             out.append(f"kept {len(kept)} planned files that became used while running "
-                       f"(e.g. {_relative(kept[0].path, self.table_path)})")
+                       f"(e.g. {table_relative(kept[0].path, self.table_path)})")
         return out
 
 
@@ -280,7 +301,7 @@ class RollbackReport:
     def rows(self) -> Rows:
         root = self.table_path
         return Rows(REMOVED_FILE_COLUMNS,
-                    [{"path": _relative(f.path, root), "kind": f.kind, "bytes": f.size} for f in self.plan.files])
+                    [{"path": table_relative(f.path, root), "kind": f.kind, "bytes": f.size} for f in self.plan.files])
 
     def notes(self) -> list[str]:
         p = self.plan

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..compact.job import compact_table
 from ..compact.local import Progress
+from ..compact.overwrite_plan import OverwritePlan
 from ..compact.rescale import rescale as rescale_table
 from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
-from ..compact.write_job import WriteResult, write_table_result
+from ..compact.write_job import WriteResult, plan_overwrite_result, write_table_result
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
@@ -44,6 +45,7 @@ from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.features import Action, check_features
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
+from ..utils.progress import StepProgress
 from .arguments import (
     Duration,
     KeyValues,
@@ -63,6 +65,7 @@ from .arguments import (
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
+    AlterPlan,
     CompactManifestReport,
     CompactReport,
     ExpireReport,
@@ -142,6 +145,33 @@ class Table:
         ``add_columns``: ``"NAME TYPE"`` texts (``"note STRING, qty INT"``);
         ``rename_columns``: ``{old: new}`` or ``"OLD:NEW"`` texts.
         """
+        changes = self._schema_changes(set_options, unset, add_columns, rename_columns, drop_columns, comment)
+        return self.warehouse.catalog.alter_table(self.identifier, changes, self.branch).id
+
+    def plan_alter(
+        self,
+        *,
+        set_options: KeyValues | None = None,
+        unset: str | Sequence[str] | None = None,
+        add_columns: str | Sequence[str] | None = None,
+        rename_columns: Mapping[str, str] | str | Sequence[str] | None = None,
+        drop_columns: str | Sequence[str] | None = None,
+        comment: str | None = None,
+    ) -> AlterPlan:
+        """What :meth:`alter` with the same arguments would commit (every check runs); writes nothing."""
+        changes = self._schema_changes(set_options, unset, add_columns, rename_columns, drop_columns, comment)
+        old, new = self.open().schema_manager.plan_changes(changes)
+        return AlterPlan(old, new, self.name)
+
+    def _schema_changes(
+        self,
+        set_options: KeyValues | None,
+        unset: str | Sequence[str] | None,
+        add_columns: str | Sequence[str] | None,
+        rename_columns: Mapping[str, str] | str | Sequence[str] | None,
+        drop_columns: str | Sequence[str] | None,
+        comment: str | None,
+    ) -> list[Any]:
         changes: list[Any] = [schema_changes.SetOption(k, v) for k, v in key_values(set_options, "--set").items()]
         changes += [schema_changes.RemoveOption(k) for k in _strings(unset)]
         for text in _strings(add_columns):
@@ -158,7 +188,7 @@ class Table:
             changes.append(schema_changes.UpdateComment(comment))
         if not changes:
             raise InvalidInput(f"alter {self.name}: nothing to change")
-        return self.warehouse.catalog.alter_table(self.identifier, changes, self.branch).id
+        return changes
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -175,6 +205,7 @@ class Table:
         write_only: bool = False,
         expire: bool = True,
         columns: Names | None = None,
+        progress: StepProgress | None = None,
     ) -> WriteReport:
         """Write ``data`` in one commit; nothing is committed on any error.
 
@@ -186,6 +217,7 @@ class Table:
         snapshot / partition / tag expiry: ``write_only`` skips both, ``expire=False`` the expiry.
         ``columns`` (data-evolution tables): update those columns of the existing rows the
         input's ``_ROW_ID`` column names instead of adding rows (one APPEND commit).
+        ``progress(done, total, detail)``: input files read, the rows so far as the detail.
         """
         if columns is not None:
             return self._update_columns(data, column_list(columns), format=format,
@@ -203,9 +235,29 @@ class Table:
             result = write_table_result(
                 table, inputs, fmt=format, row_kind_column=row_kind_column, delete=delete, overwrite=overwrite,
                 overwrite_partition=spec or None, options=dyn_options or None,
-                storage_options=self.warehouse.storage_options, stdin=stdin, expire=expire,
+                storage_options=self.warehouse.storage_options, stdin=stdin, expire=expire, progress=progress,
             )
         return WriteReport(result)
+
+    def plan_overwrite(
+        self,
+        data: Any,
+        *,
+        format: str | None = None,
+        row_kind_column: str | None = None,
+        partition: KeyValues | None = None,
+        options: KeyValues | None = None,
+    ) -> OverwritePlan:
+        """What :meth:`write` with ``overwrite=True`` would do (``write --overwrite --dry-run``):
+        the input is read and checked as a real write checks it, and the live files the
+        overwrite would delete are listed with the input rows per partition; nothing is written."""
+        spec = key_values(partition, "--partition")
+        table = self._open_for(Action.WRITE)
+        inputs, format, stdin = self._write_inputs(data, format)
+        with contextlib.closing(stdin) if stdin is not None else contextlib.nullcontext():
+            return plan_overwrite_result(table, inputs, fmt=format, row_kind_column=row_kind_column,
+                                         overwrite_partition=spec or None, options=key_values(options, "--option")
+                                         or None, storage_options=self.warehouse.storage_options, stdin=stdin)
 
     @staticmethod
     def _write_inputs(data: Any, format: str | None) -> tuple[list[str], str | None, Any]:
@@ -331,12 +383,14 @@ class Table:
         return RescaleReport(result, self.name)
 
     def rewrite_file_index(
-        self, *, partitions: str | Sequence[str] | None = None, where: str | None = None, dry_run: bool = False
+        self, *, partitions: str | Sequence[str] | None = None, where: str | None = None, dry_run: bool = False,
+        progress: StepProgress | None = None,
     ) -> RewriteFileIndexReport:
         """Build, rebuild or drop file indexes so every live file matches the file-index.*
         options, in one COMPACT snapshot; files already right are skipped."""
         table = self._open_for(Action.REWRITE_FILE_INDEX)
-        result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run)
+        result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run,
+                                      progress=progress)
         return RewriteFileIndexReport(result, _default_v2_bitmaps(table.schema.options))
 
     # -- expiry and clean-up --------------------------------------------------------------------
@@ -350,17 +404,19 @@ class Table:
         max_deletes: int | None = None,
         changelog: bool = False,
         dry_run: bool = False,
+        progress: StepProgress | None = None,
     ) -> ExpireReport:
         """Expire old snapshots (or with ``changelog`` long-lived changelogs) and delete the
         files only they used, as Java does; unset arguments fall back to the table's options.
         If anything deciding what is still used cannot be read, nothing is deleted
-        (UnsafeRefused). A run right after a dry run deletes exactly the dry run's files."""
+        (UnsafeRefused). A run right after a dry run deletes exactly the dry run's files.
+        ``progress(done, total, detail)`` is called as files are deleted."""
         cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
         table = self._open_for(Action.EXPIRE)
         policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
                               max_deletes=max_deletes, changelog=changelog)
         plan = plan_expire(table, policy)
-        return ExpireReport(plan, None if dry_run else apply_expire(table, plan))
+        return ExpireReport(plan, None if dry_run else apply_expire(table, plan, progress=progress), table.path)
 
     def expire_partitions(
         self,
@@ -398,13 +454,14 @@ class Table:
         force: bool = False,
         external_paths: bool = False,
         dry_run: bool = False,
+        progress: StepProgress | None = None,
     ) -> OrphanFilesReport:
         """Delete files no snapshot, tag, changelog or branch uses, last modified before
         ``older_than`` (default 1 day ago; under 1 hour needs ``force``). Anything unreadable
         stops the run (UnsafeRefused) with nothing deleted."""
         table = self._open_for(Action.REMOVE_ORPHAN_FILES)
         plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
-        result = None if dry_run else remove_orphans(table, plan)
+        result = None if dry_run else remove_orphans(table, plan, progress)
         return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
 
     def rollback(self, *, snapshot: int | None = None, tag: str | None = None, dry_run: bool = False

@@ -66,6 +66,7 @@ from ..schema.file_index_options import (
 from ..schema.file_index_options import bloom_filter_options as bloom_options
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
+from ..utils.progress import StepProgress, Ticker
 from ..utils.workers import worker_pool
 
 RESULT_COLUMNS = ["snapshot_id", "files_scanned", "files_changed", "files_unchanged", "indexes_built",
@@ -251,8 +252,10 @@ def rewrite_file_index(
     where: str | None = None,
     dry_run: bool = False,
     parallelism: int | None = None,
+    progress: StepProgress | None = None,
 ) -> RewriteResult:
-    """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot."""
+    """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot.
+    ``progress`` counts the files rewritten."""
     from ..operation.partition_spec import parse_partition_specs, partition_filter
     started = time.monotonic()
     schema = table.schema
@@ -273,7 +276,7 @@ def rewrite_file_index(
                                  for p in changed)
     result.indexes_built = sum(len(p.build) for p in changed)
     if not dry_run and changed:
-        _IndexRewrite(table, dec, containers).run(changed, parallelism, result)
+        _IndexRewrite(table, dec, containers, Ticker(progress, len(changed))).run(changed, parallelism, result)
     result.seconds = time.monotonic() - started
     return result
 
@@ -285,8 +288,10 @@ _Outcome = tuple[FilePlan, DataFileMeta, int]
 class _IndexRewrite:
     """Executes the plans of the changed files: new containers, then one COMPACT commit."""
 
-    def __init__(self, table: FileStoreTable, dec: EntryDecoder, containers: dict[str, FileIndexContainer]) -> None:
+    def __init__(self, table: FileStoreTable, dec: EntryDecoder, containers: dict[str, FileIndexContainer],
+                 ticker: Ticker) -> None:
         self.table = table
+        self.ticker = ticker
         self.dec = dec
         self.containers = containers
         self.threshold = table.options.file_index_in_manifest_threshold
@@ -327,6 +332,11 @@ class _IndexRewrite:
 
     def _rewrite(self, plan: FilePlan) -> _Outcome:
         """One file: its kept payloads plus the indexes to build, placed in or beside the manifest."""
+        outcome = self._rewrite_one(plan)
+        self.ticker.tick()
+        return outcome
+
+    def _rewrite_one(self, plan: FilePlan) -> _Outcome:
         m = plan.entry.file
         indexes: dict[str, dict[str, bytes | None]] = {}
         old = self.containers.get(m.file_name)

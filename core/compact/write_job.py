@@ -30,15 +30,18 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidInput
 from ..format.input import InputChunk, make_plan, read_inputs
+from ..format.input_files import expand_inputs
 from ..manifest.manifest import FileKind, ManifestEntry
 from ..mergetree.compact_unit import CompactUnit, UnitResult
 from ..operation.commit import FileStoreCommit
 from ..operation.partition_spec import check_partition_spec
 from ..operation.write import TableWrite, WriteSummary
 from ..utils.interrupt import deferred
+from ..utils.progress import StepProgress
 from .append import plan_append_units
 from .job import expire_after
 from .local import UnitsFailed, delete_written, run_local
+from .overwrite_plan import OverwritePlan, plan_overwrite
 from .plan import dv_index_files, pick_bucket_unit, sorted_runs_of
 
 if TYPE_CHECKING:
@@ -105,11 +108,13 @@ def write_table_result(
     stdin: Any = None,
     commit_user: str | None = None,
     expire: bool = True,
+    progress: StepProgress | None = None,
 ) -> WriteResult:
     """:func:`write_table` plus what was written and how long it took.
 
     ``expire=False`` skips the post-commit maintenance (snapshot, partition and tag expiry)
-    a Java writer would run; ``write-only`` skips it too.
+    a Java writer would run; ``write-only`` skips it too. ``progress`` counts the input files
+    read (its detail: the rows so far).
     """
     started = time.monotonic()
     commit_user = commit_user or str(uuid.uuid4())  # staged postpone files carry it in their names
@@ -117,12 +122,10 @@ def write_table_result(
     commit = FileStoreCommit(table, commit_user)
     out = _Outcome()
     try:
-        chunks = read_inputs(inputs, tw.schema, fmt, row_kind_column, delete, storage_options, stdin,
+        files = expand_inputs(inputs, fmt, storage_options)
+        chunks = read_inputs(files, tw.schema, fmt, row_kind_column, delete, storage_options, stdin,
                              dict(overwrite_partition or {}))
-        # read_inputs is a generator: closed on every way out, so is the input
-        with contextlib.closing(cast(Generator[InputChunk, None, None], chunks)):
-            for chunk in chunks:
-                tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
+        _write_chunks(tw, cast(Generator[InputChunk, None, None], chunks), progress, len(files))
         messages = tw.prepare_commit()
         out.compacted = _auto_compact(tw, messages)
         _commit(table, tw, commit, messages, out, overwrite, overwrite_partition)
@@ -142,6 +145,43 @@ def write_table_result(
             out.warning = f"{out.warning}; {expired}" if out.warning else expired
     return WriteResult(out.snapshots[-1] if out.snapshots else None, tw.summary, time.monotonic() - started,
                        out.snapshots, len(out.compacted), out.warning)
+
+
+def plan_overwrite_result(
+    table: FileStoreTable,
+    inputs: list[str],
+    fmt: str | None = None,
+    row_kind_column: str | None = None,
+    overwrite_partition: dict[str, Any] | None = None,
+    options: Mapping[str, str] | None = None,
+    storage_options: dict[str, Any] | None = None,
+    stdin: Any = None,
+) -> OverwritePlan:
+    """What ``write_table_result(..., overwrite=True)`` would replace (a dry run): the input is
+    read and checked, no file is written, nothing is committed."""
+    tw = _open_writer(table, row_kind_column, False, True, overwrite_partition, options, str(uuid.uuid4()))
+    try:
+        files = expand_inputs(inputs, fmt, storage_options)
+        return plan_overwrite(tw, table, files, fmt, row_kind_column, dict(overwrite_partition or {}),
+                              storage_options, stdin)
+    finally:
+        tw.abort()  # wrote nothing; releases the writer
+
+
+def _write_chunks(tw: TableWrite, chunks: Generator[InputChunk, None, None], progress: StepProgress | None,
+                  files: int) -> None:
+    """Every chunk into the writer; the generator (and so the input) is closed on every way out."""
+    sources: set[str] = set()
+    rows = 0
+    with contextlib.closing(chunks):
+        for chunk in chunks:
+            tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
+            if progress is not None:
+                sources.add(chunk.source)
+                rows += chunk.data.num_rows
+                progress(len(sources) - 1, files, f"{rows:,} rows")
+    if progress is not None:
+        progress(files, files, f"{rows:,} rows")
 
 
 def _open_writer(

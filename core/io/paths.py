@@ -38,6 +38,13 @@ def table_path(warehouse: str, database: str, table: str) -> str:
     return join(warehouse, f"{database}.db", table)
 
 
+def table_relative(path: str, root: str) -> str:
+    """A path as every listing of files shows it: relative to the table directory ``root`` when
+    the file lies under it, else whole (an external data path keeps its scheme)."""
+    prefix = root.rstrip("/") + "/"
+    return path[len(prefix):] if path.startswith(prefix) else path
+
+
 def is_main_branch(branch: str | None) -> bool:
     return branch is None or branch == "" or branch == MAIN_BRANCH
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import AlreadyExists, InvalidInput, NotFound
 from ..io.fileio import FileIO, FileStatus, join
-from ..io.paths import MAIN_BRANCH
+from ..io.paths import MAIN_BRANCH, table_relative
 from ..refs.branches import BranchManager, validate_branch_name
 from ..refs.snapshot import SnapshotManager
 from ..refs.tags import TagManager
@@ -56,11 +56,13 @@ class BranchChange:
 @dataclass
 class BranchPlan:
     changes: list[BranchChange] = field(default_factory=list)
+    table_path: str = ""  # listings show paths relative to it
 
     def rows(self) -> Rows:
         return Rows(
             ["action", "kind", "path", "source", "bytes"],
-            [{"action": c.action, "kind": c.kind, "path": c.path, "source": c.source, "bytes": c.size}
+            [{"action": c.action, "kind": c.kind, "path": table_relative(c.path, self.table_path),
+              "source": None if c.source is None else table_relative(c.source, self.table_path), "bytes": c.size}
              for c in self.changes],
         )
 
@@ -139,7 +141,7 @@ def plan_delete_branch(table: FileStoreTable, name: str) -> BranchPlan:
             f"cannot delete branch {name!r}: it is the table's scan.fallback-branch; unset that option first"
         )
     files, _ = _walk_files(fio, bm.branch_path(name))
-    plan = BranchPlan()
+    plan = BranchPlan(table_path=table.path)
     for s in sorted(files, key=lambda s: s.path):
         plan.changes.append(BranchChange("delete", _kind_of(s.name), s.path, None, s.size))
     return plan
@@ -219,7 +221,7 @@ def plan_fast_forward(table: FileStoreTable, name: str) -> BranchPlan:
         path = dst_schemas.schema_path(sid)
         if sid >= first_schema and path not in overwritten:
             deletes.append(BranchChange("delete", "schema", path))
-    plan = BranchPlan(deletes + copies)
+    plan = BranchPlan(deletes + copies, table.path)
     for c in plan.changes:
         try:
             c.size = fio.file_size(c.source or c.path)

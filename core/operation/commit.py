@@ -377,29 +377,61 @@ class FileStoreCommit:
         base_snapshot_id: int | None = None,
     ) -> Snapshot | None:
         """Delete every live file (and index file) the filter selects, then add the new ones."""
+        adds: dict[bytes, str] = {}
+        for e in table_entries:
+            if e.kind == FileKind.ADD:
+                adds.setdefault(e.partition, e.file.file_name)
+        skip, part_filter = self._overwrite_scope(spec, adds, dynamic)
+        if skip:
+            return None  # dynamic mode: nothing new, nothing deleted (as Java)
+        return self._overwrite_filtered(
+            part_filter, table_entries, index_entries, identifier, watermark, props, base_snapshot_id
+        )
+
+    def _overwrite_scope(self, spec: Mapping[str, Any], adds: Mapping[bytes, str], dynamic: bool | None
+                         ) -> tuple[bool, Callable[[bytes], bool] | None]:
+        """(nothing to do, the partition filter of what goes; None = whole table) for new files
+        in ``adds`` (partition -> a file name, for the refusal of one outside ``spec``)."""
         partitioned = bool(self.partition_types)
         if dynamic is None:
             dynamic = self.options.get_bool("dynamic-partition-overwrite", True)
         dynamic = dynamic and partitioned
-        part_filter: Callable[[bytes], bool] | None
         static = static_partition_filter(self.table.schema, spec)
         if static is not None:
-            for e in table_entries:
-                if e.kind == FileKind.ADD and not static(e.partition):
+            for partition, name in adds.items():
+                if not static(partition):
                     raise InvalidInput(
-                        f"overwrite of partition {dict(spec)}: new file {e.file.file_name} is in partition "
-                        f"{partition_text(self.table.schema, e.partition)}, outside the overwritten partition"
+                        f"overwrite of partition {dict(spec)}: new file {name} is in partition "
+                        f"{partition_text(self.table.schema, partition)}, outside the overwritten partition"
                     )
         if dynamic:
-            touched = {e.partition for e in table_entries if e.kind == FileKind.ADD}
-            if not touched:
-                return None  # dynamic mode: nothing new, nothing deleted (as Java)
-            part_filter = touched.__contains__
-        else:
-            part_filter = static  # None = whole table
-        return self._overwrite_filtered(
-            part_filter, table_entries, index_entries, identifier, watermark, props, base_snapshot_id
-        )
+            return not adds, set(adds).__contains__
+        return False, static
+
+    def overwrite_deletes(self, spec: Mapping[str, Any], adds: Mapping[bytes, str], dynamic: bool | None
+                          ) -> tuple[Snapshot | None, list[ManifestEntry], list[IndexManifestEntry]]:
+        """What an overwrite with new files in the partitions ``adds`` names would delete from
+        the latest snapshot (a dry run: the same selection :meth:`commit` makes); writes nothing."""
+        latest = self.table.snapshot_manager.latest_snapshot()
+        skip, part_filter = self._overwrite_scope(spec, adds, dynamic)
+        if skip or latest is None:
+            return latest, [], []
+        deletes, index_deletes = self._overwritten(latest, part_filter)
+        return latest, deletes, index_deletes
+
+    def _overwritten(self, latest: Snapshot, part_filter: Callable[[bytes], bool] | None
+                     ) -> tuple[list[ManifestEntry], list[IndexManifestEntry]]:
+        """DELETE entries of the live data and index files ``part_filter`` selects (None: all)."""
+        deletes: list[ManifestEntry] = []
+        index_deletes: list[IndexManifestEntry] = []
+        for e in self.live.data(latest, part_filter):
+            if e.bucket < 0 and self.table.schema.bucket != paths.POSTPONE_BUCKET:
+                continue  # Java: only an overwrite through the postpone table drops staged files
+            deletes.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file))
+        for ie in self.live.index(latest):
+            if part_filter is None or part_filter(ie.partition):
+                index_deletes.append(IndexManifestEntry(FileKind.DELETE, ie.partition, ie.bucket, ie.index_file))
+        return deletes, index_deletes
 
     def _overwrite_filtered(
         self,
@@ -420,15 +452,7 @@ class FileStoreCommit:
             deletes: list[ManifestEntry] = []
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None:
-                for e in self.live.data(latest, part_filter):
-                    if e.bucket < 0 and self.table.schema.bucket != paths.POSTPONE_BUCKET:
-                        continue  # Java: only an overwrite through the postpone table drops staged files
-                    deletes.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file))
-                for ie in self.live.index(latest):
-                    if part_filter is None or part_filter(ie.partition):
-                        index_deletes.append(
-                            IndexManifestEntry(FileKind.DELETE, ie.partition, ie.bucket, ie.index_file)
-                        )
+                deletes, index_deletes = self._overwritten(latest, part_filter)
             seen = {d.identifier() for d in deletes}
             deletes += [d for d in extra_deletes if d.identifier() not in seen]
             return _Changes(deletes + adds, [], index_deletes + index_entries)

@@ -29,6 +29,7 @@ from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
 from ..io.fileio import join
 from ..refs.snapshot import ChangelogManager, SnapshotManager
 from ..schema.options import CoreOptions
+from ..utils.progress import StepProgress, Ticker
 from ..utils.rows import Rows
 from .changelog_expire import plan_changelog_expire
 from .expire_plan import ACTION, ExpirePlan, ExpirePolicy, RetainedRefs, resolve_policy
@@ -98,13 +99,16 @@ def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> None:
 
 
 def apply_expire(table: FileStoreTable, plan: ExpirePlan,
-                 on_delete: Callable[[FileDeletion], None] | None = None) -> ExpireResult:
-    """Delete exactly the plan's files in its order, then move/delete metadata, then EARLIEST."""
+                 on_delete: Callable[[FileDeletion], None] | None = None,
+                 progress: StepProgress | None = None) -> ExpireResult:
+    """Delete exactly the plan's files in its order, then move/delete metadata, then EARLIEST;
+    ``progress`` counts the files."""
     started = time.monotonic()
     result = ExpireResult(plan)
     if plan.expired_ids:
         _revalidate(table, plan)
         lock = threading.Lock()
+        ticker = Ticker(progress, len(plan.files))
 
         def deleted(f: FileDeletion) -> None:
             with lock:
@@ -112,6 +116,7 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
                 result.deleted_bytes += f.bytes
             if on_delete is not None:
                 on_delete(f)
+            ticker.tick()
 
         delete_in_order(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
         remove_empty_bucket_dirs(table, plan.empty_dir_candidates)

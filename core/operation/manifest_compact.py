@@ -52,7 +52,7 @@ class ManifestAction:
 
     def as_row(self) -> dict[str, Any]:
         m = self.manifest
-        return {"manifest": m.file_name, "bytes": m.file_size, "added": m.num_added_files,
+        return {"manifest": f"manifest/{m.file_name}", "bytes": m.file_size, "added": m.num_added_files,
                 "deleted": m.num_deleted_files, "action": "rewrite" if self.rewrite else "keep",
                 "reason": self.reason}
 

@@ -33,6 +33,7 @@ from ..io.fileio import FileStatus, join, parent
 from ..io.paths import MAIN_BRANCH, branch_path
 from ..io.paths import data_root as paths_data_root
 from ..utils.durations import parse_point_in_time
+from ..utils.progress import StepProgress, Ticker
 from .external_roots import (
     ExternalLayout,
     check_unshared,
@@ -341,8 +342,9 @@ def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[st
 # ---------------------------------------------------------------------------------------
 
 
-def remove_orphans(table: FileStoreTable, plan: OrphanPlan) -> OrphanResult:
-    """Delete the plan's files after re-reading what the table uses now; then its empty dirs."""
+def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgress | None = None) -> OrphanResult:
+    """Delete the plan's files after re-reading what the table uses now; then its empty dirs.
+    ``progress`` counts the files deleted."""
     fio = table.file_io
     result = OrphanResult(plan)
     refresh_used_files(fio, plan.table_path, plan.used, ACTION)
@@ -351,7 +353,7 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan) -> OrphanResult:
         used = f.kind not in _UNCHECKED and f.path.rsplit("/", 1)[-1] in names
         # a directory is never a candidate by construction (listings filter them)
         (result.kept if used or (fio.is_local and fio.is_dir(f.path)) else result.deleted).append(f)
-    delete_in_order(fio, result.deleted, lambda f: _PHASES[f.kind])
+    delete_in_order(fio, result.deleted, lambda f: _PHASES[f.kind], Ticker(progress, len(result.deleted)).tick)
     dirs = plan.dirs
     if result.kept:
         kept_paths = {f.path for f in result.kept}

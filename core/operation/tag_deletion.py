@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound, UnsafeRefused
+from ..io.paths import table_relative
 from ..refs.snapshot import ChangelogManager, Snapshot
 from ..refs.tags import Tag, validate_tag_name
 from ..utils.rows import Rows
@@ -71,6 +72,8 @@ class TagDeletionPlan:
     files: list[DeletedFile]
     branches: list[str] | None = None  # branches seen while planning (re-checked before deleting)
     bucket_dirs: list[str] = field(default_factory=list)  # emptied maybe (snapshot.clean-empty-directories)
+    table_path: str = ""  # listings show paths relative to it
+
 
     @property
     def total_bytes(self) -> int:
@@ -79,7 +82,8 @@ class TagDeletionPlan:
     def rows(self) -> Rows:
         return Rows(
             ["tag", "kind", "path", "bytes"],
-            [{"tag": f.tag, "kind": f.kind, "path": f.path, "bytes": f.size} for f in self.files],
+            [{"tag": f.tag, "kind": f.kind, "path": table_relative(f.path, self.table_path), "bytes": f.size}
+             for f in self.files],
         )
 
 
@@ -167,7 +171,7 @@ def plan_tag_deletion(table: FileStoreTable, names: list[str]) -> TagDeletionPla
              for owner, f in zip(_owner_of(owners, len(planner.files)), planner.files, strict=True)]
     files.sort(key=lambda f: _PHASES[f.kind])
     return TagDeletionPlan(list(names), tag_files + files, None if protection is None else protection.branches,
-                           list(planner.bucket_dirs))
+                           list(planner.bucket_dirs), table.path)
 
 
 def _owner_of(owners: list[tuple[str, int]], total: int) -> list[str]:

@@ -52,10 +52,8 @@ class UnexistingFile:
     has_dv: bool = False
 
     def as_row(self, table_path: str) -> dict[str, Any]:
-        prefix = table_path.rstrip("/") + "/"
-        shown = self.path[len(prefix):] if self.path.startswith(prefix) else self.path
         f = self.entry.file
-        return {"path": shown, "partition": self.partition, "bucket": self.entry.bucket, "level": f.level,
+        return {"path": paths.table_relative(self.path, table_path), "partition": self.partition, "bucket": self.entry.bucket, "level": f.level,
                 "rows": f.row_count, "bytes": f.file_size, "deletion_vector": self.has_dv}
 
 

@@ -295,7 +295,7 @@ class TableWrite:
             return None
         return arr
 
-    def _split_partitions(self, data: pa.Table) -> list[tuple[bytes, str, Any]]:
+    def split_partitions(self, data: pa.Table) -> list[tuple[bytes, str, Any]]:
         """[(partition BinaryRow, partition dir, row indices or None for all rows)]."""
         import numpy as np
         import pyarrow as pa
@@ -339,7 +339,7 @@ class TableWrite:
         """
         import numpy as np
 
-        parts = self._split_partitions(data)
+        parts = self.split_partitions(data)
         if self.staged:  # one postpone bucket per partition, rows in arrival order
             return [(partition, part_dir, paths.POSTPONE_BUCKET, rows) for partition, part_dir, rows in parts]
         n = data.num_rows
@@ -359,7 +359,7 @@ class TableWrite:
         return out
 
     def _bucket_ids_all(self, data: pa.Table, parts: list[tuple[bytes, str, Any]]) -> np.ndarray:
-        """Bucket of every row of ``data`` (``parts`` from :meth:`_split_partitions`)."""
+        """Bucket of every row of ``data`` (``parts`` from :meth:`split_partitions`)."""
         import numpy as np
 
         if self.unaware:

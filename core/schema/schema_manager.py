@@ -120,12 +120,9 @@ class SchemaManager:
                 return True
         return False
 
-    def commit_changes(self, changes: list[SchemaChange], has_snapshots: bool | None = None) -> TableSchema:
-        """Apply ``changes`` to the latest schema and publish it as the next id.
-
-        Losing the write-if-absent race to another writer is a CommitConflict: the caller
-        re-reads and retries, since the changes may no longer make sense on the new schema.
-        """
+    def plan_changes(self, changes: list[SchemaChange], has_snapshots: bool | None = None
+                     ) -> tuple[TableSchema, TableSchema]:
+        """(latest schema, the schema ``changes`` make of it); every check runs, nothing is written."""
         old = self.latest()
         if old is None:
             raise NotFound(f"table {self.branch_root} does not exist (no schema files in {self.schema_dir})")
@@ -133,7 +130,15 @@ class SchemaManager:
             has_snapshots = self.has_snapshots()
         new_keys = [c.key for c in changes if isinstance(c, SetOption) and c.key not in old.options]
         check_option_keys(new_keys)
-        new = apply_changes(old, changes, has_snapshots)
+        return old, apply_changes(old, changes, has_snapshots)
+
+    def commit_changes(self, changes: list[SchemaChange], has_snapshots: bool | None = None) -> TableSchema:
+        """Apply ``changes`` to the latest schema and publish it as the next id.
+
+        Losing the write-if-absent race to another writer is a CommitConflict: the caller
+        re-reads and retries, since the changes may no longer make sense on the new schema.
+        """
+        old, new = self.plan_changes(changes, has_snapshots)
         if not self._publish(new):
             raise CommitConflict(
                 f"{self.schema_path(new.id)} was written by another writer while altering schema {old.id}; retry"

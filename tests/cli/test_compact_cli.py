@@ -202,18 +202,18 @@ def test_progress_bar_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import sys
 
-    from paimon_cli.commands.compact import _Progress
     from paimon_cli.core.mergetree.compact_unit import MERGE_TREE, CompactUnit
+    from paimon_cli.progress import ProgressBar
 
     unit = CompactUnit(MERGE_TREE, b"", 3, 4, ())
     for tty in (False, True):
         buf = io.StringIO()
         buf.isatty = lambda tty=tty: tty  # type: ignore[method-assign]
         monkeypatch.setattr(sys, "stderr", buf)
-        with _Progress() as progress:
-            progress("start", unit, 0, 2)
-            progress("done", unit, 1, 2)
-            progress("done", None, 2, 2)
+        with ProgressBar("compacting") as bar:
+            bar.units("start", unit, 0, 2)
+            bar.units("done", unit, 1, 2)
+            bar.units("done", None, 2, 2)
         monkeypatch.undo()
         text = buf.getvalue()
         if tty:

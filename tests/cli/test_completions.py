@@ -46,3 +46,67 @@ def test_bash_completion_answers_commands_and_values() -> None:
     assert _complete_bash("paimon-cli ins", 1) == ["inspect"]
     assert "snapshots" in _complete_bash("paimon-cli inspect sn", 2)
     assert _complete_bash("paimon-cli list -o js", 3) == ["json", "jsonl"]
+
+
+# -- names and values, through bash itself ---------------------------------------------------------
+
+
+def _bash_complete(line: str, env: dict[str, str] | None = None) -> list[str]:
+    """COMPREPLY after TAB at the end of ``line``: bash sources the committed script, sets
+    COMP_WORDS / COMP_CWORD as readline would, and calls the completion function."""
+    words = line.split(" ")  # a trailing space completes a new, empty word
+    script = (f"source {completions.default_dir() / 'paimon-cli.bash'}\n"
+              f"COMP_WORDS=({' '.join(_quote(w) for w in words)})\n"
+              f"COMP_CWORD={len(words) - 1}\n"
+              "_paimon_cli_completion paimon-cli\n"
+              'printf "%s\\n" "${COMPREPLY[@]}"\n')
+    bin_dir = str(Path(sys.executable).parent)
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
+    full_env.update(env or {}, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True,
+                          env=full_env, timeout=60)
+    assert proc.stderr == "", proc.stderr  # never fails loudly
+    return [w for w in proc.stdout.splitlines() if w]
+
+
+def _quote(word: str) -> str:
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def test_bash_completes_table_names(demo_template: Path) -> None:
+    wh = str(demo_template)
+    assert _bash_complete(f"paimon-cli read -w {wh} ") == ["demo.events", "demo.orders"]
+    assert _bash_complete(f"paimon-cli expire -w {wh} demo.o") == ["demo.orders"]
+    assert _bash_complete("paimon-cli inspect snapshots demo.e", {"PAIMON_WAREHOUSE": wh}) == ["demo.events"]
+
+
+def test_bash_completes_branch_and_tag_names(demo_template: Path) -> None:
+    env = {"PAIMON_WAREHOUSE": str(demo_template)}
+    assert _bash_complete("paimon-cli read demo.orders --branch ", env) == ["b1"]
+    assert _bash_complete("paimon-cli rollback demo.orders --tag ", env) == ["t1"]
+    assert _bash_complete("paimon-cli tag delete demo.orders t", env) == ["t1"]
+    assert _bash_complete("paimon-cli branch delete demo.orders ", env) == ["b1"]
+    assert _bash_complete("paimon-cli read demo.orders --branch b1 --tag ", env) == ["t1"]
+
+
+def test_bash_completes_enumerated_values() -> None:
+    assert _bash_complete("paimon-cli compact db.t --engine ") == ["auto", "local", "spark"]
+    assert _bash_complete("paimon-cli compact db.t --order-strategy ") == ["order", "zorder", "hilbert"]
+    assert _bash_complete("paimon-cli write db.t in.x --format js") == ["json", "jsonl"]
+    assert _bash_complete("paimon-cli read db.t -o cs") == ["csv"]
+    assert _bash_complete("paimon-cli read db.t --blob-as ") == ["bytes", "size", "descriptor"]
+    assert _bash_complete("paimon-cli expire-partitions db.t --strategy ") == ["values-time", "update-time"]
+    assert "snapshots" in _bash_complete("paimon-cli inspect sn")
+    assert _bash_complete("paimon-cli tag d") == ["delete"]
+
+
+def test_bash_completion_of_a_missing_warehouse_is_empty_and_quiet(tmp_path: Path) -> None:
+    assert _bash_complete(f"paimon-cli read -w {tmp_path / 'nope'} ") == []
+    assert _bash_complete("paimon-cli rollback nodb.t --tag ", {"PAIMON_WAREHOUSE": str(tmp_path)}) == []
+
+
+def test_bash_offers_no_existing_name_to_create(demo_template: Path) -> None:
+    env = {"PAIMON_WAREHOUSE": str(demo_template)}
+    assert _bash_complete("paimon-cli tag create demo.orders ", env) == []
+    assert _bash_complete("paimon-cli branch create demo.orders ", env) == []
+    assert _bash_complete("paimon-cli tag rename demo.orders ", env) == ["t1"]

@@ -92,3 +92,21 @@ def test_changelog_has_unreleased() -> None:
     assert "## [Unreleased]" in text
     for name in REGISTERED:
         assert f"`{name}" in text, f"CHANGELOG does not mention {name}"
+
+
+def _readme_commands() -> list[str]:
+    """The commands of the README's first code block (its install/try/test recipe), comments cut."""
+    block = README.split("```bash\n", 1)[1].split("```", 1)[0]
+    return [line.split("  #", 1)[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def test_ci_runs_exactly_the_readme_commands() -> None:
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()]
+    commands = _readme_commands()
+    assert "python -m pip install --upgrade pip" in commands  # the venv's pip 23 cannot resolve [test]
+    positions = []
+    for cmd in commands:
+        hits = [i for i, line in enumerate(ci) if line == cmd or line.startswith(cmd + " -")]
+        assert hits, f".ci/run does not run the README's {cmd!r}"
+        positions.append(hits[0])
+    assert positions == sorted(positions), ".ci/run runs the README's commands in another order"

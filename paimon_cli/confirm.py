@@ -1,0 +1,97 @@
+"""Confirmation of destructive commands: on a terminal, show what will go and ask first.
+
+One call per command, before its real run::
+
+    confirm(yes, f"expire {table.name}", lambda: table.expire(..., dry_run=True).rows())
+
+The question is asked only when stdin and stderr are both terminals and ``--yes`` was not
+given; a cron job, a pipe or a script (stdin not a terminal) proceeds as before, without a
+prompt. The preview is the command's own dry run (the same rows ``--dry-run`` prints, so
+the same paths), shown on stderr and summarised when long. Anything but ``y``/``yes`` (also
+end of input) declines: :class:`Declined`, exit 7, nothing changed. The library
+(``paimon_cli.core``) never prompts.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from .core.errors import PaimonError
+from .output import RowsLike, note, render_plain
+
+SHOWN_ROWS = 20  # a longer plan is cut to its first rows plus a count (--dry-run lists all)
+
+YesOpt = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Do not ask for confirmation on a terminal (scripts; without a terminal "
+                                      "nothing is asked anyway)."),
+]
+VerboseOpt = Annotated[
+    bool, typer.Option("--verbose", "-v", help="List every file the run deleted, as --dry-run lists them.")
+]
+
+
+class Declined(PaimonError):
+    """The operator answered no at the confirmation prompt; nothing was changed."""
+
+    exit_code = 7
+
+
+def interactive() -> bool:
+    """Whether a person can answer: stdin and stderr (where the question goes) are terminals."""
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+
+
+def confirm(yes: bool, action: str, preview: Callable[[], RowsLike]) -> None:
+    """Ask before ``action`` on a terminal (unless ``yes``); raise :class:`Declined` on no.
+
+    ``preview`` runs the command's dry run and returns its rows; it is called only when the
+    question is asked, and an empty preview (nothing would change) asks nothing.
+    """
+    if yes or not interactive():
+        return
+    rows = preview()
+    if not rows.rows:
+        return
+    show(rows)
+    sys.stderr.write(f"{action}? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if answer.strip().lower() not in ("y", "yes"):
+        if not answer:
+            sys.stderr.write("\n")
+        raise Declined(f"{action}: declined at the prompt; nothing was changed")
+
+
+def show(rows: RowsLike) -> None:
+    """The plan on stderr: at most :data:`SHOWN_ROWS` rows, then how many more and the total."""
+    shown: Any = rows
+    if len(rows.rows) > SHOWN_ROWS:
+        shown = _Rows(rows.columns, rows.rows[:SHOWN_ROWS])
+    render_plain(shown, sys.stderr)
+    more = len(rows.rows) - SHOWN_ROWS
+    total = _total_bytes(rows)
+    summary = f"{len(rows.rows)} row(s)" + ("" if total is None else f", {total} bytes")
+    if more > 0:
+        summary = f"... and {more} more (--dry-run lists every one); {summary} in all"
+    note(summary)
+
+
+def _total_bytes(rows: RowsLike) -> int | None:
+    for col in ("bytes", "file_size_in_bytes"):
+        if col in rows.columns:
+            return sum(int(r.get(col) or 0) for r in rows.rows)
+    return None
+
+
+class _Rows:
+    def __init__(self, columns: list[str], rows: list[dict[str, Any]]) -> None:
+        self.columns = columns
+        self.rows = rows

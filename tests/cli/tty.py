@@ -1,0 +1,93 @@
+"""Run paimon-cli on a pseudo-terminal (stdin, stdout and stderr all the tty, as in a shell)."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PROMPT = "? [y/N] "
+
+
+@dataclass
+class TtyRun:
+    rc: int
+    output: str  # everything the terminal showed (stdout and stderr interleaved, \r\n line ends)
+    stdout: str = ""  # with ``stdout_pipe``: what went to stdout (then not a terminal)
+
+    @property
+    def prompted(self) -> bool:
+        return PROMPT in self.output
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
+    env.update(COLUMNS="120", LINES="40", TERM="xterm")
+    return env
+
+
+def _read(fd: int, until: str | None, deadline: float) -> str:
+    out = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+        if until is not None and until.encode() in out:
+            break
+    return out.decode("utf-8", "replace")
+
+
+def run_on_tty(args: list[str], answer: str | None = None, timeout: float = 60.0, stdout_pipe: bool = False
+               ) -> TtyRun:
+    """Run ``paimon-cli ARGS`` on a new pseudo-terminal; type ``answer`` at the first prompt.
+    ``stdout_pipe``: stdout goes to a pipe instead (``paimon-cli ... > file`` typed in a shell)."""
+    master, slave = os.openpty()
+    out_file = tempfile.TemporaryFile() if stdout_pipe else None
+    proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", *args], stdin=slave,
+                            stdout=out_file if out_file is not None else slave, stderr=slave,
+                            env=_env(), close_fds=True, start_new_session=True)
+    os.close(slave)
+    deadline = time.monotonic() + timeout
+    try:
+        text = ""
+        if answer is not None:
+            text = _read(master, PROMPT, deadline)
+            if PROMPT in text:
+                os.write(master, (answer + "\n").encode())
+        text += _read(master, None, deadline)
+        rc = proc.wait(timeout=max(deadline - time.monotonic(), 1))
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    stdout = ""
+    if out_file is not None:
+        out_file.seek(0)
+        stdout = out_file.read().decode("utf-8", "replace")
+        out_file.close()
+    return TtyRun(rc, text, stdout)
+
+
+def run_piped(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """The same without a terminal (as cron runs it): stdin a pipe, output captured."""
+    return subprocess.run([sys.executable, "-m", "paimon_cli", *args], input=stdin, capture_output=True,
+                          text=True, env=_env(), timeout=120)
+
+
+def tree_bytes(root: str | Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes: "nothing changed" means this is equal."""
+    base = Path(root)
+    return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
