@@ -8,7 +8,7 @@ import typer
 
 from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
-from paimon_cli.output import OutputFormat, note, render_outcome
+from paimon_cli.output import OutputFormat, note, render, render_outcome
 from paimon_cli.progress import ProgressBar
 
 
