@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.confirm import Declined
-from tests.cli.tty import run_on_tty, run_piped, tree_bytes
+from tests.cli.pty_session import run_on_tty, run_piped, tree_bytes
 
 EXPIRE = ["expire", "demo.orders", "--older-than", "0s", "--retain-min", "1"]
 DESTRUCTIVE = {

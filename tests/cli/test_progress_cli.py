@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.tty import run_on_tty, run_piped
+from tests.cli.pty_session import run_on_tty, run_piped
 
 EXPIRE = ["expire", "demo.orders", "--older-than", "0s", "--retain-min", "1", "-y"]
 
