@@ -34,6 +34,7 @@ class Action(Enum):
     RESCALE = "rescale"
     REWRITE_FILE_INDEX = "rewrite-file-index"
     EXPIRE = "expire"
+    EXPIRE_CHANGELOGS = "expire-changelogs"
     EXPIRE_PARTITIONS = "expire-partitions"
     REMOVE_ORPHAN_FILES = "remove-orphan-files"
     ROLLBACK = "rollback"

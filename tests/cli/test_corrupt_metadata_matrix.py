@@ -327,6 +327,7 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "compact": ("compact", TABLE, "--full"),
     "expire": ("expire", TABLE, "--retain-min", "5"),  # 4, 5 (consumer c1 holds 6)
     "expire-changelog": ("expire", TABLE, "--changelog", "--retain-max", "2", "--retain-min", "1"),
+    "expire-changelogs": ("expire-changelogs", TABLE, "--retain-max", "2"),  # changelogs 1, 2
     "remove-orphan-files": ("remove-orphan-files", TABLE, "--older-than", "1ms", "--force"),
     "rollback": ("rollback", TABLE, "--snapshot", "7"),
     "tag-delete": ("tag", "delete", TABLE, "t1"),
@@ -335,8 +336,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "expire-partitions": ("expire-partitions", TABLE, "--expiration-time", "1d"),
 }
 # commands that delete files a damaged table may still need
-DESTRUCTIVE = {"write", "compact", "expire", "expire-changelog", "remove-orphan-files", "rollback", "tag-delete",
-               "tag-expire", "branch-delete", "expire-partitions"}
+DESTRUCTIVE = {"write", "compact", "expire", "expire-changelog", "expire-changelogs", "remove-orphan-files",
+               "rollback", "tag-delete", "tag-expire", "branch-delete", "expire-partitions"}
 # ... and those that exist to delete or replace: what they cannot read is a refusal (exit 6)
 REFUSING = DESTRUCTIVE - {"write", "compact"}
 
@@ -350,10 +351,10 @@ MUST_REFUSE: dict[str, set[str]] = {
     "snapshot-middle/unknown-schema": _READ_ALL | {"expire"},
     "snapshot-middle/list-path-traversal": _READ_ALL | {"expire"},
     "snapshot-middle/index-manifest-traversal": _READ_ALL | {"expire"},
-    "tag/contradicts-its-snapshot": _READ_ALL | {"expire", "expire-changelog", "tag-delete", "tag-expire"},
-    "tag/list-traversal": _READ_ALL | {"expire", "expire-changelog", "tag-delete", "tag-expire"},
-    "tag/unknown-schema": _READ_ALL | {"expire", "expire-changelog", "tag-delete", "tag-expire"},
-    "changelog/id-mismatch": _READ_ALL | {"expire-changelog"},
+    "tag/contradicts-its-snapshot": _READ_ALL | {"expire", "expire-changelog", "expire-changelogs", "tag-delete", "tag-expire"},
+    "tag/list-traversal": _READ_ALL | {"expire", "expire-changelog", "expire-changelogs", "tag-delete", "tag-expire"},
+    "tag/unknown-schema": _READ_ALL | {"expire", "expire-changelog", "expire-changelogs", "tag-delete", "tag-expire"},
+    "changelog/id-mismatch": _READ_ALL | {"expire-changelog", "expire-changelogs"},
     "statistics/name-traversal": _READ_ALL,
     "manifest-list/name-traversal": _READ_ALL | {"expire"},
     "manifest/name-traversal": _READ_ALL,
@@ -461,7 +462,7 @@ def test_template_is_healthy(template: Template, input_file: Path, pristine: dic
     for name, args in READERS.items():
         res = _run(wh, args, input_file)
         assert res.exit_code == 0, (name, res.output)
-    for name in ("expire", "expire-changelog", "remove-orphan-files", "rollback", "tag-delete", "tag-expire",
+    for name in ("expire", "expire-changelog", "expire-changelogs", "remove-orphan-files", "rollback", "tag-delete", "tag-expire",
                  "branch-delete", "write"):
         assert pristine[name], name
 
