@@ -18,6 +18,7 @@
 #   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --retain-max --retain-min --warehouse --wide -o -w
 #   expire-changelogs --branch --debug --delete-all --dry-run --fs-option --max-deletes --older-than --output --retain-max --retain-min --warehouse --wide -o -w
 #   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --max-expires --output --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide -o -w
+#   purge-files --branch --debug --dry-run --fs-option --output --warehouse --wide --yes -o -w
 #   tag --branch --debug --dry-run --fs-option --older-than --output --snapshot --time-retained --warehouse --wide -o -w
 #   branch --branch --debug --dry-run --fs-option --output --tag --warehouse --wide -o -w
 #   quickstart --debug --fs-option --warehouse --wide -w

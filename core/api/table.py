@@ -31,6 +31,7 @@ from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
+from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair
 from ..operation.rollback import rollback as rollback_table
@@ -68,6 +69,7 @@ from .reports import (
     CompactReport,
     ExpireReport,
     OrphanFilesReport,
+    PurgeFilesReport,
     Reader,
     RemoveUnexistingFilesReport,
     RepairReport,
@@ -432,6 +434,15 @@ class Table:
         plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
         result = None if dry_run else remove_orphans(table, plan)
         return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
+
+    def purge_files(self, *, dry_run: bool = False) -> PurgeFilesReport:
+        """Java's ``purge_files``: drop every branch, tag and consumer, truncate the table,
+        delete the long-lived changelogs, expire all but the new empty snapshot and remove
+        orphan files as of now. The schema stays. Anything unreadable it depends on refuses
+        (UnsafeRefused) before anything changes."""
+        table = self._open_for(Action.PURGE_FILES)
+        plan = plan_purge(table)
+        return PurgeFilesReport(plan, None if dry_run else purge(table, plan))
 
     def rollback(self, *, snapshot: int | None = None, tag: str | None = None, dry_run: bool = False
                  ) -> RollbackReport:
