@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import UnsafeRefused
@@ -47,18 +48,46 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
 
+@dataclass
+class _Start:
+    """What both changelog expiries read first: the refs, the snapshot and changelog ids."""
+
+    reader: GuardedReader
+    cm: ChangelogManager
+    plan: ExpirePlan
+    refs: RetainedRefs
+    snap_ids: list[int]
+    cl_ids: list[int]
+
+    @classmethod
+    def read(cls, table: FileStoreTable, rp: ResolvedPolicy) -> _Start:
+        reader = GuardedReader(table.file_io, table.path, ACTION)
+        cm = ChangelogManager(table.file_io, table.path, table.branch)
+        plan = ExpirePlan(table.path, table.branch, "changelog", rp)
+        refs = RetainedRefs.read(table, reader, branches=True)
+        plan.fingerprint = refs.fingerprint()
+        start = cls(reader, cm, plan, refs, reader.snapshot_ids(table.snapshot_manager), reader.snapshot_ids(cm))
+        if start.cl_ids:
+            plan.earliest_id, plan.latest_id = start.cl_ids[0], start.cl_ids[-1]
+        return start
+
+    def finish(self, planner: DeletionPlanner, expiring: list[Snapshot]) -> ExpirePlan:
+        """The planned files, then the changelog files themselves."""
+        plan = self.plan
+        plan.expired_ids = [c.id for c in expiring]
+        plan.deletions = planner.files
+        plan.notes += planner.notes
+        for c in expiring:
+            p = self.cm.snapshot_path(c.id)
+            plan.metadata_files.append(FileDeletion(p, CHANGELOG, self.reader.size(p) or 0, c.id))
+        return plan
+
+
 def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePlan:
-    reader = GuardedReader(table.file_io, table.path, ACTION)
-    sm = table.snapshot_manager
-    cm = ChangelogManager(table.file_io, table.path, table.branch)
-    plan = ExpirePlan(table.path, table.branch, "changelog", rp)
-    refs = RetainedRefs.read(table, reader, branches=True)
-    plan.fingerprint = refs.fingerprint()
-    snap_ids = reader.snapshot_ids(sm)
-    cl_ids = reader.snapshot_ids(cm)
+    st = _Start.read(table, rp)
+    reader, cm, plan, refs, snap_ids, cl_ids = st.reader, st.cm, st.plan, st.refs, st.snap_ids, st.cl_ids
     if not snap_ids or not cl_ids:
         return plan
-    plan.earliest_id, plan.latest_id = cl_ids[0], cl_ids[-1]
     changelog = reader.cached_snapshots(cm)
     end = _changelog_range(snap_ids[-1], cl_ids, rp, refs.consumers, changelog)
     end_id = next((i for i in cl_ids if i >= end), None)
@@ -72,15 +101,10 @@ def plan_changelog_expire(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePl
     if not expiring:
         return plan
     plan.end_id = end_id
-    plan.expired_ids = [c.id for c in expiring]
     planner = DeletionPlanner(reader, FilePaths(table))
-    first_snap = reader.snapshot(sm, snap_ids[0])
+    first_snap = reader.snapshot(table.snapshot_manager, snap_ids[0])
     _plan_files(planner, expiring, end_cl, first_snap, refs, cm, snap_ids[-1])
-    plan.deletions = planner.files
-    plan.notes += planner.notes
-    for c in expiring:
-        p = cm.snapshot_path(c.id)
-        plan.metadata_files.append(FileDeletion(p, CHANGELOG, reader.size(p) or 0, c.id))
+    st.finish(planner, expiring)
     plan.earliest_hint = end_id
     for sid in [i for i in cl_ids if i >= end_id]:
         plan.holds[sid] = [f"tag {n}" for n in refs.tag_names.get(sid, [])] or ["changelog retention"]
@@ -106,17 +130,11 @@ def procedure_policy(table: FileStoreTable, retain_max: int | None = None, retai
 def plan_expire_all_changelogs(table: FileStoreTable, rp: ResolvedPolicy) -> ExpirePlan:
     """``expire_changelogs(delete_all => true)``: every long-lived changelog (all must be older
     than the earliest snapshot, whose files stay), then the changelog EARLIEST / LATEST hints."""
-    reader = GuardedReader(table.file_io, table.path, ACTION)
+    st = _Start.read(table, rp)
+    reader, cm, plan, refs, snap_ids, cl_ids = st.reader, st.cm, st.plan, st.refs, st.snap_ids, st.cl_ids
     sm = table.snapshot_manager
-    cm = ChangelogManager(table.file_io, table.path, table.branch)
-    plan = ExpirePlan(table.path, table.branch, "changelog", rp)
-    refs = RetainedRefs.read(table, reader, branches=True)
-    plan.fingerprint = refs.fingerprint()
-    snap_ids = reader.snapshot_ids(sm)
-    cl_ids = reader.snapshot_ids(cm)
     if not snap_ids or not cl_ids:
         return plan
-    plan.earliest_id, plan.latest_id = cl_ids[0], cl_ids[-1]
     if cl_ids[-1] >= snap_ids[0]:
         raise UnsafeRefused(
             f"{table.path}: --delete-all needs every long-lived changelog older than the earliest snapshot, "
@@ -129,16 +147,11 @@ def plan_expire_all_changelogs(table: FileStoreTable, rp: ResolvedPolicy) -> Exp
     expiring = [c for c in (changelog(i) for i in cl_ids) if c is not None]
     if not expiring:
         return plan
-    plan.expired_ids = [c.id for c in expiring]
     plan.end_id = cl_ids[-1] + 1
     plan.kept_snapshot = first_snap.id
     planner = DeletionPlanner(reader, FilePaths(table))
     _plan_files(planner, expiring, first_snap, first_snap, refs, cm, snap_ids[-1])
-    plan.deletions = planner.files
-    plan.notes += planner.notes
-    for c in expiring:
-        p = cm.snapshot_path(c.id)
-        plan.metadata_files.append(FileDeletion(p, CHANGELOG, reader.size(p) or 0, c.id))
+    st.finish(planner, expiring)
     for hint in (EARLIEST, LATEST):
         p = join(cm.snapshot_dir, hint)
         size = reader.size(p)

@@ -19,22 +19,14 @@ def tree(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-class Env:
-    """db.t: primary-key table, decoupled changelog lifecycle; 6 write-only commits, then an
-    expire keeping 2 snapshots moved snapshots 1..4 to changelog/."""
+class CliEnv:
+    """A warehouse under ``root`` with table db.t, driven through the command line."""
 
     def __init__(self, runner: CliRunner, root: Path) -> None:
         self.runner = runner
+        self.root = root
         self.wh = str(root / "wh")
         self.table = root / "wh" / "db.db" / "t"
-        self.ok("create", "db.t", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
-                "--option", "bucket=1", "--option", "changelog.num-retained.max=100")
-        for i in range(6):
-            p = root / f"in{i}.csv"
-            p.write_text(f"id,v\n{i},v{i}\n1,x{i}\n")
-            self.ok("write", "db.t", str(p), "--write-only")
-        self.ok("expire", "db.t", "--retain-max", "2", "--retain-min", "2", "--older-than", "1ms")
-        assert self.changelogs() == [1, 2, 3, 4]
 
     def run(self, *args: str) -> Any:
         return invoke(self.runner, *args, "-w", self.wh)
@@ -46,6 +38,22 @@ class Env:
 
     def json(self, *args: str) -> Any:
         return json.loads(self.ok(*args, "-o", "json").stdout)
+
+
+class Env(CliEnv):
+    """db.t: primary-key table, decoupled changelog lifecycle; 6 write-only commits, then an
+    expire keeping 2 snapshots moved snapshots 1..4 to changelog/."""
+
+    def __init__(self, runner: CliRunner, root: Path) -> None:
+        super().__init__(runner, root)
+        self.ok("create", "db.t", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
+                "--option", "bucket=1", "--option", "changelog.num-retained.max=100")
+        for i in range(6):
+            p = root / f"in{i}.csv"
+            p.write_text(f"id,v\n{i},v{i}\n1,x{i}\n")
+            self.ok("write", "db.t", str(p), "--write-only")
+        self.ok("expire", "db.t", "--retain-max", "2", "--retain-min", "2", "--older-than", "1ms")
+        assert self.changelogs() == [1, 2, 3, 4]
 
     def changelogs(self) -> list[int]:
         return sorted(int(p.name.split("-")[1]) for p in (self.table / "changelog").glob("changelog-*"))

@@ -6,25 +6,21 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.cli.test_compact_cli import invoke, one_error_line
-from tests.cli.test_expire_changelogs_cli import tree
+from tests.cli.test_compact_cli import one_error_line
+from tests.cli.test_expire_changelogs_cli import CliEnv, tree
 
 
-class Env:
+class Env(CliEnv):
     """db.t: partitioned primary-key table with a decoupled changelog lifecycle: 5 commits
     (1..3 moved to changelog/), tags t2 (@2, expired) and t5, branch b from t5, consumer c1,
     an orphan data file; every file is back-dated so the purge's orphan step may take it."""
 
     def __init__(self, runner: CliRunner, root: Path) -> None:
-        self.runner = runner
-        self.root = root
-        self.wh = str(root / "wh")
-        self.table = root / "wh" / "db.db" / "t"
+        super().__init__(runner, root)
         self.ok("create", "db.t", "--schema", "id BIGINT NOT NULL, v STRING, dt STRING NOT NULL",
                 "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=1",
                 "--option", "changelog.num-retained.max=100", "--option", "changelog-producer=input")
@@ -49,17 +45,6 @@ class Env:
         p = self.root / f"in{i}.csv"
         p.write_text(f"id,v,dt\n{i},v{i},d{i % 2}\n100,x{i},d0\n")
         self.ok("write", "db.t", str(p), "--write-only", *extra)
-
-    def run(self, *args: str) -> Any:
-        return invoke(self.runner, *args, "-w", self.wh)
-
-    def ok(self, *args: str) -> Any:
-        res = self.run(*args)
-        assert res.exit_code == 0, res.output
-        return res
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self.ok(*args, "-o", "json").stdout)
 
 
 @pytest.fixture
@@ -141,3 +126,27 @@ def test_iceberg_tables_are_refused(env: Env) -> None:
     assert res.exit_code == 1
     assert "metadata.iceberg.storage" in one_error_line(res)
     assert tree(env.table) == before
+
+
+def test_external_data_files_go_and_orphans_there_stay(runner: CliRunner, tmp_path: Path) -> None:
+    """Files of the table on an external root are deleted through the manifests; orphan
+    removal never scans the root (as Java), so a file nothing names there stays."""
+    ext = tmp_path / "ext"
+    ok = CliEnv(runner, tmp_path).ok
+    ok("create", "db.x", "--schema", "id BIGINT NOT NULL, v STRING", "--option", "bucket=-1",
+       "--option", f"data-file.external-paths=file://{ext}", "--option", "data-file.external-paths.strategy=round-robin")
+    for i in range(3):
+        p = tmp_path / f"in{i}.csv"
+        p.write_text(f"id,v\n{i},v{i}\n")
+        ok("write", "db.x", str(p))
+    ok("tag", "create", "db.x", "t3")
+    stray = next(ext.rglob("*.parquet")).with_name("data-stray-0.parquet")
+    stray.write_bytes(b"x")
+    before = tree(tmp_path)
+    planned = json.loads(ok("purge-files", "db.x", "--dry-run", "-o", "json").stdout)
+    assert len([r for r in planned if r["kind"] == "external"]) == 3
+    ok("purge-files", "db.x", "--yes")
+    gone = set(before) - set(tree(tmp_path))
+    assert gone == {str(Path(r["path"].removeprefix("file:")).relative_to(tmp_path)) for r in planned}
+    assert [p.name for p in ext.rglob("*") if p.is_file()] == ["data-stray-0.parquet"]
+    assert json.loads(ok("read", "db.x", "-o", "json").stdout) == []
