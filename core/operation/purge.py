@@ -105,6 +105,7 @@ def plan_purge(table: FileStoreTable) -> PurgePlan:
     now = int(time.time() * 1000)
     # every branch, tag, snapshot, changelog and manifest read fail closed, as orphan removal reads them
     plan_remove_orphans(table, "0 ms", force=True, now_millis=now)
+    _check_latest_schema(table, reader)
     bm = BranchManager(fio, table.path)
     branches = reader.guarded(bm.branch_dir, bm.branch_names) or []
     tags = reader.tags(table.tag_manager)
@@ -143,6 +144,16 @@ def plan_purge(table: FileStoreTable) -> PurgePlan:
         add(path, "external", size)
     plan.files = sorted(planned.values(), key=lambda f: (_order(f.kind), f.path))
     return plan
+
+
+def _check_latest_schema(table: FileStoreTable, reader: GuardedReader) -> None:
+    """The truncate snapshot names the latest schema: a schema file that says another id
+    would leave the table unreadable."""
+    sm = table.schema_manager
+    ids = reader.guarded(sm.schema_dir, sm.list_ids) or []
+    latest = reader.guarded(sm.schema_dir, sm.latest)
+    if ids and (latest is None or latest.id != ids[-1]):
+        raise reader.refuse(sm.schema_path(ids[-1]), f"says schema id {getattr(latest, 'id', None)}")
 
 
 _REFS_FIRST = {"branch-file": 0, "tag": 1, "consumer": 1, "long-lived-changelog": 2}

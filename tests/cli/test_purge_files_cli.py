@@ -104,9 +104,13 @@ def test_missing_table(env: Env) -> None:
     one_error_line(res)
 
 
-@pytest.mark.parametrize("damage", ["tag", "branch-snapshot", "manifest"])
+@pytest.mark.parametrize("damage", ["tag", "branch-snapshot", "manifest", "schema-id"])
 def test_unreadable_metadata_refuses_and_changes_nothing(env: Env, damage: str) -> None:
-    if damage == "tag":
+    """schema-id: the truncate snapshot would name the id the latest schema file claims."""
+    if damage == "schema-id":
+        schema = env.table / "schema" / "schema-0"
+        schema.write_text(json.dumps({**json.loads(schema.read_text()), "id": 7}))
+    elif damage == "tag":
         (env.table / "tag" / "tag-t2").write_text("{broken")
     elif damage == "branch-snapshot":
         next((env.table / "branch" / "branch-b" / "snapshot").glob("snapshot-*")).write_text("{broken")
