@@ -117,6 +117,10 @@ def plan_purge(table: FileStoreTable) -> PurgePlan:
     live = commit.live.data(latest, None) if latest is not None else []
     plan = PurgePlan(table.path, branches, sorted(tags), sorted(consumers), len(live),
                      sum(e.file.row_count for e in live), latest.id if latest is not None else None)
+    if latest is not None and (latest.total_record_count or 0) > plan.live_rows:
+        # the truncate snapshot would report the difference as records while listing no file
+        raise reader.refuse(sm.snapshot_path(latest.id), f"reports {latest.total_record_count} records but its "
+                            f"live data files hold {plan.live_rows}")
     planned: dict[str, FileDeletion] = {}
 
     def add(path: str, kind: str, size: int) -> None:

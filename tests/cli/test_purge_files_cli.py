@@ -104,10 +104,14 @@ def test_missing_table(env: Env) -> None:
     one_error_line(res)
 
 
-@pytest.mark.parametrize("damage", ["tag", "branch-snapshot", "manifest", "schema-id"])
+@pytest.mark.parametrize("damage", ["tag", "branch-snapshot", "manifest", "schema-id", "record-count"])
 def test_unreadable_metadata_refuses_and_changes_nothing(env: Env, damage: str) -> None:
-    """schema-id: the truncate snapshot would name the id the latest schema file claims."""
-    if damage == "schema-id":
+    """schema-id: the truncate snapshot would name the id the latest schema file claims;
+    record-count: it would report records while listing no file (expiry then refuses)."""
+    if damage == "record-count":
+        snap = env.table / "snapshot" / "snapshot-5"
+        snap.write_text(json.dumps({**json.loads(snap.read_text()), "totalRecordCount": 999}))
+    elif damage == "schema-id":
         schema = env.table / "schema" / "schema-0"
         schema.write_text(json.dumps({**json.loads(schema.read_text()), "id": 7}))
     elif damage == "tag":
