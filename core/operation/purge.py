@@ -207,9 +207,9 @@ def _external_files(table: FileStoreTable, reader: GuardedReader, snap_ids: list
     fp = FilePaths(table)
     out: dict[str, int] = {}
     snaps = [s for s in (reader.snapshot(table.snapshot_manager, i) for i in snap_ids) if s is not None]
-    for s in [*snaps, *(t.snapshot for t in tags)]:
+    for s, is_snapshot in [*((s, True) for s in snaps), *((t.snapshot, False) for t in tags)]:
         entries = list(reader.live_entries(s))
-        if s in snaps and s.changelog_manifest_list:
+        if is_snapshot and s.changelog_manifest_list:
             entries += reader.entries_of_lists([s.changelog_manifest_list], missing_ok=True) or []
         for e in entries:
             if e.external_path:
