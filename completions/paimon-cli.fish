@@ -16,7 +16,9 @@
 #   remove-unexisting-files --branch --debug --dry-run --fs-option --output --quiet --warehouse --wide -o -q -w
 #   repair --branch --debug --dry-run --earliest --fs-option --output --quiet --warehouse --wide -o -q -w
 #   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --quiet --retain-max --retain-min --verbose --warehouse --wide --yes -o -q -v -w -y
+#   expire-changelogs --branch --debug --delete-all --dry-run --fs-option --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
 #   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
+#   purge-files --branch --debug --dry-run --fs-option --output --quiet --warehouse --wide --yes -o -q -w -y
 #   tag --branch --debug --dry-run --fs-option --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
 #   health --debug --format --fs-option --output --quiet --scan-orphans --warehouse --wide -o -q -w
 #   branch --branch --debug --dry-run --fs-option --output --quiet --tag --warehouse --wide --yes -o -q -w -y

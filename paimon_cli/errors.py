@@ -83,6 +83,7 @@ def format_error(exc: BaseException) -> str:
 DESTRUCTIVE: dict[str, frozenset[str] | None] = {
     "expire": None, "remove-orphan-files": None, "rollback": None, "expire-partitions": None,
     "tag": frozenset({"delete", "expire"}), "branch": frozenset({"delete", "fast-forward"}),
+    "expire-changelogs": None, "purge-files": None,
 }
 
 

@@ -27,6 +27,7 @@ from ..operation.expire_plan import ExpirePlan
 from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
 from ..operation.manifest_compact import ManifestCompactPlan, ManifestCompactResult
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
+from ..operation.purge import PurgePlan, PurgeResult
 from ..operation.repair import HintFix, RepairPlan
 from ..operation.rollback import RollbackPlan
 from ..operation.unexisting_files import UnexistingFilesPlan, UnexistingFilesResult
@@ -241,6 +242,20 @@ class ExpireReport:
             end = p.end_id - 1 if p.end_id else "?"
             head = f"would expire {what} {p.expired_ids[0]}..{end} ({len(p.expired_ids)})"
         return head + f"; would delete {len(p.files)} files, {p.total_bytes} bytes (dry run)"
+
+
+@dataclass
+class PurgeFilesReport:
+    """purge-files: the plan (every file with its bytes), and what the run did (None: dry run)."""
+
+    plan: PurgePlan
+    result: PurgeResult | None
+
+    def rows(self) -> Rows:
+        return self.plan.rows() if self.result is None else self.result.rows()
+
+    def describe(self) -> str:
+        return self.plan.describe()
 
 
 @dataclass

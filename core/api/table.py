@@ -23,14 +23,16 @@ from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
 from ..operation import branch_ops, tag_ops
+from ..operation.changelog_expire import plan_changelog_expire, plan_expire_all_changelogs, procedure_policy
 from ..operation.data_evolution_update import update_table
 from ..operation.expire import apply_expire, plan_expire
-from ..operation.expire_plan import ExpirePolicy
+from ..operation.expire_plan import INT_MAX, ExpirePolicy, check_retention
 from ..operation.manifest_compact import compact_manifest as compact_manifest_of
 from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
+from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair
 from ..operation.rollback import rollback as rollback_table
@@ -70,6 +72,7 @@ from .reports import (
     CompactReport,
     ExpireReport,
     OrphanFilesReport,
+    PurgeFilesReport,
     Reader,
     RemoveUnexistingFilesReport,
     RepairReport,
@@ -418,6 +421,31 @@ class Table:
         plan = plan_expire(table, policy)
         return ExpireReport(plan, None if dry_run else apply_expire(table, plan, progress=progress), table.path)
 
+    def expire_changelogs(
+        self,
+        *,
+        retain_max: int | None = None,
+        retain_min: int | None = None,
+        older_than: PointInTime | None = None,
+        max_deletes: int | None = None,
+        delete_all: bool = False,
+        dry_run: bool = False,
+    ) -> ExpireReport:
+        """Java's ``expire_changelogs``: expire long-lived changelogs (``changelog/``) by these
+        arguments alone; an omitted one keeps everything it governs (so no argument expires
+        nothing) and the table's options do not apply. ``delete_all`` removes every one and
+        the changelog hints (all must be older than the earliest snapshot)."""
+        if delete_all and any(a is not None for a in (retain_max, retain_min, older_than, max_deletes)):
+            raise InvalidInput("--delete-all takes none of --retain-max, --retain-min, --older-than, --max-deletes")
+        cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
+        if not delete_all:
+            check_retention(1 if retain_min is None else retain_min, INT_MAX if retain_max is None else retain_max,
+                            0 if max_deletes is None else max_deletes, 0)
+        table = self._open_for(Action.EXPIRE_CHANGELOGS)
+        rp = procedure_policy(table, retain_max, retain_min, cutoff, max_deletes)
+        plan = plan_expire_all_changelogs(table, rp) if delete_all else plan_changelog_expire(table, rp)
+        return ExpireReport(plan, None if dry_run else apply_expire(table, plan))
+
     def expire_partitions(
         self,
         *,
@@ -463,6 +491,15 @@ class Table:
         plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
         result = None if dry_run else remove_orphans(table, plan, progress)
         return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
+
+    def purge_files(self, *, dry_run: bool = False) -> PurgeFilesReport:
+        """Java's ``purge_files``: drop every branch, tag and consumer, truncate the table,
+        delete the long-lived changelogs, expire all but the new empty snapshot and remove
+        orphan files as of now. The schema stays. Anything unreadable it depends on refuses
+        (UnsafeRefused) before anything changes."""
+        table = self._open_for(Action.PURGE_FILES)
+        plan = plan_purge(table)
+        return PurgeFilesReport(plan, None if dry_run else purge(table, plan))
 
     def rollback(self, *, snapshot: int | None = None, tag: str | None = None, dry_run: bool = False
                  ) -> RollbackReport:

@@ -89,7 +89,12 @@ def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> None:
         raise UnsafeRefused(
             f"{table.path}: {what} since the expire plan was made; re-run expire (nothing was deleted)"
         )
-    if plan.end_id is not None and plan.expired_ids:
+    if plan.kept_snapshot is not None and not table.snapshot_manager.snapshot_exists(plan.kept_snapshot):
+        raise UnsafeRefused(
+            f"{table.snapshot_manager.snapshot_path(plan.kept_snapshot)}: the earliest snapshot is gone since "
+            "planning; re-run (nothing was deleted)"
+        )
+    if plan.end_id is not None and plan.expired_ids and plan.kept_snapshot is None:
         sm = _manager(table, plan.mode)
         if not sm.snapshot_exists(plan.end_id):
             raise UnsafeRefused(

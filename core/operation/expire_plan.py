@@ -107,7 +107,7 @@ def resolve_policy(table: FileStoreTable, policy: ExpirePolicy | None = None,
         cutoff = policy.older_than_millis
         desc = f"older than {policy.older_than_millis} (epoch ms)"
         time_ms = max(0, now - cutoff)
-    _check(retain_min, retain_max, max_deletes, time_ms)
+    check_retention(retain_min, retain_max, max_deletes, time_ms)
     cl_max = opts.count("changelog.num-retained.max", retain_max)
     cl_min = opts.count("changelog.num-retained.min", retain_min)
     cl_time = opts.millis("changelog.time-retained", time_ms)
@@ -123,7 +123,7 @@ def resolve_policy(table: FileStoreTable, policy: ExpirePolicy | None = None,
     )
 
 
-def _check(retain_min: int, retain_max: int, max_deletes: int, time_ms: int) -> None:
+def check_retention(retain_min: int, retain_max: int, max_deletes: int, time_ms: int) -> None:
     if retain_min < 1:
         raise InvalidInput(f"retain-min must be at least 1, got {retain_min}")
     if retain_max < retain_min:
@@ -160,6 +160,7 @@ class ExpirePlan:
     notes: list[str] = field(default_factory=list)
     fingerprint: dict[str, Any] = field(default_factory=dict)
     empty_dir_candidates: list[str] = field(default_factory=list)
+    kept_snapshot: int | None = None  # expire-changelogs --delete-all: the earliest snapshot, re-checked
 
     @property
     def files(self) -> list[FileDeletion]:

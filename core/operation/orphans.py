@@ -309,6 +309,16 @@ def plan_remove_orphans(
     )
 
 
+def scan_candidates(table: FileStoreTable, cutoff_millis: int) -> list[OrphanFile]:
+    """Every file older than the cutoff where a removal looks (table areas, each branch's
+    leftovers), used or not: what it deletes once nothing old is used (purge-files)."""
+    lister = DirLister(table.file_io)
+    scan = _Scan(table, lister, cutoff_millis)
+    scan.table_files()
+    scan.leftovers(list_branches(GuardedReader(table.file_io, table.path, ACTION), lister))
+    return scan.files
+
+
 def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[str]:
     """Bucket and partition directories the plan leaves empty (or that already are), deepest
     first; only if the directory itself was last changed before the cutoff (a writer that

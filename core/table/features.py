@@ -34,11 +34,13 @@ class Action(Enum):
     RESCALE = "rescale"
     REWRITE_FILE_INDEX = "rewrite-file-index"
     EXPIRE = "expire"
+    EXPIRE_CHANGELOGS = "expire-changelogs"
     EXPIRE_PARTITIONS = "expire-partitions"
     REMOVE_ORPHAN_FILES = "remove-orphan-files"
     ROLLBACK = "rollback"
     COMPACT_MANIFEST = "compact-manifest"
     REMOVE_UNEXISTING_FILES = "remove-unexisting-files"
+    PURGE_FILES = "purge-files"
     TAG = "tag"
     FAST_FORWARD = "branch fast-forward"
 
@@ -49,7 +51,8 @@ DATA_CHANGES = frozenset({Action.WRITE, Action.COMPACT, Action.RESCALE, Action.R
 # actions that read data files
 DATA_ACCESS = DATA_CHANGES | {Action.READ}
 # actions after which Java would run its commit or tag callbacks
-COMMITS = DATA_CHANGES | {Action.COMPACT_MANIFEST, Action.ROLLBACK, Action.TAG, Action.FAST_FORWARD}
+COMMITS = DATA_CHANGES | {Action.COMPACT_MANIFEST, Action.ROLLBACK, Action.TAG, Action.FAST_FORWARD,
+                          Action.PURGE_FILES}
 EVERYTHING = frozenset(Action)
 
 KNOWN_INDEX_TYPES = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})

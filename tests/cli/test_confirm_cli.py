@@ -20,6 +20,7 @@ DESTRUCTIVE = {
     "alter --drop-column": ["alter", "demo.orders", "--drop-column", "customer"],
     "expire-partitions": ["expire-partitions", "demo.orders", "--expiration-time", "1d"],
     "branch fast-forward": ["branch", "fast-forward", "demo.orders", "b1"],
+    "purge-files": ["purge-files", "demo.orders"],
 }
 
 
@@ -171,3 +172,13 @@ def test_write_overwrite_dry_run_lists_what_the_real_run_replaces(demo_wh: str, 
 def test_write_dry_run_needs_overwrite(demo_wh: str) -> None:
     res = run_piped(["write", "demo.orders", "x.jsonl", "--dry-run", "-w", demo_wh])
     assert res.returncode == 2 and "--dry-run applies to --overwrite" in res.stderr
+
+
+def test_purge_files_asks_on_a_terminal_and_needs_yes_without_one(demo_wh: str) -> None:
+    """purge-files empties the table: a terminal gets the prompt; cron must say --yes."""
+    before = tree_bytes(demo_wh)
+    res = run_piped(["purge-files", "demo.orders", "-w", demo_wh], stdin="y\n")
+    assert res.returncode == 2 and "--yes" in res.stderr and tree_bytes(demo_wh) == before
+    run = run_on_tty(["purge-files", "demo.orders", "-w", demo_wh], answer="y")
+    assert run.prompted and run.rc == 0, run.output
+    assert json.loads(run_piped(["read", "demo.orders", "-o", "json", "-w", demo_wh]).stdout) == []

@@ -327,6 +327,8 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "compact": ("compact", TABLE, "--full"),
     "expire": ("expire", TABLE, "--retain-min", "5"),  # 4, 5 (consumer c1 holds 6)
     "expire-changelog": ("expire", TABLE, "--changelog", "--retain-max", "2", "--retain-min", "1"),
+    "expire-changelogs": ("expire-changelogs", TABLE, "--retain-max", "2"),  # changelogs 1, 2
+    "purge-files": ("purge-files", TABLE, "--yes"),
     "remove-orphan-files": ("remove-orphan-files", TABLE, "--older-than", "1ms", "--force"),
     "rollback": ("rollback", TABLE, "--snapshot", "7"),
     "tag-delete": ("tag", "delete", TABLE, "t1"),
@@ -335,14 +337,17 @@ WRITERS: dict[str, tuple[str, ...]] = {
     "expire-partitions": ("expire-partitions", TABLE, "--expiration-time", "1d"),
 }
 # commands that delete files a damaged table may still need
-DESTRUCTIVE = {"write", "compact", "expire", "expire-changelog", "remove-orphan-files", "rollback", "tag-delete",
-               "tag-expire", "branch-delete", "expire-partitions"}
+DESTRUCTIVE = {"write", "compact", "expire", "expire-changelog", "expire-changelogs", "purge-files",
+               "remove-orphan-files", "rollback", "tag-delete", "tag-expire", "branch-delete", "expire-partitions"}
 # ... and those that exist to delete or replace: what they cannot read is a refusal (exit 6)
 REFUSING = DESTRUCTIVE - {"write", "compact"}
+# the purge's last snapshot keeps old manifests whose ADDs its delta DELETEs (as Java's truncate):
+# the names they mention are gone by design, so the table must read empty instead
+EMPTIES_TABLE = {"purge-files"}
 
 
 # inconsistent metadata every command that reads the whole table must refuse (exit 6)
-_READ_ALL = {"remove-orphan-files", "rollback"}
+_READ_ALL = {"remove-orphan-files", "rollback", "purge-files"}
 MUST_REFUSE: dict[str, set[str]] = {
     "snapshot-earliest/id-424242": _READ_ALL | {"expire"},
     "snapshot-middle/id-of-successor": _READ_ALL | {"expire", "tag-delete"},
@@ -350,10 +355,10 @@ MUST_REFUSE: dict[str, set[str]] = {
     "snapshot-middle/unknown-schema": _READ_ALL | {"expire"},
     "snapshot-middle/list-path-traversal": _READ_ALL | {"expire"},
     "snapshot-middle/index-manifest-traversal": _READ_ALL | {"expire"},
-    "tag/contradicts-its-snapshot": _READ_ALL | {"expire", "expire-changelog", "tag-delete", "tag-expire"},
-    "tag/list-traversal": _READ_ALL | {"expire", "expire-changelog", "tag-delete", "tag-expire"},
-    "tag/unknown-schema": _READ_ALL | {"expire", "expire-changelog", "tag-delete", "tag-expire"},
-    "changelog/id-mismatch": _READ_ALL | {"expire-changelog"},
+    "tag/contradicts-its-snapshot": _READ_ALL | {"expire", "expire-changelog", "expire-changelogs", "tag-delete", "tag-expire"},
+    "tag/list-traversal": _READ_ALL | {"expire", "expire-changelog", "expire-changelogs", "tag-delete", "tag-expire"},
+    "tag/unknown-schema": _READ_ALL | {"expire", "expire-changelog", "expire-changelogs", "tag-delete", "tag-expire"},
+    "changelog/id-mismatch": _READ_ALL | {"expire-changelog", "expire-changelogs"},
     "statistics/name-traversal": _READ_ALL,
     "manifest-list/name-traversal": _READ_ALL | {"expire"},
     "manifest/name-traversal": _READ_ALL,
@@ -461,14 +466,14 @@ def test_template_is_healthy(template: Template, input_file: Path, pristine: dic
     for name, args in READERS.items():
         res = _run(wh, args, input_file)
         assert res.exit_code == 0, (name, res.output)
-    for name in ("expire", "expire-changelog", "remove-orphan-files", "rollback", "tag-delete", "tag-expire",
-                 "branch-delete", "write"):
+    for name in ("expire", "expire-changelog", "expire-changelogs", "purge-files", "remove-orphan-files", "rollback",
+                 "tag-delete", "tag-expire", "branch-delete", "write"):
         assert pristine[name], name
 
 
 # the default suite runs every case against these; the rest run under the slow marker
 FAST = {"read", "read-tag", "inspect-snapshots", "inspect-table", "write", "expire", "remove-orphan-files",
-        "rollback", "tag-delete", "expire-partitions"}
+        "rollback", "tag-delete", "expire-partitions", "purge-files"}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -521,6 +526,10 @@ def _run_case(case: str, commands: set[str], template: Template, input_file: Pat
             elif name in DESTRUCTIVE:
                 extra = sorted(set(damaged) - set(after) - pristine[name] - EXPECTED_EXTRA.get((case, name), set()))
                 assert not extra, f"{name}: deleted what it keeps on the healthy table: {extra[:5]}\n{res.output}"
+                if name in EMPTIES_TABLE:
+                    read = _run(wh, ("read", TABLE, "-o", "json"), input_file)
+                    assert read.exit_code == 0 and json.loads(read.stdout) == [], f"{name}: not empty\n{read.output}"
+                    continue
                 gone = {Path(k).name for k in set(damaged) - set(after)}
                 lost = sorted(gone & _referenced(wh / "db.db" / "t"))
                 assert not lost, f"{name}: deleted files metadata it kept still references: {lost[:5]}\n{res.output}"
