@@ -14,10 +14,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class Rows:
-    """Ordered column names and one dict per row."""
+    """Ordered column names and one dict per row; ``brief`` names the columns that matter
+    most (what a terminal shows by default; None: all)."""
 
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    brief: list[str] | None = None
 
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table, for library callers that go on in Arrow or pandas.
