@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import BranchOpt, ColumnsOpt, DebugOpt, FsOpt, LimitOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, note, render
 
 
@@ -41,6 +41,8 @@ def compact(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    columns: ColumnsOpt = None,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Compact DB.TABLE: merge sorted runs / small files and commit one COMPACT snapshot.
@@ -66,7 +68,7 @@ def compact(
         )
     for line in result.notes():
         note(line)
-    render(result.rows(), output, wide)
+    render(result.rows(), output, wide, limit=limit, columns=columns)
 
 
 class _Progress:

@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -49,6 +50,7 @@ def expire(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Expire old snapshots of DB.TABLE and delete the files only they used (as Java Paimon).
@@ -75,11 +77,11 @@ def expire(
     for n in result.plan.notes:
         note(f"note: {n}")
     if dry_run:
-        render(result.rows(), output, wide)
+        render(result.rows(), output, wide, limit=limit)
         if output == OutputFormat.table:
             note(result.describe())
         return
     if result.moved_to_changelog:
         note("note: the changelog lifecycle is decoupled; expired snapshots were moved to changelog/ "
              "(`expire --changelog` expires those; writers run it after each commit)")
-    render(result.rows(), output, wide)
+    render(result.rows(), output, wide, limit=limit)

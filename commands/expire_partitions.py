@@ -12,6 +12,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -49,6 +50,7 @@ def expire_partitions(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Drop the partitions of DB.TABLE whose time is older than --expiration-time.
@@ -82,4 +84,4 @@ def expire_partitions(
     else:
         note(f"no partition of {table.name} is older than {cutoff} ({plan.strategy})")
     if plan.partitions or output is not OutputFormat.table:
-        render(plan.rows(), output, wide)
+        render(plan.rows(), output, wide, limit=limit)

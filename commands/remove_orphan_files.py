@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -42,6 +43,7 @@ def remove_orphan_files(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Delete orphan files (written but never committed, or left by failed commits).
@@ -63,6 +65,6 @@ def remove_orphan_files(
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
                                        dry_run=dry_run)
-    render(result.rows(), output, wide)
+    render(result.rows(), output, wide, limit=limit)
     for line in result.notes():
         note(line)

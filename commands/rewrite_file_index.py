@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -30,6 +31,7 @@ def rewrite_file_index(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Build, rebuild or drop file indexes (bloom-filter, bitmap, bsi) so every live data file
@@ -53,4 +55,4 @@ def rewrite_file_index(
     result = table.rewrite_file_index(partitions=partition, where=where, dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render(result.rows(), output, wide)
+    render(result.rows(), output, wide, limit=limit)

@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -30,6 +31,7 @@ def rollback(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Roll DB.TABLE back to a snapshot or tag, as Java's rollback_to does.
@@ -51,6 +53,6 @@ def rollback(
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     result = table.rollback(snapshot=snapshot, tag=tag, dry_run=dry_run)
-    render(result.rows(), output, wide)
+    render(result.rows(), output, wide, limit=limit)
     for line in result.notes():
         note(line)

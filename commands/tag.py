@@ -12,6 +12,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -49,6 +50,7 @@ def tag(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Manage tags of DB.TABLE as Java Paimon does.
@@ -71,7 +73,7 @@ def tag(
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     if act is TagAction.list:
-        render(table.list_tags(), output, wide)
+        render(table.list_tags(), output, wide, limit=limit)
     elif act is TagAction.create:
         assert name is not None
         t = table.create_tag(name, snapshot=snapshot, time_retained=time_retained)
@@ -84,12 +86,13 @@ def tag(
     elif act is TagAction.delete:
         assert name is not None
         plan = table.delete_tags(name, dry_run=dry_run)
-        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(plan.tags)}")
+        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(plan.tags)}", limit)
     else:
         plan = table.expire_tags(older_than=older_than, dry_run=dry_run)
         if not plan.tags:
             note(f"no tag of {table.name} has expired")
-        _report(plan, dry_run, output, wide, f"expired tag(s) {', '.join(plan.tags)}" if plan.tags else None)
+        _report(plan, dry_run, output, wide, f"expired tag(s) {', '.join(plan.tags)}" if plan.tags else None,
+                limit)
 
 
 def _check_args(act: TagAction, name: str | None, new_name: str | None, snapshot: int | None,
@@ -111,11 +114,12 @@ def _check_args(act: TagAction, name: str | None, new_name: str | None, snapshot
         raise typer.BadParameter("--dry-run applies to `tag delete` and `tag expire` only")
 
 
-def _report(plan: object, dry_run: bool, output: OutputFormat, wide: bool, what: str | None) -> None:
+def _report(plan: object, dry_run: bool, output: OutputFormat, wide: bool, what: str | None,
+            limit: int | None) -> None:
     files = plan.files  # type: ignore[attr-defined]
     total = plan.total_bytes  # type: ignore[attr-defined]
     if what is not None:
         verb = "would delete" if dry_run else "deleted"
         note(f"{verb} {what}: {len(files)} file(s), {total} bytes")
     if files or output is not OutputFormat.table:
-        render(plan.rows(), output, wide)  # type: ignore[attr-defined]
+        render(plan.rows(), output, wide, limit=limit)  # type: ignore[attr-defined]

@@ -4,21 +4,21 @@
 #   create --comment --debug --fs-option --if-not-exists --option --partition-by --primary-key --schema --warehouse -s -w
 #   alter --add-column --branch --comment --debug --drop-column --fs-option --rename-column --set --unset --warehouse -w
 #   write --branch --columns --debug --delete --format --fs-option --no-expire --option --output --overwrite --partition --row-kind-column --warehouse --wide --write-only -f -o -w
-#   list --debug --fs-option --output --warehouse --wide -o -w
-#   inspect --branch --debug --fs-option --output --snapshot --tag --timestamp --warehouse --wide -o -w
+#   list --debug --fs-option --limit --output --warehouse --wide -o -w
+#   inspect --branch --columns --debug --fs-option --limit --output --snapshot --tag --timestamp --warehouse --wide -o -w
 #   read --blob-as --branch --debug --explain --fs-option --limit --output --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -w
-#   compact --branch --debug --engine --fs-option --full --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --spark-conf --spark-master --warehouse --where --wide -o -w
-#   rescale --branch --bucket-num --debug --dry-run --fs-option --output --partition --warehouse --wide -o -w
-#   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --older-than --output --warehouse --wide -o -w
-#   rewrite-file-index --branch --debug --dry-run --fs-option --output --partition --warehouse --where --wide -o -w
-#   rollback --branch --debug --dry-run --fs-option --output --snapshot --tag --warehouse --wide -o -w
-#   compact-manifest --branch --debug --dry-run --fs-option --output --warehouse --wide -o -w
-#   remove-unexisting-files --branch --debug --dry-run --fs-option --output --warehouse --wide -o -w
-#   repair --branch --debug --dry-run --earliest --fs-option --output --warehouse --wide -o -w
-#   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --retain-max --retain-min --warehouse --wide -o -w
-#   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --max-expires --output --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide -o -w
-#   tag --branch --debug --dry-run --fs-option --older-than --output --snapshot --time-retained --warehouse --wide -o -w
-#   branch --branch --debug --dry-run --fs-option --output --tag --warehouse --wide -o -w
+#   compact --branch --columns --debug --engine --fs-option --full --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --spark-conf --spark-master --warehouse --where --wide -o -w
+#   rescale --branch --bucket-num --debug --dry-run --fs-option --limit --output --partition --warehouse --wide -o -w
+#   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --limit --older-than --output --warehouse --wide -o -w
+#   rewrite-file-index --branch --debug --dry-run --fs-option --limit --output --partition --warehouse --where --wide -o -w
+#   rollback --branch --debug --dry-run --fs-option --limit --output --snapshot --tag --warehouse --wide -o -w
+#   compact-manifest --branch --debug --dry-run --fs-option --limit --output --warehouse --wide -o -w
+#   remove-unexisting-files --branch --debug --dry-run --fs-option --limit --output --warehouse --wide -o -w
+#   repair --branch --debug --dry-run --earliest --fs-option --limit --output --warehouse --wide -o -w
+#   expire --branch --changelog --debug --dry-run --fs-option --limit --max-deletes --older-than --output --retain-max --retain-min --warehouse --wide -o -w
+#   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --limit --max-expires --output --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide -o -w
+#   tag --branch --debug --dry-run --fs-option --limit --older-than --output --snapshot --time-retained --warehouse --wide -o -w
+#   branch --branch --debug --dry-run --fs-option --limit --output --tag --warehouse --wide -o -w
 #   quickstart --debug --fs-option --warehouse --wide -w
 
 complete --command paimon-cli --no-files --arguments "(env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli)" --condition "env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli"

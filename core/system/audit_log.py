@@ -36,26 +36,26 @@ class BinlogRead(TableRead):
 
     def output_schema(self) -> pa.Schema:
         schema = super().output_schema()
-        return pa.schema([f if f.name == ROW_KIND_COLUMN else f.with_type(pa.list_(f.type)) for f in schema])
+        return pa.schema([f if f.name == ROW_KIND_COLUMN else pa.field(f.name, pa.list_(f.type)) for f in schema])
 
     def iter_batches(self) -> Iterator[pa.RecordBatch]:
-        return _binlog_batches(super().iter_batches())  # the read's checks run here, not on first next()
+        return _binlog_batches(super().iter_batches(), self.output_schema())  # the read's checks run here, not on first next()
 
 
-def _binlog_batches(batches: Iterator[pa.RecordBatch]) -> Generator[pa.RecordBatch, None, None]:
+def _binlog_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> Generator[pa.RecordBatch, None, None]:
     try:
         for b in batches:
-            yield _as_binlog(b)
+            yield _as_binlog(b, schema)
     finally:  # stopping early ends the read's read-ahead threads
         close = getattr(batches, "close", None)
         if close is not None:
             close()
 
 
-def _as_binlog(batch: pa.RecordBatch) -> pa.RecordBatch:
+def _as_binlog(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     offsets = pa.array(range(batch.num_rows + 1), pa.int32())
     cols = [batch.column(0)] + [pa.ListArray.from_arrays(offsets, c) for c in batch.columns[1:]]
-    return pa.RecordBatch.from_arrays(cols, names=batch.schema.names)
+    return pa.RecordBatch.from_arrays(cols, schema=schema)
 
 
 def binlog_read(table: FileStoreTable, at: TimeTravel | None = None, limit: int | None = None) -> TableRead:
