@@ -4,9 +4,13 @@ and of ``read``'s record batches (streamed; also the files of ``read --to``, see
 stdout carries only data; notes go to stderr. Value conventions (also in README "Output
 formats"), chosen so that machine formats are exact and stable:
 
-* ``datetime`` -> ``"YYYY-MM-DD HH:MM:SS.fff"`` (millisecond precision, like Paimon's
-  TIMESTAMP(3) system-table columns; naive values are shown as they are, aware values get
-  their ``+HH:MM`` offset appended); ``date`` -> ``"YYYY-MM-DD"``; ``time`` -> ``"HH:MM:SS.fff"``.
+* ``datetime``: an instant (aware; commit and update times) -> ISO-8601 in UTC,
+  ``"YYYY-MM-DDTHH:MM:SS.fff+00:00"`` (the same text under any ``TZ``); a wall clock
+  (naive; file creation times, which Paimon stores without a zone) ->
+  ``"YYYY-MM-DD HH:MM:SS.fff"``. Millisecond precision, like Paimon's TIMESTAMP(3)
+  system-table columns. ``date`` -> ``"YYYY-MM-DD"``; ``time`` -> ``"HH:MM:SS.fff"``.
+* ``JavaText`` (``core.utils.rows``: partitions, stats, schema fields, keys) -> its typed
+  value in json/jsonl (``{"dt": "2024-05-04"}``), Java's text in csv and text tables.
 * ``Decimal`` -> a JSON *string* (exact; JSON numbers are doubles for many readers).
 * ``bytes`` -> lowercase hex without prefix.
 * NaN / infinities -> the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
@@ -25,6 +29,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from .core.utils.rows import JavaText
 from .terminal import TERMINAL_ROWS, chosen_columns, is_numeric, more_rows_note, render_terminal
 
 if TYPE_CHECKING:
@@ -50,18 +55,15 @@ class RowsLike(Protocol):
 
 
 def _fmt_datetime(v: _dt.datetime) -> str:
-    s = v.strftime("%Y-%m-%d %H:%M:%S") + f".{v.microsecond // 1000:03d}"
-    off = v.utcoffset()
-    if off is not None:
-        total = int(off.total_seconds())
-        sign = "+" if total >= 0 else "-"
-        total = abs(total)
-        s += f"{sign}{total // 3600:02d}:{total % 3600 // 60:02d}"
-    return s
+    if v.utcoffset() is not None:
+        return v.astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return v.strftime("%Y-%m-%d %H:%M:%S") + f".{v.microsecond // 1000:03d}"
 
 
 def to_json_value(v: Any) -> Any:
     """A value as it appears inside JSON output (see module docstring)."""
+    if isinstance(v, JavaText):
+        return to_json_value(v.typed)
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
@@ -95,6 +97,8 @@ def to_text(v: Any, null: str = "null") -> str:
         return null
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, JavaText):
+        return str.__str__(v)
     j = to_json_value(v)
     if isinstance(j, (dict, list)):
         import json
