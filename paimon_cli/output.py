@@ -323,7 +323,7 @@ def render_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: Ou
         for b in batches:
             rows += _prepare(b).to_pylist()
         more = limit is None and len(rows) > TERMINAL_ROWS
-        render(Rows(list(schema.names), rows[:TERMINAL_ROWS] if more else rows), fmt, wide)
+        render(Rows(list(schema.names), rows[:TERMINAL_ROWS] if more else rows), fmt, wide, limit=limit)
         if more:
             note(more_rows_note(TERMINAL_ROWS, None))
         return
