@@ -291,3 +291,47 @@ def test_text_formats_keep_java_text(runner: CliRunner, wh: str) -> None:
     assert "\n[2024-05-01],0," in csv and "{amount=" in csv  # Java's $files text
     plain = cli(runner, "inspect", "schemas", "demo.orders", "-w", wh)
     assert '["dt"]' in plain and '"type":"BIGINT NOT NULL"' in plain
+
+
+# -- the consumer stops: so do we ----------------------------------------------------------------
+
+BIG_ROWS = 400_000
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``bench.big``: a primary-key table of BIG_ROWS rows in 4 buckets, one commit."""
+    path = tmp_path_factory.mktemp("big") / "wh"
+    path.mkdir()
+    w = Warehouse(str(path))
+    w.create_table("bench.big", "id BIGINT NOT NULL, name STRING", primary_key=["id"], options={"bucket": "4"})
+    ids = pa.array(range(BIG_ROWS), pa.int64())
+    w.table("bench.big").write(pa.table({"id": ids, "name": ids.cast(pa.string())}))
+    return str(path)
+
+
+def _pipeline_cpu(command: str) -> tuple[str, float, float]:
+    """(stdout, wall seconds, cpu seconds of every process of the pipeline) of a shell line."""
+    import resource
+
+    def cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
+    before, start = cpu(), time.monotonic()
+    out = subprocess.run(command, shell=True, capture_output=True, text=True, env=env, timeout=300, check=True)
+    return out.stdout, time.monotonic() - start, cpu() - before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [("read",), ("inspect", "audit-log"), ("inspect", "binlog")])  # $ro: no top level here
+def test_head_of_a_large_table_returns_fast(big: str, args: tuple[str, ...]) -> None:
+    """``| head -3`` stops the read after the first bucket: bounded by CPU time (what the
+    process did, steady on a loaded machine), not by wall time alone. Before, the whole
+    table was read and laid out first (~0.28 ms a row of CPU: 100+ s here)."""
+    cmd = f"{sys.executable} -m paimon_cli {' '.join(args)} bench.big -w {big} | head -3; exit ${{PIPESTATUS[0]}}"
+    out, wall, cpu = _pipeline_cpu(f"bash -c '{cmd}'")
+    assert len(out.splitlines()) == 3 and out.splitlines()[1].startswith("--")
+    assert cpu < 20, f"the pipeline used {cpu:.1f} s of CPU: it read more than the first rows"
+    assert wall < 240
