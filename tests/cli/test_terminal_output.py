@@ -335,3 +335,55 @@ def test_head_of_a_large_table_returns_fast(big: str, args: tuple[str, ...]) -> 
     assert len(out.splitlines()) == 3 and out.splitlines()[1].startswith("--")
     assert cpu < 20, f"the pipeline used {cpu:.1f} s of CPU: it read more than the first rows"
     assert wall < 240
+
+
+def test_a_closed_pipe_stops_the_read_after_the_first_split(big: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The text table of a pipe is written as batches arrive: when the reader of stdout has
+    gone (the first write fails), no further split is read. Before, every split was read
+    and collected first."""
+    import io
+
+    from paimon_cli.core.operation.read import TableRead
+    from paimon_cli.output import render_batches
+
+    splits = []
+    inner = TableRead._split_tables
+
+    def counted(self: TableRead):  # type: ignore[no-untyped-def]
+        for t in inner(self):
+            splits.append(t.num_rows)
+            yield t
+
+    class ClosedPipe(io.StringIO):
+        def write(self, s: str) -> int:
+            raise BrokenPipeError
+
+    monkeypatch.setattr(TableRead, "_split_tables", counted)
+    for kind in ("audit-log", "binlog"):
+        splits.clear()
+        reader = Warehouse(big).table("bench.big").inspect_reader(kind)
+        monkeypatch.setattr(sys, "stdout", ClosedPipe())
+        batches = reader.batches()
+        with pytest.raises(BrokenPipeError):
+            render_batches(batches, reader.schema, "table")
+        batches.close()
+        monkeypatch.setattr(sys, "stdout", sys.__stdout__)
+        assert len(splits) == 1 and sum(splits) < BIG_ROWS
+
+
+def test_inspect_limit_reads_only_what_it_needs(runner: CliRunner, big: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.operation.read import TableRead
+
+    splits = []
+    inner = TableRead._split_tables
+
+    def counted(self: TableRead):  # type: ignore[no-untyped-def]
+        for t in inner(self):
+            splits.append(t.num_rows)
+            yield t
+
+    monkeypatch.setattr(TableRead, "_split_tables", counted)
+    for kind in ("audit-log", "binlog"):
+        splits.clear()
+        out = cli(runner, "inspect", kind, "bench.big", "-w", big, "-o", "jsonl", "--limit", "2")
+        assert len(out.splitlines()) == 2 and len(splits) == 1
