@@ -62,8 +62,8 @@ def _fmt_datetime(v: _dt.datetime) -> str:
 
 def to_json_value(v: Any) -> Any:
     """A value as it appears inside JSON output (see module docstring)."""
-    if isinstance(v, JavaText):
-        return to_json_value(v.typed)
+    if isinstance(v, JavaText):  # a duration keeps Java's ISO-8601 text (PT168H)
+        return str.__str__(v) if isinstance(v.typed, _dt.timedelta) else to_json_value(v.typed)
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):

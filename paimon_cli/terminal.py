@@ -116,8 +116,9 @@ def human_text(column: str, value: Any, to_text: Any) -> str:
     ``to_text`` renders it (numbers and ids whole)."""
     if isinstance(value, int) and not isinstance(value, bool) and is_bytes_column(column):
         return human_bytes(value)
-    if isinstance(value, _dt.timedelta):
-        return human_duration(value)
+    typed = getattr(value, "typed", value)  # core.utils.rows.JavaText: Java's text, typed value
+    if isinstance(typed, _dt.timedelta):
+        return human_duration(typed)
     if isinstance(value, _dt.datetime):
         return human_time(value)
     return str(to_text(value)).replace("\n", "\\n")

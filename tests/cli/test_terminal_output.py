@@ -68,7 +68,7 @@ def wh(tmp_path_factory: pytest.TempPathFactory) -> str:
     path = str(tmp_path_factory.mktemp("terminal") / "wh")
     runner = CliRunner()
     cli(runner, "quickstart", "-w", path)
-    cli(runner, "tag", "create", "demo.orders", "t1", "-w", path)
+    cli(runner, "tag", "create", "demo.orders", "t1", "--time-retained", "7d", "-w", path)
     cli(runner, "tag", "create", "demo.orders", "t2", "--snapshot", "1", "-w", path)
     cli(runner, "branch", "create", "demo.orders", "b1", "--tag", "t1", "-w", path)
     for n in range(3):  # orphans for remove-orphan-files --dry-run to list
@@ -167,6 +167,13 @@ def test_compact_result_and_plan_fit_80_columns(wh: str, tmp_path: Path) -> None
     row = dict(zip(header, [c.strip() for c in lines[1].strip("│").split("│")], strict=True))
     assert row["snapshot_id"].isdigit() and row["bytes_in"].endswith("KiB")
     assert "…" not in out and all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_durations_read_as_days_on_a_terminal(wh: str) -> None:
+    out, err, code = on_tty("inspect", "tags", "demo.orders", "-w", wh)
+    assert code == 0, err
+    rows = {r[0]: r for r in ([c.strip() for c in line.strip("│").split("│")] for line in _table_lines(out)[1:])}
+    assert rows["t1"][-1] == "7d" and rows["t2"][-1] == "null" and "PT168H" not in out
 
 
 def test_human_bytes_only_on_a_terminal(runner: CliRunner, wh: str) -> None:
@@ -282,6 +289,7 @@ def test_typed_json_per_kind(runner: CliRunner, wh: str) -> None:
     assert all(set(m["min_partition_stats"]) == {"dt"} for m in manifests)
     tags = {r["tag_name"]: r for r in _json(runner, wh, "inspect", "tags", "demo.orders")}
     assert tags["t2"]["commit_time"].endswith("+00:00")
+    assert tags["t1"]["time_retained"] == "PT168H" and tags["t2"]["time_retained"] is None
     agg = _json(runner, wh, "inspect", "aggregation-fields", "demo.orders")
     assert all(isinstance(r["function"], list) for r in agg)
 
