@@ -78,7 +78,8 @@ def main(
 
     Every command takes --warehouse/-w (env PAIMON_WAREHOUSE, default ./warehouse),
     --fs-option K=V and --debug; commands that print data take --output/-o
-    table|json|jsonl|csv (env PAIMON_OUTPUT) and --wide.
+    table|json|jsonl|csv (env PAIMON_OUTPUT) and --wide, commands that print rows
+    --limit N. On a terminal, tables show the columns that matter and the first 100 rows.
     """
 
 

@@ -345,28 +345,36 @@ def test_head_of_a_large_table_returns_fast(big: str, args: tuple[str, ...]) -> 
     assert wall < 240
 
 
-def test_a_closed_pipe_stops_the_read_after_the_first_split(big: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def splits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The row count of each split the table reads produce, in order."""
+    from paimon_cli.core.operation.read import TableRead
+
+    seen: list[int] = []
+    inner = TableRead._split_tables
+
+    def counted(self: TableRead):  # type: ignore[no-untyped-def]
+        for t in inner(self):
+            seen.append(t.num_rows)
+            yield t
+
+    monkeypatch.setattr(TableRead, "_split_tables", counted)
+    return seen
+
+
+def test_a_closed_pipe_stops_the_read_after_the_first_split(big: str, splits: list[int],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The text table of a pipe is written as batches arrive: when the reader of stdout has
     gone (the first write fails), no further split is read. Before, every split was read
     and collected first."""
     import io
 
-    from paimon_cli.core.operation.read import TableRead
     from paimon_cli.output import render_batches
-
-    splits = []
-    inner = TableRead._split_tables
-
-    def counted(self: TableRead):  # type: ignore[no-untyped-def]
-        for t in inner(self):
-            splits.append(t.num_rows)
-            yield t
 
     class ClosedPipe(io.StringIO):
         def write(self, s: str) -> int:
             raise BrokenPipeError
 
-    monkeypatch.setattr(TableRead, "_split_tables", counted)
     for kind in ("audit-log", "binlog"):
         splits.clear()
         reader = Warehouse(big).table("bench.big").inspect_reader(kind)
@@ -379,18 +387,7 @@ def test_a_closed_pipe_stops_the_read_after_the_first_split(big: str, monkeypatc
         assert len(splits) == 1 and sum(splits) < BIG_ROWS
 
 
-def test_inspect_limit_reads_only_what_it_needs(runner: CliRunner, big: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from paimon_cli.core.operation.read import TableRead
-
-    splits = []
-    inner = TableRead._split_tables
-
-    def counted(self: TableRead):  # type: ignore[no-untyped-def]
-        for t in inner(self):
-            splits.append(t.num_rows)
-            yield t
-
-    monkeypatch.setattr(TableRead, "_split_tables", counted)
+def test_inspect_limit_reads_only_what_it_needs(runner: CliRunner, big: str, splits: list[int]) -> None:
     for kind in ("audit-log", "binlog"):
         splits.clear()
         out = cli(runner, "inspect", kind, "bench.big", "-w", big, "-o", "jsonl", "--limit", "2")
