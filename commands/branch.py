@@ -13,6 +13,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -41,6 +42,7 @@ def branch(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Manage branches of DB.TABLE as Java Paimon does.
@@ -73,7 +75,7 @@ def branch(
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     if act is BranchAction.list:
-        render(table.list_branches(), output, wide)
+        render(table.list_branches(), output, wide, limit=limit)
         return
     assert name is not None
     if act is BranchAction.create:
@@ -97,4 +99,4 @@ def branch(
         verb = "would fast-forward" if dry_run else "fast-forwarded"
         note(f"{verb} {target!r} of {table.name} to branch {name!r}: {len(plan.changes)} file change(s)")
     if plan.changes or output is not OutputFormat.table:
-        render_outcome(plan.rows(), output, wide, preview=dry_run)
+        render_outcome(plan.rows(), output, wide, preview=dry_run, limit=limit)

@@ -8,9 +8,11 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    ColumnsOpt,
     DebugOpt,
     EngineOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     SparkConfOpt,
     SparkMasterOpt,
@@ -48,6 +50,8 @@ def compact(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    columns: ColumnsOpt = None,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Compact DB.TABLE: merge sorted runs / small files and commit one COMPACT snapshot.
@@ -73,5 +77,5 @@ def compact(
         )
     for line in result.notes():
         note(line)
-    render_outcome(result.rows(), output, wide, preview=plan)
+    render_outcome(result.rows(), output, wide, preview=plan, limit=limit, columns=columns)
 

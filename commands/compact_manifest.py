@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -26,6 +27,7 @@ def compact_manifest(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Rewrite the data manifests of the latest snapshot into few, as Java's compact_manifest.
@@ -47,4 +49,4 @@ def compact_manifest(
     result = table.compact_manifest(dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render_outcome(result.rows(), output, wide, preview=dry_run)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

@@ -12,6 +12,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -53,6 +54,7 @@ def expire(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Expire old snapshots of DB.TABLE and delete the files only they used (as Java Paimon).
@@ -88,7 +90,7 @@ def expire(
     for n in result.plan.notes:
         note(f"note: {n}")
     if dry_run:
-        render(result.rows(), output, wide)
+        render(result.rows(), output, wide, limit=limit)
         if output == OutputFormat.table:
             note(result.describe())
         return
@@ -96,8 +98,8 @@ def expire(
         note("note: the changelog lifecycle is decoupled; expired snapshots were moved to changelog/ "
              "(`expire --changelog` expires those; writers run it after each commit)")
     if verbose:  # the files deleted, as --dry-run lists them; the summary row as a note
-        render(result.file_rows(), output, wide)
+        render(result.file_rows(), output, wide, limit=limit)
         r = result.rows().rows[0]
         note(f"expired {r['expired']} ({r['range']}): {r['files']} files, {r['bytes']} bytes")
         return
-    render_outcome(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, limit=limit)

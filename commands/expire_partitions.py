@@ -13,6 +13,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -51,6 +52,7 @@ def expire_partitions(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Drop the partitions of DB.TABLE whose time is older than --expiration-time.
@@ -91,4 +93,4 @@ def expire_partitions(
     else:
         note(f"no partition of {table.name} is older than {cutoff} ({plan.strategy})")
     if plan.partitions or output is not OutputFormat.table:
-        render_outcome(plan.rows(), output, wide, preview=dry_run)
+        render_outcome(plan.rows(), output, wide, preview=dry_run, limit=limit)

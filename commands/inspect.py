@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from enum import Enum
 from typing import Annotated
 
@@ -9,8 +10,10 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    ColumnsOpt,
     DebugOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     SnapshotOpt,
     TagOpt,
@@ -19,7 +22,7 @@ from paimon_cli.options import (
     WideOpt,
     check_time_travel,
 )
-from paimon_cli.output import OutputFormat, render
+from paimon_cli.output import OutputFormat, read_limit, render, render_batches
 
 InspectKind = Enum(  # type: ignore[misc]
     "InspectKind",
@@ -44,6 +47,8 @@ def inspect(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    columns: ColumnsOpt = None,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Show a system table of DB.TABLE (or of the catalog), optionally as of a snapshot/tag/time.
@@ -51,20 +56,28 @@ def inspect(
     \b
     Example:
         paimon-cli inspect snapshots shop.orders -o json
-        paimon-cli inspect files shop.orders --tag release-1
+        paimon-cli inspect files shop.orders --tag release-1 --columns file_path,record_count
+        paimon-cli inspect audit-log shop.orders --limit 20
         paimon-cli inspect catalog-options
     """
-    from paimon_cli.core.api import Warehouse
+    from paimon_cli.core.api import STREAMED_KINDS, Warehouse
 
     name = kind.value
     wh = Warehouse(warehouse, fs_option)
     if name in CATALOG_KINDS:
         if identifier is not None:
             raise typer.BadParameter(f"inspect {name} takes no DB.TABLE")
-        render(wh.inspect(name), output, wide)
+        render(wh.inspect(name), output, wide, limit=limit, columns=columns)
         return
     if identifier is None:
         raise typer.BadParameter(f"inspect {name} needs DB.TABLE")
     table = wh.table(identifier, branch)
     check_time_travel(snapshot, tag, timestamp)
-    render(table.inspect(name, snapshot=snapshot, tag=tag, timestamp=timestamp), output, wide)
+    if name in STREAMED_KINDS:  # a read of the table: streamed, stopping at what is shown
+        reader = table.inspect_reader(name, snapshot=snapshot, tag=tag, timestamp=timestamp,
+                                      limit=read_limit(output, limit))
+        with closing(reader.batches()) as batches:
+            render_batches(batches, reader.schema, output, wide, limit, columns)
+        return
+    rows = table.inspect(name, snapshot=snapshot, tag=tag, timestamp=timestamp, limit=limit)
+    render(rows, output, wide, limit=limit, columns=columns)

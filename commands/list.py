@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, render
 
 
@@ -16,6 +16,7 @@ def list_(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """List databases, or the tables of DB.
@@ -32,4 +33,4 @@ def list_(
         rows = Rows(["database"], [{"database": d} for d in wh.list_databases()])
     else:
         rows = Rows(["database", "table"], [{"database": database, "table": t} for t in wh.list_tables(database)])
-    render(rows, output, wide)
+    render(rows, output, wide, limit=limit)

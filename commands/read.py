@@ -18,6 +18,7 @@ from paimon_cli.options import (
     BranchOpt,
     DebugOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     SnapshotOpt,
     TagOpt,
@@ -26,7 +27,7 @@ from paimon_cli.options import (
     WideOpt,
     check_time_travel,
 )
-from paimon_cli.output import OutputFormat, export_format, note, render, render_batches, write_export
+from paimon_cli.output import OutputFormat, export_format, note, read_limit, render, render_batches, write_export
 
 
 class BlobAs(str, Enum):
@@ -47,7 +48,7 @@ def read(
         typer.Option("--where", metavar="PREDICATE",
                      help="Row filter, e.g. \"dt = '2024-01-01' AND id IN (1, 2) AND name IS NOT NULL\"."),
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", metavar="N", min=0, help="At most N rows.")] = None,
+    limit: LimitOpt = None,
     to: Annotated[
         str | None,
         typer.Option("--to", metavar="FILE", help="Write the rows to FILE (.parquet, .csv, .jsonl, .json, .arrow) "
@@ -90,7 +91,8 @@ def read(
     export = export_format(to) if to is not None else None
     if blob_as is None:
         blob_as = BlobAs.size if to is None and output == OutputFormat.table else BlobAs.bytes
-    reader = table.reader(select, where, limit, snapshot=snapshot, tag=tag, timestamp=timestamp,
+    shown = limit if to is not None or explain else read_limit(output, limit)  # a terminal reads only what it shows
+    reader = table.reader(select, where, shown, snapshot=snapshot, tag=tag, timestamp=timestamp,
                           blob_as=blob_as.value)
     if explain:
         render(reader.explain(), output, wide, title=reader.describe())
@@ -103,4 +105,4 @@ def read(
         note(f"wrote {n} row(s) to {to}")
         return
     with closing(reader.batches()) as batches:
-        render_batches(batches, reader.schema, output, wide)
+        render_batches(batches, reader.schema, output, wide, limit)

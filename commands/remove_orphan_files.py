@@ -12,6 +12,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -45,6 +46,7 @@ def remove_orphan_files(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Delete orphan files (written but never committed, or left by failed commits).
@@ -71,6 +73,6 @@ def remove_orphan_files(
     with ProgressBar("deleting orphans") as bar:
         result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
                                            dry_run=dry_run, progress=bar)
-    render_outcome(result.rows(), output, wide, preview=dry_run)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)
     for line in result.notes():
         note(line)

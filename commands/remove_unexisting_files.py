@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -26,6 +27,7 @@ def remove_unexisting_files(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Remove from the latest snapshot the data files that no longer exist, as Java's
@@ -47,4 +49,4 @@ def remove_unexisting_files(
     result = table.remove_unexisting_files(dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render_outcome(result.rows(), output, wide, preview=dry_run)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -29,6 +30,7 @@ def repair(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Rewrite missing, unreadable or wrong EARLIEST / LATEST hints of the snapshot directory.
@@ -49,4 +51,4 @@ def repair(
     result = table.repair(earliest=earliest, dry_run=dry_run)
     for line in result.notes():
         note(line)
-    render_outcome(result.rows(), output, wide, preview=dry_run)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

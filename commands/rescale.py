@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -32,6 +33,7 @@ def rescale(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Rewrite partitions of DB.TABLE into a new bucket number (Java's rescale procedure).
@@ -57,4 +59,4 @@ def rescale(
     note(f"rescale: {result.summary()}")
     rows = result.rows()
     if not dry_run or rows.rows or output is not OutputFormat.table:
-        render_outcome(rows, output, wide, preview=dry_run)
+        render_outcome(rows, output, wide, preview=dry_run, limit=limit)

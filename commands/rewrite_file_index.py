@@ -11,6 +11,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -31,6 +32,7 @@ def rewrite_file_index(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Build, rebuild or drop file indexes (bloom-filter, bitmap, bsi) so every live data file
@@ -55,4 +57,4 @@ def rewrite_file_index(
         result = table.rewrite_file_index(partitions=partition, where=where, dry_run=dry_run, progress=bar)
     for line in result.notes():
         note(line)
-    render_outcome(result.rows(), output, wide, preview=dry_run)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

@@ -12,6 +12,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -32,6 +33,7 @@ def rollback(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Roll DB.TABLE back to a snapshot or tag, as Java's rollback_to does.
@@ -58,6 +60,6 @@ def rollback(
         confirm(yes, f"roll {table.name} back to {target}, deleting these files",
                 lambda: table.rollback(snapshot=snapshot, tag=tag, dry_run=True).rows())
     result = table.rollback(snapshot=snapshot, tag=tag, dry_run=dry_run)
-    render_outcome(result.rows(), output, wide, preview=dry_run)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)
     for line in result.notes():
         note(line)

@@ -13,6 +13,7 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
@@ -51,6 +52,7 @@ def tag(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Manage tags of DB.TABLE as Java Paimon does.
@@ -74,7 +76,7 @@ def tag(
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     if act is TagAction.list:
-        render(table.list_tags(), output, wide)
+        render(table.list_tags(), output, wide, limit=limit)
     elif act is TagAction.create:
         assert name is not None
         t = table.create_tag(name, snapshot=snapshot, time_retained=time_retained)
@@ -90,7 +92,7 @@ def tag(
             confirm(yes, f"delete tag(s) {name} of {table.name} and these files",
                     lambda: table.delete_tags(name, dry_run=True).rows())
         plan = table.delete_tags(name, dry_run=dry_run)
-        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(plan.tags)}")
+        _report(plan, dry_run, output, wide, f"tag(s) {', '.join(plan.tags)}", limit)
     else:
         if not dry_run:
             confirm(yes, f"delete these expired tags of {table.name} and their files",
@@ -98,7 +100,8 @@ def tag(
         plan = table.expire_tags(older_than=older_than, dry_run=dry_run)
         if not plan.tags:
             note(f"no tag of {table.name} has expired")
-        _report(plan, dry_run, output, wide, f"expired tag(s) {', '.join(plan.tags)}" if plan.tags else None)
+        _report(plan, dry_run, output, wide, f"expired tag(s) {', '.join(plan.tags)}" if plan.tags else None,
+                limit)
 
 
 def _check_args(act: TagAction, name: str | None, new_name: str | None, snapshot: int | None,
@@ -120,11 +123,12 @@ def _check_args(act: TagAction, name: str | None, new_name: str | None, snapshot
         raise typer.BadParameter("--dry-run applies to `tag delete` and `tag expire` only")
 
 
-def _report(plan: object, dry_run: bool, output: OutputFormat, wide: bool, what: str | None) -> None:
+def _report(plan: object, dry_run: bool, output: OutputFormat, wide: bool, what: str | None,
+            limit: int | None) -> None:
     files = plan.files  # type: ignore[attr-defined]
     total = plan.total_bytes  # type: ignore[attr-defined]
     if what is not None:
         verb = "would delete" if dry_run else "deleted"
         note(f"{verb} {what}: {len(files)} file(s), {total} bytes")
     if files or output is not OutputFormat.table:
-        render_outcome(plan.rows(), output, wide, preview=dry_run)  # type: ignore[attr-defined]
+        render_outcome(plan.rows(), output, wide, preview=dry_run, limit=limit)  # type: ignore[attr-defined]

@@ -4,24 +4,24 @@
 #   create --comment --debug --fs-option --if-not-exists --option --partition-by --primary-key --quiet --schema --warehouse -q -s -w
 #   alter --add-column --branch --comment --debug --drop-column --dry-run --fs-option --output --quiet --rename-column --set --unset --warehouse --wide --yes -o -q -w -y
 #   write --branch --columns --debug --delete --dry-run --format --fs-option --no-expire --option --output --overwrite --partition --quiet --row-kind-column --warehouse --wide --write-only --yes -f -o -q -w -y
-#   list --debug --fs-option --output --quiet --warehouse --wide -o -q -w
-#   inspect --branch --debug --fs-option --output --quiet --snapshot --tag --timestamp --warehouse --wide -o -q -w
+#   list --debug --fs-option --limit --output --quiet --warehouse --wide -o -q -w
+#   inspect --branch --columns --debug --fs-option --limit --output --quiet --snapshot --tag --timestamp --warehouse --wide -o -q -w
 #   read --blob-as --branch --debug --explain --fs-option --limit --output --quiet --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -q -w
-#   compact --branch --debug --engine --fs-option --full --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
-#   rescale --branch --bucket-num --debug --dry-run --fs-option --output --partition --quiet --warehouse --wide -o -q -w
-#   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --older-than --output --quiet --warehouse --wide --yes -o -q -w -y
-#   rewrite-file-index --branch --debug --dry-run --fs-option --output --partition --quiet --warehouse --where --wide -o -q -w
-#   rollback --branch --debug --dry-run --fs-option --output --quiet --snapshot --tag --warehouse --wide --yes -o -q -w -y
-#   compact-manifest --branch --debug --dry-run --fs-option --output --quiet --warehouse --wide -o -q -w
-#   remove-unexisting-files --branch --debug --dry-run --fs-option --output --quiet --warehouse --wide -o -q -w
-#   repair --branch --debug --dry-run --earliest --fs-option --output --quiet --warehouse --wide -o -q -w
-#   expire --branch --changelog --debug --dry-run --fs-option --max-deletes --older-than --output --quiet --retain-max --retain-min --verbose --warehouse --wide --yes -o -q -v -w -y
+#   compact --branch --columns --debug --engine --fs-option --full --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
+#   rescale --branch --bucket-num --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
+#   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --limit --older-than --output --quiet --warehouse --wide --yes -o -q -w -y
+#   rewrite-file-index --branch --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --where --wide -o -q -w
+#   rollback --branch --debug --dry-run --fs-option --limit --output --quiet --snapshot --tag --warehouse --wide --yes -o -q -w -y
+#   compact-manifest --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
+#   remove-unexisting-files --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
+#   repair --branch --debug --dry-run --earliest --fs-option --limit --output --quiet --warehouse --wide -o -q -w
+#   expire --branch --changelog --debug --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --verbose --warehouse --wide --yes -o -q -v -w -y
 #   expire-changelogs --branch --debug --delete-all --dry-run --fs-option --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
-#   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
+#   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --limit --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
 #   purge-files --branch --debug --dry-run --fs-option --output --quiet --warehouse --wide --yes -o -q -w -y
-#   tag --branch --debug --dry-run --fs-option --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
+#   tag --branch --debug --dry-run --fs-option --limit --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
 #   health --debug --format --fs-option --output --quiet --scan-orphans --warehouse --wide -o -q -w
-#   branch --branch --debug --dry-run --fs-option --output --quiet --tag --warehouse --wide --yes -o -q -w -y
+#   branch --branch --debug --dry-run --fs-option --limit --output --quiet --tag --warehouse --wide --yes -o -q -w -y
 #   quickstart --debug --fs-option --quiet --warehouse --wide -q -w
 #   maintain --debug --dry-run --engine --format --fs-option --lease-ttl --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
 

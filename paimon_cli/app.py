@@ -92,6 +92,8 @@ def main(
     ./warehouse), --fs-option K=V, --debug, --quiet/-q, and --output/-o table|json|jsonl|csv
     (env PAIMON_OUTPUT) for the commands that print rows. Given on both sides, the one after
     the command wins. --quiet prints nothing but errors on stderr; NO_COLOR=1 turns off colour.
+    Commands that print data also take --wide, commands that print rows --limit N. On a
+    terminal, tables show the columns that matter and the first 100 rows.
     """
 
 

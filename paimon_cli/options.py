@@ -41,7 +41,20 @@ OutputOpt = Annotated[
     OutputFormat,
     typer.Option("--output", "-o", envvar="PAIMON_OUTPUT", case_sensitive=False, help="Output format."),
 ]
-WideOpt = Annotated[bool, typer.Option("--wide", help="Do not truncate table cells to the terminal width.")]
+WideOpt = Annotated[
+    bool, typer.Option("--wide", help="On a terminal: every column, as one table however wide (default: the "
+                                      "columns that matter; records one field a line when they do not fit).")
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option("--limit", metavar="N", min=0, help="At most N rows (default: all; on a terminal -o table "
+                                                    "shows the first 100 and says how to see more)."),
+]
+ColumnsOpt = Annotated[
+    str | None,
+    typer.Option("--columns", metavar="COLS", help="Comma-separated columns to show, in any format (default: "
+                                                   "all; on a terminal -o table the ones that matter)."),
+]
 DryRunOpt = Annotated[
     bool,
     typer.Option("--dry-run", help="Print exactly what a real run would delete or change (files and bytes, "

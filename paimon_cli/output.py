@@ -4,9 +4,13 @@ and of ``read``'s record batches (streamed; also the files of ``read --to``, see
 stdout carries only data; notes go to stderr. Value conventions (also in README "Output
 formats"), chosen so that machine formats are exact and stable:
 
-* ``datetime`` -> ``"YYYY-MM-DD HH:MM:SS.fff"`` (millisecond precision, like Paimon's
-  TIMESTAMP(3) system-table columns; naive values are shown as they are, aware values get
-  their ``+HH:MM`` offset appended); ``date`` -> ``"YYYY-MM-DD"``; ``time`` -> ``"HH:MM:SS.fff"``.
+* ``datetime``: an instant (aware; commit and update times) -> ISO-8601 in UTC,
+  ``"YYYY-MM-DDTHH:MM:SS.fff+00:00"`` (the same text under any ``TZ``); a wall clock
+  (naive; file creation times, which Paimon stores without a zone) ->
+  ``"YYYY-MM-DD HH:MM:SS.fff"``. Millisecond precision, like Paimon's TIMESTAMP(3)
+  system-table columns. ``date`` -> ``"YYYY-MM-DD"``; ``time`` -> ``"HH:MM:SS.fff"``.
+* ``JavaText`` (``core.utils.rows``: partitions, stats, schema fields, keys) -> its typed
+  value in json/jsonl (``{"dt": "2024-05-04"}``), Java's text in csv and text tables.
 * ``Decimal`` -> a JSON *string* (exact; JSON numbers are doubles for many readers).
 * ``bytes`` -> lowercase hex without prefix.
 * NaN / infinities -> the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
@@ -26,6 +30,8 @@ from enum import Enum
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from . import terminal
+from .core.utils.rows import JavaText
+from .terminal_table import TERMINAL_ROWS, chosen_columns, is_numeric, more_rows_note, render_terminal
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,24 +49,22 @@ class RowsLike(Protocol):
 
     columns: list[str]
     rows: list[dict[str, Any]]
+    brief: list[str] | None
 
 
 # -- value conversion -----------------------------------------------------------------------
 
 
 def _fmt_datetime(v: _dt.datetime) -> str:
-    s = v.strftime("%Y-%m-%d %H:%M:%S") + f".{v.microsecond // 1000:03d}"
-    off = v.utcoffset()
-    if off is not None:
-        total = int(off.total_seconds())
-        sign = "+" if total >= 0 else "-"
-        total = abs(total)
-        s += f"{sign}{total // 3600:02d}:{total % 3600 // 60:02d}"
-    return s
+    if v.utcoffset() is not None:
+        return v.astimezone(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return v.strftime("%Y-%m-%d %H:%M:%S") + f".{v.microsecond // 1000:03d}"
 
 
 def to_json_value(v: Any) -> Any:
     """A value as it appears inside JSON output (see module docstring)."""
+    if isinstance(v, JavaText):  # a duration keeps Java's ISO-8601 text (PT168H)
+        return str.__str__(v) if isinstance(v.typed, _dt.timedelta) else to_json_value(v.typed)
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float):
@@ -94,6 +98,8 @@ def to_text(v: Any, null: str = "null") -> str:
         return null
     if isinstance(v, bool):
         return "true" if v else "false"
+    if isinstance(v, JavaText):
+        return str.__str__(v)
     j = to_json_value(v)
     if isinstance(j, (dict, list)):
         import json
@@ -167,75 +173,42 @@ def render_csv(rows: RowsLike, out: IO[str]) -> None:
         w.writerow([to_text(r.get(c), null="") for c in rows.columns])
 
 
-def _is_numeric(values: Sequence[Any]) -> bool:
-    present = [v for v in values if v is not None]
-    return bool(present) and all(
-        isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in present
-    )
-
-
 def render_plain(rows: RowsLike, out: IO[str]) -> None:
     """An aligned text table for pipes and files: never truncated, numbers right-aligned."""
-    cols = rows.columns
-    cells = [[to_text(r.get(c)).replace("\n", "\\n") for c in cols] for r in rows.rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
-    right = [_is_numeric([r.get(c) for r in rows.rows]) for c in cols]
-
-    def line(values: list[str]) -> str:
-        parts = [v.rjust(w) if rj else v.ljust(w) for v, w, rj in zip(values, widths, right, strict=True)]
-        return "  ".join(parts).rstrip()
-
-    out.write(line(list(cols)) + "\n")
-    out.write("  ".join("-" * w for w in widths) + "\n")
-    for row in cells:
-        out.write(line(row) + "\n")
+    w = PlainWriter(out, rows.columns)
+    w.write_rows(rows.rows)
 
 
-def _fit_widths(natural: list[int], available: int, floor: int = 4) -> list[int]:
-    """Cap the widest columns (water-filling) so the total fits ``available`` if it can."""
-    if sum(natural) <= available:
-        return natural
-    lo, hi = floor, max(natural)
-    while lo < hi:  # largest cap whose capped total still fits
-        mid = (lo + hi + 1) // 2
-        if sum(min(w, mid) for w in natural) <= available:
-            lo = mid
+class PlainWriter:
+    """The aligned text table, written a block of rows at a time. The first block sets the
+    header's widths and which columns align right; a later, wider value widens its column
+    from there on (earlier lines are already out), so a pipe gets rows as they are read."""
+
+    def __init__(self, out: IO[str], columns: list[str]) -> None:
+        self.out = out
+        self.columns = columns
+        self.widths: list[int] | None = None
+        self.right: list[bool] = []
+
+    def write_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        cols = self.columns
+        cells = [[to_text(r.get(c)).replace("\n", "\\n") for c in cols] for r in rows]
+        widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+        lines = []
+        if self.widths is None:
+            self.right = [is_numeric([r.get(c) for r in rows]) for c in cols]
+            self.widths = widths
+            lines.append(self._line(list(cols)))
+            lines.append("  ".join("-" * w for w in widths))
         else:
-            hi = mid - 1
-    return [min(w, lo) for w in natural]
+            self.widths = [max(a, b) for a, b in zip(self.widths, widths, strict=True)]
+        lines += [self._line(row) for row in cells]
+        self.out.write("".join(line + "\n" for line in lines))
 
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
-
-
-def render_rich(rows: RowsLike, wide: bool, title: str | None = None) -> None:
-    """A rich table on a terminal: long cells end in … to fit the width, unless ``wide``."""
-    from rich.table import Table
-
-    cols = rows.columns
-    cells = [[to_text(r.get(c)) for c in cols] for r in rows.rows]
-    natural = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
-    console = terminal.console(highlight=False)
-    chrome = 3 * len(cols) + 1  # borders and padding
-    if wide:
-        console = terminal.console(highlight=False, width=max(console.width, sum(natural) + chrome))
-        widths = natural
-    else:
-        widths = _fit_widths(natural, console.width - chrome)
-    table = Table(title=title, header_style="bold")
-    for i, c in enumerate(cols):
-        numeric = _is_numeric([r.get(c) for r in rows.rows])
-        table.add_column(_clip(c, widths[i]), no_wrap=True, width=widths[i], justify="right" if numeric else "left")
-    for row in cells:
-        table.add_row(*[_escape(_clip(v, w)) for v, w in zip(row, widths, strict=True)])
-    console.print(table, crop=False)
-
-
-def _escape(v: str) -> Any:
-    from rich.text import Text
-
-    return Text("null", style="dim") if v == "null" else Text(v)
+    def _line(self, values: list[str]) -> str:
+        assert self.widths is not None
+        parts = [v.rjust(w) if rj else v.ljust(w) for v, w, rj in zip(values, self.widths, self.right, strict=True)]
+        return "  ".join(parts).rstrip()
 
 
 def note(message: str) -> None:
@@ -252,10 +225,27 @@ def render(
     wide: bool = False,
     out: IO[str] | None = None,
     title: str | None = None,
+    limit: int | None = None,
+    columns: str | None = None,
 ) -> None:
-    """Write ``rows`` to stdout in ``fmt``. Empty results: ``[]``, header-only csv, or a note."""
+    """Write ``rows`` to stdout in ``fmt``. Empty results: ``[]``, header-only csv, or a note.
+
+    ``limit``: at most that many rows (``--limit``); ``columns``: ``--columns a,b,c``. On a
+    terminal ``-o table`` shows the brief columns and the first :data:`TERMINAL_ROWS` rows
+    (``paimon_cli.terminal_table``)."""
     fmt = OutputFormat(fmt)
     out = out if out is not None else sys.stdout
+    on_terminal = fmt is OutputFormat.table and out is sys.stdout and _isatty(out)
+    shown = rows.rows if limit is None else rows.rows[:limit]
+    capped = on_terminal and limit is None and len(shown) > TERMINAL_ROWS
+    if capped:
+        shown = shown[:TERMINAL_ROWS]
+    total = len(rows.rows)
+    cols = chosen_columns(rows.columns, getattr(rows, "brief", None), columns, wide, on_terminal)
+    if cols != rows.columns or shown is not rows.rows:
+        from .core.utils.rows import Rows
+
+        rows = Rows(cols, shown)
     if fmt is OutputFormat.json:
         render_json(rows, out)
     elif fmt is OutputFormat.jsonl:
@@ -264,21 +254,23 @@ def render(
         render_csv(rows, out)
     elif not rows.rows:
         note(f"({title}: no rows)" if title else "(no rows)")
-    elif out is sys.stdout and _isatty(out):
-        render_rich(rows, wide, title)
+    elif on_terminal:
+        render_terminal(rows.columns, rows.rows, wide, title, to_text)
     else:
         if title:
             note(f"== {title}")
         render_plain(rows, out)
     out.flush()
+    if capped:
+        note(more_rows_note(TERMINAL_ROWS, total))
 
 
 def render_outcome(rows: RowsLike, fmt: OutputFormat | str = OutputFormat.table, wide: bool = False,
-                   preview: bool = False) -> None:
+                   preview: bool = False, limit: int | None = None, columns: str | None = None) -> None:
     """What a real run changed (``compact``'s result row, ``write``'s): like :func:`render`, but
     not under ``--quiet``. A ``preview`` (``--plan``, ``--dry-run``) is data asked for: always shown."""
     if preview or not terminal.quiet():
-        render(rows, fmt, wide)
+        render(rows, fmt, wide, limit=limit, columns=columns)
 
 
 def _isatty(out: IO[str]) -> bool:
@@ -298,6 +290,7 @@ def _isatty(out: IO[str]) -> bool:
 EXPORT_FORMATS = {".parquet": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
                   ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
 _JSON_SLICE_ROWS = 65_536  # rows rendered per vectorised step (bounds one string column's size)
+_PLAIN_BLOCK_ROWS = 1000  # rows per block of a piped text table (the first block sets the widths)
 
 
 def export_format(path: str) -> str:
@@ -311,20 +304,49 @@ def export_format(path: str) -> str:
     raise InvalidInput(f"--to {path!r}: unknown file type; use one of {', '.join(EXPORT_FORMATS)}")
 
 
+def read_limit(fmt: OutputFormat | str, limit: int | None) -> int | None:
+    """The rows to read for ``--limit`` (None: all): ``-o table`` on a terminal reads one more
+    than it shows (:data:`TERMINAL_ROWS`), to know whether to say there are more."""
+    if limit is None and OutputFormat(fmt) is OutputFormat.table and _isatty(sys.stdout):
+        return TERMINAL_ROWS + 1
+    return limit
+
+
 def render_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: OutputFormat | str,
-                   wide: bool = False) -> None:
-    """Batches to stdout in ``fmt``; ``table`` collects them first (it needs every width)."""
+                   wide: bool = False, limit: int | None = None, columns: str | None = None) -> None:
+    """Batches to stdout in ``fmt``, as they arrive. ``table`` on a terminal collects the
+    (few, see :func:`read_limit`) rows it shows; ``limit`` is the user's ``--limit``,
+    ``columns`` the ``--columns`` to keep."""
     fmt = OutputFormat(fmt)
     out = sys.stdout
-    if fmt is OutputFormat.table:
+    if columns is not None:
+        import pyarrow as pa
+
+        from .terminal_table import pick_columns
+
+        names = pick_columns(schema.names, columns)
+        batches = (b.select(names) for b in batches)
+        schema = pa.schema([schema.field(n) for n in names])
+    if fmt is OutputFormat.table and _isatty(out):
         from .core.utils.rows import Rows
 
         rows: list[dict[str, Any]] = []
         for b in batches:
             rows += _prepare(b).to_pylist()
-        render(Rows(list(schema.names), rows), fmt, wide)
+        more = limit is None and len(rows) > TERMINAL_ROWS
+        render(Rows(list(schema.names), rows[:TERMINAL_ROWS] if more else rows), fmt, wide, limit=limit)
+        if more:
+            note(more_rows_note(TERMINAL_ROWS, None))
         return
-    if fmt is OutputFormat.csv:
+    if fmt is OutputFormat.table:
+        plain = PlainWriter(out, list(schema.names))
+        for b in batches:
+            for start in range(0, b.num_rows, _PLAIN_BLOCK_ROWS):
+                plain.write_rows(_prepare(b.slice(start, _PLAIN_BLOCK_ROWS)).to_pylist())
+                out.flush()
+        if plain.widths is None:
+            note("(no rows)")
+    elif fmt is OutputFormat.csv:
         write_csv_batches(batches, schema, out)
     else:
         write_json_batches(batches, out, lines=fmt is OutputFormat.jsonl)

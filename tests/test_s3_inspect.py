@@ -186,7 +186,7 @@ def test_create_on_s3_uses_conditional_put(runner: CliRunner, s3_server: S3Serve
     rows = _ok_json(runner, ["inspect", "schemas", "shop.orders", "-w", wh, *_fs_args(s3_server),
                              "-o", "json"])
     assert [(r["schema_id"], r["primary_keys"], r["partition_keys"]) for r in rows] == [
-        (0, '["id","dt"]', '["dt"]')]
+        (0, ["id", "dt"], ["dt"])]  # -o json: key lists are arrays
 
     # a second create is "already exists" (4), one line, and leaves schema-0 alone
     again = runner.invoke(app, create)

@@ -24,7 +24,7 @@ from .reports import (
     RollbackReport,
     WriteReport,
 )
-from .table import Table
+from .table import STREAMED_KINDS, Table
 from .warehouse import Warehouse
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "RewriteFileIndexReport",
     "RollbackReport",
     "Rows",
+    "STREAMED_KINDS",
     "Table",
     "Warehouse",
     "WriteReport",

@@ -12,7 +12,9 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
+from ..compact.job import PLAN_BRIEF as COMPACT_PLAN_BRIEF
 from ..compact.job import PLAN_COLUMNS as COMPACT_PLAN_COLUMNS
+from ..compact.job import RESULT_BRIEF as COMPACT_RESULT_BRIEF
 from ..compact.job import RESULT_COLUMNS as COMPACT_RESULT_COLUMNS
 from ..compact.job import CompactResult
 from ..compact.rescale import RESULT_COLUMNS as RESCALE_RESULT_COLUMNS
@@ -132,8 +134,8 @@ class CompactReport:
     def rows(self) -> Rows:
         if self.planned:
             plan = self.result.plan
-            return Rows(COMPACT_PLAN_COLUMNS, [r.as_dict() for r in (plan.rows if plan else [])])
-        return Rows(COMPACT_RESULT_COLUMNS, [self.result.as_row()])
+            return Rows(COMPACT_PLAN_COLUMNS, [r.as_dict() for r in (plan.rows if plan else [])], COMPACT_PLAN_BRIEF)
+        return Rows(COMPACT_RESULT_COLUMNS, [self.result.as_row()], COMPACT_RESULT_BRIEF)
 
     def notes(self) -> list[str]:
         r = self.result

@@ -43,11 +43,12 @@ from ..operation.write import WriteSummary
 from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
-from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
+from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, STREAMED_TABLES, SYSTEM_TABLES
 from ..table.features import Action, check_features
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
 from ..utils.progress import StepProgress
+from ..utils.rows import Rows
 from .arguments import (
     Duration,
     KeyValues,
@@ -90,8 +91,10 @@ if TYPE_CHECKING:
     from ..operation.tag_deletion import TagDeletionPlan
     from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
-    from ..utils.rows import Rows
     from .warehouse import Warehouse
+
+STREAMED_KINDS: frozenset[str] = frozenset(STREAMED_TABLES)  # inspect kinds Table.inspect_reader streams
+
 
 def _strings(value: str | Sequence[str] | None) -> list[str]:
     """One string or several (a single value must not be iterated character by character)."""
@@ -328,16 +331,38 @@ class Table:
         snapshot: int | None = None,
         tag: str | None = None,
         timestamp: Timestamp | None = None,
+        limit: int | None = None,
     ) -> Rows:
         """A system table (``snapshots``, ``files``, ``partitions``, ``tags``, ...: Paimon's
-        ``t$kind``), optionally as of a snapshot / tag / time. ``.to_arrow()`` on the result."""
+        ``t$kind``), optionally as of a snapshot / tag / time, at most ``limit`` rows.
+        ``.to_arrow()`` on the result; its ``brief`` names the columns that matter most."""
         at = time_travel(snapshot, tag, timestamp)
+        if kind in STREAMED_TABLES:
+            data = self.inspect_reader(kind, snapshot=snapshot, tag=tag, timestamp=timestamp, limit=limit).to_arrow()
+            return Rows(list(data.column_names), data.to_pylist())
         fn = SYSTEM_TABLES.get(kind)
         if fn is None:
             if kind in CATALOG_TABLES:
                 raise InvalidInput(f"inspect {kind} is about the warehouse: call Warehouse.inspect({kind!r})")
             raise NotYetSupported(f"inspect {kind}: not yet supported")
-        return fn(self.open(), at)
+        rows = fn(self.open(), at)
+        return Rows(rows.columns, rows.rows[:limit] if limit is not None else rows.rows, BRIEF_COLUMNS.get(kind))
+
+    def inspect_reader(
+        self,
+        kind: str,
+        *,
+        snapshot: int | None = None,
+        tag: str | None = None,
+        timestamp: Timestamp | None = None,
+        limit: int | None = None,
+    ) -> Reader:
+        """A system table that is a read of the table (``audit-log``, ``binlog``, ``ro``; see
+        :data:`STREAMED_KINDS`) as a :class:`Reader`: its ``.batches()`` stream and stop at
+        ``limit``, so the first rows of a large table come at once."""
+        if kind not in STREAMED_TABLES:
+            raise InvalidInput(f"inspect {kind} is not a read of the table: call inspect({kind!r})")
+        return Reader(STREAMED_TABLES[kind](self.open(), time_travel(snapshot, tag, timestamp), limit))
 
     # -- compaction and rewrites ----------------------------------------------------------------
 

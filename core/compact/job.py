@@ -66,6 +66,9 @@ PLAN_COLUMNS = ["partition", "bucket", "sorted_runs", "levels", "files", "bytes_
                 "files_after", "reason"]
 RESULT_COLUMNS = ["snapshot_id", "commit_kind", "units", "files_in", "files_out", "bytes_in", "bytes_out",
                   "rows_in", "rows_out", "seconds", "engine", "engine_reason", "message"]
+# what a terminal shows of them by default (the message and the engine also go to stderr)
+PLAN_BRIEF = ["partition", "bucket", "files", "bytes_to_rewrite", "files_after", "reason"]
+RESULT_BRIEF = ["snapshot_id", "units", "files_in", "files_out", "bytes_in", "bytes_out", "seconds"]
 
 
 # ---------------------------------------------------------------------------------------

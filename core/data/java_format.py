@@ -127,10 +127,10 @@ def java_map_string(m: Mapping[str, Any], types: Mapping[str, DataType] | None =
 
 
 def local_datetime_from_millis(millis: int) -> _dt.datetime:
-    """An epoch-millis instant as the machine's local wall clock (what Java's system tables show)."""
-    return _dt.datetime.fromtimestamp(millis / 1000).replace(
-        microsecond=(millis % 1000) * 1000
-    )
+    """An epoch-millis instant as the machine's local wall clock (what Java's system tables
+    show), aware: it carries the local offset, so it is the same instant under any ``TZ``."""
+    utc = _dt.datetime.fromtimestamp(millis // 1000, _dt.timezone.utc).replace(microsecond=(millis % 1000) * 1000)
+    return utc.astimezone()
 
 
 def utc_wall_clock_from_millis(millis: int) -> _dt.datetime:

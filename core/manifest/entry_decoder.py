@@ -12,6 +12,7 @@ from typing import Any
 from ..data.binary_row import deserialize, serialized_arity
 from ..data.java_format import java_array_string
 from ..io import paths
+from ..utils.rows import JavaText
 from .stats_reader import StatsReader, TableSchemas
 
 
@@ -21,8 +22,9 @@ class EntryDecoder(StatsReader):
     def __init__(self, table: TableSchemas) -> None:
         super().__init__(table)
         self.partition_types = [f.type for f in table.schema.logical_partition_type.fields]
+        self.partition_names = [f.name for f in table.schema.logical_partition_type.fields]
         self._values: dict[bytes, list[Any]] = {}
-        self._strings: dict[bytes, str] = {}
+        self._strings: dict[bytes, JavaText] = {}
         self._dirs: dict[bytes, str] = {}
         self._key_types: dict[int, list[Any]] = {}
 
@@ -33,11 +35,14 @@ class EntryDecoder(StatsReader):
             self._values[partition] = hit
         return hit
 
-    def partition_string(self, partition: bytes) -> str:
-        """``[v1, v2]``, as Java's ``$files`` / ``$partitions`` print a partition."""
+    def partition_string(self, partition: bytes) -> JavaText:
+        """``[v1, v2]``, as Java's ``$files`` / ``$partitions`` print a partition; typed
+        ``{column: value}``."""
         hit = self._strings.get(partition)
         if hit is None:
-            hit = self._strings[partition] = java_array_string(self.partition_values(partition), self.partition_types)
+            values = self.partition_values(partition)
+            hit = self._strings[partition] = JavaText(java_array_string(values, self.partition_types),
+                                                      dict(zip(self.partition_names, values, strict=True)))
         return hit
 
     def partition_dir(self, partition: bytes) -> str:
@@ -47,12 +52,14 @@ class EntryDecoder(StatsReader):
             hit = self._dirs[partition] = paths.partition_path_for(self.table.schema, self.partition_values(partition))
         return hit
 
-    def key_string(self, key: bytes, schema_id: int) -> str | None:
-        """A file's min/max key as ``[k1, k2]`` in its own schema; None for an empty key."""
+    def key_string(self, key: bytes, schema_id: int) -> JavaText | None:
+        """A file's min/max key as ``[k1, k2]`` in its own schema (typed: the list of
+        values); None for an empty key."""
         if serialized_arity(key) <= 0:
             return None
         types = self._key_types.get(schema_id)
         if types is None:
             s = self.schema(schema_id)
             types = self._key_types[schema_id] = [s.field(n).type for n in s.trimmed_primary_keys]
-        return java_array_string(deserialize(key, types), types)
+        values = deserialize(key, types)
+        return JavaText(java_array_string(values, types), values)

@@ -84,6 +84,10 @@ class TableRead:
         self._plan: ReadPlan | None = None
 
     def output_schema(self) -> pa.Schema:
+        """The schema of every result batch."""
+        return self._read_schema()
+
+    def _read_schema(self) -> pa.Schema:
         by_name = {f.name: f for f in readable_fields(self.schema)}
         fields = [arrow_field(by_name[n]) for n in self.projection]
         fields = [f.with_type(blob_arrow_type(self.blob_as)) if f.name in self.blob_columns else f for f in fields]
@@ -133,7 +137,7 @@ class TableRead:
         remaining = self.limit
         if remaining == 0:
             return
-        schema = self.output_schema()
+        schema = self._read_schema()
         with contextlib.closing(self._split_tables()) as tables:  # its prefetch pool ends with us
             for t in tables:
                 if t.num_rows == 0:

@@ -13,7 +13,7 @@ from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import FileKind, ManifestEntry
 from ..operation.scan import FileStoreScan, split_postponed
 from ..table.file_store_table import FileStoreTable, TimeTravel
-from ..utils.rows import Rows
+from ..utils.rows import JavaText, Rows
 
 FILES_COLUMNS = [
     "partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
@@ -45,9 +45,9 @@ def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
             "file_size_in_bytes": m.file_size,
             "min_key": dec.key_string(m.min_key, m.schema_id),
             "max_key": dec.key_string(m.max_key, m.schema_id),
-            "null_value_counts": java_map_string(nc),
-            "min_value_stats": java_map_string(lo, types_by_name),
-            "max_value_stats": java_map_string(hi, types_by_name),
+            "null_value_counts": JavaText(java_map_string(nc), dict(nc)),
+            "min_value_stats": JavaText(java_map_string(lo, types_by_name), dict(lo)),
+            "max_value_stats": JavaText(java_map_string(hi, types_by_name), dict(hi)),
             "min_sequence_number": m.min_sequence_number,
             "max_sequence_number": m.max_sequence_number,
             "creation_time": utc_wall_clock_from_millis(m.creation_time) if m.creation_time is not None else None,
@@ -75,10 +75,13 @@ def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     snap = table.resolve_snapshot(at)
     if snap is None:
         return Rows(cols, [])
-    types = EntryDecoder(table).partition_types
+    dec = EntryDecoder(table)
+    types = dec.partition_types
 
-    def stats_text(row: bytes) -> str:
-        return "{" + ", ".join(java_string(v, t) for v, t in zip(deserialize(row, types), types, strict=True)) + "}"
+    def stats_text(row: bytes) -> JavaText:
+        values = deserialize(row, types)
+        text = "{" + ", ".join(java_string(v, t) for v, t in zip(values, types, strict=True)) + "}"
+        return JavaText(text, dict(zip(dec.partition_names, values, strict=True)))
 
     rows = []
     for m in FileStoreScan(table).data_manifests(snap):

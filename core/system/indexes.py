@@ -7,7 +7,7 @@ from ..manifest.entry_decoder import EntryDecoder
 from ..operation.scan import FileStoreScan
 from ..refs.statistics import read_statistics
 from ..table.file_store_table import FileStoreTable, TimeTravel
-from ..utils.rows import Rows
+from ..utils.rows import JavaText, Rows
 
 
 def table_indexes(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -43,5 +43,5 @@ def statistics(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
         "schema_id": st.schema_id,
         "mergedRecordCount": st.merged_record_count,
         "mergedRecordSize": st.merged_record_size,
-        "colstat": st.col_stats_json(),
+        "colstat": JavaText(st.col_stats_json(), st.col_stats_dict()),
     }])

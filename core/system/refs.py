@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as _dt
+
 from ..data.java_format import local_datetime_from_millis
 from ..table.file_store_table import FileStoreTable, TimeTravel
-from ..utils.rows import Rows
+from ..utils.rows import JavaText, Rows
 
 
 def tags(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -18,7 +20,8 @@ def tags(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
             "commit_time": local_datetime_from_millis(t.snapshot.time_millis),
             "record_count": t.snapshot.total_record_count,
             "create_time": t.create_time,
-            "time_retained": t.time_retained_java,
+            "time_retained": None if t.time_retained_seconds is None else JavaText(
+                t.time_retained_java or "", _dt.timedelta(seconds=t.time_retained_seconds)),
         })
     return Rows(cols, rows)
 

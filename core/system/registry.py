@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from importlib import import_module
+from typing import Any, Generic, TypeVar
 
 from ..errors import NotFound
 from ..table.catalog import FileSystemCatalog
@@ -18,17 +19,19 @@ from ..utils.rows import Rows
 from .catalog import all_table_options, catalog_options
 
 SystemTable = Callable[..., Rows]  # (table, at: TimeTravel | None = None) -> Rows
+StreamedTable = Callable[..., Any]  # (table, at, limit) -> operation.read.TableRead
+_F = TypeVar("_F")
 
 
-class _Families(Mapping[str, SystemTable]):
+class _Families(Mapping[str, _F], Generic[_F]):
     """kind -> function, from ``"module:function"`` addresses inside this package."""
 
     def __init__(self, addresses: dict[str, str]) -> None:
         self._addresses = addresses
 
-    def __getitem__(self, kind: str) -> SystemTable:
+    def __getitem__(self, kind: str) -> _F:
         module, _, function = self._addresses[kind].partition(":")
-        fn: SystemTable = getattr(import_module(f"{__package__}.{module}"), function)
+        fn: _F = getattr(import_module(f"{__package__}.{module}"), function)
         return fn
 
     def __iter__(self) -> Iterator[str]:
@@ -38,7 +41,7 @@ class _Families(Mapping[str, SystemTable]):
         return len(self._addresses)
 
 
-SYSTEM_TABLES: Mapping[str, SystemTable] = _Families({
+SYSTEM_TABLES: Mapping[str, SystemTable] = _Families[SystemTable]({
     "snapshots": "snapshots:snapshots",
     "schemas": "snapshots:schemas",
     "options": "snapshots:options",
@@ -59,6 +62,27 @@ SYSTEM_TABLES: Mapping[str, SystemTable] = _Families({
     "table": "overview:table_overview",
     "expiry": "overview:expiry",
 })
+
+# kinds that are a read of the table: streamed batch by batch, stopping at a limit
+STREAMED_TABLES: Mapping[str, StreamedTable] = _Families[StreamedTable]({
+    "audit-log": "audit_log:audit_log_read",
+    "binlog": "audit_log:binlog_read",
+    "ro": "audit_log:read_optimized_read",
+})
+
+# the columns that matter most per kind: what a terminal shows unless --columns / --wide
+# (the rest of a kind's columns, and the kinds not named here, show in full)
+BRIEF_COLUMNS: dict[str, list[str]] = {
+    "snapshots": ["snapshot_id", "schema_id", "commit_kind", "commit_time", "total_record_count"],
+    "schemas": ["schema_id", "partition_keys", "primary_keys", "update_time", "fields"],
+    "files": ["partition", "bucket", "level", "record_count", "file_size_in_bytes", "file_path"],
+    "manifests": ["file_name", "file_size", "num_added_files", "num_deleted_files", "schema_id"],
+    "buckets": ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count"],
+    "tags": ["tag_name", "snapshot_id", "commit_time", "record_count", "time_retained"],
+    "table-indexes": ["partition", "bucket", "index_type", "row_count", "file_size", "file_name"],
+    "file-indexes": ["partition", "bucket", "column_name", "index_type", "storage_type", "is_empty", "file_path"],
+    "expiry": ["snapshot_id", "commit_time", "will_expire", "delete_files", "delete_bytes", "held_by"],
+}
 
 CATALOG_TABLES: dict[str, Callable[[FileSystemCatalog], Rows]] = {
     "all-table-options": all_table_options,

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..data.java_format import java_hash_map_order, local_datetime_from_millis
 from ..table.file_store_table import FileStoreTable, TimeTravel
-from ..utils.rows import Rows
+from ..utils.rows import JavaText, Rows
 
 SNAPSHOT_COLUMNS = [
     "snapshot_id", "schema_id", "commit_user", "commit_identifier", "commit_kind", "commit_time",
@@ -18,8 +18,9 @@ SNAPSHOT_COLUMNS = [
 ]
 
 
-def _flat_json(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+def _flat_json(obj: Any) -> JavaText:
+    """Java's compact JSON text; the object itself in JSON output."""
+    return JavaText(json.dumps(obj, separators=(",", ":"), ensure_ascii=False), obj)
 
 
 def snapshots(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -79,8 +80,13 @@ def aggregation_fields(table: FileStoreTable, at: TimeTravel | None = None) -> R
     rows = [{
         "field_name": f.name,
         "field_type": f.type.as_sql(),
-        "function": "[" + ", ".join(functions.get(f.name, [])) + "]",
-        "function_options": "[" + ", ".join(fn_options.get(f.name, [])) + "]",
+        "function": _java_list(functions.get(f.name, [])),
+        "function_options": _java_list(fn_options.get(f.name, [])),
         "comment": f.description,
     } for f in table.schema.fields]
     return Rows(cols, rows)
+
+
+def _java_list(items: list[str]) -> JavaText:
+    """``List.toString`` (``[a, b]``); the list in JSON output."""
+    return JavaText("[" + ", ".join(items) + "]", items)

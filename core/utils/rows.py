@@ -12,12 +12,31 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+class JavaText(str):
+    """A value shown as Java's system tables print it (text tables, csv, comparisons with
+    Java) that carries the value itself, ``typed``, for JSON output: a partition as
+    ``{column: value}``, stats keyed by column, a schema's fields as a list. One source: both
+    are made together from the decoded value."""
+
+    typed: Any
+
+    def __new__(cls, text: str, typed: Any) -> JavaText:
+        self = super().__new__(cls, text)
+        self.typed = typed
+        return self
+
+    def __reduce__(self) -> Any:
+        return (JavaText, (str(self), self.typed))
+
+
 @dataclass
 class Rows:
-    """Ordered column names and one dict per row."""
+    """Ordered column names and one dict per row; ``brief`` names the columns that matter
+    most (what a terminal shows by default; None: all)."""
 
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
+    brief: list[str] | None = None
 
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table, for library callers that go on in Arrow or pandas.
@@ -36,4 +55,4 @@ class Rows:
         return pa.table({c: column([r.get(c) for r in self.rows]) for c in self.columns})
 
 
-__all__ = ["Rows"]
+__all__ = ["JavaText", "Rows"]

@@ -231,7 +231,7 @@ def test_render_plain_table_aligned() -> None:
 def test_render_special_values() -> None:
     rows = Rows(["v"], [{"v": float("nan")}, {"v": float("inf")}, {"v": dt.datetime(2024, 1, 2, 3, 4, 5,
                tzinfo=dt.timezone(dt.timedelta(hours=-5)))}])
-    assert json.loads(_rendered("json", rows)) == [{"v": "NaN"}, {"v": "Infinity"}, {"v": "2024-01-02 03:04:05.000-05:00"}]
+    assert json.loads(_rendered("json", rows)) == [{"v": "NaN"}, {"v": "Infinity"}, {"v": "2024-01-02T08:04:05.000+00:00"}]  # an instant: ISO-8601 in UTC
 
 
 def test_render_empty(capsys: pytest.CaptureFixture[str]) -> None:
