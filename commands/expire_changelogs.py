@@ -11,12 +11,13 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
     time_option,
 )
-from paimon_cli.output import OutputFormat, note, render
+from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def expire_changelogs(
@@ -45,6 +46,7 @@ def expire_changelogs(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Expire the long-lived changelogs (changelog/) of DB.TABLE, as Java's expire_changelogs.
@@ -72,6 +74,6 @@ def expire_changelogs(
                                      max_deletes=max_deletes, delete_all=delete_all, dry_run=dry_run)
     for n in result.plan.notes:
         note(f"note: {n}")
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)
     if dry_run and output == OutputFormat.table:
         note(result.describe())

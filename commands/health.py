@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, render
 
 
@@ -30,6 +30,7 @@ def health(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Score every table 0-100 and name what it needs, with the command that fixes each finding.
@@ -57,7 +58,7 @@ def health(
 
         sys.stdout.write(render_metrics(gauge(name, text, samples) for name, text, samples in report.metrics()))
     else:
-        render(report.rows(), output, wide)
+        render(report.rows(), output, wide, limit=limit)
     bad = report.unassessed
     if bad:
         names = ", ".join(f"{h.identifier} ({h.error})" for h in bad)

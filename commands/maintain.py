@@ -14,6 +14,7 @@ from paimon_cli.options import (
     DebugOpt,
     EngineOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     SparkConfOpt,
     SparkMasterOpt,
@@ -53,6 +54,7 @@ def maintain(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Maintain tables under a policy: compaction, expiry, manifest and index upkeep, orphans.
@@ -92,6 +94,6 @@ def maintain(
 
         sys.stdout.write(render_metrics(gauge(name, text, samples) for name, text, samples in result.metrics()))
     else:
-        render(result.plan_rows() if dry_run else result.rows(), output, wide)
+        render(result.plan_rows() if dry_run else result.rows(), output, wide, limit=limit)
     if code:
         raise typer.Exit(code)

@@ -13,11 +13,12 @@ from paimon_cli.options import (
     DebugOpt,
     DryRunOpt,
     FsOpt,
+    LimitOpt,
     OutputOpt,
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, RowsLike, note, render
+from paimon_cli.output import OutputFormat, RowsLike, note, render_outcome
 
 
 def confirm_purge(yes: bool, dry_run: bool, preview: Callable[[], RowsLike]) -> None:
@@ -40,6 +41,7 @@ def purge_files(
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
+    limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Delete all data of DB.TABLE but its schema, as Java's purge_files (Paimon 1.1+).
@@ -63,6 +65,6 @@ def purge_files(
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
     confirm_purge(yes, dry_run, lambda: table.purge_files(dry_run=True).rows())
     result = table.purge_files(dry_run=dry_run)
-    render(result.rows(), output, wide)
+    render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)
     if dry_run and output == OutputFormat.table:
         note(result.describe())

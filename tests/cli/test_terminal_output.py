@@ -228,7 +228,7 @@ def test_every_row_listing_command_takes_limit() -> None:
     group = typer.main.get_command(app)
     for name in ("read", "inspect", "list", "tag", "branch", "expire", "expire-partitions", "remove-orphan-files",
                  "remove-unexisting-files", "rewrite-file-index", "compact", "compact-manifest", "repair",
-                 "rollback", "rescale"):
+                 "rollback", "rescale", "health", "maintain", "purge-files", "expire-changelogs"):
         params = {o for p in group.commands[name].params for o in p.opts}  # type: ignore[attr-defined]
         assert "--limit" in params, name
 
