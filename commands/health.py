@@ -19,7 +19,7 @@ class HealthFormat(str, Enum):
 
 def health(
     selectors: Annotated[list[str] | None, typer.Argument(
-        metavar="[DB | DB.TABLE]...", help="Databases or tables to assess (default: every table).")] = None,
+        metavar="DB|DB.TABLE", help="Databases or tables to assess (default: every table).")] = None,
     scan_orphans: Annotated[bool, typer.Option(
         "--scan-orphans", help="Also list storage for orphan files older than 1 day (slower).")] = False,
     fmt: Annotated[HealthFormat, typer.Option(

@@ -38,6 +38,7 @@ from ..table.catalog import FileSystemCatalog
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
+from ..utils.workers import map_ordered
 from .findings import Finding, FindingKind, MaintenanceAction, Severity, TableHealth
 
 # score: 100 minus a penalty per finding (README "health": how the score is computed)
@@ -48,6 +49,7 @@ DEFAULT_MIN_FILE_NUM = 5
 # (0.1) costs its full weight; Paimon has no option for it
 DELETE_RATIO_THRESHOLD = 0.2
 DV_INDEX_TYPE = "DELETION_VECTORS"
+REMOTE_THREADS = 8  # tables assessed at once on an object store
 
 
 def score_of(findings: Iterable[Finding]) -> int:
@@ -465,15 +467,19 @@ def select_tables(catalog: FileSystemCatalog, selectors: Sequence[str] = ()) -> 
 
 def assess_warehouse(catalog: FileSystemCatalog, selectors: Sequence[str] = (), *, now_millis: int | None = None,
                      scan_orphans: bool = False) -> list[TableHealth]:
-    """Every selected table, one after another; a table that fails to open is a TableHealth
-    with its error (score 0), the others are still assessed."""
+    """Every selected table, in selection order; a table that fails to open is a TableHealth
+    with its error (score 0), the others are still assessed. On an object store tables are
+    assessed on a few threads (each waits on small reads); locally one after another."""
     now = int(time.time() * 1000) if now_millis is None else now_millis
-    out = []
-    for ident in select_tables(catalog, selectors):
+
+    def one(ident: Identifier) -> TableHealth:
         try:
             table = catalog.get_table(ident)
         except Exception as exc:  # noqa: BLE001 - reported per table
-            out.append(unreadable(ident.database, ident.table, exc))
-            continue
-        out.append(assess_table(table, now_millis=now, scan_orphans=scan_orphans, warehouse=catalog.warehouse))
-    return out
+            return unreadable(ident.database, ident.table, exc)
+        return assess_table(table, now_millis=now, scan_orphans=scan_orphans, warehouse=catalog.warehouse)
+
+    idents = select_tables(catalog, selectors)
+    if catalog.file_io.is_local or len(idents) <= 1:
+        return [one(i) for i in idents]
+    return map_ordered(one, idents, min(REMOTE_THREADS, len(idents)), "paimon-health")
