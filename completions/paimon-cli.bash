@@ -16,14 +16,14 @@
 #   remove-unexisting-files --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   repair --branch --debug --dry-run --earliest --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   expire --branch --changelog --debug --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --verbose --warehouse --wide --yes -o -q -v -w -y
-#   expire-changelogs --branch --debug --delete-all --dry-run --fs-option --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
+#   expire-changelogs --branch --debug --delete-all --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
 #   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --limit --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
-#   purge-files --branch --debug --dry-run --fs-option --output --quiet --warehouse --wide --yes -o -q -w -y
+#   purge-files --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide --yes -o -q -w -y
 #   tag --branch --debug --dry-run --fs-option --limit --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
-#   health --debug --format --fs-option --output --quiet --scan-orphans --warehouse --wide -o -q -w
+#   health --debug --format --fs-option --limit --output --quiet --scan-orphans --warehouse --wide -o -q -w
 #   branch --branch --debug --dry-run --fs-option --limit --output --quiet --tag --warehouse --wide --yes -o -q -w -y
 #   quickstart --debug --fs-option --quiet --warehouse --wide -q -w
-#   maintain --debug --dry-run --engine --format --fs-option --lease-ttl --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
+#   maintain --debug --dry-run --engine --format --fs-option --lease-ttl --limit --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
 
 _paimon_cli_completion() {
     local IFS=$'

@@ -204,7 +204,7 @@ class ExpireReport:
 
     plan: ExpirePlan
     result: ExpireResult | None
-    table_path: str = ""
+    table_path: str
 
     @property
     def moved_to_changelog(self) -> bool:

@@ -469,7 +469,7 @@ class Table:
         table = self._open_for(Action.EXPIRE_CHANGELOGS)
         rp = procedure_policy(table, retain_max, retain_min, cutoff, max_deletes)
         plan = plan_expire_all_changelogs(table, rp) if delete_all else plan_changelog_expire(table, rp)
-        return ExpireReport(plan, None if dry_run else apply_expire(table, plan))
+        return ExpireReport(plan, None if dry_run else apply_expire(table, plan), table.path)
 
     def expire_partitions(
         self,

@@ -212,8 +212,9 @@ class ObjectsFile:
         except NotFound as e:
             raise MissingMetadata(str(e)) from e
         writer_schema, records = read_avro(data, path)
+        objects = _convert(records, from_record, path)  # a file of another layout is corrupt first
         check_unknown_fields(writer_schema, self.schema, records, path, self.ignorable_fields)
-        return path, _convert(records, from_record, path)
+        return path, objects
 
     def _write_records(self, records: list[dict[str, Any]]) -> tuple[str, int]:
         """Write a new file (empty is legal); returns (file name, size in bytes)."""

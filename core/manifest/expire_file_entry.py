@@ -49,11 +49,12 @@ def read_expire_file_entries(data: bytes, path: str) -> list[ExpireFileEntry]:
     """Decode a manifest into light entries; anything malformed is CorruptMetadata, a field
     we do not know (it might name files a deleter must keep) is refused by name."""
     writer_schema, records = read_avro(data, path)
-    check_unknown_fields(writer_schema, MANIFEST_SCHEMA, records, path)
     try:
-        return [_entry(r, path) for r in records]
+        entries = [_entry(r, path) for r in records]
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptMetadata(path, f"manifest entry without a required field ({e})") from e
+    check_unknown_fields(writer_schema, MANIFEST_SCHEMA, records, path)  # a file of another layout is corrupt first
+    return entries
 
 
 def _entry(r: dict[str, Any], path: str) -> ExpireFileEntry:

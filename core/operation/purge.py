@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotYetSupported
+from ..io.paths import table_relative
 from ..manifest.manifest import ManifestEntry, ManifestFile, ManifestFileMeta
 from ..refs.branches import BranchManager
 from ..refs.snapshot import ChangelogManager
@@ -67,7 +68,8 @@ class PurgePlan:
         return sum(f.bytes for f in self.files)
 
     def rows(self) -> Rows:
-        return Rows(FILE_COLUMNS, [{"path": f.path, "kind": f.kind, "bytes": f.bytes} for f in self.files])
+        return Rows(FILE_COLUMNS, [{"path": table_relative(f.path, self.table_path), "kind": f.kind,
+                                    "bytes": f.bytes} for f in self.files])
 
     def describe(self) -> str:
         refs = [f"{len(self.branches)} branches", f"{len(self.tags)} tags", f"{len(self.consumers)} consumers"]

@@ -85,7 +85,7 @@ def test_retain_max_dry_run_is_exactly_the_run(env: Env) -> None:
     res = env.json("expire-changelogs", "db.t", "--retain-max", "4")
     assert res[0]["expired"] == 2 and res[0]["range"] == "1..2" and res[0]["earliest_now"] == 3
     gone = set(before) - set(tree(env.table))
-    assert gone == {str(Path(r["path"]).relative_to(env.table)) for r in planned}
+    assert gone == {r["path"] for r in planned}
     assert env.changelogs() == [3, 4]
     assert (env.table / "changelog" / "EARLIEST").read_text() == "3"
     assert [r["id"] for r in env.rows()] == [0, 1, 2, 3, 4, 5]
@@ -113,7 +113,7 @@ def test_delete_all(env: Env) -> None:
     before = tree(env.table)
     env.ok("expire-changelogs", "db.t", "--delete-all")
     gone = set(before) - set(tree(env.table))
-    assert gone == {str(Path(r["path"]).relative_to(env.table)) for r in planned}
+    assert gone == {r["path"] for r in planned}
     assert list((env.table / "changelog").iterdir()) == []
     assert [r["id"] for r in env.rows()] == [0, 1, 2, 3, 4, 5]
 
