@@ -188,11 +188,13 @@ FEATURES: tuple[Feature, ...] = (
     Feature("pk-*.index.columns", "2.0", DATA_CHANGES, "primary-key global indexes (btree, bitmap, vector, "
             "full-text) are not maintained by this toolkit", _pk_index),
     # reading BLOB columns of data-evolution tables works; the read refuses the other layouts itself
-    Feature("BLOB", "1.4", DATA_CHANGES - {Action.WRITE, Action.COMPACT}, "rewriting or dropping the files of "
-            "tables with BLOB columns is not supported yet", _blob),
-    Feature("BLOB layout", "1.4", frozenset({Action.WRITE, Action.COMPACT}), "BLOB columns are written and "
-            "compacted only in the .blob files of data-evolution append tables (blob descriptors or views stored "
-            "inline, BLOBs nested in ARRAY / MAP and primary-key blob packs are not supported)", _blob_layout),
+    Feature("BLOB", "1.4", frozenset({Action.RESCALE, Action.REMOVE_UNEXISTING_FILES}), "rescaling tables with "
+            "BLOB columns and dropping entries of their missing files are not supported yet", _blob),
+    Feature("BLOB layout", "1.4", frozenset({Action.WRITE, Action.COMPACT, Action.REWRITE_FILE_INDEX,
+                                             Action.EXPIRE_PARTITIONS}),
+            "BLOB columns are written, compacted, indexed and dropped only in the .blob files of data-evolution "
+            "append tables (blob descriptors or views stored inline, BLOBs nested in ARRAY / MAP and primary-key "
+            "blob packs are not supported)", _blob_layout),
     Feature("file.format", "1.4", DATA_ACCESS, "only parquet, orc and avro data files are supported",
             _file_format),
     Feature("bucket-function.type", "1.3", DATA_CHANGES, "only the default bucket function is implemented",

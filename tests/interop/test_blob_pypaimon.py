@@ -248,6 +248,36 @@ def test_compact_keeps_blob_files_and_row_ids(pypaimon: PyPaimon, own_wh: str, n
     assert canon(_ours(own_wh, name, cols)) == canon(expected_rows())
 
 
+@pytest.mark.parametrize("name", list(TABLES))
+def test_rewrite_file_index_keeps_blob_files_and_rows(pypaimon: PyPaimon, own_wh: str, name: str) -> None:
+    """Each normal file is indexed over the columns it holds; ``.blob`` files get none and stay."""
+    cli(own_wh, "alter", f"{DB}.{name}", "--set", "file-index.bloom-filter.columns=name")
+    before = _files(own_wh, name)
+    res = cli_json(own_wh, "rewrite-file-index", f"{DB}.{name}")[0]
+    assert res["files_changed"] == len([r for r in before if "name" in (r["write_cols"] or ["name"])])
+    after = _files(own_wh, name)
+    assert sorted(r["file_path"] for r in after) == sorted(r["file_path"] for r in before)
+    indexed = {r["file_path"].rsplit("/", 1)[-1] for r in cli_json(own_wh, "inspect", "file-indexes", f"{DB}.{name}")}
+    assert indexed and not any(n.endswith(".blob") for n in indexed)
+    cols = [c for c, _ in COLUMNS] + ["_ROW_ID"]
+    assert canon(pypaimon.read(own_wh, DB, name, projection=cols)) == canon(expected_rows())
+    assert canon(_ours(own_wh, name, cols)) == canon(expected_rows())
+
+
+def test_expire_partitions_drops_blob_files_with_their_partition(pypaimon: PyPaimon, tmp_path: Path) -> None:
+    wh = str(tmp_path / "wh")
+    old, new = _rows(0, 6, "2020-01-01"), _rows(6, 9, "2999-01-01")
+    results = pypaimon.batch(_ops(wh, "dated", dict(DE), ["dt"], [old, new], []))
+    assert all(r["ok"] for r in results), results
+    root = Path(wh, f"{DB}.db", "dated")
+    assert list((root / "dt=2020-01-01").rglob("*.blob"))
+    cli(wh, "expire-partitions", f"{DB}.dated", "--expiration-time", "1d")
+    cli(wh, "expire", f"{DB}.dated", "--retain-max", "1", "--retain-min", "1")
+    assert not list((root / "dt=2020-01-01").rglob("*.blob"))
+    want = [{k: v for k, v in r.items()} for r in new]
+    assert canon(pypaimon.read(wh, DB, "dated")) == canon(want) == canon(_ours(wh, "dated"))
+
+
 def test_blob_compaction_option_refused_by_name(own_wh: str) -> None:
     cli(own_wh, "alter", f"{DB}.blob", "--set", "blob-compaction.enabled=true")
     res = cli(own_wh, "compact", f"{DB}.blob", code=1)
