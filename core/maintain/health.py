@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InvalidInput, NotFound, PaimonError, UnsafeRefused
-from ..fileindex.format import index_file_names
+from ..fileindex.format import FileIndexContainer, index_file_names
 from ..io import paths
 from ..io.fileio import parent
 from ..manifest.expire_file_entry import merge_entries
 from ..manifest.index_manifest import IndexManifestEntry
-from ..manifest.manifest import ManifestEntry, ManifestFileMeta
+from ..manifest.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
 from ..operation.expire_plan import ExpirePolicy, resolve_policy
 from ..operation.orphans import plan_remove_orphans
 from ..operation.partition_expire import plan_partition_expire
@@ -239,28 +239,40 @@ def _schema(ctx: _Context, cache: dict[int, TableSchema], schema_id: int) -> Tab
 
 
 def missing_file_index(ctx: _Context) -> list[Finding]:
-    """Live files with no file index at all although the table configures one on a column the
-    file has (metadata only; ``inspect table`` also checks each index's columns and options)."""
+    """Live files lacking a configured file index on a column they have: none at all, or an
+    embedded index without that (column, kind) entry (an index configured after the data was
+    written). Metadata only: a file whose index sits in a separate ``.index`` file is taken as
+    indexed (``inspect table`` reads those and also checks each index's options)."""
     specs = [s for s in configured_indexes(ctx.table.schema.options) if "[" not in s.column]
     current = {f.name: f.id for f in ctx.table.schema.fields}
-    wanted = {current[s.column] for s in specs if s.column in current}
+    wanted = {(current[s.column], s.index_type) for s in specs if s.column in current}
     if not wanted:
         return []
     cache: dict[int, TableSchema] = {}
-    missing = 0
-    for e in ctx.entries:
-        m = e.file
-        if m.embedded_index is not None or index_file_names(m.extra_files):
-            continue
-        if wanted & {f.id for f in _schema(ctx, cache, m.schema_id).fields}:
-            missing += 1
+    missing = sum(1 for e in ctx.entries if _lacks_index(e.file, wanted, _schema(ctx, cache, e.file.schema_id)))
     if not missing:
         return []
     cols = ", ".join(sorted({f"{s.index_type}({s.column})" for s in specs}))
     return [ctx.finding(
         FindingKind.MISSING_FILE_INDEX, Severity.WARNING, missing, 0, "files",
-        f"{missing} of {len(ctx.entries)} live files have no file index although the table configures {cols}",
+        f"{missing} of {len(ctx.entries)} live files lack a file index the table configures ({cols})",
     )]
+
+
+def _lacks_index(meta: DataFileMeta, wanted: set[tuple[int, str]], schema: TableSchema) -> bool:
+    """Whether a wanted (field id, index kind) on a column the file has is not in its index
+    (entries are keyed by the column's name in the file's own schema)."""
+    names = {f.id: f.name for f in schema.fields}
+    need = {(names[fid], kind) for fid, kind in wanted if fid in names}
+    if not need or index_file_names(meta.extra_files):
+        return False
+    if meta.embedded_index is None:
+        return True
+    try:
+        have = {(x.column, x.index_type) for x in FileIndexContainer(meta.embedded_index).entries}
+    except PaimonError:  # an unreadable index is as good as none: the rewrite replaces it
+        return True
+    return bool(need - have)
 
 
 # ---------------------------------------------------------------------------------------

@@ -280,3 +280,18 @@ def test_changelogs_and_deletion_vectors(tmp_path: Path) -> None:
     assert f.action is MaintenanceAction.FULL_COMPACT
     dv.compact(full=True)
     assert w.health(["db.dv"]).tables[0].findings == ()
+
+
+def test_an_index_added_on_another_column_is_missing(tmp_path: Path) -> None:
+    """Files indexed on one column lack the index configured later on another; after the
+    rewrite they have both and the finding is gone."""
+    w = Warehouse(str(tmp_path / "wh"))
+    t = w.create_table("db.idx2", COLUMNS, options={"file-index.bloom-filter.columns": "id",
+                                                   "file-index.in-manifest-threshold": "1 mb"})  # embedded
+    t.write(rows([1, 2]))
+    assert w.health().tables[0].findings == ()
+    t.alter(set_options={"file-index.bloom-filter.columns": "id,v"})
+    [f] = w.health().tables[0].findings
+    assert (f.kind, f.value) == (FindingKind.MISSING_FILE_INDEX, 1)
+    t.rewrite_file_index()
+    assert w.health().tables[0].findings == ()
