@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import sys
-from enum import Enum
 from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, MetricsFormat, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, render
-
-
-class HealthFormat(str, Enum):
-    rows = "rows"
-    openmetrics = "openmetrics"
 
 
 def health(
@@ -22,10 +16,10 @@ def health(
         metavar="DB|DB.TABLE", help="Databases or tables to assess (default: every table).")] = None,
     scan_orphans: Annotated[bool, typer.Option(
         "--scan-orphans", help="Also list storage for orphan files older than 1 day (slower).")] = False,
-    fmt: Annotated[HealthFormat, typer.Option(
+    fmt: Annotated[MetricsFormat, typer.Option(
         "--format", case_sensitive=False,
         help="rows: -o table|json|jsonl|csv, one row per finding; openmetrics: gauges for Prometheus' "
-             "node-exporter textfile collector.")] = HealthFormat.rows,
+             "node-exporter textfile collector.")] = MetricsFormat.rows,
     warehouse: WarehouseOpt = "./warehouse",
     fs_option: FsOpt = None,
     output: OutputOpt = OutputFormat.table,
@@ -52,7 +46,7 @@ def health(
     from paimon_cli.core.api import Warehouse
 
     report = Warehouse(warehouse, fs_option).health(selectors or None, scan_orphans=scan_orphans)
-    if fmt is HealthFormat.openmetrics:
+    if fmt is MetricsFormat.openmetrics:
         from paimon_cli.openmetrics import gauge
         from paimon_cli.openmetrics import render as render_metrics
 

@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 
 from paimon_cli import terminal
-from paimon_cli.commands.health import HealthFormat as MetricsFormat  # rows | openmetrics, as health
 from paimon_cli.options import (
     DebugOpt,
     EngineOpt,
     FsOpt,
     LimitOpt,
+    MetricsFormat,
     OutputOpt,
     SparkConfOpt,
     SparkMasterOpt,

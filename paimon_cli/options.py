@@ -10,6 +10,7 @@ library callers get the same refusals. Nothing heavy is imported here.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
@@ -18,6 +19,13 @@ from .core.utils.durations import DURATION_GRAMMAR, TIME_GRAMMAR
 from .output import OutputFormat
 
 DEFAULT_WAREHOUSE = "./warehouse"
+
+
+class MetricsFormat(str, Enum):
+    """``--format`` of health and maintain: rows (in the ``-o`` format) or OpenMetrics."""
+
+    rows = "rows"
+    openmetrics = "openmetrics"
 
 WarehouseOpt = Annotated[
     str,
