@@ -176,7 +176,9 @@ def _take_over(fio: FileIO, path: str, stale: LeaseInfo) -> bool:
     """Delete the expired lease ``stale`` if this run wins its takeover marker; True when the
     lease is gone (so the caller may create its own)."""
     marker = f"{path}.{stale.token}.takeover"
-    if not fio.try_write_atomic(marker, stale.token.encode()):
+    # unique content: write-if-absent reads back and compares, so equal bytes from two takers
+    # would both count as the winner's
+    if not fio.try_write_atomic(marker, f"{stale.token} {uuid.uuid4()}".encode()):
         return False
     try:
         current = _read(fio, path)
