@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paimon_cli.core.data import binary_row as br
 from paimon_cli.core.errors import CorruptMetadata, MissingMetadata, NotYetSupported, PaimonError
 from paimon_cli.core.io.fileio import FileIO, join
 from paimon_cli.core.manifest.avro import write_avro
