@@ -24,6 +24,12 @@ Tables:
     ``--files-commits`` APPEND snapshots (each adds the partitions of its slice; the latest
     snapshot's base list holds the earlier manifests). Every entry carries real key stats,
     value stats over all four columns and min/max keys as serialized BinaryRows.
+
+``bench.files1m``  the same shape at 1,000,000 live files (``--only files1m``: 1,000
+    partitions x 4 buckets x 250 files, 1,000 manifests of 1,000 entries over 10 snapshots),
+    then one more snapshot of ``--churn`` level-0 files (default 20,000) where half are
+    upgraded to level 5 (DELETE L0 + ADD L5 of the same file) and half are rewritten (DELETE
+    + ADD of a new file), so planning merges real ADD/DELETE pairs; still 1,000,000 live.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import argparse
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 # Allow running from a checkout without installing (the package is also pip-installed).
@@ -181,7 +188,8 @@ FILES_ROWS_PER_FILE = 1000
 
 
 def make_files(
-    catalog: FileSystemCatalog, ident: str, partitions: int, buckets: int, per_bucket: int, commits: int
+    catalog: FileSystemCatalog, ident: str, partitions: int, buckets: int, per_bucket: int, commits: int,
+    churn: int = 0,
 ) -> None:
     schema = Schema.of(
         [
@@ -216,6 +224,7 @@ def make_files(
     seq = 0
     t0 = time.perf_counter()
     sid = 0
+    level0: list[ManifestEntry] = []  # what the churn snapshot upgrades or rewrites
     for start in range(0, partitions, per_commit):
         delta_metas: list[ManifestFileMeta] = []
         delta_rows = 0
@@ -258,6 +267,8 @@ def make_files(
                     )
                     seq += FILES_ROWS_PER_FILE
                     entries.append(ManifestEntry(FileKind.ADD, part, b, buckets, f))
+                    if level == 0 and len(level0) < churn:
+                        level0.append(entries[-1])
             delta_metas.append(mfile.write(entries, 0))
             delta_rows += len(entries) * FILES_ROWS_PER_FILE
         sid += 1
@@ -269,8 +280,30 @@ def make_files(
         metas.extend(delta_metas)
         _log(f"  {ident}: snapshot {sid}, {len(metas)}/{partitions} partition manifests "
              f"({time.perf_counter() - t0:.1f} s)")
+    if level0:
+        sid += 1
+        base = mlist.write(metas)
+        churned = _churn(level0)
+        delta = mlist.write([mfile.write(churned[i:i + 1000], 0) for i in range(0, len(churned), 1000)])
+        fio.write_bytes(sm.snapshot_path(sid), _snapshot(sid, base, delta, total, 0,
+                                                         BASE_TIME_MILLIS + sid * 60_000).to_json().encode())
+        _log(f"  {ident}: snapshot {sid}, {len(churned)} churn entries")
     sm.commit_earliest_hint(1)
     sm.commit_latest_hint(sid)
+
+
+def _churn(level0: list[ManifestEntry]) -> list[ManifestEntry]:
+    """DELETE + ADD pairs: even files move to level 5 (same name), odd ones are rewritten."""
+    out: list[ManifestEntry] = []
+    for i, e in enumerate(level0):
+        f = e.file
+        if i % 2 == 0:
+            new = replace(f, level=5, file_source=int(FileSource.COMPACT))
+        else:
+            new = replace(f, file_name=f"data-{uuid.uuid5(uuid.NAMESPACE_OID, f.file_name)}-1.parquet")
+        out += [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, f),
+                ManifestEntry(FileKind.ADD, e.partition, e.bucket, e.total_buckets, new)]
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,7 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--buckets", type=int, default=4)
     ap.add_argument("--files-per-bucket", type=int, default=250)
     ap.add_argument("--files-commits", type=int, default=10, help="bench.files: snapshots to spread them over")
-    ap.add_argument("--only", choices=["snaps", "files"], help="generate only one table")
+    ap.add_argument("--churn", type=int, default=20_000, help="bench.files1m: level-0 files upgraded/rewritten")
+    ap.add_argument("--only", choices=["snaps", "files", "files1m"], help="generate only one table")
     ap.add_argument("--force", action="store_true", help="delete the bench tables first")
     args = ap.parse_args(argv)
 
@@ -291,9 +325,10 @@ def main(argv: list[str] | None = None) -> int:
         ("snaps", "bench.snaps", lambda: make_snaps(catalog, "bench.snaps", args.snapshots, args.block)),
         ("files", "bench.files", lambda: make_files(
             catalog, "bench.files", args.partitions, args.buckets, args.files_per_bucket, args.files_commits)),
+        ("files1m", "bench.files1m", lambda: make_files(catalog, "bench.files1m", 1000, 4, 250, 10, args.churn)),
     ]
     for key, ident, fn in jobs:
-        if args.only and args.only != key:
+        if args.only != key and (args.only or key == "files1m"):  # the 1M-file table only on request
             continue
         if args.force:
             _drop_table(catalog, ident)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
+from ..manifest.expire_file_entry import merge_entries
 from ..manifest.manifest import FileKind, ManifestEntry, ManifestFileMeta
 from ..utils.rows import Rows
 from .commit import FileStoreCommit
-from .scan import FileStoreScan, merge_entries
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..data.types import DataType

@@ -15,17 +15,28 @@ maintenance (expire, orphans, rollback, tags, commit conflicts, partition drops)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..io import paths
-from ..manifest.expire_file_entry import merge_entries
+from ..manifest.columnar import (
+    ENTRY_SCHEMA,
+    IDENTIFIER,
+    entries_from_table,
+    iter_manifest_tables,
+    merge_live,
+    read_manifest_table,
+)
 from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
 from ..manifest.manifest import ManifestEntry, ManifestFile, ManifestFileMeta, ManifestList
 from ..refs.snapshot import Snapshot
 from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.workers import map_ordered
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _READ_THREADS = 8
 
@@ -70,22 +81,39 @@ class FileStoreScan:
 
     def read_entries(self, manifests: list[ManifestFileMeta]) -> list[ManifestEntry]:
         """All entries of the manifests, in manifest order (read concurrently on object stores)."""
-        mf = self._manifest_file()
-        # decoding is CPU-bound under the GIL: threads only pay off while waiting on a remote store
+        def read(m: ManifestFileMeta) -> list[ManifestEntry]:
+            return entries_from_table(read_manifest_table(self.file_io, self.manifest_dir, m.file_name))
+
+        # decoding is CPU-bound: threads only pay off while waiting on a remote store
         if len(manifests) <= 1 or self.file_io.is_local:
-            return [e for m in manifests for e in mf.read(m.file_name)]
-        chunks = map_ordered(lambda m: mf.read(m.file_name), manifests, min(_READ_THREADS, len(manifests)),
-                             "paimon-scan")
+            return [e for m in manifests for e in read(m)]
+        chunks = map_ordered(read, manifests, min(_READ_THREADS, len(manifests)), "paimon-scan")
         return [e for chunk in chunks for e in chunk]
 
     # -- plans --------------------------------------------------------------------------
+
+    def plan_table(self, snapshot: Snapshot | None, scan_filter: ScanFilter | None = None,
+                   columns: Sequence[str] | None = None) -> pa.Table:
+        """Live data files of the snapshot as an Arrow table (``columnar.ENTRY_SCHEMA`` rows,
+        ``columns`` only if given), in ``plan``'s order.
+
+        Filters apply per manifest before the merge: bucket, level and partition are part of
+        the identifier ADDs and DELETEs cancel on, so an entry filtered out never cancels one
+        kept. Manifests whose bucket/level range misses the filter are not read at all.
+        """
+        wanted = list(ENTRY_SCHEMA.names if columns is None else columns)
+        if snapshot is None:
+            return ENTRY_SCHEMA.empty_table().select(wanted)
+        read = None if columns is None else list(dict.fromkeys([*wanted, "_KIND", *IDENTIFIER]))
+        metas = [m for m in self.data_manifests(snapshot) if _may_match(m, scan_filter)]
+        tables = iter_manifest_tables(self.file_io, self.manifest_dir, metas, read)
+        return merge_live([_filter_table(t, scan_filter) for t in tables]).select(wanted)
 
     def plan(self, snapshot: Snapshot | None, scan_filter: ScanFilter | None = None) -> list[ManifestEntry]:
         """Live data files of the snapshot (empty for an empty table)."""
         if snapshot is None:
             return []
-        entries = merge_entries(self.read_entries(self.data_manifests(snapshot)))
-        return _apply_filter(entries, scan_filter)
+        return entries_from_table(self.plan_table(snapshot, scan_filter))
 
     def batch_plan(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """The live files a batch read sees (the postponed files of a postpone table left out)."""
@@ -132,15 +160,33 @@ def split_postponed(
     return real, postponed
 
 
-def _apply_filter(entries: list[ManifestEntry], f: ScanFilter | None) -> list[ManifestEntry]:
+def _may_match(m: ManifestFileMeta, f: ScanFilter | None) -> bool:
+    """False when the manifest list's bucket/level range proves no entry passes ``f``."""
     if f is None:
-        return entries
-    out = entries
+        return True
+    for value, lo, hi in ((f.bucket, m.min_bucket, m.max_bucket), (f.level, m.min_level, m.max_level)):
+        if value is not None and lo is not None and hi is not None and not lo <= value <= hi:
+            return False
+    return True
+
+
+def _filter_table(table: pa.Table, f: ScanFilter | None) -> pa.Table:
+    """The rows passing ``f``; the partition predicate runs once per distinct partition."""
+    if f is None or (f.bucket is None and f.level is None and f.partition is None) or table.num_rows == 0:
+        return table
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    masks = []
     if f.bucket is not None:
-        out = [e for e in out if e.bucket == f.bucket]
+        masks.append(pc.equal(table.column("_BUCKET"), f.bucket))
     if f.level is not None:
-        out = [e for e in out if e.file.level == f.level]
+        masks.append(pc.equal(table.column("_LEVEL"), f.level))
     if f.partition is not None:
-        pred = f.partition
-        out = [e for e in out if pred(e.partition)]
-    return out
+        pred, parts = f.partition, table.column("_PARTITION")
+        accepted = [p for p in pc.unique(parts).to_pylist() if pred(p)]
+        masks.append(pc.is_in(parts, value_set=pa.array(accepted, parts.type)))
+    mask = masks[0]
+    for m in masks[1:]:
+        mask = pc.and_(mask, m)
+    return table.filter(mask)
