@@ -107,7 +107,7 @@ class FileStoreScan:
         read = None if columns is None else list(dict.fromkeys([*wanted, "_KIND", *IDENTIFIER]))
         metas = [m for m in self.data_manifests(snapshot) if _may_match(m, scan_filter)]
         tables = iter_manifest_tables(self.file_io, self.manifest_dir, metas, read)
-        return merge_live([_filter_table(t, scan_filter) for t in tables]).select(wanted)
+        return merge_live(_filter_table(t, scan_filter) for t in tables).select(wanted)
 
     def plan(self, snapshot: Snapshot | None, scan_filter: ScanFilter | None = None) -> list[ManifestEntry]:
         """Live data files of the snapshot (empty for an empty table)."""

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from paimon_cli.core.errors import CorruptMetadata, MissingMetadata, NotYetSupported, PaimonError
 from paimon_cli.core.io.fileio import FileIO, join
+from paimon_cli.core.manifest import columnar
 from paimon_cli.core.manifest.avro import write_avro
+from paimon_cli.core.manifest.avro_blocks import container_info
 from paimon_cli.core.manifest.columnar import (
     ENTRY_SCHEMA,
     entries_from_table,
@@ -27,6 +29,7 @@ from paimon_cli.core.manifest.manifest import (
     FileSource,
     ManifestEntry,
     ManifestFile,
+    ManifestFileMeta,
     SimpleStats,
     entry_to_record,
 )
@@ -202,3 +205,79 @@ def test_merge_level_upgrade_and_readd(fio: FileIO, tmp_path: Path) -> None:
     assert live == merge_entries(first + second)
     assert [(e.file.file_name, e.file.level) for e in live] == [("data-a.orc", 5), ("data-b.orc", 0)]
     assert merge_live([]).num_rows == 0
+
+
+# --- batches: several manifests per polars-avro call -----------------------------------------
+
+
+def _metas(fio: FileIO, tmp_path: Path, files: dict[str, bytes]) -> list[ManifestFileMeta]:
+    for name, data in files.items():
+        fio.write_bytes(join(str(tmp_path), name), data)
+    return [ManifestFileMeta(name, len(data), 0, 0, SimpleStats.empty(), 0) for name, data in files.items()]
+
+
+def _mixed_files() -> dict[str, bytes]:
+    entries = _varied_entries()
+    return {
+        "m-zstd": write_avro(MANIFEST_SCHEMA, [entry_to_record(e) for e in entries]),
+        "m-old": write_avro(_schema_with_file_fields(15), [_old_record(15)] * 2, codec="snappy"),
+        "m-empty": write_avro(MANIFEST_SCHEMA, []),
+        "m-null": write_avro(MANIFEST_SCHEMA, [entry_to_record(e) for e in entries[1:]] * 7, codec="null"),
+        "m-union": write_avro(["null", _schema_with_file_fields(13)], [_old_record(13)], codec="snappy"),
+        "m-again": write_avro(MANIFEST_SCHEMA, [entry_to_record(e) for e in entries[:2]], codec="deflate"),
+    }
+
+
+def test_batched_decode_equals_file_by_file(fio: FileIO, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = _mixed_files()
+    files["m-zstd2"] = files["m-zstd"]  # two runs of the current layout: m-null .. m-zstd2
+    files["m-zstd3"] = files["m-again"]
+    metas = _metas(fio, tmp_path, files)
+    expected = [ManifestFile(fio, str(tmp_path)).read(m.file_name) for m in metas]
+    decode = columnar._decode
+    calls: list[int] = []
+    monkeypatch.setattr(columnar, "_decode", lambda raws: calls.append(len(raws)) or decode(raws))
+    for batch in (1, 2, 4, 16):
+        monkeypatch.setattr(columnar, "_BATCH", batch)
+        calls.clear()
+        tables = list(iter_manifest_tables(fio, str(tmp_path), metas))
+        assert [entries_from_table(t) for t in tables] == expected
+        assert all(t.schema == ENTRY_SCHEMA for t in tables)
+    # m-zstd | m-old (15 fields) | m-empty, m-null | m-union (0.2: object path) | m-again .. m-zstd3
+    assert calls == [1, 1, 2, 3]
+
+
+def test_batch_with_a_bad_file_refuses_as_the_object_path(fio: FileIO, tmp_path: Path) -> None:
+    records = _records()
+    records[1]["_FILE"]["_FILE_NAME"] = "../../snapshot/snapshot-1"
+    files = _mixed_files()
+    files["m-bad"] = write_avro(MANIFEST_SCHEMA, records)
+    files["m-last"] = files["m-zstd"]
+    metas = _metas(fio, tmp_path, files)
+    want = _refusal(fio, str(tmp_path), "m-bad")
+    with pytest.raises(PaimonError) as got:
+        list(iter_manifest_tables(fio, str(tmp_path), metas))
+    assert (type(got.value), str(got.value)) == want
+
+
+def test_batch_with_a_truncated_file(fio: FileIO, tmp_path: Path) -> None:
+    files = _mixed_files()
+    data = write_avro(MANIFEST_SCHEMA, _records() * 40)
+    files["m-cut"] = data[: len(data) - 20]
+    metas = _metas(fio, tmp_path, files)
+    want = _refusal(fio, str(tmp_path), "m-cut")
+    with pytest.raises(CorruptMetadata) as got:
+        list(iter_manifest_tables(fio, str(tmp_path), metas))
+    assert str(got.value) == want[1]
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "snappy", "zstandard"])
+def test_container_info_counts_records(codec: str) -> None:
+    records = _records() * 300  # several blocks
+    data = write_avro(MANIFEST_SCHEMA, records, codec=codec)
+    info = container_info(data)
+    assert info is not None and info.records == len(records) and info.schema == MANIFEST_SCHEMA
+    assert container_info(write_avro(MANIFEST_SCHEMA, [], codec=codec)).records == 0  # type: ignore[union-attr]
+    for cut in (0, 3, 4, 30, len(data) // 2, len(data) - 1):
+        assert container_info(data[:cut]) is None
+    assert container_info(data + b"\x00") is None
