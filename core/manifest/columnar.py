@@ -113,8 +113,8 @@ def _column(table: pa.Table, name: str, n: int, t: pa.DataType) -> pa.ChunkedArr
 def _normalise(decoded: pa.Table) -> pa.Table:
     """Flatten ``_FILE`` and cast every layout to :data:`ENTRY_SCHEMA`."""
     n = decoded.num_rows
-    file = decoded.column("_FILE").combine_chunks()
-    struct = pa.table({f.name: file.field(f.name) for f in file.type})
+    file = decoded.column("_FILE")  # its children are taken as they are: no copy
+    struct = pa.table({f.name: pa.chunked_array([c.field(f.name) for c in file.chunks], f.type) for f in file.type})
     cols = [_column(decoded if f.name in _TOP else struct, f.name, n, f.type) for f in ENTRY_SCHEMA]
     return pa.Table.from_arrays(cols, schema=ENTRY_SCHEMA)
 
