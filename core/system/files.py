@@ -1,5 +1,6 @@
-"""``$files``, ``$manifests``, ``$partitions`` and ``$buckets``: the file-level system tables,
-computed from the manifests of one snapshot (latest, or the one time travel picks)."""
+"""``$manifests``, ``$partitions`` and ``$buckets``: the file-level system tables, computed
+from the manifests of one snapshot (latest, or the one time travel picks); ``$files`` streams
+(:mod:`.files_stream`)."""
 
 from __future__ import annotations
 
@@ -7,64 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..data.binary_row import deserialize
-from ..data.java_format import java_map_string, java_string, utc_wall_clock_from_millis
-from ..io import paths
+from ..data.java_format import java_string, utc_wall_clock_from_millis
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import FileKind, ManifestEntry
 from ..operation.scan import FileStoreScan, split_postponed
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import JavaText, Rows
-
-FILES_COLUMNS = [
-    "partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
-    "file_size_in_bytes", "min_key", "max_key", "null_value_counts", "min_value_stats",
-    "max_value_stats", "min_sequence_number", "max_sequence_number", "creation_time",
-    "deleteRowCount", "file_source", "first_row_id", "write_cols",
-]
-
-
-def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-    """Java's ``$files`` plans through the table's batch scan, so a postpone table's postponed
-    files are not listed (``$buckets`` shows them)."""
-    _, entries = FileStoreScan(table).batch_plan_at(at)
-    dec = EntryDecoder(table)
-    types_by_name = {f.name: f.type for f in table.schema.fields}
-    rows = []
-    for e in entries:
-        m = e.file
-        nc, lo, hi = dec.value_stats(m)
-        path = paths.data_file_path(table.data_root, dec.partition_dir(e.partition), e.bucket, m.file_name, m.external_path)
-        rows.append({
-            "partition": dec.partition_string(e.partition),
-            "bucket": e.bucket,
-            "file_path": path,
-            "file_format": _file_format(m.file_name),
-            "schema_id": m.schema_id,
-            "level": m.level,
-            "record_count": m.row_count,
-            "file_size_in_bytes": m.file_size,
-            "min_key": dec.key_string(m.min_key, m.schema_id),
-            "max_key": dec.key_string(m.max_key, m.schema_id),
-            "null_value_counts": JavaText(java_map_string(nc), dict(nc)),
-            "min_value_stats": JavaText(java_map_string(lo, types_by_name), dict(lo)),
-            "max_value_stats": JavaText(java_map_string(hi, types_by_name), dict(hi)),
-            "min_sequence_number": m.min_sequence_number,
-            "max_sequence_number": m.max_sequence_number,
-            "creation_time": utc_wall_clock_from_millis(m.creation_time) if m.creation_time is not None else None,
-            "deleteRowCount": m.delete_row_count,
-            "file_source": _file_source(m.file_source),
-            "first_row_id": m.first_row_id,
-            "write_cols": list(m.write_cols) if m.write_cols is not None else None,
-        })
-    return Rows(FILES_COLUMNS, rows)
-
-
-def _file_format(file_name: str) -> str:
-    return file_name.rsplit(".", 1)[-1] if "." in file_name else ""
-
-
-def _file_source(code: int | None) -> str | None:
-    return {0: "APPEND", 1: "COMPACT"}.get(code) if code is not None else None
 
 
 def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
