@@ -1,0 +1,234 @@
+"""``inspect files`` on the columnar, streamed path and ``partitions`` / ``buckets`` grouped
+with Arrow give exactly the rows (values, typed values and order) the object path gave:
+``reference_files`` and ``reference_groups`` are that path, kept here as the oracle. Tables: ours (primary key with compactions, append, deletion vectors, external paths,
+postpone bucket, data evolution, time travel) and hand-made manifests with every merge case
+(level upgrade, delete then re-add, a DELETE in a later manifest, identifiers that differ
+only in extra files). Java 0.9 and pypaimon 2.1 tables: tests/interop/test_inspect_*.py."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from paimon_cli.core.api import Table, Warehouse
+from paimon_cli.core.data.java_format import java_map_string, utc_wall_clock_from_millis
+from paimon_cli.core.io import paths
+from paimon_cli.core.manifest.entry_decoder import EntryDecoder
+from paimon_cli.core.manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestList
+from paimon_cli.core.operation.scan import FileStoreScan, split_postponed
+from paimon_cli.core.system.files import buckets, partitions
+from paimon_cli.core.system.files_stream import FILES_COLUMNS, files, files_stream
+from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
+from paimon_cli.core.utils.rows import JavaText, Rows
+
+COLUMNS = "id BIGINT NOT NULL, dt STRING NOT NULL, v STRING, n INT"
+
+
+def reference_files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """``$files`` as the object path computed it before the columnar path (the oracle)."""
+    _, entries = FileStoreScan(table).batch_plan_at(at)
+    dec = EntryDecoder(table)
+    types_by_name = {f.name: f.type for f in table.schema.fields}
+    rows = []
+    for e in entries:
+        m = e.file
+        nc, lo, hi = dec.value_stats(m)
+        path = paths.data_file_path(table.data_root, dec.partition_dir(e.partition), e.bucket, m.file_name,
+                                    m.external_path)
+        rows.append({
+            "partition": dec.partition_string(e.partition), "bucket": e.bucket, "file_path": path,
+            "file_format": m.file_name.rsplit(".", 1)[-1] if "." in m.file_name else "",
+            "schema_id": m.schema_id, "level": m.level, "record_count": m.row_count,
+            "file_size_in_bytes": m.file_size,
+            "min_key": dec.key_string(m.min_key, m.schema_id), "max_key": dec.key_string(m.max_key, m.schema_id),
+            "null_value_counts": JavaText(java_map_string(nc), dict(nc)),
+            "min_value_stats": JavaText(java_map_string(lo, types_by_name), dict(lo)),
+            "max_value_stats": JavaText(java_map_string(hi, types_by_name), dict(hi)),
+            "min_sequence_number": m.min_sequence_number, "max_sequence_number": m.max_sequence_number,
+            "creation_time": utc_wall_clock_from_millis(m.creation_time) if m.creation_time is not None else None,
+            "deleteRowCount": m.delete_row_count,
+            "file_source": {0: "APPEND", 1: "COMPACT"}.get(m.file_source) if m.file_source is not None else None,
+            "first_row_id": m.first_row_id,
+            "write_cols": list(m.write_cols) if m.write_cols is not None else None,
+        })
+    return Rows(FILES_COLUMNS, rows)
+
+
+def reference_groups(table: FileStoreTable, at: TimeTravel | None, by_bucket: bool) -> list[dict[str, Any]]:
+    """``$partitions`` / ``$buckets`` as the object path computed them (the oracle)."""
+    snap = table.resolve_snapshot(at)
+    scan = FileStoreScan(table)
+    entries = scan.read_entries(scan.data_manifests(snap)) if snap is not None else []
+    if not by_bucket:
+        entries = split_postponed(table.schema, entries)[0]
+    acc: dict[Any, list[int]] = {}
+    for e in entries:
+        sign = -1 if e.kind == FileKind.DELETE else 1
+        a = acc.setdefault((e.partition, e.bucket) if by_bucket else e.partition, [0, 0, 0, -(2**63)])
+        a[0] += sign * e.file.row_count
+        a[1] += sign * e.file.file_size
+        a[2] += sign
+        if e.file.creation_time is not None:
+            a[3] = max(a[3], e.file.creation_time)
+    dec = EntryDecoder(table)
+    rows = []
+    for key, (rc, size, count, last) in acc.items():
+        if count > 0:
+            part, bucket = key if by_bucket else (key, None)
+            rows.append({"partition": dec.partition_string(part), **({"bucket": bucket} if by_bucket else {}),
+                         "record_count": rc, "file_size_in_bytes": size, "file_count": count,
+                         "last_update_time": utc_wall_clock_from_millis(last) if last > -(2**63) else None})
+    rows.sort(key=lambda r: (r["partition"], r.get("bucket", 0)))
+    return rows
+
+
+def _typed(v: Any) -> Any:
+    return (type(v).__name__, str(v), v.typed) if isinstance(v, JavaText) else (type(v).__name__, v)
+
+
+def assert_same_files(table: FileStoreTable, at: TimeTravel | None = None) -> list[dict[str, Any]]:
+    """New == oracle: columns, order, values, Java texts and typed values; also chunk by chunk
+    with a column subset (what ``--columns`` computes)."""
+    old, new = reference_files(table, at), files(table, at)
+    assert new.columns == old.columns
+    assert [[_typed(r[c]) for c in old.columns] for r in new.rows] == \
+        [[_typed(r[c]) for c in old.columns] for r in old.rows]
+    some = ["file_path", "level", "max_key", "partition", "creation_time"]
+    chunked = [r for chunk in files_stream(table, at).chunks(some) for r in chunk]
+    assert chunked == [{c: r[c] for c in some} for r in old.rows]
+    for by_bucket, fn in ((False, partitions), (True, buckets)):
+        new_groups = fn(table, at)
+        assert [[_typed(r[c]) for c in new_groups.columns] for r in new_groups.rows] == \
+            [[_typed(r[c]) for c in new_groups.columns] for r in reference_groups(table, at, by_bucket)]
+    return old.rows
+
+
+def data(ids: list[int], dt_: str = "2024-05-01", v: str = "x") -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.int64()), "dt": [dt_] * len(ids), "v": [f"{v}{i}" for i in ids],
+                     "n": pa.array(ids, pa.int32())})
+
+
+def open_table(t: Table) -> FileStoreTable:
+    return t.open()
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Warehouse:
+    return Warehouse(str(tmp_path / "wh"))
+
+
+def test_primary_key_table_through_compactions(wh: Warehouse) -> None:
+    """Compactions DELETE files and ADD level upgrades; manifests are merged as commits go on."""
+    t = wh.create_table("db.pk", COLUMNS, primary_key="id,dt", partition_by="dt",
+                        options={"bucket": "2", "manifest.merge-min-count": "2"})
+    for i in range(4):
+        t.write(data([1, 2, 3, 10 + i]))
+        t.write(data([2, 3, 4 + i], "2024-05-02", "y"))
+    t.compact()
+    t.write(data([5, 6], "2024-05-03"))
+    t.compact(full=True)
+    t.write(data([7]))
+    rows = assert_same_files(open_table(t))
+    assert {r["level"] for r in rows} >= {0, 5}
+    for sid in (2, 5, 9):
+        assert_same_files(open_table(t), TimeTravel(snapshot_id=sid))
+
+
+def test_append_dv_external_and_data_evolution_tables(wh: Warehouse, tmp_path: Path) -> None:
+    log = wh.create_table("db.log", "id BIGINT, dt STRING, v STRING, n INT", partition_by="dt")
+    log.write(data([1, 2]))
+    log.write(data([3], "2024-05-02"))
+    assert_same_files(open_table(log))
+    dv = wh.create_table("db.dv", COLUMNS, primary_key="id,dt", partition_by="dt",
+                         options={"bucket": "1", "deletion-vectors.enabled": "true"})
+    dv.write(data([1, 2, 3]))
+    dv.write(data([2]))
+    dv.compact()
+    assert_same_files(open_table(dv))
+    root = tmp_path / "ext"
+    ext = wh.create_table("db.ext", COLUMNS, primary_key="id,dt", partition_by="dt", options={
+        "bucket": "1", "data-file.external-paths": f"file://{root}", "data-file.external-paths.strategy": "round-robin"})
+    ext.write(data([1, 2]))
+    ext.write(data([2, 3]))
+    ext.compact(full=True)
+    rows = assert_same_files(open_table(ext))
+    assert rows and all(str(root) in r["file_path"] for r in rows)
+    de = wh.create_table("db.de", "id BIGINT, v STRING, n INT", options={
+        "row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    de.write(pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"], "n": pa.array([1, 2], pa.int32())}))
+    de.write(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "v": ["c"]}), columns="v")
+    rows = assert_same_files(open_table(de))
+    assert any(r["write_cols"] for r in rows) and any(r["first_row_id"] is not None for r in rows)
+
+
+def test_postpone_bucket_files_are_left_out(wh: Warehouse) -> None:
+    t = wh.create_table("db.pp", COLUMNS, primary_key="id,dt", partition_by="dt",
+                        options={"bucket": "-2", "postpone.batch-write-fixed-bucket": "false"})
+    t.write(data([1, 2]))
+    assert assert_same_files(open_table(t)) == []
+    t.compact()
+    t.write(data([3]))
+    rows = assert_same_files(open_table(t))
+    assert rows and all(r["bucket"] >= 0 for r in rows)
+
+
+def test_empty_table_and_limit(wh: Warehouse) -> None:
+    t = wh.create_table("db.e", COLUMNS, primary_key="id,dt", options={"bucket": "1"})
+    assert files(open_table(t)).rows == []
+    for i in range(3):
+        t.write(data([i]))
+    assert t.inspect("files", limit=2).rows == reference_files(open_table(t)).rows[:2]
+    assert t.inspect_stream("files").brief == t.inspect("files").brief
+
+
+def _rewrite_history(table: FileStoreTable, manifests: list[list[ManifestEntry]]) -> FileStoreTable:
+    """A new latest snapshot whose base list is ``manifests`` (in order), delta list empty."""
+    scan = FileStoreScan(table)
+    mfile = ManifestFile(table.file_io, scan.manifest_dir, table.schema.logical_partition_type)
+    mlist = ManifestList(table.file_io, scan.manifest_dir)
+    base = mlist.write([mfile.write(es, table.schema.id) for es in manifests])
+    delta = mlist.write([])
+    sm = table.snapshot_manager
+    last = sm.latest_snapshot()
+    assert last is not None
+    snap = dataclasses.replace(last, id=last.id + 1, base_manifest_list=base[0], base_manifest_list_size=base[1],
+                               delta_manifest_list=delta[0], delta_manifest_list_size=delta[1])
+    table.file_io.write_bytes(sm.snapshot_path(snap.id), snap.to_json().encode())
+    sm.commit_latest_hint(snap.id)
+    return table
+
+
+def test_every_merge_case_by_hand(wh: Warehouse) -> None:
+    """Level upgrade (DELETE l0 + ADD l5 later), delete then re-add (live at the re-add), a
+    DELETE in a later manifest, a DELETE and ADD in one manifest, a DELETE that differs only
+    in extra files or external path (cancels nothing), a DELETE of a file never added."""
+    t = wh.create_table("db.h", COLUMNS, primary_key="id,dt", partition_by="dt", options={"bucket": "2"})
+    t.write(data(list(range(8))))
+    t.write(data(list(range(4)), "2024-05-02"))
+    table = open_table(t)
+    live = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
+    a, b, c = live[0], live[1], live[2]
+
+    def add(e: ManifestEntry, **f: Any) -> ManifestEntry:
+        return dataclasses.replace(e, kind=FileKind.ADD, file=dataclasses.replace(e.file, **f))
+
+    def delete(e: ManifestEntry, **f: Any) -> ManifestEntry:
+        return dataclasses.replace(e, kind=FileKind.DELETE, file=dataclasses.replace(e.file, **f))
+
+    a5 = dict(level=5)
+    manifests = [
+        [add(a), add(b), add(c), add(c, file_name="x-" + c.file.file_name)],
+        [delete(a), add(a, **a5), delete(b), delete(c, extra_files=("idx-1.index",)),
+         delete(c, file_name="never-added.parquet")],
+        [add(b), delete(c, file_name="x-" + c.file.file_name), add(c, file_name="x-" + c.file.file_name),
+         delete(c, external_path="file:///elsewhere/f.parquet")],
+        [delete(a, **a5), add(a, level=3)],
+    ]
+    rows = assert_same_files(_rewrite_history(table, manifests))
+    names = [(r["file_path"].rsplit("/", 1)[-1], r["level"]) for r in rows]
+    assert names == [(c.file.file_name, c.file.level), (b.file.file_name, b.file.level),
+                     ("x-" + c.file.file_name, c.file.level), (a.file.file_name, 3)]
