@@ -275,7 +275,7 @@ class RowStreamLike(Protocol):
     columns: list[str]
     brief: list[str] | None
 
-    def chunks(self, columns: list[str]) -> Iterator[list[dict[str, Any]]]: ...
+    def chunks(self, columns: list[str], typed: bool) -> Iterator[list[dict[str, Any]]]: ...
 
     def collect(self, columns: list[str] | None = None, limit: int | None = None) -> RowsLike: ...
 
@@ -295,7 +295,7 @@ def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.
     if on_terminal:  # the count of all rows is part of the note: the terminal reads them all
         render(Rows(cols, stream.collect(cols, limit).rows), fmt, wide, limit=limit)
         return
-    chunks = stream.chunks(cols)
+    chunks = stream.chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
     try:
         _write_chunks(_limited(chunks, limit), cols, fmt, out)
     finally:
@@ -313,13 +313,27 @@ def _limited(chunks: Iterator[list[dict[str, Any]]], limit: int | None) -> Itera
         yield chunk
 
 
+_JSON_NATIVE = (int, str, type(None))  # bool is an int: json writes both as they are
+
+
+def _json_records(cols: list[str], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`_records` column by column: a column of JSON-native values is taken as it is."""
+    columns = []
+    for c in cols:
+        values = [r[c] for r in rows]
+        if not all(isinstance(v, _JSON_NATIVE) for v in values):
+            values = [to_json_value(v) for v in values]
+        columns.append(values)
+    return [dict(zip(cols, vals, strict=True)) for vals in zip(*columns, strict=True)]
+
+
 def _write_chunks(chunks: Iterator[list[dict[str, Any]]], cols: list[str], fmt: OutputFormat, out: IO[str]) -> None:
     from .core.utils.rows import Rows
 
     if fmt in (OutputFormat.json, OutputFormat.jsonl):
         jw = JsonWriter(out, lines=fmt is OutputFormat.jsonl)
         for chunk in chunks:
-            jw.write_records(_records(Rows(cols, chunk)))
+            jw.write_records(_json_records(cols, chunk))
             out.flush()
         jw.close()
     elif fmt is OutputFormat.csv:

@@ -17,13 +17,13 @@ distinct partition); the keys and value stats are BinaryRows decoded per file, o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..data.java_format import java_map_string
 from ..io import paths
-from ..manifest.columnar import IDENTIFIER, entries_from_table, read_manifest_table
+from ..manifest.columnar import IDENTIFIER, read_manifest_table
 from ..manifest.entry_decoder import EntryDecoder
-from ..manifest.manifest import FileKind, ManifestFileMeta
+from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestFileMeta, SimpleStats
 from ..operation.scan import FileStoreScan, is_postpone_table
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import JavaText, Rows, RowStream
@@ -69,16 +69,17 @@ def files_stream(table: FileStoreTable, at: TimeTravel | None = None) -> RowStre
     scan = FileStoreScan(table)
     metas = scan.data_manifests(snapshot) if snapshot is not None else []
 
-    def chunks(columns: list[str]) -> Iterator[list[dict[str, Any]]]:
-        return live_file_chunks(table, scan, metas, columns)
+    def chunks(columns: list[str], typed: bool = False) -> Iterator[list[dict[str, Any]]]:
+        return live_file_chunks(table, scan, metas, columns, typed)
 
     return RowStream(list(FILES_COLUMNS), chunks)
 
 
 def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[ManifestFileMeta],
-                     columns: list[str]) -> Iterator[list[dict[str, Any]]]:
+                     columns: list[str], typed: bool = False) -> Iterator[list[dict[str, Any]]]:
     """The ``$files`` rows of the live files of ``metas`` (a snapshot's base + delta
-    manifests), one list per manifest that has any, with only ``columns``."""
+    manifests), one list per manifest that has any, with only ``columns``; ``typed``: the
+    Java-text columns (partition, keys, stats) as their typed values only (for JSON)."""
     wanted = set(columns)
     read_all = any(c in wanted for c in _STATS)  # stats need whole entries
     projection = None if read_all else sorted(
@@ -87,7 +88,7 @@ def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[Man
 
     deleted = deleted_identifiers(scan, metas)
     deleted_names = pa.array(sorted({ident[3] for ident in deleted}), pa.large_string())
-    dec = EntryDecoder(table)
+    rows = _RowBuilder(table, columns, typed)
     drop_postponed = is_postpone_table(table.schema)
     for i, meta in enumerate(metas):
         if meta.num_added_files == 0:
@@ -95,7 +96,7 @@ def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[Man
         tbl = read_manifest_table(scan.file_io, scan.manifest_dir, meta.file_name, projection)
         live = _live_adds(tbl, i, deleted, deleted_names, drop_postponed)
         if live.num_rows:
-            yield _rows(table, dec, live, columns)
+            yield rows.build(live)
 
 
 def deleted_identifiers(scan: FileStoreScan, metas: list[ManifestFileMeta]) -> dict[tuple[Any, ...], Position]:
@@ -139,31 +140,94 @@ def _live_adds(tbl: pa.Table, i: int, deleted: dict[tuple[Any, ...], Position], 
     return tbl if keep.all() else tbl.filter(pa.array(keep))
 
 
-def _rows(table: FileStoreTable, dec: EntryDecoder, tbl: pa.Table, columns: list[str]) -> list[dict[str, Any]]:
+class _RowBuilder:
     """One manifest's live files as ``$files`` rows with ``columns``."""
-    values: dict[str, list[Any]] = {}
-    wanted = set(columns)
-    for name, source in _PLAIN.items():
-        if name in wanted:
-            values[name] = tbl.column(source).to_pylist()
-    if "partition" in wanted or "file_path" in wanted:
-        values.update(_partition_columns(table, dec, tbl, wanted))
-    if "file_format" in wanted:
-        values["file_format"] = _file_formats(tbl.column("_FILE_NAME")).to_pylist()
-    if "creation_time" in wanted:
-        import pyarrow as pa
 
-        values["creation_time"] = tbl.column("_CREATION_TIME").cast(pa.timestamp("ms")).to_pylist()
-    if "file_source" in wanted:
-        values["file_source"] = _file_sources(tbl.column("_FILE_SOURCE")).to_pylist()
-    if wanted & {"min_key", "max_key"}:
-        values.update(_key_columns(dec, tbl, wanted))
-    if wanted & set(_STATS):
-        values.update(_stats_columns(table, dec, tbl))
-    return [dict(zip(columns, row, strict=True)) for row in zip(*(values[c] for c in columns), strict=True)]
+    def __init__(self, table: FileStoreTable, columns: list[str], typed: bool) -> None:
+        self.table = table
+        self.columns = columns
+        self.wanted = set(columns)
+        self.typed = typed
+        self.dec = EntryDecoder(table)
+        self.types_by_name = {f.name: f.type for f in table.schema.fields}
+
+    def build(self, tbl: pa.Table) -> list[dict[str, Any]]:
+        values: dict[str, list[Any]] = {}
+        wanted = self.wanted
+        for name, source in _PLAIN.items():
+            if name in wanted:
+                values[name] = tbl.column(source).to_pylist()
+        if "partition" in wanted or "file_path" in wanted:
+            values.update(_partition_columns(self.table, self.dec, tbl, wanted, self.typed))
+        if "file_format" in wanted:
+            values["file_format"] = _file_formats(tbl.column("_FILE_NAME")).to_pylist()
+        if "creation_time" in wanted:
+            import pyarrow as pa
+
+            values["creation_time"] = tbl.column("_CREATION_TIME").cast(pa.timestamp("ms")).to_pylist()
+        if "file_source" in wanted:
+            values["file_source"] = _file_sources(tbl.column("_FILE_SOURCE")).to_pylist()
+        if wanted & {"min_key", "max_key"}:
+            values.update(self._keys(tbl))
+        if wanted & set(_STATS):
+            values.update(self._stats(tbl))
+        cols = self.columns
+        return [dict(zip(cols, row, strict=True)) for row in zip(*(values[c] for c in cols), strict=True)]
+
+    def _keys(self, tbl: pa.Table) -> dict[str, list[Any]]:
+        """``min_key`` / ``max_key`` as ``[k1, k2]`` in each file's own schema."""
+        schema_ids = tbl.column("_SCHEMA_ID").to_pylist()
+        decode = self.dec.key_values if self.typed else self.dec.key_string
+        out: dict[str, list[Any]] = {}
+        for name, source in (("min_key", "_MIN_KEY"), ("max_key", "_MAX_KEY")):
+            if name in self.wanted:
+                keys = tbl.column(source).to_pylist()
+                out[name] = [decode(k, s) for k, s in zip(keys, schema_ids, strict=True)]
+        return out
+
+    def _stats(self, tbl: pa.Table) -> dict[str, list[Any]]:
+        """Null counts, mins and maxes per current column (evolved by field id), Java's text."""
+        nulls: list[Any] = []
+        mins: list[Any] = []
+        maxs: list[Any] = []
+        by_name = self.types_by_name
+        for meta in _stats_metas(tbl):
+            nc, lo, hi = self.dec.value_stats(meta)
+            if self.typed:
+                nulls.append(nc)
+                mins.append(lo)
+                maxs.append(hi)
+            else:
+                nulls.append(JavaText(java_map_string(nc), dict(nc)))
+                mins.append(JavaText(java_map_string(lo, by_name), dict(lo)))
+                maxs.append(JavaText(java_map_string(hi, by_name), dict(hi)))
+        return {"null_value_counts": nulls, "min_value_stats": mins, "max_value_stats": maxs}
 
 
-def _partition_columns(table: FileStoreTable, dec: EntryDecoder, tbl: pa.Table, wanted: set[str]) -> dict[str, list[Any]]:
+def _stats_metas(tbl: pa.Table) -> Iterator[DataFileMeta]:
+    """What decoding a file's value stats reads of it, without building whole entries."""
+    cols = [tbl.column(c).to_pylist() for c in
+            ("_VALUE_STATS", "_SCHEMA_ID", "_VALUE_STATS_COLS", "_WRITE_COLS", "_ROW_COUNT")]
+    for stats, schema_id, stats_cols, write_cols, row_count in zip(*cols, strict=True):
+        value_stats = EMPTY_STATS if stats is None else SimpleStats(
+            stats["_MIN_VALUES"], stats["_MAX_VALUES"], stats["_NULL_COUNTS"])
+        yield cast(DataFileMeta, _StatsMeta(
+            schema_id, None if stats_cols is None else tuple(stats_cols),
+            None if write_cols is None else tuple(write_cols), value_stats, row_count))
+
+
+class _StatsMeta(NamedTuple):
+    """The fields of a DataFileMeta that StatsReader.value_stats reads."""
+
+    schema_id: int
+    value_stats_cols: tuple[str, ...] | None
+    write_cols: tuple[str, ...] | None
+    value_stats: SimpleStats
+    row_count: int
+
+
+def _partition_columns(table: FileStoreTable, dec: EntryDecoder, tbl: pa.Table, wanted: set[str],
+                       typed: bool) -> dict[str, list[Any]]:
     """``partition`` (Java's text, typed) and ``file_path``: decoded once per distinct
     partition and bucket, spread over the rows by index."""
     import numpy as np
@@ -176,7 +240,7 @@ def _partition_columns(table: FileStoreTable, dec: EntryDecoder, tbl: pa.Table, 
     out: dict[str, list[Any]] = {}
     if "partition" in wanted:
         texts = np.empty(len(parts), dtype=object)
-        texts[:] = [dec.partition_string(p) for p in parts]
+        texts[:] = [dec.partition_string(p).typed if typed else dec.partition_string(p) for p in parts]
         out["partition"] = texts[index].tolist()
     if "file_path" in wanted:
         buckets = tbl.column("_BUCKET").to_numpy(zero_copy_only=False).astype(np.int64)
@@ -210,28 +274,3 @@ def _file_sources(codes: Any) -> pa.Array:
 
     known = pc.if_else(pc.is_in(codes, value_set=pa.array([0, 1], codes.type)), codes, None)
     return pa.array(["APPEND", "COMPACT"]).take(known.cast(pa.int32()))
-
-
-def _key_columns(dec: EntryDecoder, tbl: pa.Table, wanted: set[str]) -> dict[str, list[Any]]:
-    """``min_key`` / ``max_key`` as ``[k1, k2]`` in each file's own schema."""
-    schema_ids = tbl.column("_SCHEMA_ID").to_pylist()
-    out: dict[str, list[Any]] = {}
-    for name, source in (("min_key", "_MIN_KEY"), ("max_key", "_MAX_KEY")):
-        if name in wanted:
-            keys = tbl.column(source).to_pylist()
-            out[name] = [dec.key_string(k, s) for k, s in zip(keys, schema_ids, strict=True)]
-    return out
-
-
-def _stats_columns(table: FileStoreTable, dec: EntryDecoder, tbl: pa.Table) -> dict[str, list[Any]]:
-    """Null counts, mins and maxes per current column (evolved by field id), Java's text."""
-    types_by_name = {f.name: f.type for f in table.schema.fields}
-    nulls: list[Any] = []
-    mins: list[Any] = []
-    maxs: list[Any] = []
-    for entry in entries_from_table(tbl):
-        nc, lo, hi = dec.value_stats(entry.file)
-        nulls.append(JavaText(java_map_string(nc), dict(nc)))
-        mins.append(JavaText(java_map_string(lo, types_by_name), dict(lo)))
-        maxs.append(JavaText(java_map_string(hi, types_by_name), dict(hi)))
-    return {"null_value_counts": nulls, "min_value_stats": mins, "max_value_stats": maxs}

@@ -59,12 +59,13 @@ class Rows:
 @dataclass
 class RowStream:
     """A result too large to hold at once (``inspect files`` of a million files): its column
-    names, and ``chunks(columns)`` yielding rows with only those columns, a chunk at a time,
-    so a pipe gets the first rows at once and memory stays bounded. Columns not asked for
-    are never computed (the stats of a file are most of its cost)."""
+    names, and ``chunks(columns, typed)`` yielding rows with only those columns, a chunk at a
+    time, so a pipe gets the first rows at once and memory stays bounded. Columns not asked
+    for are never computed (the stats of a file are most of its cost); ``typed=True`` gives
+    what would be a :class:`JavaText` as its ``typed`` value only (JSON needs no Java text)."""
 
     columns: list[str]
-    chunks: Callable[[list[str]], Iterator[list[dict[str, Any]]]]
+    chunks: Callable[[list[str], bool], Iterator[list[dict[str, Any]]]]
     brief: list[str] | None = None
 
     def collect(self, columns: list[str] | None = None, limit: int | None = None) -> Rows:
@@ -73,7 +74,7 @@ class RowStream:
         rows: list[dict[str, Any]] = []
         if limit is not None and limit <= 0:
             return Rows(cols, rows, self.brief)
-        chunks = self.chunks(cols)
+        chunks = self.chunks(cols, False)
         try:
             for chunk in chunks:
                 rows += chunk

@@ -98,8 +98,11 @@ def assert_same_files(table: FileStoreTable, at: TimeTravel | None = None) -> li
     assert [[_typed(r[c]) for c in old.columns] for r in new.rows] == \
         [[_typed(r[c]) for c in old.columns] for r in old.rows]
     some = ["file_path", "level", "max_key", "partition", "creation_time"]
-    chunked = [r for chunk in files_stream(table, at).chunks(some) for r in chunk]
+    chunked = [r for chunk in files_stream(table, at).chunks(some, False) for r in chunk]
     assert chunked == [{c: r[c] for c in some} for r in old.rows]
+    typed = [r for chunk in files_stream(table, at).chunks(list(FILES_COLUMNS), True) for r in chunk]
+    assert typed == [{c: v.typed if isinstance(v, JavaText) else v for c, v in r.items()} for r in old.rows]
+    assert not any(isinstance(v, JavaText) for r in typed for v in r.values())
     for by_bucket, fn in ((False, partitions), (True, buckets)):
         new_groups = fn(table, at)
         assert [[_typed(r[c]) for c in new_groups.columns] for r in new_groups.rows] == \
