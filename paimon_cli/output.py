@@ -328,7 +328,6 @@ def _json_records(cols: list[str], rows: list[dict[str, Any]]) -> list[dict[str,
 
 
 def _write_chunks(chunks: Iterator[list[dict[str, Any]]], cols: list[str], fmt: OutputFormat, out: IO[str]) -> None:
-    from .core.utils.rows import Rows
 
     if fmt in (OutputFormat.json, OutputFormat.jsonl):
         jw = JsonWriter(out, lines=fmt is OutputFormat.jsonl)
