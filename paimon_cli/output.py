@@ -303,13 +303,16 @@ def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.
 
 
 def _limited(chunks: Iterator[list[dict[str, Any]]], limit: int | None) -> Iterator[list[dict[str, Any]]]:
+    if limit is None:
+        yield from chunks
+        return
     left = limit
-    for chunk in chunks:
-        if left is not None:
-            if left <= 0:
-                return
-            chunk = chunk[:left]
-            left -= len(chunk)
+    while left > 0:  # never asks for a chunk past the limit (it would read a manifest)
+        chunk = next(chunks, None)
+        if chunk is None:
+            return
+        chunk = chunk[:left]
+        left -= len(chunk)
         yield chunk
 
 
