@@ -4,6 +4,7 @@ from the manifests of one snapshot (latest, or the one time travel picks); ``$fi
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any
 
 from ..data.binary_row import deserialize
@@ -74,15 +75,16 @@ def _accumulate(table: FileStoreTable, at: TimeTravel | None, keys: list[str], r
     drop = real_buckets and is_postpone_table(table.schema)
     partial = []
     columns = ["_KIND", "_PARTITION", "_BUCKET", "_ROW_COUNT", "_FILE_SIZE", "_CREATION_TIME"]
-    for tbl in iter_manifest_tables(scan.file_io, scan.manifest_dir, scan.data_manifests(snap), columns):
-        if drop:
-            tbl = tbl.filter(pc.greater_equal(tbl.column("_BUCKET"), 0))
-        sign = pc.if_else(pc.equal(tbl.column("_KIND"), int(FileKind.DELETE)), -1, 1).cast(pa.int64())
-        signed = pa.table({
-            **{k: tbl.column(k) for k in keys}, "_ROW_COUNT": pc.multiply(tbl.column("_ROW_COUNT"), sign),
-            "_FILE_SIZE": pc.multiply(tbl.column("_FILE_SIZE"), sign), "_COUNT": sign,
-            "_CREATION_TIME": tbl.column("_CREATION_TIME")})
-        partial.append(_group(signed, keys))
+    with closing(iter_manifest_tables(scan.file_io, scan.manifest_dir, scan.data_manifests(snap), columns)) as tables:
+        for tbl in tables:
+            if drop:
+                tbl = tbl.filter(pc.greater_equal(tbl.column("_BUCKET"), 0))
+            sign = pc.if_else(pc.equal(tbl.column("_KIND"), int(FileKind.DELETE)), -1, 1).cast(pa.int64())
+            signed = pa.table({
+                **{k: tbl.column(k) for k in keys}, "_ROW_COUNT": pc.multiply(tbl.column("_ROW_COUNT"), sign),
+                "_FILE_SIZE": pc.multiply(tbl.column("_FILE_SIZE"), sign), "_COUNT": sign,
+                "_CREATION_TIME": tbl.column("_CREATION_TIME")})
+            partial.append(_group(signed, keys))
     if not partial:
         return []
     total = _group(pa.concat_tables(partial), keys)

@@ -17,11 +17,12 @@ distinct partition); the keys and value stats are BinaryRows decoded per file, o
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..data.java_format import java_map_string
 from ..io import paths
-from ..manifest.columnar import IDENTIFIER, read_manifest_table
+from ..manifest.columnar import IDENTIFIER, iter_manifest_tables, read_manifest_table
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestFileMeta, SimpleStats
 from ..operation.scan import FileStoreScan, is_postpone_table
@@ -90,13 +91,13 @@ def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[Man
     deleted_names = pa.array(sorted({ident[3] for ident in deleted}), pa.large_string())
     rows = _RowBuilder(table, columns, typed)
     drop_postponed = is_postpone_table(table.schema)
-    for i, meta in enumerate(metas):
-        if meta.num_added_files == 0:
-            continue
-        tbl = read_manifest_table(scan.file_io, scan.manifest_dir, meta.file_name, projection)
-        live = _live_adds(tbl, i, deleted, deleted_names, drop_postponed)
-        if live.num_rows:
-            yield rows.build(live)
+    adding = [i for i, meta in enumerate(metas) if meta.num_added_files != 0]
+    tables = iter_manifest_tables(scan.file_io, scan.manifest_dir, [metas[i] for i in adding], projection)
+    with closing(tables):  # a stop (--limit, a closed pipe) ends the prefetch too
+        for i, tbl in zip(adding, tables, strict=True):
+            live = _live_adds(tbl, i, deleted, deleted_names, drop_postponed)
+            if live.num_rows:
+                yield rows.build(live)
 
 
 def deleted_identifiers(scan: FileStoreScan, metas: list[ManifestFileMeta]) -> dict[tuple[Any, ...], Position]:

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from paimon_cli.app import app
 from paimon_cli.core.api import Warehouse
+from paimon_cli.core.manifest import columnar
 from paimon_cli.core.system import files_stream
 from paimon_cli.core.utils.rows import RowStream
 from paimon_cli.output import render, render_stream
@@ -60,13 +61,14 @@ def test_streamed_text_is_the_all_at_once_text(wh: Warehouse, monkeypatch: pytes
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     reads: list[str] = []
-    real = files_stream.read_manifest_table
+    real = columnar.read_manifest_table
 
     def counting(file_io: Any, manifest_dir: str, name: str, columns: Any = None) -> pa.Table:
         reads.append(name)
         return real(file_io, manifest_dir, name, columns)
 
-    monkeypatch.setattr(files_stream, "read_manifest_table", counting)
+    monkeypatch.setattr(files_stream, "read_manifest_table", counting)  # the DELETE pass
+    monkeypatch.setattr(columnar, "read_manifest_table", counting)  # the streamed pass
     return reads
 
 
