@@ -4,8 +4,9 @@ from the manifests of one snapshot (latest, or the one time travel picks); ``$fi
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from contextlib import closing
-from typing import Any
+from typing import Any, cast
 
 from ..data.binary_row import deserialize
 from ..data.java_format import java_string, utc_wall_clock_from_millis
@@ -75,7 +76,9 @@ def _accumulate(table: FileStoreTable, at: TimeTravel | None, keys: list[str], r
     drop = real_buckets and is_postpone_table(table.schema)
     partial = []
     columns = ["_KIND", "_PARTITION", "_BUCKET", "_ROW_COUNT", "_FILE_SIZE", "_CREATION_TIME"]
-    with closing(iter_manifest_tables(scan.file_io, scan.manifest_dir, scan.data_manifests(snap), columns)) as tables:
+    tables = cast("Generator[pa.Table, None, None]",  # a generator: closing it ends the prefetch
+                  iter_manifest_tables(scan.file_io, scan.manifest_dir, scan.data_manifests(snap), columns))
+    with closing(tables):
         for tbl in tables:
             if drop:
                 tbl = tbl.filter(pc.greater_equal(tbl.column("_BUCKET"), 0))

@@ -16,7 +16,7 @@ distinct partition); the keys and value stats are BinaryRows decoded per file, o
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -92,7 +92,8 @@ def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[Man
     rows = _RowBuilder(table, columns, typed)
     drop_postponed = is_postpone_table(table.schema)
     adding = [i for i, meta in enumerate(metas) if meta.num_added_files != 0]
-    tables = iter_manifest_tables(scan.file_io, scan.manifest_dir, [metas[i] for i in adding], projection)
+    tables = cast("Generator[pa.Table, None, None]",  # a generator: closing it ends the prefetch
+                  iter_manifest_tables(scan.file_io, scan.manifest_dir, [metas[i] for i in adding], projection))
     with closing(tables):  # a stop (--limit, a closed pipe) ends the prefetch too
         for i, tbl in zip(adding, tables, strict=True):
             live = _live_adds(tbl, i, deleted, deleted_names, drop_postponed)
