@@ -50,6 +50,7 @@ class Result:
     first_s: float | None
     total_s: float | None
     lines: int
+    cpu_s: float
     rss_mib: float
     code: int
     note: str = ""
@@ -81,7 +82,8 @@ def run(label: str, argv: list[str], timeout: float, first_only: bool = False) -
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, -signal.SIGPIPE) and not note:
         note = err.splitlines()[-1] if err else f"exit {code}"
-    return Result(label, first, None if note else total, lines, usage.ru_maxrss / 1024, code, note)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Result(label, first, None if note else total, lines, cpu, usage.ru_maxrss / 1024, code, note)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,12 +103,12 @@ def main(argv: list[str] | None = None) -> int:
         ("columns", "paimon-cli (this branch) --columns partition,bucket,file_path,level,record_count",
          [*ours, "--columns", "partition,bucket,file_path,level,record_count"], False),
     ]
-    if args.main_cli:
-        main_argv = [args.main_cli, "inspect", "files", args.table, "-w", args.warehouse, "-o", "jsonl"]
-        cases.append(("main", "paimon-cli main inspect files -o jsonl", main_argv, False))
     if Path(args.pypaimon_python).exists():
         cases.append(("pypaimon", "pypaimon 2.1 `$files` -> Arrow -> JSON lines",
                       [args.pypaimon_python, "-c", PYPAIMON_WORKER, args.warehouse, args.table], False))
+    if args.main_cli:
+        main_argv = [args.main_cli, "inspect", "files", args.table, "-w", args.warehouse, "-o", "jsonl"]
+        cases.append(("main", "paimon-cli main inspect files -o jsonl", main_argv, False))
     results = []
     for key, label, cmd, first_only in cases:
         if key in args.skip:
@@ -115,12 +117,12 @@ def main(argv: list[str] | None = None) -> int:
         r = run(label, cmd, args.timeout, first_only)
         print(f"  {r}", file=sys.stderr, flush=True)
         results.append(r)
-    print("| case | first row s | total s | rows | peak RSS MiB | note |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("| case | first row s | total s | CPU s | rows | peak RSS MiB | note |")
+    print("|---|---:|---:|---:|---:|---:|---|")
     for r in results:
         first = f"{r.first_s:.2f}" if r.first_s is not None else "-"
         total = f"{r.total_s:.1f}" if r.total_s is not None else "-"
-        print(f"| {r.label} | {first} | {total} | {r.lines:,} | {r.rss_mib:.0f} | {r.note} |")
+        print(f"| {r.label} | {first} | {total} | {r.cpu_s:.1f} | {r.lines:,} | {r.rss_mib:.0f} | {r.note} |")
     return 0
 
 

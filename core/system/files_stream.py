@@ -21,7 +21,9 @@ from contextlib import closing
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..data.java_format import java_map_string
+from ..errors import CorruptMetadata
 from ..io import paths
+from ..io.fileio import join
 from ..manifest.columnar import IDENTIFIER, iter_manifest_tables, read_manifest_table
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestFileMeta, SimpleStats
@@ -91,11 +93,12 @@ def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[Man
     deleted_names = pa.array(sorted({ident[3] for ident in deleted}), pa.large_string())
     rows = _RowBuilder(table, columns, typed)
     drop_postponed = is_postpone_table(table.schema)
-    adding = [i for i, meta in enumerate(metas) if meta.num_added_files != 0]
     tables = cast("Generator[pa.Table, None, None]",  # a generator: closing it ends the prefetch
-                  iter_manifest_tables(scan.file_io, scan.manifest_dir, [metas[i] for i in adding], projection))
+                  iter_manifest_tables(scan.file_io, scan.manifest_dir, metas, projection))
     with closing(tables):  # a stop (--limit, a closed pipe) ends the prefetch too
-        for i, tbl in zip(adding, tables, strict=True):
+        for i, (meta, tbl) in enumerate(zip(metas, tables, strict=True)):
+            if meta.num_deleted_files == 0:
+                _check_no_deletes(scan, meta, tbl)
             live = _live_adds(tbl, i, deleted, deleted_names, drop_postponed)
             if live.num_rows:
                 yield rows.build(live)
@@ -114,6 +117,17 @@ def deleted_identifiers(scan: FileStoreScan, metas: list[ManifestFileMeta]) -> d
         for r, ident in zip(rows.tolist(), _identifiers(tbl.take(rows)), strict=True):
             out[ident] = (i, r)
     return out
+
+
+def _check_no_deletes(scan: FileStoreScan, meta: ManifestFileMeta, tbl: pa.Table) -> None:
+    """The DELETE pass trusted the list's ``_NUM_DELETED_FILES = 0``: a DELETE here would
+    have cancelled files already printed, so it is refused, never shown wrong."""
+    import pyarrow.compute as pc
+
+    found = pc.sum(pc.equal(tbl.column("_KIND"), int(FileKind.DELETE))).as_py() or 0
+    if found:
+        raise CorruptMetadata(join(scan.manifest_dir, meta.file_name),
+                              f"{found} DELETE entries, but its manifest list counts no deleted files")
 
 
 def _identifiers(tbl: pa.Table) -> Iterator[tuple[Any, ...]]:

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.api import Table, Warehouse
+from paimon_cli.core.errors import CorruptMetadata
 from paimon_cli.core.manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestList
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.system.files_stream import files
@@ -102,12 +103,17 @@ def test_empty_table_and_limit(wh: Warehouse) -> None:
     assert t.inspect_stream("files").brief == t.inspect("files").brief
 
 
-def _rewrite_history(table: FileStoreTable, manifests: list[list[ManifestEntry]]) -> FileStoreTable:
-    """A new latest snapshot whose base list is ``manifests`` (in order), delta list empty."""
+def _rewrite_history(table: FileStoreTable, manifests: list[list[ManifestEntry]],
+                     miscount: bool = False) -> FileStoreTable:
+    """A new latest snapshot whose base list is ``manifests`` (in order), delta list empty;
+    ``miscount``: the list says no manifest deletes anything."""
     scan = FileStoreScan(table)
     mfile = ManifestFile(table.file_io, scan.manifest_dir, table.schema.logical_partition_type)
     mlist = ManifestList(table.file_io, scan.manifest_dir)
-    base = mlist.write([mfile.write(es, table.schema.id) for es in manifests])
+    metas = [mfile.write(es, table.schema.id) for es in manifests]
+    if miscount:
+        metas = [dataclasses.replace(m, num_deleted_files=0) for m in metas]
+    base = mlist.write(metas)
     delta = mlist.write([])
     sm = table.snapshot_manager
     last = sm.latest_snapshot()
@@ -117,6 +123,29 @@ def _rewrite_history(table: FileStoreTable, manifests: list[list[ManifestEntry]]
     table.file_io.write_bytes(sm.snapshot_path(snap.id), snap.to_json().encode())
     sm.commit_latest_hint(snap.id)
     return table
+
+
+def _live_of(t: Table) -> list[ManifestEntry]:
+    table = open_table(t)
+    return FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
+
+
+def _entry(e: ManifestEntry, kind: FileKind, **f: Any) -> ManifestEntry:
+    return dataclasses.replace(e, kind=kind, file=dataclasses.replace(e.file, **f))
+
+
+def test_a_delete_the_manifest_list_does_not_count_is_refused(wh: Warehouse) -> None:
+    """The DELETE pass reads only manifests whose list entry counts deleted files: one that
+    hides its DELETEs would list a deleted file as live, so it is corrupt (exit 4)."""
+    t = wh.create_table("db.m", COLUMNS, primary_key="id,dt", options={"bucket": "1"})
+    t.write(data([1]))
+    t.write(data([2]))
+    a, b = _live_of(t)
+    table = _rewrite_history(open_table(t), [[_entry(a, FileKind.ADD), _entry(b, FileKind.ADD)],
+                                             [_entry(a, FileKind.DELETE)]], miscount=True)
+    with pytest.raises(CorruptMetadata, match="1 DELETE entries, but its manifest list counts no deleted files"):
+        files(table)
+    assert reference_files(table).rows  # the object path reads every manifest (and shows b only)
 
 
 def test_every_merge_case_by_hand(wh: Warehouse) -> None:
