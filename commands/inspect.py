@@ -22,7 +22,7 @@ from paimon_cli.options import (
     WideOpt,
     check_time_travel,
 )
-from paimon_cli.output import OutputFormat, read_limit, render, render_batches
+from paimon_cli.output import OutputFormat, read_limit, render, render_batches, render_stream
 
 InspectKind = Enum(  # type: ignore[misc]
     "InspectKind",
@@ -60,7 +60,7 @@ def inspect(
         paimon-cli inspect audit-log shop.orders --limit 20
         paimon-cli inspect catalog-options
     """
-    from paimon_cli.core.api import STREAMED_KINDS, Warehouse
+    from paimon_cli.core.api import ROW_STREAM_KINDS, STREAMED_KINDS, Warehouse
 
     name = kind.value
     wh = Warehouse(warehouse, fs_option)
@@ -78,6 +78,10 @@ def inspect(
                                       limit=read_limit(output, limit))
         with closing(reader.batches()) as batches:
             render_batches(batches, reader.schema, output, wide, limit, columns)
+        return
+    if name in ROW_STREAM_KINDS:  # millions of files: rows printed as each manifest is read
+        stream = table.inspect_stream(name, snapshot=snapshot, tag=tag, timestamp=timestamp)
+        render_stream(stream, output, wide, limit, columns)
         return
     rows = table.inspect(name, snapshot=snapshot, tag=tag, timestamp=timestamp, limit=limit)
     render(rows, output, wide, limit=limit, columns=columns)

@@ -169,8 +169,12 @@ def render_csv(rows: RowsLike, out: IO[str]) -> None:
 
     w = csv.writer(out, lineterminator="\n")
     w.writerow(rows.columns)
-    for r in rows.rows:
-        w.writerow([to_text(r.get(c), null="") for c in rows.columns])
+    _write_csv_rows(w, rows.columns, rows.rows)
+
+
+def _write_csv_rows(w: Any, columns: list[str], rows: Sequence[dict[str, Any]]) -> None:
+    for r in rows:
+        w.writerow([to_text(r.get(c), null="") for c in columns])
 
 
 def render_plain(rows: RowsLike, out: IO[str]) -> None:
@@ -263,6 +267,99 @@ def render(
     out.flush()
     if capped:
         note(more_rows_note(TERMINAL_ROWS, total))
+
+
+class RowStreamLike(Protocol):
+    """What :func:`render_stream` needs; ``paimon_cli.core.utils.rows.RowStream`` is the concrete type."""
+
+    columns: list[str]
+    brief: list[str] | None
+
+    def chunks(self, columns: list[str], typed: bool) -> Iterator[list[dict[str, Any]]]: ...
+
+    def collect(self, columns: list[str] | None = None, limit: int | None = None) -> RowsLike: ...
+
+
+def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.table, wide: bool = False,
+                  limit: int | None = None, columns: str | None = None) -> None:
+    """A :class:`RowStreamLike` to stdout: the same text :func:`render` writes for its rows,
+    written chunk by chunk as they are computed (only the columns shown), stopping at
+    ``limit`` (or when a pipe closes). A piped text table takes its widths from the first
+    :data:`_PLAIN_BLOCK_ROWS` rows (as ``read``'s); a terminal shows what :func:`render` shows."""
+    from .core.utils.rows import Rows
+
+    fmt = OutputFormat(fmt)
+    out = sys.stdout
+    on_terminal = fmt is OutputFormat.table and _isatty(out)
+    cols = chosen_columns(stream.columns, stream.brief, columns, wide, on_terminal)
+    if on_terminal:  # the count of all rows is part of the note: the terminal reads them all
+        render(Rows(cols, stream.collect(cols, limit).rows), fmt, wide, limit=limit)
+        return
+    chunks = stream.chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
+    try:
+        _write_chunks(_limited(chunks, limit), cols, fmt, out)
+    finally:
+        getattr(chunks, "close", lambda: None)()
+
+
+def _limited(chunks: Iterator[list[dict[str, Any]]], limit: int | None) -> Iterator[list[dict[str, Any]]]:
+    if limit is None:
+        yield from chunks
+        return
+    left = limit
+    while left > 0:  # never asks for a chunk past the limit (it would read a manifest)
+        chunk = next(chunks, None)
+        if chunk is None:
+            return
+        chunk = chunk[:left]
+        left -= len(chunk)
+        yield chunk
+
+
+_JSON_NATIVE = (int, str, type(None))  # bool is an int: json writes both as they are
+
+
+def _json_records(cols: list[str], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`_records` column by column: a column of JSON-native values is taken as it is."""
+    columns = []
+    for c in cols:
+        values = [r[c] for r in rows]
+        if not all(isinstance(v, _JSON_NATIVE) for v in values):
+            values = [to_json_value(v) for v in values]
+        columns.append(values)
+    return [dict(zip(cols, vals, strict=True)) for vals in zip(*columns, strict=True)]
+
+
+def _write_chunks(chunks: Iterator[list[dict[str, Any]]], cols: list[str], fmt: OutputFormat, out: IO[str]) -> None:
+
+    if fmt in (OutputFormat.json, OutputFormat.jsonl):
+        jw = JsonWriter(out, lines=fmt is OutputFormat.jsonl)
+        for chunk in chunks:
+            jw.write_records(_json_records(cols, chunk))
+            out.flush()
+        jw.close()
+    elif fmt is OutputFormat.csv:
+        import csv
+
+        cw = csv.writer(out, lineterminator="\n")
+        cw.writerow(cols)
+        for chunk in chunks:
+            _write_csv_rows(cw, cols, chunk)
+            out.flush()
+    else:
+        plain = PlainWriter(out, cols)
+        pending: list[dict[str, Any]] = []  # the first block sets the widths
+        for chunk in chunks:
+            pending += chunk
+            if plain.widths is not None or len(pending) >= _PLAIN_BLOCK_ROWS:
+                plain.write_rows(pending)
+                pending = []
+                out.flush()
+        if pending:
+            plain.write_rows(pending)
+        elif plain.widths is None:
+            note("(no rows)")
+    out.flush()
 
 
 def render_outcome(rows: RowsLike, fmt: OutputFormat | str = OutputFormat.table, wide: bool = False,

@@ -24,7 +24,7 @@ from .reports import (
     RollbackReport,
     WriteReport,
 )
-from .table import STREAMED_KINDS, Table
+from .table import ROW_STREAM_KINDS, STREAMED_KINDS, Table
 from .warehouse import Warehouse
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "RescaleReport",
     "RewriteFileIndexReport",
     "RollbackReport",
+    "ROW_STREAM_KINDS",
     "Rows",
     "STREAMED_KINDS",
     "Table",

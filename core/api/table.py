@@ -43,12 +43,12 @@ from ..operation.write import WriteSummary
 from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
-from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, STREAMED_TABLES, SYSTEM_TABLES
+from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, ROW_STREAMS, STREAMED_TABLES, SYSTEM_TABLES
 from ..table.features import Action, check_features
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
 from ..utils.progress import StepProgress
-from ..utils.rows import Rows
+from ..utils.rows import Rows, RowStream
 from .arguments import (
     Duration,
     KeyValues,
@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     from .warehouse import Warehouse
 
 STREAMED_KINDS: frozenset[str] = frozenset(STREAMED_TABLES)  # inspect kinds Table.inspect_reader streams
+ROW_STREAM_KINDS: frozenset[str] = frozenset(ROW_STREAMS)  # inspect kinds Table.inspect_stream streams
 
 
 def _strings(value: str | Sequence[str] | None) -> list[str]:
@@ -340,6 +341,8 @@ class Table:
         if kind in STREAMED_TABLES:
             data = self.inspect_reader(kind, snapshot=snapshot, tag=tag, timestamp=timestamp, limit=limit).to_arrow()
             return Rows(list(data.column_names), data.to_pylist())
+        if kind in ROW_STREAMS:
+            return self.inspect_stream(kind, snapshot=snapshot, tag=tag, timestamp=timestamp).collect(limit=limit)
         fn = SYSTEM_TABLES.get(kind)
         if fn is None:
             if kind in CATALOG_TABLES:
@@ -363,6 +366,24 @@ class Table:
         if kind not in STREAMED_TABLES:
             raise InvalidInput(f"inspect {kind} is not a read of the table: call inspect({kind!r})")
         return Reader(STREAMED_TABLES[kind](self.open(), time_travel(snapshot, tag, timestamp), limit))
+
+    def inspect_stream(
+        self,
+        kind: str,
+        *,
+        snapshot: int | None = None,
+        tag: str | None = None,
+        timestamp: Timestamp | None = None,
+    ) -> RowStream:
+        """A system table too large to hold at once (``files``; see :data:`ROW_STREAM_KINDS`)
+        as a :class:`RowStream`: ``.chunks(columns)`` yields its rows (those of
+        :meth:`inspect`, in the same order) a manifest at a time, computing only ``columns``;
+        ``.collect()`` gathers them."""
+        if kind not in ROW_STREAMS:
+            raise InvalidInput(f"inspect {kind} does not stream: call inspect({kind!r})")
+        stream = ROW_STREAMS[kind](self.open(), time_travel(snapshot, tag, timestamp))
+        stream.brief = BRIEF_COLUMNS.get(kind)
+        return stream
 
     # -- compaction and rewrites ----------------------------------------------------------------
 

@@ -55,11 +55,15 @@ class EntryDecoder(StatsReader):
     def key_string(self, key: bytes, schema_id: int) -> JavaText | None:
         """A file's min/max key as ``[k1, k2]`` in its own schema (typed: the list of
         values); None for an empty key."""
+        values = self.key_values(key, schema_id)
+        return None if values is None else JavaText(java_array_string(values, self._key_types[schema_id]), values)
+
+    def key_values(self, key: bytes, schema_id: int) -> list[Any] | None:
+        """A file's min/max key values in its own schema; None for an empty key."""
         if serialized_arity(key) <= 0:
             return None
         types = self._key_types.get(schema_id)
         if types is None:
             s = self.schema(schema_id)
             types = self._key_types[schema_id] = [s.field(n).type for n in s.trimmed_primary_keys]
-        values = deserialize(key, types)
-        return JavaText(java_array_string(values, types), values)
+        return deserialize(key, types)

@@ -1,70 +1,21 @@
-"""``$files``, ``$manifests``, ``$partitions`` and ``$buckets``: the file-level system tables,
-computed from the manifests of one snapshot (latest, or the one time travel picks)."""
+"""``$manifests``, ``$partitions`` and ``$buckets``: the file-level system tables, computed
+from the manifests of one snapshot (latest, or the one time travel picks); ``$files`` streams
+(:mod:`.files_stream`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Generator
+from contextlib import closing
+from typing import Any, cast
 
 from ..data.binary_row import deserialize
-from ..data.java_format import java_map_string, java_string, utc_wall_clock_from_millis
-from ..io import paths
+from ..data.java_format import java_string, utc_wall_clock_from_millis
+from ..manifest.columnar import iter_manifest_tables
 from ..manifest.entry_decoder import EntryDecoder
-from ..manifest.manifest import FileKind, ManifestEntry
-from ..operation.scan import FileStoreScan, split_postponed
+from ..manifest.manifest import FileKind
+from ..operation.scan import FileStoreScan, is_postpone_table
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import JavaText, Rows
-
-FILES_COLUMNS = [
-    "partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
-    "file_size_in_bytes", "min_key", "max_key", "null_value_counts", "min_value_stats",
-    "max_value_stats", "min_sequence_number", "max_sequence_number", "creation_time",
-    "deleteRowCount", "file_source", "first_row_id", "write_cols",
-]
-
-
-def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
-    """Java's ``$files`` plans through the table's batch scan, so a postpone table's postponed
-    files are not listed (``$buckets`` shows them)."""
-    _, entries = FileStoreScan(table).batch_plan_at(at)
-    dec = EntryDecoder(table)
-    types_by_name = {f.name: f.type for f in table.schema.fields}
-    rows = []
-    for e in entries:
-        m = e.file
-        nc, lo, hi = dec.value_stats(m)
-        path = paths.data_file_path(table.data_root, dec.partition_dir(e.partition), e.bucket, m.file_name, m.external_path)
-        rows.append({
-            "partition": dec.partition_string(e.partition),
-            "bucket": e.bucket,
-            "file_path": path,
-            "file_format": _file_format(m.file_name),
-            "schema_id": m.schema_id,
-            "level": m.level,
-            "record_count": m.row_count,
-            "file_size_in_bytes": m.file_size,
-            "min_key": dec.key_string(m.min_key, m.schema_id),
-            "max_key": dec.key_string(m.max_key, m.schema_id),
-            "null_value_counts": JavaText(java_map_string(nc), dict(nc)),
-            "min_value_stats": JavaText(java_map_string(lo, types_by_name), dict(lo)),
-            "max_value_stats": JavaText(java_map_string(hi, types_by_name), dict(hi)),
-            "min_sequence_number": m.min_sequence_number,
-            "max_sequence_number": m.max_sequence_number,
-            "creation_time": utc_wall_clock_from_millis(m.creation_time) if m.creation_time is not None else None,
-            "deleteRowCount": m.delete_row_count,
-            "file_source": _file_source(m.file_source),
-            "first_row_id": m.first_row_id,
-            "write_cols": list(m.write_cols) if m.write_cols is not None else None,
-        })
-    return Rows(FILES_COLUMNS, rows)
-
-
-def _file_format(file_name: str) -> str:
-    return file_name.rsplit(".", 1)[-1] if "." in file_name else ""
-
-
-def _file_source(code: int | None) -> str | None:
-    return {0: "APPEND", 1: "COMPACT"}.get(code) if code is not None else None
 
 
 def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
@@ -105,47 +56,67 @@ def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     return Rows(cols, rows)
 
 
-def _raw_entries(table: FileStoreTable, at: TimeTravel | None) -> list[ManifestEntry]:
+_SUMS = ["_ROW_COUNT", "_FILE_SIZE", "_COUNT"]
+
+
+def _accumulate(table: FileStoreTable, at: TimeTravel | None, keys: list[str], real_buckets: bool) -> list[dict[str, Any]]:
+    """Java's PartitionEntry/BucketEntry merge, grouped by ``keys`` with Arrow: ADDs count up,
+    DELETEs down, the newest creation time wins; groups left with files are kept.
+
+    Over the raw (unmerged) entries, so ``last_update_time`` also sees files compacted away;
+    manifest by manifest, so memory is one manifest plus the groups. ``real_buckets``: a
+    postpone table's postponed files left out (Java's batch scan)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     snap = table.resolve_snapshot(at)
     if snap is None:
         return []
     scan = FileStoreScan(table)
-    return scan.read_entries(scan.data_manifests(snap))
+    drop = real_buckets and is_postpone_table(table.schema)
+    partial = []
+    columns = ["_KIND", "_PARTITION", "_BUCKET", "_ROW_COUNT", "_FILE_SIZE", "_CREATION_TIME"]
+    tables = cast("Generator[pa.Table, None, None]",  # a generator: closing it ends the prefetch
+                  iter_manifest_tables(scan.file_io, scan.manifest_dir, scan.data_manifests(snap), columns))
+    with closing(tables):
+        for tbl in tables:
+            if drop:
+                tbl = tbl.filter(pc.greater_equal(tbl.column("_BUCKET"), 0))
+            sign = pc.if_else(pc.equal(tbl.column("_KIND"), int(FileKind.DELETE)), -1, 1).cast(pa.int64())
+            signed = pa.table({
+                **{k: tbl.column(k) for k in keys}, "_ROW_COUNT": pc.multiply(tbl.column("_ROW_COUNT"), sign),
+                "_FILE_SIZE": pc.multiply(tbl.column("_FILE_SIZE"), sign), "_COUNT": sign,
+                "_CREATION_TIME": tbl.column("_CREATION_TIME")})
+            partial.append(_group(signed, keys))
+    if not partial:
+        return []
+    total = _group(pa.concat_tables(partial), keys)
+    return total.filter(pc.greater(total.column("_COUNT"), 0)).to_pylist()
 
 
-def _accumulate(entries: list[ManifestEntry], key: Callable[[ManifestEntry], Any]) -> dict[Any, list[int]]:
-    """Java's PartitionEntry/BucketEntry merge: ADDs count up, DELETEs down, newest creation wins.
-
-    Over the raw (unmerged) entries, so ``last_update_time`` also sees files compacted away.
-    """
-    acc: dict[Any, list[int]] = {}
-    for e in entries:
-        sign = -1 if e.kind == FileKind.DELETE else 1
-        a = acc.setdefault(key(e), [0, 0, 0, -(2**63)])
-        a[0] += sign * e.file.row_count
-        a[1] += sign * e.file.file_size
-        a[2] += sign
-        if e.file.creation_time is not None:
-            a[3] = max(a[3], e.file.creation_time)
-    return {k: v for k, v in acc.items() if v[2] > 0}
+def _group(tbl: Any, keys: list[str]) -> Any:
+    """Sums of :data:`_SUMS` and the latest ``_CREATION_TIME`` per ``keys``, columns keep their names."""
+    grouped = tbl.group_by(keys, use_threads=False).aggregate(
+        [(c, "sum") for c in _SUMS] + [("_CREATION_TIME", "max")])
+    names = [*keys, *(f"{c}_sum" for c in _SUMS), "_CREATION_TIME_max"]
+    return grouped.select(names).rename_columns([*keys, *_SUMS, "_CREATION_TIME"])
 
 
-def _update_time(last: int) -> Any:
-    return utc_wall_clock_from_millis(last) if last > -(2**63) else None
+def _update_time(last: int | None) -> Any:
+    return utc_wall_clock_from_millis(last) if last is not None else None
 
 
 def partitions(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     """Java lists partition entries through the table's batch scan: real buckets only."""
     cols = ["partition", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
     dec = EntryDecoder(table)
-    acc = _accumulate(split_postponed(table.schema, _raw_entries(table, at))[0], lambda e: e.partition)
     rows = [{
-        "partition": dec.partition_string(part),
-        "record_count": rc,
-        "file_size_in_bytes": size,
-        "file_count": count,
-        "last_update_time": _update_time(last),
-    } for part, (rc, size, count, last) in acc.items()]
+        "partition": dec.partition_string(g["_PARTITION"]),
+        "record_count": g["_ROW_COUNT"],
+        "file_size_in_bytes": g["_FILE_SIZE"],
+        "file_count": g["_COUNT"],
+        "last_update_time": _update_time(g["_CREATION_TIME"]),
+    } for g in _accumulate(table, at, ["_PARTITION"], real_buckets=True)]
     rows.sort(key=lambda r: r["partition"])
     return Rows(cols, rows)
 
@@ -154,14 +125,13 @@ def buckets(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     """Every bucket, the postpone bucket (-2) too: Java reads bucket entries from the store scan."""
     cols = ["partition", "bucket", "record_count", "file_size_in_bytes", "file_count", "last_update_time"]
     dec = EntryDecoder(table)
-    acc = _accumulate(_raw_entries(table, at), lambda e: (e.partition, e.bucket))
     rows = [{
-        "partition": dec.partition_string(p),
-        "bucket": b,
-        "record_count": rc,
-        "file_size_in_bytes": size,
-        "file_count": cnt,
-        "last_update_time": _update_time(last),
-    } for (p, b), (rc, size, cnt, last) in acc.items()]
+        "partition": dec.partition_string(g["_PARTITION"]),
+        "bucket": g["_BUCKET"],
+        "record_count": g["_ROW_COUNT"],
+        "file_size_in_bytes": g["_FILE_SIZE"],
+        "file_count": g["_COUNT"],
+        "last_update_time": _update_time(g["_CREATION_TIME"]),
+    } for g in _accumulate(table, at, ["_PARTITION", "_BUCKET"], real_buckets=False)]
     rows.sort(key=lambda r: (r["partition"], r["bucket"]))
     return Rows(cols, rows)

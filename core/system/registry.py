@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from ..errors import NotFound
 from ..table.catalog import FileSystemCatalog
-from ..utils.rows import Rows
+from ..utils.rows import Rows, RowStream
 from .catalog import all_table_options, catalog_options
 
 SystemTable = Callable[..., Rows]  # (table, at: TimeTravel | None = None) -> Rows
@@ -45,7 +45,7 @@ SYSTEM_TABLES: Mapping[str, SystemTable] = _Families[SystemTable]({
     "snapshots": "snapshots:snapshots",
     "schemas": "snapshots:schemas",
     "options": "snapshots:options",
-    "files": "files:files",
+    "files": "files_stream:files",
     "manifests": "files:manifests",
     "partitions": "files:partitions",
     "buckets": "files:buckets",
@@ -68,6 +68,11 @@ STREAMED_TABLES: Mapping[str, StreamedTable] = _Families[StreamedTable]({
     "audit-log": "audit_log:audit_log_read",
     "binlog": "audit_log:binlog_read",
     "ro": "audit_log:read_optimized_read",
+})
+
+# kinds too large to hold at once: a RowStream of rows, chunk by chunk (the same rows as above)
+ROW_STREAMS: Mapping[str, Callable[..., RowStream]] = _Families[Callable[..., RowStream]]({
+    "files": "files_stream:files_stream",
 })
 
 # the columns that matter most per kind: what a terminal shows unless --columns / --wide

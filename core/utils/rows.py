@@ -5,6 +5,7 @@ A leaf, so every room can return one; rendering (table, JSON, CSV) is the CLI's 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,4 +56,34 @@ class Rows:
         return pa.table({c: column([r.get(c) for r in self.rows]) for c in self.columns})
 
 
-__all__ = ["JavaText", "Rows"]
+@dataclass
+class RowStream:
+    """A result too large to hold at once (``inspect files`` of a million files): its column
+    names, and ``chunks(columns, typed)`` yielding rows with only those columns, a chunk at a
+    time, so a pipe gets the first rows at once and memory stays bounded. Columns not asked
+    for are never computed (the stats of a file are most of its cost); ``typed=True`` gives
+    what would be a :class:`JavaText` as its ``typed`` value only (JSON needs no Java text)."""
+
+    columns: list[str]
+    chunks: Callable[[list[str], bool], Iterator[list[dict[str, Any]]]]
+    brief: list[str] | None = None
+
+    def collect(self, columns: list[str] | None = None, limit: int | None = None) -> Rows:
+        """The stream as Rows (at most ``limit`` rows; reading stops there)."""
+        cols = list(self.columns) if columns is None else columns
+        rows: list[dict[str, Any]] = []
+        if limit is not None and limit <= 0:
+            return Rows(cols, rows, self.brief)
+        chunks = self.chunks(cols, False)
+        try:
+            for chunk in chunks:
+                rows += chunk
+                if limit is not None and len(rows) >= limit:
+                    del rows[limit:]
+                    break
+        finally:
+            getattr(chunks, "close", lambda: None)()  # a generator's manifests close now
+        return Rows(cols, rows, self.brief)
+
+
+__all__ = ["JavaText", "RowStream", "Rows"]

@@ -18,6 +18,7 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
+from tests.files_oracle import assert_same_files
 
 pytestmark = pytest.mark.java
 
@@ -70,6 +71,13 @@ def test_system_table_equals_java(java_paimon, java_tables, catalog, name: str, 
         assert ours_rows == java_rows
     else:
         assert _canon(ours_rows) == _canon(java_rows)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_columnar_files_equal_the_object_path(java_tables, catalog, name: str) -> None:
+    """``files`` / ``partitions`` / ``buckets`` on the columnar path: the rows (and order)
+    the object path gave for Java 0.9's tables."""
+    assert_same_files(catalog.get_table(getattr(java_tables, name).identifier))
 
 
 def test_time_travel_files_equal_java_at_tag(java_paimon, java_tables, catalog) -> None:

@@ -28,6 +28,7 @@ import pytest
 from paimon_cli.core.system.registry import SYSTEM_TABLES
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.utils.rows import Rows
+from tests.files_oracle import assert_same_files
 from tests.interop.pypaimon_fixtures import PyPaimonTables
 from tests.interop.pypaimon_peer import PyPaimon, SystemRows
 
@@ -341,6 +342,14 @@ def _live_raw_files(target: Target) -> dict[str, dict[str, Any]]:
                 else:
                     deleted.add(name)
     return {n: f for n, f in added.items() if n not in deleted}
+
+
+@pytest.mark.parametrize("tid", TARGET_IDS)
+def test_columnar_files_equal_the_object_path(catalog, pypaimon_tables, targets, tid: str) -> None:
+    """``files`` / ``partitions`` / ``buckets`` on the columnar path: the rows (and order)
+    the object path gave for pypaimon 2.1's tables."""
+    target = targets[tid]
+    assert_same_files(catalog.get_table(f"{pypaimon_tables.db}.{target.table}", target.branch))
 
 
 @pytest.mark.parametrize("tid", TARGET_IDS)

@@ -1,0 +1,292 @@
+"""``$files`` streamed: the live files of a snapshot, manifest by manifest, on the columnar
+manifest path (:mod:`..manifest.columnar`).
+
+A file is live unless a later entry DELETEs its identifier, and a DELETE may sit in any later
+manifest, so the DELETEs come first: only manifests whose list entry counts deleted files are
+read, projected to the identifier columns, into ``identifier -> position of its last DELETE``.
+Then each manifest's ADD rows stream out in manifest order, an ADD dropped when a DELETE of
+its identifier comes after it. That is :func:`..manifest.expire_file_entry.merge_entries`
+(a file deleted and added again is live at its re-add, a level upgrade is a DELETE then an
+ADD of the same name) in the same order, with memory bounded by one manifest plus the
+DELETEs. Postponed files of a postpone table are left out, as Java's batch scan does.
+
+The cheap columns are computed with Arrow kernels (partition text and directory once per
+distinct partition); the keys and value stats are BinaryRows decoded per file, only when asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from contextlib import closing
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
+
+from ..data.java_format import java_map_string
+from ..errors import CorruptMetadata
+from ..io import paths
+from ..io.fileio import join
+from ..manifest.columnar import IDENTIFIER, iter_manifest_tables, read_manifest_table
+from ..manifest.entry_decoder import EntryDecoder
+from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, ManifestFileMeta, SimpleStats
+from ..operation.scan import FileStoreScan, is_postpone_table
+from ..table.file_store_table import FileStoreTable, TimeTravel
+from ..utils.rows import JavaText, Rows, RowStream
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+FILES_COLUMNS = [
+    "partition", "bucket", "file_path", "file_format", "schema_id", "level", "record_count",
+    "file_size_in_bytes", "min_key", "max_key", "null_value_counts", "min_value_stats",
+    "max_value_stats", "min_sequence_number", "max_sequence_number", "creation_time",
+    "deleteRowCount", "file_source", "first_row_id", "write_cols",
+]
+# output column -> the manifest columns it is computed from
+_SOURCES: dict[str, list[str]] = {
+    "partition": [], "bucket": [], "file_path": [], "file_format": [],
+    "schema_id": ["_SCHEMA_ID"], "level": [], "record_count": ["_ROW_COUNT"], "file_size_in_bytes": ["_FILE_SIZE"],
+    "min_key": ["_MIN_KEY", "_SCHEMA_ID"], "max_key": ["_MAX_KEY", "_SCHEMA_ID"],
+    "min_sequence_number": ["_MIN_SEQUENCE_NUMBER"], "max_sequence_number": ["_MAX_SEQUENCE_NUMBER"],
+    "creation_time": ["_CREATION_TIME"], "deleteRowCount": ["_DELETE_ROW_COUNT"], "file_source": ["_FILE_SOURCE"],
+    "first_row_id": ["_FIRST_ROW_ID"], "write_cols": ["_WRITE_COLS"],
+}
+_STATS = ("null_value_counts", "min_value_stats", "max_value_stats")
+_PLAIN = {"schema_id": "_SCHEMA_ID", "level": "_LEVEL", "record_count": "_ROW_COUNT",
+          "file_size_in_bytes": "_FILE_SIZE", "min_sequence_number": "_MIN_SEQUENCE_NUMBER",
+          "max_sequence_number": "_MAX_SEQUENCE_NUMBER", "deleteRowCount": "_DELETE_ROW_COUNT",
+          "first_row_id": "_FIRST_ROW_ID", "write_cols": "_WRITE_COLS", "bucket": "_BUCKET"}
+
+Position = tuple[int, int]  # (manifest index, row index): the order of entries in a snapshot
+
+
+def files(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
+    """Java's ``$files``, every row at once (:func:`files_stream` streams it)."""
+    return files_stream(table, at).collect()
+
+
+def files_stream(table: FileStoreTable, at: TimeTravel | None = None) -> RowStream:
+    """Java's ``$files`` of the snapshot ``at`` picks (latest by default), as a stream.
+
+    The snapshot and its manifest lists are read now (a bad time travel fails before any
+    output); the manifests as the chunks are read."""
+    snapshot = table.resolve_snapshot(at)
+    scan = FileStoreScan(table)
+    metas = scan.data_manifests(snapshot) if snapshot is not None else []
+
+    def chunks(columns: list[str], typed: bool = False) -> Iterator[list[dict[str, Any]]]:
+        return live_file_chunks(table, scan, metas, columns, typed)
+
+    return RowStream(list(FILES_COLUMNS), chunks)
+
+
+def live_file_chunks(table: FileStoreTable, scan: FileStoreScan, metas: list[ManifestFileMeta],
+                     columns: list[str], typed: bool = False) -> Iterator[list[dict[str, Any]]]:
+    """The ``$files`` rows of the live files of ``metas`` (a snapshot's base + delta
+    manifests), one list per manifest that has any, with only ``columns``; ``typed``: the
+    Java-text columns (partition, keys, stats) as their typed values only (for JSON)."""
+    wanted = set(columns)
+    read_all = any(c in wanted for c in _STATS)  # stats need whole entries
+    projection = None if read_all else sorted(
+        {"_KIND", *IDENTIFIER, *(s for c in wanted for s in _SOURCES.get(c, []))})
+    import pyarrow as pa
+
+    deleted = deleted_identifiers(scan, metas)
+    deleted_names = pa.array(sorted({ident[3] for ident in deleted}), pa.large_string())
+    rows = _RowBuilder(table, columns, typed)
+    drop_postponed = is_postpone_table(table.schema)
+    tables = cast("Generator[pa.Table, None, None]",  # a generator: closing it ends the prefetch
+                  iter_manifest_tables(scan.file_io, scan.manifest_dir, metas, projection))
+    with closing(tables):  # a stop (--limit, a closed pipe) ends the prefetch too
+        for i, (meta, tbl) in enumerate(zip(metas, tables, strict=True)):
+            if meta.num_deleted_files == 0:
+                _check_no_deletes(scan, meta, tbl)
+            live = _live_adds(tbl, i, deleted, deleted_names, drop_postponed)
+            if live.num_rows:
+                yield rows.build(live)
+
+
+def deleted_identifiers(scan: FileStoreScan, metas: list[ManifestFileMeta]) -> dict[tuple[Any, ...], Position]:
+    """Identifier -> position of its last DELETE, over the manifests that delete anything."""
+    import numpy as np
+
+    out: dict[tuple[Any, ...], Position] = {}
+    for i, meta in enumerate(metas):
+        if meta.num_deleted_files == 0:
+            continue
+        tbl = read_manifest_table(scan.file_io, scan.manifest_dir, meta.file_name, ["_KIND", *IDENTIFIER])
+        rows = np.flatnonzero(tbl.column("_KIND").to_numpy(zero_copy_only=False) == FileKind.DELETE)
+        for r, ident in zip(rows.tolist(), _identifiers(tbl.take(rows)), strict=True):
+            out[ident] = (i, r)
+    return out
+
+
+def _check_no_deletes(scan: FileStoreScan, meta: ManifestFileMeta, tbl: pa.Table) -> None:
+    """The DELETE pass trusted the list's ``_NUM_DELETED_FILES = 0``: a DELETE here would
+    have cancelled files already printed, so it is refused, never shown wrong."""
+    import pyarrow.compute as pc
+
+    found = pc.sum(pc.equal(tbl.column("_KIND"), int(FileKind.DELETE))).as_py() or 0
+    if found:
+        raise CorruptMetadata(join(scan.manifest_dir, meta.file_name),
+                              f"{found} DELETE entries, but its manifest list counts no deleted files")
+
+
+def _identifiers(tbl: pa.Table) -> Iterator[tuple[Any, ...]]:
+    """ManifestEntry.identifier() of each row (few rows: DELETEs and the ADDs they may cancel)."""
+    cols = [tbl.column(c).to_pylist() for c in IDENTIFIER]
+    for part, bucket, level, name, extra, index, external in zip(*cols, strict=True):
+        yield (part, bucket, level, name, tuple(extra or ()), index, external)
+
+
+def _live_adds(tbl: pa.Table, i: int, deleted: dict[tuple[Any, ...], Position], deleted_names: pa.Array,
+               drop_postponed: bool) -> pa.Table:
+    """The ADD rows of manifest ``i`` that no later DELETE cancels (and no postponed file)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keep = tbl.column("_KIND").to_numpy(zero_copy_only=False) == FileKind.ADD
+    if drop_postponed:
+        keep &= tbl.column("_BUCKET").to_numpy(zero_copy_only=False) >= 0
+    if deleted:
+        maybe = keep & pc.is_in(tbl.column("_FILE_NAME"), value_set=deleted_names).to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(maybe)
+        for r, ident in zip(rows.tolist(), _identifiers(tbl.take(rows)), strict=True):
+            if deleted.get(ident, (-1, -1)) > (i, r):
+                keep[r] = False
+    return tbl if keep.all() else tbl.filter(pa.array(keep))
+
+
+class _RowBuilder:
+    """One manifest's live files as ``$files`` rows with ``columns``."""
+
+    def __init__(self, table: FileStoreTable, columns: list[str], typed: bool) -> None:
+        self.table = table
+        self.columns = columns
+        self.wanted = set(columns)
+        self.typed = typed
+        self.dec = EntryDecoder(table)
+        self.types_by_name = {f.name: f.type for f in table.schema.fields}
+
+    def build(self, tbl: pa.Table) -> list[dict[str, Any]]:
+        values: dict[str, list[Any]] = {}
+        wanted = self.wanted
+        for name, source in _PLAIN.items():
+            if name in wanted:
+                values[name] = tbl.column(source).to_pylist()
+        if "partition" in wanted or "file_path" in wanted:
+            values.update(_partition_columns(self.table, self.dec, tbl, wanted, self.typed))
+        if "file_format" in wanted:
+            values["file_format"] = _file_formats(tbl.column("_FILE_NAME")).to_pylist()
+        if "creation_time" in wanted:
+            import pyarrow as pa
+
+            values["creation_time"] = tbl.column("_CREATION_TIME").cast(pa.timestamp("ms")).to_pylist()
+        if "file_source" in wanted:
+            values["file_source"] = _file_sources(tbl.column("_FILE_SOURCE")).to_pylist()
+        if wanted & {"min_key", "max_key"}:
+            values.update(self._keys(tbl))
+        if wanted & set(_STATS):
+            values.update(self._stats(tbl))
+        cols = self.columns
+        return [dict(zip(cols, row, strict=True)) for row in zip(*(values[c] for c in cols), strict=True)]
+
+    def _keys(self, tbl: pa.Table) -> dict[str, list[Any]]:
+        """``min_key`` / ``max_key`` as ``[k1, k2]`` in each file's own schema."""
+        schema_ids = tbl.column("_SCHEMA_ID").to_pylist()
+        decode = self.dec.key_values if self.typed else self.dec.key_string
+        out: dict[str, list[Any]] = {}
+        for name, source in (("min_key", "_MIN_KEY"), ("max_key", "_MAX_KEY")):
+            if name in self.wanted:
+                keys = tbl.column(source).to_pylist()
+                out[name] = [decode(k, s) for k, s in zip(keys, schema_ids, strict=True)]
+        return out
+
+    def _stats(self, tbl: pa.Table) -> dict[str, list[Any]]:
+        """Null counts, mins and maxes per current column (evolved by field id), Java's text."""
+        nulls: list[Any] = []
+        mins: list[Any] = []
+        maxs: list[Any] = []
+        by_name = self.types_by_name
+        for meta in _stats_metas(tbl):
+            nc, lo, hi = self.dec.value_stats(meta)
+            if self.typed:
+                nulls.append(nc)
+                mins.append(lo)
+                maxs.append(hi)
+            else:
+                nulls.append(JavaText(java_map_string(nc), dict(nc)))
+                mins.append(JavaText(java_map_string(lo, by_name), dict(lo)))
+                maxs.append(JavaText(java_map_string(hi, by_name), dict(hi)))
+        return {"null_value_counts": nulls, "min_value_stats": mins, "max_value_stats": maxs}
+
+
+def _stats_metas(tbl: pa.Table) -> Iterator[DataFileMeta]:
+    """What decoding a file's value stats reads of it, without building whole entries."""
+    cols = [tbl.column(c).to_pylist() for c in
+            ("_VALUE_STATS", "_SCHEMA_ID", "_VALUE_STATS_COLS", "_WRITE_COLS", "_ROW_COUNT")]
+    for stats, schema_id, stats_cols, write_cols, row_count in zip(*cols, strict=True):
+        value_stats = EMPTY_STATS if stats is None else SimpleStats(
+            stats["_MIN_VALUES"], stats["_MAX_VALUES"], stats["_NULL_COUNTS"])
+        yield cast(DataFileMeta, _StatsMeta(
+            schema_id, None if stats_cols is None else tuple(stats_cols),
+            None if write_cols is None else tuple(write_cols), value_stats, row_count))
+
+
+class _StatsMeta(NamedTuple):
+    """The fields of a DataFileMeta that StatsReader.value_stats reads."""
+
+    schema_id: int
+    value_stats_cols: tuple[str, ...] | None
+    write_cols: tuple[str, ...] | None
+    value_stats: SimpleStats
+    row_count: int
+
+
+def _partition_columns(table: FileStoreTable, dec: EntryDecoder, tbl: pa.Table, wanted: set[str],
+                       typed: bool) -> dict[str, list[Any]]:
+    """``partition`` (Java's text, typed) and ``file_path``: decoded once per distinct
+    partition and bucket, spread over the rows by index."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = tbl.column("_PARTITION").combine_chunks().dictionary_encode()
+    parts: list[bytes] = encoded.dictionary.to_pylist()
+    index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    out: dict[str, list[Any]] = {}
+    if "partition" in wanted:
+        texts = np.empty(len(parts), dtype=object)
+        texts[:] = [dec.partition_string(p).typed if typed else dec.partition_string(p) for p in parts]
+        out["partition"] = texts[index].tolist()
+    if "file_path" in wanted:
+        buckets = tbl.column("_BUCKET").to_numpy(zero_copy_only=False).astype(np.int64)
+        pairs, where = np.unique(index * (1 << 32) + (buckets & 0xFFFFFFFF), return_inverse=True)
+        dirs = [paths.data_file_path(table.data_root, dec.partition_dir(parts[int(p) >> 32]),
+                                     _signed32(int(p) & 0xFFFFFFFF), "_")[:-1] for p in pairs.tolist()]
+        built = pc.binary_join_element_wise(pa.array(dirs, pa.large_string()).take(pa.array(where.reshape(-1))),
+                                            tbl.column("_FILE_NAME").combine_chunks(), pa.scalar("", pa.large_string()))
+        external = tbl.column("_EXTERNAL_PATH").combine_chunks()
+        has_external = pc.fill_null(pc.greater(pc.utf8_length(external), 0), False)
+        out["file_path"] = pc.if_else(has_external, external, built).to_pylist()
+    return out
+
+
+def _signed32(v: int) -> int:
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def _file_formats(names: Any) -> pa.Array:
+    """The extension of each file name ("" without a dot)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    empty = pa.scalar("", names.type)
+    return pc.if_else(pc.match_substring(names, "."), pc.replace_substring_regex(names, r"(?s)^.*\.", ""), empty)
+
+
+def _file_sources(codes: Any) -> pa.Array:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    known = pc.if_else(pc.is_in(codes, value_set=pa.array([0, 1], codes.type)), codes, None)
+    return pa.array(["APPEND", "COMPACT"]).take(known.cast(pa.int32()))
