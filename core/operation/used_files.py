@@ -71,9 +71,9 @@ class CandidateNames:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        names = names.cast(pa.large_string())
-        self.distinct = pc.unique(names)
-        self._of = pc.index_in(names, value_set=self.distinct).to_numpy()  # candidate -> distinct
+        encoded = pc.dictionary_encode(names.cast(pa.large_string()))  # one hash pass: distinct + positions
+        self.distinct = encoded.dictionary
+        self._of = encoded.indices.to_numpy()  # candidate -> distinct
         self._used = np.zeros(len(self.distinct), dtype=bool)
         self._pending: list[pa.Array] = []
         self._pending_len = 0
