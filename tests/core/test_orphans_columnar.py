@@ -34,20 +34,12 @@ def object_path_names(table: Any) -> set[str]:
     names: set[str] = set()
     for br in list_branches(reader, lister):
         for _, snap in branch_refs(reader, br, lister):
-            for ml in (snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list):
-                if not ml:
-                    continue
-                names.add(ml)
-                for m in reader.manifest_list(ml) or []:
-                    names.add(m.file_name)
-                    for e in reader.manifest(m.file_name) or []:
-                        names.add(e.file_name)
-                        names.update(e.extra_files)
-            if snap.index_manifest:
-                names.add(snap.index_manifest)
-                names.update(e.index_file.file_name for e in reader.index_manifest(snap.index_manifest) or [])
-            if snap.statistics:
-                names.add(snap.statistics)
+            names |= reader.skipping_names(snap, changelog=True)  # lists, manifests, index files, statistics
+            lists = [snap.base_manifest_list, snap.delta_manifest_list, snap.changelog_manifest_list]
+            metas = [m for ml in lists if ml for m in reader.manifest_list(ml) or []]
+            entries = [e for m in metas for e in reader.manifest(m.file_name) or []]
+            names.update(e.file_name for e in entries)
+            names.update(x for e in entries for x in e.extra_files)
     return names
 
 
