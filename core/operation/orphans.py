@@ -287,7 +287,9 @@ class _Scan:
         """Every considered candidate's name, in listing order (leftovers are not matched)."""
         import pyarrow as pa
 
-        return pa.concat_arrays(self._names) if self._names else pa.array([], pa.large_string())
+        if len(self._names) != 1:  # concatenated once, then kept as the one chunk
+            self._names = [pa.concat_arrays(self._names) if self._names else pa.array([], pa.large_string())]
+        return self._names[0]
 
     def _file(self, i: int, name: str) -> OrphanFile:
         directory, area = self.dirs[self._dir_of[i]]
