@@ -12,19 +12,19 @@ where Paimon has none (the delete ratio), Apache Amoro's health-score defaults a
 from __future__ import annotations
 
 import datetime
+import functools
 import shlex
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound, PaimonError, UnsafeRefused
 from ..fileindex.format import FileIndexContainer, index_file_names
 from ..io import paths
 from ..io.fileio import parent
-from ..manifest.expire_file_entry import merge_entries
 from ..manifest.index_manifest import IndexManifestEntry
-from ..manifest.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
+from ..manifest.manifest import ManifestEntry, ManifestFileMeta
 from ..operation.expire_plan import ExpirePolicy, resolve_policy
 from ..operation.orphans import plan_remove_orphans
 from ..operation.partition_expire import plan_partition_expire
@@ -40,6 +40,9 @@ from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
 from ..utils.workers import map_ordered
 from .findings import Finding, FindingKind, MaintenanceAction, Severity, TableHealth
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # score: 100 minus a penalty per finding (README "health": how the score is computed)
 PENALTY = {Severity.INFO: 0, Severity.WARNING: 10, Severity.CRITICAL: 30}
@@ -85,6 +88,20 @@ def unreadable(database: str, table: str, exc: BaseException) -> TableHealth:
 # ---------------------------------------------------------------------------------------
 
 
+# what the rules read of each live file (the columnar path: no entry objects, no stats)
+_LIVE_COLUMNS = ("_KIND", "_PARTITION", "_BUCKET", "_LEVEL", "_FILE_NAME", "_EXTRA_FILES", "_EMBEDDED_FILE_INDEX",
+                 "_EXTERNAL_PATH", "_FILE_SIZE", "_ROW_COUNT", "_DELETE_ROW_COUNT", "_SCHEMA_ID")
+
+
+def live_files(table: FileStoreTable, manifests: list[ManifestFileMeta],
+               columns: Sequence[str] | None = _LIVE_COLUMNS) -> pa.Table:
+    """The live files of these data manifests (base then delta), merged, as Arrow."""
+    from ..manifest.columnar import iter_manifest_tables, merge_live
+
+    mdir = paths.manifest_dir(table.path)
+    return merge_live(list(iter_manifest_tables(table.file_io, mdir, manifests, columns)))
+
+
 @dataclass
 class _Context:
     table: FileStoreTable
@@ -92,7 +109,7 @@ class _Context:
     warehouse: str
     snapshot: Snapshot | None
     manifests: list[ManifestFileMeta]
-    entries: list[ManifestEntry]  # live data files of the latest snapshot
+    live: pa.Table  # live data files of the latest snapshot (:data:`_LIVE_COLUMNS`)
     index_entries: list[IndexManifestEntry]
 
     @classmethod
@@ -100,10 +117,17 @@ class _Context:
         snap = table.snapshot_manager.latest_snapshot()
         scan = FileStoreScan(table)
         manifests = scan.data_manifests(snap) if snap is not None else []
-        entries = merge_entries(scan.read_entries(manifests))
+        live = live_files(table, manifests)
         dv = table.options.deletion_vectors_enabled and snap is not None
         index_entries = scan.index_entries(snap) if dv else []
-        return cls(table, now_millis, warehouse, snap, manifests, entries, index_entries)
+        return cls(table, now_millis, warehouse, snap, manifests, live, index_entries)
+
+    @functools.cached_property
+    def entries(self) -> list[ManifestEntry]:
+        """The live files as objects, every field (only rules that hand them on need them)."""
+        from ..manifest.columnar import entries_from_table
+
+        return entries_from_table(live_files(self.table, self.manifests, None))
 
     @property
     def pk(self) -> bool:
@@ -124,54 +148,53 @@ Rule = Callable[[_Context], list[Finding]]
 # ---------------------------------------------------------------------------------------
 
 
-def _buckets(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int], list[ManifestEntry]]:
-    out: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-    for e in entries:
-        out.setdefault((e.partition, e.bucket), []).append(e)
-    return out
-
-
 def small_files(ctx: _Context) -> list[Finding]:
     """Files below ``target-file-size`` where a bucket holds ``compaction.min.file-num`` of them
     (Paimon's own trigger); a key table's level-0 files count as sorted runs instead."""
+    import pyarrow.compute as pc
+
     opts = ctx.table.options
     target = opts.target_file_size(ctx.pk)
     min_num = opts.get_int("compaction.min.file-num") or DEFAULT_MIN_FILE_NUM
-    small = Counter((e.partition, e.bucket) for e in ctx.entries
-                    if e.file.file_size < target and not (ctx.pk and e.file.level == 0))
-    crowded = [n for n in small.values() if n >= min_num]
+    live = ctx.live
+    small = pc.less(live.column("_FILE_SIZE"), target)
+    if ctx.pk:
+        small = pc.and_(small, pc.not_equal(live.column("_LEVEL"), 0))
+    per_bucket = live.filter(small).group_by(["_PARTITION", "_BUCKET"]).aggregate([("_FILE_NAME", "count")])
+    crowded = [n for n in per_bucket.column("_FILE_NAME_count").to_pylist() if n >= min_num]
     if not crowded:
         return []
     n = sum(crowded)
-    ratio = n / len(ctx.entries)
+    ratio = n / live.num_rows
     return [ctx.finding(
         FindingKind.SMALL_FILES, Severity.WARNING, n, min_num, "files",
-        f"{n} of {len(ctx.entries)} live files ({ratio:.0%}) are below target-file-size ({target} bytes) in "
+        f"{n} of {live.num_rows} live files ({ratio:.0%}) are below target-file-size ({target} bytes) in "
         f"{len(crowded)} bucket(s) holding at least compaction.min.file-num={min_num} of them (up to {max(crowded)})",
     )]
 
 
-def _runs(files: list[ManifestEntry]) -> list[int]:
-    """Sizes of a bucket's sorted runs, newest first: each level-0 file, then each level."""
-    l0 = sorted((e.file for e in files if e.file.level == 0), key=lambda f: -f.max_sequence_number)
-    levels: dict[int, int] = {}
-    for e in files:
-        if e.file.level > 0:
-            levels[e.file.level] = levels.get(e.file.level, 0) + e.file.file_size
-    return [f.file_size for f in l0] + [levels[lv] for lv in sorted(levels)]
+def _key_buckets(ctx: _Context) -> list[dict[str, int]]:
+    """Per bucket of a key table's LSM trees (the postpone bucket holds no tree): ``runs``
+    (sorted runs: each level-0 file, then each level), ``levels`` (levels above 0),
+    ``total`` bytes and ``top`` (bytes of the highest level, the oldest run)."""
+    import polars as pl
 
-
-def _key_buckets(ctx: _Context) -> dict[tuple[bytes, int], list[ManifestEntry]]:
-    """Buckets of a key table's LSM trees (the postpone bucket holds no tree)."""
     if not ctx.pk:
-        return {}
-    return {k: v for k, v in _buckets(ctx.entries).items() if k[1] != paths.POSTPONE_BUCKET}
+        return []
+    df = pl.from_arrow(ctx.live.select(["_PARTITION", "_BUCKET", "_LEVEL", "_FILE_SIZE"]))
+    assert isinstance(df, pl.DataFrame)
+    level, size = pl.col("_LEVEL"), pl.col("_FILE_SIZE")
+    per_bucket = df.filter(pl.col("_BUCKET") != paths.POSTPONE_BUCKET).group_by(["_PARTITION", "_BUCKET"]).agg(
+        l0=(level == 0).sum(), levels=level.filter(level > 0).n_unique(), total=size.sum(),
+        top=size.filter(level == level.max()).sum())
+    rows = per_bucket.select(runs=pl.col("l0") + pl.col("levels"), levels="levels", total="total", top="top")
+    return rows.to_dicts()
 
 
 def sorted_runs(ctx: _Context) -> list[Finding]:
     """Java's universal compaction picks above ``num-sorted-run.compaction-trigger`` runs; a
     writer stalls above ``num-sorted-run.stop-trigger``, so reaching it is critical."""
-    counts = [len(_runs(files)) for files in _key_buckets(ctx).values()]
+    counts = [b["runs"] for b in _key_buckets(ctx)]
     worst = max(counts, default=0)
     opts = ctx.table.options
     trigger, stop = opts.num_sorted_run_compaction_trigger, opts.num_sorted_run_stop_trigger
@@ -196,11 +219,10 @@ def size_amplification(ctx: _Context) -> list[Finding]:
     limit, trigger = opts.compaction_max_size_amplification_percent, opts.num_sorted_run_compaction_trigger
     worst = 0.0
     over = 0
-    for files in _key_buckets(ctx).values():
-        runs = _runs(files)
-        if len(runs) < max(2, trigger) or not any(e.file.level > 0 for e in files) or runs[-1] <= 0:
+    for b in _key_buckets(ctx):
+        if b["runs"] < max(2, trigger) or not b["levels"] or b["top"] <= 0:
             continue
-        amp = sum(runs[:-1]) * 100 / runs[-1]
+        amp = (b["total"] - b["top"]) * 100 / b["top"]
         worst = max(worst, amp)
         over += amp > limit
     if not over:
@@ -214,10 +236,12 @@ def size_amplification(ctx: _Context) -> list[Finding]:
 def delete_ratio(ctx: _Context) -> list[Finding]:
     """Rows a full compaction drops: retract rows in key-table files (``deleteRowCount``) and rows
     deletion vectors mark (their recorded cardinality; 0.9 index manifests record none)."""
-    rows = sum(e.file.row_count for e in ctx.entries)
+    import pyarrow.compute as pc
+
+    rows = pc.sum(ctx.live.column("_ROW_COUNT")).as_py() or 0
     if rows == 0:
         return []
-    deleted = sum(e.file.delete_row_count or 0 for e in ctx.entries)
+    deleted = pc.sum(ctx.live.column("_DELETE_ROW_COUNT")).as_py() or 0
     for ie in ctx.index_entries:
         if ie.index_file.index_type == DV_INDEX_TYPE:
             deleted += sum(r.cardinality or 0 for r in ie.index_file.dv_ranges or ())
@@ -249,27 +273,32 @@ def missing_file_index(ctx: _Context) -> list[Finding]:
     if not wanted:
         return []
     cache: dict[int, TableSchema] = {}
-    missing = sum(1 for e in ctx.entries if _lacks_index(e.file, wanted, _schema(ctx, cache, e.file.schema_id)))
+    live = ctx.live
+    files = zip(live.column("_SCHEMA_ID").to_pylist(), live.column("_EXTRA_FILES").to_pylist(),
+                live.column("_EMBEDDED_FILE_INDEX").to_pylist(), strict=True)
+    missing = sum(1 for sid, extra, index in files
+                  if _lacks_index(tuple(extra or ()), index, wanted, _schema(ctx, cache, sid)))
     if not missing:
         return []
     cols = ", ".join(sorted({f"{s.index_type}({s.column})" for s in specs}))
     return [ctx.finding(
         FindingKind.MISSING_FILE_INDEX, Severity.WARNING, missing, 0, "files",
-        f"{missing} of {len(ctx.entries)} live files lack a file index the table configures ({cols})",
+        f"{missing} of {live.num_rows} live files lack a file index the table configures ({cols})",
     )]
 
 
-def _lacks_index(meta: DataFileMeta, wanted: set[tuple[int, str]], schema: TableSchema) -> bool:
+def _lacks_index(extra_files: tuple[str, ...], embedded_index: bytes | None, wanted: set[tuple[int, str]],
+                 schema: TableSchema) -> bool:
     """Whether a wanted (field id, index kind) on a column the file has is not in its index
     (entries are keyed by the column's name in the file's own schema)."""
     names = {f.id: f.name for f in schema.fields}
     need = {(names[fid], kind) for fid, kind in wanted if fid in names}
-    if not need or index_file_names(meta.extra_files):
+    if not need or index_file_names(extra_files):
         return False
-    if meta.embedded_index is None:
+    if embedded_index is None:
         return True
     try:
-        have = {(x.column, x.index_type) for x in FileIndexContainer(meta.embedded_index).entries}
+        have = {(x.column, x.index_type) for x in FileIndexContainer(embedded_index).entries}
     except PaimonError:  # an unreadable index is as good as none: the rewrite replaces it
         return True
     return bool(need - have)
