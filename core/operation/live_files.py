@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
+    from ..manifest.manifest import ManifestFileMeta
     from ..refs.snapshot import Snapshot
     from .file_deletion import GuardedReader
 
@@ -148,6 +149,21 @@ def deleted_in_delta(reader: GuardedReader, snap: Snapshot, missing_ok: bool) ->
     if pc.count_distinct(table.column("_FILE_NAME")).as_py() == table.num_rows:  # no file twice: no re-add
         return {e.key: e for e in expire_entries(table.filter(pc.equal(table.column("_KIND"), int(FileKind.DELETE))))}
     return _replay(expire_entries(table))
+
+
+def unused_entries(reader: GuardedReader, meta: ManifestFileMeta, used: set[str]) -> list[ExpireFileEntry] | None:
+    """The manifest's entries whose file name ``used`` does not hold, in order; None if the
+    manifest is gone. Large manifests are decoded columnar, only those rows become objects."""
+    import numpy as np
+
+    if meta.num_added_files + meta.num_deleted_files <= OBJECTS_UP_TO:
+        entries = reader.manifest(meta.file_name, missing_ok=True, cache=False)
+        return None if entries is None else [e for e in entries if e.file_name not in used]
+    table = reader.manifest_table(meta.file_name, LIGHT, missing_ok=True)
+    if table is None:
+        return None
+    free = np.fromiter((n not in used for n in table.column("_FILE_NAME").to_pylist()), bool, table.num_rows)
+    return expire_entries(table.filter(free))
 
 
 def _replay(entries: list[ExpireFileEntry]) -> dict[FileKey, ExpireFileEntry]:
