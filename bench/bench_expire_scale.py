@@ -39,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bench_expire import file_set, log  # noqa: E402
 from bench.make_tables import BASE_TIME_MILLIS, _snapshot  # noqa: E402
 
 PARTITIONS = 10
@@ -49,10 +50,6 @@ COMPACT_ADDS = 20
 L2_EVERY = 100  # level-1 manifests folded into one level-2 manifest
 N_SNAPSHOTS = 10_010
 EXPIRE = 10_000
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 def _merge(entries: list) -> list:
@@ -163,14 +160,6 @@ def build(wh: Path) -> None:  # noqa: PLR0915 - one linear generator
     sm.commit_earliest_hint(1)
     sm.commit_latest_hint(N_SNAPSHOTS)
     (wh / "BUILT").write_text("ok")
-
-
-def file_set(table_dir: Path) -> set[str]:
-    out = set()
-    for root, _, names in os.walk(table_dir):
-        for n in names:
-            out.add(os.path.relpath(os.path.join(root, n), table_dir))
-    return out
 
 
 def _timed_cli(python: str, wh: Path) -> tuple[float, int, str]:
