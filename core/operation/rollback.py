@@ -55,9 +55,11 @@ from .file_deletion import (
     label_phases,
     remove_empty_bucket_dirs,
 )
+from .live_files import unused_entries
 from .used_files import DirLister, collect_used_files, list_branches
 
 if TYPE_CHECKING:
+    from ..manifest.manifest import ManifestFileMeta
     from ..table.file_store_table import FileStoreTable
 
 ACTION = "roll back"
@@ -200,19 +202,20 @@ def _unreferenced(planner: DeletionPlanner, objs: list[Snapshot], used: set[str]
             for m in reader.manifest_list(ml, missing_ok=True) or []:
                 if m.file_name not in seen:
                     seen.add(m.file_name)
-                    _data_files(planner, m.file_name, kind, used)
+                    _data_files(planner, m, kind, used)
         planner.manifests(s, used, None, data_lists=False)
 
 
-def _data_files(planner: DeletionPlanner, manifest: str, kind: str, used: set[str]) -> None:
-    entries = planner.reader.manifest(manifest, missing_ok=True, cache=False)
+def _data_files(planner: DeletionPlanner, manifest: ManifestFileMeta, kind: str, used: set[str]) -> None:
+    """The manifest's files nothing else uses; a large manifest is decoded columnar and only
+    those rows become objects."""
+    entries = unused_entries(planner.reader, manifest, used)
     if entries is None:
-        planner.notes.append(f"{planner.paths.manifest(manifest)}: manifest already missing; "
+        planner.notes.append(f"{planner.paths.manifest(manifest.file_name)}: manifest already missing; "
                              "files only it referenced stay as orphans")
         return
     for e in entries:
-        if e.file_name not in used:
-            planner.data_file(e, None, kind, used)
+        planner.data_file(e, None, kind, used)
 
 
 def rollback(

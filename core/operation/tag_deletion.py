@@ -41,9 +41,13 @@ from .file_deletion import (
     label_phases,
     remove_empty_bucket_dirs,
 )
+from .live_files import KEY, LIGHT, expire_entries, rows_in
 from .used_files import DirLister, Ref, UsedFiles, list_branches, protect_other_branches, protect_refs
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..manifest.expire_file_entry import ExpireFileEntry
     from ..table.file_store_table import FileStoreTable
 
 ACTION = "delete the tag"
@@ -157,21 +161,33 @@ def plan_tag_deletion(table: FileStoreTable, names: list[str]) -> TagDeletionPla
             continue  # the snapshot (or another tag) still holds every file
         if protection is None:
             protection = _protection(table, reader)
-        keep_data = set(protection.data)
         keep_names = set(protection.names)
+        kept = []
         for s in _neighbours(sid, remaining, earliest):
-            keep_data |= reader.live_keys(s)
+            kept.append(reader.live_table(s))
             keep_names |= reader.skipping_names(s)
         owners.append((name, len(planner.files)))
-        for e in reader.live_entries(tag.snapshot):
-            if e.key not in keep_data:
-                planner.data_file(e, sid)
+        for e in _freed(reader.live_table(tag.snapshot, LIGHT, ordered=True), kept, protection):
+            planner.data_file(e, sid)
         planner.manifests(tag.snapshot, keep_names, sid)
     files = [DeletedFile(owner, LABELS[f.kind], f.path, f.bytes)
              for owner, f in zip(_owner_of(owners, len(planner.files)), planner.files, strict=True)]
     files.sort(key=lambda f: _PHASES[f.kind])
     return TagDeletionPlan(list(names), tag_files + files, None if protection is None else protection.branches,
                            list(planner.bucket_dirs), table.path)
+
+
+def _freed(live: pa.Table, kept: list[pa.Table], protection: UsedFiles) -> list[ExpireFileEntry]:
+    """The tag's live files (in order) that no neighbour lists and no other branch uses."""
+    import numpy as np
+    import pyarrow as pa
+
+    keys = live.select(list(KEY))
+    used = np.zeros(live.num_rows, dtype=bool)
+    for k in kept:
+        used |= rows_in(keys, k)
+    entries = expire_entries(live.filter(pa.array(~used)))
+    return [e for e in entries if e.key not in protection.data]
 
 
 def _owner_of(owners: list[tuple[str, int]], total: int) -> list[str]:
