@@ -16,48 +16,25 @@ A task that fails on an executor gives the local engine's exit code and leaves t
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from paimon_cli.core.compact.write_job import write_table_result
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.s3_fixtures import S3Server
 from tests.spark_cluster import SparkCluster
+from tests.test_compact_spark import put
 
 pytestmark = [pytest.mark.s3, pytest.mark.java, pytest.mark.slow]
-_n = itertools.count()
 DTS = ("2024-05-01", "2024-05-02")
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from tests.interop.java_harness import JavaPaimon
-
-    base = tmp_path_factory.mktemp("java-cluster")
-    jp = JavaPaimon.start(log_path=base / "jvm.log", temp_dir=base / "io")
-    try:
-        yield jp
-    finally:
-        jp.close()
-
-
-def _put(table: Any, tmp_path: Path, rows: list[dict[str, Any]]) -> None:
-    p = tmp_path / f"in{next(_n)}.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), p)
-    write_table_result(table, [str(p)], options={"write-only": "true"})
 
 
 def _make_tables(s3_server: S3Server, wh: str, tmp_path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -73,8 +50,8 @@ def _make_tables(s3_server: S3Server, wh: str, tmp_path: Path) -> dict[str, list
     events: list[tuple[Any, ...]] = []
     for r in range(4):
         rows = [{"id": i, "dt": dt, "v": f"{r}-{i}"} for dt in DTS for i in range(r * 10, 60)]
-        _put(pk, tmp_path, rows)
-        _put(ev, tmp_path, rows)
+        put(pk, tmp_path, rows)
+        put(ev, tmp_path, rows)
         latest.update({(x["id"], x["dt"]): x["v"] for x in rows})
         events += [(x["id"], x["dt"], x["v"]) for x in rows]
     return {"pk": sorted((i, d, v) for (i, d), v in latest.items()), "ev": sorted(events)}
@@ -121,7 +98,7 @@ def _snapshots(s3_server: S3Server, wh: str, name: str) -> list[dict[str, Any]]:
     return [json.loads(fs.cat_file(f"{d}/{n}")) for n in names]
 
 
-def test_compact_on_standalone_cluster_over_s3(spark_cluster: SparkCluster, s3_server: S3Server, java: Any,
+def test_compact_on_standalone_cluster_over_s3(spark_cluster: SparkCluster, s3_server: S3Server, java_paimon: Any,
                                                tmp_path: Path) -> None:
     wh = s3_server.fresh_warehouse("cluster")
     expected = _make_tables(s3_server, wh, tmp_path)
@@ -143,7 +120,7 @@ def test_compact_on_standalone_cluster_over_s3(spark_cluster: SparkCluster, s3_s
         assert snaps[-1]["commitKind"] == "COMPACT"
         assert snaps[-1]["commitUser"] not in {s["commitUser"] for s in snaps[:-1]}
         assert _ours(s3_server, wh, name) == expected[name]
-        assert _java_reads(java, s3_server, wh, name, tmp_path / "java-copy") == expected[name]
+        assert _java_reads(java_paimon, s3_server, wh, name, tmp_path / "java-copy") == expected[name]
     # both workers ran executors of each application
     for app in apps.values():
         assert {p.parent.name for p in spark_cluster.work_dir.glob(f"w*/{app['id']}")} == {"w0", "w1"}
