@@ -74,7 +74,8 @@ EngineOpt = Annotated[str, typer.Option(
 SparkMasterOpt = Annotated[str | None, typer.Option(
     "--spark-master", metavar="URL", help="Spark master (default local[*]); implies --engine spark.")]
 SparkConfOpt = Annotated[list[str] | None, typer.Option(
-    "--spark-conf", metavar="K=V", help="Spark configuration, repeatable.")]
+    "--spark-conf", metavar="K=V",
+    help="Spark configuration, repeatable (executors' Python: spark.pyspark.python, default this one).")]
 BranchOpt = Annotated[str | None, typer.Option("--branch", metavar="NAME", help="Branch (default: main).")]
 DebugOpt = Annotated[
     bool, typer.Option("--debug", envvar="PAIMON_DEBUG", help="Show the full traceback on errors.")
