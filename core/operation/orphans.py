@@ -25,6 +25,7 @@ run prints exactly the list a real run right after deletes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -99,6 +100,7 @@ class OrphanPlan:
     external_roots: list[str] = field(default_factory=list)  # scanned (--external-paths)
     unscanned_external_roots: list[str] = field(default_factory=list)  # configured, left alone
     tables_checked: int = 0  # other tables of the warehouse whose locations were compared
+    used_names: int | None = None  # distinct used names when they live elsewhere (--engine spark)
 
     @property
     def total_bytes(self) -> int:
@@ -296,16 +298,20 @@ def plan_remove_orphans(
     files = sorted((f for f in scan.files if f.kind in _UNCHECKED or f.path.rsplit("/", 1)[-1] not in used.names),
                    key=lambda f: f.path)
     if not used.has_metadata and scan.saw_files:
-        raise UnsafeRefused(
-            f"{root}: no snapshot, tag or changelog could be found in any branch, yet the table holds data and "
-            "manifest files; refusing to treat them all as orphans (if the table really never committed, "
-            "drop its directory instead)"
-        )
+        raise no_metadata_refusal(root)
     return OrphanPlan(
         root, cutoff, now, files, _empty_dirs(fio.is_local, files, scan), used, scan.candidates, lister.listings,
         lister.distinct, external_roots=scan_roots,
         unscanned_external_roots=[] if external_paths else configured_roots(table.schema.options),
         tables_checked=tables_checked,
+    )
+
+
+def no_metadata_refusal(root: str) -> UnsafeRefused:
+    return UnsafeRefused(
+        f"{root}: no snapshot, tag or changelog could be found in any branch, yet the table holds data and "
+        "manifest files; refusing to treat them all as orphans (if the table really never committed, "
+        "drop its directory instead)"
     )
 
 
@@ -352,9 +358,10 @@ def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[st
 # ---------------------------------------------------------------------------------------
 
 
-def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgress | None = None) -> OrphanResult:
+def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgress | None = None,
+                   delete: Callable[..., None] = delete_in_order) -> OrphanResult:
     """Delete the plan's files after re-reading what the table uses now; then its empty dirs.
-    ``progress`` counts the files deleted."""
+    ``progress`` counts the files deleted; ``delete`` is :func:`delete_in_order` or its Spark twin."""
     fio = table.file_io
     result = OrphanResult(plan)
     refresh_used_files(fio, plan.table_path, plan.used, ACTION)
@@ -363,7 +370,7 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgre
         used = f.kind not in _UNCHECKED and f.path.rsplit("/", 1)[-1] in names
         # a directory is never a candidate by construction (listings filter them)
         (result.kept if used or (fio.is_local and fio.is_dir(f.path)) else result.deleted).append(f)
-    delete_in_order(fio, result.deleted, lambda f: _PHASES[f.kind], Ticker(progress, len(result.deleted)).tick)
+    delete(fio, result.deleted, lambda f: _PHASES[f.kind], Ticker(progress, len(result.deleted)).tick)
     dirs = plan.dirs
     if result.kept:
         kept_paths = {f.path for f in result.kept}
