@@ -288,12 +288,18 @@ def _anti_join(job: _Job, listing: Any, refs: _SparkReferences) -> tuple[list[Or
     candidates = spark.createDataFrame(listing.filter(lambda r: r[0] == "c").map(lambda r: r[1:6]), cand_schema)
     driver_names = job.sc.parallelize([(n,) for n in sorted(refs.used.names)], 1)
     used_rdd = job.sc.union([driver_names, *refs.names])
-    used = spark.createDataFrame(used_rdd, name_schema).distinct()
+    used = spark.createDataFrame(used_rdd, name_schema).distinct().cache()
+    job.cached.append(used)
+    shuffle = "spark.sql.shuffle.partitions"
+    before = spark.conf.get(shuffle)
+    spark.conf.set(shuffle, str(job.tasks))  # 200 by default: far too many tasks for a listing
     try:
-        rows = candidates.join(used, on="name", how="left_anti").collect()
         used_count = used.count()
+        rows = candidates.join(used, on="name", how="left_anti").collect()
     except Exception as e:  # noqa: BLE001 - a lost cluster / executor / worker crash: one line
         raise PaimonError(f"the Spark job failed: {_java_message(e)}") from e
+    finally:
+        spark.conf.set(shuffle, before)
     files = [OrphanFile(r["path"], r["kind"], int(r["size"]), r["mtime"]) for r in rows]
     return sorted(files, key=lambda f: f.path), used_count
 
