@@ -290,8 +290,7 @@ class OrphanFilesReport:
         verb = "would delete" if self.result is None else "deleted"
         out = [f"{self.identifier}: {verb} {len(files)} files ({sum(f.size for f in files)} bytes) and "
                f"{len(self.dirs)} empty directories; files older than {cutoff} considered: {p.candidates}, "
-               f"used names: {len(p.used.names) if p.used_names is None else p.used_names}, "
-               f"directories listed: {p.dirs_listed}"]
+               f"used names: {len(p.used.names)}, directories listed: {p.dirs_listed}"]
         if p.unscanned_external_roots:
             out.append(f"not scanned: data-file.external-paths {', '.join(p.unscanned_external_roots)} "
                        "(--external-paths cleans them when no other table of the warehouse uses them)")

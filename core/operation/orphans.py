@@ -25,12 +25,14 @@ run prints exactly the list a real run right after deletes.
 from __future__ import annotations
 
 import time
+from array import array
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UnsafeRefused
-from ..io.fileio import FileStatus, join, parent
+from ..io.fileio import FileStatus, basename, join, parent
 from ..io.paths import MAIN_BRANCH, branch_path
 from ..io.paths import data_root as paths_data_root
 from ..utils.durations import parse_point_in_time
@@ -60,9 +62,18 @@ from .file_deletion import (
     label_phases,
     remove_empty_dirs,
 )
-from .used_files import DirLister, UsedFiles, collect_used_files, list_branches, refresh_used_files
+from .used_files import (
+    CandidateNames,
+    DirLister,
+    UsedFiles,
+    collect_used_files,
+    list_branches,
+    refresh_used_files,
+)
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ..table.file_store_table import FileStoreTable
 
 DAY_MILLIS = 86_400_000
@@ -100,7 +111,6 @@ class OrphanPlan:
     external_roots: list[str] = field(default_factory=list)  # scanned (--external-paths)
     unscanned_external_roots: list[str] = field(default_factory=list)  # configured, left alone
     tables_checked: int = 0  # other tables of the warehouse whose locations were compared
-    used_names: int | None = None  # distinct used names when they live elsewhere (--engine spark)
 
     @property
     def total_bytes(self) -> int:
@@ -175,39 +185,60 @@ def _data_root(table: FileStoreTable, base: str) -> str:
 
 class _Scan:
     """The candidates of one run: old files where Java looks for orphans, each directory
-    listed once; remembers the directories whose emptiness the plan may exploit."""
+    listed once; remembers the directories whose emptiness the plan may exploit.
+
+    Candidates are kept compact (names as Arrow per directory, sizes and times in arrays),
+    never as one object per file: a table of millions of files is planned in bounded memory
+    and only the orphans become :class:`OrphanFile` objects.
+    """
 
     def __init__(self, table: FileStoreTable, lister: DirLister, cutoff: int) -> None:
         self.table = table
         self.lister = lister
         self.cutoff = cutoff
         self.nparts = len(table.schema.partition_keys)
-        self.files: list[OrphanFile] = []
+        self.leftover_files: list[OrphanFile] = []  # snapshot-dir / changelog-dir: orphans by name pattern
         self.candidates = 0
         self.saw_files = False
-        self.dir_entries: dict[str, list[FileStatus]] = {}
+        self.dirs: list[tuple[str, str]] = []  # (directory, area) of every considered directory
+        self._names: list[pa.Array] = []  # candidate names, one chunk per considered directory
+        self._dir_of = array("i")  # per candidate: index into ``dirs``
+        self._sizes = array("q")
+        self._mtimes = array("q")
+        self.dir_files: dict[str, int] = {}  # plain files listed in a directory
+        self.dir_subdirs: dict[str, list[str]] = {}
         self.dir_status: dict[str, FileStatus] = {}
         self.bucket_dirs: list[str] = []
         self.partition_dirs: list[list[str]] = [[] for _ in range(self.nparts)]
 
+    def _remember(self, directory: str, entries: list[FileStatus]) -> None:
+        self.dir_files[directory] = sum(1 for s in entries if not s.is_dir)
+        self.dir_subdirs[directory] = [s.path for s in entries if s.is_dir]
+
     def consider(self, directory: str, area: str, layout: ExternalLayout | None = None) -> None:
-        entries = self.lister.list(directory)
-        self.dir_entries[directory] = entries
+        import pyarrow as pa
+
+        entries = self.lister.list(directory, keep=False)
+        self._remember(directory, entries)
+        self.saw_files = self.saw_files or self.dir_files[directory] > 0
+        names: list[str] = []
         for s in entries:
-            if s.is_dir:
-                continue
-            self.saw_files = True
-            if not _old(s, self.cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
+            if s.is_dir or not _old(s, self.cutoff) or s.name.endswith(_MANAGED_BLOB_SUFFIX):
                 continue
             if layout is not None and not layout.is_data_file(s.name):
                 continue
-            self.candidates += 1
-            self.files.append(OrphanFile(s.path, _kind_of(area, s.name), s.size, s.mtime_millis))
+            names.append(s.name)
+            self._sizes.append(s.size)
+            self._mtimes.append(s.mtime_millis or 0)
+        self._dir_of.extend([len(self.dirs)] * len(names))
+        self.dirs.append((directory, area))
+        self._names.append(pa.array(names, pa.large_string()))
+        self.candidates += len(names)
 
     def walk(self, directory: str, level: int, into: list[str], layout: ExternalLayout | None = None) -> None:
         """Partition directories down to the bucket directories (into ``into``)."""
         entries = self.lister.list(directory)
-        self.dir_entries[directory] = entries
+        self._remember(directory, entries)
         depth = self.nparts - level
         for s in entries:
             if not s.is_dir:
@@ -251,7 +282,40 @@ class _Scan:
                     if s.is_dir or s.name.startswith(prefix) or s.name in _HINTS or not _old(s, self.cutoff):
                         continue
                     self.candidates += 1
-                    self.files.append(OrphanFile(s.path, area, s.size, s.mtime_millis))
+                    self.leftover_files.append(OrphanFile(s.path, area, s.size, s.mtime_millis))
+
+    def names(self) -> pa.Array:
+        """Every considered candidate's name, in listing order (leftovers are not matched)."""
+        import pyarrow as pa
+
+        return pa.concat_arrays(self._names) if self._names else pa.array([], pa.large_string())
+
+    def _file(self, i: int, name: str) -> OrphanFile:
+        directory, area = self.dirs[self._dir_of[i]]
+        return OrphanFile(join(directory, name), _kind_of(area, name), self._sizes[i], self._mtimes[i])
+
+    def files(self, unused: Any = None) -> list[OrphanFile]:
+        """The candidates (``unused``: a numpy bool per candidate keeping only those), then the leftovers."""
+        import numpy as np
+
+        names = self.names()
+        picked = range(len(names)) if unused is None else np.flatnonzero(unused).tolist()
+        return [self._file(i, names[i].as_py()) for i in picked] + self.leftover_files
+
+    def orphans(self, used: UsedFiles) -> list[OrphanFile]:
+        """Candidates no name match keeps, plus the leftovers; sorted by path."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        names = self.names()
+        meta = pa.array(sorted(used.names), pa.large_string())
+        unused = ~pc.is_in(names, value_set=meta).to_numpy(zero_copy_only=False)
+        if used.among is not None:
+            unused &= ~used.among.used_mask()
+        else:
+            unused &= ~np.asarray(used.uses(names.to_pylist()), dtype=bool)
+        return sorted(self.files(unused), key=lambda f: f.path)
 
 
 def _external_roots(table: FileStoreTable, lister: DirLister, external_paths: bool) -> tuple[list[str], int]:
@@ -294,9 +358,8 @@ def plan_remove_orphans(
     if scan_roots:
         scan.external_files(scan_roots)
     scan.leftovers(branches)
-    used = collect_used_files(fio, root, lister, action=ACTION)
-    files = sorted((f for f in scan.files if f.kind in _UNCHECKED or f.path.rsplit("/", 1)[-1] not in used.names),
-                   key=lambda f: f.path)
+    used = collect_used_files(fio, root, lister, action=ACTION, among=CandidateNames(scan.names()))
+    files = scan.orphans(used)
     if not used.has_metadata and scan.saw_files:
         raise no_metadata_refusal(root)
     return OrphanPlan(
@@ -322,7 +385,7 @@ def scan_candidates(table: FileStoreTable, cutoff_millis: int) -> list[OrphanFil
     scan = _Scan(table, lister, cutoff_millis)
     scan.table_files()
     scan.leftovers(list_branches(GuardedReader(table.file_io, table.path, ACTION), lister))
-    return scan.files
+    return scan.files()
 
 
 def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[str]:
@@ -331,14 +394,14 @@ def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[st
     just created it is about to put a file there). Object stores have no directories."""
     if not is_local:
         return []
-    going = {f.path for f in files}
+    going = Counter(parent(f.path) for f in files if f.kind not in _UNCHECKED)
     gone: set[str] = set()
 
     def empties(d: str) -> bool:
         st = scan.dir_status.get(d)
         if st is None or not _old(st, scan.cutoff):
             return False
-        return all((e.path in gone) if e.is_dir else (e.path in going) for e in scan.dir_entries.get(d, []))
+        return going[d.rstrip("/")] == scan.dir_files.get(d, 0) and all(s in gone for s in scan.dir_subdirs.get(d, []))
 
     out: list[str] = []
     for b in sorted(scan.bucket_dirs):
@@ -347,7 +410,7 @@ def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[st
             out.append(b)
     for level in reversed(scan.partition_dirs):  # deepest partition level first
         for p in sorted(level):
-            if p in scan.dir_entries and empties(p):
+            if p in scan.dir_files and empties(p):
                 gone.add(p)
                 out.append(p)
     return out
@@ -365,9 +428,9 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgre
     fio = table.file_io
     result = OrphanResult(plan)
     refresh_used_files(fio, plan.table_path, plan.used, ACTION)
-    names = plan.used.names
-    for f in plan.files:
-        used = f.kind not in _UNCHECKED and f.path.rsplit("/", 1)[-1] in names
+    in_use = plan.used.uses([basename(f.path) for f in plan.files])
+    for f, now_used in zip(plan.files, in_use, strict=True):
+        used = f.kind not in _UNCHECKED and now_used
         # a directory is never a candidate by construction (listings filter them)
         (result.kept if used or (fio.is_local and fio.is_dir(f.path)) else result.deleted).append(f)
     delete(fio, result.deleted, lambda f: _PHASES[f.kind], Ticker(progress, len(result.deleted)).tick)

@@ -17,8 +17,10 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PaimonError, UnsafeRefused
 from ..io.fileio import FileIO, FileStatus, join
@@ -28,7 +30,11 @@ from ..manifest.manifest import FileKind
 from ..refs.consumers import CONSUMER_PREFIX, parse_consumer
 from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager, changelog_lacks_data_lists
 from ..refs.tags import TAG_PREFIX, TagManager
+from ..utils.workers import prefetch
 from .file_deletion import GuardedReader
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _SNAPSHOT_RE = re.compile(r"snapshot-(\d+)")
 _CHANGELOG_RE = re.compile(r"changelog-(\d+)")
@@ -48,11 +54,86 @@ class Ref:
         return f"{self.kind} {self.key}{where}"
 
 
+class CandidateNames:
+    """The names of the files a removal may delete, and which of them are used.
+
+    Java's LocalOrphanFilesClean trick: with the candidates listed first, the names the
+    manifests yield are only matched against them, never kept, so memory follows the
+    candidates plus one batch of names, not every name ever written. Matching is
+    vectorised (``index_in`` per batch of up to :attr:`BATCH` names); equal names in two
+    directories are one name, as in a set.
+    """
+
+    BATCH = 1 << 20
+
+    def __init__(self, names: pa.Array) -> None:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        names = names.cast(pa.large_string())
+        self.distinct = pc.unique(names)
+        self._of = pc.index_in(names, value_set=self.distinct).to_numpy()  # candidate -> distinct
+        self._used = np.zeros(len(self.distinct), dtype=bool)
+        self._pending: list[pa.Array] = []
+        self._pending_len = 0
+
+    def __len__(self) -> int:
+        return len(self._of)
+
+    def mark(self, names: pa.Array | pa.ChunkedArray) -> None:
+        """Names a referrer uses (matched in batches: call :meth:`flush` before asking)."""
+        import pyarrow as pa
+
+        chunks = names.chunks if isinstance(names, pa.ChunkedArray) else [names]
+        for c in chunks:
+            if len(c):
+                self._pending.append(c.cast(pa.large_string()))
+                self._pending_len += len(c)
+        if self._pending_len >= self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not self._pending:
+            return
+        batch = pa.chunked_array(self._pending, pa.large_string())
+        self._pending, self._pending_len = [], 0
+        hit = pc.index_in(batch, value_set=self.distinct).drop_null()
+        if len(hit):
+            self._used[hit.to_numpy()] = True
+
+    def used_mask(self) -> Any:
+        """A numpy bool per candidate (in the order given): is its name used?"""
+        self.flush()
+        return self._used[self._of]
+
+    def used_count(self) -> int:
+        self.flush()
+        return int(self._used.sum())
+
+    def is_used(self, names: Sequence[str]) -> list[bool]:
+        """For a few names (the plan's files): used by what was marked so far?"""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.flush()
+        idx = pc.index_in(pa.array(list(names), pa.large_string()), value_set=self.distinct).to_pylist()
+        return [i is not None and bool(self._used[i]) for i in idx]
+
+
 @dataclass
 class UsedFiles:
-    """The used names plus what was read to get them (for reports and the pre-delete re-check)."""
+    """The used names plus what was read to get them (for reports and the pre-delete re-check).
+
+    With ``among`` set, the data and extra file names of manifests are only matched against
+    those candidates (``names`` then holds the metadata names alone): ask :meth:`uses`.
+    """
 
     names: set[str] = field(default_factory=set)
+    among: CandidateNames | None = None
     data: set[FileKey] = field(default_factory=set)  # ADDed data and changelog files (with keys=True)
     refs: list[Ref] = field(default_factory=list)
     # manifest lists / manifests / index manifests whose content is already in ``names``
@@ -68,6 +149,23 @@ class UsedFiles:
     def has_metadata(self) -> bool:
         return bool(self.refs)
 
+    @property
+    def name_count(self) -> int:
+        """Used names known: every one, or with ``among`` the metadata names plus the used candidates."""
+        return len(self.names) + (self.among.used_count() if self.among is not None else 0)
+
+    def uses(self, names: Sequence[str]) -> list[bool]:
+        """Whether each name is used (by name, anywhere, as Java matches)."""
+        marked = self.among.is_used(names) if self.among is not None else [False] * len(names)
+        return [m or n in self.names for n, m in zip(names, marked, strict=True)]
+
+    def add_entry_names(self, names: pa.Array | pa.ChunkedArray) -> None:
+        """Data and extra file names a manifest names."""
+        if self.among is not None:
+            self.among.mark(names)
+        else:
+            self.names.update(names.to_pylist())
+
 
 class DirLister:
     """Lists each directory at most once per operation (and counts listings for the bench)."""
@@ -75,9 +173,12 @@ class DirLister:
     def __init__(self, file_io: FileIO) -> None:
         self.file_io = file_io
         self._cache: dict[str, list[FileStatus]] = {}
+        self._seen: set[str] = set()
         self.listings = 0
 
-    def list(self, directory: str) -> list[FileStatus]:
+    def list(self, directory: str, keep: bool = True) -> list[FileStatus]:
+        """The entries (``keep=False``: not remembered, for the many big data directories a
+        caller reads once; memory then follows one directory, not the table)."""
         key = directory.rstrip("/")
         got = self._cache.get(key)
         if got is None:
@@ -88,13 +189,15 @@ class DirLister:
             except Exception as e:  # noqa: BLE001 - a listing error must not read as "empty"
                 raise UnsafeRefused(f"{key}: cannot list directory ({type(e).__name__}: {e}); refusing") from e
             self.listings += 1
-            self._cache[key] = got
+            self._seen.add(key)
+            if keep:
+                self._cache[key] = got
         return got
 
     @property
     def distinct(self) -> int:
         """Directories listed (equals ``listings`` unless a race forced a re-list)."""
-        return len(self._cache)
+        return len(self._seen)
 
     def forget(self, directory: str) -> None:
         self._cache.pop(directory.rstrip("/"), None)
@@ -293,18 +396,44 @@ class _References:
                 if m.file_name not in used.read_manifests:
                     manifest_refs.setdefault(m.file_name, []).extend(list_refs[ml])
         names = sorted(manifest_refs)
-        read = reader.read_all(lambda n: reader.manifest(n, missing_ok=True, cache=False), names)
-        for name, entries in zip(names, read, strict=True):
-            if entries is None:
+        for name, table in zip(names, self._manifest_tables(names), strict=True):
+            if table is None:
                 if not tolerant:
                     self._missing(name, manifest_refs[name], "manifest")
                 continue
             used.read_manifests.add(name)
-            for e in entries:
-                used.names.add(e.file_name)
-                used.names.update(e.extra_files)
-                if self.keys and e.kind == FileKind.ADD:
-                    used.data.add(e.key)
+            self._use(table)
+
+    _COLUMNS = ("_KIND", "_PARTITION", "_BUCKET", "_FILE_NAME", "_EXTRA_FILES")
+
+    def _manifest_tables(self, names: list[str]) -> Iterator[pa.Table | None]:
+        """Each manifest's name columns (columnar path), None if missing; one at a time
+        (a few ahead on object stores), so memory stays flat however many there are."""
+        from ..manifest.columnar import read_manifest_table
+
+        reader = self.reader
+        columns = self._COLUMNS if self.keys else self._COLUMNS[3:]
+
+        def read(name: str) -> pa.Table | None:
+            return reader.guarded(join(reader.manifest_dir, name), functools.partial(
+                read_manifest_table, reader.file_io, reader.manifest_dir, name, columns), missing_ok=True)
+
+        if len(names) <= 1 or reader.file_io.is_local:
+            yield from map(read, names)
+            return
+        with closing(prefetch(read, names, min(reader.REMOTE_THREADS, len(names)), "paimon-used-files")) as tables:
+            yield from tables
+
+    def _use(self, table: pa.Table) -> None:
+        import pyarrow.compute as pc
+
+        used = self.used
+        used.add_entry_names(table.column("_FILE_NAME"))
+        used.add_entry_names(pc.list_flatten(table.column("_EXTRA_FILES")))
+        if self.keys:
+            adds = table.filter(pc.equal(table.column("_KIND"), int(FileKind.ADD)))
+            used.data.update(zip(adds.column("_PARTITION").to_pylist(), adds.column("_BUCKET").to_pylist(),
+                                 adds.column("_FILE_NAME").to_pylist(), strict=True))
 
     def _index_manifests(self, index_refs: dict[str, list[Ref]]) -> None:
         reader = self.reader
@@ -350,12 +479,14 @@ def collect_used_files(
     lister: DirLister | None = None,
     skip: Callable[[Ref], bool] | None = None,
     action: str = "delete unused files",
+    among: CandidateNames | None = None,
 ) -> UsedFiles:
     """Names used by every snapshot, tag and changelog of every branch (``skip`` leaves
-    chosen refs out, e.g. the snapshots a rollback is about to remove)."""
+    chosen refs out, e.g. the snapshots a rollback is about to remove; ``among`` keeps only
+    which of those candidates manifests use, see :class:`CandidateNames`)."""
     reader = GuardedReader(file_io, table_path, action)
     lister = lister or DirLister(file_io)
-    used = UsedFiles()
+    used = UsedFiles(among=among)
     used.branches = list_branches(reader, lister)
     pinned: list[tuple[Ref, Snapshot]] = []
     for br in used.branches:
@@ -371,7 +502,8 @@ def refresh_used_files(file_io: FileIO, table_path: str, used: UsedFiles,
 
     Closes the window between collecting and deleting (apache/paimon#3074): a commit or
     tag created meanwhile can only reference files through these objects. Manifests are
-    immutable, so only manifest lists and manifests not read before are opened.
+    immutable, so only manifest lists and manifests not read before are opened. With
+    ``used.among`` the names the new manifests use are marked there (not returned).
     """
     reader = GuardedReader(file_io, table_path, action)
     before = set(used.names)

@@ -32,11 +32,10 @@ from ..compact.job import spark_available
 from ..compact.local import TableRef
 from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session
 from ..errors import InvalidInput, PaimonError
-from ..io.fileio import FileStatus, parent
+from ..io.fileio import basename, parent
 from ..operation.external_roots import ExternalLayout, configured_roots
 from ..operation.file_deletion import GuardedReader
 from ..operation.orphans import (
-    _UNCHECKED,
     ACTION,
     OrphanFile,
     OrphanPlan,
@@ -99,7 +98,7 @@ def _guarded(rows: Callable[[], Iterator[tuple[Any, ...]]]) -> Iterator[tuple[An
 
 def _list_dirs(ref: TableRef, cutoff: int, leaves: Iterable[tuple[str, str, bool]]) -> Iterator[tuple[Any, ...]]:
     """One task: list candidate directories with the local engine's rule. Rows: ("c", name,
-    path, kind, size, mtime, dir) per candidate, ("d", dir, entries, files seen, candidates)."""
+    path, kind, size, mtime) per candidate, ("d", dir, plain files, subdirs, candidates)."""
 
     def rows() -> Iterator[tuple[Any, ...]]:
         table = ref.open()
@@ -108,9 +107,9 @@ def _list_dirs(ref: TableRef, cutoff: int, leaves: Iterable[tuple[str, str, bool
         for directory, area, external in leaves:
             scan = _Scan(table, lister, cutoff)
             scan.consider(directory, area, layout if external else None)
-            for f in scan.files:
-                yield "c", f.path.rsplit("/", 1)[-1], f.path, f.kind, f.size, f.mtime_millis, directory
-            yield "d", directory, len(scan.dir_entries[directory]), scan.saw_files, scan.candidates
+            for f in scan.files():
+                yield "c", basename(f.path), f.path, f.kind, f.size, f.mtime_millis
+            yield "d", directory, scan.dir_files[directory], scan.dir_subdirs[directory], scan.candidates
 
     return _guarded(rows)
 
@@ -200,12 +199,25 @@ class _Job:
         self.cached.clear()
 
 
+class _SparkUsed(UsedFiles):
+    """Used files whose data-file names stay in Spark: ``name_count`` counts the candidates
+    they use as the local engine's :class:`~..operation.used_files.CandidateNames` does."""
+
+    remote_used = 0
+
+    @property
+    def name_count(self) -> int:
+        return len(self.names) + self.remote_used
+
+
 class _SparkReferences(_References):
     """The local engine's used-files pass whose manifest lists and manifests are read by tasks:
     the driver keeps the list/manifest names and the missing-file rules; the names the
     manifests hold stay in Spark (``self.names``)."""
 
-    def __init__(self, reader: GuardedReader, used: UsedFiles, job: _Job) -> None:
+    used: _SparkUsed
+
+    def __init__(self, reader: GuardedReader, used: _SparkUsed, job: _Job) -> None:
         super().__init__(reader, used, keys=False)
         self.job = job
         self.names: list[Any] = []  # RDDs of ("n", name)
@@ -242,7 +254,7 @@ class _SparkReferences(_References):
 def _used_files(job: _Job, table: FileStoreTable, lister: DirLister, branches: list[str]) -> _SparkReferences:
     """What every snapshot, tag and changelog of every branch uses (collect_used_files' pass)."""
     reader = GuardedReader(table.file_io, table.path, ACTION)
-    used = UsedFiles(branches=list(branches))
+    used = _SparkUsed(branches=list(branches))
     pinned: list[tuple[Ref, Snapshot]] = []
     for br in branches:
         pinned.extend(branch_refs(reader, br, lister, None, used))
@@ -261,46 +273,39 @@ class _LeafScan(_Scan):
     def consider(self, directory: str, area: str, layout: ExternalLayout | None = None) -> None:
         self.leaves.append((directory, area, layout is not None))
 
-    def listed(self, summaries: list[tuple[Any, ...]], orphans: list[OrphanFile]) -> None:
-        """Take in the tasks' per-directory summaries. A directory's entries become its planned
-        orphans plus placeholders for whatever stays, which is all ``_empty_dirs`` asks of them."""
-        going: dict[str, list[OrphanFile]] = {}
-        for f in orphans:
-            going.setdefault(parent(f.path), []).append(f)
-        for _, directory, entries, saw_files, candidates in summaries:
+    def listed(self, summaries: list[tuple[Any, ...]]) -> None:
+        """Take in the tasks' per-directory counts (all ``_empty_dirs`` asks of a directory)."""
+        for _, directory, files, subdirs, candidates in summaries:
             self.candidates += candidates
-            self.saw_files = self.saw_files or saw_files
-            planned = [FileStatus(f.path, f.path.rsplit("/", 1)[-1], f.size, False, f.mtime_millis)
-                       for f in going.get(directory, [])]
-            stays = [FileStatus(f"{directory}/\0stays-{i}", "", 0, False, None) for i in range(entries - len(planned))]
-            self.dir_entries[directory] = planned + stays
+            self.saw_files = self.saw_files or files > 0
+            self.dir_files[directory] = files
+            self.dir_subdirs[directory] = subdirs
 
 
 def _anti_join(job: _Job, listing: Any, refs: _SparkReferences) -> tuple[list[OrphanFile], int]:
-    """(candidates no used name matches, sorted by path; distinct used names)."""
+    """(candidates no used name matches, sorted by path; distinct candidate names the manifests use).
+    The metadata names are few and on the driver: they are matched there."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     spark = job.session
     cand_schema = StructType([StructField(n, t) for n, t in (
         ("name", StringType()), ("path", StringType()), ("kind", StringType()), ("size", LongType()),
         ("mtime", LongType()))])
-    name_schema = StructType([StructField("name", StringType())])
-    candidates = spark.createDataFrame(listing.filter(lambda r: r[0] == "c").map(lambda r: r[1:6]), cand_schema)
-    driver_names = job.sc.parallelize([(n,) for n in sorted(refs.used.names)], 1)
-    used_rdd = job.sc.union([driver_names, *refs.names])
-    used = spark.createDataFrame(used_rdd, name_schema).distinct().cache()
-    job.cached.append(used)
+    candidates = spark.createDataFrame(listing.filter(lambda r: r[0] == "c").map(lambda r: r[1:]), cand_schema)
+    names = job.sc.union(refs.names) if refs.names else job.sc.parallelize([], 1)
+    used = spark.createDataFrame(names, StructType([StructField("name", StringType())]))
     shuffle = "spark.sql.shuffle.partitions"
     before = spark.conf.get(shuffle)
     spark.conf.set(shuffle, str(job.tasks))  # 200 by default: far too many tasks for a listing
     try:
-        used_count = used.count()
         rows = candidates.join(used, on="name", how="left_anti").collect()
+        used_count = candidates.select("name").distinct().join(used, on="name", how="left_semi").count()
     except Exception as e:  # noqa: BLE001 - a lost cluster / executor / worker crash: one line
         raise PaimonError(f"the Spark job failed: {_java_message(e)}") from e
     finally:
         spark.conf.set(shuffle, before)
-    files = [OrphanFile(r["path"], r["kind"], int(r["size"]), r["mtime"]) for r in rows]
+    meta = refs.used.names
+    files = [OrphanFile(r["path"], r["kind"], int(r["size"]), r["mtime"]) for r in rows if r["name"] not in meta]
     return sorted(files, key=lambda f: f.path), used_count
 
 
@@ -318,20 +323,18 @@ def plan_remove_orphans_spark(job: _Job, table: FileStoreTable, older_than: str 
         scan.external_files(scan_roots)
     scan.leftovers(branches)
     listing = job.cache(job.rdd(scan.leaves, _list_dirs, cutoff))
-    summaries = job.collect(listing, lambda r: r[0] == "d")
+    scan.listed(job.collect(listing, lambda r: r[0] == "d"))
     refs = _used_files(job, table, lister, branches)
-    orphans, used_count = _anti_join(job, listing, refs)
-    scan.listed(summaries, orphans)
-    files = sorted([*orphans, *(f for f in scan.files if f.kind in _UNCHECKED)], key=lambda f: f.path)
+    orphans, refs.used.remote_used = _anti_join(job, listing, refs)
+    files = sorted([*orphans, *scan.leftover_files], key=lambda f: f.path)
     if not refs.used.has_metadata and scan.saw_files:
         raise no_metadata_refusal(table.path)
-    leaves = {d.rstrip("/") for d, _, _ in scan.leaves}
     return OrphanPlan(
         table.path, cutoff, now_millis, files, _empty_dirs(table.file_io.is_local, files, scan), refs.used,
-        scan.candidates, lister.listings + len(scan.leaves), lister.distinct + len(leaves),
+        scan.candidates, lister.listings + len(scan.leaves), lister.distinct + len({d for d, _, _ in scan.leaves}),
         external_roots=scan_roots,
         unscanned_external_roots=[] if external_paths else configured_roots(table.schema.options),
-        tables_checked=tables_checked, used_names=used_count,
+        tables_checked=tables_checked,
     )
 
 
