@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
 ENGINES = ("auto", "local", "spark")
-_READ_CHUNK = 16  # manifests a task reads at once (threads on object stores, as the local reader)
 
 
 def choose_orphans_engine(engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None) -> str:
@@ -127,20 +126,19 @@ def _read_lists(ref: TableRef, names: Iterable[str]) -> Iterator[tuple[Any, ...]
 
 
 def _read_manifests(ref: TableRef, names: Iterable[str]) -> Iterator[tuple[Any, ...]]:
-    """One task: ("m", manifest, read?) per manifest and ("n", name) per data or extra file it names."""
+    """One task: ("m", manifest, read?) per manifest and ("n", name) per data or extra file it
+    names, read on the local engine's columnar path."""
 
     def rows() -> Iterator[tuple[Any, ...]]:
+        import pyarrow.compute as pc
+
         reader = GuardedReader(ref.open().file_io, ref.path, ACTION)
         todo = list(names)
-        for i in range(0, len(todo), _READ_CHUNK):
-            chunk = todo[i : i + _READ_CHUNK]
-            read = reader.read_all(lambda n: reader.manifest(n, missing_ok=True, cache=False), chunk)
-            for name, entries in zip(chunk, read, strict=True):
-                yield "m", name, entries is not None
-                for e in entries or ():
-                    yield "n", e.file_name
-                    for x in e.extra_files:
-                        yield "n", x
+        for name, table in zip(todo, _References(reader, UsedFiles(), keys=False)._manifest_tables(todo), strict=True):
+            yield "m", name, table is not None
+            if table is not None:
+                for column in (table.column("_FILE_NAME"), pc.list_flatten(table.column("_EXTRA_FILES"))):
+                    yield from (("n", n) for n in column.to_pylist())
 
     return _guarded(rows)
 
@@ -222,33 +220,23 @@ class _SparkReferences(_References):
         self.job = job
         self.names: list[Any] = []  # RDDs of ("n", name)
 
-    def _lists(self, list_refs: dict[str, list[Ref]], tolerant: bool) -> None:
-        used, job = self.used, self.job
-        todo = sorted(list_refs)
-        manifest_refs: dict[str, list[Ref]] = {}
-        lists = {r[1]: r[2] for r in job.collect(job.rdd(todo, _read_lists))} if todo else {}
-        for ml in todo:
-            metas = lists[ml]
-            if metas is None:
-                if not tolerant:
-                    self._missing(ml, self._required(ml, list_refs[ml]), "manifest list")
-                continue
-            used.read_lists.add(ml)
-            for m in metas:
-                used.names.add(m)
-                if m not in used.read_manifests:
-                    manifest_refs.setdefault(m, []).extend(list_refs[ml])
-        names = sorted(manifest_refs)
+    def _manifest_names(self, lists: list[str]) -> list[list[str] | None]:
+        job = self.job
+        got = {r[1]: r[2] for r in job.collect(job.rdd(lists, _read_lists))} if lists else {}
+        return [got[ml] for ml in lists]
+
+    def _manifest_tables(self, names: list[str]) -> Iterator[Any]:
+        """Whether each manifest was read (None: missing); the names they hold stay in Spark."""
         if not names:
             return
+        job = self.job
         rdd = job.cache(job.rdd(names, _read_manifests))
-        for _, name, read in job.collect(rdd, lambda r: r[0] == "m"):
-            if not read:
-                if not tolerant:
-                    self._missing(name, manifest_refs[name], "manifest")
-                continue
-            used.read_manifests.add(name)
+        read = {r[1]: r[2] for r in job.collect(rdd, lambda r: r[0] == "m")}
         self.names.append(rdd.filter(lambda r: r[0] == "n").map(lambda r: (r[1],)))
+        yield from (True if read[n] else None for n in names)
+
+    def _use(self, table: Any) -> None:
+        pass  # the names are in ``self.names``
 
 
 def _used_files(job: _Job, table: FileStoreTable, lister: DirLister, branches: list[str]) -> _SparkReferences:
