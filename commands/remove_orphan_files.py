@@ -49,7 +49,8 @@ def remove_orphan_files(
     spark_master: SparkMasterOpt = None,
     spark_conf: SparkConfOpt = None,
     parallelism: Annotated[int | None, typer.Option(
-        "--parallelism", metavar="N", min=1, help="Spark tasks per stage (default: 3 x the cores).")] = None,
+        "--parallelism", metavar="N", min=1,
+        help="Spark tasks per stage (default: 3 x the cores); needs --engine spark.")] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,

@@ -520,7 +520,7 @@ class Table:
         from ..spark.orphans import choose_orphans_engine, remove_orphan_files_spark
 
         conf = key_values(spark_conf, "--spark-conf")
-        on_spark = choose_orphans_engine(engine, spark_master, conf) == "spark"
+        on_spark = choose_orphans_engine(engine, spark_master, conf, parallelism) == "spark"
         table = self._open_for(Action.REMOVE_ORPHAN_FILES)
         if on_spark:
             plan, result = remove_orphan_files_spark(

@@ -14,7 +14,8 @@ snapshots and tags, and the empty-directory cleanup. Tasks do the bulk:
   extra files: ADD and DELETE entries alike). A list or manifest that cannot be read comes
   back to the driver, which refuses exactly as the local engine does (the same missing-file
   tolerance, the same messages): nothing is deleted;
-* the used/candidate anti-join: a DataFrame ``left_anti`` join on the file name;
+* the used/candidate anti-join: a DataFrame ``left_anti`` join on the file name against the
+  names the manifests hold (the few metadata names are matched on the driver);
 * the deletions, phase by phase in the local engine's order, grouped by parent directory.
 
 Only the orphans (the report) and the names of manifest lists, manifests and index files come
@@ -57,23 +58,22 @@ if TYPE_CHECKING:
 ENGINES = ("auto", "local", "spark")
 
 
-def choose_orphans_engine(engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None) -> str:
+def choose_orphans_engine(engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None,
+                          parallelism: int | None = None) -> str:
     """``local`` or ``spark``: ``auto`` is Spark only when Spark options were given (a listing
     and a join pay off only on a cluster, which the user names)."""
     engine = engine.lower()
     if engine not in ENGINES:
         raise InvalidInput(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
     spark_opts = bool(spark_master or spark_conf)
-    if engine == "local":
-        if spark_opts:
-            raise InvalidInput("--spark-master/--spark-conf need --engine spark (or auto)")
+    if engine == "local" or (engine == "auto" and not spark_opts):
+        if spark_opts or parallelism is not None:
+            raise InvalidInput("--spark-master/--spark-conf/--parallelism need --engine spark")
         return "local"
-    if engine == "spark" or spark_opts:
-        why_not = spark_available()
-        if why_not:
-            raise InvalidInput(f"--engine spark: {why_not}")
-        return "spark"
-    return "local"
+    why_not = spark_available()
+    if why_not:
+        raise InvalidInput(f"--engine spark: {why_not}")
+    return "spark"
 
 
 # ---------------------------------------------------------------------------------------
