@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -14,6 +15,8 @@ from paimon_cli.options import (
     FsOpt,
     LimitOpt,
     OutputOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
     WarehouseOpt,
     WideOpt,
     time_option,
@@ -39,6 +42,15 @@ def remove_orphan_files(
             "of the warehouse uses an overlapping location.",
         ),
     ] = False,
+    engine: Annotated[str, typer.Option(
+        "--engine", metavar="auto|local|spark",
+        help="Where listing, manifest reading, the used/candidate join and deletes run (auto: spark only "
+             "when Spark options are given).")] = "auto",
+    spark_master: SparkMasterOpt = None,
+    spark_conf: SparkConfOpt = None,
+    parallelism: Annotated[int | None, typer.Option(
+        "--parallelism", metavar="N", min=1,
+        help="Spark tasks per stage (default: 3 x the cores); needs --engine spark.")] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
@@ -56,23 +68,25 @@ def remove_orphan_files(
     (and empty directory) deleted, or that would be with --dry-run. Files are shared by all
     branches, so --branch only selects how the table is opened; the whole table is cleaned.
     Only the table directory is cleaned unless --external-paths is given. On a terminal the
-    files are shown and the run asks first (--yes skips that).
+    files are shown and the run asks first (--yes skips that). --engine spark runs the
+    listing, manifest reading, join and deletes as Spark tasks with the same result.
 
     \b
     Example:
         paimon-cli remove-orphan-files shop.orders --dry-run -o json
         paimon-cli remove-orphan-files shop.orders --older-than 3d
         paimon-cli remove-orphan-files shop.orders --external-paths --dry-run
+        paimon-cli remove-orphan-files shop.orders --engine spark --spark-master spark://host:7077
     """
     from paimon_cli.core.api import Warehouse
 
     table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    run = partial(table.remove_orphan_files, older_than=older_than, force=force, external_paths=external_paths,
+                  engine=engine, spark_master=spark_master, spark_conf=spark_conf, parallelism=parallelism)
     if not dry_run:
-        confirm(yes, f"delete these orphan files of {table.name}", lambda: table.remove_orphan_files(
-            older_than=older_than, force=force, external_paths=external_paths, dry_run=True).rows())
+        confirm(yes, f"delete these orphan files of {table.name}", lambda: run(dry_run=True).rows())
     with ProgressBar("deleting orphans") as bar:
-        result = table.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
-                                           dry_run=dry_run, progress=bar)
+        result = run(dry_run=dry_run, progress=bar)
     render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)
     for line in result.notes():
         note(line)

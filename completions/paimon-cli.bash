@@ -9,7 +9,7 @@
 #   read --blob-as --branch --debug --explain --fs-option --limit --output --quiet --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -q -w
 #   compact --branch --columns --debug --engine --fs-option --full --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
 #   rescale --branch --bucket-num --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
-#   remove-orphan-files --branch --debug --dry-run --external-paths --force --fs-option --limit --older-than --output --quiet --warehouse --wide --yes -o -q -w -y
+#   remove-orphan-files --branch --debug --dry-run --engine --external-paths --force --fs-option --limit --older-than --output --parallelism --quiet --spark-conf --spark-master --warehouse --wide --yes -o -q -w -y
 #   rewrite-file-index --branch --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --where --wide -o -q -w
 #   rollback --branch --debug --dry-run --fs-option --limit --output --quiet --snapshot --tag --warehouse --wide --yes -o -q -w -y
 #   compact-manifest --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w

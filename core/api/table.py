@@ -529,11 +529,25 @@ class Table:
         external_paths: bool = False,
         dry_run: bool = False,
         progress: StepProgress | None = None,
+        engine: str = "auto",
+        spark_master: str | None = None,
+        spark_conf: KeyValues | None = None,
+        parallelism: int | None = None,
     ) -> OrphanFilesReport:
         """Delete files no snapshot, tag, changelog or branch uses, last modified before
         ``older_than`` (default 1 day ago; under 1 hour needs ``force``). Anything unreadable
-        stops the run (UnsafeRefused) with nothing deleted."""
+        stops the run (UnsafeRefused) with nothing deleted. ``engine`` spark (``auto``: when
+        Spark options are given) lists, reads manifests, joins and deletes as Spark tasks."""
+        from ..spark.orphans import choose_orphans_engine, remove_orphan_files_spark
+
+        conf = key_values(spark_conf, "--spark-conf")
+        on_spark = choose_orphans_engine(engine, spark_master, conf, parallelism) == "spark"
         table = self._open_for(Action.REMOVE_ORPHAN_FILES)
+        if on_spark:
+            plan, result = remove_orphan_files_spark(
+                table, older_than=point_in_time_text(older_than), force=force, external_paths=external_paths,
+                dry_run=dry_run, master=spark_master, conf=conf or None, parallelism=parallelism, progress=progress)
+            return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
         plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
         result = None if dry_run else remove_orphans(table, plan, progress)
         return OrphanFilesReport(plan, result, self.name, table.path, external_paths)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import time
 from array import array
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -362,16 +363,20 @@ def plan_remove_orphans(
     used = collect_used_files(fio, root, lister, action=ACTION, among=CandidateNames(scan.names()))
     files = scan.orphans(used)
     if not used.has_metadata and scan.saw_files:
-        raise UnsafeRefused(
-            f"{root}: no snapshot, tag or changelog could be found in any branch, yet the table holds data and "
-            "manifest files; refusing to treat them all as orphans (if the table really never committed, "
-            "drop its directory instead)"
-        )
+        raise no_metadata_refusal(root)
     return OrphanPlan(
         root, cutoff, now, files, _empty_dirs(fio.is_local, files, scan), used, scan.candidates, lister.listings,
         lister.distinct, external_roots=scan_roots,
         unscanned_external_roots=[] if external_paths else configured_roots(table.schema.options),
         tables_checked=tables_checked,
+    )
+
+
+def no_metadata_refusal(root: str) -> UnsafeRefused:
+    return UnsafeRefused(
+        f"{root}: no snapshot, tag or changelog could be found in any branch, yet the table holds data and "
+        "manifest files; refusing to treat them all as orphans (if the table really never committed, "
+        "drop its directory instead)"
     )
 
 
@@ -418,9 +423,10 @@ def _empty_dirs(is_local: bool, files: list[OrphanFile], scan: _Scan) -> list[st
 # ---------------------------------------------------------------------------------------
 
 
-def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgress | None = None) -> OrphanResult:
+def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgress | None = None,
+                   delete: Callable[..., None] = delete_in_order) -> OrphanResult:
     """Delete the plan's files after re-reading what the table uses now; then its empty dirs.
-    ``progress`` counts the files deleted."""
+    ``progress`` counts the files deleted; ``delete`` is :func:`delete_in_order` or its Spark twin."""
     fio = table.file_io
     result = OrphanResult(plan)
     refresh_used_files(fio, plan.table_path, plan.used, ACTION)
@@ -429,7 +435,7 @@ def remove_orphans(table: FileStoreTable, plan: OrphanPlan, progress: StepProgre
         used = f.kind not in _UNCHECKED and now_used
         # a directory is never a candidate by construction (listings filter them)
         (result.kept if used or (fio.is_local and fio.is_dir(f.path)) else result.deleted).append(f)
-    delete_in_order(fio, result.deleted, lambda f: _PHASES[f.kind], Ticker(progress, len(result.deleted)).tick)
+    delete(fio, result.deleted, lambda f: _PHASES[f.kind], Ticker(progress, len(result.deleted)).tick)
     dirs = plan.dirs
     if result.kept:
         kept_paths = {f.path for f in result.kept}

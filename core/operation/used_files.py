@@ -381,20 +381,19 @@ class _References:
         self._index_manifests(index_refs)
 
     def _lists(self, list_refs: dict[str, list[Ref]], tolerant: bool) -> None:
-        used, reader = self.used, self.reader
+        used = self.used
         todo = sorted(list_refs)
         manifest_refs: dict[str, list[Ref]] = {}
-        lists = reader.read_all(lambda n: reader.manifest_list(n, missing_ok=True, cache=False), todo)
-        for ml, metas in zip(todo, lists, strict=True):
+        for ml, metas in zip(todo, self._manifest_names(todo), strict=True):
             if metas is None:
                 if not tolerant:
                     self._missing(ml, self._required(ml, list_refs[ml]), "manifest list")
                 continue
             used.read_lists.add(ml)
             for m in metas:
-                used.names.add(m.file_name)
-                if m.file_name not in used.read_manifests:
-                    manifest_refs.setdefault(m.file_name, []).extend(list_refs[ml])
+                used.names.add(m)
+                if m not in used.read_manifests:
+                    manifest_refs.setdefault(m, []).extend(list_refs[ml])
         names = sorted(manifest_refs)
         for name, table in zip(names, self._manifest_tables(names), strict=True):
             if table is None:
@@ -403,6 +402,12 @@ class _References:
                 continue
             used.read_manifests.add(name)
             self._use(table)
+
+    def _manifest_names(self, lists: list[str]) -> list[list[str] | None]:
+        """The manifests each list names, None if it is missing (the Spark engine reads them in tasks)."""
+        reader = self.reader
+        read = reader.read_all(lambda n: reader.manifest_list(n, missing_ok=True, cache=False), lists)
+        return [None if metas is None else [m.file_name for m in metas] for metas in read]
 
     _COLUMNS = ("_KIND", "_PARTITION", "_BUCKET", "_FILE_NAME", "_EXTRA_FILES")
 
