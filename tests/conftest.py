@@ -1,5 +1,5 @@
-"""Shared test set-up: fixture plugins for the moto S3 server and the pypaimon peer, and a
-fault in the publish of snapshot files."""
+"""Shared test set-up: fixture plugins for the moto S3 server, the pypaimon peer and a Spark
+standalone cluster, and a fault in the publish of snapshot files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["tests.s3_fixtures", "tests.interop.pypaimon_fixtures"]
+pytest_plugins = ["tests.s3_fixtures", "tests.interop.pypaimon_fixtures", "tests.spark_cluster"]
 
 
 @pytest.fixture
