@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,24 +25,13 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.core.test_expire import history, snapshot_ids
-from tests.interop.test_expire_java import java_rows
 from tests.s3_fixtures import S3Server
 from tests.spark_cluster import SparkCluster
 
+from .test_expire_java import java_rows
+
 pytestmark = [pytest.mark.s3, pytest.mark.java, pytest.mark.slow]
 ARGS = ["--retain-min", "2", "--older-than", "0 ms", "--yes", "--verbose", "-o", "json"]
-
-
-@pytest.fixture(scope="module")
-def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from tests.interop.java_harness import JavaPaimon
-
-    base = tmp_path_factory.mktemp("java-expire-cluster")
-    jp = JavaPaimon.start(log_path=base / "jvm.log", temp_dir=base / "io")
-    try:
-        yield jp
-    finally:
-        jp.close()
 
 
 def _objects(s3: S3Server, wh: str) -> dict[str, int]:
@@ -62,7 +50,8 @@ def _driver_env(cluster: SparkCluster) -> dict[str, str]:
 
 
 def test_expire_on_standalone_cluster_over_s3_equals_local(spark_cluster: SparkCluster, s3_server: S3Server,
-                                                           java: Any, tmp_path: Path) -> None:
+                                                           java_paimon: Any, tmp_path: Path) -> None:
+    java = java_paimon
     src = tmp_path / "src"
     t = history(str(src), 10)
     t.tag_manager.create_tag("v3", t.snapshot_manager.snapshot(3))
