@@ -37,12 +37,11 @@ from .file_deletion import (
     FileDeletion,
     FilePaths,
     GuardedReader,
-    TagSkipper,
     added_in_changelog,
     beyond_latest,
-    deleted_in_delta,
     overlapped,
 )
+from .live_files import TagSkipper, deleted_in_delta
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable

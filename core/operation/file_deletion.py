@@ -35,7 +35,6 @@ from ..io.fileio import FileIO, join, parent
 from ..manifest.expire_file_entry import (
     ExpireFileEntry,
     FileKey,
-    merge_entries,
     read_expire_file_entries,
 )
 from ..manifest.index_manifest import IndexManifestEntry, IndexManifestFile
@@ -44,8 +43,11 @@ from ..refs.consumers import ConsumerManager
 from ..refs.snapshot import Snapshot, SnapshotManager
 from ..refs.tags import Tag, TagManager
 from ..utils.workers import map_ordered, worker_pool
+from .live_files import KEY, fresh_copy, live_rows
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ..table.file_store_table import FileStoreTable
 
 T = TypeVar("T")
@@ -241,14 +243,45 @@ class GuardedReader:
                 out.extend(entries)
         return out
 
+    def manifest_table(self, name: str, columns: Sequence[str], missing_ok: bool = False) -> pa.Table | None:
+        """A manifest's ``columns`` as an Arrow table in fresh buffers (the decoded manifest is
+        freed at once); never cached: memory stays flat."""
+        from ..manifest.columnar import read_manifest_table
+
+        path = join(self.manifest_dir, name)
+        table = self.guarded(path, lambda: read_manifest_table(self.file_io, self.manifest_dir, name, columns),
+                             missing_ok=True)
+        if table is None and not missing_ok:
+            raise self.refuse(path, "cannot be read (missing)")
+        return None if table is None else fresh_copy(table)
+
+    def manifest_tables(self, snap: Snapshot, columns: Sequence[str]) -> list[pa.Table]:
+        """The ``columns`` of every entry of the snapshot's base and delta manifests."""
+        return [self.manifest_table(m.file_name, columns)  # missing refuses: never None
+                for ln in (snap.base_manifest_list, snap.delta_manifest_list) for m in self.manifest_list(ln) or []]
+
+    def live_table(self, snap: Snapshot, columns: Sequence[str] = KEY, ordered: bool = False) -> pa.Table:
+        """The snapshot's live data files (Java's readMergedDataFiles) as Arrow ``columns``, by
+        default their FileKeys; ``ordered`` keeps ``merge_entries``' order (else any order, leaner)."""
+        from ..manifest.columnar import IDENTIFIER, merge_live
+
+        read = list(dict.fromkeys(("_KIND", *IDENTIFIER, *columns)))
+        if ordered:
+            return merge_live(self.manifest_tables(snap, read)).select(list(columns))
+        live = live_rows(self.manifest_tables(snap, read), columns)
+        if live is None:  # a file added twice without a DELETE between: the exact merge decides
+            live = merge_live(self.manifest_tables(snap, read)).select(list(columns))
+        return live
+
     def live_entries(self, snap: Snapshot) -> list[ExpireFileEntry]:
-        """The snapshot's live data files (Java's readMergedDataFiles)."""
-        entries = self.entries_of_lists([snap.base_manifest_list, snap.delta_manifest_list])
-        assert entries is not None  # missing refuses
-        return merge_entries(entries)
+        """The snapshot's live data files as objects (for consumers of a few)."""
+        from .live_files import LIGHT, expire_entries
+
+        return expire_entries(self.live_table(snap, LIGHT, ordered=True))
 
     def live_keys(self, snap: Snapshot) -> set[FileKey]:
-        return {e.key for e in self.live_entries(snap)}
+        t = self.live_table(snap)
+        return set(zip(*(t.column(c).to_pylist() for c in t.column_names), strict=True))
 
     def skipping_names(self, snap: Snapshot, *, changelog: bool = False, lists_missing_ok: bool = False) -> set[str]:
         """Java's manifestSkippingSet: the snapshot's lists, their manifests, index manifest,
@@ -359,9 +392,11 @@ class DeletionPlanner:
             if x not in used:
                 self.add(self.paths.extra_file(e, x), EXTRA_FILE, None, owner)
 
-    def manifest_list(self, name: str, size: int | None, skipping: Collection[str], owner: int | None) -> None:
-        """A list's manifests, then the list itself, unless ``skipping`` names them."""
-        metas = self.reader.manifest_list(name, missing_ok=True)
+    def manifest_list(self, name: str, size: int | None, skipping: Collection[str], owner: int | None,
+                      cache: bool = True) -> None:
+        """A list's manifests, then the list itself, unless ``skipping`` names them; ``cache=False``
+        for lists read once (an expiry's base lists: memory stays flat)."""
+        metas = self.reader.manifest_list(name, missing_ok=True, cache=cache)
         if metas is None:
             if name not in skipping:
                 of = "" if owner is None else f"snapshot {owner}: "
@@ -387,13 +422,14 @@ class DeletionPlanner:
             self.add(self.paths.manifest(snap.index_manifest), INDEX_MANIFEST, None, owner)
 
     def manifests(self, snap: Snapshot, skipping: Collection[str], owner: int | None, *,
-                  data_lists: bool = True, changelog_list: bool = False) -> None:
+                  data_lists: bool = True, changelog_list: bool = False, cache: bool = True) -> None:
         """Java's planManifestsCleaner: the snapshot's metadata that ``skipping`` does not name."""
         if data_lists:
-            self.manifest_list(snap.base_manifest_list, snap.base_manifest_list_size, skipping, owner)
-            self.manifest_list(snap.delta_manifest_list, snap.delta_manifest_list_size, skipping, owner)
+            self.manifest_list(snap.base_manifest_list, snap.base_manifest_list_size, skipping, owner, cache)
+            self.manifest_list(snap.delta_manifest_list, snap.delta_manifest_list_size, skipping, owner, cache)
         if changelog_list and snap.changelog_manifest_list:
-            self.manifest_list(snap.changelog_manifest_list, snap.changelog_manifest_list_size, skipping, owner)
+            self.manifest_list(snap.changelog_manifest_list, snap.changelog_manifest_list_size, skipping, owner,
+                               cache)
         self.index_files(snap, skipping, owner)
         if snap.statistics and snap.statistics not in skipping:
             self.add(self.paths.statistics(snap.statistics), STATISTICS, None, owner)
@@ -401,24 +437,6 @@ class DeletionPlanner:
     def ordered(self) -> list[FileDeletion]:
         """The planned files in deletion order (stable: planning order inside a phase)."""
         return sorted(self.files, key=lambda f: PHASE[f.kind])
-
-
-def deleted_in_delta(reader: GuardedReader, snap: Snapshot, missing_ok: bool) -> dict[FileKey, ExpireFileEntry] | None:
-    """Files the snapshot's delta DELETEs and does not ADD back (a level upgrade deletes and
-    re-adds the same file): Java's planDeletedInDeltaManifest. None if a manifest is gone."""
-    metas = reader.manifest_list(snap.delta_manifest_list, missing_ok)
-    if metas is not None and all(m.num_deleted_files == 0 for m in metas):
-        return {}  # an append-only delta deletes nothing
-    entries = reader.entries_of_lists([snap.delta_manifest_list], missing_ok)
-    if entries is None:
-        return None
-    pending: dict[FileKey, ExpireFileEntry] = {}
-    for e in entries:
-        if e.kind == FileKind.ADD:
-            pending.pop(e.key, None)
-        else:
-            pending[e.key] = e
-    return pending
 
 
 def added_in_changelog(reader: GuardedReader, snap: Snapshot) -> list[ExpireFileEntry] | None:
@@ -452,27 +470,6 @@ def beyond_latest(tags: Sequence[Snapshot], latest: int) -> list[Snapshot]:
     """Tags past the latest snapshot (a killed rollback leaves them): they have no place in the
     history, so everything they use is kept."""
     return [t for t in tags if t.id > latest]
-
-
-class TagSkipper:
-    """Java's createDataFileSkipperForTags: a file deleted by snapshot N stays while the last
-    tag before N still lists it (read once per tag); so do the files of the tags past the
-    ``latest`` snapshot."""
-
-    def __init__(self, reader: GuardedReader, tags: Sequence[Snapshot], latest: int) -> None:
-        self.reader = reader
-        self.tags = tags
-        self._live: dict[int, set[FileKey]] = {}
-        self._beyond: set[FileKey] = set().union(*(reader.live_keys(t) for t in beyond_latest(tags, latest)))
-
-    def keys_before(self, sid: int) -> set[FileKey]:
-        i = previous_index(self.tags, sid)
-        if i < 0:
-            return self._beyond
-        t = self.tags[i]
-        if t.id not in self._live:
-            self._live[t.id] = self.reader.live_keys(t)
-        return self._live[t.id] | self._beyond if self._beyond else self._live[t.id]
 
 
 # -- doing --------------------------------------------------------------------------------------

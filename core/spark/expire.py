@@ -37,7 +37,8 @@ from ..errors import PaimonError
 from ..manifest.expire_file_entry import ExpireFileEntry, FileKey
 from ..operation.expire import ExpireResult, apply_expire, plan_expire
 from ..operation.expire_plan import ACTION, ExpirePlan, ExpirePolicy
-from ..operation.file_deletion import FileDeletion, GuardedReader, added_in_changelog, deleted_in_delta
+from ..operation.file_deletion import FileDeletion, GuardedReader, added_in_changelog
+from ..operation.live_files import deleted_in_delta
 from ..operation.snapshot_deletion import DeltaReader
 from ..refs.snapshot import Snapshot
 from ..utils.progress import StepProgress
