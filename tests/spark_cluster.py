@@ -91,7 +91,7 @@ class SparkCluster:
     def app_ids(self) -> set[str]:
         return {p.name for p in self.work_dir.glob("w*/app-*")}
 
-    def log_tails(self, lines: int = 60) -> str:
+    def log_tails(self, lines: int = 30) -> str:
         """The last lines of every daemon and executor log, for a failure report."""
         out = []
         for p in sorted(self.log_dir.glob("*.log")) + self.executor_logs():
@@ -99,7 +99,7 @@ class SparkCluster:
                 text = p.read_text(errors="replace").splitlines()[-lines:]
             except OSError as e:
                 text = [f"<unreadable: {e}>"]
-            out.append(f"==> {p} <==\n" + "\n".join(text))
+            out.append(f"==> {p} <==\n" + "\n".join(line[:400] for line in text))
         return "\n".join(out)
 
     def marked_pids(self) -> list[int]:

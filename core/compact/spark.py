@@ -128,15 +128,31 @@ def _rebuild_error(info: tuple[str, str, int, str]) -> BaseException:
     return err2
 
 
+# what a task fails with when the executors' Python is not the one paimon-cli needs (the
+# cause is deep in the Java message, past what one error line can show)
+_EXECUTOR_PYTHON_FAULTS = (
+    ("No module named 'paimon_cli'", "the executors' Python has no paimon-cli"),
+    ("Cannot run program", "the executors cannot start their Python"),
+    ("Python in worker has different version", "the executors' Python is another version than the driver's"),
+)
+
+
 def _java_message(e: BaseException) -> str:
-    """The Java exception's own message for a Py4JJavaError, else the first line of ``e``."""
+    """The Java exception's own message for a Py4JJavaError, else the first line of ``e``;
+    a wrong executor Python is named with what to do about it."""
+    text = ""
     java = getattr(e, "java_exception", None)
     if java is not None:
         try:
-            return " ".join(str(java.toString()).split())[:500]
+            text = " ".join(str(java.toString()).split())
         except Exception:  # noqa: BLE001 - the JVM may be gone
             pass
-    return (str(e).strip().splitlines() or [type(e).__name__])[0][:500]
+    text = text or (str(e).strip().splitlines() or [type(e).__name__])[0]
+    for needle, fault in _EXECUTOR_PYTHON_FAULTS:
+        if needle in text:
+            return (f"{fault} ({os.environ.get('PYSPARK_PYTHON', 'python3')}): install 'paimon-cli[spark]' "
+                    "of this version there and point spark.pyspark.python (or PYSPARK_PYTHON) at it")
+    return text[:500]
 
 
 def _is_local_master(master: str) -> bool:
@@ -157,6 +173,9 @@ logger.submit.name = org.apache.spark.deploy.SparkSubmit
 logger.submit.level = error
 logger.repl.name = org.apache.spark.repl.Main
 logger.repl.level = error
+# "Task 0 in stage 0.0 failed 1 times; aborting job": the driver reports the failure itself
+logger.tsm.name = org.apache.spark.scheduler.TaskSetManager
+logger.tsm.level = off
 """
 
 
@@ -209,6 +228,17 @@ def check_master_reachable(master: str, timeout: float = MASTER_CONNECT_TIMEOUT)
     raise PaimonError(f"cannot reach Spark master {master!r} ({'; '.join(reasons)})")
 
 
+def _choose_executor_python(conf: dict[str, str]) -> None:
+    """The executors' Python: ``spark.pyspark.python``, else PYSPARK_PYTHON, else this
+    interpreter (it has paimon-cli; a cluster built from the driver's image has it at the same
+    path). A Python driver hands executors only its PYSPARK_PYTHON (default ``python3`` from
+    each executor's PATH) and ignores the conf and the workers' environment, so the choice is
+    put there before the session starts, for every master (and stays for this process)."""
+    python = conf.get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    os.environ["PYSPARK_PYTHON"] = python
+    conf["spark.pyspark.python"] = python
+
+
 def spark_session(master: str | None, conf: Mapping[str, str] | None, app_name: str) -> tuple[Any, bool]:
     """(SparkSession, created_here). An already active session is reused and left running."""
     from pyspark.sql import SparkSession
@@ -219,11 +249,9 @@ def spark_session(master: str | None, conf: Mapping[str, str] | None, app_name: 
     master = master or DEFAULT_MASTER
     check_master_reachable(master)
     conf = dict(conf or {})
+    _choose_executor_python(conf)
     if _is_local_master(master):
-        # workers must run this interpreter (it has paimon-cli and its dependencies)
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        conf.setdefault("spark.pyspark.python", sys.executable)
         conf.setdefault("spark.pyspark.driver.python", sys.executable)
         conf.setdefault("spark.ui.enabled", "false")
     conf.setdefault("spark.ui.showConsoleProgress", "false")
