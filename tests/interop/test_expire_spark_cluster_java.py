@@ -41,12 +41,10 @@ def _objects(s3: S3Server, wh: str) -> dict[str, int]:
 
 def _driver_env(cluster: SparkCluster) -> dict[str, str]:
     """The CLI's environment: loopback, no AWS credentials (only --fs-option carries them),
-    and the executors' Python named as a user of a cluster names it."""
+    no PYSPARK_PYTHON (the driver picks the executors' Python)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "PAIMON_"))}
     base.update(AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull, AWS_EC2_METADATA_DISABLED="true")
-    env = cluster.driver_env(base)
-    env["PYSPARK_PYTHON"] = sys.executable
-    return env
+    return cluster.driver_env(base)
 
 
 def test_expire_on_standalone_cluster_over_s3_equals_local(spark_cluster: SparkCluster, s3_server: S3Server,
