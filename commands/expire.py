@@ -14,12 +14,19 @@ from paimon_cli.options import (
     FsOpt,
     LimitOpt,
     OutputOpt,
+    SparkConfOpt,
+    SparkMasterOpt,
     WarehouseOpt,
     WideOpt,
     time_option,
 )
 from paimon_cli.output import OutputFormat, note, render, render_outcome
 from paimon_cli.progress import ProgressBar
+
+# compact's --engine, for expiry: the driver decides, tasks read manifests and delete
+ExpireEngineOpt = Annotated[str, typer.Option(
+    "--engine", metavar="auto|local|spark",
+    help="Where manifests are read and files deleted (auto: spark only with --spark-master/--spark-conf).")]
 
 
 def expire(
@@ -46,6 +53,9 @@ def expire(
     changelog: Annotated[
         bool, typer.Option("--changelog", help="Expire long-lived changelogs (changelog/) instead of snapshots.")
     ] = False,
+    engine: ExpireEngineOpt = "auto",
+    spark_master: SparkMasterOpt = None,
+    spark_conf: SparkConfOpt = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     verbose: VerboseOpt = False,
@@ -67,12 +77,15 @@ def expire(
     expires those (writers run both after each commit, as Java does). A run right after
     --dry-run deletes exactly the files the dry run listed. On a terminal the files are shown
     and the run asks first (--yes skips that; without a terminal nothing is asked).
+    With --engine spark, Spark tasks (local[*] or --spark-master) read the expiring
+    snapshots' manifests and delete the files; the driver decides, with the same result.
 
     \b
     Example:
         paimon-cli expire shop.orders --dry-run
         paimon-cli expire shop.orders --retain-min 5 --older-than 2h
         paimon-cli expire shop.orders --older-than 2024-05-01T00:00:00 --max-deletes 500 -o json
+        paimon-cli expire shop.orders --engine spark --spark-master spark://host:7077
     """
     from paimon_cli.core.api import Warehouse
 
@@ -81,7 +94,8 @@ def expire(
     def run(dry: bool) -> Any:
         with ProgressBar("expiring") as bar:
             return table.expire(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
-                                max_deletes=max_deletes, changelog=changelog, dry_run=dry, progress=bar)
+                                max_deletes=max_deletes, changelog=changelog, dry_run=dry, progress=bar,
+                                engine=engine, spark_master=spark_master, spark_conf=spark_conf)
 
     if not dry_run:
         confirm(yes, f"expire {'changelogs' if changelog else 'snapshots'} of {table.name}, deleting these files",

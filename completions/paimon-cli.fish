@@ -15,7 +15,7 @@
 #   compact-manifest --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   remove-unexisting-files --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   repair --branch --debug --dry-run --earliest --fs-option --limit --output --quiet --warehouse --wide -o -q -w
-#   expire --branch --changelog --debug --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --verbose --warehouse --wide --yes -o -q -v -w -y
+#   expire --branch --changelog --debug --dry-run --engine --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --spark-conf --spark-master --verbose --warehouse --wide --yes -o -q -v -w -y
 #   expire-changelogs --branch --debug --delete-all --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
 #   expire-partitions --branch --debug --dry-run --expiration-time --fs-option --limit --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
 #   purge-files --branch --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide --yes -o -q -w -y

@@ -43,6 +43,7 @@ from ..operation.write import WriteSummary
 from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
+from ..spark.expire import expire_on_spark, use_spark
 from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, ROW_STREAMS, STREAMED_TABLES, SYSTEM_TABLES
 from ..table.features import Action, check_features
 from ..table.identifiers import Identifier
@@ -454,16 +455,26 @@ class Table:
         changelog: bool = False,
         dry_run: bool = False,
         progress: StepProgress | None = None,
+        engine: str = "auto",
+        spark_master: str | None = None,
+        spark_conf: KeyValues | None = None,
     ) -> ExpireReport:
         """Expire old snapshots (or with ``changelog`` long-lived changelogs) and delete the
         files only they used, as Java does; unset arguments fall back to the table's options.
         If anything deciding what is still used cannot be read, nothing is deleted
         (UnsafeRefused). A run right after a dry run deletes exactly the dry run's files.
-        ``progress(done, total, detail)`` is called as files are deleted."""
+        ``progress(done, total, detail)`` is called as files are deleted. ``engine``: auto |
+        local | spark (auto: Spark when ``spark_master``/``spark_conf`` is given); on Spark,
+        tasks read the expiring snapshots' manifests and delete, with the same result."""
         cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
+        conf = key_values(spark_conf, "--spark-conf") or None
         table = self._open_for(Action.EXPIRE)
         policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
                               max_deletes=max_deletes, changelog=changelog)
+        if use_spark(engine, spark_master, conf):
+            plan, result = expire_on_spark(table, policy, dry_run=dry_run, master=spark_master, conf=conf,
+                                           progress=progress)
+            return ExpireReport(plan, result, table.path)
         plan = plan_expire(table, policy)
         return ExpireReport(plan, None if dry_run else apply_expire(table, plan, progress=progress), table.path)
 

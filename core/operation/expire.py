@@ -34,10 +34,15 @@ from ..utils.rows import Rows
 from .changelog_expire import plan_changelog_expire
 from .expire_plan import ACTION, ExpirePlan, ExpirePolicy, RetainedRefs, resolve_policy
 from .file_deletion import PHASE, FileDeletion, GuardedReader, delete_in_order, remove_empty_bucket_dirs
-from .snapshot_deletion import plan_snapshot_expire
+from .snapshot_deletion import DeltaReader, plan_snapshot_expire
 
 if TYPE_CHECKING:
+    from ..io.fileio import FileIO
     from ..table.file_store_table import FileStoreTable
+
+# delete_in_order's signature: (file io, files, phase of a file, called per deleted file)
+DeleteInOrder = Callable[["FileIO", list[FileDeletion], Callable[[FileDeletion], int],
+                          Callable[[FileDeletion], None]], None]
 
 
 @dataclass
@@ -52,12 +57,14 @@ class ExpireResult:
 
 
 def plan_expire(table: FileStoreTable, policy: ExpirePolicy | None = None,
-                options: dict[str, str] | None = None, *, explain: bool = False) -> ExpirePlan:
-    """Decide what a run deletes (reads only). See the module docs for the rules."""
+                options: dict[str, str] | None = None, *, explain: bool = False,
+                deltas: DeltaReader | None = None) -> ExpirePlan:
+    """Decide what a run deletes (reads only). See the module docs for the rules; ``deltas``
+    reads the expiring snapshots' own manifests (the Spark engine's tasks)."""
     rp = resolve_policy(table, policy, options)
     if policy is not None and policy.changelog:
         return plan_changelog_expire(table, rp)
-    return plan_snapshot_expire(table, rp, explain)
+    return plan_snapshot_expire(table, rp, explain, deltas)
 
 
 # ---------------------------------------------------------------------------------------
@@ -105,9 +112,10 @@ def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> None:
 
 def apply_expire(table: FileStoreTable, plan: ExpirePlan,
                  on_delete: Callable[[FileDeletion], None] | None = None,
-                 progress: StepProgress | None = None) -> ExpireResult:
+                 progress: StepProgress | None = None, delete: DeleteInOrder = delete_in_order) -> ExpireResult:
     """Delete exactly the plan's files in its order, then move/delete metadata, then EARLIEST;
-    ``progress`` counts the files."""
+    ``progress`` counts the files; ``delete`` deletes the files before the metadata, phase by
+    phase (the Spark engine: in tasks)."""
     started = time.monotonic()
     result = ExpireResult(plan)
     if plan.expired_ids:
@@ -123,7 +131,7 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
                 on_delete(f)
             ticker.tick()
 
-        delete_in_order(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
+        delete(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
         remove_empty_bucket_dirs(table, plan.empty_dir_candidates)
         _retire_metadata(table, plan, deleted)
         result.expired = len(plan.expired_ids)

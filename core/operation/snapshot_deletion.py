@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..io.fileio import join
+from ..manifest.expire_file_entry import ExpireFileEntry, FileKey
 from ..manifest.manifest import FileSource
 from ..refs.snapshot import Snapshot, SnapshotManager
 from .expire_plan import ACTION, ExpirePlan, ResolvedPolicy, RetainedRefs
@@ -38,7 +39,23 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
 
-def plan_snapshot_expire(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = False) -> ExpirePlan:
+class DeltaReader:
+    """What each expiring snapshot's own manifests say: the data files its delta deletes and the
+    changelog files it adds. Read here, snapshot by snapshot; the Spark engine reads them all
+    in tasks in :meth:`prepare` (``core.spark.expire``)."""
+
+    def prepare(self, reader: GuardedReader, data: list[tuple[Snapshot, bool]], changelog: list[Snapshot]) -> None:
+        """Called once before the lookups: ``data`` (snapshot, missing_ok), ``changelog`` snapshots."""
+
+    def deleted(self, reader: GuardedReader, snap: Snapshot, missing_ok: bool) -> dict[FileKey, ExpireFileEntry] | None:
+        return deleted_in_delta(reader, snap, missing_ok)
+
+    def changelog_added(self, reader: GuardedReader, snap: Snapshot) -> list[ExpireFileEntry] | None:
+        return added_in_changelog(reader, snap)
+
+
+def plan_snapshot_expire(table: FileStoreTable, rp: ResolvedPolicy, explain: bool = False,
+                         deltas: DeltaReader | None = None) -> ExpirePlan:
     """Decide what a run deletes; ``explain`` also reads other branches when nothing expires."""
     reader = GuardedReader(table.file_io, table.path, ACTION)
     sm = table.snapshot_manager
@@ -74,7 +91,8 @@ def plan_snapshot_expire(table: FileStoreTable, rp: ResolvedPolicy, explain: boo
         plan.fingerprint = refs.fingerprint()
     _fill_holds(plan, ids, why, refs, latest)
     with cyclic_gc_paused():  # ~40% of decoding many small Avro files is the cyclic GC's scans
-        _plan_files(plan, DeletionPlanner(reader, FilePaths(table)), expiring, end_snap, refs, sm, latest)
+        _plan_files(plan, DeletionPlanner(reader, FilePaths(table)), expiring, end_snap, refs, sm, latest,
+                    deltas or DeltaReader())
     for s in expiring:
         p = sm.snapshot_path(s.id)
         plan.metadata_files.append(FileDeletion(p, SNAPSHOT, reader.size(p) or 0, s.id))
@@ -180,11 +198,11 @@ def _gap_notes(plan: ExpirePlan, ids: list[int], sm: SnapshotManager) -> None:
 
 
 def _plan_files(plan: ExpirePlan, planner: DeletionPlanner, expiring: list[Snapshot], end_snap: Snapshot,
-                refs: RetainedRefs, sm: SnapshotManager, latest: int) -> None:
+                refs: RetainedRefs, sm: SnapshotManager, latest: int, deltas: DeltaReader) -> None:
     rp = plan.policy
-    _plan_data_files(planner, expiring, end_snap, refs, rp, sm, latest)
+    _plan_data_files(planner, expiring, end_snap, refs, rp, sm, latest, deltas)
     if not rp.changelog_decoupled:
-        _plan_changelog_files(planner, expiring, refs)
+        _plan_changelog_files(planner, expiring, refs, deltas)
     _plan_metadata(planner, expiring, end_snap, refs, rp, latest)
     plan.deletions = planner.files
     plan.notes += planner.notes
@@ -192,8 +210,8 @@ def _plan_files(plan: ExpirePlan, planner: DeletionPlanner, expiring: list[Snaps
         plan.empty_dir_candidates = list(planner.bucket_dirs)
 
 
-def _plan_data_files(planner: DeletionPlanner, expiring: list[Snapshot], end_snap: Snapshot,
-                     refs: RetainedRefs, rp: ResolvedPolicy, sm: SnapshotManager, latest: int) -> None:
+def _plan_data_files(planner: DeletionPlanner, expiring: list[Snapshot], end_snap: Snapshot, refs: RetainedRefs,
+                     rp: ResolvedPolicy, sm: SnapshotManager, latest: int, deltas: DeltaReader) -> None:
     """Data files deleted by the deltas of (begin, end], unless the last tag before the deleting
     snapshot, a tag past the ``latest`` snapshot, another branch or the end snapshot still lists them.
 
@@ -207,10 +225,12 @@ def _plan_data_files(planner: DeletionPlanner, expiring: list[Snapshot], end_sna
             "(an empty used-file set on a table with data)",
         )
     tags = TagSkipper(reader, refs.tags, latest)
+    deltas.prepare(reader, [(s, s.id != end_snap.id) for s in [*expiring[1:], end_snap]],
+                   [] if rp.changelog_decoupled else expiring)
     pending = PendingDeletes()
     for s in [*expiring[1:], end_snap]:
         segment = tags.segment(s.id)
-        deleted = deleted_in_delta(reader, s, missing_ok=s.id != end_snap.id)
+        deleted = deltas.deleted(reader, s, missing_ok=s.id != end_snap.id)
         if deleted is None:
             planner.notes.append(
                 f"snapshot {s.id}: a delta manifest is already gone (an interrupted run?); "
@@ -237,10 +257,11 @@ def _plan_data_files(planner: DeletionPlanner, expiring: list[Snapshot], end_sna
             planner.data_file(e, sid)
 
 
-def _plan_changelog_files(planner: DeletionPlanner, expiring: list[Snapshot], refs: RetainedRefs) -> None:
+def _plan_changelog_files(planner: DeletionPlanner, expiring: list[Snapshot], refs: RetainedRefs,
+                          deltas: DeltaReader) -> None:
     """Changelog files of [begin, end) (coupled lifecycle), unless another branch names them."""
     for s in expiring:
-        entries = added_in_changelog(planner.reader, s)
+        entries = deltas.changelog_added(planner.reader, s)
         if entries is None:
             planner.notes.append(f"snapshot {s.id}: changelog manifests already gone")
             continue

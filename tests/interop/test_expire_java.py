@@ -16,6 +16,7 @@ import os
 import random
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +110,10 @@ def snapshot_ids(table_dir: Path) -> list[int]:
 
 
 def compare_expire(jp: JavaPaimon, tmp: Path, name: str, made: dict[str, Any], *,
-                   retain_min: int | None, retain_max: int | None, max_deletes: int | None) -> dict[str, Any]:
-    """Expire a Java copy and our copy of ``tmp/orig`` with the same settings and compare."""
+                   retain_min: int | None, retain_max: int | None, max_deletes: int | None,
+                   engine: Callable[[Any, ExpirePolicy], Any] = expire) -> dict[str, Any]:
+    """Expire a Java copy and our copy of ``tmp/orig`` (with ``engine``) with the same
+    settings and compare."""
     # 0.9's default snapshot.expire.limit is 10, 1.x's (ours) 50: always pass it explicitly
     max_deletes = 50 if max_deletes is None else max_deletes
     orig = tmp / "orig"
@@ -127,7 +130,7 @@ def compare_expire(jp: JavaPaimon, tmp: Path, name: str, made: dict[str, Any], *
     policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, time_retained_millis=1,
                           max_deletes=max_deletes)
     plan = plan_expire(table, policy)
-    res = expire(table, policy)
+    res = engine(table, policy)
     assert res.expired == len(plan.expired_ids) == n_java
     java_dir = tmp / "java" / f"{DB}.db" / name
     our_dir = tmp / "ours" / f"{DB}.db" / name
