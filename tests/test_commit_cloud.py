@@ -1,10 +1,10 @@
 """Commits on GCS and Azure Blob, against real emulators on loopback.
 
-Object stores have no atomic rename: a snapshot (schema, tag, hint, lease...) is published with
+Object stores have no atomic rename: a snapshot (schema, tag, statistics, maintain lease) is published with
 a create-if-absent the *server* decides -- ``ifGenerationMatch=0`` on GCS (fake-gcs-server,
 tests/gcs_fixtures.py), ``If-None-Match: *`` on Azure (Azurite, tests/azure_fixtures.py) --
 and an ambiguous answer is decided by reading the object back, as on S3. Every test runs on
-both stores; Java Paimon 0.9 reads tables committed there in
+both stores; the CLI end-to-end run with Java Paimon 0.9 reading the result is in
 tests/interop/test_cloud_commits_java.py.
 """
 
@@ -21,7 +21,7 @@ from paimon_cli.core.io.fileio import FileIO, join
 from tests.test_concurrent_write import Target, cli, concurrent_appends, create, key, read_cli, run, write_parquet
 
 STORES = [pytest.param("gcs", marks=pytest.mark.gcs, id="gcs"),
-          pytest.param("azure", marks=pytest.mark.azure, id="azure")]
+          pytest.param("azure", marks=pytest.mark.azure, id="azure")]  # the fixture is `<name>_server`
 ALIASES = {"gcs": ("gs", "gcs"), "azure": ("az", "abfs", "abfss")}
 
 
@@ -89,8 +89,31 @@ def test_a_client_without_conditional_create_is_refused(store: Any, monkeypatch:
 
     monkeypatch.setattr(fio.fs, "_pipe_file", old_pipe_file)
     lib = {"gcs": "gcsfs", "azure": "adlfs"}[store.kind]
-    with pytest.raises(UnsafeRefused, match=f"this {lib} has no conditional upload"):
+    with pytest.raises(UnsafeRefused, match=f"this {lib} has no conditional put"):
         fio.try_write_atomic(join(fio.root, "snapshot/snapshot-1"), b"x")
+
+
+def test_maintain_lease_and_takeover_on_the_store(store: Any) -> None:
+    """The maintain lease and its takeover marker go through the same create-if-absent."""
+    from paimon_cli.core.maintain.lease import Lease, LeaseHeld
+
+    fio = FileIO(store.fresh_warehouse("lease"), store.storage_options)
+    table = join(fio.root, "db.db/t")
+    clock = [1_000_000]
+    first = Lease.acquire(fio, table, "first", ttl_millis=1000, clock=lambda: clock[0])
+    with pytest.raises(LeaseHeld, match="leased by first"):
+        Lease.acquire(fio, table, "second", ttl_millis=1000, clock=lambda: clock[0])
+    clock[0] += 5000  # the first run died: its lease expired
+    marker = join(table, f"maintain.lease.{first.info.token}.takeover")
+    assert fio.try_write_atomic(marker, b"another taker")  # another run won the takeover marker
+    with pytest.raises(LeaseHeld, match="is being taken over by another run"):
+        Lease.acquire(fio, table, "late", ttl_millis=1000, clock=lambda: clock[0])
+    fio.delete(marker)
+    taker = Lease.acquire(fio, table, "taker", ttl_millis=1000, clock=lambda: clock[0])
+    assert taker.info.token != first.info.token
+    assert not first.renew() and first.lost == "the lease was taken over by another run"
+    taker.release()
+    assert fio.list_names(table) == []
 
 
 def test_a_store_without_verified_create_is_refused_by_name(tmp_path: Path) -> None:
@@ -104,40 +127,42 @@ def test_a_store_without_verified_create_is_refused_by_name(tmp_path: Path) -> N
         FileIO("memory://refused").try_write_atomic("memory://refused/x", b"x")
 
 
-def _rows(lo: int, hi: int, tag: str) -> list[dict[str, Any]]:
+def rows_between(lo: int, hi: int, tag: str) -> list[dict[str, Any]]:
     return [{"id": i, "dt": "2024-01-01" if i % 2 else "2024-01-02", "v": f"{tag}{i}", "amount": i * 0.5}
             for i in range(lo, hi)]
 
 
-def _ok(args: list[str]) -> str:
+def run_ok(args: list[str]) -> str:
     res = run(args)
     assert res.returncode == 0, res.stderr
     return res.stdout
 
 
-@pytest.mark.slow
-def test_cli_table_lifecycle(store: Any, tmp_path: Path) -> None:
-    """create, write, compact, tag, expire, inspect and read, all through the CLI."""
+def cli_table_lifecycle(store: Any, tmp_path: Path) -> tuple[Target, list[dict[str, Any]]]:
+    """create, write, compact, tag, expire, inspect and read on the store, all through the CLI;
+    returns the table's target and its rows. Run (with Java Paimon 0.9 reading the result) by
+    tests/interop/test_cloud_commits_java.py."""
     t = target(store, "cli")
     create(t, "t", "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=2")
-    first, second = _rows(0, 40, "a"), _rows(20, 60, "b")
+    first, second = rows_between(0, 40, "a"), rows_between(20, 60, "b")
     for i, rows in enumerate((first, second)):
-        _ok(cli("write", "db.t", write_parquet(tmp_path / f"in{i}.parquet", rows), *t.args()))
-    out = json.loads(_ok(cli("compact", "db.t", "--full", "--no-expire", "-o", "json", *t.args())))
+        run_ok(cli("write", "db.t", write_parquet(tmp_path / f"in{i}.parquet", rows), *t.args()))
+    out = json.loads(run_ok(cli("compact", "db.t", "--full", "--no-expire", "-o", "json", *t.args())))
     assert out[0]["snapshot_id"] == 3
-    _ok(cli("tag", "create", "db.t", "before-expire", "--snapshot", "2", *t.args()))
-    _ok(cli("expire", "db.t", "--retain-max", "1", "--retain-min", "1", "--older-than", "0s", *t.args()))
-    snaps = json.loads(_ok(cli("inspect", "snapshots", "db.t", "-o", "json", *t.args())))
+    run_ok(cli("tag", "create", "db.t", "before-expire", "--snapshot", "2", *t.args()))
+    run_ok(cli("expire", "db.t", "--retain-max", "1", "--retain-min", "1", "--older-than", "0s", *t.args()))
+    snaps = json.loads(run_ok(cli("inspect", "snapshots", "db.t", "-o", "json", *t.args())))
     assert [(s["snapshot_id"], s["commit_kind"]) for s in snaps] == [(3, "COMPACT")]
-    tags = json.loads(_ok(cli("tag", "list", "db.t", "-o", "json", *t.args())))
+    tags = json.loads(run_ok(cli("tag", "list", "db.t", "-o", "json", *t.args())))
     assert [x["tag_name"] for x in tags] == ["before-expire"]
-    files = json.loads(_ok(cli("inspect", "files", "db.t", "-o", "json", *t.args())))
+    files = json.loads(run_ok(cli("inspect", "files", "db.t", "-o", "json", *t.args())))
     assert {f["level"] for f in files} == {5} and len(files) == 4  # 2 partitions x 2 buckets
-    expected = {r["id"]: r for r in first + second}  # the second write wins on 20..39
+    expected = list({r["id"]: r for r in first + second}.values())  # the second write wins on 20..39
     got = read_cli(t, "t")
-    assert sorted(map(key, got)) == sorted(map(key, expected.values()))
-    at_tag = json.loads(_ok(cli("read", "db.t", "--tag", "before-expire", "-o", "json", *t.args())))
-    assert sorted(map(key, at_tag)) == sorted(map(key, expected.values()))
+    assert sorted(map(key, got)) == sorted(map(key, expected))
+    at_tag = json.loads(run_ok(cli("read", "db.t", "--tag", "before-expire", "-o", "json", *t.args())))
+    assert sorted(map(key, at_tag)) == sorted(map(key, expected))
+    return t, expected
 
 
 @pytest.mark.slow

@@ -414,17 +414,24 @@ class FileIO:
             f"(commits are supported on {COMMIT_FILESYSTEMS}); refusing to publish"
         )
 
+    def _require_conditional_put(self, path: str, lib: str, param: str, spelling: str, since: str = "") -> None:
+        """Refuse (nothing sent) when the installed fsspec backend predates its conditional put:
+        an unknown keyword would fail, or worse, be swallowed into a plain overwrite."""
+        import inspect
+
+        if param not in inspect.signature(self.fs._pipe_file).parameters:
+            raise UnsafeRefused(
+                f"{path}: this {lib} has no conditional put (pipe_file {spelling}); "
+                f"upgrade {lib}{f' (>= {since})' if since else ''} to publish safely"
+            )
+
     def _s3_put_if_absent(self, path: str, data: bytes) -> bool:
         """One PutObject carrying ``If-None-Match: *``: the server decides the race.
 
         Not ``open(path, "xb")``: s3fs commits an empty "xb" file with an unconditional
         touch(), which would overwrite a winner's file.
         """
-        if "mode" not in _signature_params(self.fs._pipe_file):
-            raise UnsafeRefused(
-                f"{path}: this s3fs has no conditional put (pipe_file mode='create'); "
-                "upgrade s3fs to publish safely"
-            )
+        self._require_conditional_put(path, "s3fs", "mode", "mode='create'")
         try:
             self.fs.pipe_file(self._p(path), data, mode="create")
             return True
@@ -444,11 +451,7 @@ class FileIO:
         Not ``open(path, "xb")``: that goes through a resumable upload, which fake-gcs-server
         (the emulator the tests verify against) does not check preconditions on.
         """
-        if "mode" not in _signature_params(self.fs._pipe_file):
-            raise UnsafeRefused(
-                f"{path}: this gcsfs has no conditional upload (pipe_file mode='create'); "
-                "upgrade gcsfs (>= 2024.12.0) to publish safely"
-            )
+        self._require_conditional_put(path, "gcsfs", "mode", "mode='create'", "2024.12.0")
         try:
             self.fs.pipe_file(self._p(path), data, mode="create")
             return True
@@ -461,11 +464,7 @@ class FileIO:
         Not ``open(path, "xb")``: adlfs wraps every other failure of that path in a
         ``RuntimeError``, hiding whether the blob landed.
         """
-        if "overwrite" not in _signature_params(self.fs._pipe_file):
-            raise UnsafeRefused(
-                f"{path}: this adlfs has no conditional upload (pipe_file overwrite=False); "
-                "upgrade adlfs (>= 2024.12.0) to publish safely"
-            )
+        self._require_conditional_put(path, "adlfs", "overwrite", "overwrite=False", "2024.12.0")
         from azure.core.exceptions import ResourceExistsError
 
         try:
@@ -495,12 +494,6 @@ class FileIO:
             self.fs.rm(self._p(path), recursive=True)
         except FileNotFoundError:
             pass
-
-
-def _signature_params(func: Any) -> Any:
-    import inspect
-
-    return inspect.signature(func).parameters
 
 
 def _mtime_millis(entry: dict[str, Any]) -> int | None:
