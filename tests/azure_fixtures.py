@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.interop.java_harness import default_cache_dir
-from tests.loopback_server import EmulatorProcess, accepts_tcp, bypass_proxy_for_loopback, free_port
+from tests.loopback_server import EmulatedStore, EmulatorProcess, accepts_tcp, bypass_proxy_for_loopback, free_port
 
 AZURITE_VERSION = "3.35.0"
 CONTAINER = "warehouse"
@@ -32,21 +30,8 @@ _AZURE_ENV_UNSET = ("AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT_NA
                     "AZURE_STORAGE_TENANT_ID", "AZURE_STORAGE_ANON")
 
 
-@dataclass
-class AzureServer:
-    """Where Azurite listens and how to reach it."""
-
-    endpoint: str
-    container: str = CONTAINER
-    storage_options: dict[str, Any] = field(default_factory=dict)
-
-    def fresh_warehouse(self, label: str = "wh", scheme: str = "az") -> str:
-        """A warehouse URI no other test uses (the container is shared for the session)."""
-        return f"{scheme}://{self.container}/{label}-{uuid.uuid4().hex[:12]}"
-
-    def fs_option_pairs(self) -> list[str]:
-        """The same settings as ``--fs-option k=v`` strings, for CLI tests."""
-        return [f"{k}={v}" for k, v in self.storage_options.items()]
+class AzureServer(EmulatedStore):
+    """Azurite's blob endpoint and the session's container."""
 
     def new_fs(self) -> Any:
         """An uncached adlfs instance (fsspec caches instances by arguments)."""
@@ -93,7 +78,7 @@ def azure_server() -> Iterator[AzureServer]:
     conn = (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
             f"BlobEndpoint={endpoint};")
     try:
-        info = AzureServer(endpoint, storage_options={"connection_string": conn})
+        info = AzureServer(endpoint, CONTAINER, "az", {"connection_string": conn})
         info.new_fs().mkdir(CONTAINER)
         yield info
     finally:

@@ -15,34 +15,19 @@ from __future__ import annotations
 import os
 import sys
 import urllib.request
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from tests.loopback_server import EmulatorProcess, bypass_proxy_for_loopback, free_port
+from tests.loopback_server import EmulatedStore, EmulatorProcess, bypass_proxy_for_loopback, free_port
 
 BUCKET = "warehouse"
 PROJECT = "test"
 
 
-@dataclass
-class GcsServer:
-    """Where fake-gcs-server listens and how to reach it."""
-
-    endpoint: str
-    bucket: str = BUCKET
-    storage_options: dict[str, Any] = field(default_factory=dict)
-
-    def fresh_warehouse(self, label: str = "wh", scheme: str = "gs") -> str:
-        """A warehouse URI no other test uses (the bucket is shared for the session)."""
-        return f"{scheme}://{self.bucket}/{label}-{uuid.uuid4().hex[:12]}"
-
-    def fs_option_pairs(self) -> list[str]:
-        """The same settings as ``--fs-option k=v`` strings, for CLI tests."""
-        return [f"{k}={v}" for k, v in self.storage_options.items()]
+class GcsServer(EmulatedStore):
+    """fake-gcs-server's endpoint and the session's bucket."""
 
     def new_fs(self) -> Any:
         """An uncached gcsfs instance (fsspec caches instances by arguments)."""
@@ -90,7 +75,7 @@ def gcs_server() -> Iterator[GcsServer]:
             "-external-url", endpoint, "-log-level", "warn"]
     server = EmulatorProcess("fake-gcs-server", argv, lambda: _answers(endpoint))
     try:
-        info = GcsServer(endpoint, storage_options={"endpoint_url": endpoint, "token": "anon", "project": PROJECT})
+        info = GcsServer(endpoint, BUCKET, "gs", {"endpoint_url": endpoint, "token": "anon", "project": PROJECT})
         info.new_fs().mkdir(BUCKET)
         yield info
     finally:

@@ -12,7 +12,9 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +40,24 @@ def accepts_tcp(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+@dataclass
+class EmulatedStore:
+    """Where an emulator listens and how to reach one bucket/container of it."""
+
+    endpoint: str
+    bucket: str  # the GCS bucket / Azure container the session shares
+    scheme: str
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    def fresh_warehouse(self, label: str = "wh", scheme: str | None = None) -> str:
+        """A warehouse URI no other test uses (the bucket is shared for the session)."""
+        return f"{scheme or self.scheme}://{self.bucket}/{label}-{uuid.uuid4().hex[:12]}"
+
+    def fs_option_pairs(self) -> list[str]:
+        """The same settings as ``--fs-option k=v`` strings, for CLI tests."""
+        return [f"{k}={v}" for k, v in self.storage_options.items()]
 
 
 class EmulatorProcess:
