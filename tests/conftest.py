@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["tests.s3_fixtures", "tests.interop.pypaimon_fixtures", "tests.spark_cluster"]
+pytest_plugins = [
+    "tests.s3_fixtures",
+    "tests.gcs_fixtures",
+    "tests.azure_fixtures",
+    "tests.interop.pypaimon_fixtures",
+    "tests.spark_cluster",
+]
 
 
 @pytest.fixture

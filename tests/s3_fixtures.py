@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
+from tests.loopback_server import bypass_proxy_for_loopback, free_port
 
 BUCKET = "warehouse"
 REGION = "us-east-1"
@@ -64,12 +65,6 @@ class S3Server:
         return s3fs.S3FileSystem(skip_instance_cache=True, **self.storage_options)
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 _AWS_ENV = {
     "AWS_ACCESS_KEY_ID": ACCESS_KEY,
     "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
@@ -95,12 +90,9 @@ def s3_server() -> Iterator[S3Server]:
         mp.setenv(k, v)
     for k in _AWS_ENV_UNSET:
         mp.delenv(k, raising=False)
-    # a proxy in the environment would swallow loopback traffic
-    for k in ("NO_PROXY", "no_proxy"):
-        current = os.environ.get(k, "")
-        mp.setenv(k, ",".join(p for p in (current, "127.0.0.1", "localhost") if p))
+    bypass_proxy_for_loopback(mp)
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=_free_port(), verbose=False)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=free_port(), verbose=False)
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"

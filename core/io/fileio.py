@@ -26,6 +26,13 @@ _LOCAL_PROTOCOLS = {"file", "local"}
 PUBLISH_RETRY_WAITS_MS: tuple[float, ...] = (50, 100, 200, 400, 800, 1600)
 
 
+# schemes whose write-if-absent is verified (server-side precondition): commits go only there
+_S3_SCHEMES = ("s3", "s3a", "s3n")
+_GCS_SCHEMES = ("gs", "gcs")
+_AZURE_SCHEMES = ("az", "abfs", "abfss")
+COMMIT_FILESYSTEMS = "local disks, S3 (s3://), GCS (gs://, gcs://) and Azure Blob (az://, abfs://, abfss://)"
+
+
 class ConditionalRequestConflict(OSError):
     """S3 409: a concurrent conditional put of the same key is in progress (outcome open)."""
 
@@ -331,7 +338,7 @@ class FileIO:
         from this call, False if it holds another writer's content.
 
         The store's own answer is not trusted as final: a request retried under the hood
-        (s3fs, botocore) sees its own landed first try as "exists", and an error, a timeout
+        (s3fs, gcsfs, azure-core) sees its own landed first try as "exists", and an error, a timeout
         or an S3 409 ``ConditionalRequestConflict`` says nothing about whether the put landed
         or is still landing. So the file is read back and compared; while it is absent after
         a failure the same bytes are put again (harmless: only one put of a key can win), and
@@ -372,7 +379,7 @@ class FileIO:
 
         Local disks: write a hidden temp file, then ``link`` it to the target (fails with
         EEXIST instead of silently replacing, unlike rename). Object stores: a conditional
-        put (``If-None-Match: *``).
+        put (``If-None-Match: *`` on S3 and Azure, ``ifGenerationMatch=0`` on GCS).
         """
         if self.is_local:
             self.mkdirs(parent(path))
@@ -396,12 +403,27 @@ class FileIO:
                     os.unlink(self._p(tmp))
                 except FileNotFoundError:
                     pass
-        if self.scheme in ("s3", "s3a", "s3n"):
+        if self.scheme in _S3_SCHEMES:
             return self._s3_put_if_absent(path, data)
+        if self.scheme in _GCS_SCHEMES:
+            return self._gcs_put_if_absent(path, data)
+        if self.scheme in _AZURE_SCHEMES:
+            return self._azure_put_if_absent(path, data)
         raise UnsafeRefused(
             f"{path}: no verified write-if-absent for filesystem {self.scheme!r} "
-            "(only local disks and S3 conditional puts are trusted); refusing to publish"
+            f"(commits are supported on {COMMIT_FILESYSTEMS}); refusing to publish"
         )
+
+    def _require_conditional_put(self, path: str, lib: str, param: str, spelling: str, since: str = "") -> None:
+        """Refuse (nothing sent) when the installed fsspec backend predates its conditional put:
+        an unknown keyword would fail, or worse, be swallowed into a plain overwrite."""
+        import inspect
+
+        if param not in inspect.signature(self.fs._pipe_file).parameters:
+            raise UnsafeRefused(
+                f"{path}: this {lib} has no conditional put (pipe_file {spelling}); "
+                f"upgrade {lib}{f' (>= {since})' if since else ''} to publish safely"
+            )
 
     def _s3_put_if_absent(self, path: str, data: bytes) -> bool:
         """One PutObject carrying ``If-None-Match: *``: the server decides the race.
@@ -409,13 +431,7 @@ class FileIO:
         Not ``open(path, "xb")``: s3fs commits an empty "xb" file with an unconditional
         touch(), which would overwrite a winner's file.
         """
-        import inspect
-
-        if "mode" not in inspect.signature(self.fs._pipe_file).parameters:
-            raise UnsafeRefused(
-                f"{path}: this s3fs has no conditional put (pipe_file mode='create'); "
-                "upgrade s3fs to publish safely"
-            )
+        self._require_conditional_put(path, "s3fs", "mode", "mode='create'")
         try:
             self.fs.pipe_file(self._p(path), data, mode="create")
             return True
@@ -428,6 +444,34 @@ class FileIO:
                 # try, so neither "ours" nor "theirs": try_write_atomic reads back and decides
                 raise ConditionalRequestConflict(f"{path}: S3 answered 409 ConditionalRequestConflict") from e
             raise
+
+    def _gcs_put_if_absent(self, path: str, data: bytes) -> bool:
+        """One multipart upload carrying ``ifGenerationMatch=0``: GCS decides the race (412).
+
+        Not ``open(path, "xb")``: that goes through a resumable upload, which fake-gcs-server
+        (the emulator the tests verify against) does not check preconditions on.
+        """
+        self._require_conditional_put(path, "gcsfs", "mode", "mode='create'", "2024.12.0")
+        try:
+            self.fs.pipe_file(self._p(path), data, mode="create")
+            return True
+        except FileExistsError:
+            return False
+
+    def _azure_put_if_absent(self, path: str, data: bytes) -> bool:
+        """One Put Blob carrying ``If-None-Match: *`` (adlfs ``overwrite=False``).
+
+        Not ``open(path, "xb")``: adlfs wraps every other failure of that path in a
+        ``RuntimeError``, hiding whether the blob landed.
+        """
+        self._require_conditional_put(path, "adlfs", "overwrite", "overwrite=False", "2024.12.0")
+        from azure.core.exceptions import ResourceExistsError
+
+        try:
+            self.fs.pipe_file(self._p(path), data, overwrite=False)
+            return True
+        except (FileExistsError, ResourceExistsError):  # adlfs maps 409 BlobAlreadyExists to the former
+            return False
 
     def delete(self, path: str) -> None:
         try:
