@@ -114,10 +114,11 @@ def spark_available() -> str | None:
     return None
 
 
-def choose_engine(
-    engine: str, plan: CompactPlan, spark_master: str | None, spark_conf: Mapping[str, str] | None
-) -> tuple[str, str]:
-    """(engine, why) for ``--engine``; see the module docstring for the ``auto`` rule."""
+def choose_explicit_engine(
+    engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None
+) -> tuple[str, str] | None:
+    """(engine, why) when the flags decide ``--engine`` alone; None when ``auto`` must weigh
+    the work. Shared by every command with an ``--engine`` (compact, expire, orphans)."""
     if engine not in ENGINES:
         raise InvalidInput(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if engine == "local":
@@ -134,6 +135,16 @@ def choose_engine(
         if why_not:
             raise InvalidInput(f"--spark-master/--spark-conf: {why_not}")
         return "spark", "Spark options were given"
+    return None
+
+
+def choose_engine(
+    engine: str, plan: CompactPlan, spark_master: str | None, spark_conf: Mapping[str, str] | None
+) -> tuple[str, str]:
+    """(engine, why) for ``--engine``; see the module docstring for the ``auto`` rule."""
+    explicit = choose_explicit_engine(engine, spark_master, spark_conf)
+    if explicit is not None:
+        return explicit
     size, n = plan.bytes_in, len(plan.units)
     what = f"{_human(size)} in {n} unit{'s' if n != 1 else ''}"
     if size >= AUTO_SPARK_MIN_BYTES and n >= AUTO_SPARK_MIN_UNITS:

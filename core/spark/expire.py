@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..compact.job import choose_engine
+from ..compact.job import choose_explicit_engine
 from ..compact.local import TableRef
 from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session
 from ..errors import PaimonError
@@ -54,10 +54,8 @@ TaskError = tuple[str, str, int, str]
 def use_spark(engine: str, master: str | None, conf: Mapping[str, str] | None) -> bool:
     """Whether ``--engine`` runs on Spark (compact's rules; ``auto``: only when a master or a
     conf is given, expiry has no size threshold); refuses a Spark engine that cannot start."""
-    if engine.lower() == "auto" and not (master or conf):
-        return False
-    # the compaction plan is read only by ``auto`` without Spark options, answered above
-    return choose_engine(engine.lower(), None, master, conf)[0] == "spark"  # type: ignore[arg-type]
+    explicit = choose_explicit_engine(engine.lower(), master, conf)
+    return explicit is not None and explicit[0] == "spark"
 
 
 def expire_on_spark(table: FileStoreTable, policy: ExpirePolicy, *, dry_run: bool, master: str | None = None,

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..compact.job import spark_available
+from ..compact.job import choose_explicit_engine
 from ..compact.local import TableRef
 from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session
 from ..errors import InvalidInput, PaimonError
@@ -55,25 +55,15 @@ from ..utils.progress import StepProgress
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
-ENGINES = ("auto", "local", "spark")
-
-
 def choose_orphans_engine(engine: str, spark_master: str | None, spark_conf: Mapping[str, str] | None,
                           parallelism: int | None = None) -> str:
-    """``local`` or ``spark``: ``auto`` is Spark only when Spark options were given (a listing
-    and a join pay off only on a cluster, which the user names)."""
-    engine = engine.lower()
-    if engine not in ENGINES:
-        raise InvalidInput(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
-    spark_opts = bool(spark_master or spark_conf)
-    if engine == "local" or (engine == "auto" and not spark_opts):
-        if spark_opts or parallelism is not None:
-            raise InvalidInput("--spark-master/--spark-conf/--parallelism need --engine spark")
-        return "local"
-    why_not = spark_available()
-    if why_not:
-        raise InvalidInput(f"--engine spark: {why_not}")
-    return "spark"
+    """``local`` or ``spark`` by compact's flag rules; ``auto`` is Spark only when Spark options
+    were given (a listing and a join pay off only on a cluster, which the user names)."""
+    explicit = choose_explicit_engine(engine.lower(), spark_master, spark_conf)
+    name = explicit[0] if explicit is not None else "local"
+    if name == "local" and parallelism is not None:
+        raise InvalidInput("--parallelism needs --engine spark")
+    return name
 
 
 # ---------------------------------------------------------------------------------------

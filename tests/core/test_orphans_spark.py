@@ -276,7 +276,7 @@ def test_engine_choice_and_guards(table: Any) -> None:
     assert choose_orphans_engine("spark", None, None) == "spark"
     with pytest.raises(InvalidInput, match="need --engine spark"):
         choose_orphans_engine("local", "spark://h:7077", None)
-    with pytest.raises(InvalidInput, match="need --engine spark"):
+    with pytest.raises(InvalidInput, match="--parallelism needs --engine spark"):
         choose_orphans_engine("auto", None, None, parallelism=4)
     assert choose_orphans_engine("spark", None, None, parallelism=4) == "spark"
     with pytest.raises(InvalidInput, match="expected one of"):
