@@ -3,7 +3,7 @@ standalone cluster, and a fault in the publish of snapshot files."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -51,3 +51,16 @@ def snapshot_publish_fault(monkeypatch: pytest.MonkeyPatch) -> Callable[..., lis
         return calls
 
     return arm
+
+
+@pytest.fixture(scope="module")
+def spark(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A ``local[2]`` Spark session per test module (the Spark engines' tests share it)."""
+    from paimon_cli.core.compact.spark import spark_session
+
+    session, created = spark_session("local[2]", None, f"paimon-cli tests {request.module.__name__}")
+    assert created
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -38,18 +38,6 @@ _n = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from paimon_cli.core.compact.spark import spark_session
-
-    session, created = spark_session("local[2]", None, "paimon-cli tests")
-    assert created
-    try:
-        yield session
-    finally:
-        session.stop()
-
-
-@pytest.fixture(scope="module")
 def java(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from tests.interop.java_harness import JavaPaimon
 

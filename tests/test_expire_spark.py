@@ -15,7 +15,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +35,6 @@ from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
 from tests.core.test_expire import files_of, history, make_table, put, reload, rows_at, snapshot_ids
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from paimon_cli.core.compact.spark import spark_session
-
-    session, created = spark_session("local[2]", None, "paimon-cli expire tests")
-    assert created
-    try:
-        yield session
-    finally:
-        session.stop()
 
 
 def policy(**kw: Any) -> ExpirePolicy:

@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,18 +46,6 @@ pytestmark = pytest.mark.slow  # a Spark session (~10 s to start on 2 shared cor
 
 NOW = int(time.time() * 1000)
 UUID_ORPHAN = "data-0a0a0a0a-1111-2222-3333-444444444444-0.parquet"
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from paimon_cli.core.compact.spark import spark_session
-
-    session, created = spark_session("local[2]", None, "paimon-cli orphan tests")
-    assert created
-    try:
-        yield session
-    finally:
-        session.stop()
 
 
 def _rich_warehouse(wh: Path, tmp: Path) -> list[Any]:
