@@ -22,9 +22,10 @@ import pytest
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog import FileSystemCatalog
+from tests.interop.test_compact_spark_cluster_java import _driver_env, _objects
 from tests.s3_fixtures import S3Server
 from tests.spark_cluster import SparkCluster
-from tests.test_compact_spark_cluster import _driver_env, _objects, _put
+from tests.test_compact_spark import put as _put
 
 pytestmark = [pytest.mark.s3, pytest.mark.slow]
 ORPHANS = ("dt=a/bucket-0/data-0a0a0a0a-1111-2222-3333-444444444444-0.parquet",
