@@ -68,8 +68,9 @@ def _old_deleted_in_delta(reader: GuardedReader, snap: Snapshot, missing_ok: boo
 
 
 def _old_plan_data_files(planner: Any, expiring: list[Snapshot], end_snap: Snapshot, refs: Any, rp: Any, sm: Any,
-                         latest: int) -> None:
-    """The per-snapshot loop over Python sets, as it was."""
+                         latest: int, deltas: Any = None) -> None:
+    """The per-snapshot loop over Python sets, as it was (``deltas``, the Spark engine's hook,
+    is not used: the old path read each delta here)."""
     reader = planner.reader
     end_live = reader.live_keys(end_snap)
     if not end_live and (end_snap.total_record_count or 0) > 0:
