@@ -258,10 +258,16 @@ def iter_manifest_tables(file_io: FileIO, manifest_dir: str, metas: Sequence[Man
 
 
 def _decode_batches(raws: Iterator[bytes], paths: list[str], columns: Sequence[str] | None) -> Iterator[pa.Table]:
-    for i in range(0, len(paths), _BATCH):
-        batch = paths[i:i + _BATCH]
+    """Batches of 1, 2, 4, ... up to :data:`_BATCH` files: the first table comes after one
+    manifest (a stream's first row, ``--limit``, a closed pipe read no more than they need),
+    the bulk at the batched speed."""
+    i, size = 0, 1
+    while i < len(paths):
+        batch = paths[i:i + size]
         for table in manifest_tables_from_bytes([next(raws) for _ in batch], batch):
             yield table if columns is None else table.select(list(columns))
+        i += len(batch)
+        size = min(2 * size, _BATCH)
 
 
 # ---------------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from paimon_cli.core.api import Warehouse
 from paimon_cli.core.manifest import columnar
-from paimon_cli.core.system import files_stream
 from paimon_cli.core.utils.rows import RowStream
 from paimon_cli.output import render, render_stream
 
@@ -60,15 +59,15 @@ def test_streamed_text_is_the_all_at_once_text(wh: Warehouse, monkeypatch: pytes
 
 
 def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The manifest files read, by either pass (the DELETE pass and the streamed one)."""
     reads: list[str] = []
-    real = columnar.read_manifest_table
+    real = columnar._read_bytes
 
-    def counting(file_io: Any, manifest_dir: str, name: str, columns: Any = None) -> pa.Table:
-        reads.append(name)
-        return real(file_io, manifest_dir, name, columns)
+    def counting(file_io: Any, path: str) -> bytes:
+        reads.append(path)
+        return real(file_io, path)
 
-    monkeypatch.setattr(files_stream, "read_manifest_table", counting)  # the DELETE pass
-    monkeypatch.setattr(columnar, "read_manifest_table", counting)  # the streamed pass
+    monkeypatch.setattr(columnar, "_read_bytes", counting)
     return reads
 
 

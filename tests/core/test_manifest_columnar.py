@@ -243,8 +243,9 @@ def test_batched_decode_equals_file_by_file(fio: FileIO, tmp_path: Path, monkeyp
         tables = list(iter_manifest_tables(fio, str(tmp_path), metas))
         assert [entries_from_table(t) for t in tables] == expected
         assert all(t.schema == ENTRY_SCHEMA for t in tables)
-    # m-zstd | m-old (15 fields) | m-empty, m-null | m-union (0.2: object path) | m-again .. m-zstd3
-    assert calls == [1, 1, 2, 3]
+    # batches of 1, 2, 4, then 16 files, each cut into runs of one layout:
+    # [m-zstd] [m-old (15 fields) | m-empty] [m-null | m-union (0.2: object path) | m-again, m-zstd2] [m-zstd3]
+    assert calls == [1, 1, 1, 1, 2, 1]
 
 
 def test_batch_with_a_bad_file_refuses_as_the_object_path(fio: FileIO, tmp_path: Path) -> None:
