@@ -176,6 +176,10 @@ logger.repl.level = error
 # "Task 0 in stage 0.0 failed 1 times; aborting job": the driver reports the failure itself
 logger.tsm.name = org.apache.spark.scheduler.TaskSetManager
 logger.tsm.level = off
+# "Still have N requests outstanding when connection ... is closed": executors going away while
+# the session stops after a failed job; the driver's own error line says what failed
+logger.transport.name = org.apache.spark.network.client.TransportResponseHandler
+logger.transport.level = off
 """
 
 
@@ -270,6 +274,34 @@ def spark_session(master: str | None, conf: Mapping[str, str] | None, app_name: 
     return session, True
 
 
+def stop_session(session: Any) -> None:
+    """Stop a session this run created, quietly: what Spark prints while it tears the executors
+    down (netty's and Scala's ``RejectedExecutionException`` traces, "Ignoring error", "Still have
+    N requests outstanding") is noise about a job already finished, and it would come before the
+    run's own one-line outcome. The JVM outlives the session (a later session in this process
+    reuses it), so its stderr is given back once the session is stopped. ``PAIMON_SPARK_LOG_LEVEL``
+    keeps the noise, for debugging a cluster."""
+    if os.environ.get("PAIMON_SPARK_LOG_LEVEL"):
+        session.stop()
+        return
+    jvm, saved = None, None
+    try:
+        session.sparkContext.setLogLevel("OFF")
+        jvm = session.sparkContext._jvm
+        saved = jvm.java.lang.System.err
+        jvm.java.lang.System.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
+    except Exception:  # noqa: BLE001 - a JVM already gone: nothing left to silence
+        jvm = None
+    try:
+        session.stop()
+    finally:
+        if jvm is not None and saved is not None:
+            try:
+                jvm.java.lang.System.setErr(saved)
+            except Exception:  # noqa: BLE001 - the gateway is gone with the JVM: nothing to restore
+                pass
+
+
 def run_spark(
     table: FileStoreTable,
     units: Sequence[CompactUnit],
@@ -300,7 +332,7 @@ def run_spark(
             raise UnitsFailed(PaimonError(f"the Spark job failed: {_java_message(e)}"), []) from e
     finally:
         if created:
-            session.stop()
+            stop_session(session)
     results: list[UnitResult | None] = [None] * len(units)
     errors = []
     for index, result, error in collected:
@@ -408,7 +440,7 @@ def run_spark_postpone(
             raise
     finally:
         if created:
-            session.stop()
+            stop_session(session)
     done = [out for _, out, error in collected if error is None]
     errors = [_rebuild_error(error) for _, _, error in collected if error is not None]
     if errors:

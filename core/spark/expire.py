@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compact.job import choose_explicit_engine
 from ..compact.local import TableRef
-from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session
+from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session, stop_session
 from ..errors import PaimonError
 from ..manifest.expire_file_entry import ExpireFileEntry, FileKey
 from ..operation.expire import ExpireResult, apply_expire, plan_expire
@@ -70,7 +70,7 @@ def expire_on_spark(table: FileStoreTable, policy: ExpirePolicy, *, dry_run: boo
         result = None if dry_run else apply_expire(table, plan, progress=progress, delete=SparkDeleter(ctx))
     finally:
         if created:
-            session.stop()
+            stop_session(session)
     return plan, result
 
 

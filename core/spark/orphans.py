@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compact.job import choose_explicit_engine
 from ..compact.local import TableRef
-from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session
+from ..compact.spark import TASKS_PER_CORE, _java_message, _rebuild_error, limit_task_cores, spark_session, stop_session
 from ..errors import InvalidInput, PaimonError
 from ..io.fileio import basename, parent
 from ..operation.external_roots import ExternalLayout, configured_roots
@@ -182,8 +182,10 @@ class _Job:
         return rows
 
     def unpersist(self) -> None:
+        """Drop the cached listings, waiting for the executors: a session stopped while their
+        block removals are in flight prints Spark's RejectedExecutionException traces."""
         for rdd in self.cached:
-            rdd.unpersist()
+            rdd.unpersist(blocking=True)
         self.cached.clear()
 
 
@@ -365,4 +367,4 @@ def remove_orphan_files_spark(
     finally:
         job.unpersist()
         if created:
-            session.stop()
+            stop_session(session)
