@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,6 +23,9 @@ from paimon_cli.options import (
     duration_option,
 )
 from paimon_cli.output import OutputFormat, render
+
+if TYPE_CHECKING:
+    from paimon_cli.core.api import MaintainReport, Warehouse
 
 
 def maintain(
@@ -72,16 +75,20 @@ def maintain(
         paimon-cli maintain shop --policy maintain.toml --max-duration 30m --quiet
         paimon-cli maintain shop.orders --report run.json --format openmetrics > maintain.prom
     """
-    from paimon_cli.core.api import Warehouse
+    from paimon_cli.core.api import MaintainInterrupted, Warehouse
 
     terminal.set_quiet(quiet)  # maintain's -q also silences what the actions would note
     wh = Warehouse(warehouse, fs_option)
-    result = wh.maintain(selectors or [], policy=policy, dry_run=dry_run, max_duration=max_duration,
-                         max_bytes=max_bytes, parallel=parallel, engine=engine, spark_master=spark_master,
-                         spark_conf=spark_conf, lease_ttl=lease_ttl)
+    try:
+        result = wh.maintain(selectors or [], policy=policy, dry_run=dry_run, max_duration=max_duration,
+                             max_bytes=max_bytes, parallel=parallel, engine=engine, spark_master=spark_master,
+                             spark_conf=spark_conf, lease_ttl=lease_ttl)
+    except MaintainInterrupted as stopped:  # what was done before the signal still goes to --report
+        if report is not None:
+            _write_report(wh, report, stopped.report)
+        raise
     if report is not None:
-        with wh.open_output(report) as out:
-            out.write(json.dumps(result.to_dict(), indent=2, default=str).encode() + b"\n")
+        _write_report(wh, report, result)
     code = result.exit_code
     for t in result.run.tables:
         if t.exit_code != 0:
@@ -97,3 +104,8 @@ def maintain(
         render(result.plan_rows() if dry_run else result.rows(), output, wide, limit=limit)
     if code:
         raise typer.Exit(code)
+
+
+def _write_report(wh: Warehouse, path: str, result: MaintainReport) -> None:
+    with wh.open_output(path) as out:
+        out.write(json.dumps(result.to_dict(), indent=2, default=str).encode() + b"\n")

@@ -14,6 +14,7 @@ of its twin here. Errors are the classes of ``paimon_cli.core.errors``.
 """
 
 from ..utils.rows import Rows
+from .maintain import MaintainInterrupted, MaintainReport
 from .reports import (
     CompactReport,
     ExpireReport,
@@ -30,6 +31,8 @@ from .warehouse import Warehouse
 __all__ = [
     "CompactReport",
     "ExpireReport",
+    "MaintainInterrupted",
+    "MaintainReport",
     "OrphanFilesReport",
     "Reader",
     "RescaleReport",

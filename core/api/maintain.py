@@ -17,7 +17,8 @@ from ..maintain.findings import MaintenanceAction
 from ..maintain.lease import DEFAULT_TTL_MILLIS
 from ..maintain.plan import PlannedAction
 from ..maintain.policy import Policy, load_policy
-from ..maintain.runner import ActionResult, MaintainRun, RunOptions, run_maintain
+from ..maintain.runner import ActionResult, MaintainRun, RunInterrupted, RunOptions, run_maintain
+from ..utils.interrupt import Interrupted
 from ..utils.rows import Rows
 from .arguments import Duration, KeyValues, duration_millis, memory_bytes
 
@@ -107,8 +108,20 @@ def maintain(warehouse: Warehouse, selectors: Sequence[str] = (), *, policy: str
     parsed = read_policy(warehouse, policy)  # a bad policy is refused before any table is read
     names = [i.full_name for i in select_tables(warehouse.catalog, selectors)]
     verbs = TableVerbs(warehouse, parsed, engine.lower(), spark_master, spark_conf)
-    run = run_maintain(names, lambda i: warehouse.table(i).open(), _assess, verbs, parsed, options)
+    try:
+        run = run_maintain(names, lambda i: warehouse.table(i).open(), _assess, verbs, parsed, options)
+    except RunInterrupted as e:
+        raise MaintainInterrupted(e.signum, MaintainReport(e.run)) from e
     return MaintainReport(run)
+
+
+class MaintainInterrupted(Interrupted):
+    """SIGINT / SIGTERM stopped ``maintain``: ``report`` is the run up to the signal (what was
+    done, what was skipped; the leases are released), for ``--report``."""
+
+    def __init__(self, signum: int, report: MaintainReport) -> None:
+        super().__init__(signum)
+        self.report = report
 
 
 @dataclass

@@ -13,6 +13,7 @@ lease is written into it either), and a table leased by another run is left to t
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import uuid
@@ -122,6 +123,7 @@ class MaintainRun:
     started: int
     ended: int = 0
     tables: list[TableRecord] = field(default_factory=list)
+    interrupted: str | None = None  # SIGINT / SIGTERM, when a signal stopped the run
 
     @property
     def exit_code(self) -> int:
@@ -129,7 +131,32 @@ class MaintainRun:
 
     def as_dict(self) -> dict[str, Any]:
         return {"owner": self.owner, "dry_run": self.dry_run, "policy": self.policy, "started": self.started,
-                "ended": self.ended, "exit_code": self.exit_code, "tables": [t.as_dict() for t in self.tables]}
+                "ended": self.ended, "exit_code": self.exit_code, "interrupted": self.interrupted,
+                "tables": [t.as_dict() for t in self.tables]}
+
+
+class RunInterrupted(interrupt.Interrupted):
+    """SIGINT / SIGTERM stopped the run; ``run`` is its record up to then (every lease is
+    released by now), so ``--report`` can still tell what was done."""
+
+    def __init__(self, signum: int, run: MaintainRun) -> None:
+        super().__init__(signum)
+        self.run = run
+
+
+def _mark_interrupted(run: MaintainRun, signum: int) -> None:
+    """The actions the signal kept from running are skipped; the tables it cut short say so."""
+    name = signal.Signals(signum).name
+    run.interrupted = name
+    for t in run.tables:
+        cut = False
+        for a in t.actions:
+            if a.outcome == "planned":
+                a.outcome, a.detail, cut = "skipped", f"interrupted ({name})", True
+            elif a.outcome == "failed" and a.detail == "interrupted":
+                a.detail, cut = f"interrupted ({name})", True
+        if cut and t.outcome in ("ok", "deferred"):
+            t.outcome, t.message = "interrupted", f"stopped by {name}; the rest waits for the next run"
 
 
 def _fail(record: TableRecord, e: BaseException, outcome: str = "failed") -> None:
@@ -233,13 +260,18 @@ def run_maintain(identifiers: list[str], open_table: OpenTable, assess: Assess, 
         def one(item: tuple[TableRecord, TablePlan]) -> None:
             _work_table(item[0], open_table, assess, execute, policy, options, budget)
 
-        if options.parallel <= 1:
-            for item in work:  # on the main thread, as the single-table commands run
-                one(item)
-        else:
-            with worker_pool(options.parallel, "maintain") as pool:
-                for fut in [pool.submit(one, item) for item in work]:
-                    fut.result()
+        try:
+            if options.parallel <= 1:
+                for item in work:  # on the main thread, as the single-table commands run
+                    one(item)
+            else:
+                with worker_pool(options.parallel, "maintain") as pool:
+                    for fut in [pool.submit(one, item) for item in work]:
+                        fut.result()
+        except interrupt.Interrupted as e:
+            _mark_interrupted(run, e.signum)
+            run.ended = now_millis()
+            raise RunInterrupted(e.signum, run) from e
     run.ended = now_millis()
     return run
 

@@ -188,14 +188,21 @@ def test_a_killed_runs_lease_expires_and_is_taken_over(bad: Path, tmp_path: Path
 
 
 @pytest.mark.parametrize("sig", ["INT", "TERM"])
-def test_an_interrupted_run_releases_its_lease(bad: Path, sig: str) -> None:
+def test_an_interrupted_run_releases_its_lease_and_writes_its_report(bad: Path, tmp_path: Path, sig: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_")}
     env["PAIMON_CLI_TEST_SIGNAL"] = f"{sig}:file:1"  # the run signals itself inside its compaction
     before = table_rows(Warehouse(str(bad)), "l0")
-    proc = subprocess.run([sys.executable, "-m", "paimon_cli", "maintain", f"{DB}.l0", "-w", str(bad)],
-                          capture_output=True, env=env, timeout=120,
+    report = tmp_path / "report.json"
+    proc = subprocess.run([sys.executable, "-m", "paimon_cli", "maintain", f"{DB}.l0", "-w", str(bad),
+                           "--report", str(report)], capture_output=True, env=env, timeout=120,
                           preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGTERM)])
     assert proc.returncode == 128 + getattr(signal, f"SIG{sig}"), proc.stderr.decode()
     assert b"interrupted (SIG" in proc.stderr
     assert not list(bad.rglob("maintain.lease*"))
     assert table_rows(Warehouse(str(bad)), "l0") == before
+    run = json.loads(report.read_text())  # what the run did up to the signal
+    assert run["interrupted"] == f"SIG{sig}"
+    [t] = run["tables"]
+    assert t["outcome"] == "interrupted" and t["lease"]["released"] is not None
+    cut = [a for a in t["actions"] if a["detail"] == f"interrupted (SIG{sig})"]
+    assert cut and cut[0]["outcome"] == "failed" and all(a["outcome"] == "skipped" for a in cut[1:])

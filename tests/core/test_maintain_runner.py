@@ -171,3 +171,26 @@ def test_a_table_that_cannot_be_opened_is_reported_and_the_rest_run(tmp_path: Pa
     assert (by_name["db.a"].outcome, by_name["db.a"].exit_code, by_name["db.a"].message) == (
         "failed", 1, "OSError: connection reset")
     assert by_name["db.b"].outcome == "ok" and run.exit_code == 1
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_an_interrupt_ends_the_run_with_its_record(tmp_path: Path, parallel: int) -> None:
+    import signal
+
+    from paimon_cli.core.utils.interrupt import Interrupted
+
+    fake = Fake(tmp_path, {"db.a": 90, "db.b": 40, "db.c": 70})
+    fake.errors["db.b"] = [Interrupted(signal.SIGTERM)]  # the least healthy table goes first
+    with pytest.raises(runner.RunInterrupted) as stopped:
+        fake.run(parallel=parallel)
+    run = stopped.value.run
+    assert stopped.value.signum == signal.SIGTERM and run.interrupted == "SIGTERM" and run.ended
+    by = {t.identifier: t for t in run.tables}
+    b = by["db.b"]
+    assert (b.outcome, [(a.outcome, a.detail) for a in b.actions]) == (
+        "interrupted", [("failed", "interrupted (SIGTERM)")])
+    assert b.lease is not None and b.lease["released"] is not None
+    for t in run.tables:  # a table either ran before the signal or waits for the next run
+        assert all(a.outcome in ("done", "skipped", "failed") for a in t.actions)
+        assert t.outcome == ("ok" if all(a.outcome == "done" for a in t.actions) else "interrupted")
+    assert not list(tmp_path.rglob(LEASE_FILE))
