@@ -44,6 +44,7 @@ from ..mergetree.file_writer import APPEND, KV, RollingFileWriter, external_path
 from ..mergetree.merge_function import merge
 from ..schema.option_keys import check_option_keys
 from ..schema.options import CoreOptions
+from ..table.features import Action, check_schema_features
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
@@ -164,6 +165,9 @@ class TableWrite:
         schema = table.schema
         if overrides:
             schema = schema.copy(options={**schema.options, **overrides})
+            # the gate saw the table's own options; a feature switched on for this write only
+            # (metadata.iceberg.storage, sequence.snapshot-ordering, ...) is refused the same way
+            check_schema_features(schema, Action.WRITE, table.identifier.full_name)
         self.table = table
         self.schema = schema
         self.options = CoreOptions(schema.options)

@@ -53,6 +53,14 @@ def test_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner,
     env.ok("remove-orphan-files", "db.t", "--dry-run")
 
 
+def test_a_feature_switched_on_for_one_write_is_refused_by_name(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path)
+    env.ok("write", "db.t", str(env.csv))
+    line = env.refused("write", "db.t", str(env.csv), "--option", "metadata.iceberg.storage=table-location")
+    assert line.startswith("error: write on db.t: metadata.iceberg.storage=table-location (Paimon 1.0+)"), line
+    env.ok("write", "db.t", str(env.csv), "--option", "write-buffer-size=64mb")  # a plain dynamic option
+
+
 @pytest.mark.parametrize(("options", "named", "command"), [
     (("type=format-table",), "type=format-table", "read"),
     (("chain-table.enabled=true",), "chain-table.enabled=true", "expire"),
