@@ -131,6 +131,19 @@ def test_fs_options_from_environment(runner: CliRunner, s3_server: S3Server, mir
         assert via_env == via_flag and via_env
 
 
+def test_read_to_s3_takes_fs_options_from_environment(runner: CliRunner, s3_server: S3Server, mirror: Mirror) -> None:
+    """``read --to s3://...`` opens its target with PAIMON_FS_OPTIONS too (it ignored them)."""
+    import pyarrow.parquet as pq
+
+    env = {"PAIMON_FS_OPTIONS": ",".join(s3_server.fs_option_pairs())}
+    target = f"{s3_server.fresh_warehouse('exports')}/events.parquet"
+    res = runner.invoke(app, ["read", "peer.events", "-w", mirror.s3, "--to", target], env=env)
+    assert res.exit_code == 0, res.output
+    rows = _ok_json(runner, ["read", "peer.events", "-w", mirror.s3, "-o", "json"], env=env)
+    with s3_server.new_s3fs().open(target.removeprefix("s3://"), "rb") as f:
+        assert pq.read_table(f).num_rows == len(rows) > 0
+
+
 def _one_error_line(result: Any) -> str:
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr

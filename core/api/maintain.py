@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFound
-from ..io.fileio import FileIO
+from ..io.fileio import load_file_io
 from ..maintain.findings import MaintenanceAction
 from ..maintain.lease import DEFAULT_TTL_MILLIS
 from ..maintain.plan import PlannedAction
@@ -86,7 +86,7 @@ def read_policy(warehouse: Warehouse, path: str | None) -> Policy:
     if path is None:
         return Policy.empty()
     try:
-        text = FileIO(path, warehouse.storage_options).read_text(path)
+        text = load_file_io(path, warehouse.storage_options).read_text(path)
     except NotFound:
         raise NotFound(f"policy file {path} not found") from None
     return load_policy(text, path)

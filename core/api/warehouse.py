@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotYetSupported
-from ..io.fileio import FileIO, parent
+from ..io.fileio import load_file_io, parent
 from ..maintain.health import assess_warehouse
 from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
@@ -152,6 +152,6 @@ class Warehouse:
     def open_output(self, path: str) -> IO[bytes]:
         """A new binary file at ``path`` (any filesystem, with this warehouse's options), its
         folder made first: where exports go (``read --to``). Not for table metadata."""
-        fio = FileIO(path, self.storage_options)
+        fio = load_file_io(path, self.storage_options)  # PAIMON_FS_OPTIONS too, as for tables
         fio.mkdirs(parent(path))
         return fio.open_output(path)
