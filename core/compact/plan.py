@@ -26,7 +26,7 @@ from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
 from ..operation.row_tracking import check_row_tracking_table, is_data_evolution
-from ..operation.scan import FileStoreScan
+from ..operation.scan import FileStoreScan, ScanFilter
 from .append import plan_append_units
 from .data_evolution import check_data_evolution_compactable, plan_data_evolution_units
 from .postpone import PostponedPartition, plan_postponed
@@ -121,10 +121,9 @@ def plan_compaction(
     plan = CompactPlan(base)
     if base is None:
         return plan
-    all_entries = FileStoreScan(table).plan(base)
+    # the partition filter runs on the manifests' Arrow tables, before any entry object is built
+    all_entries = FileStoreScan(table).plan(base, None if pfilter is None else ScanFilter(partition=pfilter))
     entries = all_entries
-    if pfilter is not None:
-        entries = [e for e in entries if pfilter(e.partition)]
     if schema.bucket == paths.POSTPONE_BUCKET:
         entries = _plan_postponed(plan, table, entries, all_entries, max_bytes, max_buckets)
     if not entries:

@@ -53,7 +53,7 @@ from ..mergetree.commit_message import CommitMessage
 from ..operation.commit import FileStoreCommit
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
 from ..operation.read import TableRead
-from ..operation.scan import FileStoreScan
+from ..operation.scan import FileStoreScan, ScanFilter
 from ..operation.write import TableWrite, check_writable
 from ..table.file_store_table import FileStoreTable
 from ..utils.rows import Rows
@@ -161,9 +161,8 @@ def plan_rescale(
     if snapshot is None:
         return plan
     groups: dict[bytes, list[ManifestEntry]] = {}
-    for e in FileStoreScan(table).plan(snapshot):
-        if selected is None or selected(e.partition):
-            groups.setdefault(e.partition, []).append(e)
+    for e in FileStoreScan(table).plan(snapshot, None if selected is None else ScanFilter(partition=selected)):
+        groups.setdefault(e.partition, []).append(e)
     for partition in sorted(groups):
         entries = groups[partition]
         label = partition_label(table.schema, partition)

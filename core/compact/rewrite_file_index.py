@@ -53,7 +53,7 @@ from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..mergetree.commit_message import CommitMessage
 from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
-from ..operation.scan import FileStoreScan
+from ..operation.scan import FileStoreScan, ScanFilter
 from ..schema.file_index_options import (
     BITMAP,
     BLOOM_FILTER,
@@ -265,9 +265,7 @@ def rewrite_file_index(
     snap = table.snapshot_manager.latest_snapshot()
     if snap is None:
         return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
-    entries = FileStoreScan(table).plan(snap)
-    if keep_part is not None:
-        entries = [e for e in entries if keep_part(e.partition)]
+    entries = FileStoreScan(table).plan(snap, None if keep_part is None else ScanFilter(partition=keep_part))
     dec = EntryDecoder(table)
     plans, containers = plan_rewrite(table, entries, dec)
     result = RewriteResult(None, plans, dry_run)

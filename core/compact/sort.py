@@ -48,7 +48,7 @@ from ..mergetree.file_writer import RollingFileWriter
 from ..operation import partition_spec
 from ..operation.commit import FileStoreCommit
 from ..operation.row_tracking import is_data_evolution
-from ..operation.scan import FileStoreScan
+from ..operation.scan import FileStoreScan, ScanFilter
 from .append import bucket_dv_vectors, dv_index_by_partition, output_writer, read_file_tables
 from .external_sort import sort_stream
 from .sort_keys import SortSpec, make_sort_spec
@@ -142,9 +142,7 @@ def sort_compact(
     if snapshot is None:
         result.seconds = time.monotonic() - started
         return result
-    entries = FileStoreScan(table).plan(snapshot)
-    if pred is not None:
-        entries = [e for e in entries if pred(e.partition)]
+    entries = FileStoreScan(table).plan(snapshot, None if pred is None else ScanFilter(partition=pred))
     groups: dict[bytes, list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault(e.partition, []).append(e)
