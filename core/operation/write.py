@@ -53,7 +53,7 @@ from .blob_read import blob_columns
 from .bucket_layout import check_bucket_layout
 from .data_evolution import check_blob_writable
 from .row_tracking import check_row_tracking_table, is_data_evolution
-from .scan import FileStoreScan
+from .scan import FileStoreScan, ScanFilter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -209,6 +209,7 @@ class TableWrite:
         # the levels auto-compaction starts from (empty for overwrite / unaware writers)
         self._base_snapshot: Snapshot | None = None
         self._base_files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+        self._base_files_partitions: set[bytes] = set()  # partitions _base_files holds
         # _TOTAL_BUCKETS of each partition's live files: a fixed-bucket writer refuses a
         # partition laid out with another bucket number (Java's restore check)
         self._base_total_buckets: dict[bytes, set[int]] = {}
@@ -409,18 +410,27 @@ class TableWrite:
     # -- buffering ----------------------------------------------------------------------
 
     def _max_sequence_numbers(self) -> dict[tuple[bytes, int], int]:
-        """Max ``_MAX_SEQUENCE_NUMBER`` per (partition, bucket) of the latest snapshot (one scan)."""
+        """Max ``_MAX_SEQUENCE_NUMBER`` per (partition, bucket) of the latest snapshot.
+
+        Read on the columnar plan, four columns grouped in Arrow: a write into a table of a
+        million files builds no entry objects (only :meth:`base_files` does, for the written
+        partitions)."""
         if self._max_seqs is None:
             out: dict[tuple[bytes, int], int] = {}
             ignore_previous = self.overwrite or self.unaware or self.staged  # Java: writers start empty
             snapshot = None if ignore_previous else self.table.snapshot_manager.latest_snapshot()
             if snapshot is not None:
-                for e in FileStoreScan(self.table).plan(snapshot):
-                    k = (e.partition, e.bucket)
-                    self._base_files.setdefault(k, []).append(e.file)
-                    self._base_total_buckets.setdefault(e.partition, set()).add(e.total_buckets)
-                    if e.file.max_sequence_number > out.get(k, -1):
-                        out[k] = e.file.max_sequence_number
+                live = FileStoreScan(self.table).plan_table(
+                    snapshot, columns=["_PARTITION", "_BUCKET", "_TOTAL_BUCKETS", "_MAX_SEQUENCE_NUMBER"])
+                seqs = live.group_by(["_PARTITION", "_BUCKET"], use_threads=False).aggregate(
+                    [("_MAX_SEQUENCE_NUMBER", "max")])
+                out = dict(zip(zip(seqs.column("_PARTITION").to_pylist(), seqs.column("_BUCKET").to_pylist(),
+                                   strict=True),
+                               seqs.column("_MAX_SEQUENCE_NUMBER_max").to_pylist(), strict=True))
+                layouts = live.group_by(["_PARTITION", "_TOTAL_BUCKETS"], use_threads=False).aggregate([])
+                for part, total in zip(layouts.column("_PARTITION").to_pylist(),
+                                       layouts.column("_TOTAL_BUCKETS").to_pylist(), strict=True):
+                    self._base_total_buckets.setdefault(part, set()).add(total)
             self._base_snapshot = snapshot
             self._max_seqs = out
         return self._max_seqs
@@ -599,7 +609,15 @@ class TableWrite:
 
     def base_files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
         """Live files of a bucket in :attr:`base_snapshot`: the levels a compaction of the
-        written bucket starts from."""
+        written bucket starts from (read once for every written partition)."""
+        snapshot = self._base_snapshot
+        if snapshot is None:
+            return []
+        if partition not in self._base_files_partitions:
+            wanted = ({p for p, _ in self.buckets} | {partition}) - self._base_files_partitions
+            for e in FileStoreScan(self.table).plan(snapshot, ScanFilter(partition=wanted.__contains__)):
+                self._base_files.setdefault((e.partition, e.bucket), []).append(e.file)
+            self._base_files_partitions |= wanted
         return self._base_files.get((partition, bucket), [])
 
     def abort(self) -> None:
