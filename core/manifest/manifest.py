@@ -18,7 +18,7 @@ from ..data.types import RowType
 from ..errors import CorruptMetadata, InvalidInput
 from ..io.fileio import FileIO
 from ..io.paths import check_file_name
-from .avro import NAMESPACE, ObjectsFile, check_version, epoch_millis, optional_field
+from .avro import NAMESPACE, ObjectsFile, check_version, epoch_millis, optional_field, write_avro
 
 MANIFEST_VERSION = 2
 
@@ -410,6 +410,10 @@ class ManifestFile(ObjectsFile):
         """Write ``entries`` in order; ``schema_id`` (latest table schema) is used only when empty."""
         name, size = self._write_records([entry_to_record(e) for e in entries])
         return self.meta_of(name, size, entries, schema_id)
+
+    def encoded_size(self, entries: list[ManifestEntry]) -> int:
+        """The bytes ``entries`` take as a manifest file (encoded in memory, nothing written)."""
+        return len(write_avro(self.schema, [entry_to_record(e) for e in entries], self.codec))
 
     def meta_of(self, name: str, size: int, entries: list[ManifestEntry], schema_id: int) -> ManifestFileMeta:
         """The manifest-list record Java's ManifestAvroWriter computes for these entries."""
