@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..data.binary_row import bucket_of
 from ..data.predicate import Predicate, and_
@@ -30,6 +30,7 @@ from ..fileindex.evaluator import INDEX_KINDS, evaluate, remains
 from ..fileindex.format import FileIndexContainer, index_file_names
 from ..index.index_paths import index_file_path
 from ..io import paths
+from ..manifest.columnar import entries_from_table
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta
 from ..manifest.manifest import DataFileMeta, ManifestEntry
@@ -37,7 +38,10 @@ from ..refs.snapshot import Snapshot
 from ..table.file_store_table import FileStoreTable
 from ..utils.workers import map_ordered
 from .row_tracking import is_data_evolution
-from .scan import FileStoreScan, split_postponed
+from .scan import FileStoreScan, is_postpone_table, split_postponed
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # data file name -> (DV index file path, range in it)
 DeletionFiles = dict[str, tuple[str, DeletionVectorMeta]]
@@ -72,6 +76,20 @@ class Counts:
             len({(e.partition, e.bucket) for e in entries}),
             len(entries),
             sum(e.file.row_count for e in entries),
+        )
+
+    @staticmethod
+    def of_table(live: pa.Table) -> Counts:
+        """:meth:`of` for live files as a columnar plan table (``columnar.ENTRY_SCHEMA`` rows)."""
+        import pyarrow.compute as pc
+
+        if live.num_rows == 0:
+            return Counts()
+        return Counts(
+            pc.count_distinct(live.column("_PARTITION")).as_py(),
+            live.group_by(["_PARTITION", "_BUCKET"], use_threads=False).aggregate([]).num_rows,
+            live.num_rows,
+            pc.sum(live.column("_ROW_COUNT")).as_py() or 0,
         )
 
     def minus(self, other: Counts) -> Counts:
@@ -120,12 +138,14 @@ class ReadPlanner:
         self._fields = {f.name: f for f in self.schema.fields}
 
     def plan(self) -> ReadPlan:
-        entries = FileStoreScan(self.table).plan(self.snapshot)
-        plan = ReadPlan(self.snapshot, [], total=Counts.of(entries))
-        entries, postponed = split_postponed(self.schema, entries)
-        plan.skipped_postponed = plan.total.minus(Counts.of(entries))
-        entries, postponed = self._prune_partitions(plan, entries, postponed)
-        plan.postponed_selected = Counts.of(postponed)
+        if self._partition_predicate() is not None:
+            plan, entries = self._plan_partitions_columnar()
+        else:
+            entries = FileStoreScan(self.table).plan(self.snapshot)
+            plan = ReadPlan(self.snapshot, [], total=Counts.of(entries))
+            entries, postponed = split_postponed(self.schema, entries)
+            plan.skipped_postponed = plan.total.minus(Counts.of(entries))
+            plan.postponed_selected = Counts.of(postponed)
         entries = self._prune_buckets(plan, entries)
         entries = self._prune_levels(plan, entries)
         stats_pred = self._stats_predicate()
@@ -149,25 +169,46 @@ class ReadPlanner:
 
     # -- pruning steps -----------------------------------------------------------------
 
-    def _prune_partitions(self, plan: ReadPlan, entries: list[ManifestEntry],
-                          postponed: list[ManifestEntry]) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+    def _partition_predicate(self) -> Predicate | None:
+        """The predicate, when it names a partition column (so partitions can be pruned)."""
         pred = self.predicate
-        if pred is None or not self.schema.partition_keys:
-            return entries, postponed
-        pkeys = self.schema.partition_keys
-        verdict: dict[bytes, bool] = {}
+        if pred is None or not self.schema.partition_keys or not pred.columns() & set(self.schema.partition_keys):
+            return None
+        return pred
 
-        def partition_ok(part: bytes) -> bool:
-            ok = verdict.get(part)
-            if ok is None:
+    def _plan_partitions_columnar(self) -> tuple[ReadPlan, list[ManifestEntry]]:
+        """Live files, postponed files left out and partitions pruned on the columnar plan:
+        entry objects are built for the partitions read only (a read of one partition of a
+        table of a million files builds a few thousand). The counts are :meth:`plan`'s."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        pred = self._partition_predicate()
+        assert pred is not None
+        live = FileStoreScan(self.table).plan_table(self.snapshot)
+        plan = ReadPlan(self.snapshot, [], total=Counts.of_table(live))
+        postponed = live.slice(0, 0)
+        if is_postpone_table(self.schema):
+            is_postponed = pc.less(live.column("_BUCKET"), 0)
+            live, postponed = live.filter(pc.invert(is_postponed)), live.filter(is_postponed)
+        real = Counts.of_table(live)
+        plan.skipped_postponed = plan.total.minus(real)
+        pkeys = self.schema.partition_keys
+
+        def kept(table: pa.Table) -> pa.Table:
+            parts = table.column("_PARTITION")
+            ok = []
+            for part in pc.unique(parts).to_pylist():  # the predicate runs once per partition
                 values = self.decoder.partition_values(part)
                 st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values, strict=True)}
-                ok = verdict[part] = pred.might_match(st)
-            return ok
+                if pred.might_match(st):
+                    ok.append(part)
+            return table.filter(pc.is_in(parts, value_set=pa.array(ok, parts.type)))
 
-        kept = [e for e in entries if partition_ok(e.partition)]
-        plan.pruned_by_partition = Counts.of(entries).minus(Counts.of(kept))
-        return kept, [e for e in postponed if partition_ok(e.partition)]
+        live, postponed = kept(live), kept(postponed)
+        plan.pruned_by_partition = real.minus(Counts.of_table(live))
+        plan.postponed_selected = Counts.of_table(postponed)
+        return plan, entries_from_table(live)
 
     def _prune_buckets(self, plan: ReadPlan, entries: list[ManifestEntry]) -> list[ManifestEntry]:
         selector = self._bucket_selector()
