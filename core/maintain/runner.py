@@ -268,10 +268,11 @@ def run_maintain(identifiers: list[str], open_table: OpenTable, assess: Assess, 
                 with worker_pool(options.parallel, "maintain") as pool:
                     for fut in [pool.submit(one, item) for item in work]:
                         fut.result()
-        except interrupt.Interrupted as e:
-            _mark_interrupted(run, e.signum)
+        except KeyboardInterrupt as e:  # the CLI's SIGINT / SIGTERM (interrupt.Interrupted), or a library Ctrl-C
+            signum = getattr(e, "signum", signal.SIGINT)
+            _mark_interrupted(run, signum)
             run.ended = now_millis()
-            raise RunInterrupted(e.signum, run) from e
+            raise RunInterrupted(signum, run) from e
     run.ended = now_millis()
     return run
 
@@ -353,7 +354,7 @@ def _run_action(record: TableRecord, rec: ActionRecord, action: PlannedAction, e
                     return
                 time.sleep(CONFLICT_WAITS[attempt - 1])
                 continue
-            except interrupt.Interrupted:
+            except KeyboardInterrupt:  # a signal (interrupt.Interrupted) or a library caller's Ctrl-C
                 rec.outcome, rec.detail = "failed", "interrupted"
                 raise
             except Exception as e:  # noqa: BLE001 - recorded; the table stops, the run goes on

@@ -194,3 +194,16 @@ def test_an_interrupt_ends_the_run_with_its_record(tmp_path: Path, parallel: int
         assert all(a.outcome in ("done", "skipped", "failed") for a in t.actions)
         assert t.outcome == ("ok" if all(a.outcome == "done" for a in t.actions) else "interrupted")
     assert not list(tmp_path.rglob(LEASE_FILE))
+
+
+def test_a_plain_keyboard_interrupt_counts_as_sigint(tmp_path: Path) -> None:
+    import signal
+
+    fake = Fake(tmp_path, {"db.a": 50})
+    fake.errors["db.a"] = [KeyboardInterrupt()]  # Ctrl-C in a library caller (no CLI signal routing)
+    with pytest.raises(runner.RunInterrupted) as stopped:
+        fake.run()
+    assert stopped.value.signum == signal.SIGINT and stopped.value.run.interrupted == "SIGINT"
+    t = stopped.value.run.tables[0]
+    assert t.outcome == "interrupted" and [(a.outcome, a.detail) for a in t.actions] == [
+        ("failed", "interrupted (SIGINT)")]
