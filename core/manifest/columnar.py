@@ -257,15 +257,24 @@ def iter_manifest_tables(file_io: FileIO, manifest_dir: str, metas: Sequence[Man
         yield from _decode_batches(raws, paths, columns)
 
 
+def detached(table: pa.Table) -> pa.Table:
+    """``table`` copied into memory of its own. A decoded batch comes from polars as one
+    allocation, so a few columns kept from it keep the whole batch alive (a million files'
+    identifiers held 1.2 GB instead of 130 MB); a copy lets the batch go."""
+    return pa.Table.from_arrays([pa.concat_arrays(c.chunks) if c.num_chunks else pa.array([], c.type)
+                                 for c in table.columns], schema=table.schema)
+
+
 def _decode_batches(raws: Iterator[bytes], paths: list[str], columns: Sequence[str] | None) -> Iterator[pa.Table]:
     """Batches of 1, 2, 4, ... up to :data:`_BATCH` files: the first table comes after one
     manifest (a stream's first row, ``--limit``, a closed pipe read no more than they need),
-    the bulk at the batched speed."""
+    the bulk at the batched speed. A projection (``columns``) is :func:`detached`: callers
+    that ask for a few columns keep them."""
     i, size = 0, 1
     while i < len(paths):
         batch = paths[i:i + size]
         for table in manifest_tables_from_bytes([next(raws) for _ in batch], batch):
-            yield table if columns is None else table.select(list(columns))
+            yield table if columns is None else detached(table.select(list(columns)))
         i += len(batch)
         size = min(2 * size, _BATCH)
 

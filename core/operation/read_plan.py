@@ -30,7 +30,7 @@ from ..fileindex.evaluator import INDEX_KINDS, evaluate, remains
 from ..fileindex.format import FileIndexContainer, index_file_names
 from ..index.index_paths import index_file_path
 from ..io import paths
-from ..manifest.columnar import entries_from_table
+from ..manifest.columnar import IDENTIFIER, detached, entries_from_table, merge_live
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta
 from ..manifest.manifest import DataFileMeta, ManifestEntry
@@ -178,36 +178,43 @@ class ReadPlanner:
 
     def _plan_partitions_columnar(self) -> tuple[ReadPlan, list[ManifestEntry]]:
         """Live files, postponed files left out and partitions pruned on the columnar plan:
-        entry objects are built for the partitions read only (a read of one partition of a
-        table of a million files builds a few thousand). The counts are :meth:`plan`'s."""
+        each manifest's table gives its counting columns to one merge and its rows in the
+        partitions read to another, so entry objects (and all columns) are kept for the
+        partitions read only. The counts are :meth:`plan`'s."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
         pred = self._partition_predicate()
         assert pred is not None
-        live = FileStoreScan(self.table).plan_table(self.snapshot)
-        plan = ReadPlan(self.snapshot, [], total=Counts.of_table(live))
-        postponed = live.slice(0, 0)
-        if is_postpone_table(self.schema):
-            is_postponed = pc.less(live.column("_BUCKET"), 0)
-            live, postponed = live.filter(pc.invert(is_postponed)), live.filter(is_postponed)
-        real = Counts.of_table(live)
-        plan.skipped_postponed = plan.total.minus(real)
         pkeys = self.schema.partition_keys
+        verdict: dict[bytes, bool] = {}
 
         def kept(table: pa.Table) -> pa.Table:
             parts = table.column("_PARTITION")
-            ok = []
             for part in pc.unique(parts).to_pylist():  # the predicate runs once per partition
-                values = self.decoder.partition_values(part)
-                st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values, strict=True)}
-                if pred.might_match(st):
-                    ok.append(part)
+                if part not in verdict:
+                    values = self.decoder.partition_values(part)
+                    st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values, strict=True)}
+                    verdict[part] = pred.might_match(st)
+            ok = [p for p, v in verdict.items() if v]
             return table.filter(pc.is_in(parts, value_set=pa.array(ok, parts.type)))
 
-        live, postponed = kept(live), kept(postponed)
+        counting, selected = [], []
+        if self.snapshot is not None:
+            for t in FileStoreScan(self.table).entry_tables(self.snapshot):
+                counting.append(detached(t.select(["_KIND", *IDENTIFIER, "_ROW_COUNT"])))
+                selected.append(kept(t))
+        every, live = merge_live(counting), merge_live(selected)
+        plan = ReadPlan(self.snapshot, [], total=Counts.of_table(every))
+        staged = live.slice(0, 0)
+        if is_postpone_table(self.schema):
+            every = every.filter(pc.greater_equal(every.column("_BUCKET"), 0))
+            is_staged = pc.less(live.column("_BUCKET"), 0)
+            live, staged = live.filter(pc.invert(is_staged)), live.filter(is_staged)
+        real = Counts.of_table(every)
+        plan.skipped_postponed = plan.total.minus(real)
         plan.pruned_by_partition = real.minus(Counts.of_table(live))
-        plan.postponed_selected = Counts.of_table(postponed)
+        plan.postponed_selected = Counts.of_table(staged)
         return plan, entries_from_table(live)
 
     def _prune_buckets(self, plan: ReadPlan, entries: list[ManifestEntry]) -> list[ManifestEntry]:

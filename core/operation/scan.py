@@ -84,9 +84,10 @@ class FileStoreScan:
 
     # -- plans --------------------------------------------------------------------------
 
-    def _live_tables(self, snapshot: Snapshot, scan_filter: ScanFilter | None,
+    def entry_tables(self, snapshot: Snapshot, scan_filter: ScanFilter | None = None,
                      columns: list[str] | None = None) -> Iterator[pa.Table]:
-        """The snapshot's manifests as tables, in order, filtered (before any merge).
+        """The snapshot's data manifests as tables, in order, filtered, unmerged (``merge_live``
+        of them is :meth:`plan_table`).
 
         Bucket, level and partition are part of the identifier ADDs and DELETEs cancel on, so
         an entry filtered out never cancels one kept; manifests whose bucket/level range
@@ -104,7 +105,7 @@ class FileStoreScan:
         if snapshot is None:
             return ENTRY_SCHEMA.empty_table().select(wanted)
         read = None if columns is None else list(dict.fromkeys([*wanted, "_KIND", *IDENTIFIER]))
-        return merge_live(self._live_tables(snapshot, scan_filter, read)).select(wanted)
+        return merge_live(self.entry_tables(snapshot, scan_filter, read)).select(wanted)
 
     def plan(self, snapshot: Snapshot | None, scan_filter: ScanFilter | None = None) -> list[ManifestEntry]:
         """Live data files of the snapshot (empty for an empty table).
@@ -114,7 +115,7 @@ class FileStoreScan:
         """
         if snapshot is None:
             return []
-        return merge_entries(e for t in self._live_tables(snapshot, scan_filter) for e in entries_from_table(t))
+        return merge_entries(e for t in self.entry_tables(snapshot, scan_filter) for e in entries_from_table(t))
 
     def batch_plan(self, snapshot: Snapshot | None) -> list[ManifestEntry]:
         """The live files a batch read sees (the postponed files of a postpone table left out)."""
