@@ -189,14 +189,17 @@ class ReadPlanner:
         pkeys = self.schema.partition_keys
         verdict: dict[bytes, bool] = {}
 
+        def partition_ok(part: bytes) -> bool:  # the predicate runs once per partition
+            ok = verdict.get(part)
+            if ok is None:
+                values = self.decoder.partition_values(part)
+                st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values, strict=True)}
+                ok = verdict[part] = pred.might_match(st)
+            return ok
+
         def kept(table: pa.Table) -> pa.Table:
             parts = table.column("_PARTITION")
-            for part in pc.unique(parts).to_pylist():  # the predicate runs once per partition
-                if part not in verdict:
-                    values = self.decoder.partition_values(part)
-                    st = {k: (v, v, 1 if v is None else 0, 1) for k, v in zip(pkeys, values, strict=True)}
-                    verdict[part] = pred.might_match(st)
-            ok = [p for p, v in verdict.items() if v]
+            ok = [p for p in pc.unique(parts).to_pylist() if partition_ok(p)]
             return table.filter(pc.is_in(parts, value_set=pa.array(ok, parts.type)))
 
         counting, selected = [], []
