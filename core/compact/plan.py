@@ -122,7 +122,7 @@ def plan_compaction(
     if base is None:
         return plan
     # the partition filter runs on the manifests' Arrow tables, before any entry object is built
-    all_entries = FileStoreScan(table).plan(base, None if pfilter is None else ScanFilter(partition=pfilter))
+    all_entries = FileStoreScan(table).plan(base, ScanFilter(partition=pfilter))
     entries = all_entries
     if schema.bucket == paths.POSTPONE_BUCKET:
         entries = _plan_postponed(plan, table, entries, all_entries, max_bytes, max_buckets)

@@ -161,7 +161,7 @@ def plan_rescale(
     if snapshot is None:
         return plan
     groups: dict[bytes, list[ManifestEntry]] = {}
-    for e in FileStoreScan(table).plan(snapshot, None if selected is None else ScanFilter(partition=selected)):
+    for e in FileStoreScan(table).plan(snapshot, ScanFilter(partition=selected)):
         groups.setdefault(e.partition, []).append(e)
     for partition in sorted(groups):
         entries = groups[partition]

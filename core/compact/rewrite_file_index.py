@@ -265,7 +265,7 @@ def rewrite_file_index(
     snap = table.snapshot_manager.latest_snapshot()
     if snap is None:
         return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
-    entries = FileStoreScan(table).plan(snap, None if keep_part is None else ScanFilter(partition=keep_part))
+    entries = FileStoreScan(table).plan(snap, ScanFilter(partition=keep_part))
     dec = EntryDecoder(table)
     plans, containers = plan_rewrite(table, entries, dec)
     result = RewriteResult(None, plans, dry_run)

@@ -142,7 +142,7 @@ def sort_compact(
     if snapshot is None:
         result.seconds = time.monotonic() - started
         return result
-    entries = FileStoreScan(table).plan(snapshot, None if pred is None else ScanFilter(partition=pred))
+    entries = FileStoreScan(table).plan(snapshot, ScanFilter(partition=pred))
     groups: dict[bytes, list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault(e.partition, []).append(e)

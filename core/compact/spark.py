@@ -176,10 +176,6 @@ logger.repl.level = error
 # "Task 0 in stage 0.0 failed 1 times; aborting job": the driver reports the failure itself
 logger.tsm.name = org.apache.spark.scheduler.TaskSetManager
 logger.tsm.level = off
-# "Still have N requests outstanding when connection ... is closed": executors going away while
-# the session stops after a failed job; the driver's own error line says what failed
-logger.transport.name = org.apache.spark.network.client.TransportResponseHandler
-logger.transport.level = off
 """
 
 
