@@ -235,11 +235,10 @@ def rescale(
         return result
     if plan.sets_option:
         from ..schema.schema_change import SetOption
-        from ..table.file_store_table import FileStoreTable
 
         schema = table.schema_manager.commit_changes([SetOption("bucket", str(plan.new_buckets))])
         result.schema_id = schema.id
-        table = FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
+        table = table.with_schema(schema)
     reader = TableRead(table, all_levels=True)  # pinned to the snapshot it resolves now
     target = _rewrite_table(table, plan.new_buckets)
     snap = reader.snapshot
@@ -261,7 +260,7 @@ def _rewrite_table(table: FileStoreTable, buckets: int) -> FileStoreTable:
     if table.schema.bucket != paths.POSTPONE_BUCKET:
         return table
     schema = table.schema.copy(options={**table.schema.options, "bucket": str(buckets)})
-    return FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
+    return table.with_schema(schema)
 
 
 def execute_rescale(

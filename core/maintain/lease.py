@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 
 from ..errors import NotFound, PaimonError
+from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 
 LEASE_FILE = "maintain.lease"
@@ -72,8 +73,9 @@ class Lease:
     """A held lease on one table; :meth:`release` it (``with`` does), also on failure."""
 
     def __init__(self, fio: FileIO, table_path: str, info: LeaseInfo, ttl_millis: int,
-                 clock: Callable[[], int] = now_millis) -> None:
+                 clock: Callable[[], int] = now_millis, lock: CommitLock = NO_LOCK) -> None:
         self.fio = fio
+        self.lock = lock  # the catalog's commit lock: the lease is published like any metadata
         self.path = join(table_path, LEASE_FILE)
         self.info = info
         self.ttl_millis = ttl_millis
@@ -84,13 +86,19 @@ class Lease:
 
     @classmethod
     def acquire(cls, fio: FileIO, table_path: str, owner: str, ttl_millis: int = DEFAULT_TTL_MILLIS,
-                clock: Callable[[], int] = now_millis) -> Lease:
-        """The table's lease, or :class:`LeaseHeld` naming the live holder."""
+                clock: Callable[[], int] = now_millis, lock: CommitLock = NO_LOCK) -> Lease:
+        """The table's lease, or :class:`LeaseHeld` naming the live holder; with a catalog's
+        ``lock``, taken while holding it (as every commit of the table is)."""
+        return lock.run_with_lock(lambda: cls._acquire(fio, table_path, owner, ttl_millis, clock, lock))
+
+    @classmethod
+    def _acquire(cls, fio: FileIO, table_path: str, owner: str, ttl_millis: int,
+                 clock: Callable[[], int], lock: CommitLock) -> Lease:
         path = join(table_path, LEASE_FILE)
         for _ in range(3):  # a lease released or taken over meanwhile: look again
             info = _new_info(owner, ttl_millis, clock)
             if fio.try_write_atomic(path, info.to_bytes()):
-                return cls(fio, table_path, info, ttl_millis, clock)
+                return cls(fio, table_path, info, ttl_millis, clock, lock)
             current = _read(fio, path)
             if current is None:
                 continue
@@ -106,21 +114,24 @@ class Lease:
         with self._lock:
             if self.lost is not None or self.released_at is not None:
                 return self.lost is None
-            now = self.clock()
-            try:
-                current = _read(self.fio, self.path)
-            except (PaimonError, LeaseHeld) as e:
-                self.lost = f"cannot read the lease to renew it: {e}"
-                return False
-            if current is None or current.token != self.info.token:
-                self.lost = "the lease was taken over by another run"
-            elif now >= self.info.expires:
-                self.lost = "the lease expired before it was renewed"
-            else:
-                renewed = LeaseInfo(**{**asdict(self.info), "expires": now + self.ttl_millis})
-                self.fio.write_bytes(self.path, renewed.to_bytes())
-                self.info = renewed
-            return self.lost is None
+            return self.lock.run_with_lock(self._renew)
+
+    def _renew(self) -> bool:
+        now = self.clock()
+        try:
+            current = _read(self.fio, self.path)
+        except (PaimonError, LeaseHeld) as e:
+            self.lost = f"cannot read the lease to renew it: {e}"
+            return False
+        if current is None or current.token != self.info.token:
+            self.lost = "the lease was taken over by another run"
+        elif now >= self.info.expires:
+            self.lost = "the lease expired before it was renewed"
+        else:
+            renewed = LeaseInfo(**{**asdict(self.info), "expires": now + self.ttl_millis})
+            self.fio.write_bytes(self.path, renewed.to_bytes())
+            self.info = renewed
+        return self.lost is None
 
     def release(self) -> None:
         """Delete the lease if it is still ours (never another run's)."""
@@ -129,9 +140,12 @@ class Lease:
                 return
             self.released_at = self.clock()
             with contextlib.suppress(PaimonError, LeaseHeld, OSError):
-                current = _read(self.fio, self.path)
-                if current is not None and current.token == self.info.token:
-                    self.fio.delete(self.path)
+                self.lock.run_with_lock(self._delete_if_ours)
+
+    def _delete_if_ours(self) -> None:
+        current = _read(self.fio, self.path)
+        if current is not None and current.token == self.info.token:
+            self.fio.delete(self.path)
 
     @contextlib.contextmanager
     def kept_alive(self) -> Iterator[Lease]:

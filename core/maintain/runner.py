@@ -288,7 +288,7 @@ def _work_table(record: TableRecord, open_table: OpenTable, assess: Assess, exec
             return
         table = open_table(record.identifier)
         try:
-            lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis)
+            lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis, lock=table.lock)
         except LeaseHeld as e:
             record.outcome, record.message = "leased", str(e)
             for a in record.actions:

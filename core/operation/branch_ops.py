@@ -99,14 +99,17 @@ def create_branch(table: FileStoreTable, name: str, tag: str | None = None) -> s
         else:
             snap_json = (dst_snap, t.snapshot.to_json().encode("utf-8"))
         tag_copy = (table.tag_manager.tag_path(tag), TagManager(fio, table.path, name).tag_path(tag))
-    with deferred():  # SIGINT / SIGTERM wait: never a branch with its schemas but not its snapshot
-        for sid in src_schemas.list_ids():
-            if sid <= upto:
-                _copy(fio, src_schemas.schema_path(sid), dst_schemas.schema_path(sid))
-        if snap_json is not None:
-            fio.write_bytes(snap_json[0], snap_json[1], overwrite=True)
-        if tag_copy is not None:
-            _copy(fio, tag_copy[0], tag_copy[1])
+    def publish() -> None:
+        with deferred():  # SIGINT / SIGTERM wait: never a branch with its schemas but not its snapshot
+            for sid in src_schemas.list_ids():
+                if sid <= upto:
+                    _copy(fio, src_schemas.schema_path(sid), dst_schemas.schema_path(sid))
+            if snap_json is not None:
+                fio.write_bytes(snap_json[0], snap_json[1], overwrite=True)
+            if tag_copy is not None:
+                _copy(fio, tag_copy[0], tag_copy[1])
+
+    table.lock.run_with_lock(publish)
     return bm.branch_path(name)
 
 
@@ -154,9 +157,13 @@ def delete_branch(table: FileStoreTable, name: str, dry_run: bool = False) -> Br
     if dry_run:
         return plan
     fio = table.file_io
-    delete_in_order(fio, plan.changes, lambda c: _PHASES[c.kind])
-    _, dirs = _walk_files(fio, BranchManager(fio, table.path).branch_path(name))
-    remove_empty_dirs(fio, dirs)
+
+    def delete() -> None:
+        delete_in_order(fio, plan.changes, lambda c: _PHASES[c.kind])
+        _, dirs = _walk_files(fio, BranchManager(fio, table.path).branch_path(name))
+        remove_empty_dirs(fio, dirs)
+
+    table.lock.run_with_lock(delete)
     return plan
 
 
@@ -236,6 +243,11 @@ def fast_forward(table: FileStoreTable, name: str, dry_run: bool = False) -> Bra
     plan = plan_fast_forward(table, name)
     if dry_run:
         return plan
+    table.lock.run_with_lock(lambda: _apply_fast_forward(table, plan))
+    return plan
+
+
+def _apply_fast_forward(table: FileStoreTable, plan: BranchPlan) -> None:
     fio = table.file_io
     sm = table.snapshot_manager
     latest_hint = join(sm.snapshot_dir, "LATEST")
@@ -254,4 +266,3 @@ def fast_forward(table: FileStoreTable, name: str, dry_run: bool = False) -> Bra
         sm.commit_latest_hint(ids[-1])
         if had_earliest:
             sm.commit_earliest_hint(ids[0])
-    return plan

@@ -573,14 +573,20 @@ class FileStoreCommit:
         data = snapshot.to_json().encode("utf-8")
         if self._before_publish is not None:
             self._before_publish(new_id)
-        if not self._publish(path, data, new_id, written):
+
+        def publish() -> bool:  # under the catalog's lock, as Java: snapshot, then the hint
+            if not self._publish(path, data, new_id, written):
+                return False
+            self.published.append(new_id)
+            try:
+                self.snapshot_manager.commit_latest_hint(new_id)
+            except Exception as e:  # readers fall back to listing; the commit itself stands
+                log.warning("snapshot %d committed but the LATEST hint could not be written: %s", new_id, e)
+            return True
+
+        if not self.table.lock.run_with_lock(publish):
             self._cleanup(written)  # snapshot-N verified to be another writer's
             raise _LostRace()
-        self.published.append(new_id)
-        try:
-            self.snapshot_manager.commit_latest_hint(new_id)
-        except Exception as e:  # readers fall back to listing; the commit itself stands
-            log.warning("snapshot %d committed but the LATEST hint could not be written: %s", new_id, e)
         return snapshot
 
     def _publish(self, path: str, data: bytes, new_id: int, written: list[str]) -> bool:

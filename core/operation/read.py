@@ -218,4 +218,4 @@ def _check_predicate(predicate: Predicate | None, schema: TableSchema) -> None:
 def _with_schema(table: FileStoreTable, schema: TableSchema) -> FileStoreTable:
     if schema is table.schema:
         return table
-    return FileStoreTable(table.file_io, table.path, table.identifier, table.branch, schema)
+    return table.with_schema(schema)

@@ -253,6 +253,15 @@ def _check_unchanged(table: FileStoreTable, plan: RollbackPlan) -> None:
 
 
 def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
+    table.lock.run_with_lock(lambda: _rollback_metadata(table, plan))
+    delete_in_order(table.file_io, [f for f in plan.files if f.kind not in _METADATA], lambda f: _PHASES[f.kind])
+    if table.options.snapshot_clean_empty_directories:
+        remove_empty_bucket_dirs(table, plan.bucket_dirs)
+
+
+def _rollback_metadata(table: FileStoreTable, plan: RollbackPlan) -> None:
+    """The metadata half, under the catalog's lock: checked unchanged, then hints, snapshots,
+    changelogs and tags in an order where every moment is a readable table."""
     _check_unchanged(table, plan)
     fio = table.file_io
     sm = table.snapshot_manager
@@ -270,9 +279,6 @@ def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
             fio.delete(table.tag_manager.tag_path(name))
         if plan.create_snapshot:
             sm.commit_earliest_hint(plan.target_id)
-    delete_in_order(fio, [f for f in plan.files if f.kind not in _METADATA], lambda f: _PHASES[f.kind])
-    if table.options.snapshot_clean_empty_directories:
-        remove_empty_bucket_dirs(table, plan.bucket_dirs)
 
 
 def _retract_changelogs(table: FileStoreTable, plan: RollbackPlan) -> None:

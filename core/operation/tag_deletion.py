@@ -212,8 +212,11 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
                 f"branches of {table.identifier} changed while planning the tag deletion "
                 f"({', '.join(plan.branches)} -> {', '.join(now)}); nothing was deleted, retry"
             )
-    for f in tag_files:
-        fio.delete(f.path)
+    def delete_tag_files() -> None:
+        for f in tag_files:
+            fio.delete(f.path)
+
+    table.lock.run_with_lock(delete_tag_files)
     delete_in_order(fio, rest, lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
         remove_empty_bucket_dirs(table, plan.bucket_dirs)

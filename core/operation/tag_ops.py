@@ -116,9 +116,12 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
     tag = tm.tag(name)
     if tm.tag_exists(new_name):
         raise AlreadyExists(f"tag {new_name!r} already exists in {table.identifier}")
-    if not tm.publish_new(new_name, tm.file_io.read_bytes(tm.tag_path(name))):
-        raise AlreadyExists(f"tag {new_name!r} already exists in {table.identifier}")
-    tm.file_io.delete(tm.tag_path(name))
+    def publish() -> None:
+        if not tm.publish_new(new_name, tm.file_io.read_bytes(tm.tag_path(name))):
+            raise AlreadyExists(f"tag {new_name!r} already exists in {table.identifier}")
+        tm.file_io.delete(tm.tag_path(name))
+
+    table.lock.run_with_lock(publish)
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained_seconds)
 
 

@@ -599,7 +599,7 @@ class TableWrite:
         """The table as this writer sees it (dynamic options applied) for compaction executors."""
         if self.schema is self.table.schema:
             return self.table
-        return FileStoreTable(self.file_io, self.table.path, self.table.identifier, self.table.branch, self.schema)
+        return self.table.with_schema(self.schema)
 
     @property
     def base_snapshot(self) -> Snapshot | None:

@@ -16,6 +16,7 @@ branch (written when the branch was created).
 from __future__ import annotations
 
 from ..errors import InvalidInput
+from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 from ..io.paths import BRANCH_PREFIX, MAIN_BRANCH, branch_dir, branch_path, check_name_length
 from .snapshot import SnapshotManager
@@ -36,8 +37,9 @@ def validate_branch_name(name: str) -> None:
 
 
 class BranchManager:
-    def __init__(self, file_io: FileIO, table_path: str) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, lock: CommitLock = NO_LOCK) -> None:
         self.file_io = file_io
+        self.lock = lock  # the catalog's commit lock: branch operations run under it
         self.table_path = table_path
 
     @property

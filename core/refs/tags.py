@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
+from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 from ..io.paths import branch_path, check_name_length
 from ..utils.durations import parse_iso_duration
@@ -184,8 +185,10 @@ def validate_tag_name(name: str) -> None:
 class TagManager:
     """Tags of one branch (main when ``branch`` is None)."""
 
-    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None,
+                 lock: CommitLock = NO_LOCK) -> None:
         self.file_io = file_io
+        self.lock = lock  # the catalog's commit lock: tag files are published and deleted under it
         self.table_path = table_path
         self.branch = branch
         self._snapshots = SnapshotManager(file_io, table_path, branch)  # checks each tag read
@@ -301,23 +304,26 @@ class TagManager:
         text = _tag_text_from_snapshot_text(snapshot_text, tag) if snapshot_text is not None else None
         if text is None:
             text = tag.to_json()
+        data = text.encode("utf-8")
         if new:
-            if not self.publish_new(name, text.encode("utf-8")):
+            if not self.publish_new(name, data):
                 raise AlreadyExists(f"tag {name!r} already exists in {self.table_path}")
         else:
-            self.file_io.write_bytes(self.tag_path(name), text.encode("utf-8"), overwrite=True)
+            self.lock.run_with_lock(lambda: self.file_io.write_bytes(self.tag_path(name), data, overwrite=True))
         return tag
 
     def delete_tag(self, name: str) -> None:
         if not self.tag_exists(name):
             raise NotFound(f"tag {name!r} not found in {self.table_path}")
-        self.file_io.delete(self.tag_path(name))
+        self.lock.run_with_lock(lambda: self.file_io.delete(self.tag_path(name)))
 
     def publish_new(self, name: str, data: bytes) -> bool:
         """Write ``tag-<name>`` if absent (False if it exists). Java writes new tags with
         overwrite=false: write-if-absent where the store supports it, elsewhere an existence
         check then a plain write, as Java's own FileIO does on such stores."""
-        path = self.tag_path(name)
+        return self.lock.run_with_lock(lambda: self._publish_new(self.tag_path(name), data))
+
+    def _publish_new(self, path: str, data: bytes) -> bool:
         try:
             return self.file_io.try_write_atomic(path, data)
         except UnsafeRefused:

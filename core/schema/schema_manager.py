@@ -11,6 +11,7 @@ import time
 
 from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound
 from ..io import paths
+from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 from .option_keys import check_option_keys
 from .schema_change import SchemaChange, SetOption, apply_changes
@@ -44,10 +45,13 @@ def new_table_schema(schema: Schema) -> TableSchema:
 
 
 class SchemaManager:
-    """Reads and publishes ``<branch root>/schema/schema-<id>`` files."""
+    """Reads and publishes ``<branch root>/schema/schema-<id>`` files; publishes run under the
+    catalog's commit ``lock``."""
 
-    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None,
+                 lock: CommitLock = NO_LOCK) -> None:
         self.file_io = file_io
+        self.lock = lock
         self.table_path = table_path
         self.branch = None if paths.is_main_branch(branch) else branch
         self.branch_root = paths.branch_path(table_path, branch)
@@ -94,7 +98,8 @@ class SchemaManager:
         fallback = schema.core_options.scan_fallback_branch
         if fallback is not None and SchemaManager(self.file_io, self.table_path, fallback).latest() is None:
             raise InvalidInput(f"cannot set 'scan.fallback-branch' = {fallback!r}: branch {fallback!r} does not exist")
-        return self.file_io.try_write_atomic(self.schema_path(schema.id), schema.to_json().encode("utf-8"))
+        data = schema.to_json().encode("utf-8")
+        return self.lock.run_with_lock(lambda: self.file_io.try_write_atomic(self.schema_path(schema.id), data))
 
     def create_table(self, schema: Schema, ignore_if_exists: bool = False) -> TableSchema:
         """Write schema-0. An existing table is AlreadyExists, or returned with ignore_if_exists."""

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from ..errors import InvalidInput, NotFound
 from ..io import paths
+from ..io.commit_lock import CommitLock
 from ..io.fileio import FileIO
 from ..refs.branches import BranchManager
 from ..refs.consumers import ConsumerManager
@@ -22,6 +23,7 @@ from ..refs.tags import TagManager
 from ..schema.options import CoreOptions
 from ..schema.schema_manager import SchemaManager
 from ..schema.table_schema import TableSchema
+from .catalog_environment import FILESYSTEM, CatalogEnvironment
 from .identifiers import Identifier
 
 
@@ -46,15 +48,18 @@ class TimeTravel:
 class FileStoreTable:
     """A table at ``path``; metadata of a branch lives under ``branch/branch-<name>/``."""
 
-    def __init__(self, file_io: FileIO, path: str, identifier: Identifier, branch: str | None, schema: TableSchema):
+    def __init__(self, file_io: FileIO, path: str, identifier: Identifier, branch: str | None, schema: TableSchema,
+                 catalog_environment: CatalogEnvironment = FILESYSTEM):
         self.file_io = file_io
         self.path = path
         self.identifier = identifier
         self.branch = None if branch in (None, "main") else branch
         self.schema = schema
+        self.catalog_environment = catalog_environment
 
     @classmethod
-    def load(cls, file_io: FileIO, path: str, identifier: Identifier, branch: str | None = None) -> FileStoreTable:
+    def load(cls, file_io: FileIO, path: str, identifier: Identifier, branch: str | None = None,
+             catalog_environment: CatalogEnvironment = FILESYSTEM) -> FileStoreTable:
         br = None if branch in (None, "main") else branch
         if br is not None and not file_io.is_dir(paths.branch_path(path, br)):
             if SchemaManager(file_io, path).latest() is None:
@@ -63,7 +68,17 @@ class FileStoreTable:
         schema = SchemaManager(file_io, path, br).latest()
         if schema is None:
             raise NotFound(f"table {identifier} does not exist")
-        return cls(file_io, path, identifier, br, schema)
+        return cls(file_io, path, identifier, br, schema, catalog_environment)
+
+    def with_schema(self, schema: TableSchema) -> FileStoreTable:
+        """This table seen through another schema (an older one, or one being committed); the
+        catalog environment (lock, metastore) stays."""
+        return FileStoreTable(self.file_io, self.path, self.identifier, self.branch, schema, self.catalog_environment)
+
+    @property
+    def lock(self) -> CommitLock:
+        """The catalog's commit lock (a no-op outside a locking metastore catalog)."""
+        return self.catalog_environment.lock
 
     def copy(self, dynamic_options: Mapping[str, str]) -> FileStoreTable:
         """This table with options overridden for one job (Java's ``table.copy``); nothing is
@@ -74,8 +89,7 @@ class FileStoreTable:
         if key in dynamic_options and dynamic_options[key] != self.schema.options.get(key):
             # Java's copy refuses immutable options: files would land where readers never look
             raise InvalidInput(f"option {key!r} is part of the table's layout and cannot be set per job")
-        schema = self.schema.copy(options={**self.schema.options, **dynamic_options})
-        return FileStoreTable(self.file_io, self.path, self.identifier, self.branch, schema)
+        return self.with_schema(self.schema.copy(options={**self.schema.options, **dynamic_options}))
 
     @cached_property
     def data_root(self) -> str:
@@ -97,7 +111,7 @@ class FileStoreTable:
 
     @cached_property
     def schema_manager(self) -> SchemaManager:
-        return SchemaManager(self.file_io, self.path, self.branch)
+        return SchemaManager(self.file_io, self.path, self.branch, self.lock)
 
     @cached_property
     def snapshot_manager(self) -> SnapshotManager:
@@ -105,11 +119,11 @@ class FileStoreTable:
 
     @cached_property
     def tag_manager(self) -> TagManager:
-        return TagManager(self.file_io, self.path, self.branch)
+        return TagManager(self.file_io, self.path, self.branch, self.lock)
 
     @cached_property
     def branch_manager(self) -> BranchManager:
-        return BranchManager(self.file_io, self.path)
+        return BranchManager(self.file_io, self.path, self.lock)
 
     @cached_property
     def consumer_manager(self) -> ConsumerManager:

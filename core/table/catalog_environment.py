@@ -1,0 +1,45 @@
+"""What a catalog lends a table it opens (Java ``CatalogEnvironment``).
+
+A table's truth is in its files; a metastore catalog adds two duties the operations must
+honour without knowing which catalog they run under: the commit lock (``lock.enabled``) and
+keeping the metastore's partitions in step (``metastore.partitioned-table``). Operations
+reach both through the table, so a command behaves the same under every catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..io.commit_lock import NO_LOCK, CommitLock
+
+PartitionSpec = Mapping[str, str]
+"""A partition as the metastore names it: partition key -> its path value (``dt -> 2024-05-01``)."""
+
+
+class MetastorePartitions(Protocol):
+    """The metastore's view of a table's partitions (Java ``MetastoreClient``).
+
+    Calls are idempotent (adding a present partition or dropping an absent one is no error),
+    so a re-run repairs what a crash between the data commit and the metastore left behind.
+    """
+
+    def add_partitions(self, partitions: Sequence[PartitionSpec]) -> None: ...
+
+    def drop_partitions(self, partitions: Sequence[PartitionSpec]) -> None: ...
+
+    def list_partitions(self) -> list[dict[str, str]]: ...
+
+
+@dataclass(frozen=True)
+class CatalogEnvironment:
+    """``lock``: taken around every metadata publish; ``partitions``: set when the metastore
+    tracks this table's partitions, else None; ``catalog``: a name for messages."""
+
+    lock: CommitLock = NO_LOCK
+    partitions: MetastorePartitions | None = None
+    catalog: str = "filesystem"
+
+
+FILESYSTEM = CatalogEnvironment()
