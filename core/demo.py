@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .catalog.base import Catalog
 from .compact.job import compact_table
 from .data.types import parse_columns
 from .format.arrow_schema import arrow_schema
 from .operation.commit import FileStoreCommit
 from .operation.write import TableWrite
 from .schema.table_schema import Schema
-from .table.catalog import FileSystemCatalog
 
 DATABASE = "demo"
 
@@ -65,7 +65,7 @@ def _batches(name: str) -> list[tuple[dict[str, list[Any]], list[int] | None]]:
     ]
 
 
-def build_demo_warehouse(catalog: FileSystemCatalog) -> list[str]:
+def build_demo_warehouse(catalog: Catalog) -> list[str]:
     """Create the demo tables and fill the empty ones; returns the table identifiers."""
     catalog.create_database(DATABASE, ignore_if_exists=True)
     names = []

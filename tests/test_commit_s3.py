@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import CommitConflict
@@ -22,7 +23,6 @@ from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
 pytestmark = pytest.mark.s3

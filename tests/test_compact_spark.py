@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.compact.write_job import write_table_result
@@ -31,7 +32,6 @@ from paimon_cli.core.errors import PaimonError
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 pytestmark = [pytest.mark.java, pytest.mark.slow]
 _n = itertools.count()

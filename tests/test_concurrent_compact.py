@@ -26,7 +26,7 @@ KEYS = 300
 
 WRITER = textwrap.dedent("""
     import sys, time, pyarrow as pa, pyarrow.parquet as pq
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.compact.write_job import write_table_result
     wh, tmp, rounds, keys, write_only = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     warnings = 0
@@ -77,10 +77,10 @@ def compactor(tmp: Path, full: bool) -> str:
     {"bucket": "2", "deletion-vectors.enabled": "true"},
 ], ids=["universal", "deletion-vectors"])
 def test_writer_and_two_compactions_race(tmp_path: Path, options: dict[str, str]) -> None:
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.schema.table_schema import Schema
-    from paimon_cli.core.table.catalog import FileSystemCatalog
     from paimon_cli.core.table.file_store_table import TimeTravel
 
     wh = str(tmp_path / "wh")

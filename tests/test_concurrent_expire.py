@@ -28,15 +28,15 @@ N_WRITES = 40
 
 
 def _open(wh: str, branch: str | None = None) -> Any:
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     return FileSystemCatalog(wh).get_table("db.t", branch)
 
 
 def _create(wh: str, pk: bool) -> None:
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.data.types import parse_data_type
     from paimon_cli.core.schema.table_schema import Schema
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     cat = FileSystemCatalog(wh)
     cat.create_database("db", True)

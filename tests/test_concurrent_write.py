@@ -106,7 +106,7 @@ def key(r: dict[str, Any]) -> str:
 
 
 def open_table(target: Target, name: str) -> Any:
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     return FileSystemCatalog(target.warehouse, target.storage_options).get_table(f"db.{name}")
 

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.io import paths
@@ -27,7 +28,6 @@ from paimon_cli.core.operation.expire_plan import ExpirePolicy
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.refs.snapshot import Snapshot
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
 
 pytestmark = pytest.mark.slow

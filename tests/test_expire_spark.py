@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.errors import InvalidInput, PaimonError, UnsafeRefused
 from paimon_cli.core.manifest.manifest import ManifestList
@@ -30,7 +31,6 @@ from paimon_cli.core.operation.branch_ops import create_branch
 from paimon_cli.core.operation.expire import apply_expire, plan_expire
 from paimon_cli.core.operation.expire_plan import ExpirePlan, ExpirePolicy
 from paimon_cli.core.spark.expire import expire_on_spark, use_spark
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
 from tests.core.test_expire import files_of, history, make_table, put, reload, rows_at, snapshot_ids
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.test_compact_spark_cluster_java import _driver_env, _objects
 from tests.s3_fixtures import S3Server
 from tests.spark_cluster import SparkCluster

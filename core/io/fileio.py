@@ -495,6 +495,16 @@ class FileIO:
         except FileNotFoundError:
             pass
 
+    def rename_dir(self, src: str, dst: str) -> None:
+        """Rename a directory in one step (local filesystems only: an object store would copy it
+        file by file, which readers could see half done); ``dst`` must not exist."""
+        if not self.is_local:
+            raise UnsafeRefused(f"{src}: no atomic directory rename on {self.scheme}://")
+        if self.exists(dst):
+            raise PaimonError(f"{dst}: already exists")
+        self.mkdirs(parent(dst))
+        os.rename(self._p(src), self._p(dst))
+
 
 def _mtime_millis(entry: dict[str, Any]) -> int | None:
     for key in ("mtime", "LastModified", "last_modified", "updated", "created"):

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..catalog.base import Catalog
 from ..errors import InvalidInput, NotFound, PaimonError, UnsafeRefused
 from ..fileindex.format import FileIndexContainer, index_file_names
 from ..io import paths
@@ -34,7 +35,6 @@ from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager
 from ..refs.tag_period import TagPeriod, tag_time_extractor
 from ..schema.file_index_options import configured_indexes
 from ..schema.table_schema import TableSchema
-from ..table.catalog import FileSystemCatalog
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
@@ -486,7 +486,7 @@ def assess_table(table: FileStoreTable, *, now_millis: int | None = None, scan_o
     return TableHealth(ident.database, ident.table, score_of(found), tuple(found))
 
 
-def select_tables(catalog: FileSystemCatalog, selectors: Sequence[str] = ()) -> list[Identifier]:
+def select_tables(catalog: Catalog, selectors: Sequence[str] = ()) -> list[Identifier]:
     """``DB`` (its tables) or ``DB.TABLE``; none: every table of every database. An unknown
     database or named table is NotFound (exit 3) before anything is assessed."""
     if not selectors:
@@ -506,7 +506,7 @@ def select_tables(catalog: FileSystemCatalog, selectors: Sequence[str] = ()) -> 
     return list(out)
 
 
-def assess_warehouse(catalog: FileSystemCatalog, selectors: Sequence[str] = (), *, now_millis: int | None = None,
+def assess_warehouse(catalog: Catalog, selectors: Sequence[str] = (), *, now_millis: int | None = None,
                      scan_orphans: bool = False) -> list[TableHealth]:
     """Every selected table, in selection order; a table that fails to open is a TableHealth
     with its error (score 0), the others are still assessed. On an object store tables are

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..table.catalog import FileSystemCatalog
+from ..catalog.base import Catalog
 from ..utils.rows import Rows
 
 _SECRET_WORDS = ("secret", "password", "token", "key")
 
 
-def all_table_options(catalog: FileSystemCatalog) -> Rows:
+def all_table_options(catalog: Catalog) -> Rows:
     rows = []
     for db in catalog.list_databases():
         for t in catalog.list_tables(db):
@@ -20,9 +20,13 @@ def all_table_options(catalog: FileSystemCatalog) -> Rows:
     return Rows(["database_name", "table_name", "key", "value"], rows)
 
 
-def catalog_options(catalog: FileSystemCatalog) -> Rows:
-    """The warehouse and the storage options, secrets masked."""
-    rows = [{"key": "warehouse", "value": catalog.warehouse}]
+def catalog_options(catalog: Catalog) -> Rows:
+    """The catalog's options (Java's keys) and the storage options, secrets masked; ``source``
+    says where each came from (the catalogs file, the environment, the command line)."""
+    rows = [{"key": k, "value": v, "source": catalog.options.sources.get(k, "default")}
+            for k, v in catalog.options.masked()]
+    if "metastore" not in catalog.options:
+        rows.insert(0, {"key": "metastore", "value": catalog.metastore, "source": "default"})
 
     def walk(prefix: str, d: dict[str, Any]) -> None:
         for k, v in d.items():
@@ -31,7 +35,7 @@ def catalog_options(catalog: FileSystemCatalog) -> Rows:
                 walk(name + ".", v)
             else:
                 hidden = any(w in k.lower() for w in _SECRET_WORDS)
-                rows.append({"key": name, "value": "******" if hidden else str(v)})
+                rows.append({"key": f"fs.{name}", "value": "******" if hidden else str(v), "source": "--fs-option"})
 
     walk("", catalog.file_io.storage_options)
-    return Rows(["key", "value"], rows)
+    return Rows(["key", "value", "source"], rows)

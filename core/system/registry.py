@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Mapping
 from importlib import import_module
 from typing import Any, Generic, TypeVar
 
+from ..catalog.base import Catalog
 from ..errors import NotFound
-from ..table.catalog import FileSystemCatalog
 from ..utils.rows import Rows, RowStream
 from .catalog import all_table_options, catalog_options
 
@@ -89,7 +89,7 @@ BRIEF_COLUMNS: dict[str, list[str]] = {
     "expiry": ["snapshot_id", "commit_time", "will_expire", "delete_files", "delete_bytes", "held_by"],
 }
 
-CATALOG_TABLES: dict[str, Callable[[FileSystemCatalog], Rows]] = {
+CATALOG_TABLES: dict[str, Callable[[Catalog], Rows]] = {
     "all-table-options": all_table_options,
     "catalog-options": catalog_options,
 }

@@ -8,6 +8,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.types import IntType, VarCharType
 from paimon_cli.core.errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
 from paimon_cli.core.format.arrow_schema import arrow_schema
@@ -18,7 +19,6 @@ from paimon_cli.core.operation.tag_ops import create_tag
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.schema_change import RemoveOption, SetOption
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
 from paimon_cli.core.data.binary_row import EMPTY_ROW, deserialize, serialize
 from paimon_cli.core.data.types import parse_columns
@@ -25,7 +26,6 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.schema_change import AddColumn
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 COLS = "id INT, dt STRING, v DOUBLE, s STRING"
 ARROW = pa.schema([("id", pa.int32()), ("dt", pa.string()), ("v", pa.float64()), ("s", pa.string())])

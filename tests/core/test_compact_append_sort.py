@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.external_sort import sort_stream
 from paimon_cli.core.compact.sort import sort_compact
 from paimon_cli.core.compact.sort_keys import SORT_KEY, hilbert_index_bytes, hilbert_keys, make_sort_spec, zorder_keys
@@ -30,7 +31,6 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 MIN_LONG = -(1 << 63)
 

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact import job as job_mod
 from paimon_cli.core.compact import local as local_mod
 from paimon_cli.core.compact.job import choose_engine, compact_table
@@ -23,7 +24,6 @@ from paimon_cli.core.operation.partition_spec import parse_partition_specs, part
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 _names = itertools.count()
 

@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
@@ -35,7 +36,6 @@ from paimon_cli.core.operation.file_deletion import DATA_FILE, MANIFEST, MANIFES
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
 from paimon_cli.core.utils.durations import parse_point_in_time
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.api import Warehouse
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row as br
 from paimon_cli.core.data.types import DataField, IntType, parse_columns
 from paimon_cli.core.errors import NotYetSupported
@@ -29,7 +30,6 @@ from paimon_cli.core.mergetree.commit_message import CommitMessage
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.schema.schema_change import SetOption
 from paimon_cli.core.schema.table_schema import Schema, TableSchema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.features import (
     ALL_FEATURES,
     COMMITS,

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.predicate_parser import parse_predicate
@@ -26,7 +27,6 @@ from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.schema_change import DropColumn, RemoveOption, RenameColumn, SetOption
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.system.file_indexes import file_index_rows, file_index_warnings
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 ID = "db.t"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 from paimon_cli.core.errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
@@ -26,7 +27,6 @@ from paimon_cli.core.mergetree.commit_message import CommitMessage
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
 P0 = binary_row.EMPTY_ROW

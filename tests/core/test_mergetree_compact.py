@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import key_value_file_fields
@@ -28,7 +29,6 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def make(wh: Path, name: str, columns: str, pk: tuple[str, ...], part: tuple[str, ...] = (), **options: str) -> Any:

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import key_value_file_fields
@@ -18,7 +19,6 @@ from paimon_cli.core.format.data_file import read_data_file
 from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats, decode_stats
 from paimon_cli.core.mergetree.file_writer import RollingFileWriter
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.index.deletion_vectors import read_deletion_vectors
@@ -28,7 +29,6 @@ from paimon_cli.core.mergetree.dv_maintainer import DvMaintainer, index_file_pat
 from paimon_cli.core.mergetree.file_writer import RollingFileWriter
 from paimon_cli.core.mergetree.lookup import LevelLookup
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 KINDS = {0: "+I", 1: "-U", 2: "+U", 3: "-D"}
 

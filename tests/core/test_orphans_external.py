@@ -44,7 +44,7 @@ def env(tmp_path: Path) -> dict[str, Any]:
 
 
 def alter(table: Any, key: str, value: str) -> Any:
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     FileSystemCatalog(str(Path(table.path).parent.parent)).alter_table(
         table.identifier.full_name, [SetOption(key, value)])

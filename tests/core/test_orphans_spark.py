@@ -21,6 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.errors import InvalidInput, UnsafeRefused
 from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
 from paimon_cli.core.spark.orphans import (
@@ -30,7 +31,6 @@ from paimon_cli.core.spark.orphans import (
     plan_remove_orphans_spark,
     remove_orphan_files_spark,
 )
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.core.test_orphans_support import (
     age_all,
     copy_file,

@@ -8,11 +8,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 DAY = 86_400

@@ -9,6 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.data.types import BigIntType, IntType, VarCharType
 from paimon_cli.core.errors import InvalidInput
@@ -23,7 +24,6 @@ from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.schema_change import AddColumn, RenameColumn, SetOption
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.system.registry import SYSTEM_TABLES
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 KINDS = {"+I": 0, "-U": 1, "+U": 2, "-D": 3}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.operation.commit import FileStoreCommit
@@ -18,7 +19,6 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def _write(cat: FileSystemCatalog, ids: list[int], v: int) -> None:

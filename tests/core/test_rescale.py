@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.compact.rescale import plan_rescale, rescale
@@ -37,7 +38,6 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.schema_change import SetOption
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.core.test_write import make
 
 

@@ -15,12 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.api import Warehouse
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileKind, FileSource, ManifestEntry
 from paimon_cli.core.operation.row_tracking import assign_row_tracking, system_columns
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 ROW_TRACKING = {"row-tracking.enabled": "true"}
 SYSTEM = "_ROW_ID,_SEQUENCE_NUMBER"

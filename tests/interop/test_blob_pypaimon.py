@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.cli_runner import CLI_ENV, cli, cli_json
 from tests.interop.pypaimon_peer import PyPaimon, encode_value
 

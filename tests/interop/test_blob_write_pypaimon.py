@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.cli_runner import CLI_ENV, cli, cli_json
 from tests.interop.pypaimon_peer import PyPaimon, decode_value, encode_value
 

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.index.bucket import bucket_hashes, bucket_ids, bucket_key_fields
 from paimon_cli.core.index.hash_index import (
@@ -35,7 +36,6 @@ from paimon_cli.core.io import paths
 from paimon_cli.core.mergetree.commit_message import CommitMessage
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
 from .java_harness import JavaPaimon

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.io.fileio import FileIO
 from paimon_cli.core.manifest import columnar
 from paimon_cli.core.manifest.expire_file_entry import merge_entries
 from paimon_cli.core.manifest.manifest import ManifestFile
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .conftest import JavaTables
 from .pypaimon_fixtures import PyPaimonTables

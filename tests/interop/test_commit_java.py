@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.manifest.manifest import FileKind, ManifestEntry
 from paimon_cli.core.mergetree.commit_message import CommitMessage
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import FileStoreTable
 
 from .conftest import sort_rows

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.append import plan_append_units, run_append_unit
 from paimon_cli.core.compact.sort import sort_compact
 from paimon_cli.core.compact.sort_keys import SORT_KEY, make_sort_spec
@@ -35,7 +36,6 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 DB = "db"
 COLUMNS = [("id", "INT"), ("dt", "STRING"), ("x", "INT"), ("y", "DOUBLE"), ("s", "STRING")]

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.mergetree.compact_strategy import pick_unit
 from paimon_cli.core.mergetree.compact_task import run_merge_tree_unit
@@ -27,7 +28,6 @@ from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.operation.write import TableWrite
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

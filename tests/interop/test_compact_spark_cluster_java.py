@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.s3_fixtures import S3Server
 from tests.spark_cluster import SparkCluster
 from tests.test_compact_spark import put

@@ -25,8 +25,8 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.schema.table_schema import TableSchema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon, JavaPaimonError
 

@@ -18,12 +18,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.data_evolution import ranges_unchanged
 from paimon_cli.core.compact.plan import plan_compaction
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.operation import data_evolution_update as dataevo_update
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.cli_runner import CLI_ENV, cli, cli_json
 from tests.interop.pypaimon_peer import PyPaimon, encode_value
 

@@ -25,13 +25,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.format.arrow_schema import arrow_schema, key_fields, key_value_file_fields
 from paimon_cli.core.format.data_file import read_data_file, write_data_file
 from paimon_cli.core.io import fileio as fio
 from paimon_cli.core.manifest.manifest import ManifestFile, ManifestList, SimpleStats
 from paimon_cli.core.manifest.stats import collect_key_stats, collect_value_stats
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 pytestmark = pytest.mark.java
 

@@ -19,9 +19,9 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.io.paths import manifest_dir
 from paimon_cli.core.manifest.manifest import FileKind, ManifestFile, ManifestList
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.pypaimon_peer import PyPaimon, decode_value, encode_value
 
 pytestmark = pytest.mark.pypaimon

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.expire import expire, plan_expire
 from paimon_cli.core.operation.expire_plan import ExpirePolicy
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from tests.core.test_expire import history, snapshot_ids
 from tests.s3_fixtures import S3Server
 from tests.spark_cluster import SparkCluster

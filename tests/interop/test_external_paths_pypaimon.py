@@ -18,10 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.io.external_paths import entropy_dirs, java_path
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.pypaimon_peer import PyPaimon, PyPaimonError, decode_value, encode_value
 
 pytestmark = pytest.mark.pypaimon

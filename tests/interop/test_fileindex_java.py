@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
 from paimon_cli.core.data.binary_row import deserialize
 from paimon_cli.core.data.predicate_parser import parse_predicate
@@ -29,7 +30,6 @@ from paimon_cli.core.io import paths
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.schema_change import DropColumn, RemoveOption, RenameColumn, SetOption
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .conftest import JavaTables, sort_rows
 from .java_harness import JavaPaimon

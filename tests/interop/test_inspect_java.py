@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.java_format import java_local_datetime
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.system.registry import SYSTEM_TABLES
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 from tests.files_oracle import assert_same_files
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.system.registry import SYSTEM_TABLES
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.utils.rows import Rows
 from tests.files_oracle import assert_same_files
 from tests.interop.pypaimon_fixtures import PyPaimonTables

@@ -35,13 +35,13 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.job import compact_table
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 from tests.interop.pypaimon_peer import PyPaimon, PyPaimonError, decode_value, encode_value
 

@@ -23,10 +23,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from paimon_cli.core.api import Warehouse
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.errors import UnsafeRefused
 from paimon_cli.core.mergetree.file_writer import partition_dir_of
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .conftest import JavaTables, sort_rows
 from .java_harness import JavaPaimon, JavaPaimonError

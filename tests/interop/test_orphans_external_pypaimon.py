@@ -17,10 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.external_roots import location_key
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.core.test_orphans_support import age_all, file_bytes
 from tests.interop.pypaimon_peer import PyPaimon, PyPaimonError, decode_value, encode_value
 

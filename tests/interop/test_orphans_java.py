@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.errors import UnsafeRefused
 from paimon_cli.core.operation.orphans import plan_remove_orphans, remove_orphans
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .conftest import JavaTables, sort_rows
 from .java_harness import JavaPaimon

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.partition_expire import expire_partitions
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

@@ -22,13 +22,13 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact import postpone as postpone_compact
 from paimon_cli.core.compact.local import UnitsFailed
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.errors import CommitConflict
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.pypaimon_peer import PyPaimon, encode_value
 
 pytestmark = pytest.mark.pypaimon

@@ -33,8 +33,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 from .java_harness import JavaPaimon

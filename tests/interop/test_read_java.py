@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.java_format import java_local_datetime
 from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.system.registry import SYSTEM_TABLES
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 pytestmark = pytest.mark.java

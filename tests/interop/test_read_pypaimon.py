@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data.predicate_parser import parse_predicate
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 from tests.interop.pypaimon_fixtures import PyPaimonTables
 from tests.interop.pypaimon_peer import PyPaimon

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.branch_ops import create_branch, delete_branch, fast_forward
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.tag_ops import create_tag, delete_tags, expire_tags, rename_tag
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from paimon_cli.core.table.file_store_table import TimeTravel
 
 from .java_harness import JavaPaimon

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.rescale import rescale
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 pytestmark = pytest.mark.pypaimon
 

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pyroaring
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.roaring64 import (
     Roaring64Layout,
@@ -25,7 +26,6 @@ from paimon_cli.core.data.roaring64 import (
     serialize_roaring64,
 )
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.cli_runner import CLI_ENV, cli, cli_json
 from tests.interop.pypaimon_peer import PyPaimon, write_op
 

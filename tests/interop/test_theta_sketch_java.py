@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.mergetree.aggregate.sketches import theta_union
 from paimon_cli.core.operation.read import TableRead
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 from .java_harness import JavaPaimon
 

@@ -22,11 +22,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.format.arrow_schema import arrow_schema
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 DB = "db"
 FORMATS = ("parquet", "orc", "avro")
