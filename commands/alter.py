@@ -7,7 +7,16 @@ from typing import Annotated, Any
 import typer
 
 from paimon_cli.confirm import YesOpt, confirm
-from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import (
+    BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
+    DebugOpt,
+    FsOpt,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+)
 from paimon_cli.output import OutputFormat, note, render
 
 _Multi = list[str] | None
@@ -25,8 +34,10 @@ def alter(
         "--dry-run", help="Print every change (column, option, comment: before and after) and the schema id a "
                           "real run would commit; change nothing.")] = False,
     yes: YesOpt = False,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     branch: BranchOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
@@ -48,7 +59,7 @@ def alter(
         )
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     changes: dict[str, Any] = {"set_options": set_, "unset": unset, "add_columns": add_column, "rename_columns": rename_column,
                "drop_columns": drop_column, "comment": comment}
     if dry_run:

@@ -10,6 +10,8 @@ import typer
 from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -38,8 +40,10 @@ def branch(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -73,7 +77,7 @@ def branch(
         raise typer.BadParameter("--dry-run applies to `branch delete` and `branch fast-forward` only")
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     if act is BranchAction.list:
         render(table.list_branches(), output, wide, limit=limit)
         return

@@ -8,6 +8,8 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     ColumnsOpt,
     DebugOpt,
     EngineOpt,
@@ -46,8 +48,10 @@ def compact(
         "--order-by", metavar="COLS", help="Columns for --order-strategy, comma-separated.")] = None,
     no_expire: Annotated[bool, typer.Option("--no-expire", help="Do not expire snapshots after committing.")] = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     columns: ColumnsOpt = None,
@@ -68,7 +72,7 @@ def compact(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     with ProgressBar("compacting") as progress:
         result = table.compact(
             full=full, partitions=partition, where=where, plan=plan, engine=engine, spark_master=spark_master,

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, WarehouseOpt
+from paimon_cli.options import CatalogOpt, CatalogOptionOpt, DebugOpt, FsOpt, WarehouseOpt
 from paimon_cli.output import note
 
 
@@ -21,8 +21,10 @@ def create(
     option: Annotated[list[str] | None, typer.Option("--option", metavar="K=V", help="Table option, repeatable.")] = None,
     comment: Annotated[str | None, typer.Option("--comment", metavar="TEXT", help="Table comment.")] = None,
     if_not_exists: Annotated[bool, typer.Option("--if-not-exists", help="Succeed if the table exists.")] = False,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     debug: DebugOpt = False,
 ) -> None:
     """Create a table; the database is created when missing.
@@ -34,7 +36,7 @@ def create(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).create_table(
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).create_table(
         identifier, schema, primary_key=primary_key, partition_by=partition_by, options=option, comment=comment,
         if_not_exists=if_not_exists,
     )

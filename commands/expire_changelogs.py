@@ -8,6 +8,8 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -42,8 +44,10 @@ def expire_changelogs(
     ] = False,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -69,7 +73,7 @@ def expire_changelogs(
         raise typer.BadParameter("--delete-all takes none of --retain-max, --retain-min, --older-than, --max-deletes")
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     result = table.expire_changelogs(retain_max=retain_max, retain_min=retain_min, older_than=older_than,
                                      max_deletes=max_deletes, delete_all=delete_all, dry_run=dry_run)
     for n in result.plan.notes:

@@ -10,6 +10,8 @@ import typer
 from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -48,8 +50,10 @@ def expire_partitions(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -71,7 +75,7 @@ def expire_partitions(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
 
     def run(dry: bool) -> Any:
         return table.expire_partitions(

@@ -7,7 +7,17 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, MetricsFormat, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import (
+    CatalogOpt,
+    CatalogOptionOpt,
+    DebugOpt,
+    FsOpt,
+    LimitOpt,
+    MetricsFormat,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+)
 from paimon_cli.output import OutputFormat, render
 
 
@@ -20,8 +30,10 @@ def health(
         "--format", case_sensitive=False,
         help="rows: -o table|json|jsonl|csv, one row per finding; openmetrics: gauges for Prometheus' "
              "node-exporter textfile collector.")] = MetricsFormat.rows,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -45,7 +57,7 @@ def health(
     """
     from paimon_cli.core.api import Warehouse
 
-    report = Warehouse(warehouse, fs_option).health(selectors or None, scan_orphans=scan_orphans)
+    report = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).health(selectors or None, scan_orphans=scan_orphans)
     if fmt is MetricsFormat.openmetrics:
         from paimon_cli.openmetrics import gauge
         from paimon_cli.openmetrics import render as render_metrics

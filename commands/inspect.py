@@ -10,6 +10,8 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     ColumnsOpt,
     DebugOpt,
     FsOpt,
@@ -43,8 +45,10 @@ def inspect(
     tag: TagOpt = None,
     timestamp: TimestampOpt = None,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     columns: ColumnsOpt = None,
@@ -63,7 +67,7 @@ def inspect(
     from paimon_cli.core.api import ROW_STREAM_KINDS, STREAMED_KINDS, Warehouse
 
     name = kind.value
-    wh = Warehouse(warehouse, fs_option)
+    wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
     if name in CATALOG_KINDS:
         if identifier is not None:
             raise typer.BadParameter(f"inspect {name} takes no DB.TABLE")

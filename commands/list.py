@@ -6,14 +6,16 @@ from typing import Annotated
 
 import typer
 
-from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import CatalogOpt, CatalogOptionOpt, DebugOpt, FsOpt, LimitOpt, OutputOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import OutputFormat, render
 
 
 def list_(
     database: Annotated[str | None, typer.Argument(metavar="DB", help="List this database's tables.")] = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -28,7 +30,7 @@ def list_(
     """
     from paimon_cli.core.api import Rows, Warehouse
 
-    wh = Warehouse(warehouse, fs_option)
+    wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
     if database is None:
         rows = Rows(["database"], [{"database": d} for d in wh.list_databases()])
     else:

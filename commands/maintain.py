@@ -10,6 +10,8 @@ import typer
 
 from paimon_cli import terminal
 from paimon_cli.options import (
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     EngineOpt,
     FsOpt,
@@ -53,8 +55,10 @@ def maintain(
         "--format", case_sensitive=False,
         help="rows: the summary as -o table|json|jsonl|csv; openmetrics: the run's metrics for Prometheus' "
              "node-exporter textfile collector.")] = MetricsFormat.rows,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -78,7 +82,7 @@ def maintain(
     from paimon_cli.core.api import MaintainInterrupted, Warehouse
 
     terminal.set_quiet(quiet)  # maintain's -q also silences what the actions would note
-    wh = Warehouse(warehouse, fs_option)
+    wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
     try:
         result = wh.maintain(selectors or [], policy=policy, dry_run=dry_run, max_duration=max_duration,
                              max_bytes=max_bytes, parallel=parallel, engine=engine, spark_master=spark_master,

@@ -10,6 +10,8 @@ import typer
 from paimon_cli.confirm import confirm, interactive
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -37,8 +39,10 @@ def purge_files(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Confirm: really delete everything but the schema (needed without a terminal; on a terminal the dry run is shown and a yes asked for).")] = False,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -62,7 +66,7 @@ def purge_files(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     confirm_purge(yes, dry_run, lambda: table.purge_files(dry_run=True).rows())
     result = table.purge_files(dry_run=dry_run)
     render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from paimon_cli.options import DebugOpt, FsOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import CatalogOpt, CatalogOptionOpt, DebugOpt, FsOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import note, render
 
 
 def quickstart(
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     wide: WideOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -24,8 +26,10 @@ def quickstart(
     """
     from paimon_cli.core.api import Rows, Warehouse
 
-    tables = Warehouse(warehouse, fs_option).quickstart()
-    note(f"warehouse {warehouse}: database demo")
+    wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
+    tables = wh.quickstart()
+    where = wh.cli_selection()
+    note(f"{wh.describe()}: database demo")
     render(Rows(["table"], [{"table": t.name} for t in tables]), wide=wide, title="tables")
     for t in tables:
         render(t.inspect("table"), wide=wide, title=t.name)
@@ -34,6 +38,6 @@ def quickstart(
         render(Rows(cols, [{c: r[c] for c in cols} for r in snaps.rows]), wide=wide, title=f"{t.name} snapshots")
         rows = t.read()
         render(Rows(rows.column_names, rows.to_pylist()), wide=wide, title=f"{t.name} rows (merged)")
-    note(f"next: paimon-cli read demo.orders --where \"dt = '2024-05-02'\" -w {warehouse}")
-    note(f"      paimon-cli compact demo.events --plan -w {warehouse}")
-    note(f"      paimon-cli expire demo.orders --retain-min 1 --older-than 0s --dry-run -w {warehouse}")
+    note(f"next: paimon-cli read demo.orders --where \"dt = '2024-05-02'\" {where}")
+    note(f"      paimon-cli compact demo.events --plan {where}")
+    note(f"      paimon-cli expire demo.orders --retain-min 1 --older-than 0s --dry-run {where}")

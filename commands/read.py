@@ -16,6 +16,8 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     FsOpt,
     LimitOpt,
@@ -67,8 +69,10 @@ def read(
     tag: TagOpt = None,
     timestamp: TimestampOpt = None,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     debug: DebugOpt = False,
@@ -85,7 +89,7 @@ def read(
     """
     from paimon_cli.core.api import Warehouse
 
-    wh = Warehouse(warehouse, fs_option)
+    wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
     table = wh.table(identifier, branch)
     check_time_travel(snapshot, tag, timestamp)
     export = export_format(to) if to is not None else None

@@ -10,6 +10,8 @@ import typer
 from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -54,8 +56,10 @@ def remove_orphan_files(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -80,7 +84,7 @@ def remove_orphan_files(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     run = partial(table.remove_orphan_files, older_than=older_than, force=force, external_paths=external_paths,
                   engine=engine, spark_master=spark_master, spark_conf=spark_conf, parallelism=parallelism)
     if not dry_run:

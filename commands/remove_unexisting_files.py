@@ -8,6 +8,8 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -23,8 +25,10 @@ def remove_unexisting_files(
     identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to check.")],
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -45,7 +49,7 @@ def remove_unexisting_files(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     result = table.remove_unexisting_files(dry_run=dry_run)
     for line in result.notes():
         note(line)

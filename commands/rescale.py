@@ -8,6 +8,8 @@ import typer
 
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -29,8 +31,10 @@ def rescale(
         help="The new bucket number; also sets the table's 'bucket' option (default: the option as it is).")] = None,
     dry_run: DryRunOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -54,7 +58,7 @@ def rescale(
     """
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     result = table.rescale(partitions=partition, bucket_num=bucket_num, dry_run=dry_run)
     note(f"rescale: {result.summary()}")
     rows = result.rows()

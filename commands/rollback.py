@@ -9,6 +9,8 @@ import typer
 from paimon_cli.confirm import YesOpt, confirm
 from paimon_cli.options import (
     BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
     DebugOpt,
     DryRunOpt,
     FsOpt,
@@ -29,8 +31,10 @@ def rollback(
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     limit: LimitOpt = None,
@@ -54,7 +58,7 @@ def rollback(
         raise typer.BadParameter("give exactly one of --snapshot and --tag")
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     if not dry_run:
         target = f"snapshot {snapshot}" if tag is None else f"tag {tag!r}"
         confirm(yes, f"roll {table.name} back to {target}, deleting these files",

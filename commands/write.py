@@ -7,7 +7,16 @@ from typing import Annotated, Any
 import typer
 
 from paimon_cli.confirm import YesOpt, confirm
-from paimon_cli.options import BranchOpt, DebugOpt, FsOpt, OutputOpt, WarehouseOpt, WideOpt
+from paimon_cli.options import (
+    BranchOpt,
+    CatalogOpt,
+    CatalogOptionOpt,
+    DebugOpt,
+    FsOpt,
+    OutputOpt,
+    WarehouseOpt,
+    WideOpt,
+)
 from paimon_cli.output import OutputFormat, note, render, render_outcome
 from paimon_cli.progress import ProgressBar
 
@@ -56,8 +65,10 @@ def write(
                           "delete and the rows it would write per partition; write nothing.")] = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,
-    warehouse: WarehouseOpt = "./warehouse",
+    warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
+    catalog: CatalogOpt = None,
+    catalog_option: CatalogOptionOpt = None,
     output: OutputOpt = OutputFormat.table,
     wide: WideOpt = False,
     debug: DebugOpt = False,
@@ -84,7 +95,7 @@ def write(
         raise typer.BadParameter("--dry-run applies to --overwrite only")
     from paimon_cli.core.api import Warehouse
 
-    table = Warehouse(warehouse, fs_option).table(identifier, branch)
+    table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
 
     def plan() -> Any:
         return table.plan_overwrite(list(inputs), format=format_, row_kind_column=row_kind_column,

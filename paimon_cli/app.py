@@ -43,7 +43,15 @@ from .commands import (
 )
 from .commands import list as list_cmd
 from .errors import EXIT_CODES, CliCommand, CliGroup
-from .global_options import RootDebugOpt, RootFsOpt, RootOutputOpt, RootQuietOpt, RootWarehouseOpt
+from .global_options import (
+    RootCatalogOpt,
+    RootCatalogOptionOpt,
+    RootDebugOpt,
+    RootFsOpt,
+    RootOutputOpt,
+    RootQuietOpt,
+    RootWarehouseOpt,
+)
 
 PROG_NAME = "paimon-cli"
 COMPLETE_VAR = "_PAIMON_CLI_COMPLETE"
@@ -81,6 +89,8 @@ def main(
     ] = None,
     warehouse: RootWarehouseOpt = None,
     fs_option: RootFsOpt = None,
+    catalog: RootCatalogOpt = None,
+    catalog_option: RootCatalogOptionOpt = None,
     output: RootOutputOpt = None,
     debug: RootDebugOpt = False,
     quiet: RootQuietOpt = False,
@@ -89,7 +99,8 @@ def main(
 
     Global options go before or after the command (`paimon-cli -w /wh -o json list` is
     `paimon-cli list -w /wh -o json`): --warehouse/-w (env PAIMON_WAREHOUSE, default
-    ./warehouse), --fs-option K=V, --debug, --quiet/-q, and --output/-o table|json|jsonl|csv
+    ./warehouse), --fs-option K=V, --catalog NAME and --catalog-option K=V (tables registered in a
+    Hive Metastore or JDBC catalog: see README, Catalogs), --debug, --quiet/-q, and --output/-o table|json|jsonl|csv
     (env PAIMON_OUTPUT) for the commands that print rows. Given on both sides, the one after
     the command wins. --quiet prints nothing but errors on stderr; NO_COLOR=1 turns off colour.
     Commands that print data also take --wide, commands that print rows --limit N. On a

@@ -93,12 +93,14 @@ def _action(ctx: Any) -> str | None:
 
 
 def _catalog(params: dict[str, Any]) -> Any:
+    """The catalog the command line names so far (``-w``, ``--catalog``, ``--catalog-option``)."""
     import os
 
-    from .core.table.catalog import FileSystemCatalog
+    from .core.api import Warehouse
 
-    warehouse = params.get("warehouse") or os.environ.get("PAIMON_WAREHOUSE") or "./warehouse"
-    return FileSystemCatalog(warehouse)
+    warehouse = params.get("warehouse") or os.environ.get("PAIMON_WAREHOUSE")
+    return Warehouse(warehouse, params.get("fs_option"), catalog=params.get("catalog"),
+                     catalog_options=params.get("catalog_option")).catalog
 
 
 def _tables(ctx: Any, incomplete: str) -> list[str]:

@@ -24,8 +24,8 @@ from .output import OutputFormat
 
 # parameter name -> the long option a command declares it as
 GLOBAL_OPTIONS: dict[str, str] = {
-    "warehouse": "--warehouse", "fs_option": "--fs-option", "output": "--output", "debug": "--debug",
-    "quiet": "--quiet",
+    "warehouse": "--warehouse", "fs_option": "--fs-option", "catalog": "--catalog",
+    "catalog_option": "--catalog-option", "output": "--output", "debug": "--debug", "quiet": "--quiet",
 }
 
 RootWarehouseOpt = Annotated[str | None, typer.Option(
@@ -34,6 +34,12 @@ RootWarehouseOpt = Annotated[str | None, typer.Option(
 RootFsOpt = Annotated[list[str] | None, typer.Option(
     "--fs-option", metavar="K=V",
     help="Filesystem (fsspec) option, repeatable (also PAIMON_FS_OPTIONS).")]
+RootCatalogOpt = Annotated[str | None, typer.Option(
+    "--catalog", metavar="NAME", show_default=False,
+    help="Catalog NAME of the catalogs file (env PAIMON_CATALOG; see README, Catalogs).")]
+RootCatalogOptionOpt = Annotated[list[str] | None, typer.Option(
+    "--catalog-option", metavar="K=V",
+    help="Catalog option with Java's key, repeatable (also PAIMON_CATALOG_OPTIONS).")]
 RootOutputOpt = Annotated[OutputFormat | None, typer.Option(
     "--output", "-o", case_sensitive=False, show_default=False,
     help="Output format (env PAIMON_OUTPUT) of the commands that print rows.")]

@@ -28,13 +28,33 @@ class MetricsFormat(str, Enum):
     openmetrics = "openmetrics"
 
 WarehouseOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--warehouse",
         "-w",
         envvar="PAIMON_WAREHOUSE",
         metavar="PATH|URI",
-        help="Warehouse root (local path, file://, s3://, ...).",
+        show_default=False,
+        help="Warehouse root (local path, file://, s3://, ...); default ./warehouse, or the catalog's warehouse.",
+    ),
+]
+CatalogOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--catalog",
+        envvar="PAIMON_CATALOG",
+        metavar="NAME",
+        show_default=False,
+        help="A catalog of the catalogs file ($PAIMON_CLI_CATALOGS, else ~/.config/paimon-cli/catalogs.toml).",
+    ),
+]
+CatalogOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--catalog-option",
+        metavar="K=V",
+        help="Catalog option under Java's key (metastore=hive|jdbc, uri=..., lock.enabled=true, ...), "
+        "repeatable; also PAIMON_CATALOG_OPTIONS.",
     ),
 ]
 FsOpt = Annotated[

@@ -1,7 +1,10 @@
-"""``Warehouse``: the library's entry point, a filesystem catalog (``<path>/<db>.db/<table>``).
+"""``Warehouse``: the library's entry point, a catalog of tables.
 
-Nothing is read when a ``Warehouse`` is made: the catalog opens on the first call that needs
-it, so a script can build handles before the storage is reachable.
+``Warehouse("/wh")`` is the filesystem catalog (``<path>/<db>.db/<table>``);
+``Warehouse(catalog="prod")`` a catalog of the catalogs file and ``Warehouse(catalog_options=
+{"metastore": "hive", "uri": ...})`` any catalog by Java's options. Nothing is read when a
+``Warehouse`` is made: the catalog opens on the first call that needs it, so a script can build
+handles before the storage or the metastore is reachable.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
+from ..catalog import Catalog, CatalogOptions, load_catalog, resolve_catalog_options
 from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotYetSupported
 from ..io.fileio import load_file_io, parent
@@ -16,7 +20,6 @@ from ..maintain.health import assess_warehouse
 from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
-from ..table.catalog import FileSystemCatalog
 from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows
 from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
@@ -28,19 +31,57 @@ if TYPE_CHECKING:
 
 
 class Warehouse:
-    """A warehouse of Paimon tables, as the CLI's ``--warehouse`` / ``--fs-option`` open it.
+    """The tables of one catalog, as the CLI's ``--warehouse`` / ``--catalog`` /
+    ``--catalog-option`` / ``--fs-option`` open it.
 
-    ``path``: a local path or URI (``file://``, ``s3://``, ...); ``fs_options``: fsspec
-    options as a (nested) mapping, or ``key=value`` texts whose dotted keys nest
-    (``client_kwargs.endpoint_url=http://...``). ``PAIMON_FS_OPTIONS`` is merged under them.
+    ``path``: the warehouse, a local path or URI (``file://``, ``s3://``, ...; overrides the
+    catalog's ``warehouse`` option); ``fs_options``: fsspec options as a (nested) mapping, or
+    ``key=value`` texts whose dotted keys nest (``client_kwargs.endpoint_url=http://...``),
+    with ``PAIMON_FS_OPTIONS`` merged under them; ``catalog``: a catalog's name in the catalogs
+    file (else ``PAIMON_CATALOG``); ``catalog_options``: Java's catalog options as a mapping or
+    ``key=value`` texts, over ``PAIMON_CATALOG_OPTIONS``. With none: ``./warehouse``.
     """
 
-    def __init__(self, path: str, fs_options: KeyValues | None = None) -> None:
-        self.path = path
+    def __init__(self, path: str | None = None, fs_options: KeyValues | None = None, *,
+                 catalog: str | None = None, catalog_options: KeyValues | None = None) -> None:
+        self._path = path
         self._fs_options = fs_options
+        self._catalog_name = catalog
+        self._catalog_options = catalog_options
 
     def __repr__(self) -> str:
+        if self._catalog_name or self._catalog_options:
+            return f"Warehouse(catalog={self._catalog_name or self.catalog_options.label!r})"
         return f"Warehouse({self.path!r})"
+
+    @cached_property
+    def catalog_options(self) -> CatalogOptions:
+        """The catalog's options, merged from every source and checked (no I/O)."""
+        pairs = self._catalog_options
+        given = None if pairs is None else key_values(pairs, "--catalog-option")
+        return resolve_catalog_options(self._catalog_name, given, self._path)
+
+    @property
+    def path(self) -> str:
+        """The warehouse root."""
+        return self.catalog_options.warehouse or ""
+
+    def describe(self) -> str:
+        """``warehouse PATH``, or ``catalog NAME (metastore ...)`` for messages."""
+        opts = self.catalog_options
+        if opts.metastore == "filesystem" and not opts.name:
+            return f"warehouse {self.path}"
+        return f"catalog {opts.label} (metastore {opts.metastore}, warehouse {self.path or 'from the metastore'})"
+
+    def cli_selection(self) -> str:
+        """The command-line options that select this catalog again (secrets never included:
+        a catalog given by secret options is named through its environment variable)."""
+        opts = self.catalog_options
+        if opts.name:
+            return f"--catalog {opts.name}"
+        if opts.metastore == "filesystem":
+            return f"-w {self.path}"
+        return "(with the same --catalog-option / PAIMON_CATALOG_OPTIONS)"
 
     @cached_property
     def storage_options(self) -> dict[str, Any]:
@@ -48,9 +89,14 @@ class Warehouse:
         return storage_options(self._fs_options)
 
     @cached_property
-    def catalog(self) -> FileSystemCatalog:
+    def catalog(self) -> Catalog:
         """Core's catalog, for what this API does not cover."""
-        return FileSystemCatalog(self.path, self.storage_options)
+        return load_catalog(self.catalog_options, self.storage_options)
+
+    def close(self) -> None:
+        """Close the catalog's connections to its metastore (the process exit does too)."""
+        if "catalog" in self.__dict__:
+            self.catalog.close()
 
     # -- tables ---------------------------------------------------------------------------------
 
