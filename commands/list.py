@@ -21,7 +21,10 @@ def list_(
     limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """List databases, or the tables of DB.
+    """List databases, or the tables of DB with their type.
+
+    Through a metastore catalog every table it holds is listed: Paimon tables (type paimon,
+    the ones paimon-cli maintains) and the others with their kind (hive-table, view, ...).
 
     \b
     Example:
@@ -34,5 +37,6 @@ def list_(
     if database is None:
         rows = Rows(["database"], [{"database": d} for d in wh.list_databases()])
     else:
-        rows = Rows(["database", "table"], [{"database": database, "table": t} for t in wh.list_tables(database)])
+        rows = Rows(["database", "table", "type"], [{"database": database, "table": e.name, "type": e.kind}
+                                                    for e in wh.list_table_entries(database)])
     render(rows, output, wide, limit=limit)

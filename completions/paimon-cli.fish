@@ -3,6 +3,8 @@
 # Completes:
 #   create --catalog --catalog-option --comment --debug --fs-option --if-not-exists --option --partition-by --primary-key --quiet --schema --warehouse -q -s -w
 #   alter --add-column --branch --catalog --catalog-option --comment --debug --drop-column --dry-run --fs-option --output --quiet --rename-column --set --unset --warehouse --wide --yes -o -q -w -y
+#   drop --cascade --catalog --catalog-option --debug --dry-run --fs-option --if-exists --output --quiet --warehouse --wide --yes -o -q -w -y
+#   rename --catalog --catalog-option --debug --fs-option --quiet --warehouse -q -w
 #   write --branch --catalog --catalog-option --columns --debug --delete --dry-run --format --fs-option --no-expire --option --output --overwrite --partition --quiet --row-kind-column --warehouse --wide --write-only --yes -f -o -q -w -y
 #   list --catalog --catalog-option --debug --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   inspect --branch --catalog --catalog-option --columns --debug --fs-option --limit --output --quiet --snapshot --tag --timestamp --warehouse --wide -o -q -w

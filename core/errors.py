@@ -45,6 +45,18 @@ class CommitConflict(PaimonError):
     exit_code = 5
 
 
+class LockNotAcquired(CommitConflict):
+    """The catalog's commit lock (``lock.enabled``) stayed held by another writer past
+    ``lock-acquire-timeout``; nothing was published, so retrying is safe."""
+
+
+class CatalogUnavailable(PaimonError):
+    """The catalog's metastore (Hive Metastore, JDBC database) could not be reached, timed out
+    or answered an error: nothing was changed that the catalog would have had to record."""
+
+    exit_code = 8
+
+
 class OutcomeUnknown(PaimonError):
     """A publish (write-if-absent) whose result could not be learnt: the file may hold our
     content or not. Not a conflict to retry (a retry could publish the same change twice);

@@ -32,6 +32,7 @@ EXIT_CODES: list[tuple[int, str]] = [
     (5, "commit conflict (another writer won; retry)"),
     (6, "refused as unsafe (nothing was changed)"),
     (7, "declined at the confirmation prompt (nothing was changed)"),
+    (8, "catalog unavailable (the metastore could not be reached or answered an error)"),
     (130, "interrupted by SIGINT (Ctrl-C); the files written and not committed were removed"),
     (143, "stopped by SIGTERM; the files written and not committed were removed"),
 ]

@@ -13,6 +13,7 @@ One method per command, with the command's defaults; each command of the CLI is 
 of its twin here. Errors are the classes of ``paimon_cli.core.errors``.
 """
 
+from ..catalog.drop import DropPlan
 from ..utils.rows import Rows
 from .maintain import MaintainInterrupted, MaintainReport
 from .reports import (
@@ -30,6 +31,7 @@ from .warehouse import Warehouse
 
 __all__ = [
     "CompactReport",
+    "DropPlan",
     "ExpireReport",
     "MaintainInterrupted",
     "MaintainReport",

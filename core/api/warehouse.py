@@ -12,7 +12,8 @@ from __future__ import annotations
 from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
-from ..catalog import Catalog, CatalogOptions, load_catalog, resolve_catalog_options
+from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
+from ..catalog.drop import DropPlan, execute_drop, plan_drop_database, plan_drop_table, rename_table
 from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotYetSupported
 from ..io.fileio import load_file_io, parent
@@ -137,12 +138,45 @@ class Warehouse:
         catalog.create_table(ident.full_name, new_schema, if_not_exists)
         return Table(self, ident.full_name)
 
+    def drop_table(self, identifier: str, *, if_exists: bool = False, dry_run: bool = False) -> DropPlan:
+        """Drop a table as its catalog's Java counterpart does: the metastore forgets it, then a
+        managed table's directory is deleted (an external table's files are kept). ``dry_run``
+        lists every file that would go. ``if_exists``: a missing table is no error."""
+        ident = Identifier.parse(identifier)
+        if if_exists and not self.catalog.table_exists(ident):
+            return DropPlan(self.catalog.name, [], done=not dry_run)
+        plan = plan_drop_table(self.catalog, ident)
+        return plan if dry_run else execute_drop(self.catalog, plan)
+
+    def drop_database(self, database: str, *, cascade: bool = False, if_exists: bool = False,
+                      dry_run: bool = False) -> DropPlan:
+        """Drop a database; with ``cascade`` its Paimon tables first (each as :meth:`drop_table`).
+        A database holding tables of other kinds is refused by name."""
+        validate_name("database", database)
+        if if_exists and not self.catalog.database_exists(database):
+            return DropPlan(self.catalog.name, [], done=not dry_run)
+        plan = plan_drop_database(self.catalog, database, cascade)
+        return plan if dry_run else execute_drop(self.catalog, plan)
+
+    def rename_table(self, identifier: str, new_identifier: str) -> Table:
+        """Rename a table (into another database too); a managed table's directory moves with
+        its name, as Java moves it."""
+        _, new = rename_table(self.catalog, identifier, new_identifier)
+        return Table(self, new)
+
     def list_databases(self) -> list[str]:
         return self.catalog.list_databases()
 
     def list_tables(self, database: str) -> list[str]:
+        """The Paimon tables of ``database``."""
         validate_name("database", database)
         return self.catalog.list_tables(database)
+
+    def list_table_entries(self, database: str) -> list[TableEntry]:
+        """Every table the catalog holds in ``database``, Paimon or not, with its kind."""
+        validate_name("database", database)
+        self.catalog.list_tables(database)  # NotFound for a missing database, with a suggestion
+        return sorted(self.catalog.list_table_entries(database), key=lambda e: e.name)
 
     def inspect(self, kind: str) -> Rows:
         """A system table of the warehouse: ``all-table-options`` or ``catalog-options``."""

@@ -262,7 +262,7 @@ def test_create_then_list_json(runner: CliRunner, warehouse: str) -> None:
     result = invoke(runner, "list", "shop", "-w", warehouse, "-o", "csv")
     assert result.stdout == "database,table\nshop,events\nshop,orders\n"
 
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     table = FileSystemCatalog(warehouse).get_table("shop.orders")
     assert table.schema.primary_keys == ["id", "dt"]
@@ -312,7 +312,7 @@ def test_create_from_schema_json(runner: CliRunner, warehouse: str, tmp_path: An
     path.write_text(json.dumps(spec))
     result = invoke(runner, "create", "db.kv", "--schema", f"@{path}", "-w", warehouse)
     assert result.exit_code == 0, result.output
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     schema = FileSystemCatalog(warehouse).get_table("db.kv").schema
     assert [f.name for f in schema.fields] == ["k", "v"]
@@ -324,7 +324,7 @@ def test_alter_then_inspect_options(runner: CliRunner, warehouse: str) -> None:
     result = invoke(runner, "alter", "shop.orders", "--set", "snapshot.num-retained.max=50",
                     "--add-column", "note STRING", "-w", warehouse)
     assert result.exit_code == 0, result.output
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     schema = FileSystemCatalog(warehouse).get_table("shop.orders").schema
     assert schema.id == 1
@@ -358,7 +358,7 @@ def test_quickstart(runner: CliRunner, warehouse: str) -> None:
         result = invoke(runner, "quickstart", "-w", warehouse)
         assert result.exit_code == 0, result.output
     assert "orders" in result.stdout and "events" in result.stdout
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     catalog = FileSystemCatalog(warehouse)
     assert sorted(catalog.list_tables("demo")) == ["events", "orders"]

@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.data import binary_row
 from paimon_cli.core.data.types import BigIntType
 from paimon_cli.core.io.paths import manifest_dir
@@ -36,7 +37,6 @@ from paimon_cli.core.manifest.manifest import (
     SimpleStats,
 )
 from paimon_cli.core.refs.snapshot import Snapshot
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SCHEMA = "id BIGINT NOT NULL, name STRING"

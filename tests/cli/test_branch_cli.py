@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.commit import FileStoreCommit
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def invoke(runner: CliRunner, *args: str) -> Any:

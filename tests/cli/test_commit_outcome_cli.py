@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
 
 def test_write_whose_snapshot_outcome_is_unknown_exits_1_and_keeps_its_files(

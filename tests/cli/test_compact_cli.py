@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.job import PLAN_COLUMNS, RESULT_COLUMNS
 from paimon_cli.core.operation.scan import FileStoreScan
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 
 def invoke(runner: CliRunner, *args: str) -> Any:

@@ -60,11 +60,11 @@ def _build(root: Path) -> Path:
     """Snapshots 4..10 on main (1..3 moved to changelog/), tags t1 (@2, expired), t2 (@4),
     t4 (@6), t3 (@8, time-retained 1 ms), branch b1 from t2, ANALYZE snapshot 9 with a
     statistics file, schema 1 used by snapshot 10, consumer c1 at 6, two orphan files."""
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.io.paths import manifest_dir
     from paimon_cli.core.manifest.manifest import ManifestList
     from paimon_cli.core.refs.snapshot import Snapshot
     from paimon_cli.core.refs.statistics import Statistics, write_statistics
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     wh = str(root / "wh")
     _cli(wh, "create", TABLE, "-s", "id BIGINT NOT NULL, v STRING, dt STRING", "--primary-key", "id,dt",

@@ -25,9 +25,9 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.used_files import collect_used_files
-from paimon_cli.core.table.catalog import FileSystemCatalog
 
 LINE = re.compile(r"interrupted \((SIGINT|SIGTERM)\): (snapshots? ([\d, ]+) had been committed; )?"
                   r"removed (\d+) uncommitted file\(s\)\n")

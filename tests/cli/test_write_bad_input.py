@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.table.catalog import FileSystemCatalog
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
 
 def ok(runner: CliRunner, *args: str) -> Any:
