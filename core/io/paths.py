@@ -425,6 +425,16 @@ def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
     return partition_path(schema.partition_keys, strs, opts.partition_default_name, only_value)
 
 
+def partition_spec_of(schema: Any, partition: bytes) -> dict[str, str]:
+    """A serialized partition as a metastore names it: key -> the directory's value, unescaped
+    (nulls and blanks as ``partition.default-name``), as Java's ``generatePartValues``."""
+    values = binary_row.deserialize(partition, schema.partition_types)
+    strs = partition_values_to_str(values, schema.partition_types, schema.core_options.partition_legacy_name)
+    default = schema.core_options.partition_default_name
+    return {k: (default if v is None or v.strip() == "" else v) for k, v in zip(schema.partition_keys, strs,
+                                                                                strict=True)}
+
+
 def partition_dir_of(schema: Any, partition: bytes) -> str:
     """The directory (relative to the data root) of a serialized partition; "" when unpartitioned."""
     if not schema.partition_keys:

@@ -33,7 +33,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.binary_row import serialized_arity
-from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotYetSupported, OutcomeUnknown, PaimonError
+from ..errors import (
+    CatalogUnavailable,
+    CommitConflict,
+    CorruptMetadata,
+    InvalidInput,
+    NotYetSupported,
+    OutcomeUnknown,
+    PaimonError,
+)
 from ..io import paths
 from ..io.fileio import join
 from ..manifest.index_manifest import (
@@ -266,6 +274,13 @@ class FileStoreCommit:
             f = static_partition_filter(self.table.schema, spec)
             assert f is not None
             filters.append(f)
+        metastore = self.table.catalog_environment.partitions
+        if metastore is not None:
+            # the metastore first: a crash before the data commit leaves partitions a re-run of
+            # the drop removes again, never metastore partitions pointing at deleted folders
+            default = self.table.options.partition_default_name
+            metastore.drop_partitions([{k: (default if spec[k] is None or str(spec[k]).strip() == "" else str(spec[k]))
+                                        for k in keys} for spec in specs])
 
         def any_of(partition: bytes) -> bool:
             return any(f(partition) for f in filters)
@@ -478,9 +493,13 @@ class FileStoreCommit:
             changes = build(latest)
             self.attempts += 1
             try:
-                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props)
+                published = self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark,
+                                                  props)
             except _LostRace:
                 pass
+            else:
+                self._register_partitions(published, changes.table)
+                return published
             self._give_up_or_wait(start, retry, latest)
             retry += 1
 
@@ -537,6 +556,27 @@ class FileStoreCommit:
             self._cleanup(written)
             raise
         return self._publish_snapshot(snapshot, written)
+
+    def _register_partitions(self, snapshot: Snapshot, entries: Sequence[ManifestEntry]) -> None:
+        """A metastore that tracks the table's partitions (``metastore.partitioned-table``) learns
+        the partitions the snapshot added files to, after it committed (Java's
+        ``AddPartitionCommitCallback``). Adding is idempotent, so a failure here is repaired by
+        ``repair``; the snapshot stands and is reported as committed."""
+        metastore = self.table.catalog_environment.partitions
+        schema = self.table.schema
+        if metastore is None or not schema.partition_keys:
+            return
+        added = sorted({e.partition for e in entries if e.kind == FileKind.ADD})
+        if not added:
+            return
+        try:
+            metastore.add_partitions([paths.partition_spec_of(schema, p) for p in added])
+        except PaimonError as e:
+            err = CatalogUnavailable(f"snapshot {snapshot.id} of {self.table.identifier} is committed, but its "
+                                     f"partitions could not be added to the metastore ({e}); run `paimon-cli repair "
+                                     f"{self.table.identifier}` to sync them")
+            err.committed = [snapshot]  # type: ignore[attr-defined]
+            raise err from e
 
     @commit_attempt
     def _replace_manifests_once(
