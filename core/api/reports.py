@@ -405,7 +405,11 @@ class RepairReport:
     def notes(self) -> list[str]:
         changes = self.plan.changes
         head = f"repair: {self.identifier}: {self.plan.describe_ids()}"
+        parts = self.plan.partitions
+        synced = ([] if parts is None or not (parts.add or parts.drop) else
+                  [f"{'would add' if self.dry_run else 'added'} {len(parts.add)} and "
+                   f"{'drop' if self.dry_run else 'dropped'} {len(parts.drop)} metastore partition(s)"])
         if not changes:
-            return [head + "; the hints are right, nothing to repair"]
+            return [head + "; the hints are right" + ("" if synced else ", nothing to repair")] + synced
         what = ", ".join(f"{f.action} {f.hint}" + ("" if f.target is None else f" = {f.target}") for f in changes)
-        return [head + (f"; would {what}; nothing changed" if self.dry_run else f"; {what}")]
+        return [head + (f"; would {what}; nothing changed" if self.dry_run else f"; {what}")] + synced

@@ -58,6 +58,7 @@ from ..refs.statistics import read_statistics
 from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
 from .manifest_merge import ManifestFileMerger, write_index_manifest
+from .metastore_sync import metastore_partitions
 from .partition_spec import static_partition_filter
 from .row_tracking import assign_row_tracking, check_row_tracking_table, is_row_tracking, next_row_id_start
 
@@ -274,17 +275,15 @@ class FileStoreCommit:
             f = static_partition_filter(self.table.schema, spec)
             assert f is not None
             filters.append(f)
-        metastore = self.table.catalog_environment.partitions
-        if metastore is not None:
-            # the metastore first: a crash before the data commit leaves partitions a re-run of
-            # the drop removes again, never metastore partitions pointing at deleted folders
-            default = self.table.options.partition_default_name
-            metastore.drop_partitions([{k: (default if spec[k] is None or str(spec[k]).strip() == "" else str(spec[k]))
-                                        for k in keys} for spec in specs])
 
         def any_of(partition: bytes) -> bool:
             return any(f(partition) for f in filters)
 
+        metastore = self.table.catalog_environment.partitions
+        if metastore is not None:
+            # the metastore first: a crash before the data commit leaves partitions a re-run of
+            # the drop removes again, never metastore partitions pointing at deleted folders
+            metastore.drop_partitions(metastore_partitions(self.table, any_of))
         return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
 
     def replace_manifests(
@@ -488,18 +487,18 @@ class FileStoreCommit:
         start = time.monotonic()
         retry = 0
         self.attempts = 0
+        registered = False
         while True:
             latest = self.snapshot_manager.latest_snapshot()
             changes = build(latest)
+            if not registered:
+                self._register_partitions(changes.table)
+                registered = True
             self.attempts += 1
             try:
-                published = self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark,
-                                                  props)
+                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props)
             except _LostRace:
                 pass
-            else:
-                self._register_partitions(published, changes.table)
-                return published
             self._give_up_or_wait(start, retry, latest)
             retry += 1
 
@@ -557,11 +556,15 @@ class FileStoreCommit:
             raise
         return self._publish_snapshot(snapshot, written)
 
-    def _register_partitions(self, snapshot: Snapshot, entries: Sequence[ManifestEntry]) -> None:
+    def _register_partitions(self, entries: Sequence[ManifestEntry]) -> None:
         """A metastore that tracks the table's partitions (``metastore.partitioned-table``) learns
-        the partitions the snapshot added files to, after it committed (Java's
-        ``AddPartitionCommitCallback``). Adding is idempotent, so a failure here is repaired by
-        ``repair``; the snapshot stands and is reported as committed."""
+        the partitions the commit adds files to (Java's ``AddPartitionCommitCallback``).
+
+        Unlike Java, before the snapshot is published: a metastore that cannot be told fails
+        the commit with nothing published (exit 8), instead of a committed table whose
+        partitions the metastore does not list. A commit that then loses leaves at most a
+        partition without data in the metastore (its folder holds the written files until they
+        are cleaned up), which ``repair`` drops; adding is idempotent."""
         metastore = self.table.catalog_environment.partitions
         schema = self.table.schema
         if metastore is None or not schema.partition_keys:
@@ -572,11 +575,8 @@ class FileStoreCommit:
         try:
             metastore.add_partitions([paths.partition_spec_of(schema, p) for p in added])
         except PaimonError as e:
-            err = CatalogUnavailable(f"snapshot {snapshot.id} of {self.table.identifier} is committed, but its "
-                                     f"partitions could not be added to the metastore ({e}); run `paimon-cli repair "
-                                     f"{self.table.identifier}` to sync them")
-            err.committed = [snapshot]  # type: ignore[attr-defined]
-            raise err from e
+            raise CatalogUnavailable(f"commit to {self.table.identifier}: the metastore could not add the "
+                                     f"partitions the commit writes to ({e}); nothing was committed") from e
 
     @commit_attempt
     def _replace_manifests_once(

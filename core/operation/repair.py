@@ -32,6 +32,7 @@ from ..errors import CommitConflict, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import join
 from ..refs.snapshot import EARLIEST, LATEST
 from ..utils.rows import Rows
+from .metastore_sync import PartitionSyncPlan, apply_partition_sync, plan_partition_sync
 
 if TYPE_CHECKING:
     from ..refs.snapshot import SnapshotManager
@@ -68,13 +69,20 @@ class RepairPlan:
     snapshot_ids: list[int]
     fixes: list[HintFix] = field(default_factory=list)
     earliest: int | None = None  # the earliest argument the plan was made for
+    partitions: PartitionSyncPlan | None = None  # the metastore's partitions, when it keeps them
 
     @property
     def changes(self) -> list[HintFix]:
         return [f for f in self.fixes if f.action != "keep"]
 
     def rows(self) -> Rows:
-        return Rows(PLAN_COLUMNS, [f.as_row() for f in self.fixes])
+        extra = self.partitions.as_rows() if self.partitions is not None else []
+        return Rows(PLAN_COLUMNS, [f.as_row() for f in self.fixes] + extra)
+
+    @property
+    def partition_changes(self) -> int:
+        p = self.partitions
+        return 0 if p is None else len(p.add) + len(p.drop)
 
     def describe_ids(self) -> str:
         ids = self.snapshot_ids
@@ -108,7 +116,15 @@ def _suffix_start(ids: list[int]) -> int:
 
 
 def plan_repair(table: FileStoreTable, earliest: int | None = None) -> RepairPlan:
-    """Decide the hint files (reads the snapshot directory, writes nothing)."""
+    """Decide the hint files (reads the snapshot directory, writes nothing) and, when the
+    catalog's metastore keeps the table's partitions, the partitions to add or drop there."""
+    plan = _plan_hints(table, earliest)
+    if table.branch is None:
+        plan.partitions = plan_partition_sync(table)
+    return plan
+
+
+def _plan_hints(table: FileStoreTable, earliest: int | None) -> RepairPlan:
     sm = table.snapshot_manager
     ids = sm.snapshot_ids()
     raw_e, raw_l = _raw_hint(sm, EARLIEST), _raw_hint(sm, LATEST)
@@ -183,4 +199,6 @@ def apply_repair(table: FileStoreTable, plan: RepairPlan) -> list[HintFix]:
             sm.commit_earliest_hint(fix.target)
         else:
             sm.commit_latest_hint(fix.target)
+    if plan.partitions is not None:
+        apply_partition_sync(table, plan.partitions)
     return plan.changes

@@ -1,0 +1,112 @@
+"""A metastore that keeps a table's partitions (metastore.partitioned-table) stays in step.
+
+An in-memory metastore stands in for the Hive one (the Hive tests drive the real server): what
+matters here is the order and content of the calls the operations make.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from paimon_cli.core.api import Warehouse
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
+from paimon_cli.core.errors import CatalogUnavailable
+from paimon_cli.core.schema.table_schema import TableSchema
+from paimon_cli.core.table.catalog_environment import CatalogEnvironment, PartitionSpec
+from paimon_cli.core.table.identifiers import Identifier
+
+
+class MemoryPartitions:
+    def __init__(self, table_dir: Path) -> None:
+        self.table_dir = table_dir
+        self.parts: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self.calls: list[tuple[str, list[dict[str, str]], bool]] = []  # (verb, specs, data still there)
+        self.fail_add = False
+
+    def _data_there(self, spec: PartitionSpec) -> bool:
+        d = self.table_dir.joinpath(*[f"{k}={v}" for k, v in spec.items()])
+        return any(p.name.startswith("data-") for p in d.rglob("*")) if d.exists() else False
+
+    def add_partitions(self, partitions: Sequence[PartitionSpec]) -> None:
+        if self.fail_add:
+            raise CatalogUnavailable("metastore down")
+        self.calls.append(("add", [dict(p) for p in partitions], True))
+        for p in partitions:
+            self.parts[tuple(p.items())] = dict(p)
+
+    def drop_partitions(self, partitions: Sequence[PartitionSpec]) -> None:
+        self.calls.append(("drop", [dict(p) for p in partitions], all(self._data_there(p) for p in partitions)))
+        for p in partitions:
+            self.parts.pop(tuple(p.items()), None)
+
+    def list_partitions(self) -> list[dict[str, str]]:
+        return list(self.parts.values())
+
+
+class PartitionedCatalog(FileSystemCatalog):
+    def __init__(self, warehouse: str, metastore: MemoryPartitions) -> None:
+        super().__init__(warehouse)
+        self.metastore = metastore
+
+    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+        return CatalogEnvironment(partitions=self.metastore, catalog="memory")
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Warehouse, MemoryPartitions]:
+    ms = MemoryPartitions(tmp_path / "db.db" / "t")
+    wh = Warehouse(str(tmp_path))
+    wh.__dict__["catalog"] = PartitionedCatalog(str(tmp_path), ms)
+    wh.create_table("db.t", "id INT NOT NULL, dt STRING NOT NULL", partition_by="dt",
+                    options={"bucket": "-1", "partition.timestamp-formatter": "yyyy-MM-dd"})
+    return wh, ms
+
+
+def test_writes_add_their_partitions_after_the_commit(setup: tuple[Warehouse, MemoryPartitions]) -> None:
+    wh, ms = setup
+    t = wh.table("db.t")
+    t.write(pa.table({"id": [1, 2], "dt": ["2024-01-01", "2024-01-02"]}))
+    t.write(pa.table({"id": [3], "dt": ["2024-01-02"]}))
+    assert ms.calls[0][0] == "add"
+    assert sorted(p["dt"] for p in ms.calls[0][1]) == ["2024-01-01", "2024-01-02"]
+    assert ms.calls[1][1] == [{"dt": "2024-01-02"}]
+    assert sorted(p["dt"] for p in ms.list_partitions()) == ["2024-01-01", "2024-01-02"]
+
+
+def test_expired_partitions_leave_the_metastore_before_their_data(setup: tuple[Warehouse, MemoryPartitions]) -> None:
+    wh, ms = setup
+    t = wh.table("db.t")
+    t.write(pa.table({"id": [1, 2, 3], "dt": ["2020-01-01", "2020-01-02", "2999-01-01"]}))
+    plan = t.expire_partitions(expiration_time="1d")
+    assert sorted(p.display for p in plan.partitions) == ["dt=2020-01-01", "dt=2020-01-02"]
+    verb, specs, data_still_there = ms.calls[-1]
+    assert verb == "drop" and sorted(s["dt"] for s in specs) == ["2020-01-01", "2020-01-02"]
+    assert data_still_there  # the metastore was told before the data commit
+    assert [p["dt"] for p in ms.list_partitions()] == ["2999-01-01"]
+
+
+def test_a_failed_add_commits_nothing_and_repair_syncs(setup: tuple[Warehouse, MemoryPartitions]) -> None:
+    wh, ms = setup
+    t = wh.table("db.t")
+    ms.fail_add = True
+    with pytest.raises(CatalogUnavailable, match=r"could not add the partitions.*nothing was committed") as e:
+        t.write(pa.table({"id": [1], "dt": ["2024-01-01"]}))
+    assert e.value.exit_code == 8
+    assert t.read().num_rows == 0 and t.open().snapshot_manager.latest_snapshot() is None
+    assert not [p for p in (ms.table_dir / "dt=2024-01-01").rglob("data-*")]  # the written files were removed
+    ms.fail_add = False
+    t.write(pa.table({"id": [1], "dt": ["2024-01-01"]}))
+    ms.parts.clear()  # the metastore lost them (restored from an old backup, say)
+    ms.parts[(("dt", "1999-09-09"),)] = {"dt": "1999-09-09"}  # a stale one, no data
+    report = t.repair(dry_run=True)
+    actions = {(r["hint"], r["action"]) for r in report.rows().rows}
+    assert ("metastore partition dt=2024-01-01", "add") in actions
+    assert ("metastore partition dt=1999-09-09", "drop") in actions
+    assert [p["dt"] for p in ms.list_partitions()] == ["1999-09-09"]  # the dry run changed nothing
+    t.repair()
+    assert [p["dt"] for p in ms.list_partitions()] == ["2024-01-01"]
+    assert t.repair(dry_run=True).plan.partition_changes == 0
