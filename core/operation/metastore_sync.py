@@ -54,19 +54,26 @@ class PartitionSyncPlan:
 
 
 def plan_partition_sync(table: FileStoreTable) -> PartitionSyncPlan | None:
-    """None when the catalog keeps no partitions for the table."""
-    metastore = table.catalog_environment.partitions
-    if metastore is None or not table.schema.partition_keys:
+    """None when the catalog keeps no partitions for the table. With
+    ``metastore.tag-to-partition`` the metastore's partitions are the main branch's tags."""
+    env = table.catalog_environment
+    if env.tags is not None:
+        keys = [env.tags.field]
+        live = {(name,): {env.tags.field: name} for name in table.tag_manager.tag_names()}
+        registered = {_key(s, keys): s for s in env.tags.partitions.list_partitions()}
+    elif env.partitions is not None and table.schema.partition_keys:
+        keys = table.schema.partition_keys
+        live = {_key(s, keys): s for s in metastore_partitions(table)}
+        registered = {_key(s, keys): s for s in env.partitions.list_partitions()}
+    else:
         return None
-    keys = table.schema.partition_keys
-    live = {_key(s, keys): s for s in metastore_partitions(table)}
-    registered = {_key(s, keys): s for s in metastore.list_partitions()}
     return PartitionSyncPlan([live[k] for k in sorted(live.keys() - registered.keys())],
                              [registered[k] for k in sorted(registered.keys() - live.keys())])
 
 
 def apply_partition_sync(table: FileStoreTable, plan: PartitionSyncPlan) -> None:
-    metastore = table.catalog_environment.partitions
+    env = table.catalog_environment
+    metastore = env.tags.partitions if env.tags is not None else env.partitions
     assert metastore is not None
     if plan.drop:
         metastore.drop_partitions(plan.drop)

@@ -276,6 +276,7 @@ def _rollback_metadata(table: FileStoreTable, plan: RollbackPlan) -> None:
         if plan.changelogs:
             _retract_changelogs(table, plan)
         for name in plan.tags:
+            table.tag_manager.notify_deleted(name)
             fio.delete(table.tag_manager.tag_path(name))
         if plan.create_snapshot:
             sm.commit_earliest_hint(plan.target_id)

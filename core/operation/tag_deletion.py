@@ -214,6 +214,7 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
             )
     def delete_tag_files() -> None:
         for f in tag_files:
+            table.tag_manager.notify_deleted(f.tag)
             fio.delete(f.path)
 
     table.lock.run_with_lock(delete_tag_files)

@@ -119,6 +119,8 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
     def publish() -> None:
         if not tm.publish_new(new_name, tm.file_io.read_bytes(tm.tag_path(name))):
             raise AlreadyExists(f"tag {new_name!r} already exists in {table.identifier}")
+        tm.notify_created(new_name)
+        tm.notify_deleted(name)
         tm.file_io.delete(tm.tag_path(name))
 
     table.lock.run_with_lock(publish)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from ..io.commit_lock import NO_LOCK, CommitLock
@@ -182,13 +183,23 @@ def validate_tag_name(name: str) -> None:
         raise InvalidInput(f"tag name {name!r} must not contain control characters")
 
 
+class TagCallback(Protocol):
+    """Told of every tag created or deleted (Java ``TagCallback``): a metastore that mirrors
+    tags as partitions (``metastore.tag-to-partition``)."""
+
+    def notify_creation(self, name: str) -> None: ...
+
+    def notify_deletion(self, name: str) -> None: ...
+
+
 class TagManager:
     """Tags of one branch (main when ``branch`` is None)."""
 
     def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None,
-                 lock: CommitLock = NO_LOCK) -> None:
+                 lock: CommitLock = NO_LOCK, callbacks: Sequence[TagCallback] = ()) -> None:
         self.file_io = file_io
         self.lock = lock  # the catalog's commit lock: tag files are published and deleted under it
+        self.callbacks = tuple(callbacks)
         self.table_path = table_path
         self.branch = branch
         self._snapshots = SnapshotManager(file_io, table_path, branch)  # checks each tag read
@@ -310,11 +321,25 @@ class TagManager:
                 raise AlreadyExists(f"tag {name!r} already exists in {self.table_path}")
         else:
             self.lock.run_with_lock(lambda: self.file_io.write_bytes(self.tag_path(name), data, overwrite=True))
+        self.notify_created(name)
         return tag
+
+    def notify_created(self, name: str) -> None:
+        """After a tag file is published: the callbacks learn of it (a failure leaves the tag,
+        which ``repair`` mirrors again)."""
+        for cb in self.callbacks:
+            cb.notify_creation(name)
+
+    def notify_deleted(self, name: str) -> None:
+        """Before a tag file is deleted: the callbacks forget it first, so a mirror never names
+        a tag that is gone."""
+        for cb in self.callbacks:
+            cb.notify_deletion(name)
 
     def delete_tag(self, name: str) -> None:
         if not self.tag_exists(name):
             raise NotFound(f"tag {name!r} not found in {self.table_path}")
+        self.notify_deleted(name)
         self.lock.run_with_lock(lambda: self.file_io.delete(self.tag_path(name)))
 
     def publish_new(self, name: str, data: bytes) -> bool:

@@ -33,12 +33,29 @@ class MetastorePartitions(Protocol):
 
 
 @dataclass(frozen=True)
+class TagPartitions:
+    """``metastore.tag-to-partition``: each tag of the main branch is a metastore partition
+    ``{field: tag}`` (Java ``AddPartitionTagCallback``)."""
+
+    partitions: MetastorePartitions
+    field: str
+
+    def notify_creation(self, name: str) -> None:
+        self.partitions.add_partitions([{self.field: name}])
+
+    def notify_deletion(self, name: str) -> None:
+        self.partitions.drop_partitions([{self.field: name}])
+
+
+@dataclass(frozen=True)
 class CatalogEnvironment:
     """``lock``: taken around every metadata publish; ``partitions``: set when the metastore
-    tracks this table's partitions, else None; ``catalog``: a name for messages."""
+    tracks this table's data partitions (``metastore.partitioned-table``); ``tags``: set when
+    it mirrors tags as partitions instead; ``catalog``: a name for messages."""
 
     lock: CommitLock = NO_LOCK
     partitions: MetastorePartitions | None = None
+    tags: TagPartitions | None = None
     catalog: str = "filesystem"
 
 

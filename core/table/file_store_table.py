@@ -119,7 +119,9 @@ class FileStoreTable:
 
     @cached_property
     def tag_manager(self) -> TagManager:
-        return TagManager(self.file_io, self.path, self.branch, self.lock)
+        tags = self.catalog_environment.tags
+        callbacks = [tags] if tags is not None and self.branch is None else []
+        return TagManager(self.file_io, self.path, self.branch, self.lock, callbacks)
 
     @cached_property
     def branch_manager(self) -> BranchManager:

@@ -16,7 +16,7 @@ from paimon_cli.core.api import Warehouse
 from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.errors import CatalogUnavailable
 from paimon_cli.core.schema.table_schema import TableSchema
-from paimon_cli.core.table.catalog_environment import CatalogEnvironment, PartitionSpec
+from paimon_cli.core.table.catalog_environment import CatalogEnvironment, PartitionSpec, TagPartitions
 from paimon_cli.core.table.identifiers import Identifier
 
 
@@ -110,3 +110,42 @@ def test_a_failed_add_commits_nothing_and_repair_syncs(setup: tuple[Warehouse, M
     t.repair()
     assert [p["dt"] for p in ms.list_partitions()] == ["2024-01-01"]
     assert t.repair(dry_run=True).plan.partition_changes == 0
+
+
+class TagMirrorCatalog(FileSystemCatalog):
+    def __init__(self, warehouse: str, metastore: MemoryPartitions) -> None:
+        super().__init__(warehouse)
+        self.metastore = metastore
+
+    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+        return CatalogEnvironment(tags=TagPartitions(self.metastore, "tag"), catalog="memory")
+
+
+def test_tag_to_partition_mirrors_every_tag_change(tmp_path: Path) -> None:
+    ms = MemoryPartitions(tmp_path / "db.db" / "t")
+    wh = Warehouse(str(tmp_path))
+    wh.__dict__["catalog"] = TagMirrorCatalog(str(tmp_path), ms)
+    wh.create_table("db.t", "id INT NOT NULL", primary_key="id", options={"bucket": "1"})
+    t = wh.table("db.t")
+    for i in range(3):
+        t.write(pa.table({"id": [i]}))
+
+    def tags() -> list[str]:
+        return sorted(p["tag"] for p in ms.list_partitions())
+
+    t.create_tag("a", snapshot=1)
+    t.create_tag("b", snapshot=2)
+    t.create_tag("c", snapshot=3)
+    assert tags() == ["a", "b", "c"]
+    t.rename_tag("a", "a2")
+    assert tags() == ["a2", "b", "c"]
+    t.delete_tags("b")
+    assert tags() == ["a2", "c"]
+    t.rollback(snapshot=2)  # drops tag c, whose snapshot is rolled back
+    assert tags() == ["a2"]
+    t.create_branch("br", tag="a2")
+    assert tags() == ["a2"]  # branches' tags are not mirrored
+    ms.parts.clear()
+    assert t.repair(dry_run=True).plan.partition_changes == 1
+    t.repair()
+    assert tags() == ["a2"]
