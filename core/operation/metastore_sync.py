@@ -59,7 +59,8 @@ def plan_partition_sync(table: FileStoreTable) -> PartitionSyncPlan | None:
     env = table.catalog_environment
     if env.tags is not None:
         keys = [env.tags.field]
-        live = {(name,): {env.tags.field: name} for name in table.tag_manager.tag_names()}
+        live: dict[tuple[str, ...], dict[str, str]] = {(name,): {env.tags.field: name}
+                                                        for name in table.tag_manager.tag_names()}
         registered = {_key(s, keys): s for s in env.tags.partitions.list_partitions()}
     elif env.partitions is not None and table.schema.partition_keys:
         keys = table.schema.partition_keys
