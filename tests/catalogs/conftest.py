@@ -66,5 +66,9 @@ def java_hive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JavaPaimon]:
 
 
 def hive_spec(server: HiveMetastoreServer, warehouse: Path, **options: str) -> str:
-    """Java catalog options for metastore=hive on ``server`` with ``warehouse`` (plus ``options``)."""
-    return catalog_spec(metastore="hive", uri=server.uri, warehouse=warehouse.as_uri(), **options)
+    """Java catalog options for metastore=hive on ``server`` with ``warehouse`` (plus ``options``).
+
+    Java's catalog cache is off (``cache-enabled=false``): the tests change tables behind its back.
+    """
+    return catalog_spec(metastore="hive", uri=server.uri, warehouse=warehouse.as_uri(),
+                        **{"cache-enabled": "false", **options})
