@@ -103,6 +103,37 @@ def hadoop_jars() -> list[Path]:
     return found
 
 
+# What Java Paimon 0.9's HiveCatalog needs beside the Hadoop jars (all in the pyspark wheel).
+# Kept off the shared JVM's classpath: a catalog test starts its own JVM with these added.
+_HIVE_CATALOG_JAR_GLOBS = (
+    "hive-metastore-*.jar", "hive-common-*.jar", "hive-exec-*-core.jar", "hive-serde-*.jar",
+    "hive-shims-*.jar", "hive-storage-api-*.jar", "libthrift-*.jar", "libfb303-*.jar", "commons-lang-2*.jar",
+    "commons-lang3-*.jar", "guava-14*.jar", "jdo-api-*.jar", "javax.jdo-*.jar",
+    "commons-collections-3*.jar", "antlr-runtime-*.jar", "jakarta.servlet-api-*.jar",
+)
+
+
+def hive_catalog_jars() -> list[Path]:
+    """The jars Java's HiveCatalog (metastore=hive) needs on top of :func:`hadoop_jars`."""
+    jars_dir = hadoop_jars()[0].parent
+    found: list[Path] = []
+    for pattern in _HIVE_CATALOG_JAR_GLOBS:
+        matches = sorted(jars_dir.glob(pattern))
+        if not matches:
+            raise RuntimeError(f"{jars_dir} has no {pattern}")
+        found.extend(matches)
+    return found
+
+
+def catalog_spec(**options: str) -> str:
+    """The ``warehouse`` argument naming a catalog by its options (metastore, uri, warehouse, ...).
+
+    Every JavaPaimon method takes it where it takes a warehouse path; Python keyword names use
+    ``_`` for ``.`` and ``-`` is not allowed, so pass awkward keys through ``**{"lock.enabled": "true"}``.
+    """
+    return json.dumps({k: str(v) for k, v in sorted(options.items())})
+
+
 def _java_sources() -> list[Path]:
     return sorted(JAVA_SRC_DIR.glob("*.java"))
 
@@ -228,8 +259,12 @@ class JavaPaimon:
         log_path: Path | None = None,
         temp_dir: Path | None = None,
         java_opts: Sequence[str] | None = None,
+        extra_classpath: Sequence[Path] = (),
     ) -> JavaPaimon:
-        """Launch the gateway JVM (stdout/stderr -> ``log_path``) and initialise the helper."""
+        """Launch the gateway JVM (stdout/stderr -> ``log_path``) and initialise the helper.
+
+        ``extra_classpath``: more jars, e.g. :func:`hive_catalog_jars` for metastore=hive.
+        """
         from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
         cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -244,7 +279,7 @@ class JavaPaimon:
         if temp_dir is None:
             temp_dir = Path(tempfile.mkdtemp(prefix="paimon-java-io-"))
         temp_dir.mkdir(parents=True, exist_ok=True)
-        classpath = os.pathsep.join(str(p) for p in [classes, jar, *hadoop_jars()])
+        classpath = os.pathsep.join(str(p) for p in [classes, jar, *hadoop_jars(), *extra_classpath])
         log = open(log_path, "a", buffering=1)  # noqa: SIM115 - lives as long as the JVM
         # jarpath = the bridge jar: its py4j server (0.10.9.7) is what runs, not the venv's jar.
         port = launch_gateway(
@@ -280,6 +315,22 @@ class JavaPaimon:
 
         try:
             return getattr(self._helper, method)(*args)
+        except Py4JJavaError as err:
+            chain: list[str] = []
+            throwable = err.java_exception
+            while throwable is not None and len(chain) < 8:
+                chain.append(str(throwable.toString()))
+                throwable = throwable.getCause()
+            raise JavaPaimonError(
+                f"{method} failed: {' <- '.join(chain)} (JVM log: {self.log_path})"
+            ) from None
+
+    def _catalog_call(self, method: str, *args: Any) -> Any:
+        """A CatalogHelper call with the same error reduction as :meth:`_call`."""
+        from py4j.protocol import Py4JJavaError
+
+        try:
+            return getattr(self._gateway.jvm.CatalogHelper, method)(*args)
         except Py4JJavaError as err:
             chain: list[str] = []
             throwable = err.java_exception
@@ -391,6 +442,43 @@ class JavaPaimon:
     ) -> dict[str, Any]:
         """Read ``table$name`` through the catalog: {"columns", "types", "roots", "rows"} (Java rendering)."""
         return json.loads(self._call("systemTable", str(warehouse), db, table, branch, name))
+
+    # -- catalog level (any catalog: ``warehouse`` may be a :func:`catalog_spec`) ------------
+
+    def list_databases(self, warehouse: str | Path) -> list[str]:
+        return json.loads(self._catalog_call("listDatabases", str(warehouse)))
+
+    def list_tables(self, warehouse: str | Path, db: str) -> list[str]:
+        return json.loads(self._catalog_call("listTables", str(warehouse), db))
+
+    def create_database(self, warehouse: str | Path, db: str, ignore_if_exists: bool = True) -> None:
+        self._catalog_call("createDatabase", str(warehouse), db, ignore_if_exists)
+
+    def drop_database(self, warehouse: str | Path, db: str, cascade: bool = False) -> None:
+        self._catalog_call("dropDatabase", str(warehouse), db, cascade)
+
+    def drop_table(self, warehouse: str | Path, db: str, table: str) -> None:
+        self._catalog_call("dropTable", str(warehouse), db, table)
+
+    def rename_table(self, warehouse: str | Path, db: str, table: str, to_db: str, to_table: str) -> None:
+        self._catalog_call("renameTable", str(warehouse), db, table, to_db, to_table)
+
+    def table_exists(self, warehouse: str | Path, db: str, table: str) -> bool:
+        return bool(self._catalog_call("tableExists", str(warehouse), db, table))
+
+    def table_location(self, warehouse: str | Path, db: str, table: str) -> str:
+        return str(self._catalog_call("tableLocation", str(warehouse), db, table))
+
+    def drop_partition(self, warehouse: str | Path, db: str, table: str, partition: Mapping[str, str]) -> None:
+        """``Catalog.dropPartition`` (Hive: the HMS partition first, then the drop commit)."""
+        self._catalog_call("dropPartition", str(warehouse), db, table, json.dumps(dict(partition)))
+
+    def repair_table(self, warehouse: str | Path, db: str, table: str) -> None:
+        self._catalog_call("repairTable", str(warehouse), db, table)
+
+    def hold_lock(self, warehouse: str | Path, db: str, table: str, hold_ms: int) -> dict[str, int]:
+        """Hold the catalog's own lock on db.table for ``hold_ms`` -> {"waited_ms", "held_ms"}."""
+        return json.loads(self._catalog_call("holdLock", str(warehouse), db, table, int(hold_ms)))
 
     # -- tags, branches, maintenance ----------------------------------------------------
 

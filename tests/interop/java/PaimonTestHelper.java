@@ -114,12 +114,27 @@ public final class PaimonTestHelper {
 
     // ------------------------------------------------------------------ catalog
 
-    private static synchronized Catalog catalog(String warehouse) {
+    /**
+     * The catalog named by {@code spec}: a warehouse path (a filesystem catalog), or a JSON object
+     * of catalog options ({"metastore": "hive", "uri": ..., "warehouse": ..., "lock.enabled": ...})
+     * for any other catalog Java Paimon 0.9 has. One instance per spec, cached for the JVM.
+     */
+    static synchronized Catalog catalog(String spec) {
         return CATALOGS.computeIfAbsent(
-                warehouse,
+                spec,
                 w -> {
                     Options options = new Options();
-                    options.set("warehouse", w);
+                    if (w.trim().startsWith("{")) {
+                        try {
+                            for (Map.Entry<String, String> e : stringMap(w).entrySet()) {
+                                options.set(e.getKey(), e.getValue());
+                            }
+                        } catch (Exception e) {
+                            throw new IllegalArgumentException("bad catalog options " + w, e);
+                        }
+                    } else {
+                        options.set("warehouse", w);
+                    }
                     return CatalogFactory.createCatalog(CatalogContext.create(options));
                 });
     }

@@ -6,12 +6,9 @@ import java.util.Map;
 import java.util.UUID;
 
 import org.apache.paimon.catalog.Catalog;
-import org.apache.paimon.catalog.CatalogContext;
-import org.apache.paimon.catalog.CatalogFactory;
 import org.apache.paimon.catalog.Identifier;
 import org.apache.paimon.data.InternalRow;
 import org.apache.paimon.operation.PartitionExpire;
-import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.paimon.table.FileStoreTable;
@@ -27,18 +24,12 @@ import org.apache.paimon.types.DataField;
 public final class RefsHelper {
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
-    private static final Map<String, Catalog> CATALOGS = new HashMap<>();
 
     private RefsHelper() {}
 
-    private static synchronized Catalog catalog(String warehouse) {
-        return CATALOGS.computeIfAbsent(
-                warehouse,
-                w -> {
-                    Options options = new Options();
-                    options.set("warehouse", w);
-                    return CatalogFactory.createCatalog(CatalogContext.create(options));
-                });
+    /** A warehouse path or a JSON object of catalog options (see PaimonTestHelper.catalog). */
+    private static Catalog catalog(String spec) {
+        return PaimonTestHelper.catalog(spec);
     }
 
     private static FileStoreTable table(String warehouse, String db, String table, String branch)
