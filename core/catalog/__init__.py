@@ -23,6 +23,10 @@ def load_catalog(options: CatalogOptions, storage_options: dict[str, Any] | None
         from .filesystem import FileSystemCatalog
 
         return FileSystemCatalog(options, storage_options)
+    if metastore == "hive":
+        from .hive import HiveCatalog
+
+        return HiveCatalog(options, storage_options)
     if metastore == "rest":
         raise NotYetSupported("metastore=rest: the REST catalog is not supported yet")
     raise NotYetSupported(f"metastore={metastore}: not supported yet")

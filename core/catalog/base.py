@@ -84,10 +84,10 @@ class Catalog(ABC):
     @cached_property
     def file_io(self) -> FileIO:
         """The warehouse's filesystem; a table elsewhere gets its own (:meth:`file_io_for`)."""
-        return fileio.load_file_io(self.warehouse or ".", self.storage_options)
+        return fileio.load_file_io(self.options.warehouse or ".", self.storage_options)
 
     def file_io_for(self, location: str) -> FileIO:
-        here, _ = fileio._split_scheme(self.warehouse or ".")
+        here, _ = fileio._split_scheme(self.options.warehouse or ".")
         there, _ = fileio._split_scheme(location)
         if (here or "file") == (there or "file"):
             return self.file_io
@@ -150,9 +150,9 @@ class Catalog(ABC):
         """The lock and metastore partition sync the table's commits run with."""
         return FILESYSTEM
 
-    def after_alter(self, ident: Identifier, location: str, schema: TableSchema) -> None:
-        """Bring the metastore's copy of the schema (columns, parameters) up to ``schema``
-        (the filesystem catalog keeps no copy)."""
+    def after_alter(self, ident: Identifier, old: TableSchema, new: TableSchema) -> None:
+        """Bring the metastore's copy of the schema (columns, parameters) from ``old`` up to
+        ``new`` (the filesystem catalog keeps no copy)."""
         return None
 
     # -- tables: common -------------------------------------------------------------------------
@@ -252,7 +252,7 @@ class Catalog(ABC):
         table = self.get_table(identifier, branch)
         new = table.schema_manager.commit_changes(changes)
         if table.branch is None:
-            self.after_alter(table.identifier, table.path, new)
+            self.after_alter(table.identifier, table.schema, new)
         return new
 
     def drop_table(self, identifier: str | Identifier, ignore_if_not_exists: bool = False) -> str | None:

@@ -17,12 +17,12 @@ and committed to by the other:
   held (a metastore with Hive's lock house-keeping on expires unheartbeated locks after
   ``hive.txn.timeout``) and names the holder when it gives up.
 
-Errors (all from ``core/errors.py``): metastore unreachable, or a read that lost its answer ->
-:class:`PaimonError` (exit 1); a change whose answer was lost (it may have been applied) ->
+Errors (all from ``core/errors.py``): metastore unreachable, a read that lost its answer, or a
+``MetaException`` -> :class:`CatalogUnavailable` (exit 8); a change whose answer was lost (it may have been applied) ->
 :class:`OutcomeUnknown`; ``NoSuchObjectException`` -> :class:`NotFound`;
 ``AlreadyExistsException`` -> :class:`AlreadyExists`; invalid object/operation ->
 :class:`InvalidInput`; the lock not acquired in ``lock-acquire-timeout``, or lost while held ->
-:class:`CommitConflict`; an API the server lacks -> :class:`NotYetSupported`.
+:class:`LockNotAcquired` (a :class:`CommitConflict`, exit 5); an API the server lacks -> :class:`NotYetSupported`.
 
 The Thrift bindings are pymetastore's (generated from a Hive 3/4 API). Against a 2.3 server only
 calls 2.3 has are made; fields newer than the server are skipped by its Thrift decoder.
@@ -70,8 +70,10 @@ from ..data.types import (
 )
 from ..errors import (
     AlreadyExists,
+    CatalogUnavailable,
     CommitConflict,
     InvalidInput,
+    LockNotAcquired,
     NotFound,
     NotYetSupported,
     OutcomeUnknown,
@@ -504,7 +506,7 @@ class HiveMetastoreClient:
             self._client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
             self.connected_to = f"thrift://{host}:{port}"
             return self._client
-        raise PaimonError(f"Hive Metastore unreachable at {self.uris}: {'; '.join(problems)}")
+        raise CatalogUnavailable(f"Hive Metastore unreachable at {self.uris}: {'; '.join(problems)}")
 
     def close(self) -> None:
         if self._transport is not None:
@@ -541,7 +543,7 @@ class HiveMetastoreClient:
                     ttypes.InvalidInputException) as err:
                 raise InvalidInput(f"{what}: the metastore refused it: {_message(err)}") from None
             except ttypes.MetaException as err:
-                raise PaimonError(f"{what}: metastore error: {_message(err)}") from None
+                raise CatalogUnavailable(f"{what}: metastore error: {_message(err)}") from None
             except TApplicationException as err:
                 self.close()
                 raise NotYetSupported(f"{what}: the metastore at {self.connected_to or self.uris} "
@@ -559,7 +561,7 @@ class HiveMetastoreClient:
                         "the change may or may not have been applied"
                     ) from None
                 if attempt + 1 == attempts:
-                    raise PaimonError(f"{what}: Hive Metastore at {where} failed: {_reason(err)}") from None
+                    raise CatalogUnavailable(f"{what}: Hive Metastore at {where} failed: {_reason(err)}") from None
         raise AssertionError("unreachable")
 
     # -- databases and tables ----------------------------------------------------------------
@@ -805,7 +807,7 @@ class HeldLock:
         """Raise :class:`CommitConflict` if a heartbeat found the lock gone (expired or broken by
         an operator): call it right before the step the lock protects."""
         if self.lost_reason is not None:
-            raise CommitConflict(
+            raise LockNotAcquired(
                 f"lost the Hive Metastore lock {self.lock_id} on {self.database}.{self.table}: {self.lost_reason}"
             )
 
@@ -887,7 +889,7 @@ class HiveMetastoreLock:
                 try:
                     resp = client.check_lock(lock_id)
                 except NotFound:  # our waiting request expired (its check is its heartbeat)
-                    raise CommitConflict(
+                    raise LockNotAcquired(
                         f"lost the Hive Metastore lock request {lock_id} on {database}.{table} while waiting"
                     ) from None
             acquired = resp.state == ttypes.LockState.ACQUIRED
@@ -899,7 +901,7 @@ class HiveMetastoreLock:
         state = ttypes.LockState._VALUES_TO_NAMES.get(resp.state, str(resp.state))
         waited = self._clock() - start
         holders = self._holders(client, database, table, lock_id)
-        raise CommitConflict(
+        raise LockNotAcquired(
             f"could not lock {database}.{table} in the Hive Metastore within {waited:.0f} s "
             f"(lock-acquire-timeout {self.settings.acquire_timeout_s:g} s, last state {state})"
             + (f"; held by {holders}" if holders else "")
@@ -944,7 +946,7 @@ class HiveMetastoreLock:
                     client = self.client_factory()
                 try:
                     client.heartbeat(held.lock_id)
-                except (NotFound, CommitConflict) as err:
+                except (NotFound, CommitConflict) as err:  # LockNotAcquired is a CommitConflict
                     held.lost_reason = f"the metastore no longer has it ({err})"
                     log.warning("Hive Metastore lock %s on %s.%s is gone: %s", held.lock_id, held.database,
                                 held.table, err)

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient, parse_metastore_uris
-from paimon_cli.core.errors import AlreadyExists, InvalidInput, NotFound, OutcomeUnknown, PaimonError
+from paimon_cli.core.errors import (
+    AlreadyExists,
+    CatalogUnavailable,
+    InvalidInput,
+    NotFound,
+    OutcomeUnknown,
+    PaimonError,
+)
 
 from .hive_metastore_server import HiveMetastoreServer, free_port
 from .hms_helpers import client, fresh_db
@@ -85,7 +92,7 @@ def test_a_stopped_metastore_fails_at_once_and_a_restarted_one_is_used_again(
         with pytest.raises(PaimonError, match="unreachable|failed") as err:
             call()
         # nothing was sent to a metastore that is not there: not OutcomeUnknown
-        assert type(err.value) is PaimonError
+        assert type(err.value) is CatalogUnavailable and err.value.exit_code == 8
         assert time.monotonic() - start < 5
     server.start()
     assert "default" in hms.list_databases()
@@ -104,7 +111,7 @@ def test_a_hung_metastore_times_out_and_a_lost_change_is_outcome_unknown(
             start = time.monotonic()
             with pytest.raises(PaimonError, match="failed") as err:
                 hms.get_table(db, "t")  # a read: one retry on a new connection, then give up
-            assert type(err.value) is PaimonError
+            assert type(err.value) is CatalogUnavailable and err.value.exit_code == 8
             assert time.monotonic() - start < 6
             start = time.monotonic()
             with pytest.raises(OutcomeUnknown, match="may or may not have been applied"):

@@ -24,7 +24,7 @@ from paimon_cli.core.catalog.hive_metastore import (
     LockSettings,
     release_lock,
 )
-from paimon_cli.core.errors import CommitConflict, PaimonError
+from paimon_cli.core.errors import CatalogUnavailable, CommitConflict, LockNotAcquired, PaimonError
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec
@@ -109,7 +109,7 @@ def test_javas_lock_makes_ours_wait_then_give_up_naming_the_holder(
     javas = wait_for("Java's lock", lambda: [x for x in locks_on(hive_metastore, db, "t") if x.state == "ACQUIRED"])
     called: list[str] = []
     start = time.monotonic()
-    with pytest.raises(CommitConflict) as err:
+    with pytest.raises(LockNotAcquired) as err:
         lock_for(hive_metastore, acquire_timeout_s=1.5, check_max_sleep_s=0.4).run_with_lock(
             db, "t", lambda: called.append("ran"))
     took = time.monotonic() - start
@@ -240,5 +240,5 @@ def test_acquiring_with_the_metastore_down_fails_at_once(running_metastore: Hive
     start = time.monotonic()
     with pytest.raises(PaimonError, match="Hive Metastore unreachable") as err:
         lock_for(running_metastore).run_with_lock("db", "t", lambda: None)
-    assert type(err.value) is PaimonError
+    assert type(err.value) is CatalogUnavailable and err.value.exit_code == 8
     assert time.monotonic() - start < 5
