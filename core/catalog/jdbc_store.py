@@ -71,7 +71,7 @@ DB_SUFFIX = ".db"
 # IF NOT EXISTS does the same in one statement on all three databases.
 _CREATE_TABLES = (
     f"CREATE TABLE IF NOT EXISTS {CATALOG_TABLE}(catalog_key VARCHAR(255) NOT NULL,"
-    "database_name VARCHAR(255) NOT NULL, table_name VARCHAR(255) NOT NULL,"
+    "database_name VARCHAR(255) NOT NULL,table_name VARCHAR(255) NOT NULL,"
     " PRIMARY KEY (catalog_key, database_name, table_name))",
     f"CREATE TABLE IF NOT EXISTS {DATABASE_PROPERTIES_TABLE}(catalog_key VARCHAR(255) NOT NULL,"
     "database_name VARCHAR(255) NOT NULL,property_key VARCHAR(255),property_value VARCHAR(1000),"
@@ -373,10 +373,14 @@ class _Connection:
         self.execute(self.begin)
         try:
             yield
+            self.execute("COMMIT")
         except BaseException:
-            self.execute("ROLLBACK")
+            # also after a failed COMMIT (SQLite: busy), which leaves the transaction open
+            try:
+                self.execute("ROLLBACK")
+            except Exception:  # noqa: BLE001 - the first error is the one to report
+                pass
             raise
-        self.execute("COMMIT")
 
     def is_unique_violation(self, err: BaseException) -> bool:
         raise NotImplementedError
@@ -575,6 +579,9 @@ class JdbcCatalogStore:
                     self._conn.close()
                     self._conn = None
                     raise PaimonError(f"{self._describe()}: {what} failed, connection lost: {line}") from err
+                if self.protocol == "sqlite" and "locked" in line:
+                    line += (" (another connection holds the SQLite file; Java Paimon up to 1.4 keeps a read lock"
+                             " for as long as its JdbcCatalog is open on an existing catalog)")
                 raise PaimonError(f"{self._describe()}: {what} failed: {line}") from err
 
     def _alive(self, conn: _Connection) -> bool:

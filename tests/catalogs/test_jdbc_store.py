@@ -175,6 +175,23 @@ def test_sql_error_is_one_line_and_the_store_recovers(tmp_path: Path) -> None:
     assert store.list_tables("d") == ["t"]  # still usable for what is intact
 
 
+def test_busy_sqlite_commit_changes_nothing(tmp_path: Path) -> None:
+    """A reader holding the SQLite file lets our transaction start but not commit: the error
+    names the lock, the insert is rolled back, and the store works once the reader is gone."""
+    db = tmp_path / "c.db"
+    store = _store({"uri": f"jdbc:sqlite:{db}", "warehouse": str(tmp_path), "jdbc.busy_timeout": "200"})
+    store.create_database("db")
+    reader = sqlite3.connect(db, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT * FROM paimon_tables").fetchall()  # a SHARED lock until COMMIT
+    with pytest.raises(PaimonError, match="register a table failed: database is locked"):
+        store.register_table("db", "t")
+    reader.execute("COMMIT")
+    assert store.list_tables("db") == []
+    store.register_table("db", "t")
+    assert store.list_tables("db") == ["t"]
+
+
 def test_postgres_restart_reconnects(postgres_server, pg_database: str) -> None:  # type: ignore[no-untyped-def]
     """A server that went away mid-session: one clear error, then the next call reconnects."""
     store = _store({"uri": pg_database, "warehouse": "/w", "jdbc.user": "postgres"})

@@ -114,14 +114,39 @@ public final class PaimonTestHelper {
 
     // ------------------------------------------------------------------ catalog
 
-    private static synchronized Catalog catalog(String warehouse) {
+    /**
+     * The catalog of a spec: a warehouse path (filesystem catalog), or, when the spec starts
+     * with '{', a JSON object of catalog options ({"metastore": "jdbc", "uri": ..., "warehouse": ...}).
+     * One instance per spec string, reused until {@link #closeCatalog}.
+     */
+    static synchronized Catalog catalog(String spec) {
         return CATALOGS.computeIfAbsent(
-                warehouse,
-                w -> {
+                spec,
+                s -> {
                     Options options = new Options();
-                    options.set("warehouse", w);
+                    if (s.startsWith("{")) {
+                        try {
+                            Iterator<Map.Entry<String, JsonNode>> it = MAPPER.readTree(s).fields();
+                            while (it.hasNext()) {
+                                Map.Entry<String, JsonNode> e = it.next();
+                                options.set(e.getKey(), e.getValue().asText());
+                            }
+                        } catch (Exception e) {
+                            throw new IllegalArgumentException("bad catalog spec " + s, e);
+                        }
+                    } else {
+                        options.set("warehouse", s);
+                    }
                     return CatalogFactory.createCatalog(CatalogContext.create(options));
                 });
+    }
+
+    /** Close and forget the catalog of a spec (releases its connections, e.g. a JDBC pool). */
+    public static synchronized void closeCatalog(String spec) throws Exception {
+        Catalog c = CATALOGS.remove(spec);
+        if (c != null) {
+            c.close();
+        }
     }
 
     private static String objectName(String table, String branch) {
