@@ -232,8 +232,9 @@ _SQLITE_IGNORED = {"user", "password"}  # xerial ignores them too
 
 def _sqlite_target(rest: str, props: Mapping[str, str]) -> _Target:
     """xerial's ``jdbc:sqlite:<file>[?pragma=value...]``; ``file:`` URIs go to sqlite as URIs."""
+    params: dict[str, str] = {}
     if rest.startswith("file:"):
-        path, params, as_uri = rest, {}, True
+        path, as_uri = rest, True
     else:
         path, params = _url_params(rest)
         as_uri = False
@@ -433,14 +434,17 @@ class _MysqlConnection(_Connection):
     placeholder = "%s"
     begin = "START TRANSACTION"
 
+    @staticmethod
+    def _code(err: BaseException) -> object:
+        args: tuple[object, ...] = getattr(err, "args", ())
+        return args[0] if args else None
+
     def is_unique_violation(self, err: BaseException) -> bool:
-        args = getattr(err, "args", ())
-        return bool(args) and args[0] == 1062
+        return self._code(err) == 1062
 
     def is_busy(self, err: BaseException) -> bool:
-        args = getattr(err, "args", ())
         # 1062 duplicate key, 1205 lock wait timeout, 1213 deadlock
-        return bool(args) and args[0] in (1062, 1205, 1213)
+        return self._code(err) in (1062, 1205, 1213)
 
 
 def _missing_driver(extra: str, module: str) -> PaimonError:
