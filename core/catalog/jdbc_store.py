@@ -208,10 +208,6 @@ def redact(uri: str) -> str:
 # ------------------------------------------------------------------------------- connections
 
 
-class _Busy(Exception):
-    """A statement lost a race (key clash, database locked): the lock is taken, try later."""
-
-
 @dataclass
 class _Target:
     """Connection arguments for a driver, from the JDBC url and ``jdbc.*`` properties."""
