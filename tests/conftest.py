@@ -14,6 +14,8 @@ pytest_plugins = [
     "tests.azure_fixtures",
     "tests.interop.pypaimon_fixtures",
     "tests.spark_cluster",
+    "tests.catalogs.postgres_server",
+    "tests.catalogs.jdbc_backends",
 ]
 
 

@@ -125,13 +125,44 @@ def hive_catalog_jars() -> list[Path]:
     return found
 
 
-def catalog_spec(**options: str) -> str:
-    """The ``warehouse`` argument naming a catalog by its options (metastore, uri, warehouse, ...).
+# JDBC drivers from the system packages (libxerial-sqlite-jdbc-java, libpostgresql-jdbc-java) for
+# Java's JdbcCatalog; on the JVM's classpath when present. xerial's native part lives in a jni dir.
+JDBC_DRIVER_JARS = {
+    "sqlite": ("/usr/share/java/sqlite-jdbc.jar", "/usr/share/java/xerial-sqlite-jdbc.jar"),
+    "postgresql": ("/usr/share/java/postgresql.jar",),
+}
+JDBC_APT_PACKAGES = "libxerial-sqlite-jdbc-java libpostgresql-jdbc-java"
+_SQLITE_JNI_GLOB = "/usr/lib/*/jni/libsqlitejdbc.so"
 
-    Every JavaPaimon method takes it where it takes a warehouse path; Python keyword names use
-    ``_`` for ``.`` and ``-`` is not allowed, so pass awkward keys through ``**{"lock.enabled": "true"}``.
-    """
-    return json.dumps({k: str(v) for k, v in sorted(options.items())})
+
+def jdbc_driver_jars() -> dict[str, Path]:
+    """The JDBC driver jar per protocol that exists on this machine."""
+    found: dict[str, Path] = {}
+    for proto, candidates in JDBC_DRIVER_JARS.items():
+        for c in candidates:
+            if Path(c).is_file():
+                found[proto] = Path(c)
+                break
+    return found
+
+
+def _jdbc_java_opts() -> list[str]:
+    """Point xerial at the system's libsqlitejdbc.so (Debian's JDK has that dir on its library
+    path already, other JDKs do not)."""
+    import glob
+
+    libs = sorted(glob.glob(_SQLITE_JNI_GLOB))
+    if not libs:
+        return []
+    return [f"-Dorg.sqlite.lib.path={Path(libs[0]).parent}", "-Dorg.sqlite.lib.name=libsqlitejdbc.so"]
+
+
+def catalog_spec(options: Mapping[str, Any] | None = None, **more: Any) -> str:
+    """The ``warehouse`` argument naming a catalog by its options (``metastore``, ``uri``,
+    ``warehouse``, ...): every JavaPaimon method takes it where it takes a warehouse path. Give
+    a mapping, keywords, or both (keys with ``.`` or ``-`` through the mapping or ``**{...}``)."""
+    merged = {**(options or {}), **more}
+    return json.dumps({k: str(v) for k, v in merged.items()}, sort_keys=True)
 
 
 def _java_sources() -> list[Path]:
@@ -279,7 +310,9 @@ class JavaPaimon:
         if temp_dir is None:
             temp_dir = Path(tempfile.mkdtemp(prefix="paimon-java-io-"))
         temp_dir.mkdir(parents=True, exist_ok=True)
-        classpath = os.pathsep.join(str(p) for p in [classes, jar, *hadoop_jars(), *extra_classpath])
+        classpath = os.pathsep.join(str(p) for p in [classes, jar, *hadoop_jars(), *jdbc_driver_jars().values(),
+                                                     *extra_classpath])
+        java_opts = [*java_opts, *_jdbc_java_opts()]
         log = open(log_path, "a", buffering=1)  # noqa: SIM115 - lives as long as the JVM
         # jarpath = the bridge jar: its py4j server (0.10.9.7) is what runs, not the venv's jar.
         port = launch_gateway(
@@ -311,10 +344,14 @@ class JavaPaimon:
     # -- plumbing ----------------------------------------------------------------------
 
     def _call(self, method: str, *args: Any) -> Any:
+        return self._call_on(HELPER_CLASS, method, *args)
+
+    def _call_on(self, helper_class: str, method: str, *args: Any) -> Any:
         from py4j.protocol import Py4JJavaError
 
+        helper = self._helper if helper_class == HELPER_CLASS else getattr(self._gateway.jvm, helper_class)
         try:
-            return getattr(self._helper, method)(*args)
+            return getattr(helper, method)(*args)
         except Py4JJavaError as err:
             chain: list[str] = []
             throwable = err.java_exception
@@ -344,6 +381,45 @@ class JavaPaimon:
     @staticmethod
     def _json(value: Any) -> str | None:
         return None if value is None else json.dumps(value, default=_json_default)
+
+    # -- JdbcCatalogHelper (a spec: a warehouse path, or catalog_spec(options)) ---------
+
+    def jdbc_list_databases(self, spec: str) -> list[str]:
+        """Java's listDatabases, verbatim (0.9's JDBC catalog repeats names)."""
+        return json.loads(self._call_on("JdbcCatalogHelper", "listDatabases", spec))
+
+    def jdbc_list_tables(self, spec: str, db: str) -> list[str]:
+        return json.loads(self._call_on("JdbcCatalogHelper", "listTables", spec, db))
+
+    def table_path(self, spec: str, db: str, table: str) -> str | None:
+        """The table's location if Java's getTable loads it (catalog entry and schema), else None."""
+        return self._call_on("JdbcCatalogHelper", "tablePath", spec, db, table)
+
+    def jdbc_create_database(self, spec: str, db: str, properties: Mapping[str, str] | None = None) -> None:
+        self._call_on("JdbcCatalogHelper", "createDatabase", spec, db, json.dumps(dict(properties or {})))
+
+    def database_properties(self, spec: str, db: str) -> dict[str, str]:
+        return json.loads(self._call_on("JdbcCatalogHelper", "databaseProperties", spec, db))
+
+    def jdbc_drop_database(self, spec: str, db: str, cascade: bool = False) -> None:
+        self._call_on("JdbcCatalogHelper", "dropDatabase", spec, db, cascade)
+
+    def jdbc_drop_table(self, spec: str, db: str, table: str) -> None:
+        self._call_on("JdbcCatalogHelper", "dropTable", spec, db, table)
+
+    def jdbc_rename_table(self, spec: str, from_db: str, from_table: str, to_db: str, to_table: str) -> None:
+        self._call_on("JdbcCatalogHelper", "renameTable", spec, from_db, from_table, to_db, to_table)
+
+    def jdbc_hold_lock(self, spec: str, db: str, table: str, hold_ms: int) -> tuple[int, int, int]:
+        """Take the catalog's commit lock of db.table, hold it ``hold_ms``, release it; returns
+        epoch millis (acquire started, acquired, released). Blocks: call it from a thread."""
+        start, acquired, released = json.loads(
+            self._call_on("JdbcCatalogHelper", "holdLock", spec, db, table, int(hold_ms)))
+        return int(start), int(acquired), int(released)
+
+    def close_catalog(self, spec: str) -> None:
+        """Close the JVM's catalog of ``spec`` (its JDBC connections go with it)."""
+        self._call("closeCatalog", spec)
 
     # -- catalog / DDL -----------------------------------------------------------------
 

@@ -192,6 +192,14 @@ def op_version(req: dict[str, Any]) -> Any:
             "python": sys.version.split()[0]}
 
 
+def op_list_databases(req: dict[str, Any]) -> Any:
+    return list(_catalog(req).list_databases())
+
+
+def op_list_tables(req: dict[str, Any]) -> Any:
+    return list(_catalog(req).list_tables(req["db"]))
+
+
 def op_create_table(req: dict[str, Any]) -> Any:
     from pypaimon import Schema
 
@@ -295,6 +303,8 @@ def op_set_consumer(req: dict[str, Any]) -> Any:
 OPS = {
     "version": op_version,
     "create_table": op_create_table,
+    "list_databases": op_list_databases,
+    "list_tables": op_list_tables,
     "write": op_write,
     "read": op_read,
     "system_table": op_system_table,

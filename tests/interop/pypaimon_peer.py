@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 PYPAIMON_VERSION = "2.1.0"
+# DB-API drivers pypaimon's JDBC catalog imports for PostgreSQL (it tries psycopg2 first)
+PEER_EXTRAS = ("psycopg2-binary",)
 DRIVER = Path(__file__).with_name("pypaimon_driver.py")
 
 
@@ -62,7 +64,13 @@ def ensure_pypaimon_venv(cache_dir: Path | str | None = None) -> Path:
     venv = cache / f"pypaimon-{PYPAIMON_VERSION}-venv"
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     marker = venv / ".pypaimon-ready"
-    if marker.exists() and python.exists():
+    extras_marker = venv / ".extras-ready"
+    extras = " ".join(PEER_EXTRAS) + "\n"
+
+    def ready() -> bool:
+        return marker.exists() and python.exists() and extras_marker.exists() and extras_marker.read_text() == extras
+
+    if ready():
         return python
     cache.mkdir(parents=True, exist_ok=True)
     import fcntl
@@ -70,10 +78,13 @@ def ensure_pypaimon_venv(cache_dir: Path | str | None = None) -> Path:
     # two test sessions building the same venv at once would clobber each other's files
     with open(cache / f".pypaimon-{PYPAIMON_VERSION}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if marker.exists() and python.exists():
+        if ready():
             return python
-        _build_venv(venv, python)
-        marker.write_text(PYPAIMON_VERSION + "\n")
+        if not (marker.exists() and python.exists()):
+            _build_venv(venv, python)
+            marker.write_text(PYPAIMON_VERSION + "\n")
+        _pip_install(python, venv, list(PEER_EXTRAS))  # a venv made before the extras: add them
+        extras_marker.write_text(extras)
     return python
 
 
@@ -81,13 +92,22 @@ def _build_venv(venv: Path, python: Path) -> None:
     try:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True,
                        capture_output=True, text=True, timeout=300)
-        subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check",
-                        "-q", f"pypaimon=={PYPAIMON_VERSION}"],
-                       check=True, capture_output=True, text=True, timeout=900)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
         detail = getattr(e, "stderr", None) or str(e)
         raise PyPaimonUnavailable(
             f"cannot create pypaimon {PYPAIMON_VERSION} venv in {venv}: {str(detail).strip()[-800:]}"
+        ) from e
+    _pip_install(python, venv, [f"pypaimon=={PYPAIMON_VERSION}"])
+
+
+def _pip_install(python: Path, venv: Path, packages: list[str]) -> None:
+    try:
+        subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *packages],
+                       check=True, capture_output=True, text=True, timeout=900)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
+        detail = getattr(e, "stderr", None) or str(e)
+        raise PyPaimonUnavailable(
+            f"cannot install {' '.join(packages)} into the pypaimon venv {venv}: {str(detail).strip()[-800:]}"
         ) from e
 
 
@@ -205,6 +225,15 @@ class PyPaimon:
 
     def version(self) -> dict[str, str]:
         return self.call("version")
+
+    def list_databases(self, catalog_options: dict[str, str]) -> list[str]:
+        """``catalog.list_databases()`` of the catalog these options make (e.g. ``metastore=jdbc``)."""
+        return list(self.call("list_databases", warehouse=catalog_options["warehouse"],
+                              catalog_options=catalog_options))
+
+    def list_tables(self, catalog_options: dict[str, str], db: str) -> list[str]:
+        return list(self.call("list_tables", warehouse=catalog_options["warehouse"], db=db,
+                              catalog_options=catalog_options))
 
     def create_table(self, warehouse: str, db: str, table: str,
                      columns: list[tuple[str, str]] | list[dict[str, Any]],

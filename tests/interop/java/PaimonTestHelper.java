@@ -115,28 +115,38 @@ public final class PaimonTestHelper {
     // ------------------------------------------------------------------ catalog
 
     /**
-     * The catalog named by {@code spec}: a warehouse path (a filesystem catalog), or a JSON object
-     * of catalog options ({"metastore": "hive", "uri": ..., "warehouse": ..., "lock.enabled": ...})
-     * for any other catalog Java Paimon 0.9 has. One instance per spec, cached for the JVM.
+     * The catalog of a spec: a warehouse path (filesystem catalog), or, when the spec starts
+     * with '{', a JSON object of catalog options ({"metastore": "jdbc", "uri": ..., "warehouse": ...}).
+     * One instance per spec string, reused until {@link #closeCatalog}.
      */
     static synchronized Catalog catalog(String spec) {
         return CATALOGS.computeIfAbsent(
                 spec,
-                w -> {
+                s -> {
                     Options options = new Options();
-                    if (w.trim().startsWith("{")) {
+                    if (s.trim().startsWith("{")) {
                         try {
-                            for (Map.Entry<String, String> e : stringMap(w).entrySet()) {
-                                options.set(e.getKey(), e.getValue());
+                            Iterator<Map.Entry<String, JsonNode>> it = MAPPER.readTree(s).fields();
+                            while (it.hasNext()) {
+                                Map.Entry<String, JsonNode> e = it.next();
+                                options.set(e.getKey(), e.getValue().asText());
                             }
                         } catch (Exception e) {
-                            throw new IllegalArgumentException("bad catalog options " + w, e);
+                            throw new IllegalArgumentException("bad catalog spec " + s, e);
                         }
                     } else {
-                        options.set("warehouse", w);
+                        options.set("warehouse", s);
                     }
                     return CatalogFactory.createCatalog(CatalogContext.create(options));
                 });
+    }
+
+    /** Close and forget the catalog of a spec (releases its connections, e.g. a JDBC pool). */
+    public static synchronized void closeCatalog(String spec) throws Exception {
+        Catalog c = CATALOGS.remove(spec);
+        if (c != null) {
+            c.close();
+        }
     }
 
     private static String objectName(String table, String branch) {
