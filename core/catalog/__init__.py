@@ -27,6 +27,10 @@ def load_catalog(options: CatalogOptions, storage_options: dict[str, Any] | None
         from .hive import HiveCatalog
 
         return HiveCatalog(options, storage_options)
+    if metastore == "jdbc":
+        from .jdbc import JdbcCatalog
+
+        return JdbcCatalog(options, storage_options)
     if metastore == "rest":
         raise NotYetSupported("metastore=rest: the REST catalog is not supported yet")
     raise NotYetSupported(f"metastore={metastore}: not supported yet")

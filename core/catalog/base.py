@@ -146,8 +146,9 @@ class Catalog(ABC):
         """Whether dropping ``ident`` deletes its files (Java: managed tables only)."""
         return True
 
-    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
-        """The lock and metastore partition sync the table's commits run with."""
+    def catalog_environment(self, ident: Identifier, schema: TableSchema,
+                            branch: str | None = None) -> CatalogEnvironment:
+        """The lock and metastore partition sync the commits of the table (its ``branch``) run with."""
         return FILESYSTEM
 
     def after_alter(self, ident: Identifier, old: TableSchema, new: TableSchema) -> None:
@@ -195,7 +196,7 @@ class Catalog(ABC):
                 raise NotFound(f"table {ident} does not exist{did_you_mean(ident.table, self.list_tables(ident.database))}")
             raise CorruptMetadata(location, f"table {ident} is registered in catalog {self.name} but no Paimon "
                                             "schema is there (dropped or moved behind the catalog's back?)")
-        env = self.catalog_environment(ident, schema)
+        env = self.catalog_environment(ident, schema, branch)
         return FileStoreTable.load(fio, path, ident, branch, env)
 
     def create_table(self, identifier: str | Identifier, schema: Schema,

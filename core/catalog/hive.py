@@ -293,7 +293,8 @@ class HiveCatalog(Catalog):
         updated = update_hms_table(existing, new, sync_all_properties=sync_all, removed_options=removed)
         self._call(lambda c: c.alter_table(ident.database, ident.table, updated))
 
-    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+    def catalog_environment(self, ident: Identifier, schema: TableSchema,
+                            branch: str | None = None) -> CatalogEnvironment:
         opts = schema.options
         lock = self._lock_for(ident) if self._lock_enabled(ident) else None
         partitions = None

@@ -40,7 +40,16 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote
 
-from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
+from ..errors import (
+    AlreadyExists,
+    CatalogUnavailable,
+    InvalidInput,
+    LockNotAcquired,
+    NotFound,
+    NotYetSupported,
+    PaimonError,
+    UnsafeRefused,
+)
 from ..io import fileio
 from ..schema.table_schema import TableSchema
 from ..table.identifiers import is_system_database, validate_name
@@ -574,15 +583,15 @@ class JdbcCatalogStore:
             except errors as err:
                 line = _first_line(err)
                 if self._conn is None:
-                    raise PaimonError(f"{self._describe()} is unreachable: {line}") from err
+                    raise CatalogUnavailable(f"{self._describe()} is unreachable: {line}") from err
                 if not self._alive(self._conn):
                     self._conn.close()
                     self._conn = None
-                    raise PaimonError(f"{self._describe()}: {what} failed, connection lost: {line}") from err
+                    raise CatalogUnavailable(f"{self._describe()}: {what} failed, connection lost: {line}") from err
                 if self.protocol == "sqlite" and "locked" in line:
                     line += (" (another connection holds the SQLite file; Java Paimon up to 1.4 keeps a read lock"
                              " for as long as its JdbcCatalog is open on an existing catalog)")
-                raise PaimonError(f"{self._describe()}: {what} failed: {line}") from err
+                raise CatalogUnavailable(f"{self._describe()}: {what} failed: {line}") from err
 
     def _alive(self, conn: _Connection) -> bool:
         try:
@@ -973,9 +982,9 @@ class JdbcLock:
             local.release()
             raise
 
-    def _timeout(self, start: float) -> CommitConflict:
+    def _timeout(self, start: float) -> LockNotAcquired:
         s = self.store.settings
-        return CommitConflict(
+        return LockNotAcquired(
             f"lock {self.lock_id} in {self.store._describe()} not acquired within {time.monotonic() - start:.1f} s"
             f" (lock-acquire-timeout {s.lock_acquire_timeout_ms} ms): another writer holds it; a crashed "
             f"writer's lock expires {s.expire_time_seconds} s after it was taken")

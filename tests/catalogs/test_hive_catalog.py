@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from paimon_cli.app import app
 from paimon_cli.core.catalog.hive_metastore import hms_table_location, java_path
-from tests.interop.cli_runner import run_cli
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec
@@ -28,8 +29,8 @@ def cat_args(server: HiveMetastoreServer, wh: Path, **extra: str) -> list[str]:
 
 
 def cli(*args: str, expect: int = 0) -> Any:
-    res = run_cli(*args)
-    assert res.returncode == expect, f"{args}: exit {res.returncode}\n{res.stderr}"
+    res = CliRunner().invoke(app, list(args))
+    assert res.exit_code == expect, f"{args}: exit {res.exit_code}\n{res.stdout}\n{res.stderr}"
     return res
 
 
@@ -70,7 +71,7 @@ def test_java_tables_maintained_through_the_metastore(
     cli("rollback", f"{db}.pk", "--tag", "t1", "--yes", *c)
     assert len(cli_json("inspect", "snapshots", f"{db}.pk", *c)) < len(snaps) + 1
     cli("expire-partitions", f"{db}.pk", "--expiration-time", "1d", "--yes", *c)
-    cli("remove-orphan-files", f"{db}.pk", "--older-than", "0s", "--yes", *c)
+    cli("remove-orphan-files", f"{db}.pk", "--older-than", "0s", "--force", "--yes", *c)
     expected = [{"id": j, "v": "v3", "dt": "2999-01-01"} for j in range(3)]
     assert rows(java_hive, spec, db, "pk") == expected
     assert sorted(cli_json("read", f"{db}.pk", *c), key=lambda r: r["id"]) == expected
@@ -84,7 +85,7 @@ def test_tables_we_create_are_java_tables(hive_metastore: HiveMetastoreServer, j
                                           tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     db = fresh_db("ours")
-    spec = hive_spec(hive_metastore, wh)
+    spec = hive_spec(hive_metastore, wh, **{"sync-all-properties": "true"})  # 0.9's default is false
     schema = "id INT NOT NULL, v STRING, dt STRING NOT NULL"
     opts = ["--option", "bucket=2", "--option", "metastore.partitioned-table=true"]
     c = cat_args(hive_metastore, wh)
@@ -103,9 +104,8 @@ def test_tables_we_create_are_java_tables(hive_metastore: HiveMetastoreServer, j
             == [comparable_partition(p) | {"tableName": None, "sd": None} for p in hms.list_partitions(db, "javas")]
     # alter: Java sees the new column and option, the metastore object is Java's after the same alter
     cli("alter", f"{db}.mine", "--add-column", "note STRING", "--set", "snapshot.num-retained.min=3", *c)
-    java_hive.alter_table(spec, db, "javas", [{"action": "add_column", "name": "note", "type": "STRING"},
-                                              {"action": "set_option", "key": "snapshot.num-retained.min",
-                                               "value": "3"}])
+    java_hive.alter_table(spec, db, "javas", [{"add": ["note", "STRING"]},
+                                              {"set": {"snapshot.num-retained.min": "3"}}])
     with client(hive_metastore) as hms:
         assert comparable_table(hms.get_table(db, "mine"), drop_names=True) == \
             comparable_table(hms.get_table(db, "javas"), drop_names=True)

@@ -27,6 +27,7 @@ from paimon_cli.core.catalog.jdbc_store import (
 )
 from paimon_cli.core.errors import (
     AlreadyExists,
+    CatalogUnavailable,
     CommitConflict,
     InvalidInput,
     NotFound,
@@ -126,7 +127,7 @@ def test_unreachable_postgres_fails_fast_in_one_line() -> None:
             store.list_databases()
     assert time.monotonic() - start < 5
     msg = str(info.value)
-    assert type(info.value) is PaimonError and info.value.exit_code == 1
+    assert type(info.value) is CatalogUnavailable and info.value.exit_code == 8
     assert msg.startswith(f"JDBC catalog jdbc:postgresql://127.0.0.1:{port}/cat is unreachable:") and "\n" not in msg
 
 

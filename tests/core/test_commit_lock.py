@@ -45,7 +45,8 @@ class LockingCatalog(FileSystemCatalog):
         super().__init__(warehouse)
         self.lock = lock
 
-    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+    def catalog_environment(self, ident: Identifier, schema: TableSchema,
+                            branch: str | None = None) -> CatalogEnvironment:
         return CatalogEnvironment(lock=self.lock, catalog="recording")
 
 

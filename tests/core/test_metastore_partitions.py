@@ -52,7 +52,8 @@ class PartitionedCatalog(FileSystemCatalog):
         super().__init__(warehouse)
         self.metastore = metastore
 
-    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+    def catalog_environment(self, ident: Identifier, schema: TableSchema,
+                            branch: str | None = None) -> CatalogEnvironment:
         return CatalogEnvironment(partitions=self.metastore, catalog="memory")
 
 
@@ -117,7 +118,8 @@ class TagMirrorCatalog(FileSystemCatalog):
         super().__init__(warehouse)
         self.metastore = metastore
 
-    def catalog_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+    def catalog_environment(self, ident: Identifier, schema: TableSchema,
+                            branch: str | None = None) -> CatalogEnvironment:
         return CatalogEnvironment(tags=TagPartitions(self.metastore, "tag"), catalog="memory")
 
 
