@@ -155,6 +155,16 @@ def silence_stdout() -> None:
         pass
 
 
+def _close_catalogs() -> None:
+    """Give the metastore connections the command opened back (a SQLite catalog file must not
+    stay locked by a library caller's process); a close that fails changes no outcome."""
+    import sys
+
+    api = sys.modules.get("paimon_cli.core.api.warehouse")
+    if api is not None:
+        api.close_open_catalogs()
+
+
 class CliCommand(TyperCommand):
     """A typer command whose failures go through :func:`report` instead of a traceback.
 
@@ -175,7 +185,10 @@ class CliCommand(TyperCommand):
         from .core.utils import interrupt
 
         try:
-            result = super().invoke(ctx)
+            try:
+                result = super().invoke(ctx)
+            finally:
+                _close_catalogs()
         except (ClickException, Exit, Abort):
             raise
         except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM (core.utils.interrupt)

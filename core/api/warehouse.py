@@ -9,6 +9,8 @@ handles before the storage or the metastore is reachable.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
@@ -29,6 +31,17 @@ from .table import Table
 
 if TYPE_CHECKING:
     from .maintain import MaintainReport
+
+
+_OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()  # warehouses whose catalog is open
+
+
+def close_open_catalogs() -> None:
+    """Close every catalog a :class:`Warehouse` of this process opened (the CLI does at the end
+    of each command)."""
+    for wh in list(_OPEN):
+        with contextlib.suppress(Exception):
+            wh.close()
 
 
 class Warehouse:
@@ -92,12 +105,15 @@ class Warehouse:
     @cached_property
     def catalog(self) -> Catalog:
         """Core's catalog, for what this API does not cover."""
-        return load_catalog(self.catalog_options, self.storage_options)
+        catalog = load_catalog(self.catalog_options, self.storage_options)
+        _OPEN.add(self)
+        return catalog
 
     def close(self) -> None:
         """Close the catalog's connections to its metastore (the process exit does too)."""
         if "catalog" in self.__dict__:
             self.catalog.close()
+            _OPEN.discard(self)
 
     # -- tables ---------------------------------------------------------------------------------
 

@@ -258,9 +258,10 @@ def test_create_then_list_json(runner: CliRunner, warehouse: str) -> None:
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == [{"database": "shop"}]
     result = invoke(runner, "list", "shop", "-w", warehouse, "-o", "jsonl")
-    assert result.stdout == '{"database":"shop","table":"events"}\n{"database":"shop","table":"orders"}\n'
+    assert result.stdout == ('{"database":"shop","table":"events","type":"paimon"}\n'
+                             '{"database":"shop","table":"orders","type":"paimon"}\n')
     result = invoke(runner, "list", "shop", "-w", warehouse, "-o", "csv")
-    assert result.stdout == "database,table\nshop,events\nshop,orders\n"
+    assert result.stdout == "database,table,type\nshop,events,paimon\nshop,orders,paimon\n"
 
     from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
@@ -275,7 +276,7 @@ def test_output_env_and_options_after_arguments(runner: CliRunner, warehouse: st
     monkeypatch.setenv("PAIMON_OUTPUT", "csv")
     monkeypatch.setenv("PAIMON_WAREHOUSE", warehouse)
     result = invoke(runner, "list", "shop")
-    assert result.stdout == "database,table\nshop,orders\n"
+    assert result.stdout == "database,table,type\nshop,orders,paimon\n"
 
 
 def test_list_empty_warehouse(runner: CliRunner, warehouse: str) -> None:
