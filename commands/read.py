@@ -96,6 +96,8 @@ def read(
                           blob_as=blob_as.value)
     if explain:
         render(reader.explain(), output, wide, title=reader.describe())
+        for line in reader.notes():
+            note(line)
         return
     # the batches are closed on every way out (a closed pipe, an error, Ctrl-C): their
     # read-ahead threads end there
@@ -103,6 +105,8 @@ def read(
         with closing(reader.batches()) as batches, wh.open_output(to) as f:
             n = write_export(batches, reader.schema, export, f)
         note(f"wrote {n} row(s) to {to}")
-        return
-    with closing(reader.batches()) as batches:
-        render_batches(batches, reader.schema, output, wide, limit)
+    else:
+        with closing(reader.batches()) as batches:
+            render_batches(batches, reader.schema, output, wide, limit)
+    for line in reader.notes():
+        note(line)

@@ -29,6 +29,7 @@ from ..operation.expire_plan import ExpirePlan
 from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
 from ..operation.manifest_compact import ManifestCompactPlan, ManifestCompactResult
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
+from ..operation.partition_spec import no_match_message
 from ..operation.purge import PurgePlan, PurgeResult
 from ..operation.repair import HintFix, RepairPlan
 from ..operation.rollback import RollbackPlan
@@ -79,6 +80,10 @@ class WriteReport:
         """Set when the write committed but its compaction or expiry did not."""
         return self.result.warning
 
+    def notes(self) -> list[str]:
+        """What is worth saying and is no error (an overwritten partition that did not exist)."""
+        return [f"note: {n}" for n in self.result.notes]
+
     def rows(self) -> Rows:
         snap, s = self.result.snapshot, self.result.summary
         return Rows(WRITE_COLUMNS, [{
@@ -91,8 +96,9 @@ class WriteReport:
 class Reader:
     """A planned read (snapshot and schema fixed): stream its batches, collect or explain it."""
 
-    def __init__(self, read: TableRead) -> None:
+    def __init__(self, read: TableRead, where: str | None = None) -> None:
         self._read = read
+        self._where = where  # as the caller spelt it, for notes
 
     @property
     def schema(self) -> pa.Schema:
@@ -112,6 +118,15 @@ class Reader:
     def explain(self) -> Rows:
         """What the read touches and what each pruning step removed; reads no data."""
         return self._read.explain()
+
+    def notes(self) -> list[str]:
+        """A ``where`` whose partition conditions leave no partition of the table: the empty
+        result is an answer (exit 0), said apart so a mistyped value is seen."""
+        plan = self._read.plan()
+        if not plan.no_partition_left:
+            return []
+        spelling = "--where" if self._where is None else f"--where {self._where!r}"
+        return [f"note: {no_match_message(spelling, self._read.table, ': the result is empty')}"]
 
     def describe(self) -> str:
         """Table, snapshot and predicate the read is planned for (``read --explain``'s title)."""

@@ -53,7 +53,6 @@ from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..mergetree.commit_message import CommitMessage
 from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
-from ..operation.scan import FileStoreScan, ScanFilter
 from ..schema.file_index_options import (
     BITMAP,
     BLOOM_FILTER,
@@ -256,16 +255,16 @@ def rewrite_file_index(
 ) -> RewriteResult:
     """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot.
     ``progress`` counts the files rewritten."""
-    from ..operation.partition_spec import parse_partition_specs, partition_filter
+    from ..operation.partition_spec import parse_partition_specs, partition_filter, selected_entries
     started = time.monotonic()
     schema = table.schema
     validate_file_index_options(schema.fields, schema.options)
     specs = parse_partition_specs(partitions, schema) if partitions else None
     keep_part = partition_filter(schema, specs, where)
     snap = table.snapshot_manager.latest_snapshot()
+    entries = selected_entries(table, snap, keep_part)
     if snap is None:
         return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
-    entries = FileStoreScan(table).plan(snap, ScanFilter(partition=keep_part))
     dec = EntryDecoder(table)
     plans, containers = plan_rewrite(table, entries, dec)
     result = RewriteResult(None, plans, dry_run)

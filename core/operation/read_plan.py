@@ -116,6 +116,14 @@ class ReadPlan:
     pruned_by_index: dict[str, Counts] = field(default_factory=dict)
     remaining: Counts = field(default_factory=Counts)
 
+    @property
+    def no_partition_left(self) -> bool:
+        """The predicate's partition conditions removed every partition the table has (staged
+        postpone files count as a partition matched)."""
+        p = self.pruned_by_partition.partitions
+        real = self.total.partitions - self.skipped_postponed.partitions
+        return p > 0 and p == real and not self.postponed_selected.partitions
+
 
 class ReadPlanner:
     """Plans a read of ``table`` (whose schema is the one read) at ``snapshot``.
