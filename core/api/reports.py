@@ -42,8 +42,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..operation.read import TableRead
+    from ..refs.snapshot import Snapshot
 
-WRITE_COLUMNS = ["snapshot_id", "commit_kind", "files", "rows", "bytes", "seconds"]
+WRITE_COLUMNS = ["snapshot_id", "commit_kind", "compact_snapshot_id", "files", "rows", "bytes", "seconds"]
 EXPIRE_FILE_COLUMNS = ["path", "kind", "bytes", "snapshot_id"]
 EXPIRE_RESULT_COLUMNS = ["mode", "expired", "range", "earliest_now", "files", "bytes", "seconds"]
 REMOVED_FILE_COLUMNS = ["path", "kind", "bytes"]
@@ -67,13 +68,25 @@ class AlterPlan:
 
 @dataclass
 class WriteReport:
-    """One write: the last snapshot it committed (the COMPACT one after auto-compaction)."""
+    """One write: the snapshot holding its rows (APPEND or OVERWRITE) and the COMPACT one the
+    write's own compaction committed after it, if any."""
 
     result: WriteResult
 
     @property
+    def data_snapshot(self) -> Snapshot | None:
+        """The snapshot that holds the written rows: the first one the write committed."""
+        return self.result.snapshots[0] if self.result.snapshots else self.result.snapshot
+
+    @property
     def snapshot_id(self) -> int | None:
-        return None if self.result.snapshot is None else self.result.snapshot.id
+        snap = self.data_snapshot
+        return None if snap is None else snap.id
+
+    @property
+    def compact_snapshot_id(self) -> int | None:
+        """The COMPACT snapshot of the compaction the write triggered (None: none committed)."""
+        return next((s.id for s in self.result.snapshots[1:] if s.commit_kind == "COMPACT"), None)
 
     @property
     def warning(self) -> str | None:
@@ -85,10 +98,11 @@ class WriteReport:
         return [f"note: {n}" for n in self.result.notes]
 
     def rows(self) -> Rows:
-        snap, s = self.result.snapshot, self.result.summary
+        snap, s = self.data_snapshot, self.result.summary
         return Rows(WRITE_COLUMNS, [{
             "snapshot_id": None if snap is None else snap.id,
             "commit_kind": None if snap is None else snap.commit_kind,
+            "compact_snapshot_id": self.compact_snapshot_id,
             "files": s.files, "rows": s.rows, "bytes": s.bytes, "seconds": round(self.result.seconds, 3),
         }])
 
