@@ -171,7 +171,8 @@ class CompactReport:
         if self.planned:
             out = [f"engine: {r.engine} ({r.engine_reason})"] if r.engine else []
             return out + ([] if r.plan and r.plan.rows else [r.message])
-        return [f"compact: {r.message}" + (f"; engine {r.engine} ({r.engine_reason})" if r.engine else "")]
+        return [f"compact: {r.message}" + (f"; engine {r.engine} ({r.engine_reason})" if r.engine else "")
+                ] + [f"note: {n}" for n in r.notes]
 
 
 @dataclass
@@ -224,6 +225,8 @@ class RewriteFileIndexReport:
                        "nothing committed")
         else:
             out.append(f"rewrite-file-index: committed snapshot {r.snapshot_id} ({len(r.changed)} file(s) changed)")
+        if r.index_note:  # before the summary, which stays the last line (maintain's detail)
+            out.insert(-1, f"note: {r.index_note}")
         return out
 
 

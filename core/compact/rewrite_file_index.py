@@ -51,6 +51,7 @@ from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import written_index_note
 from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
 from ..schema.file_index_options import (
@@ -123,6 +124,7 @@ class RewriteResult:
     embedded: int = 0
     rows_read: int = 0
     seconds: float = 0.0
+    index_note: str | None = None  # the written .index files outweigh their data files
 
     @property
     def changed(self) -> list[FilePlan]:
@@ -309,6 +311,7 @@ class _IndexRewrite:
         result.index_files_written = len(self.written)
         result.embedded = sum(1 for _, new, _ in outcomes if new.embedded_index is not None)
         result.rows_read = sum(r for _, _, r in outcomes)
+        result.index_note = written_index_note(self.table.options.options, [new for _, new, _ in outcomes])
 
     def _rewrite_all(self, changed: list[FilePlan], parallelism: int | None) -> list[_Outcome]:
         # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
@@ -378,7 +381,7 @@ class _IndexRewrite:
             name = new_index_file_name(name, m.file_name)
         file_io.write_bytes(f"{bdir}/{name}", data, overwrite=False)
         self.written.append(f"{bdir}/{name}")
-        return replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
+        return replace(m, extra_files=tuple(extras + [name]), embedded_index=None, index_file_bytes=len(data))
 
 
 def _commit_messages(outcomes: list[_Outcome]) -> list[CommitMessage]:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CommitConflict, InvalidInput, NotYetSupported
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..mergetree.commit_message import CommitMessage
-from ..mergetree.file_writer import RollingFileWriter
+from ..mergetree.file_writer import RollingFileWriter, written_index_note
 from ..operation import partition_spec
 from ..operation.commit import FileStoreCommit
 from ..operation.row_tracking import is_data_evolution
@@ -83,6 +83,7 @@ class SortCompactResult:
     seconds: float = 0.0
     plan_only: bool = False
     commit_kind: str | None = None
+    index_note: str | None = None  # the written .index files outweigh their data files
 
     @property
     def units(self) -> int:
@@ -187,7 +188,9 @@ def _rewrite_and_commit(
                 progress(i + 1, len(groups), result.rows_out)
         if before_commit is not None:
             before_commit()
-        return commit_partition_rewrite(commit, messages, snapshot, set(groups))
+        snap = commit_partition_rewrite(commit, messages, snapshot, set(groups))
+        result.index_note = written_index_note(table.options.options, [f for m in messages for f in m.new_files])
+        return snap
     except BaseException as e:
         if isinstance(e, CommitConflict) or not commit.may_have_published():
             for w in writers:

@@ -33,6 +33,7 @@ from ..format.input import InputChunk, make_plan, read_inputs
 from ..format.input_files import expand_inputs
 from ..manifest.manifest import FileKind, ManifestEntry
 from ..mergetree.compact_unit import CompactUnit, UnitResult
+from ..mergetree.file_writer import written_index_note
 from ..operation.commit import FileStoreCommit
 from ..operation.partition_spec import check_partition_spec, no_match_message, spec_spelling
 from ..operation.write import TableWrite, WriteSummary
@@ -131,6 +132,10 @@ def write_table_result(
         messages = tw.prepare_commit()
         out.compacted = _auto_compact(tw, messages)
         _commit(table, tw, commit, messages, out, overwrite, overwrite_partition)
+        written = [f for m in messages for f in m.new_files] + [f for r in out.compacted for f in r.after]
+        index_note = written_index_note(tw.options.options, written)
+        if index_note:
+            out.notes.append(index_note)
     except BaseException:
         if not commit.may_have_published():
             _delete_written(table, out.compacted)
