@@ -104,6 +104,8 @@ def maintain(
         from paimon_cli.openmetrics import render as render_metrics
 
         sys.stdout.write(render_metrics(gauge(name, text, samples) for name, text, samples in result.metrics()))
+    elif output in (OutputFormat.json, OutputFormat.jsonl):  # typed: the --report file's table objects
+        render(result.records(), output, wide, limit=limit)
     else:
         render(result.plan_rows() if dry_run else result.rows(), output, wide, limit=limit)
     if code:

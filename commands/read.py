@@ -29,7 +29,16 @@ from paimon_cli.options import (
     WideOpt,
     check_time_travel,
 )
-from paimon_cli.output import OutputFormat, export_format, note, read_limit, render, render_batches, write_export
+from paimon_cli.output import (
+    OutputFormat,
+    export_format,
+    note,
+    read_limit,
+    render,
+    render_batches,
+    shows_brief,
+    write_export,
+)
 
 
 class BlobAs(str, Enum):
@@ -99,7 +108,14 @@ def read(
     reader = table.reader(select, where, shown, snapshot=snapshot, tag=tag, timestamp=timestamp,
                           blob_as=blob_as.value)
     if explain:
-        render(reader.explain(), output, wide, title=reader.describe())
+        steps = reader.explain()
+        render(steps, output, wide, title=reader.describe())
+        if shows_brief(output, wide):  # the table left out the note column: why indexes pruned nothing
+            for step in steps.rows:
+                if step["note"]:
+                    note(f"{step['step']}: {step['note']}")
+        for line in reader.notes():
+            note(line)
         return
     # the batches are closed on every way out (a closed pipe, an error, Ctrl-C): their
     # read-ahead threads end there
@@ -107,6 +123,8 @@ def read(
         with closing(reader.batches()) as batches, wh.open_output(to) as f:
             n = write_export(batches, reader.schema, export, f)
         note(f"wrote {n} row(s) to {to}")
-        return
-    with closing(reader.batches()) as batches:
-        render_batches(batches, reader.schema, output, wide, limit)
+    else:
+        with closing(reader.batches()) as batches:
+            render_batches(batches, reader.schema, output, wide, limit)
+    for line in reader.notes():
+        note(line)

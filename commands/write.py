@@ -104,6 +104,8 @@ def write(
     if dry_run:
         planned = plan()
         render(planned.rows(), output, wide)
+        for line in planned.notes:
+            note(f"note: {line}")
         note(planned.describe())
         return
     if overwrite and columns is None and "-" not in inputs:  # stdin holding the data cannot answer
@@ -114,6 +116,8 @@ def write(
             partition=partition, options=option, write_only=write_only, expire=not no_expire, columns=columns,
             progress=bar,
         )
+    for line in result.notes():
+        note(line)
     if result.warning:
         note(f"warning: {result.warning}")
     render_outcome(result.rows(), output, wide)

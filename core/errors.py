@@ -19,6 +19,11 @@ class NotFound(PaimonError):
     exit_code = 3
 
 
+class NoPartitionMatched(NotFound):
+    """A ``--partition`` / ``--where`` selection that matches no live partition of the table:
+    reported apart from "nothing to do", so a mistyped value in a cron line is seen."""
+
+
 class InvalidInput(PaimonError):
     """Bad schema, bad option, bad identifier or bad data supplied by the user."""
 

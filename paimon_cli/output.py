@@ -401,6 +401,12 @@ def export_format(path: str) -> str:
     raise InvalidInput(f"--to {path!r}: unknown file type; use one of {', '.join(EXPORT_FORMATS)}")
 
 
+def shows_brief(fmt: OutputFormat | str, wide: bool) -> bool:
+    """Whether :func:`render` shows only a result's ``brief`` columns (``-o table`` on a
+    terminal without ``--wide``): a command then says what the other columns hold otherwise."""
+    return OutputFormat(fmt) is OutputFormat.table and not wide and _isatty(sys.stdout)
+
+
 def read_limit(fmt: OutputFormat | str, limit: int | None) -> int | None:
     """The rows to read for ``--limit`` (None: all): ``-o table`` on a terminal reads one more
     than it shows (:data:`TERMINAL_ROWS`), to know whether to say there are more."""

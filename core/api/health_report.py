@@ -11,6 +11,7 @@ from ..utils.rows import Rows
 # one row per finding; a table without findings is one row whose kind is null (message "no findings") (README "health")
 HEALTH_COLUMNS = ["database", "table", "score", "kind", "severity", "value", "threshold", "unit", "message", "fix"]
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.CRITICAL: 2}
+NO_FINDING = "none"  # the severity label of a 0 sample (no finding of the kind)
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class HealthReport:
     """The health of every selected table, in catalog order."""
 
     tables: list[TableHealth]
+    scan_orphans: bool = False  # orphan_files was measured (else it is unknown, not 0)
 
     def rows(self) -> Rows:
         rows: list[dict[str, Any]] = []
@@ -46,8 +48,11 @@ class HealthReport:
 
     def metrics(self) -> list[tuple[str, str, list[tuple[dict[str, str], float]]]]:
         """(family name, help, samples) per gauge family: ``paimon_table_health_score`` and one
-        ``paimon_table_<kind>`` per finding kind, a sample per table that has the finding (the
-        values of repeated findings of one kind summed, the worst severity kept)."""
+        ``paimon_table_<kind>`` per finding kind with a sample per table: the finding's value
+        (repeated findings of one kind summed, the worst severity kept), else 0 with severity
+        ``none`` -- a dashboard shows 0, not "no data". No sample where the value is unknown:
+        the other kinds of a table whose metadata could not be read, and ``orphan_files``
+        unless storage was scanned."""
         score = [({"db": h.database, "table": h.table}, float(h.score)) for h in self.tables]
         out = [("paimon_table_health_score", "Health score of the table, 0 (unreadable) to 100 (nothing to do)",
                 score)]
@@ -59,5 +64,13 @@ class HealthReport:
                     worst = max((f.severity for f in fs), key=_RANK.__getitem__)
                     samples.append(({"db": h.database, "table": h.table, "severity": worst.value},
                                     float(sum(f.value for f in fs))))
+                elif self._measured(h, kind):
+                    samples.append(({"db": h.database, "table": h.table, "severity": NO_FINDING}, 0.0))
             out.append((f"paimon_table_{kind.value}", kind.description, samples))
         return out
+
+    def _measured(self, h: TableHealth, kind: FindingKind) -> bool:
+        """Whether no finding of ``kind`` means 0 for ``h`` (rather than: not known)."""
+        if h.error is not None:
+            return kind is FindingKind.UNREADABLE_METADATA
+        return kind is not FindingKind.ORPHAN_FILES or self.scan_orphans

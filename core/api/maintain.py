@@ -17,7 +17,7 @@ from ..maintain.findings import MaintenanceAction
 from ..maintain.lease import DEFAULT_TTL_MILLIS
 from ..maintain.plan import PlannedAction
 from ..maintain.policy import Policy, load_policy
-from ..maintain.runner import ActionResult, MaintainRun, RunInterrupted, RunOptions, run_maintain
+from ..maintain.runner import ActionResult, MaintainRun, RunInterrupted, RunOptions, TableRecord, run_maintain
 from ..utils.interrupt import Interrupted
 from ..utils.rows import Rows
 from .arguments import Duration, KeyValues, duration_millis, memory_bytes
@@ -144,6 +144,13 @@ class MaintainReport:
                         "bytes_rewritten": t.bytes_rewritten, "bytes_deleted": t.bytes_deleted,
                         "seconds": t.seconds, "outcome": t.outcome, "message": t.message})
         return Rows(SUMMARY_COLUMNS, out)
+
+    def records(self) -> Rows:
+        """One row per table exactly as the ``--report`` file holds it (typed scores, byte counts,
+        the actions and findings as lists): ``-o json|jsonl``, the same shape for a real run and
+        a ``--dry-run`` (whose actions are ``planned`` / ``held-back``)."""
+        rows = [t.as_dict() for t in self.run.tables]
+        return Rows(list(rows[0]) if rows else TableRecord.columns(), rows)
 
     def plan_rows(self) -> Rows:
         """Per table, per action: what a run would do and why (``--dry-run``)."""

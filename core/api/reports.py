@@ -29,6 +29,7 @@ from ..operation.expire_plan import ExpirePlan
 from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
 from ..operation.manifest_compact import ManifestCompactPlan, ManifestCompactResult
 from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
+from ..operation.partition_spec import no_match_message
 from ..operation.purge import PurgePlan, PurgeResult
 from ..operation.repair import HintFix, RepairPlan
 from ..operation.rollback import RollbackPlan
@@ -41,8 +42,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..operation.read import TableRead
+    from ..refs.snapshot import Snapshot
 
-WRITE_COLUMNS = ["snapshot_id", "commit_kind", "files", "rows", "bytes", "seconds"]
+WRITE_COLUMNS = ["snapshot_id", "commit_kind", "compact_snapshot_id", "files", "rows", "bytes", "seconds"]
 EXPIRE_FILE_COLUMNS = ["path", "kind", "bytes", "snapshot_id"]
 EXPIRE_RESULT_COLUMNS = ["mode", "expired", "range", "earliest_now", "files", "bytes", "seconds"]
 REMOVED_FILE_COLUMNS = ["path", "kind", "bytes"]
@@ -66,24 +68,41 @@ class AlterPlan:
 
 @dataclass
 class WriteReport:
-    """One write: the last snapshot it committed (the COMPACT one after auto-compaction)."""
+    """One write: the snapshot holding its rows (APPEND or OVERWRITE) and the COMPACT one the
+    write's own compaction committed after it, if any."""
 
     result: WriteResult
 
     @property
+    def data_snapshot(self) -> Snapshot | None:
+        """The snapshot that holds the written rows: the first one the write committed."""
+        return self.result.snapshots[0] if self.result.snapshots else self.result.snapshot
+
+    @property
     def snapshot_id(self) -> int | None:
-        return None if self.result.snapshot is None else self.result.snapshot.id
+        snap = self.data_snapshot
+        return None if snap is None else snap.id
+
+    @property
+    def compact_snapshot_id(self) -> int | None:
+        """The COMPACT snapshot of the compaction the write triggered (None: none committed)."""
+        return next((s.id for s in self.result.snapshots[1:] if s.commit_kind == "COMPACT"), None)
 
     @property
     def warning(self) -> str | None:
         """Set when the write committed but its compaction or expiry did not."""
         return self.result.warning
 
+    def notes(self) -> list[str]:
+        """What is worth saying and is no error (an overwritten partition that did not exist)."""
+        return [f"note: {n}" for n in self.result.notes]
+
     def rows(self) -> Rows:
-        snap, s = self.result.snapshot, self.result.summary
+        snap, s = self.data_snapshot, self.result.summary
         return Rows(WRITE_COLUMNS, [{
             "snapshot_id": None if snap is None else snap.id,
             "commit_kind": None if snap is None else snap.commit_kind,
+            "compact_snapshot_id": self.compact_snapshot_id,
             "files": s.files, "rows": s.rows, "bytes": s.bytes, "seconds": round(self.result.seconds, 3),
         }])
 
@@ -91,8 +110,9 @@ class WriteReport:
 class Reader:
     """A planned read (snapshot and schema fixed): stream its batches, collect or explain it."""
 
-    def __init__(self, read: TableRead) -> None:
+    def __init__(self, read: TableRead, where: str | None = None) -> None:
         self._read = read
+        self._where = where  # as the caller spelt it, for notes
 
     @property
     def schema(self) -> pa.Schema:
@@ -112,6 +132,15 @@ class Reader:
     def explain(self) -> Rows:
         """What the read touches and what each pruning step removed; reads no data."""
         return self._read.explain()
+
+    def notes(self) -> list[str]:
+        """A ``where`` whose partition conditions leave no partition of the table: the empty
+        result is an answer (exit 0), said apart so a mistyped value is seen."""
+        plan = self._read.plan()
+        if not plan.no_partition_left:
+            return []
+        spelling = "--where" if self._where is None else f"--where {self._where!r}"
+        return [f"note: {no_match_message(spelling, self._read.table, ': the result is empty')}"]
 
     def describe(self) -> str:
         """Table, snapshot and predicate the read is planned for (``read --explain``'s title)."""
@@ -142,7 +171,8 @@ class CompactReport:
         if self.planned:
             out = [f"engine: {r.engine} ({r.engine_reason})"] if r.engine else []
             return out + ([] if r.plan and r.plan.rows else [r.message])
-        return [f"compact: {r.message}" + (f"; engine {r.engine} ({r.engine_reason})" if r.engine else "")]
+        return [f"compact: {r.message}" + (f"; engine {r.engine} ({r.engine_reason})" if r.engine else "")
+                ] + [f"note: {n}" for n in r.notes]
 
 
 @dataclass
@@ -195,6 +225,8 @@ class RewriteFileIndexReport:
                        "nothing committed")
         else:
             out.append(f"rewrite-file-index: committed snapshot {r.snapshot_id} ({len(r.changed)} file(s) changed)")
+        if r.index_note:  # before the summary, which stays the last line (maintain's detail)
+            out.insert(-1, f"note: {r.index_note}")
         return out
 
 

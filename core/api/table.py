@@ -311,7 +311,8 @@ class Table:
         table = self._open_for(Action.READ)
         projection = column_list(columns) if columns is not None else None
         predicate = parse_predicate(where, readable_fields(table.schema)) if where is not None else None
-        return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit, blob_as=blob_as))
+        return Reader(TableRead(table, at, projection=projection, predicate=predicate, limit=limit, blob_as=blob_as),
+                      where)
 
     def read(
         self,

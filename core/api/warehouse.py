@@ -210,7 +210,8 @@ class Warehouse:
         files. A table whose metadata cannot be read is in the report (score 0, its error);
         an unknown database or table named in ``selectors`` is NotFound."""
         names = name_list(selectors) if selectors is not None else []
-        return HealthReport(assess_warehouse(self.catalog, names, now_millis=now_millis, scan_orphans=scan_orphans))
+        return HealthReport(assess_warehouse(self.catalog, names, now_millis=now_millis, scan_orphans=scan_orphans),
+                            scan_orphans)
 
     def quickstart(self) -> list[Table]:
         """Create database ``demo`` with a primary-key and an append table holding a few commits

@@ -36,12 +36,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput
 from ..io import paths
 from ..mergetree.compact_unit import CompactUnit, UnitResult
-from ..mergetree.file_writer import external_paths_of
+from ..mergetree.file_writer import external_paths_of, written_index_note
 from ..operation.commit import FileStoreCommit
 from ..operation.maintenance import after_commit
 from ..operation.partition_spec import parse_partition_specs, partition_label
 from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
+from ..schema.options import memory_text
 from ..utils.suggest import did_you_mean
 from . import postpone, sort
 from .data_evolution import ranges_unchanged
@@ -95,6 +96,7 @@ class CompactResult:
     message: str = ""
     plan: CompactPlan | None = None
     snapshots: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # worth saying beside the message (oversized indexes)
 
     def as_row(self) -> dict[str, Any]:
         return {c: getattr(self, c) for c in RESULT_COLUMNS} | {"seconds": round(self.seconds, 3)}
@@ -146,7 +148,7 @@ def choose_engine(
     if explicit is not None:
         return explicit
     size, n = plan.bytes_in, len(plan.units)
-    what = f"{_human(size)} in {n} unit{'s' if n != 1 else ''}"
+    what = f"{memory_text(size)} in {n} unit{'s' if n != 1 else ''}"
     if size >= AUTO_SPARK_MIN_BYTES and n >= AUTO_SPARK_MIN_UNITS:
         cpus = os.cpu_count() or 1
         if cpus <= DEFAULT_LOCAL_THREADS:
@@ -155,17 +157,8 @@ def choose_engine(
         why_not = spark_available()
         if why_not:
             return "local", f"large plan ({what}) but {why_not}"
-        return "spark", f"large plan ({what}: >= {_human(AUTO_SPARK_MIN_BYTES)} and >= {AUTO_SPARK_MIN_UNITS} units)"
-    return "local", f"small plan ({what}: < {_human(AUTO_SPARK_MIN_BYTES)} or < {AUTO_SPARK_MIN_UNITS} units)"
-
-
-def _human(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
+        return "spark", f"large plan ({what}: >= {memory_text(AUTO_SPARK_MIN_BYTES)} and >= {AUTO_SPARK_MIN_UNITS} units)"
+    return "local", f"small plan ({what}: < {memory_text(AUTO_SPARK_MIN_BYTES)} or < {AUTO_SPARK_MIN_UNITS} units)"
 
 
 def run_units(
@@ -266,7 +259,7 @@ def _run_and_commit(
         delete_written(table, failed.results)
         raise failed.error from None
     snapshot = commit_results(table, results, commit_user)
-    _fill_counts(result, results)
+    _fill_counts(result, results, table.options.options)
     if snapshot is None:
         result.message = "the units changed nothing; no snapshot committed"
         return
@@ -321,8 +314,8 @@ def _postpone_compact(
         delete_written(table, failed.results)
         raise failed.error from None
     snapshot = postpone.commit_postponed(table, tw, out, plan.base_snapshot, user, results)
-    _fill_counts(result, [*results, *out.results])
-    _add_postponed_counts(result, plan, out)
+    _fill_counts(result, [*results, *out.results], table.options.options)
+    _add_postponed_counts(result, plan, out, table.options.options)
     if snapshot is not None:
         result.snapshot_id, result.commit_kind, result.snapshots = snapshot.id, snapshot.commit_kind, [snapshot.id]
     result.message = (f"moved {staged} postponed file(s) of {len(plan.postponed)} partition(s) into real buckets"
@@ -341,18 +334,21 @@ def _postpone_engine(engine: str, spark_master: str | None, spark_conf: Mapping[
     return "local", "postpone-bucket compaction runs in-process unless --engine spark"
 
 
-def _add_postponed_counts(result: CompactResult, plan: CompactPlan, out: postpone.PostponeOutcome) -> None:
+def _add_postponed_counts(result: CompactResult, plan: CompactPlan, out: postpone.PostponeOutcome,
+                          options: Mapping[str, str]) -> None:
     """The staged files read and the real-bucket files the replay wrote (after its compaction)."""
     result.files_in += sum(len(p.files) for p in plan.postponed)
     result.bytes_in += sum(p.bytes for p in plan.postponed)
     result.rows_in += out.rows_in
     compacted = {f.file_name for r in out.results for f in r.after}
-    for m in out.messages:
-        for f in m.new_files:
-            if f.file_name not in compacted:
-                result.files_out += 1
-                result.bytes_out += f.file_size
-                result.rows_out += f.row_count
+    replayed = [f for m in out.messages for f in m.new_files if f.file_name not in compacted]
+    for f in replayed:
+        result.files_out += 1
+        result.bytes_out += f.file_size
+        result.rows_out += f.row_count
+    index_note = written_index_note(options, replayed)
+    if index_note and not result.notes:  # one note per job
+        result.notes.append(index_note)
 
 
 def _append_expiry(table: FileStoreTable, result: CompactResult) -> None:
@@ -369,8 +365,9 @@ def _nothing_message(plan: CompactPlan) -> str:
     return "nothing to compact; nothing committed"
 
 
-def _fill_counts(result: CompactResult, results: Sequence[UnitResult]) -> None:
+def _fill_counts(result: CompactResult, results: Sequence[UnitResult], options: Mapping[str, str]) -> None:
     files_in = files_out = bytes_in = bytes_out = rows_in = rows_out = 0
+    written = []
     for r in results:
         after = {f.file_name for f in r.after}
         before = {f.file_name for f in r.before}
@@ -383,7 +380,11 @@ def _fill_counts(result: CompactResult, results: Sequence[UnitResult]) -> None:
             if f.file_name not in before:
                 files_out += 1
                 bytes_out += f.file_size
+                written.append(f)
         rows_out += r.rows_out
+    index_note = written_index_note(options, written)
+    if index_note:
+        result.notes.append(index_note)
     result.files_in, result.files_out = files_in, files_out
     result.bytes_in, result.bytes_out = bytes_in, bytes_out
     result.rows_in, result.rows_out = rows_in, rows_out
@@ -473,6 +474,8 @@ def _sort_compact(
         result.message = f"plan only: sort {len(out.partitions)} partition(s) by {by}, nothing written"
     elif result.snapshot_id is not None:
         result.snapshots = [result.snapshot_id]
+        if out.index_note:
+            result.notes.append(out.index_note)
         result.message = (f"sorted {len(out.partitions)} partition(s) by {by} into snapshot "
                           f"{result.snapshot_id}")
         if expire:

@@ -18,6 +18,7 @@ from ..format.input import InputChunk, read_inputs
 from ..index.index_paths import index_file_path
 from ..io import paths
 from ..operation.commit import FileStoreCommit
+from ..operation.partition_spec import no_match_message, spec_spelling
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class OverwritePlan:
     input_rows: int = 0
     written: dict[str, int] = field(default_factory=dict)  # partition directory -> input rows
     deleted: list[dict[str, Any]] = field(default_factory=list)  # rows of PLAN_COLUMNS
+    notes: list[str] = field(default_factory=list)  # e.g. a static partition that does not exist yet
 
     def rows(self) -> Rows:
         adds = [{"action": "write", "path": None, "partition": p or "(none)", "bucket": None, "rows": n,
@@ -65,6 +67,9 @@ def plan_overwrite(tw: Any, table: FileStoreTable, inputs: list[Any], fmt: str |
     latest, deletes, index_deletes = FileStoreCommit(table).overwrite_deletes(
         spec, touched, tw.options.get_bool("dynamic-partition-overwrite", True) and not spec)
     plan = OverwritePlan(table.path, None if latest is None else latest.id, total, written)
+    if spec and not deletes:
+        plan.notes.append(no_match_message(spec_spelling(spec), table, ": the overwrite would add it and replace "
+                                           "nothing"))
     for e in deletes:
         part = paths.partition_dir_of(table.schema, e.partition)
         path = paths.data_file_path(table.data_root, part, e.bucket, e.file.file_name, e.file.external_path)

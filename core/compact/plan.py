@@ -24,9 +24,9 @@ from ..mergetree.compact_strategy import pick_unit
 from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit
 from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
-from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label, selected_entries
 from ..operation.row_tracking import check_row_tracking_table, is_data_evolution
-from ..operation.scan import FileStoreScan, ScanFilter
+from ..operation.scan import FileStoreScan
 from .append import plan_append_units
 from .data_evolution import check_data_evolution_compactable, plan_data_evolution_units
 from .postpone import PostponedPartition, plan_postponed
@@ -119,10 +119,10 @@ def plan_compaction(
 
     base = table.snapshot_manager.latest_snapshot()
     plan = CompactPlan(base)
+    # the partition filter runs on the manifests' Arrow tables, before any entry object is built
+    all_entries = selected_entries(table, base, pfilter)
     if base is None:
         return plan
-    # the partition filter runs on the manifests' Arrow tables, before any entry object is built
-    all_entries = FileStoreScan(table).plan(base, ScanFilter(partition=pfilter))
     entries = all_entries
     if schema.bucket == paths.POSTPONE_BUCKET:
         entries = _plan_postponed(plan, table, entries, all_entries, max_bytes, max_buckets)

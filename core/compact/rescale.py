@@ -51,9 +51,9 @@ from ..errors import CommitConflict, InvalidInput, PaimonError
 from ..io import paths
 from ..mergetree.commit_message import CommitMessage
 from ..operation.commit import FileStoreCommit
-from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label
+from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label, selected_entries
 from ..operation.read import TableRead
-from ..operation.scan import FileStoreScan, ScanFilter
+from ..operation.scan import FileStoreScan
 from ..operation.write import TableWrite, check_writable
 from ..table.file_store_table import FileStoreTable
 from ..utils.rows import Rows
@@ -158,10 +158,8 @@ def plan_rescale(
     if snapshot is None:
         snapshot = table.snapshot_manager.latest_snapshot()
     plan = RescalePlan(snapshot, table.schema.bucket, target)
-    if snapshot is None:
-        return plan
     groups: dict[bytes, list[ManifestEntry]] = {}
-    for e in FileStoreScan(table).plan(snapshot, ScanFilter(partition=selected)):
+    for e in selected_entries(table, snapshot, selected):
         groups.setdefault(e.partition, []).append(e)
     for partition in sorted(groups):
         entries = groups[partition]

@@ -51,9 +51,9 @@ from ..io import paths
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import written_index_note
 from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
-from ..operation.scan import FileStoreScan, ScanFilter
 from ..schema.file_index_options import (
     BITMAP,
     BLOOM_FILTER,
@@ -124,6 +124,7 @@ class RewriteResult:
     embedded: int = 0
     rows_read: int = 0
     seconds: float = 0.0
+    index_note: str | None = None  # the written .index files outweigh their data files
 
     @property
     def changed(self) -> list[FilePlan]:
@@ -256,16 +257,16 @@ def rewrite_file_index(
 ) -> RewriteResult:
     """Rewrite the file indexes of ``table``'s live files (see module doc); one COMPACT snapshot.
     ``progress`` counts the files rewritten."""
-    from ..operation.partition_spec import parse_partition_specs, partition_filter
+    from ..operation.partition_spec import parse_partition_specs, partition_filter, selected_entries
     started = time.monotonic()
     schema = table.schema
     validate_file_index_options(schema.fields, schema.options)
     specs = parse_partition_specs(partitions, schema) if partitions else None
     keep_part = partition_filter(schema, specs, where)
     snap = table.snapshot_manager.latest_snapshot()
+    entries = selected_entries(table, snap, keep_part)
     if snap is None:
         return RewriteResult(None, [], dry_run, seconds=time.monotonic() - started)
-    entries = FileStoreScan(table).plan(snap, ScanFilter(partition=keep_part))
     dec = EntryDecoder(table)
     plans, containers = plan_rewrite(table, entries, dec)
     result = RewriteResult(None, plans, dry_run)
@@ -310,6 +311,7 @@ class _IndexRewrite:
         result.index_files_written = len(self.written)
         result.embedded = sum(1 for _, new, _ in outcomes if new.embedded_index is not None)
         result.rows_read = sum(r for _, _, r in outcomes)
+        result.index_note = written_index_note(self.table.options.options, [new for _, new, _ in outcomes])
 
     def _rewrite_all(self, changed: list[FilePlan], parallelism: int | None) -> list[_Outcome]:
         # sequential by default: measured, threads lose to GIL and memory-bandwidth contention
@@ -379,7 +381,7 @@ class _IndexRewrite:
             name = new_index_file_name(name, m.file_name)
         file_io.write_bytes(f"{bdir}/{name}", data, overwrite=False)
         self.written.append(f"{bdir}/{name}")
-        return replace(m, extra_files=tuple(extras + [name]), embedded_index=None)
+        return replace(m, extra_files=tuple(extras + [name]), embedded_index=None, index_file_bytes=len(data))
 
 
 def _commit_messages(outcomes: list[_Outcome]) -> list[CommitMessage]:

@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import CommitConflict, InvalidInput, NotYetSupported
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
 from ..mergetree.commit_message import CommitMessage
-from ..mergetree.file_writer import RollingFileWriter
+from ..mergetree.file_writer import RollingFileWriter, written_index_note
 from ..operation import partition_spec
 from ..operation.commit import FileStoreCommit
 from ..operation.row_tracking import is_data_evolution
-from ..operation.scan import FileStoreScan, ScanFilter
+from ..operation.scan import FileStoreScan
 from .append import bucket_dv_vectors, dv_index_by_partition, output_writer, read_file_tables
 from .external_sort import sort_stream
 from .sort_keys import SortSpec, make_sort_spec
@@ -83,6 +83,7 @@ class SortCompactResult:
     seconds: float = 0.0
     plan_only: bool = False
     commit_kind: str | None = None
+    index_note: str | None = None  # the written .index files outweigh their data files
 
     @property
     def units(self) -> int:
@@ -134,15 +135,15 @@ def sort_compact(
     check_sortable_table(table)
     spec = make_sort_spec(table, strategy, order_by)
     selected = partition_spec.partition_filter(table.schema, partitions, where)
-    preds = [f for f in (selected, partition_filter) if f is not None]
-    pred = (lambda p: all(f(p) for f in preds)) if preds else None
     snapshot = base_snapshot if base_snapshot is not None else table.snapshot_manager.latest_snapshot()
     result = SortCompactResult(spec.strategy, [f.name for f in spec.fields],
                                snapshot.id if snapshot is not None else None, plan_only=plan_only)
+    entries = partition_spec.selected_entries(table, snapshot, selected)
+    if partition_filter is not None:
+        entries = [e for e in entries if partition_filter(e.partition)]
     if snapshot is None:
         result.seconds = time.monotonic() - started
         return result
-    entries = FileStoreScan(table).plan(snapshot, ScanFilter(partition=pred))
     groups: dict[bytes, list[ManifestEntry]] = {}
     for e in entries:
         groups.setdefault(e.partition, []).append(e)
@@ -187,7 +188,9 @@ def _rewrite_and_commit(
                 progress(i + 1, len(groups), result.rows_out)
         if before_commit is not None:
             before_commit()
-        return commit_partition_rewrite(commit, messages, snapshot, set(groups))
+        snap = commit_partition_rewrite(commit, messages, snapshot, set(groups))
+        result.index_note = written_index_note(table.options.options, [f for m in messages for f in m.new_files])
+        return snap
     except BaseException as e:
         if isinstance(e, CommitConflict) or not commit.may_have_published():
             for w in writers:

@@ -33,8 +33,9 @@ from ..format.input import InputChunk, make_plan, read_inputs
 from ..format.input_files import expand_inputs
 from ..manifest.manifest import FileKind, ManifestEntry
 from ..mergetree.compact_unit import CompactUnit, UnitResult
+from ..mergetree.file_writer import written_index_note
 from ..operation.commit import FileStoreCommit
-from ..operation.partition_spec import check_partition_spec
+from ..operation.partition_spec import check_partition_spec, no_match_message, spec_spelling
 from ..operation.write import TableWrite, WriteSummary
 from ..utils.interrupt import deferred
 from ..utils.progress import StepProgress
@@ -59,6 +60,7 @@ class WriteResult:
     snapshots: list[Snapshot] = field(default_factory=list)  # every snapshot committed, in order
     compacted_units: int = 0  # buckets compacted in the same job (0 with write-only)
     warning: str | None = None  # the compaction could not be committed (the write itself was)
+    notes: list[str] = field(default_factory=list)  # worth saying, not wrong (a new overwritten partition)
 
 
 @dataclass
@@ -69,6 +71,7 @@ class _Outcome:
     compacted: list[UnitResult] = field(default_factory=list)
     pending_compact: list[CommitMessage] = field(default_factory=list)
     warning: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def write_table(
@@ -129,6 +132,10 @@ def write_table_result(
         messages = tw.prepare_commit()
         out.compacted = _auto_compact(tw, messages)
         _commit(table, tw, commit, messages, out, overwrite, overwrite_partition)
+        written = [f for m in messages for f in m.new_files] + [f for r in out.compacted for f in r.after]
+        index_note = written_index_note(tw.options.options, written)
+        if index_note:
+            out.notes.append(index_note)
     except BaseException:
         if not commit.may_have_published():
             _delete_written(table, out.compacted)
@@ -144,7 +151,7 @@ def write_table_result(
         if expired:
             out.warning = f"{out.warning}; {expired}" if out.warning else expired
     return WriteResult(out.snapshots[-1] if out.snapshots else None, tw.summary, time.monotonic() - started,
-                       out.snapshots, len(out.compacted), out.warning)
+                       out.snapshots, len(out.compacted), out.warning, out.notes)
 
 
 def plan_overwrite_result(
@@ -224,6 +231,10 @@ def _commit(
         dynamic = tw.options.get_bool("dynamic-partition-overwrite", True) and not overwrite_partition
         snap = commit.commit(messages, "OVERWRITE", overwrite=dict(overwrite_partition or {}), dynamic=dynamic)
         out.snapshots = [snap] if snap is not None else []
+        if overwrite_partition and snap is not None and not commit.overwritten_files:
+            # legitimate (a day's first load), but a mistyped value must not pass unseen
+            out.notes.append(no_match_message(spec_spelling(overwrite_partition), table,
+                                              ": the overwrite added it and replaced nothing"))
         out.pending_compact = compact_msgs
         return
     try:

@@ -217,3 +217,21 @@ def evaluate(
 
 
 INDEX_KINDS = (BLOOM_FILTER, BITMAP, BSI)
+
+# the operators each kind decides in :func:`_leaf` (any other condition keeps every file)
+DECIDES: dict[str, frozenset[str]] = {
+    BLOOM_FILTER: frozenset({"=", "in"}),
+    BITMAP: frozenset({"=", "in", "<>", "not in", "is null", "is not null"}),
+    BSI: frozenset({"=", "in", "<>", "not in", "is null", "is not null", "<", "<=", ">", ">="}),
+}
+DECIDES_TEXT = {BLOOM_FILTER: "= and IN", BITMAP: "=, <>, IN, NOT IN and IS [NOT] NULL",
+                BSI: "comparisons, IN, NOT IN and IS [NOT] NULL"}
+
+
+def decidable_columns(predicate: Predicate, kind: str) -> set[str]:
+    """The columns of ``predicate``'s conditions an index of ``kind`` can decide."""
+    if isinstance(predicate, Leaf):
+        return {predicate.column} if predicate.op in DECIDES[kind] else set()
+    if isinstance(predicate, (And, Or)):
+        return set().union(*(decidable_columns(c, kind) for c in predicate.children))
+    return set()

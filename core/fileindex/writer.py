@@ -25,10 +25,11 @@ from ..schema.file_index_options import (
     IndexSpec,
     bitmap_options,
     bloom_filter_options,
+    bloom_size,
     check_index_spec,
     configured_indexes,
 )
-from ..schema.options import CoreOptions
+from ..schema.options import CoreOptions, memory_text
 from .bitmap import BitmapBuilder
 from .bloom import BloomFilterBuilder
 from .bsi import BsiBuilder
@@ -144,12 +145,16 @@ class PlacedIndexBuilder:
         self.file_io = file_io
         self.path = data_file_path
         self.threshold = threshold
+        self.file_bytes: int | None = None  # the `.index` file's size once written
 
     def write_batch(self, data: pa.Table | pa.RecordBatch) -> None:
         self.writer.write_batch(data)
 
     def finish(self) -> tuple[bytes | None, tuple[str, ...]]:
-        return place_index(self.file_io, self.path, self.writer.finish(), self.threshold)
+        container = self.writer.finish()
+        embedded, extra = place_index(self.file_io, self.path, container, self.threshold)
+        self.file_bytes = len(container) if extra and container else None
+        return embedded, extra
 
 
 def index_builder_factory(file_io: FileIO, schema: Any, options: Mapping[str, str] | Any | None = None) -> Any:
@@ -170,3 +175,39 @@ def index_builder_factory(file_io: FileIO, schema: Any, options: Mapping[str, st
         return PlacedIndexBuilder(DataFileIndexWriter(specs, fields), file_io, data_file_path, threshold)
 
     return factory
+
+
+# An index file is worth its bytes while reading it costs less than reading the data file it
+# may let a read skip; past that (index bytes > data bytes) pruning saves no I/O and the table
+# stores more index than data. Java's default bloom filter (1,000,000 items at fpp 0.1: 585 KiB
+# whatever the file holds) crosses it for every data file under ~600 KB.
+INDEX_OVER_DATA_RATIO = 1.0
+
+
+def index_size_note(options: Mapping[str, str], sizes: Sequence[tuple[int, int, int]]) -> str | None:
+    """One line when `.index` files written by a job outweigh their data files, naming the
+    options that shrink them; ``sizes``: (data file bytes, `.index` file bytes, rows) of each
+    data file written with an `.index` file. None when every index is smaller."""
+    big = [s for s in sizes if s[1] > s[0] * INDEX_OVER_DATA_RATIO]
+    if not big:
+        return None
+    data, index, _ = max(big, key=lambda s: s[1] / max(s[0], 1))
+    rows = max(s[2] for s in sizes)
+    head = (f"file index: {len(big)} of {len(sizes)} .index file(s) written are larger than their data file "
+            f"(up to {memory_text(index)} beside {memory_text(data)}); a read that consults such an index moves "
+            "more bytes than the file it may skip")
+    advice = []
+    for spec in configured_indexes(options):
+        if spec.index_type != BLOOM_FILTER:
+            continue
+        items, fpp = bloom_filter_options(spec.column, spec.opts)
+        if items > 2 * rows:
+            nb, _ = bloom_size(items, fpp)
+            advice.append(
+                f"the bloom filter on {spec.column!r} is sized for {items:,} items at fpp {fpp:g} "
+                f"({memory_text(nb // 8)} per file, however few rows it holds; these files hold up to {rows:,} "
+                f"rows): set file-index.bloom-filter.{spec.column}.items to about the rows of a full data file "
+                f"or raise file-index.bloom-filter.{spec.column}.fpp")
+    if not advice:
+        advice.append("index fewer columns (file-index.<type>.columns) or write larger files (target-file-size)")
+    return head + "; " + "; ".join(advice)

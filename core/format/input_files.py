@@ -56,17 +56,32 @@ def normalize_format(fmt: str | None) -> str | None:
     return f
 
 
-def format_of_path(path: str) -> tuple[str | None, str | None]:
-    """(format, compression codec) from the file name: ``x.csv.gz`` -> ("csv", "gzip")."""
+def _extension_of(path: str) -> tuple[str | None, str | None]:
+    """(extension, compression codec) of the file name: ``x.CSV.gz`` -> ("csv", "gzip"),
+    ``x.gz`` -> (None, "gzip"), ``part-0`` -> (None, None)."""
     name = path.rstrip("/").rsplit("/", 1)[-1].lower()
     parts = name.split(".")
     compression = None
-    if len(parts) > 2 and parts[-1] in _COMPRESSION_SUFFIXES:
+    if len(parts) >= 2 and parts[-1] in _COMPRESSION_SUFFIXES:
         compression = _COMPRESSION_SUFFIXES[parts[-1]]
         parts = parts[:-1]
-    if len(parts) < 2:
-        return None, compression
-    return _EXTENSIONS.get(parts[-1]), compression
+    return (parts[-1] if len(parts) >= 2 else None), compression
+
+
+def format_of_path(path: str) -> tuple[str | None, str | None]:
+    """(format, compression codec) from the file name: ``x.csv.gz`` -> ("csv", "gzip")."""
+    ext, compression = _extension_of(path)
+    return (None if ext is None else _EXTENSIONS.get(ext)), compression
+
+
+def _check_extension(path: str) -> None:
+    """A name whose extension is no input format is refused, not guessed at: ``gen.py`` or
+    ``notes.md`` sniffed as text would load as CSV (their first line taken as a header).
+    Names without an extension (``part-00000``) are still sniffed: their content decides."""
+    ext, _ = _extension_of(path)
+    if ext is not None and ext not in _EXTENSIONS:
+        raise InvalidInput(f"{path}: unknown format; use --format parquet|csv|tsv|json|jsonl|arrow "
+                           f"('.{ext}' is not an input extension)")
 
 
 def _is_hidden(name: str) -> bool:
@@ -95,6 +110,8 @@ def expand_inputs(
             fio = ios[scheme] = load_file_io(raw, storage_options)
         for path in _expand_one(fio, raw):
             f, comp = format_of_path(path)
+            if forced is None:
+                _check_extension(path)
             out.append(InputFile(fio, path, forced or f, comp))
     if not out:
         raise InvalidInput("no input files given")
@@ -193,7 +210,8 @@ def open_input(f: InputFile, stdin: IO[bytes] | None) -> tuple[IO[bytes], str]:
     fmt = f.fmt
     if fmt is None:
         if f.compression:
-            raise InvalidInput(f"{f.path}: cannot tell the format from the name; pass --format")
+            raise InvalidInput(f"{f.path}: unknown format; use --format parquet|csv|tsv|json|jsonl|arrow (compressed "
+                               "content is not sniffed)")
         head = handle.read(8)
         handle.seek(0)
         fmt = sniff_format(head)

@@ -114,6 +114,11 @@ class TableRecord:
         return d | {"bytes_rewritten": self.bytes_rewritten, "bytes_deleted": self.bytes_deleted,
                     "actions": [a.as_dict() for a in self.actions]}
 
+    @staticmethod
+    def columns() -> list[str]:
+        """The keys of :meth:`as_dict`, in its order."""
+        return list(TableRecord("").as_dict())
+
 
 @dataclass
 class MaintainRun:

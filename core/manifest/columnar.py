@@ -423,7 +423,8 @@ def entries_from_table(table: pa.Table) -> list[ManifestEntry]:
         col("_MAX_SEQUENCE_NUMBER"), col("_SCHEMA_ID"), col("_LEVEL"), [tuple(v or ()) for v in col("_EXTRA_FILES")],
         col("_CREATION_TIME"), col("_DELETE_ROW_COUNT"), col("_EMBEDDED_FILE_INDEX"), col("_FILE_SOURCE"),
         _tuples(table, "_VALUE_STATS_COLS"), col("_EXTERNAL_PATH"), col("_FIRST_ROW_ID"),
-        _tuples(table, "_WRITE_COLS"), _tuples(table, "_WRITE_COLS_SEQUENCES")])
+        _tuples(table, "_WRITE_COLS"), _tuples(table, "_WRITE_COLS_SEQUENCES"),
+        [None] * table.num_rows])  # index_file_bytes: not in manifests
     kinds = [_KINDS[k] for k in col("_KIND")]  # validated when read
     return _build(ManifestEntry, _names(ManifestEntry),
                   [kinds, col("_PARTITION"), col("_BUCKET"), col("_TOTAL_BUCKETS"), files])

@@ -9,7 +9,7 @@ current layout with Java's record names, ``_VERSION`` = 2 and ``["null", T]`` un
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
@@ -74,6 +74,9 @@ class DataFileMeta:
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
     write_cols_sequences: tuple[int, ...] | None = None  # per-column max seq (2.1); carried as read
+    # not in manifests: bytes of the `.index` file written with this file by this job (None:
+    # none written, or read from a manifest), for the note on indexes outweighing their file
+    index_file_bytes: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def add_row_count(self) -> int | None:

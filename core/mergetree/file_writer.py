@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
 from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType
 from ..errors import InvalidInput
-from ..fileindex.writer import index_builder_factory
+from ..fileindex.writer import index_builder_factory, index_size_note
 from ..format.arrow_schema import (
     KEY_PREFIX,
     ROW_ID,
@@ -410,12 +410,14 @@ class RollingFileWriter:
             self._ratio = size / f.writer.arrow_bytes_in
         embedded: bytes | None = None
         extra: tuple[str, ...] = ()
+        index_bytes: int | None = None
         if f.index_builder is not None:
             res = f.index_builder.finish()
             if res is not None:
                 embedded, extra = res[0], tuple(res[1] or ())
                 # extra files sit next to their data file (Java toAlignedPath)
                 self.written.extend(join(parent(f.path), e) for e in extra)
+                index_bytes = getattr(f.index_builder, "file_bytes", None)
         value_stats, cols = value_stats_from_raw(f.values.raw, self.stats_fields, self.options, self.file_format)
         if self.kind == KV:
             assert f.keys is not None
@@ -447,9 +449,17 @@ class RollingFileWriter:
             external_path=f.path if self._external is not None else None,
             write_cols=self.write_cols,
             first_row_id=f.first_row_id if f.next_row_id is not None else None,
+            index_file_bytes=index_bytes,
         ))
         if self.on_file_closed is not None:
             self.on_file_closed(self.result[-1])
+
+
+def written_index_note(options: Mapping[str, str], files: Iterable[DataFileMeta]) -> str | None:
+    """:func:`core.fileindex.writer.index_size_note` over data files a job wrote (their
+    ``index_file_bytes``): a line when their `.index` files outweigh them, else None."""
+    sizes = [(f.file_size, f.index_file_bytes, f.row_count) for f in files if f.index_file_bytes]
+    return index_size_note(options, sizes) if sizes else None
 
 
 def external_paths_of(table: FileStoreTable, options: CoreOptions | None = None) -> ExternalPaths | None:

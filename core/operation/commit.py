@@ -152,6 +152,7 @@ class FileStoreCommit:
         # test hook: called with the target snapshot id right before each publish
         self._before_publish: Callable[[int], None] | None = None
         self.attempts = 0  # attempts of the last commit() (for callers' reports and tests)
+        self.overwritten_files = 0  # live data files the last OVERWRITE replaced (0: a new partition)
         self.published: list[int] = []  # snapshot ids this instance published
         self.outcome_unknown = False  # a publish failed in a way that may still have landed
 
@@ -467,6 +468,7 @@ class FileStoreCommit:
             index_deletes: list[IndexManifestEntry] = []
             if latest is not None:
                 deletes, index_deletes = self._overwritten(latest, part_filter)
+            self.overwritten_files = len(deletes)
             seen = {d.identifier() for d in deletes}
             deletes += [d for d in extra_deletes if d.identifier() not in seen]
             return _Changes(deletes + adds, [], index_deletes + index_entries)

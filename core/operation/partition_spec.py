@@ -4,6 +4,12 @@ Every job that acts on some partitions (write ``--overwrite --partition``, compa
 rewrite-file-index, sort compaction) parses the user's spelling here and matches it against
 serialized partition rows; messages and plans render partitions back with
 :func:`partition_label`, in the same ``k=v,k2=v2`` syntax the user types.
+
+A selection that matches no live partition is an error of its own (:func:`selected_entries`,
+``NoPartitionMatched``, exit 3), not "nothing to do": a mistyped value in a cron line
+(``--partition dt=2024-05-09``) must not pass as a quiet run. Overwrites and reads name
+partitions too, but there no match is a legitimate answer (a new partition, an empty
+result); they only say so, in the same words (:func:`no_match_message`).
 """
 
 from __future__ import annotations
@@ -13,11 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.binary_row import deserialize
 from ..data.predicate_parser import parse_predicate
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NoPartitionMatched
 from ..io import paths
+from .scan import FileStoreScan, ScanFilter
 
 if TYPE_CHECKING:
+    from ..manifest.manifest import ManifestEntry
+    from ..refs.snapshot import Snapshot
     from ..schema.table_schema import TableSchema
+    from ..table.file_store_table import FileStoreTable
 
 
 def parse_partition_spec(pairs: Iterable[str]) -> dict[str, str]:
@@ -70,17 +80,59 @@ def parse_partition_specs(values: Sequence[str], schema: TableSchema) -> list[di
     return specs
 
 
+class PartitionSelection:
+    """The partitions a ``--partition`` / ``--where`` names: a predicate on serialized
+    partitions that remembers how the user spelt it, to name it when it matches nothing."""
+
+    def __init__(self, spelling: str, matches: Callable[[bytes], bool]) -> None:
+        self.spelling = spelling
+        self._matches = matches
+
+    def __call__(self, partition: bytes) -> bool:
+        return self._matches(partition)
+
+    def no_match_message(self, table: FileStoreTable) -> str:
+        return no_match_message(self.spelling, table)
+
+
+def no_match_message(spelling: str, table: FileStoreTable, outcome: str = "") -> str:
+    """``--partition dt=x matched no partition of db.t ...`` -- the one wording of every
+    command whose partition selection came up empty; ``outcome`` says what followed."""
+    name = str(table.identifier)
+    where = name if table.branch is None else f"{name} (branch {table.branch})"
+    inspect = f"paimon-cli inspect partitions {name}" + ("" if table.branch is None else f" --branch {table.branch}")
+    return f"{spelling} matched no partition of {where}{outcome} (`{inspect}` lists them)"
+
+
+def spec_spelling(spec: Mapping[str, Any]) -> str:
+    """A static partition spec as the user typed it: ``--partition k=v,k2=v2``."""
+    return "--partition " + ",".join(f"{k}={v}" for k, v in spec.items())
+
+
 def partition_filter(
     schema: TableSchema, specs: Sequence[Mapping[str, str]] | None, where: str | None
-) -> Callable[[bytes], bool] | None:
+) -> PartitionSelection | None:
     """A predicate on serialized partitions for ``--partition`` specs or ``--where`` (not both)."""
     if specs and where:
         raise InvalidInput("give either --partition or --where, not both")
     if not specs and not where:
         return None
     if where:
-        return _where_filter(schema, where)
-    return _spec_filter(schema, specs or [])
+        return PartitionSelection(f"--where {where!r}", _where_filter(schema, where))
+    text = ";".join(spec_spelling(spec).removeprefix("--partition ") for spec in specs or [])
+    return PartitionSelection(f"--partition {text}", _spec_filter(schema, specs or []))
+
+
+def selected_entries(
+    table: FileStoreTable, snapshot: Snapshot | None, selection: PartitionSelection | None
+) -> list[ManifestEntry]:
+    """The live files of ``snapshot`` in the selected partitions (all without a selection).
+    NoPartitionMatched when a selection matches no live partition, the table's first snapshot
+    not written yet included: the same refusal for a real run, ``--plan`` and ``--dry-run``."""
+    entries = [] if snapshot is None else FileStoreScan(table).plan(snapshot, ScanFilter(partition=selection))
+    if selection is not None and not entries:
+        raise NoPartitionMatched(selection.no_match_message(table))
+    return entries
 
 
 def _where_filter(schema: TableSchema, where: str) -> Callable[[bytes], bool]:

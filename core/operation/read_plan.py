@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.binary_row import bucket_of
 from ..data.predicate import Predicate, and_
-from ..fileindex.evaluator import INDEX_KINDS, evaluate, remains
+from ..fileindex.evaluator import DECIDES_TEXT, INDEX_KINDS, decidable_columns, evaluate, remains
 from ..fileindex.format import FileIndexContainer, index_file_names
 from ..index.index_paths import index_file_path
 from ..io import paths
@@ -35,6 +35,7 @@ from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, DeletionVectorMeta
 from ..manifest.manifest import DataFileMeta, ManifestEntry
 from ..refs.snapshot import Snapshot
+from ..schema.file_index_options import configured_indexes
 from ..table.file_store_table import FileStoreTable
 from ..utils.workers import map_ordered
 from .row_tracking import is_data_evolution
@@ -114,7 +115,33 @@ class ReadPlan:
     # files the file indexes proved empty of matches, per index kind (bloom-filter, bitmap,
     # bsi; "file index" when only their combination did)
     pruned_by_index: dict[str, Counts] = field(default_factory=dict)
+    # per index kind, why it pruned nothing (or which files it could not check)
+    index_notes: dict[str, str] = field(default_factory=dict)
     remaining: Counts = field(default_factory=Counts)
+
+    @property
+    def no_partition_left(self) -> bool:
+        """The predicate's partition conditions removed every partition the table has (staged
+        postpone files count as a partition matched)."""
+        p = self.pruned_by_partition.partitions
+        real = self.total.partitions - self.skipped_postponed.partitions
+        return p > 0 and p == real and not self.postponed_selected.partitions
+
+
+@dataclass
+class IndexCheck:
+    """What the file-index step saw, for ``--explain``'s reasons."""
+
+    files: int = 0  # files that reached the step
+    merged: int = 0  # primary-key files no index may skip on its own (merge on read)
+    unindexed: int = 0  # files without any file index
+    checked: int = 0  # files whose index was consulted
+    unreadable: int = 0  # of those, indexes that could not be read (kept the file)
+    holding: dict[str, int] = field(default_factory=dict)  # checked files with that kind on a decidable column
+
+
+MERGE_ON_READ = ("merge-on-read: a primary-key row may be replaced by a newer file of its key range, so a file is "
+                 "skipped on its own index only at level > 0 with deletion-vectors.enabled or merge-engine=first-row")
 
 
 class ReadPlanner:
@@ -154,9 +181,11 @@ class ReadPlanner:
             entries = self._filter_by_stats(entries, stats_pred)
             plan.pruned_by_stats = before.minus(Counts.of(entries))
         # file indexes (bloom filter / bitmap / BSI), embedded or in `.index` extra files
+        check = None
         if stats_pred is not None and self.options.file_index_read_enabled and not is_data_evolution(self.options):
-            entries, by_kind = self._filter_by_index(entries, stats_pred)
+            entries, by_kind, check = self._filter_by_index(entries, stats_pred)
             plan.pruned_by_index = {k: Counts.of(v) for k, v in by_kind.items()}
+        plan.index_notes = self._index_notes(stats_pred, check, plan.pruned_by_index)
         plan.remaining = Counts.of(entries)
         plan.splits = self._splits(entries)
         return plan
@@ -312,41 +341,100 @@ class ReadPlanner:
 
     def _filter_by_index(
         self, entries: list[ManifestEntry], pred: Predicate
-    ) -> tuple[list[ManifestEntry], dict[str, list[ManifestEntry]]]:
+    ) -> tuple[list[ManifestEntry], dict[str, list[ManifestEntry]], IndexCheck]:
         """Drop files whose file index proves no row matches (Java: the embedded index at scan,
         the ``.index`` file at read). Primary-key files only where a file is filtered on its
         own values (level > 0 of DV / first-row tables): elsewhere a row may be merged away."""
         per_file = self.is_pk and self.skip_level0()
-
-        def candidate(e: ManifestEntry) -> bool:
+        check = IndexCheck(files=len(entries))
+        todo = []
+        for e in entries:
             m = e.file
             if self.is_pk and not (per_file and m.level > 0):
-                return False
-            return m.embedded_index is not None or bool(index_file_names(m.extra_files))
-
-        todo = [e for e in entries if candidate(e)]
+                check.merged += 1
+            elif m.embedded_index is None and not index_file_names(m.extra_files):
+                check.unindexed += 1
+            else:
+                todo.append(e)
+        check.checked = len(todo)
         if not todo:
-            return entries, {}
+            return entries, {}, check
+        wanted = {kind: decidable_columns(pred, kind) for kind in INDEX_KINDS}
 
-        def verdict(e: ManifestEntry) -> str | None:
-            return self._index_verdict(e, pred)
+        def verdict(e: ManifestEntry) -> tuple[str | None, set[str] | None]:
+            return self._index_verdict(e, pred, wanted)
 
         if len(todo) > 8:
             verdicts = dict(zip((id(e) for e in todo), map_ordered(verdict, todo, 4, "paimon-index"), strict=True))
         else:
             verdicts = {id(e): verdict(e) for e in todo}
+        for _, held in verdicts.values():
+            if held is None:
+                check.unreadable += 1
+            for kind in held or ():
+                check.holding[kind] = check.holding.get(kind, 0) + 1
         kept: list[ManifestEntry] = []
         pruned: dict[str, list[ManifestEntry]] = {}
         for e in entries:
-            v = verdicts.get(id(e))
+            v = verdicts.get(id(e), (None, None))[0]
             if v is None:
                 kept.append(e)
             else:
                 pruned.setdefault(v, []).append(e)
-        return kept, pruned
+        return kept, pruned, check
 
-    def _index_verdict(self, e: ManifestEntry, pred: Predicate) -> str | None:
-        """None: keep the file; else the index kind that pruned it."""
+    def _index_notes(self, pred: Predicate | None, check: IndexCheck | None,
+                     pruned: dict[str, Counts]) -> dict[str, str]:
+        """Per index kind, why it pruned no file -- or, when it did, which files it could not check."""
+        out = {}
+        for kind in INDEX_KINDS:
+            if kind in pruned:
+                if check is not None and check.merged:
+                    out[kind] = f"{check.merged} file(s) not checked: {MERGE_ON_READ}"
+                continue
+            out[kind] = self._why_no_pruning(kind, pred, check)
+        return out
+
+    def _why_no_pruning(self, kind: str, pred: Predicate | None, check: IndexCheck | None) -> str:
+        if self.predicate is None:
+            return "no --where"
+        if pred is None:
+            return "the --where names only columns with default values (a file may store them as NULL)"
+        if not self.options.file_index_read_enabled:
+            return "file-index.read.enabled = false"
+        if is_data_evolution(self.options):
+            return "not used on data-evolution tables (a row's columns may come from several files)"
+        cols = sorted(decidable_columns(pred, kind))
+        if not cols:
+            return f"the --where has no condition a {kind} index decides ({DECIDES_TEXT[kind]} only)"
+        assert check is not None
+        held = check.holding.get(kind, 0)
+        configured = sorted(s.column for s in configured_indexes(self.schema.options) if s.index_type == kind)
+        on = ", ".join(cols)
+        if not held and not set(cols) & set(configured):
+            where = f" (file-index.{kind}.columns = {','.join(configured)})" if configured else ""
+            return f"no {kind} index on {on}{where}"
+        if not check.files:
+            return "no file left to check"
+        if not check.checked and check.merged:
+            return MERGE_ON_READ
+        not_checked = []
+        if check.merged:
+            not_checked.append(f"{check.merged} not checked: {MERGE_ON_READ}")
+        if check.unindexed:
+            not_checked.append(f"{check.unindexed} without any file index")
+        if check.unreadable:
+            not_checked.append(f"{check.unreadable} whose index could not be read")
+        rest = f" ({'; '.join(not_checked)})" if not_checked else ""
+        if not held:
+            return (f"none of the {check.files} file(s) holds a {kind} index on {on} (written before it was "
+                    f"configured, or with other options: rewrite-file-index builds it){rest}")
+        return f"{held} file(s) checked: their {kind} index on {on} allows a match in each{rest}"
+
+    def _index_verdict(self, e: ManifestEntry, pred: Predicate,
+                       wanted: dict[str, set[str]]) -> tuple[str | None, set[str] | None]:
+        """(None: keep the file, else the index kind that pruned it; the kinds the file holds on
+        a column they could decide, None when its index could not be read)."""
         m = e.file
         try:
             if m.embedded_index is not None:
@@ -365,14 +453,19 @@ class ReadPlanner:
                 ff = by_id.get(f.id) if f is not None else None
                 return ff.name if ff is not None else None
 
+            held = set()
+            for kind, cols in wanted.items():
+                names = [n for n in (name_in_file(c) for c in cols) if n is not None]
+                if any(x.index_type == kind for n in names for x in container.column_entries(n)):
+                    held.add(kind)
             if remains(evaluate(container, pred, file_fields, name_in_file)):
-                return None
+                return None, held
             for kind in INDEX_KINDS:
                 if not remains(evaluate(container, pred, file_fields, name_in_file, types={kind})):
-                    return kind
-            return "file index"
+                    return kind, held
+            return "file index", held
         except Exception:  # noqa: BLE001 - an index we cannot read never hides rows
-            return None
+            return None, None
 
     # -- splits --------------------------------------------------------------------------
 

@@ -51,6 +51,16 @@ def parse_memory_bytes(text: str, key: str = "size") -> int:
     return int(m.group(1)) * _MEMORY_UNITS.get(unit, 1)
 
 
+def memory_text(n: int) -> str:
+    """Bytes for people: ``512 B``, ``1.5 KiB``, ``599.1 KiB``, ``20.0 GiB``."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
 def parse_bool(text: str, key: str = "option") -> bool:
     t = text.strip().lower()
     if t == "true":

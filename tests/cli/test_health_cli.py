@@ -93,9 +93,35 @@ def test_openmetrics_parses(runner: CliRunner, wh: str) -> None:
     assert all(f.type == "gauge" for f in families.values())
     scores = {(s.labels["db"], s.labels["table"]): s.value for s in families["paimon_table_health_score"].samples}
     assert scores == {("db", "good"): 100, ("db", "l0"): 70, ("other", "small"): 90}
-    (s,) = families["paimon_table_sorted_runs"].samples
-    assert (s.labels, s.value) == ({"db": "db", "table": "l0", "severity": "critical"}, 8)
-    assert families["paimon_table_orphan_files"].samples == []
+    runs = {s.labels["table"]: (s.labels["severity"], s.value) for s in families["paimon_table_sorted_runs"].samples}
+    assert runs == {"good": ("none", 0), "l0": ("critical", 8), "small": ("none", 0)}
+    assert families["paimon_table_orphan_files"].samples == []  # not measured without --scan-orphans
+
+
+def test_openmetrics_has_a_zero_sample_per_table_for_kinds_without_a_finding(runner: CliRunner, wh: str) -> None:
+    """Issue 27 item 14: a family without any finding had no sample, so dashboards showed
+    "no data" instead of 0."""
+    families = {f.name: f for f in text_string_to_metric_families(run(runner, wh, "--format", "openmetrics"))}
+    tables = {("db", "good"), ("db", "l0"), ("other", "small")}
+    for name, fam in families.items():
+        if name == "paimon_table_orphan_files":
+            continue
+        got = {(s.labels["db"], s.labels["table"]): s.value for s in fam.samples}
+        assert set(got) == tables, name
+    for kind in ("changelogs", "manifests", "unreadable_metadata", "missing_file_index"):
+        samples = families[f"paimon_table_{kind}"].samples
+        assert {(s.labels["severity"], s.value) for s in samples} == {("none", 0)}, kind
+    scanned = {f.name: f for f in text_string_to_metric_families(
+        run(runner, wh, "--format", "openmetrics", "--scan-orphans"))}
+    assert {(s.labels["table"], s.value) for s in scanned["paimon_table_orphan_files"].samples} == {
+        ("good", 0), ("l0", 0), ("small", 0)}
+    # an unreadable table: its score and the unreadable finding only, nothing else is known
+    corrupt(wh)
+    broken = {f.name: f for f in text_string_to_metric_families(
+        run(runner, wh, "--format", "openmetrics", code=4))}
+    assert [s.value for s in broken["paimon_table_unreadable_metadata"].samples
+            if s.labels["table"] == "broken"] == [1]
+    assert not [s for s in broken["paimon_table_sorted_runs"].samples if s.labels["table"] == "broken"]
 
 
 def test_unreadable_table_exit_4_after_every_table(runner: CliRunner, wh: str) -> None:
@@ -111,8 +137,8 @@ def test_unreadable_table_exit_4_after_every_table(runner: CliRunner, wh: str) -
     metrics = runner.invoke(app, ["health", "-w", wh, "--format", "openmetrics"])
     assert metrics.exit_code == 4
     fams = {f.name: f for f in text_string_to_metric_families(metrics.stdout)}
-    (s,) = fams["paimon_table_unreadable_metadata"].samples
-    assert s.labels["table"] == "broken" and s.value == 1
+    unreadable = {s.labels["table"]: s.value for s in fams["paimon_table_unreadable_metadata"].samples}
+    assert unreadable == {"broken": 1, "good": 0, "l0": 0, "small": 0}
 
 
 def test_table_output(runner: CliRunner, wh: str) -> None:

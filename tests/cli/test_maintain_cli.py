@@ -42,6 +42,12 @@ def _cli(runner: CliRunner, *args: str) -> Any:
     return runner.invoke(app, ["maintain", *args])
 
 
+def _plan(stdout: str) -> set[tuple[str, str, str]]:
+    """(table, action, outcome) of ``-o json`` table records; ("-", the table's outcome) without actions."""
+    return {(t["identifier"], a["action"], a["outcome"]) for t in json.loads(stdout) for a in t["actions"]} | {
+        (t["identifier"], "-", t["outcome"]) for t in json.loads(stdout) if not t["actions"]}
+
+
 def test_maintain_fixes_what_health_found_and_leaves_the_corrupt_table(
         runner: CliRunner, bad: Path, template: tuple[Path, dict[str, list[tuple[Any, ...]]]], tmp_path: Path) -> None:
     before = _kinds(bad)
@@ -60,7 +66,7 @@ def test_maintain_fixes_what_health_found_and_leaves_the_corrupt_table(
     wh = Warehouse(str(bad))
     for table, rows in template[1].items():
         assert table_rows(wh, table) == rows, table
-    rows = {r["table"]: r for r in json.loads(res.stdout)}
+    rows = {r["identifier"]: r for r in json.loads(res.stdout)}
     assert rows[f"{DB}.{CORRUPT}"]["outcome"] == "corrupt"
     assert rows[f"{DB}.l0"]["outcome"] == "ok" and rows[f"{DB}.l0"]["bytes_rewritten"] > 0
     data = json.loads(report.read_text())
@@ -76,11 +82,33 @@ def test_dry_run_changes_no_byte_and_prints_the_plan(runner: CliRunner, bad: Pat
     digest = tree_digest(bad)
     res = _cli(runner, "-w", str(bad), "--dry-run", "-o", "json")
     assert tree_digest(bad) == digest
-    plan = json.loads(res.stdout)
-    got = {(r["table"], r["action"], r["status"]) for r in plan}
+    got = _plan(res.stdout)
     assert (f"{DB}.l0", "compact", "planned") in got and (f"{DB}.parts", "expire-partitions", "planned") in got
     assert (f"{DB}.{CORRUPT}", "-", "corrupt") in got
-    assert all(r["reason"] for r in plan if r["action"] != "-")
+    assert all(a["reason"] for t in json.loads(res.stdout) for a in t["actions"])
+
+
+def test_json_output_has_the_report_files_shape_with_and_without_dry_run(
+        runner: CliRunner, bad: Path, tmp_path: Path) -> None:
+    """Issue 27 item 13: -o json and --dry-run -o json had different fields and carried the
+    score as "90 -> 100" and the actions as "compact" strings."""
+    plan_report, run_report = tmp_path / "plan.json", tmp_path / "run.json"
+    dry = _cli(runner, "-w", str(bad), "bad.l0", "bad.small", "--dry-run", "-o", "json", "--report", str(plan_report))
+    run = _cli(runner, "-w", str(bad), "bad.l0", "bad.small", "-o", "json", "--report", str(run_report))
+    assert dry.exit_code == 0 and run.exit_code == 0, (dry.output, run.output)
+    planned, done = json.loads(dry.stdout), json.loads(run.stdout)
+    assert planned == json.loads(plan_report.read_text())["tables"]
+    assert done == json.loads(run_report.read_text())["tables"]
+    assert [list(t) for t in planned] == [list(t) for t in done]  # one shape
+    by_name = {t["identifier"]: t for t in done}
+    l0 = by_name["bad.l0"]
+    assert isinstance(l0["score_before"], int) and l0["score_after"] == 100 and l0["score_before"] < 100
+    assert [a["action"] for a in l0["actions"]] == ["compact"] and l0["actions"][0]["outcome"] == "done"
+    assert isinstance(l0["bytes_rewritten"], int) and l0["findings"][0]["kind"] == "sorted_runs"
+    assert {t["identifier"]: [a["outcome"] for a in t["actions"]] for t in planned}["bad.l0"] == ["planned"]
+    lines = _cli(runner, "-w", str(bad), "bad.l0", "--dry-run", "-o", "jsonl")
+    (record,) = [json.loads(x) for x in lines.stdout.splitlines()]
+    assert list(record) == list(planned[0]) and record["identifier"] == "bad.l0"
 
 
 def test_policy_switches_and_selection(runner: CliRunner, bad: Path, tmp_path: Path) -> None:
@@ -88,8 +116,7 @@ def test_policy_switches_and_selection(runner: CliRunner, bad: Path, tmp_path: P
     policy.write_text('[defaults]\ncompact = false\n[tables."bad.small"]\ncompact = true\n')
     res = _cli(runner, "-w", str(bad), "bad.small", "bad.l0", "--policy", str(policy), "-o", "json", "--dry-run")
     assert res.exit_code == 0, res.output
-    got = {(r["table"], r["action"], r["status"]) for r in json.loads(res.stdout)}
-    assert got == {("bad.small", "compact", "planned"), ("bad.l0", "compact", "held-back")}
+    assert _plan(res.stdout) == {("bad.small", "compact", "planned"), ("bad.l0", "compact", "held-back")}
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -307,6 +307,29 @@ def test_unknown_extension_needs_format(env: Env) -> None:
     assert "data.bin" in line and "--format" in line
 
 
+@pytest.mark.parametrize("name", ["gen.py", "notes.md", "data.2024-05-01", "dump.gz"])
+def test_a_text_file_of_unknown_extension_is_refused_not_read_as_csv(env: Env, name: str) -> None:
+    """Issue 27 item 15: ``write t gen.py`` parsed the script as CSV (here it would even load:
+    its header names table columns). An unknown extension is refused before anything is read;
+    --format still reads it, and known extensions need none."""
+    f = env.inputs / name
+    f.write_text("id,qty\n10,1\n")
+    line = env.refused(INVALID, str(f))
+    assert name in line and "unknown format; use --format" in line
+    # the same file in a directory is refused as well (nothing else of the directory is written)
+    d = env.inputs / "dir"
+    d.mkdir(exist_ok=True)
+    (d / "a.csv").write_text("id,qty\n11,1\n")
+    (d / name).write_text("id,qty\n12,1\n")
+    assert "unknown format; use --format" in env.refused(INVALID, str(d))
+    (d / name).unlink()
+    if not name.endswith(".gz"):
+        res = invoke(env.runner, "write", "db.t", str(f), "--format", "csv", "-w", env.wh)
+        assert res.exit_code == 0, res.stderr
+    res = invoke(env.runner, "write", "db.t", str(d / "a.csv"), "-w", env.wh)
+    assert res.exit_code == 0, res.stderr
+
+
 @pytest.mark.parametrize("content", [b"bogus", b"\x00\x01\x02 one line of garbage"], ids=["header", "garbage"])
 def test_one_line_text_without_newline(env: Env, content: bytes) -> None:
     """pyarrow calls a text without a newline an empty CSV: it must still be checked, not
@@ -362,7 +385,8 @@ def test_deletion_vector_and_first_row_tables_are_written_and_visible(env: Env, 
     res = invoke(env.runner, "write", f"db.{table}", env.csv(f"{table}.csv", [row(id=5), row(id=6)]),
                  "-w", env.wh, "-o", "json")
     assert res.exit_code == 0, res.output
-    assert json.loads(res.stdout)[0]["commit_kind"] == "COMPACT" and env.latest(table) == 2
+    out = json.loads(res.stdout)[0]
+    assert (out["commit_kind"], out["compact_snapshot_id"]) == ("APPEND", 2) and env.latest(table) == 2
     read = invoke(env.runner, "read", f"db.{table}", "-w", env.wh, "-o", "json")
     assert sorted(r["id"] for r in json.loads(read.stdout)) == [5, 6]
 

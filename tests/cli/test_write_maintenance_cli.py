@@ -58,3 +58,28 @@ def test_write_into_a_branch(runner: CliRunner, warehouse: str, tmp_path: Path) 
     branch_ids = sorted(r["id"] for r in json.loads(
         ok(runner, "read", "db.t", "-o", "json", "--branch", "b1", *w).stdout))
     assert main_ids == [1] and branch_ids == [1, 2]
+
+
+def test_write_reports_the_snapshot_holding_the_rows_and_the_compaction_it_triggered(
+    runner: CliRunner, warehouse: str, tmp_path: Path
+) -> None:
+    """Issue 27 item 12: a write that compacts (here a deletion-vector table, always; with
+    --row-kind-column) reported only the COMPACT snapshot, not the APPEND one holding the rows."""
+    w = ["-w", warehouse]
+    ok(runner, "create", "db.dv", "--schema", "id INT NOT NULL, v STRING", "--primary-key", "id",
+       "--option", "bucket=1", "--option", "deletion-vectors.enabled=true", *w)
+    src = tmp_path / "cdc.csv"
+    src.write_text("op,id,v\n+I,1,a\n+I,2,b\n-D,2,b\n")
+    res = ok(runner, "write", "db.dv", str(src), "--row-kind-column", "op", "-o", "json", *w)
+    (row,) = json.loads(res.stdout)
+    snaps = FileSystemCatalog(warehouse).get_table("db.dv").snapshot_manager
+    kinds = {s.id: s.commit_kind for s in snaps.snapshots()}
+    assert kinds == {1: "APPEND", 2: "COMPACT"}
+    assert (row["snapshot_id"], row["commit_kind"], row["compact_snapshot_id"]) == (1, "APPEND", 2)
+    text = ok(runner, "write", "db.dv", str(src), "--row-kind-column", "op", "-o", "csv", *w)
+    assert text.stdout.splitlines()[0].startswith("snapshot_id,commit_kind,compact_snapshot_id,")
+    assert text.stdout.splitlines()[1].startswith("3,APPEND,4,")
+    # without a compaction the column is empty
+    ok(runner, "create", "db.ap", "--schema", "id INT, dt STRING", *w)
+    plain = json.loads(ok(runner, "write", "db.ap", _csv(tmp_path, "ap.csv", "1,a\n"), "-o", "json", *w).stdout)
+    assert plain[0]["commit_kind"] == "APPEND" and plain[0]["compact_snapshot_id"] is None

@@ -368,3 +368,93 @@ def test_rewrite_keeps_live_deletion_vectors(cat: FileSystemCatalog, bucket: int
     t = cat.get_table(t.identifier)
     assert dv_index_names(t) == index_before  # the vectors stay where they were
     assert read_all(t) == want
+
+
+def _notes(t: Any, where: str) -> dict[str, str | None]:
+    rows = TableRead(t, predicate=parse_predicate(where, list(t.schema.fields))).explain().rows
+    return {r["step"].removeprefix("pruned by ").removesuffix(" index"): r["note"] for r in rows}
+
+
+def test_explain_says_why_an_index_pruned_nothing(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """Issue 27 item 17: --explain showed "pruned by bloom-filter index 0" without a word on why.
+    (s25_9 is inside every file's min/max, so stats keep the files and the index step sees them.)"""
+    t = _table(cat, tmp_path, files=3, rows=100)
+    t = _alter(cat, SetOption("file-index.bloom-filter.columns", "s,c"), SetOption("file-index.bloom-filter.s.items", "200"),
+               SetOption("file-index.bloom-filter.c.items", "200"))
+    stale = _notes(t, "s = 's25_9'")["bloom-filter"]  # configured after the files were written
+    assert stale is not None and stale.startswith("none of the 3 file(s) holds a bloom-filter index on s")
+    assert "3 without any file index" in stale and "rewrite-file-index" in stale
+    rewrite_file_index(t)
+    t = cat.get_table(ID)
+    pruned = _notes(t, "s = 's25_9'")
+    assert pruned["bloom-filter"] is None  # it pruned: nothing to explain
+    assert pruned["bitmap"] == "no bitmap index on s" and pruned["file indexes combined"] is None
+    assert _notes(t, "c = 0")["bloom-filter"] == "3 file(s) checked: their bloom-filter index on c allows a match in each"
+    assert _notes(t, "id = 5")["bloom-filter"] == "no bloom-filter index on id (file-index.bloom-filter.columns = c,s)"
+    assert _notes(t, "s > 'a'")["bloom-filter"] == ("the --where has no condition a bloom-filter index decides "
+                                                    "(= and IN only)")
+    off = _alter(cat, SetOption("file-index.read.enabled", "false"))
+    assert _notes(off, "s = 's25_9'")["bloom-filter"] == "file-index.read.enabled = false"
+
+
+@pytest.mark.parametrize("options, merged", [({}, True), ({"deletion-vectors.enabled": "true"}, False)])
+def test_explain_names_merge_on_read_on_a_primary_key_table(tmp_path: Path, options: dict[str, str],
+                                                            merged: bool) -> None:
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    cat.create_table("db.pk", Schema.of(parse_columns("id BIGINT NOT NULL, status STRING"), primary_keys=["id"],
+                                        options={"bucket": "1", "file-index.bloom-filter.columns": "status",
+                                                 "file-index.bloom-filter.status.items": "100", **options}))
+    p = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(50), pa.int64()), "status": ["a", "z"] * 25}), p)
+    write_table(cat.get_table("db.pk"), [str(p)])
+    note = _notes(cat.get_table("db.pk"), "status = 'nope'")["bloom-filter"]
+    if merged:  # no deletion vectors: no file may be skipped on its own index
+        assert note is not None and note.startswith("merge-on-read: a primary-key row may be replaced")
+    else:  # the write compacted level 0 up: the level-1 file is checked and pruned
+        assert note is None
+
+
+def test_a_note_when_index_files_outweigh_their_data_files(tmp_path: Path) -> None:
+    """Issue 27 item 17: Java's default bloom filter (1M items) made a 585 KiB .index beside
+    each small data file without a word."""
+    wh = str(tmp_path / "wh")
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        res = runner.invoke(app, [*args, "-w", wh])
+        assert res.exit_code == 0, res.output
+        return res
+
+    run("create", "db.t", "--schema", "id BIGINT, s STRING", "--option", "bucket=-1",
+        "--option", "file-index.bloom-filter.columns=s", "--option", "compaction.min.file-num=2")
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(1000), pa.int64()), "s": [f"v{i}" for i in range(1000)]}), src)
+    written = run("write", "db.t", str(src)).stderr
+    assert "note: file index: 1 of 1 .index file(s) written are larger than their data file (up to 585.1 KiB" in written
+    assert ("the bloom filter on 's' is sized for 1,000,000 items at fpp 0.1 (585.0 KiB per file, however few rows it "
+            "holds; these files hold up to 1,000 rows): set file-index.bloom-filter.s.items") in written
+    run("write", "db.t", str(src))
+    assert "note: file index: 1 of 1 .index file(s)" in run("compact", "db.t").stderr
+    run("alter", "db.t", "--set", "file-index.bloom-filter.s.fpp=0.05")
+    assert "note: file index: 1 of 1 .index file(s)" in run("rewrite-file-index", "db.t").stderr
+    # sized for the files: no note (the index is embedded or smaller than the file)
+    run("alter", "db.t", "--set", "file-index.bloom-filter.s.items=1000")
+    assert "file index:" not in run("write", "db.t", str(src)).stderr
+    assert "file index:" not in run("rewrite-file-index", "db.t").stderr
+
+
+def test_explain_on_a_terminal_gives_the_notes_as_lines(tmp_path: Path) -> None:
+    """The terminal table shows the counts only; why each index pruned nothing follows on stderr."""
+    from tests.cli.test_terminal_output import on_tty
+
+    wh = str(tmp_path / "wh")
+    cat = FileSystemCatalog(wh)
+    cat.create_table("db.pk", Schema.of(parse_columns("id BIGINT NOT NULL, status STRING"), primary_keys=["id"],
+                                        options={"bucket": "1", "file-index.bloom-filter.columns": "status"}))
+    p = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(50), pa.int64()), "status": ["a", "z"] * 25}), p)
+    write_table(cat.get_table("db.pk"), [str(p)])
+    out, err, code = on_tty("read", "db.pk", "--where", "status = 'nope'", "--explain", "-w", wh)
+    assert code == 0, err
+    assert "pruned by bloom-filter index" in out and "merge-on-read" not in out
+    assert "pruned by bloom-filter index: merge-on-read: a primary-key row may be replaced" in err

@@ -134,11 +134,19 @@ def test_large_parquet_comes_in_bounded_batches(tmp_path: Path) -> None:
     assert [c.first_row for c in chunks][:2] == [1, chunks[0].data.num_rows + 1]
 
 
-def test_unknown_extension_is_sniffed_and_format_forces(tmp_path: Path) -> None:
+def test_unknown_extension_is_refused_no_extension_sniffed_and_format_forces(tmp_path: Path) -> None:
     (tmp_path / "data.bin").write_text('{"id": 7}\n')
-    assert rows(read([str(tmp_path / "data.bin")]))[0]["id"] == 7
+    with pytest.raises(InvalidInput, match=r"data.bin: unknown format; use --format"):
+        read([str(tmp_path / "data.bin")])
+    assert rows(read([str(tmp_path / "data.bin")], fmt="json"))[0]["id"] == 7
+    (tmp_path / "part-00000").write_text('{"id": 6}\n')  # no extension: the content decides
+    assert rows(read([str(tmp_path / "part-00000")]))[0]["id"] == 6
     (tmp_path / "data.txt2").write_text("id\n8\n")
     assert rows(read([str(tmp_path / "data.txt2")], fmt="csv"))[0]["id"] == 8
+    (tmp_path / "data.gz").write_bytes(__import__("gzip").compress(b"id\n9\n"))
+    with pytest.raises(InvalidInput, match=r"data.gz: unknown format; use --format"):
+        read([str(tmp_path / "data.gz")])
+    assert rows(read([str(tmp_path / "data.gz")], fmt="csv"))[0]["id"] == 9
     with pytest.raises(InvalidInput, match="--format 'xml'"):
         read([str(tmp_path / "data.bin")], fmt="xml")
 
@@ -358,6 +366,7 @@ def test_sniff_format() -> None:
     assert input_files.sniff_format(b"a,b\n1,") == "csv"
     assert input_files.format_of_path("s3://b/x/y.CSV.gz") == ("csv", "gzip")
     assert input_files.format_of_path("/x/y.ndjson") == ("json", None)
+    assert input_files.format_of_path("/x/y.gz") == (None, "gzip")
 
 
 class _CallerOnly(io.RawIOBase):
