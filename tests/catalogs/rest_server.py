@@ -332,7 +332,8 @@ class RestCatalogServer:
     answers only that name); ``token``: the bearer token required (None: no auth);
     ``defaults`` / ``overrides``: the config answer's maps (``prefix`` is added to defaults);
     ``data_token``: serve tables with ``data-token.enabled`` (an override, as DLF does);
-    ``token_options``: what a data token carries for a table; ``token_ttl_ms``: its lifetime.
+    ``token_options``: what a data token carries for a table; ``token_ttl_ms``: its lifetime
+    (``clock``: the server's time, for tests of expiry).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, warehouse: str = DEFAULT_WAREHOUSE,
@@ -340,7 +341,7 @@ class RestCatalogServer:
                  defaults: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
                  data_token: bool = False,
                  token_options: Callable[[str], dict[str, str]] | None = None,
-                 token_ttl_ms: int = 2 * 3600 * 1000) -> None:
+                 token_ttl_ms: int = 2 * 3600 * 1000, clock: Callable[[], float] = time.time) -> None:
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self.warehouse = warehouse
@@ -352,6 +353,7 @@ class RestCatalogServer:
             self.overrides["data-token.enabled"] = "true"
         self.token_options = token_options or (lambda table: {"fs.test.token-of": table})
         self.token_ttl_ms = token_ttl_ms
+        self.clock = clock
         self.tokens_issued: list[tuple[str, int]] = []  # (table, expiresAtMillis)
         self.faults: list[Fault] = []
         self.calls: list[Call] = []
@@ -993,7 +995,7 @@ class RestCatalogServer:
     def op_getTableToken(self, p: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
         entry, table, _ = self._entry(p["database"], p["table"])
         name = f"{p['database']}.{table}"
-        expires = int(time.time() * 1000) + self.token_ttl_ms
+        expires = int(self.clock() * 1000) + self.token_ttl_ms
         self.tokens_issued.append((name, expires))
         return 200, {"token": dict(self.token_options(name)), "expiresAtMillis": expires}
 

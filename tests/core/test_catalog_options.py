@@ -41,6 +41,15 @@ def test_engine_tuning_keys_are_accepted_without_effect() -> None:
     assert opts.metastore == "filesystem"
 
 
+def test_rest_catalog_keys_are_accepted_and_the_token_masked() -> None:
+    opts = resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1", "warehouse=w",
+                                            "token.provider=bear", "token=s3cr3t", "header.X-Trace=1",
+                                            "dlf.region=cn-hangzhou", "prefix=p", "data-token.enabled=true",
+                                            "io-cache.enabled=false"])
+    assert opts.metastore == "rest" and opts.prefixed("header.") == {"X-Trace": "1"}
+    assert dict(opts.masked())["token"] == "******"
+
+
 @pytest.mark.parametrize("pair, message", [
     ("lock.enabled=yes", "expected true or false"),
     ("lock-acquire-timeout=soon", "lock-acquire-timeout"),
