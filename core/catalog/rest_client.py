@@ -455,10 +455,19 @@ class RestApi:
                          what=f"create table {database}.{table}", idempotent=False,
                          verify=lambda: self._exists(lambda: self.get_table(database, table)))
 
+    def register_table(self, database: str, table: str, path: str) -> None:
+        """Register the Paimon table at ``path`` (the server reads its schema; an external table)."""
+        self.client.call("POST", f"{self._db(database)}/register",
+                         body={"identifier": {"database": database, "object": table}, "path": path},
+                         what=f"register table {database}.{table}", idempotent=False,
+                         verify=lambda: self._exists(lambda: self.get_table(database, table)))
+
     def alter_table(self, database: str, table: str, changes: list[dict[str, Any]],
-                    verify: Callable[[], bool | None] | None = None) -> None:
-        self.client.call("POST", self._table(database, table), body={"changes": changes},
-                         what=f"alter table {database}.{table}", idempotent=False, verify=verify)
+                    verify: Callable[[], bool | None] | None = None, branch: str | None = None) -> None:
+        """``changes``: the spec's SchemaChange objects (``action`` + fields, Java's JSON)."""
+        self.client.call("POST", self._table(database, table, branch), body={"changes": changes},
+                         what=f"alter table {database}.{object_name(table, branch)}", idempotent=False,
+                         verify=verify)
 
     def drop_table(self, database: str, table: str) -> None:
         self.client.call("DELETE", self._table(database, table), what=f"drop table {database}.{table}",

@@ -35,11 +35,14 @@ class MetastorePartitions(Protocol):
 @dataclass(frozen=True)
 class CatalogEnvironment:
     """``lock``: taken around every metadata publish; ``partitions``: set when the metastore
-    tracks this table's partitions, else None; ``catalog``: a name for messages."""
+    tracks this table's partitions, else None; ``catalog``: a name for messages;
+    ``version_management``: the catalog's server commits snapshots and keeps the versions
+    (rollback, tags, branches) itself -- a REST catalog (Java ``supportsVersionManagement``)."""
 
     lock: CommitLock = NO_LOCK
     partitions: MetastorePartitions | None = None
     catalog: str = "filesystem"
+    version_management: bool = False
 
 
 FILESYSTEM = CatalogEnvironment()

@@ -43,7 +43,7 @@ from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 from paimon_cli.core.data.types import DataField, data_type_from_json
 from paimon_cli.core.errors import AlreadyExists, CommitConflict, InvalidInput, NotFound, NotYetSupported, PaimonError
-from paimon_cli.core.io.fileio import load_file_io
+from paimon_cli.core.io.fileio import FileIO, load_file_io
 from paimon_cli.core.operation import branch_ops, tag_ops
 from paimon_cli.core.operation.rollback import rollback
 from paimon_cli.core.refs.consumers import ConsumerManager
@@ -333,7 +333,8 @@ class RestCatalogServer:
     ``defaults`` / ``overrides``: the config answer's maps (``prefix`` is added to defaults);
     ``data_token``: serve tables with ``data-token.enabled`` (an override, as DLF does);
     ``token_options``: what a data token carries for a table; ``token_ttl_ms``: its lifetime
-    (``clock``: the server's time, for tests of expiry).
+    (``clock``: the server's time, for tests of expiry); ``storage_options``: the server's own
+    access to external tables' storage (fsspec options).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, warehouse: str = DEFAULT_WAREHOUSE,
@@ -341,7 +342,8 @@ class RestCatalogServer:
                  defaults: dict[str, str] | None = None, overrides: dict[str, str] | None = None,
                  data_token: bool = False,
                  token_options: Callable[[str], dict[str, str]] | None = None,
-                 token_ttl_ms: int = 2 * 3600 * 1000, clock: Callable[[], float] = time.time) -> None:
+                 token_ttl_ms: int = 2 * 3600 * 1000, clock: Callable[[], float] = time.time,
+                 storage_options: dict[str, Any] | None = None) -> None:
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self.warehouse = warehouse
@@ -363,7 +365,7 @@ class RestCatalogServer:
         self.tables: dict[tuple[str, str], TableEntry] = {}
         # (db, table) -> partition name -> the spec's Partition object
         self.partitions: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-        self.file_io = load_file_io(str(self.root))
+        self.storage_options = dict(storage_options or {})
         self._scan()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -438,6 +440,9 @@ class RestCatalogServer:
                     if (t / "schema").is_dir():
                         self.tables[(db, t.name)] = TableEntry(str(uuid.uuid4()), str(t), False)
 
+    def _fio(self, location: str) -> FileIO:
+        return load_file_io(location, self.storage_options)
+
     def _db_path(self, db: str) -> Path:
         return self.root / f"{db}.db"
 
@@ -455,26 +460,27 @@ class RestCatalogServer:
         entry = self.tables.get((db, table))
         if entry is None:
             raise not_found("TABLE", f"{db}.{obj}")
-        if branch is not None and not (Path(entry.location) / "branch" / f"branch-{branch}").is_dir():
+        if branch is not None and not self._fio(entry.location).is_dir(f"{entry.location}/branch/branch-{branch}"):
             raise not_found("BRANCH", branch)
         return entry, table, branch
 
     def _open(self, db: str, obj: str) -> FileStoreTable:
         entry, table, branch = self._entry(db, obj)
-        fio = load_file_io(entry.location)
-        return FileStoreTable.load(fio, entry.location, Identifier(db, table), branch)
+        return FileStoreTable.load(self._fio(entry.location), entry.location, Identifier(db, table), branch)
 
     def _latest_raw(self, location: str, branch: str | None) -> dict[str, Any] | None:
         """The latest snapshot's JSON as written (every field kept)."""
-        sm = SnapshotManager(self.file_io, location, branch)
+        fio = self._fio(location)
+        sm = SnapshotManager(fio, location, branch)
         latest = sm.latest_snapshot_id()
         if latest is None:
             return None
-        obj = json.loads(self.file_io.read_text(sm.snapshot_path(latest)))
+        obj = json.loads(fio.read_text(sm.snapshot_path(latest)))
         return obj if isinstance(obj, dict) else None
 
-    def _location_uri(self, location: str) -> str:
-        return "file://" + location
+    @staticmethod
+    def _location_uri(location: str) -> str:
+        return "file://" + location if location.startswith("/") else location
 
     # -- request handling -----------------------------------------------------------------------
 
@@ -606,7 +612,7 @@ class RestCatalogServer:
 
     def _table_response(self, db: str, obj: str) -> dict[str, Any]:
         entry, table, branch = self._entry(db, obj)
-        schema = SchemaManager(self.file_io, entry.location, branch).latest()
+        schema = SchemaManager(self._fio(entry.location), entry.location, branch).latest()
         if schema is None:
             raise ApiError(500, f"table {db}.{obj} has no schema at {entry.location}")
         return {"id": entry.uuid, "database": db, "name": obj, "path": self._location_uri(entry.location),
@@ -651,11 +657,12 @@ class RestCatalogServer:
         external = PATH_OPTION in schema.options
         location = (schema.options.pop(PATH_OPTION).removeprefix("file://").removeprefix("file:")
                     if external else str(self._db_path(db) / name))
-        manager = SchemaManager(load_file_io(location), location)
+        manager = SchemaManager(self._fio(location), location)
         if not external and manager.latest() is not None:
             raise ApiError(409, f"files of a table already exist at {location}", "TABLE", f"{db}.{name}")
         if manager.latest() is None:
-            Path(location).mkdir(parents=True, exist_ok=True)
+            if location.startswith("/"):
+                Path(location).mkdir(parents=True, exist_ok=True)
             manager.create_table(schema)
         self.tables[(db, name)] = TableEntry(str(uuid.uuid4()), location, external)
         return 200, None
@@ -667,7 +674,7 @@ class RestCatalogServer:
         location = str((body or {}).get("path") or "").removeprefix("file://").removeprefix("file:")
         if (db, name) in self.tables:
             raise ApiError(409, f"Table {db}.{name} already exists.", "TABLE", f"{db}.{name}")
-        if SchemaManager(load_file_io(location), location).latest() is None:
+        if SchemaManager(self._fio(location), location).latest() is None:
             raise ApiError(400, f"no Paimon table at {location}")
         self.tables[(db, name)] = TableEntry(str(uuid.uuid4()), location, True)
         return 200, None
@@ -677,7 +684,7 @@ class RestCatalogServer:
         changes = [_schema_change(c) for c in (body or {}).get("changes") or []]
         if not changes:
             raise ApiError(400, "alterTable: no changes")
-        SchemaManager(load_file_io(entry.location), entry.location, branch).commit_changes(changes)
+        SchemaManager(self._fio(entry.location), entry.location, branch).commit_changes(changes)
         return 200, None
 
     def _drop(self, db: str, table: str, entry: TableEntry) -> None:
@@ -732,9 +739,10 @@ class RestCatalogServer:
         expected_id = 1 if current is None else int(current["id"]) + 1
         if current_uuid != base or int(snapshot.get("id", -1)) != expected_id:
             return 200, {"success": False}
-        sm = SnapshotManager(self.file_io, entry.location, branch)
+        fio = self._fio(entry.location)
+        sm = SnapshotManager(fio, entry.location, branch)
         text = json.dumps(snapshot, indent=2).encode("utf-8")
-        if not self.file_io.try_write_atomic(sm.snapshot_path(expected_id), text):
+        if not fio.try_write_atomic(sm.snapshot_path(expected_id), text):
             return 200, {"success": False}
         sm.commit_latest_hint(expected_id)
         self._add_statistics((db, table), statistics, branch)
@@ -783,14 +791,16 @@ class RestCatalogServer:
 
     def op_listSnapshots(self, p: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
         entry, _, branch = self._entry(p["database"], p["table"])
-        sm = SnapshotManager(self.file_io, entry.location, branch)
-        snaps = [json.loads(self.file_io.read_text(sm.snapshot_path(i))) for i in sm.snapshot_ids()]
+        fio = self._fio(entry.location)
+        sm = SnapshotManager(fio, entry.location, branch)
+        snaps = [json.loads(fio.read_text(sm.snapshot_path(i))) for i in sm.snapshot_ids()]
         page, nxt = _page(snaps, lambda s: f"{int(s['id']):020d}", q)
         return 200, {"snapshots": page, "nextPageToken": nxt}
 
     def op_getVersionSnapshot(self, p: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
         entry, _, branch = self._entry(p["database"], p["table"])
-        sm = SnapshotManager(self.file_io, entry.location, branch)
+        fio = self._fio(entry.location)
+        sm = SnapshotManager(fio, entry.location, branch)
         version = p["version"]
         sid: int | None
         if version == "LATEST":
@@ -800,13 +810,13 @@ class RestCatalogServer:
         elif version.isdigit():
             sid = int(version) if sm.snapshot_exists(int(version)) else None
         else:
-            tag = TagManager(self.file_io, entry.location, branch).try_tag(version)
+            tag = TagManager(fio, entry.location, branch).try_tag(version)
             if tag is None:
                 raise ApiError(404, "No Snapshot", "SNAPSHOT", version)
             return 200, {"snapshot": json.loads(tag.snapshot.to_json())}
         if sid is None:
             raise ApiError(404, "No Snapshot", "SNAPSHOT", version)
-        return 200, {"snapshot": json.loads(self.file_io.read_text(sm.snapshot_path(sid)))}
+        return 200, {"snapshot": json.loads(fio.read_text(sm.snapshot_path(sid)))}
 
     def op_rollbackTable(self, p: dict[str, str], q: dict[str, str], body: Any) -> tuple[int, Any]:
         table = self._open(p["database"], p["table"])
@@ -941,7 +951,7 @@ class RestCatalogServer:
         """Upstream's servers list partitions only of tables that keep them in the metastore
         (``metastore.partitioned-table``); others answer 501 and clients read the files."""
         entry, table, branch = self._entry(db, obj)
-        schema = SchemaManager(self.file_io, entry.location, branch).latest()
+        schema = SchemaManager(self._fio(entry.location), entry.location, branch).latest()
         if schema is None or not schema.partition_keys or schema.options.get(PARTITIONED_IN_METASTORE) != "true":
             raise ApiError(501, f"table {db}.{obj} does not keep its partitions in the catalog")
         return db, table

@@ -8,7 +8,7 @@ import pytest
 
 from paimon_cli.core.catalog import load_catalog, resolve_catalog_options
 from paimon_cli.core.catalog.options import CatalogOptions
-from paimon_cli.core.errors import InvalidInput, NotFound, NotYetSupported
+from paimon_cli.core.errors import InvalidInput, NotFound
 
 
 @pytest.fixture(autouse=True)
@@ -125,6 +125,8 @@ def test_later_sources_win_file_env_flag_warehouse(tmp_path: Path, monkeypatch: 
     assert resolve_catalog_options(options=["lock-acquire-timeout=3 s"], warehouse="/cli").warehouse == "/cli"
 
 
-def test_rest_is_refused_by_name() -> None:
-    with pytest.raises(NotYetSupported, match="metastore=rest"):
-        load_catalog(resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1"]))
+def test_rest_catalog_loads_without_contacting_the_server() -> None:
+    from paimon_cli.core.catalog.rest import RestCatalog
+
+    catalog = load_catalog(resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1"]))
+    assert isinstance(catalog, RestCatalog) and "api" not in catalog.__dict__
