@@ -62,6 +62,13 @@ class CatalogUnavailable(PaimonError):
     exit_code = 8
 
 
+class PermissionDenied(PaimonError):
+    """The catalog refused the credentials (HTTP 401) or the action on this resource (403):
+    nothing was changed. Not corrupt metadata and not a conflict; a retry needs other rights."""
+
+    exit_code = 9
+
+
 class OutcomeUnknown(PaimonError):
     """A publish (write-if-absent) whose result could not be learnt: the file may hold our
     content or not. Not a conflict to retry (a retry could publish the same change twice);

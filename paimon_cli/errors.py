@@ -33,6 +33,7 @@ EXIT_CODES: list[tuple[int, str]] = [
     (6, "refused as unsafe (nothing was changed)"),
     (7, "declined at the confirmation prompt (nothing was changed)"),
     (8, "catalog unavailable (the metastore could not be reached or answered an error)"),
+    (9, "permission denied by the catalog (REST 401/403); nothing was changed"),
     (130, "interrupted by SIGINT (Ctrl-C); the files written and not committed were removed"),
     (143, "stopped by SIGTERM; the files written and not committed were removed"),
 ]

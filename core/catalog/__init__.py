@@ -1,4 +1,4 @@
-"""Catalogs: where tables are registered (filesystem, Hive Metastore, JDBC), one protocol.
+"""Catalogs: where tables are registered (filesystem, Hive Metastore, JDBC, REST), one protocol.
 
 :func:`load_catalog` picks the metastore module by Java's ``metastore`` option; each module is
 imported only when its metastore is asked for, so its client library is needed only then.
@@ -32,5 +32,7 @@ def load_catalog(options: CatalogOptions, storage_options: dict[str, Any] | None
 
         return JdbcCatalog(options, storage_options)
     if metastore == "rest":
-        raise NotYetSupported("metastore=rest: the REST catalog is not supported yet")
+        from .rest import RestCatalog
+
+        return RestCatalog(options, storage_options)
     raise NotYetSupported(f"metastore={metastore}: not supported yet")

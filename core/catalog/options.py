@@ -32,19 +32,27 @@ JDBC_PREFIX = "jdbc."  # JDBC connection properties: jdbc.user, jdbc.password, .
 HIVE_CONF_DIR = "hive-conf-dir"
 LOCATION_IN_PROPERTIES = "location-in-properties"  # Hive
 CLIENT_POOL_SIZE = "client-pool-size"
+# REST (Java RESTCatalogOptions; prefix and data-token.enabled usually come from the server's config)
+TOKEN_PROVIDER = "token.provider"
+TOKEN = "token"
+PREFIX = "prefix"
+DATA_TOKEN_ENABLED = "data-token.enabled"
+HEADER_PREFIX = "header."  # header.X-Name=v: an HTTP header of every request
+DLF_PREFIX = "dlf."  # Alibaba DLF signing (dlf.region, dlf.access-key-id, ...): refused with token.provider=dlf
 
 ACTED_ON = (
     WAREHOUSE, METASTORE, URI, TABLE_TYPE, LOCK_ENABLED, LOCK_TYPE, LOCK_ACQUIRE_TIMEOUT, LOCK_CHECK_MAX_SLEEP,
-    SYNC_ALL_PROPERTIES, CATALOG_KEY, HIVE_CONF_DIR, LOCATION_IN_PROPERTIES,
+    SYNC_ALL_PROPERTIES, CATALOG_KEY, HIVE_CONF_DIR, LOCATION_IN_PROPERTIES, TOKEN_PROVIDER, TOKEN, PREFIX,
+    DATA_TOKEN_ENABLED,
 )
 # Java engine tuning that changes nothing a maintenance command does: accepted, no effect
 NO_EFFECT = (
     "type", "default-database", CLIENT_POOL_SIZE, "cache-enabled", "case-sensitive", "allow-upper-case",
     "format-table.enabled", "file-io.allow-cache", "catalog-options-table.enabled", "resolving-file-io.enabled",
     "hadoop-conf-dir", "metastore.client.class", "client-pool-cache.eviction-interval-ms",
-    "client-pool-cache.keys",
+    "client-pool-cache.keys", "io-cache.enabled", "io-cache.whitelist-path", "io-cache.policy",
 )
-NO_EFFECT_PREFIXES = ("cache.", "cache-", "local-cache.")
+NO_EFFECT_PREFIXES = ("cache.", "cache-", "local-cache.", "user-agent.")
 
 SECRET_WORDS = ("password", "secret", "token", "credential", "access-key", "private-key")
 MASK = "******"
@@ -81,7 +89,7 @@ class CatalogOptions:
                 raise InvalidInput(f"catalog option {key}: value must be text, got {value!r}")
             if key in ACTED_ON or key in NO_EFFECT or key.startswith(NO_EFFECT_PREFIXES):
                 continue
-            if key.startswith(JDBC_PREFIX):
+            if key.startswith((JDBC_PREFIX, HEADER_PREFIX, DLF_PREFIX)):
                 continue
             where = f" (from {self.sources[key]})" if key in self.sources else ""
             raise InvalidInput(

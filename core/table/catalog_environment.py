@@ -51,12 +51,15 @@ class TagPartitions:
 class CatalogEnvironment:
     """``lock``: taken around every metadata publish; ``partitions``: set when the metastore
     tracks this table's data partitions (``metastore.partitioned-table``); ``tags``: set when
-    it mirrors tags as partitions instead; ``catalog``: a name for messages."""
+    it mirrors tags as partitions instead; ``catalog``: a name for messages;
+    ``version_management``: the catalog's server commits snapshots and keeps the versions
+    (rollback, tags, branches) itself -- a REST catalog (Java ``supportsVersionManagement``)."""
 
     lock: CommitLock = NO_LOCK
     partitions: MetastorePartitions | None = None
     tags: TagPartitions | None = None
     catalog: str = "filesystem"
+    version_management: bool = False
 
 
 FILESYSTEM = CatalogEnvironment()

@@ -232,6 +232,12 @@ def check_features(table: FileStoreTable, action: Action) -> None:
     """The gate of one command: schema features, then (for data changes) the index kinds the
     latest snapshot holds. Reads metadata only; raises NotYetSupported naming the feature."""
     name = table.identifier.full_name
+    env = table.catalog_environment
+    if env.version_management and action is not Action.READ:
+        raise NotYetSupported(
+            f"{action.value} on {name}: the table is served by REST catalog {env.catalog}, whose server commits "
+            "snapshots and manages versions; paimon-cli does not change REST catalog tables yet (nothing was "
+            "changed; reading works)")
     check_schema_features(table.schema, action, name)
     if action not in GLOBAL_INDEX.refused:
         return

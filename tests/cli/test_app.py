@@ -130,7 +130,8 @@ def _raise_from_list(monkeypatch: pytest.MonkeyPatch, exc: BaseException) -> Non
 @pytest.mark.parametrize(
     ("cls_name", "code"),
     [("NotFound", 3), ("InvalidInput", 4), ("AlreadyExists", 4), ("CommitConflict", 5),
-     ("UnsafeRefused", 6), ("NotYetSupported", 1), ("PaimonError", 1)],
+     ("UnsafeRefused", 6), ("NotYetSupported", 1), ("PaimonError", 1), ("CatalogUnavailable", 8),
+     ("PermissionDenied", 9)],
 )
 def test_core_errors_map_to_exit_codes(
     runner: CliRunner, monkeypatch: pytest.MonkeyPatch, cls_name: str, code: int

@@ -59,7 +59,7 @@ def test_catalog_options_are_shown_with_secrets_masked(runner: CliRunner, catalo
     (["--catalog-option", "lock.enable=true"], 4, "did you mean 'lock.enabled'"),
     (["--catalog-option", "metastore=glue"], 4, "expected one of filesystem, hive, jdbc, rest"),
     (["--catalog", "nope"], 3, "no catalog 'nope'"),
-    (["--catalog-option", "metastore=rest"], 1, "REST catalog is not supported yet"),
+    (["--catalog-option", "metastore=rest"], 4, "metastore=rest needs the option 'uri'"),
 ])
 def test_bad_catalog_selection_is_one_line_and_documented(runner: CliRunner, catalogs: Path, args: list[str],
                                                            code: int, message: str) -> None:

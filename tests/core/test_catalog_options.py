@@ -8,7 +8,7 @@ import pytest
 
 from paimon_cli.core.catalog import load_catalog, resolve_catalog_options
 from paimon_cli.core.catalog.options import CatalogOptions
-from paimon_cli.core.errors import InvalidInput, NotFound, NotYetSupported
+from paimon_cli.core.errors import InvalidInput, NotFound
 
 
 @pytest.fixture(autouse=True)
@@ -39,6 +39,15 @@ def test_engine_tuning_keys_are_accepted_without_effect() -> None:
     opts = resolve_catalog_options(options=["type=paimon", "cache-enabled=false", "client-pool-size=4",
                                             "cache.expire-after-access=1 min", "jdbc.ssl=true"])
     assert opts.metastore == "filesystem"
+
+
+def test_rest_catalog_keys_are_accepted_and_the_token_masked() -> None:
+    opts = resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1", "warehouse=w",
+                                            "token.provider=bear", "token=s3cr3t", "header.X-Trace=1",
+                                            "dlf.region=cn-hangzhou", "prefix=p", "data-token.enabled=true",
+                                            "io-cache.enabled=false"])
+    assert opts.metastore == "rest" and opts.prefixed("header.") == {"X-Trace": "1"}
+    assert dict(opts.masked())["token"] == "******"
 
 
 @pytest.mark.parametrize("pair, message", [
@@ -116,6 +125,8 @@ def test_later_sources_win_file_env_flag_warehouse(tmp_path: Path, monkeypatch: 
     assert resolve_catalog_options(options=["lock-acquire-timeout=3 s"], warehouse="/cli").warehouse == "/cli"
 
 
-def test_rest_is_refused_by_name() -> None:
-    with pytest.raises(NotYetSupported, match="metastore=rest"):
-        load_catalog(resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1"]))
+def test_rest_catalog_loads_without_contacting_the_server() -> None:
+    from paimon_cli.core.catalog.rest import RestCatalog
+
+    catalog = load_catalog(resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1"]))
+    assert isinstance(catalog, RestCatalog) and "api" not in catalog.__dict__

@@ -193,11 +193,11 @@ def op_version(req: dict[str, Any]) -> Any:
 
 
 def op_list_databases(req: dict[str, Any]) -> Any:
-    return list(_catalog(req).list_databases())
+    return sorted(_catalog(req).list_databases())
 
 
 def op_list_tables(req: dict[str, Any]) -> Any:
-    return list(_catalog(req).list_tables(req["db"]))
+    return sorted(_catalog(req).list_tables(req["db"]))
 
 
 def op_create_table(req: dict[str, Any]) -> Any:
@@ -376,6 +376,58 @@ def op_create_global_index(req: dict[str, Any]) -> Any:
 
 
 OPS["create_global_index"] = op_create_global_index
+
+
+def _rest_catalog(req: dict[str, Any]) -> Any:
+    cat = _catalog(req)
+    if not hasattr(cat, "rest_api"):
+        raise ValueError("this op needs a REST catalog (catalog_options metastore=rest)")
+    return cat
+
+
+def op_rollback(req: dict[str, Any]) -> Any:
+    """``FileStoreTable.rollback_to``: through the catalog's rollback endpoint on a REST catalog."""
+    table = _catalog(req).get_table(_ident(req))
+    table.rollback_to(req["tag"] if req.get("tag") else int(req["snapshot_id"]))
+    return None
+
+
+def op_catalog_create_tag(req: dict[str, Any]) -> Any:
+    """``RESTCatalog.create_tag``: the tag is made by the server (``POST .../tags``)."""
+    _rest_catalog(req).create_tag(_ident(req), req["tag"], snapshot_id=req.get("snapshot_id"),
+                                  time_retained=req.get("time_retained"),
+                                  ignore_if_exists=bool(req.get("ignore_if_exists", False)))
+    return None
+
+
+def op_catalog_list_tags(req: dict[str, Any]) -> Any:
+    return list(_rest_catalog(req).list_tags_paged(_ident(req)).elements or [])
+
+
+def op_catalog_delete_tag(req: dict[str, Any]) -> Any:
+    _rest_catalog(req).delete_tag(_ident(req), req["tag"])
+    return None
+
+
+def op_drop_table(req: dict[str, Any]) -> Any:
+    _catalog(req).drop_table(_ident(req), bool(req.get("ignore_if_not_exists", False)))
+    return None
+
+
+def op_latest_snapshot(req: dict[str, Any]) -> Any:
+    """The latest snapshot as the table's snapshot manager sees it (a REST catalog answers it)."""
+    snap = _catalog(req).get_table(_ident(req)).snapshot_manager().get_latest_snapshot()
+    return None if snap is None else {"id": int(snap.id), "uuid": snap.uuid, "commit_kind": snap.commit_kind}
+
+
+OPS.update({
+    "rollback": op_rollback,
+    "catalog_create_tag": op_catalog_create_tag,
+    "catalog_list_tags": op_catalog_list_tags,
+    "catalog_delete_tag": op_catalog_delete_tag,
+    "drop_table": op_drop_table,
+    "latest_snapshot": op_latest_snapshot,
+})
 
 
 def main() -> int:

@@ -182,14 +182,24 @@ class SystemRows:
 class PyPaimon:
     """Handle on the pypaimon 2.1 peer; every method is one (or a batch of) driver call(s)."""
 
-    def __init__(self, python: Path | str, timeout: float = 300.0) -> None:
+    def __init__(self, python: Path | str, timeout: float = 300.0,
+                 catalog_options: dict[str, str] | None = None) -> None:
         self.python = str(python)
         self.timeout = timeout
+        self.catalog_options = dict(catalog_options or {})
+
+    def with_catalog(self, options: dict[str, str]) -> PyPaimon:
+        """The same peer on another catalog: ``options`` (Java's keys, e.g. ``metastore=rest``,
+        ``uri``, ``token.provider``, ``token``) go with every op; ``warehouse`` then is the
+        catalog's warehouse option (a REST catalog's warehouse name)."""
+        return PyPaimon(self.python, self.timeout, {**self.catalog_options, **options})
 
     # -- transport ----------------------------------------------------------------------
 
     def batch(self, ops: list[dict[str, Any]], stop_on_error: bool = True) -> list[dict[str, Any]]:
         """Run many ops in one interpreter (pypaimon takes ~1 s to import); raw results."""
+        if self.catalog_options:
+            ops = [{"catalog_options": self.catalog_options, **op} for op in ops]
         payload = json.dumps({"ops": ops, "stop_on_error": stop_on_error})
         env = dict(os.environ)
         # keep the peer away from the product venv's site-packages and any user config
@@ -226,14 +236,17 @@ class PyPaimon:
     def version(self) -> dict[str, str]:
         return self.call("version")
 
-    def list_databases(self, catalog_options: dict[str, str]) -> list[str]:
-        """``catalog.list_databases()`` of the catalog these options make (e.g. ``metastore=jdbc``)."""
-        return list(self.call("list_databases", warehouse=catalog_options["warehouse"],
-                              catalog_options=catalog_options))
+    def list_databases(self, where: str | dict[str, str]) -> list[str]:
+        """``catalog.list_databases()`` of a warehouse, or of the catalog these options make
+        (e.g. ``metastore=jdbc``)."""
+        if isinstance(where, dict):
+            return list(self.call("list_databases", warehouse=where["warehouse"], catalog_options=where))
+        return list(self.call("list_databases", warehouse=str(where)))
 
-    def list_tables(self, catalog_options: dict[str, str], db: str) -> list[str]:
-        return list(self.call("list_tables", warehouse=catalog_options["warehouse"], db=db,
-                              catalog_options=catalog_options))
+    def list_tables(self, where: str | dict[str, str], db: str) -> list[str]:
+        if isinstance(where, dict):
+            return list(self.call("list_tables", warehouse=where["warehouse"], db=db, catalog_options=where))
+        return list(self.call("list_tables", warehouse=str(where), db=db))
 
     def create_table(self, warehouse: str, db: str, table: str,
                      columns: list[tuple[str, str]] | list[dict[str, Any]],
@@ -342,3 +355,30 @@ class PyPaimon:
                      next_snapshot: int) -> None:
         self.call("set_consumer", warehouse=str(warehouse), db=db, table=table,
                   consumer=consumer, next_snapshot=next_snapshot)
+
+    # -- catalog-level ops (a REST catalog runs them on its server) ------------------------------
+
+    def rollback(self, warehouse: str, db: str, table: str, snapshot_id: int | None = None,
+                 tag: str | None = None) -> None:
+        """``FileStoreTable.rollback_to``: a REST catalog's server rolls back (``POST .../rollback``)."""
+        self.call("rollback", warehouse=str(warehouse), db=db, table=table, snapshot_id=snapshot_id, tag=tag)
+
+    def catalog_create_tag(self, warehouse: str, db: str, table: str, tag: str, snapshot_id: int | None = None,
+                           time_retained: str | None = None) -> None:
+        """``RESTCatalog.create_tag``: the server makes the tag (``POST .../tags``)."""
+        self.call("catalog_create_tag", warehouse=str(warehouse), db=db, table=table, tag=tag,
+                  snapshot_id=snapshot_id, time_retained=time_retained)
+
+    def catalog_list_tags(self, warehouse: str, db: str, table: str) -> list[str]:
+        return list(self.call("catalog_list_tags", warehouse=str(warehouse), db=db, table=table))
+
+    def catalog_delete_tag(self, warehouse: str, db: str, table: str, tag: str) -> None:
+        self.call("catalog_delete_tag", warehouse=str(warehouse), db=db, table=table, tag=tag)
+
+    def drop_table(self, warehouse: str, db: str, table: str) -> None:
+        self.call("drop_table", warehouse=str(warehouse), db=db, table=table)
+
+    def latest_snapshot(self, warehouse: str, db: str, table: str) -> dict[str, Any] | None:
+        """``{"id", "uuid", "commit_kind"}`` of the latest snapshot as pypaimon sees it."""
+        res = self.call("latest_snapshot", warehouse=str(warehouse), db=db, table=table)
+        return None if res is None else dict(res)

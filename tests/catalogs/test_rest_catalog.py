@@ -1,0 +1,193 @@
+"""``metastore=rest``: the catalog through the server (databases, tables, create/alter/drop/rename),
+reading commands through it, and every command that would change a table refused by name with
+nothing written behind the server's back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from paimon_cli.app import app
+from paimon_cli.core.api import Warehouse
+from paimon_cli.core.catalog import load_catalog, resolve_catalog_options
+from paimon_cli.core.catalog.rest import RestCatalog
+from paimon_cli.core.data.types import parse_columns
+from paimon_cli.core.errors import AlreadyExists, NotFound, NotYetSupported, PermissionDenied
+from paimon_cli.core.schema.schema_change import AddColumn, SetOption
+from paimon_cli.core.schema.table_schema import Schema
+from tests.catalogs.rest_server import RestCatalogServer, iter_files
+from tests.interop.pypaimon_peer import PyPaimon
+
+
+@pytest.fixture
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    for var in ("PAIMON_CATALOG", "PAIMON_CATALOG_OPTIONS", "PAIMON_WAREHOUSE", "PAIMON_OUTPUT",
+                "PAIMON_FS_OPTIONS", "PAIMON_DEBUG"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    with RestCatalogServer(tmp_path / "root") as s:
+        yield s
+
+
+def catalog_of(server: RestCatalogServer, **extra: str) -> RestCatalog:
+    cat = load_catalog(resolve_catalog_options(options=server.client_options(**extra)))
+    assert isinstance(cat, RestCatalog)
+    return cat
+
+
+def cli(server: RestCatalogServer, *args: str, code: int = 0, **extra: str) -> Any:
+    opts = [x for k, v in server.client_options(**extra).items() for x in ("--catalog-option", f"{k}={v}")]
+    res = CliRunner().invoke(app, [*args, *opts])
+    assert res.exit_code == code, f"{args}: exit {res.exit_code}\n{res.stdout}\n{res.stderr}"
+    return res
+
+
+def schema(text: str, **kw: Any) -> Schema:
+    return Schema.of(parse_columns(text), **kw)
+
+
+def seed(server: RestCatalogServer) -> None:
+    """db.t with two commits, created through the server; the data written through the files
+    (test set-up: paimon-cli does not commit through a REST catalog yet)."""
+    catalog_of(server).create_table("db.t", schema("id BIGINT NOT NULL, dt STRING, v STRING",
+                                                   partition_keys=["dt"], primary_keys=["id", "dt"],
+                                                   options={"bucket": "1"}))
+    t = Warehouse(str(server.root)).table("db.t")
+    t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "dt": ["a", "b"], "v": ["x", "y"]}), expire=False)
+    t.write(pa.table({"id": pa.array([1], pa.int64()), "dt": ["a"], "v": ["z"]}), expire=False)
+
+
+def test_catalog_operations_go_through_the_server(server: RestCatalogServer) -> None:
+    cat = catalog_of(server)
+    table = cat.create_table("db.t", schema("id BIGINT NOT NULL, v STRING", primary_keys=["id"],
+                                            options={"bucket": "2"}))
+    assert [c.operation for c in server.calls if c.method != "GET"] == ["createDatabase", "createTable"]
+    assert table.path == f"{server.root}/db.db/t" and table.schema.primary_keys == ["id"]
+    assert cat.list_databases() == ["db"] and cat.list_tables("db") == ["t"]
+    with pytest.raises(AlreadyExists):
+        cat.create_table("db.t", schema("id INT"))
+    new = cat.alter_table("db.t", [SetOption("snapshot.num-retained.max", "50"), AddColumn("w", parse_columns("w INT")[0][1])])
+    assert new.id == 1 and new.options["snapshot.num-retained.max"] == "50" and new.field_names == ["id", "v", "w"]
+    assert server.calls_of("alterTable")[0].body["changes"][0] == {
+        "action": "setOption", "key": "snapshot.num-retained.max", "value": "50"}
+    cat.rename_table("db.t", "db.u")
+    assert cat.list_tables("db") == ["u"] and server.calls_of("renameTable")
+    with pytest.raises(NotFound, match="table db.t does not exist in catalog"):
+        cat.get_table("db.t")
+    assert cat.drop_table("db.u") == f"file://{server.root}/db.db/u"
+    assert not (server.root / "db.db" / "u").exists()
+    cat.drop_database("db")
+    assert cat.list_databases() == []
+
+
+def test_a_bad_schema_is_refused_before_any_request(server: RestCatalogServer) -> None:
+    cat = catalog_of(server)
+    with pytest.raises(Exception, match="primary key"):
+        cat.create_table("db.t", schema("id INT", primary_keys=["nope"]))
+    assert [c.operation for c in server.calls] == []
+
+
+def test_reading_commands_through_the_server(server: RestCatalogServer) -> None:
+    seed(server)
+    listed = json.loads(cli(server, "list", "-o", "json").stdout)
+    assert [r.get("database", r.get("name")) for r in listed] == ["db"]
+    assert [r["table"] for r in json.loads(cli(server, "list", "db", "-o", "json").stdout)] == ["t"]
+    rows = [json.loads(line) for line in cli(server, "read", "db.t", "-o", "jsonl").stdout.splitlines()]
+    assert sorted((r["id"], r["dt"], r["v"]) for r in rows) == [(1, "a", "z"), (2, "b", "y")]
+    snaps = json.loads(cli(server, "inspect", "snapshots", "db.t", "-o", "json").stdout)
+    assert [s["snapshot_id"] for s in snaps] == [1, 2]
+    assert server.calls_of("getTable")
+
+
+def test_changing_commands_are_refused_and_nothing_is_written(server: RestCatalogServer, tmp_path: Path) -> None:
+    seed(server)
+    before = dict(iter_files(server.root))
+    data = tmp_path / "in.csv"
+    data.write_text("id,dt,v\n5,c,q\n")
+    for args in (["write", "db.t", str(data)], ["compact", "db.t"], ["expire", "db.t", "--retain-max", "1"],
+                 ["rollback", "db.t", "--snapshot", "1"], ["tag", "create", "db.t", "t1"],
+                 ["remove-orphan-files", "db.t"], ["branch", "create", "db.t", "b1"]):
+        res = cli(server, *args, code=1)
+        assert "REST catalog" in res.stderr and "nothing was changed" in res.stderr, (args, res.stderr)
+    assert dict(iter_files(server.root)) == before
+    assert not server.calls_of("commitTable")
+
+
+def test_permission_errors_exit_9(server: RestCatalogServer) -> None:
+    res = cli(server, "list", code=9, token="wrong")
+    assert res.stderr.startswith("error: catalog rest: load the config") and "not authorized" in res.stderr
+    seed(server)
+    server.forbidden_tables.add("db.t")
+    res = cli(server, "read", "db.t", code=9)
+    assert "forbidden" in res.stderr
+
+
+def test_dlf_signing_is_refused_by_name(server: RestCatalogServer) -> None:
+    res = cli(server, "list", code=1, **{"token.provider": "dlf"})
+    assert "token.provider=dlf" in res.stderr and not server.calls
+
+
+def test_unavailable_server_exits_8(server: RestCatalogServer) -> None:
+    server.inject("getConfig", 503, times=None)
+    res = CliRunner().invoke(app, ["list", *[x for k, v in server.client_options().items()
+                                             for x in ("--catalog-option", f"{k}={v}")]])
+    assert res.exit_code == 8 and "HTTP 503" in res.stderr
+
+
+def test_not_a_paimon_table_is_named(server: RestCatalogServer) -> None:
+    cat = catalog_of(server)
+    with pytest.raises(NotYetSupported, match="type=format-table"):
+        cat.create_table("db.f", schema("id INT", options={"type": "format-table", "file.format": "csv"}))
+    assert not server.calls_of("createTable")
+    cat.create_database("db")  # another engine's format table
+    cat.api.create_table("db", "f", {"fields": [{"id": 0, "name": "id", "type": "INT"}], "partitionKeys": [],
+                                     "primaryKeys": [], "options": {"type": "format-table", "file.format": "csv"}})
+    entries = cat.list_table_entries("db")
+    assert [(e.name, e.kind) for e in entries] == [("f", "format-table")]
+    with pytest.raises(NotYetSupported, match="format-table"):
+        cat.get_table("db.f")
+
+
+@pytest.mark.pypaimon
+def test_pypaimon_written_table_reads_the_same_through_our_rest_catalog(server: RestCatalogServer,
+                                                                          pypaimon: PyPaimon) -> None:
+    rest = pypaimon.with_catalog(server.client_options())
+    wh = server.warehouse
+    rest.create_table(wh, "db", "p", [("id", "int64"), ("dt", "string"), ("v", "string")],
+                      primary_keys=["id", "dt"], partition_keys=["dt"], options={"bucket": "2"})
+    rest.write(wh, "db", "p", [{"id": i, "dt": "ab"[i % 2], "v": f"v{i}"} for i in range(20)])
+    rest.write(wh, "db", "p", [{"id": i, "dt": "ab"[i % 2], "v": f"w{i}"} for i in range(0, 20, 3)])
+    expected = sorted((r["id"], r["dt"], r["v"]) for r in rest.read(wh, "db", "p"))
+    rows = [json.loads(line) for line in cli(server, "read", "db.p", "-o", "jsonl").stdout.splitlines()]
+    assert sorted((r["id"], r["dt"], r["v"]) for r in rows) == expected
+    with pytest.raises(PermissionDenied):
+        catalog_of(server, token="wrong").list_databases()
+
+
+@pytest.mark.s3
+def test_a_table_on_s3_is_read_with_its_data_token(tmp_path: Path, s3_server: Any, monkeypatch: pytest.MonkeyPatch
+                                                   ) -> None:
+    """The client is given no storage options at all: the endpoint and keys come from the
+    table's data token."""
+    monkeypatch.delenv("PAIMON_FS_OPTIONS", raising=False)
+    wh = s3_server.fresh_warehouse("rest")
+    fs = load_catalog(resolve_catalog_options(warehouse=wh), s3_server.storage_options)
+    fs.create_table("db.t", schema("id BIGINT NOT NULL, v STRING", primary_keys=["id"], options={"bucket": "1"}))
+    Warehouse(wh, fs_options=s3_server.storage_options).table("db.t").write(
+        pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["x", "y"]}), expire=False)
+    token = {"fs.s3.accessKeyId": "testing", "fs.s3.accessKeySecret": "testing",
+             "fs.s3.endpoint": s3_server.endpoint, "fs.s3.region": s3_server.region}
+    with RestCatalogServer(tmp_path / "root", data_token=True, storage_options=s3_server.storage_options,
+                           token_options=lambda t: token) as server:
+        cat = catalog_of(server)
+        cat.create_database("db")
+        cat.api.register_table("db", "t", f"{wh}/db.db/t")
+        assert cat.list_table_entries("db")[0].location == f"{wh}/db.db/t"
+        rows = [json.loads(line) for line in cli(server, "read", "db.t", "-o", "jsonl").stdout.splitlines()]
+        assert sorted((r["id"], r["v"]) for r in rows) == [(1, "x"), (2, "y")]
+        assert [t for t, _ in server.tokens_issued] == ["db.t"]
