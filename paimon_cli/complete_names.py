@@ -3,8 +3,9 @@ option whose values are a fixed list.
 
 The committed scripts (``completions/``) call the app back with ``_PAIMON_CLI_COMPLETE`` set;
 :func:`attach` then gives the click parameters their completers, by parameter name, in this
-one place (the commands stay as they are). Names come from the warehouse typed before the
-cursor (``-w``), else ``$PAIMON_WAREHOUSE``, else ``./warehouse``. A completer never raises
+one place (the commands stay as they are). Names come from the catalog typed before the
+cursor (``-w``, ``--catalog``, ``--catalog-option``), else ``$PAIMON_WAREHOUSE``, else
+``./warehouse``; ``--catalog`` completes the catalogs file's names. A completer never raises
 and never prints: a missing or unreachable warehouse completes nothing, and a listing that
 takes longer than :data:`BUDGET_SECONDS` is abandoned.
 """
@@ -40,6 +41,8 @@ def _completer(command: str, param: Any) -> Callable[[Any, Any, str], list[str]]
         return _guarded(_branches)
     if name == "tag" and command != "tag":
         return _guarded(_tags)
+    if name == "catalog":
+        return _guarded(_catalog_names)
     metavar = getattr(param, "metavar", None) or ""
     if _CHOICES.match(metavar):
         values = metavar.split("|")
@@ -101,6 +104,13 @@ def _catalog(params: dict[str, Any]) -> Any:
     warehouse = params.get("warehouse") or os.environ.get("PAIMON_WAREHOUSE")
     return Warehouse(warehouse, params.get("fs_option"), catalog=params.get("catalog"),
                      catalog_options=params.get("catalog_option")).catalog
+
+
+def _catalog_names(ctx: Any, incomplete: str) -> list[str]:
+    """The catalogs of the catalogs file (``--catalog NAME``)."""
+    from .core.catalog.config import load_catalogs_file
+
+    return sorted(n for n in load_catalogs_file() if n.startswith(incomplete))
 
 
 def _tables(ctx: Any, incomplete: str) -> list[str]:

@@ -110,3 +110,14 @@ def test_bash_offers_no_existing_name_to_create(demo_template: Path) -> None:
     assert _bash_complete("paimon-cli tag create demo.orders ", env) == []
     assert _bash_complete("paimon-cli branch create demo.orders ", env) == []
     assert _bash_complete("paimon-cli tag rename demo.orders ", env) == ["t1"]
+
+
+def test_bash_completes_catalog_names_and_tables_through_a_named_catalog(demo_template: Path, tmp_path: Path) -> None:
+    cats = tmp_path / "catalogs.toml"
+    cats.write_text(f'[catalogs.demo]\nwarehouse = "{demo_template}"\n[catalogs.prod]\nmetastore = "filesystem"\n'
+                    f'warehouse = "{tmp_path / "none"}"\n')
+    env = {"PAIMON_CLI_CATALOGS": str(cats)}
+    assert _bash_complete("paimon-cli list --catalog ", env) == ["demo", "prod"]
+    assert _bash_complete("paimon-cli list --catalog d", env) == ["demo"]
+    assert _bash_complete("paimon-cli read --catalog demo demo.o", env) == ["demo.orders"]
+    assert _bash_complete(f"paimon-cli read --catalog-option warehouse={demo_template} demo.e", env) == ["demo.events"]
