@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.catalog.hive_metastore import (
     EXTERNAL_TABLE,
     MANAGED_TABLE,
@@ -23,7 +24,6 @@ from paimon_cli.core.catalog.hive_metastore import (
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.schema.schema_change import AddColumn, RemoveOption, SetOption
 from paimon_cli.core.schema.table_schema import Schema
-from paimon_cli.core.table.catalog import FileSystemCatalog
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec
