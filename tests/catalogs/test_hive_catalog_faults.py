@@ -1,0 +1,102 @@
+"""Commands of the real CLI through a real Hive Metastore 2.3.9 when things go wrong in the
+middle: a command killed (SIGKILL) while it holds the table's lock, and the metastore stopped
+while commands are half-way. Each command is frozen at an exact moment by
+``cli_stopped_at`` (SIGSTOP), so nothing here depends on timing; Java Paimon 0.9's
+HiveCatalog reads every table afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.java_harness import JavaPaimon
+
+from .cli_stopped_at import spawn, wait_stopped
+from .conftest import hive_spec
+from .hive_metastore_server import HiveMetastoreServer
+from .hms_helpers import client, fresh_db
+from .soak import run_cli
+
+COLUMNS = [("id", "INT NOT NULL"), ("v", "STRING"), ("dt", "STRING NOT NULL")]
+LOCK = {"lock.enabled": "true", "lock-check-max-sleep": "500 ms"}
+
+
+def cat_args(server: HiveMetastoreServer, wh: Path, **extra: str) -> list[str]:
+    out = ["--catalog-option", "metastore=hive", "--catalog-option", f"uri={server.uri}",
+           "--catalog-option", f"warehouse={wh.as_uri()}"]
+    for k, v in {**LOCK, **extra}.items():
+        out += ["--catalog-option", f"{k}={v}"]
+    return out
+
+
+def cli(*args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
+    res = run_cli(list(args))
+    assert res.returncode == expect, f"{args}: exit {res.returncode}\n{res.stdout}\n{res.stderr}"
+    return res
+
+
+def snapshot_ids(table_dir: Path) -> list[int]:
+    return sorted(int(p.name.split("-")[1]) for p in (table_dir / "snapshot").glob("snapshot-*"))
+
+
+def java_rows(java: JavaPaimon, spec: str, db: str, table: str) -> list[dict[str, Any]]:
+    return sorted(java.read(spec, db, table, row_kind=False), key=lambda r: (r["dt"], r["id"]))
+
+
+def rows(*spec: tuple[int, str]) -> list[dict[str, Any]]:
+    return [{"id": i, "v": f"v{i}", "dt": d} for i, d in spec]
+
+
+def csv_of(path: Path, data: list[dict[str, Any]]) -> str:
+    path.write_text("id,v,dt\n" + "".join(f"{r['id']},{r['v']},{r['dt']}\n" for r in data))
+    return str(path)
+
+
+# ------------------------------------------------------------------------------ killed holder
+
+
+def test_a_killed_commands_lock_is_taken_over_after_it_expires(
+        hive_metastore: HiveMetastoreServer, java_hive: JavaPaimon, tmp_path: Path) -> None:
+    """``write`` is SIGKILLed while the metastore holds the table's lock for it (frozen right
+    after acquiring, so no heartbeat and no unlock follow). The lock stays: a command with a
+    short ``lock-acquire-timeout`` gives up naming it (exit 5). The next ``write`` waits until
+    the metastore's house-keeping expires the dead lock (``hive.txn.timeout``, 20 s in the
+    fixture), then commits; the killed write left nothing in the table."""
+    server, wh, db = hive_metastore, tmp_path / "wh", fresh_db("kill")
+    spec = hive_spec(server, wh, **LOCK)
+    java_hive.create_table(spec, db, "t", COLUMNS, ["id", "dt"], ["dt"], {"bucket": "1"})
+    java_hive.write(spec, db, "t", rows((1, "a")))
+    table_dir = wh / f"{db}.db" / "t"
+    c = cat_args(server, wh)
+
+    proc = spawn("locked", ["write", f"{db}.t", csv_of(tmp_path / "lost.csv", rows((2, "a"))), *c])
+    wait_stopped(proc)
+    with client(server) as hms:
+        held = hms.show_locks(db, "t")
+    assert [(x.state, x.type) for x in held] == [("ACQUIRED", "EXCLUSIVE")]
+    killed_at = time.monotonic()
+    os.kill(proc.pid, signal.SIGKILL)
+    assert proc.wait(30) == -signal.SIGKILL
+    with client(server) as hms:
+        assert [x.lock_id for x in hms.show_locks(db, "t")] == [held[0].lock_id]  # nobody released it
+
+    data = csv_of(tmp_path / "next.csv", rows((3, "a")))
+    res = cli("write", f"{db}.t", data, *c, "--catalog-option", "lock-acquire-timeout=2 s", expect=5)
+    assert f"held by lock {held[0].lock_id} of " in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+    start = time.monotonic()
+    cli("write", f"{db}.t", data, *c, "--catalog-option", "lock-acquire-timeout=2 min")
+    assert time.monotonic() - killed_at >= server.txn_timeout_s - 2, "committed before the dead lock expired"
+    assert time.monotonic() - start < server.txn_timeout_s + 30
+    assert snapshot_ids(table_dir) == [1, 2]
+    assert java_rows(java_hive, spec, db, "t") == rows((1, "a"), (3, "a"))
+    with client(server) as hms:
+        assert hms.show_locks(db, "t") == []
