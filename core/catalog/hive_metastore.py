@@ -469,8 +469,10 @@ class HiveMetastoreClient:
 
     ``uris``: one or more ``thrift://host:port`` separated by commas, tried in order (Java
     shuffles them). ``connect_timeout_s`` bounds each connect, ``timeout_s`` every call.
-    Reads are retried once on a fresh connection; changes never are (a lost answer is
-    :class:`OutcomeUnknown`).
+    Reads and idempotent changes (unlock, heartbeat, adding or dropping partitions) are retried
+    once on a fresh connection; other changes never are (a lost answer is
+    :class:`OutcomeUnknown`), and go out only on a connection the metastore has not closed, so
+    a metastore that stopped between two calls is unreachable (exit 8), not an unknown outcome.
     """
 
     def __init__(self, uris: str, *, connect_timeout_s: float = 10.0, timeout_s: float = 60.0) -> None:
@@ -491,6 +493,8 @@ class HiveMetastoreClient:
         from thrift.protocol import TBinaryProtocol
         from thrift.transport import TSocket, TTransport
 
+        # thrift logs each failed connect on its own at ERROR; the error raised below says it once
+        logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
         problems = []
         for host, port in self.hosts:
             sock = TSocket.TSocket(host, port)
@@ -532,6 +536,10 @@ class HiveMetastoreClient:
 
         attempts = 2 if idempotent or not mutating else 1
         for attempt in range(attempts):
+            if mutating and not idempotent and self._transport is not None and not self._transport.isOpen():
+                # the metastore closed our idle connection (it stopped or restarted): a change
+                # sent on it would be lost without a word, so reconnect first (nothing sent yet)
+                self.close()
             client = self._open()  # raises PaimonError when no host answers: nothing was sent
             try:
                 return fn(client)
@@ -640,13 +648,15 @@ class HiveMetastoreClient:
             return
         req = ttypes.AddPartitionsRequest(dbName=database, tblName=name, parts=list(partitions),
                                           ifNotExists=True, needResult=False)
-        self._call(f"add partitions to {database}.{name}", lambda c: c.add_partitions_req(req), mutating=True)
+        self._call(f"add partitions to {database}.{name}", lambda c: c.add_partitions_req(req), mutating=True,
+                   idempotent=True)  # ifNotExists: a second try skips what the first added
 
     def drop_partition(self, database: str, name: str, values: Sequence[str]) -> bool:
         """Drop one partition's entry (never its files); False when it was not there."""
         try:
             self._call(f"drop partition {list(values)} of {database}.{name}",
-                       lambda c: c.drop_partition(database, name, list(values), False), mutating=True)
+                       lambda c: c.drop_partition(database, name, list(values), False), mutating=True,
+                       idempotent=True)  # a second try finds it gone
         except NotFound:
             return False
         return True

@@ -100,3 +100,95 @@ def test_a_killed_commands_lock_is_taken_over_after_it_expires(
     assert java_rows(java_hive, spec, db, "t") == rows((1, "a"), (3, "a"))
     with client(server) as hms:
         assert hms.show_locks(db, "t") == []
+
+
+# ------------------------------------------------------------------------------ metastore down
+
+
+@dataclass
+class Halfway:
+    """A command frozen at ``point`` (before that metastore call) until the metastore is down."""
+
+    name: str
+    point: str
+    args: list[str]
+    proc: subprocess.Popen[str] | None = None
+    code: int | None = None
+    stderr: str = ""
+    before: dict[str, Any] = field(default_factory=dict)
+
+
+def _partitions(server: HiveMetastoreServer, db: str, table: str) -> list[list[str]]:
+    with client(server) as hms:
+        return sorted(p.values for p in hms.list_partitions(db, table))
+
+
+def test_metastore_stopped_in_the_middle_of_commands(
+        running_metastore: HiveMetastoreServer, java_hive: JavaPaimon, tmp_path: Path) -> None:
+    """Seven commands, each frozen right before the metastore call that matters, the metastore
+    stopped, the commands let go: each exits 8 with one line, and once the metastore is back
+    every table is as it was -- except ``alter``, whose new schema was committed to the files
+    before the metastore was to be told (the files are the truth: Java reads the new column;
+    the metastore's copy of the columns is stale) -- and no lock is left behind. ``write``
+    registered its new partition before it went for the lock; ``repair`` drops it."""
+    server, wh, db = running_metastore, tmp_path / "wh", fresh_db("down")
+    spec = hive_spec(server, wh, **LOCK)
+    part = {"bucket": "1", "metastore.partitioned-table": "true"}
+    for t in ("w", "cp", "pe", "al", "dr", "rn"):
+        java_hive.create_table(spec, db, t, COLUMNS, ["id", "dt"], ["dt"], part)
+        java_hive.write(spec, db, t, rows((1, "2024-01-01")))
+    java_hive.write(spec, db, "cp", rows((2, "2024-01-01")))
+    java_hive.write(spec, db, "pe", rows((3, "2020-01-01")))
+    c = cat_args(server, wh)
+    cases = [
+        Halfway("write", "call:lock", ["write", f"{db}.w", csv_of(tmp_path / "w.csv", rows((9, "2024-01-03")))]),
+        Halfway("compact", "call:lock", ["compact", f"{db}.cp", "--full"]),
+        Halfway("expire-partitions", "call:drop partition",
+                ["expire-partitions", f"{db}.pe", "--expiration-time", "1d", "--yes"]),
+        Halfway("create", "call:create table", ["create", f"{db}.nt", "--schema", "id INT"]),
+        Halfway("alter", "call:alter table", ["alter", f"{db}.al", "--add-column", "note STRING"]),
+        Halfway("drop", "call:drop table", ["drop", f"{db}.dr", "--yes"]),
+        Halfway("rename", "call:alter table", ["rename", f"{db}.rn", f"{db}.rn2"]),
+    ]
+    tables = {"write": "w", "compact": "cp", "expire-partitions": "pe", "alter": "al", "drop": "dr", "rename": "rn"}
+    for case in cases:
+        if case.name in tables:
+            t = tables[case.name]
+            case.before = {"snapshots": snapshot_ids(wh / f"{db}.db" / t), "rows": java_rows(java_hive, spec, db, t),
+                           "partitions": _partitions(server, db, t)}
+    for case in cases:  # one after another: they share the test JVM's two cores
+        case.proc = spawn(case.point, [*case.args, *c])
+        wait_stopped(case.proc)
+    server.stop()
+    for case in cases:
+        assert case.proc is not None
+        os.kill(case.proc.pid, signal.SIGCONT)
+    for case in cases:
+        assert case.proc is not None
+        _, case.stderr = case.proc.communicate(timeout=120)
+        case.code = case.proc.returncode
+    server.start()
+
+    wrong = [f"{case.name}: exit {case.code}: {case.stderr.strip()}" for case in cases
+             if case.code != 8 or len(case.stderr.strip().splitlines()) != 1
+             or not case.stderr.startswith("error: ") or "Hive Metastore" not in case.stderr]
+    assert not wrong, "\n".join(wrong)
+
+    by_name = {case.name: case for case in cases}
+    for name in ("write", "compact", "expire-partitions", "drop", "rename"):
+        t, before = tables[name], by_name[name].before
+        assert snapshot_ids(wh / f"{db}.db" / t) == before["snapshots"], name
+        assert java_rows(java_hive, spec, db, t) == before["rows"], name
+    assert _partitions(server, db, "pe") == by_name["expire-partitions"].before["partitions"]
+    assert _partitions(server, db, "w") == [["2024-01-01"], ["2024-01-03"]]
+    cli("repair", f"{db}.w", *c)
+    assert _partitions(server, db, "w") == [["2024-01-01"]]
+    # create: neither a metastore entry nor files
+    assert sorted(java_hive.list_tables(spec, db)) == ["al", "cp", "dr", "pe", "rn", "w"]
+    assert not (wh / f"{db}.db" / "nt").exists()
+    # alter: the schema committed, the metastore not told
+    assert [r.get("note") for r in java_rows(java_hive, spec, db, "al")] == [None]
+    with client(server) as hms:
+        assert "note" not in [col.name for col in hms.get_table(db, "al").sd.cols]
+        for t in ("w", "cp", "pe", "al", "dr", "rn"):
+            assert hms.show_locks(db, t) == [], t
