@@ -105,3 +105,100 @@ def test_a_killed_commands_lock_row_is_taken_over_after_it_expires(
     assert java_rows(java_paimon, opts, "db", "t") == rows((1, "a"), (3, "a"))
     with JdbcCatalogStore.from_options(opts) as store:
         assert store.lock_holders() == []
+
+
+# ------------------------------------------------------------------------------ catalog database down
+
+
+@contextmanager
+def catalog_database_down(backend: str, uri: str, request: pytest.FixtureRequest) -> Iterator[None]:
+    """PostgreSQL: the server stopped (every connection cut, none accepted) and started again.
+    SQLite: another process holds the file's exclusive lock, as long as the block runs."""
+    if backend == "postgres":
+        server = request.getfixturevalue("postgres_server")
+        server.stop()
+        try:
+            yield
+        finally:
+            server.start()
+        return
+    import sqlite3
+
+    holder = sqlite3.connect(uri[len("jdbc:sqlite:"):], isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_catalog_database_gone_in_the_middle_of_commands(
+        java_paimon: JavaPaimon, jdbc_backend: tuple[str, str], jdbc_options: Callable[..., dict[str, str]],
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Seven commands, each frozen right before the catalog statement that matters, the catalog
+    database made unavailable, the commands let go. PostgreSQL stopped: each exits 8 in one
+    line. SQLite locked by another process: the statements exit 8 naming the lock; the commits
+    (write, compact, expire-partitions), which cannot take their lock row, give up after
+    ``lock-acquire-timeout`` with exit 5 and nothing written. Afterwards every table is as it
+    was -- except ``alter``, whose schema committed before the catalog was to be told -- no
+    lock row is left and Java reads every table."""
+    backend, uri = jdbc_backend
+    extra = {"lock.enabled": "true", "lock-acquire-timeout": "3 s", "lock-check-max-sleep": "300 ms"}
+    if backend == "sqlite":
+        extra["jdbc.busy_timeout"] = "500"
+    opts = jdbc_options(extra)
+    c = cat_args(opts)
+    wh = Path(opts["warehouse"])
+    for t in ("w", "cp", "pe", "al", "dr", "rn"):
+        cli("create", f"db.{t}", "--schema", "id INT NOT NULL, v STRING, dt STRING NOT NULL", "--primary-key",
+            "id,dt", "--partition-by", "dt", "--option", "bucket=1", *c)
+        cli("write", f"db.{t}", csv_of(tmp_path / f"{t}.csv", rows((1, "2020-01-01"), (2, "2999-01-01"))), *c)
+    cli("write", "db.cp", csv_of(tmp_path / "cp2.csv", rows((1, "2020-01-01"))), *c)
+    cases = {
+        "write": ("call:acquire lock", ["write", "db.w", csv_of(tmp_path / "w9.csv", rows((9, "2024-01-03")))]),
+        "compact": ("call:acquire lock", ["compact", "db.cp", "--full"]),
+        "expire-partitions": ("call:acquire lock", ["expire-partitions", "db.pe", "--expiration-time", "1d",
+                                                    "--yes"]),
+        "create": ("call:register a table", ["create", "db.nt", "--schema", "id INT"]),
+        "alter": ("call:write table properties", ["alter", "db.al", "--add-column", "note STRING"]),
+        "drop": ("call:drop a table", ["drop", "db.dr", "--yes"]),
+        "rename": ("call:rename a table", ["rename", "db.rn", "db.rn2"]),
+    }
+    tables = {"write": "w", "compact": "cp", "expire-partitions": "pe", "alter": "al", "drop": "dr", "rename": "rn"}
+    before = {name: (snapshot_ids(wh / "db.db" / t), java_rows(java_paimon, opts, "db", t))
+              for name, t in tables.items()}
+    procs = {}
+    for name, (point, args) in cases.items():
+        procs[name] = spawn(point, [*args, *c])
+        wait_stopped(procs[name])
+    outcomes = {}
+    with catalog_database_down(backend, uri, request):
+        for proc in procs.values():
+            os.kill(proc.pid, signal.SIGCONT)
+        for name, proc in procs.items():
+            _, err = proc.communicate(timeout=120)
+            outcomes[name] = (proc.returncode, err.strip())
+
+    commits = ("write", "compact", "expire-partitions")
+    wrong = []
+    for name, (code, err) in outcomes.items():
+        if backend == "sqlite" and name in commits:
+            expected, text = 5, "the catalog database stayed busy (database is locked)"
+        elif backend == "sqlite":
+            expected, text = 8, "failed: database is locked (another connection holds the SQLite file"
+        else:
+            expected, text = 8, "connection lost"
+        if code != expected or len(err.splitlines()) != 1 or not err.startswith("error: ") or text not in err:
+            wrong.append(f"{name}: exit {code} (expected {expected}, {text!r}): {err}")
+    assert not wrong, "\n".join(wrong)
+
+    for name, t in tables.items():
+        if name != "alter":
+            assert (snapshot_ids(wh / "db.db" / t), java_rows(java_paimon, opts, "db", t)) == before[name], name
+    assert [r.get("note") for r in java_rows(java_paimon, opts, "db", "al")] == [None, None]
+    with java_catalog(java_paimon, opts) as spec:
+        assert java_paimon.jdbc_list_tables(spec, "db") == ["al", "cp", "dr", "pe", "rn", "w"]
+    assert not (wh / "db.db" / "nt").exists() and not (wh / "db.db" / "rn2").exists()
+    with JdbcCatalogStore.from_options(opts) as store:
+        assert store.lock_holders() == []
