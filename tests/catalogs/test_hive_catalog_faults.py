@@ -6,7 +6,6 @@ HiveCatalog reads every table afterwards."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
