@@ -7,7 +7,7 @@ verbs (:class:`TableVerbs`), so each action does exactly what its command does.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -76,10 +76,12 @@ class TableVerbs:
         raise AssertionError(f"no verb for {a}")
 
 
-def _assess(table: FileStoreTable, scan_orphans: bool) -> TableHealth:
+def _assessor(warehouse: Warehouse) -> Callable[[FileStoreTable, bool], TableHealth]:
+    """``health`` of one table, its fix commands naming the run's catalog."""
     from ..maintain.health import assess_table
 
-    return assess_table(table, scan_orphans=scan_orphans)
+    where = warehouse.catalog.options.cli_args()
+    return lambda table, scan_orphans: assess_table(table, scan_orphans=scan_orphans, catalog_args=where)
 
 
 def read_policy(warehouse: Warehouse, path: str | None) -> Policy:
@@ -109,7 +111,7 @@ def maintain(warehouse: Warehouse, selectors: Sequence[str] = (), *, policy: str
     names = [i.full_name for i in select_tables(warehouse.catalog, selectors)]
     verbs = TableVerbs(warehouse, parsed, engine.lower(), spark_master, spark_conf)
     try:
-        run = run_maintain(names, lambda i: warehouse.table(i).open(), _assess, verbs, parsed, options)
+        run = run_maintain(names, lambda i: warehouse.table(i).open(), _assessor(warehouse), verbs, parsed, options)
     except RunInterrupted as e:
         raise MaintainInterrupted(e.signum, MaintainReport(e.run)) from e
     return MaintainReport(run)

@@ -36,6 +36,7 @@ import logging
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -469,8 +470,10 @@ class HiveMetastoreClient:
 
     ``uris``: one or more ``thrift://host:port`` separated by commas, tried in order (Java
     shuffles them). ``connect_timeout_s`` bounds each connect, ``timeout_s`` every call.
-    Reads are retried once on a fresh connection; changes never are (a lost answer is
-    :class:`OutcomeUnknown`).
+    Reads and idempotent changes (unlock, heartbeat, adding or dropping partitions) are retried
+    once on a fresh connection; other changes never are (a lost answer is
+    :class:`OutcomeUnknown`), and go out only on a connection the metastore has not closed, so
+    a metastore that stopped between two calls is unreachable (exit 8), not an unknown outcome.
     """
 
     def __init__(self, uris: str, *, connect_timeout_s: float = 10.0, timeout_s: float = 60.0) -> None:
@@ -491,6 +494,8 @@ class HiveMetastoreClient:
         from thrift.protocol import TBinaryProtocol
         from thrift.transport import TSocket, TTransport
 
+        # thrift logs each failed connect on its own at ERROR; the error raised below says it once
+        logging.getLogger("thrift.transport.TSocket").setLevel(logging.CRITICAL)
         problems = []
         for host, port in self.hosts:
             sock = TSocket.TSocket(host, port)
@@ -532,6 +537,10 @@ class HiveMetastoreClient:
 
         attempts = 2 if idempotent or not mutating else 1
         for attempt in range(attempts):
+            if mutating and not idempotent and self._transport is not None and not self._transport.isOpen():
+                # the metastore closed our idle connection (it stopped or restarted): a change
+                # sent on it would be lost without a word, so reconnect first (nothing sent yet)
+                self.close()
             client = self._open()  # raises PaimonError when no host answers: nothing was sent
             try:
                 return fn(client)
@@ -640,13 +649,15 @@ class HiveMetastoreClient:
             return
         req = ttypes.AddPartitionsRequest(dbName=database, tblName=name, parts=list(partitions),
                                           ifNotExists=True, needResult=False)
-        self._call(f"add partitions to {database}.{name}", lambda c: c.add_partitions_req(req), mutating=True)
+        self._call(f"add partitions to {database}.{name}", lambda c: c.add_partitions_req(req), mutating=True,
+                   idempotent=True)  # ifNotExists: a second try skips what the first added
 
     def drop_partition(self, database: str, name: str, values: Sequence[str]) -> bool:
         """Drop one partition's entry (never its files); False when it was not there."""
         try:
             self._call(f"drop partition {list(values)} of {database}.{name}",
-                       lambda c: c.drop_partition(database, name, list(values), False), mutating=True)
+                       lambda c: c.drop_partition(database, name, list(values), False), mutating=True,
+                       idempotent=True)  # a second try finds it gone
         except NotFound:
             return False
         return True
@@ -744,6 +755,7 @@ class LockInfo:
     acquired_at_ms: int | None
     last_heartbeat_ms: int | None
     blocked_by: int | None
+    agent_info: str | None = None
 
     @staticmethod
     def of(e: Any) -> LockInfo:
@@ -754,7 +766,7 @@ class LockInfo:
             state=ttypes.LockState._VALUES_TO_NAMES.get(e.state, str(e.state)),
             type=ttypes.LockType._VALUES_TO_NAMES.get(e.type, str(e.type)),
             user=e.user, hostname=e.hostname, acquired_at_ms=e.acquiredat,
-            last_heartbeat_ms=e.lastheartbeat or None, blocked_by=e.blockedByExtId,
+            last_heartbeat_ms=e.lastheartbeat or None, blocked_by=e.blockedByExtId, agent_info=e.agentInfo,
         )
 
     def describe(self, now_ms: int | None = None) -> str:
@@ -874,9 +886,14 @@ class HiveMetastoreLock:
             type=ttypes.LockType.EXCLUSIVE, level=ttypes.LockLevel.TABLE, dbname=database, tablename=table,
             operationType=None,  # unset, as Java sends it (a 2.3 server in test mode rejects UNSET)
         )
-        request = ttypes.LockRequest(component=[component], user=self.user, hostname=self.hostname)
+        # a name only this request has: a request whose answer is lost can be found again
+        agent = f"paimon-cli {uuid.uuid4().hex}"
+        request = ttypes.LockRequest(component=[component], user=self.user, hostname=self.hostname, agentInfo=agent)
         start = self._clock()
-        resp = client.lock(request)
+        try:
+            resp = client.lock(request)
+        except OutcomeUnknown as err:
+            raise self._lost_request(database, table, agent, err) from None
         lock_id = int(resp.lockid)
         acquired = False
         try:
@@ -906,6 +923,47 @@ class HiveMetastoreLock:
             f"(lock-acquire-timeout {self.settings.acquire_timeout_s:g} s, last state {state})"
             + (f"; held by {holders}" if holders else "")
         )
+
+    def _lost_request(self, database: str, table: str, agent: str, err: OutcomeUnknown) -> CatalogUnavailable:
+        """The metastore took the lock request but its answer never came (it hung, or died after
+        reading it). Nothing was committed; what is unknown is whether the metastore holds a
+        lock for us now or grants one later (a hung metastore works off its socket when it
+        wakes up). Such a lock would block every commit to the table until Hive's house-keeping
+        expires it, which most metastores never do. So the request is looked up by its agent
+        info until the metastore answers again (for ``release_retry_s``) and released."""
+        deadline = self._clock() + self.settings.release_retry_s
+        answered_at: float | None = None
+        wait = 0.2
+        while True:
+            client = self.client_factory()
+            try:
+                mine = [x.lock_id for x in client.show_locks(database, table) if x.agent_info == agent]
+                for lock_id in mine:
+                    client.unlock(lock_id)
+                if mine:
+                    outcome = f"the lock {mine[0]} it granted late was released"
+                    break
+                answered_at = self._clock() if answered_at is None else answered_at
+                # a request still in the metastore's socket is taken up shortly after it answers
+                if self._clock() - answered_at >= 2.0:
+                    outcome = "it granted no lock"
+                    break
+            except NotFound:  # unlocked meanwhile (expired)
+                outcome = "it granted no lock"
+                break
+            except PaimonError as e:
+                if self._clock() + wait > deadline:
+                    log.warning("Hive Metastore lock request %r on %s.%s may still be granted (%s); it would block "
+                                "commits to that table until it expires or is released by id", agent, database,
+                                table, e)
+                    outcome = f"a lock it may still grant is left to its house-keeping (agent info {agent!r})"
+                    break
+            finally:
+                client.close()
+            self._sleep(wait)
+            wait = min(wait * 2, 2.0)
+        lost = str(err).removeprefix("lock: ").split("; the change may")[0]  # it was a lock request: say what
+        return CatalogUnavailable(f"could not lock {database}.{table}: {lost}; nothing was committed, {outcome}")
 
     @staticmethod
     def _holders(client: HiveMetastoreClient, database: str, table: str, own: int) -> str:

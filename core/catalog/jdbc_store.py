@@ -66,6 +66,7 @@ DEFAULT_LOCK_KEY_MAX_LENGTH = 255  # Java JdbcCatalogOptions.LOCK_KEY_MAX_LENGTH
 FIRST_LOCK_SLEEP_MS = 50  # Java JdbcCatalogLock: 50 ms, doubled before every retry
 DEFAULT_CONNECT_TIMEOUT_S = 10  # PgJDBC's connectTimeout default
 DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000
+LOCK_HELD = "held"  # _try_acquire: the lock row exists
 
 CATALOG_TABLE = "paimon_tables"
 DATABASE_PROPERTIES_TABLE = "paimon_database_properties"
@@ -250,7 +251,7 @@ def _sqlite_target(rest: str, props: Mapping[str, str]) -> _Target:
         if key in _SQLITE_IGNORED:
             continue
         if key == "busy_timeout":
-            busy_ms = _positive_int({key: value}, f"jdbc.{key}", busy_ms)
+            busy_ms = _positive_int({f"jdbc.{key}": value}, f"jdbc.{key}", busy_ms)
         elif key in _SQLITE_PRAGMAS:
             if not _SQLITE_PRAGMAS[key].fullmatch(value.strip()):
                 raise InvalidInput(f"jdbc.{key}={value!r} is not a SQLite {key}")
@@ -334,7 +335,7 @@ def _mysql_target(rest: str, props: Mapping[str, str]) -> _Target:
         if key in ("user", "password"):
             kwargs[key] = value
         elif key == "connectTimeout":  # Connector/J: milliseconds
-            kwargs["connect_timeout"] = max(1, _positive_int({key: value}, f"jdbc.{key}", 1000) // 1000)
+            kwargs["connect_timeout"] = max(1, _positive_int({f"jdbc.{key}": value}, f"jdbc.{key}", 1000) // 1000)
         elif (key, value.strip().lower()) in (("useSSL", "false"), ("sslMode", "disabled")):
             kwargs["ssl_disabled"] = True
         elif key in ("useSSL", "sslMode", "requireSSL"):
@@ -892,15 +893,20 @@ class JdbcCatalogStore:
         obj = table if branch in (None, "", "main") else f"{table}$branch_{branch}"
         return JdbcLock(self, lock_id(self.catalog_key, database, obj))
 
-    def _try_acquire(self, lock_id: str) -> bool:
-        def run(conn: _Connection) -> bool:
+    def _try_acquire(self, lock_id: str) -> str | None:
+        """None when the lock row is ours now, else why not: ``held`` (the row exists) or the
+        database's own busy error (another connection holds a lock on its tables)."""
+        def run(conn: _Connection) -> str | None:
             self._create_locks_table(conn)
             try:
                 conn.execute(_LOCK_RELEASE_EXPIRED[self.protocol], (lock_id,))
-                return conn.execute(_LOCK_ACQUIRE, (lock_id, self.settings.expire_time_seconds)) > 0
+                inserted = conn.execute(_LOCK_ACQUIRE, (lock_id, self.settings.expire_time_seconds)) > 0
+                return None if inserted else LOCK_HELD
             except _driver_errors(self.protocol) as err:
+                if conn.is_unique_violation(err):
+                    return LOCK_HELD
                 if conn.is_busy(err):
-                    return False
+                    return _first_line(err)
                 raise
 
         return self._run(f"acquire lock {lock_id}", run)
@@ -967,27 +973,28 @@ class JdbcLock:
             raise self._timeout(start)
         owner[0] = threading.get_ident()
         try:
-            acquired = self.store._try_acquire(self.lock_id)
+            busy = self.store._try_acquire(self.lock_id)
             sleep_ms = FIRST_LOCK_SLEEP_MS
-            while not acquired:
+            while busy is not None:
                 sleep_ms = min(sleep_ms * 2, settings.lock_check_max_sleep_ms)
                 time.sleep(sleep_ms / 1000.0)
-                acquired = self.store._try_acquire(self.lock_id)
+                busy = self.store._try_acquire(self.lock_id)
                 if (time.monotonic() - start) * 1000 > settings.lock_acquire_timeout_ms:
                     break
-            if not acquired:
-                raise self._timeout(start)
+            if busy is not None:
+                raise self._timeout(start, busy)
         except BaseException:
             owner[0] = None
             local.release()
             raise
 
-    def _timeout(self, start: float) -> LockNotAcquired:
+    def _timeout(self, start: float, busy: str = LOCK_HELD) -> LockNotAcquired:
         s = self.store.settings
+        why = (f"another writer holds it; a crashed writer's lock expires {s.expire_time_seconds} s after it was "
+               "taken") if busy == LOCK_HELD else f"the catalog database stayed busy ({busy})"
         return LockNotAcquired(
             f"lock {self.lock_id} in {self.store._describe()} not acquired within {time.monotonic() - start:.1f} s"
-            f" (lock-acquire-timeout {s.lock_acquire_timeout_ms} ms): another writer holds it; a crashed "
-            f"writer's lock expires {s.expire_time_seconds} s after it was taken")
+            f" (lock-acquire-timeout {s.lock_acquire_timeout_ms} ms): {why}")
 
     def release(self) -> None:
         """Delete the lock row (Java's releaseLock) and let other threads of this process in."""

@@ -170,6 +170,22 @@ class CatalogOptions:
         """``jdbc.user=x`` -> ``{"user": "x"}`` for ``prefix="jdbc."``."""
         return {k[len(prefix):]: v for k, v in self.raw.items() if k.startswith(prefix)}
 
+    def cli_args(self) -> list[str]:
+        """Arguments that select this catalog again on a command line (the fix commands ``health``
+        prints): ``--catalog NAME`` for what the catalogs file gives, ``--catalog-option k=v``
+        for every other option (secret values masked, never printed), and for the filesystem
+        catalog just ``--warehouse`` -- never a bare warehouse path for a metastore catalog,
+        whose commands would then run without its lock and partition sync."""
+        if self.metastore == "filesystem":
+            return ["--catalog", self.name] if self.name else ["--warehouse", self.warehouse or ""]
+        out = ["--catalog", self.name] if self.name else []
+        from_file = f"catalog {self.name} in "
+        for key, value in sorted(self.raw.items()):
+            if self.name and self.sources.get(key, "").startswith(from_file):
+                continue
+            out += ["--catalog-option", f"{key}={MASK if is_secret(key) else value}"]
+        return out
+
     def masked(self) -> list[tuple[str, str]]:
         """(key, value) with every secret's value masked, sorted by key."""
         return [(k, MASK if is_secret(k) else v) for k, v in sorted(self.raw.items())]

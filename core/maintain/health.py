@@ -64,12 +64,18 @@ def score_of(findings: Iterable[Finding]) -> int:
     return max(0, 100 - sum(PENALTY[f.severity] for f in fs))
 
 
-def fix_command(action: MaintenanceAction, identifier: str, warehouse: str) -> str:
-    """The command line an operator runs by hand (``paimon-cli compact db.t --full -w ...``)."""
+def fix_command(action: MaintenanceAction, identifier: str, where: str | Sequence[str]) -> str:
+    """The command line an operator runs by hand (``paimon-cli compact db.t --full -w ...``);
+    ``where`` is a warehouse path or the arguments selecting the catalog
+    (:meth:`~..catalog.options.CatalogOptions.cli_args`)."""
     words = action.value.split()
     verb = [w for w in words if not w.startswith("--")]
     flags = [w for w in words if w.startswith("--")]
-    return shlex.join(["paimon-cli", *verb, identifier, *flags, "--warehouse", warehouse])
+    return shlex.join(["paimon-cli", *verb, identifier, *flags, *_where(where)])
+
+
+def _where(where: str | Sequence[str]) -> list[str]:
+    return ["--warehouse", where] if isinstance(where, str) else list(where)
 
 
 def unreadable(database: str, table: str, exc: BaseException) -> TableHealth:
@@ -106,21 +112,21 @@ def live_files(table: FileStoreTable, manifests: list[ManifestFileMeta],
 class _Context:
     table: FileStoreTable
     now_millis: int
-    warehouse: str
+    where: tuple[str, ...]  # the catalog's arguments in fix commands
     snapshot: Snapshot | None
     manifests: list[ManifestFileMeta]
     live: pa.Table  # live data files of the latest snapshot (:data:`_LIVE_COLUMNS`)
     index_entries: list[IndexManifestEntry]
 
     @classmethod
-    def read(cls, table: FileStoreTable, now_millis: int, warehouse: str) -> _Context:
+    def read(cls, table: FileStoreTable, now_millis: int, where: Sequence[str]) -> _Context:
         snap = table.snapshot_manager.latest_snapshot()
         scan = FileStoreScan(table)
         manifests = scan.data_manifests(snap) if snap is not None else []
         live = live_files(table, manifests)
         dv = table.options.deletion_vectors_enabled and snap is not None
         index_entries = scan.index_entries(snap) if dv else []
-        return cls(table, now_millis, warehouse, snap, manifests, live, index_entries)
+        return cls(table, now_millis, tuple(where), snap, manifests, live, index_entries)
 
     @functools.cached_property
     def entries(self) -> list[ManifestEntry]:
@@ -136,7 +142,7 @@ class _Context:
     def finding(self, kind: FindingKind, severity: Severity, value: float, threshold: float, unit: str,
                 message: str) -> Finding:
         action = kind.action
-        fix = fix_command(action, self.table.identifier.full_name, self.warehouse) if action else ""
+        fix = fix_command(action, self.table.identifier.full_name, self.where) if action else ""
         return Finding(kind, severity, value, threshold, unit, message, fix)
 
 
@@ -430,8 +436,7 @@ def expired_tags(ctx: _Context) -> list[Finding]:
     autos = [x.name for x in t.tag_manager.tags() if period.to_time(x.name) is not None]
     excess = autos[:max(0, len(autos) - keep)]
     if excess:
-        fix = shlex.join(["paimon-cli", "tag", "delete", t.identifier.full_name, ",".join(excess),
-                          "--warehouse", ctx.warehouse])
+        fix = shlex.join(["paimon-cli", "tag", "delete", t.identifier.full_name, ",".join(excess), *ctx.where])
         out.append(Finding(
             FindingKind.EXPIRED_TAGS, Severity.WARNING, len(autos), keep, "tags",
             f"{len(autos)} automatic tags exceed tag.num-retained-max={keep}", fix,
@@ -471,13 +476,15 @@ def warehouse_of(table: FileStoreTable) -> str:
 
 
 def assess_table(table: FileStoreTable, *, now_millis: int | None = None, scan_orphans: bool = False,
-                 warehouse: str | None = None) -> TableHealth:
+                 warehouse: str | None = None, catalog_args: Sequence[str] | None = None) -> TableHealth:
     """The findings and score of one table (metadata only unless ``scan_orphans``); a table
-    whose metadata cannot be read is returned with score 0 and its error, never raised."""
+    whose metadata cannot be read is returned with score 0 and its error, never raised.
+    Fix commands name ``catalog_args``, else ``--warehouse`` (``warehouse``, else the table's)."""
     now = int(time.time() * 1000) if now_millis is None else now_millis
     ident = table.identifier
+    where = list(catalog_args) if catalog_args is not None else _where(warehouse or warehouse_of(table))
     try:
-        ctx = _Context.read(table, now, warehouse or warehouse_of(table))
+        ctx = _Context.read(table, now, where)
         found = [f for rule in RULES for f in rule(ctx)]
         if scan_orphans:
             found += orphan_files(ctx)
@@ -518,7 +525,9 @@ def assess_warehouse(catalog: Catalog, selectors: Sequence[str] = (), *, now_mil
             table = catalog.get_table(ident)
         except Exception as exc:  # noqa: BLE001 - reported per table
             return unreadable(ident.database, ident.table, exc)
-        return assess_table(table, now_millis=now, scan_orphans=scan_orphans, warehouse=catalog.warehouse)
+        return assess_table(table, now_millis=now, scan_orphans=scan_orphans, catalog_args=where)
+
+    where = catalog.options.cli_args()
 
     idents = select_tables(catalog, selectors)
     if catalog.file_io.is_local or len(idents) <= 1:

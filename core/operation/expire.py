@@ -8,7 +8,8 @@ the work is split in two:
   snapshot (:mod:`.snapshot_deletion`, :mod:`.changelog_expire`). Anything that decides what
   is still used (a snapshot in the range, the end snapshot, a tag, a branch, a consumer,
   their manifests) that cannot be read makes it raise :class:`UnsafeRefused` naming the file,
-  before anything is deleted.
+  before anything is deleted -- unless another run expired the snapshot that named it while
+  this one planned: that is a race, raised as :class:`CommitConflict` (exit 5, run it again).
 * :func:`apply_expire` deletes exactly the plan's list in the one deletion order of
   :mod:`.file_deletion` (data, changelog and index files, manifests, lists, statistics), then
   the snapshot files (copied to ``changelog/`` first when the changelog lifecycle is
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.java_format import local_datetime_from_millis
-from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
+from ..errors import CommitConflict, CorruptMetadata, NotFound, PaimonError, UnsafeRefused
 from ..io.fileio import join
 from ..refs.snapshot import ChangelogManager, SnapshotManager
 from ..schema.options import CoreOptions
@@ -62,9 +63,21 @@ def plan_expire(table: FileStoreTable, policy: ExpirePolicy | None = None,
     """Decide what a run deletes (reads only). See the module docs for the rules; ``deltas``
     reads the expiring snapshots' own manifests (the Spark engine's tasks)."""
     rp = resolve_policy(table, policy, options)
-    if policy is not None and policy.changelog:
-        return plan_changelog_expire(table, rp)
-    return plan_snapshot_expire(table, rp, explain, deltas)
+    changelog = policy is not None and policy.changelog
+    sm = _manager(table, "changelog" if changelog else "snapshot")
+    earliest = sm.earliest_snapshot_id()
+    try:
+        if changelog:
+            return plan_changelog_expire(table, rp)
+        return plan_snapshot_expire(table, rp, explain, deltas)
+    except UnsafeRefused as e:
+        # files of an expiring snapshot vanish when another expire (a second cron, `maintain`)
+        # runs at the same time; corrupt metadata would leave that snapshot in place
+        if earliest is not None and not sm.snapshot_exists(earliest):
+            raise CommitConflict(
+                f"{table.identifier}: another run expired {sm.what} {earliest} while this one planned ({e}); "
+                "nothing was deleted, run it again") from e
+        raise
 
 
 # ---------------------------------------------------------------------------------------
@@ -96,17 +109,18 @@ def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> None:
         raise UnsafeRefused(
             f"{table.path}: {what} since the expire plan was made; re-run expire (nothing was deleted)"
         )
+    # a snapshot the plan keeps that is gone now: another expire (or a rollback) got there first
     if plan.kept_snapshot is not None and not table.snapshot_manager.snapshot_exists(plan.kept_snapshot):
-        raise UnsafeRefused(
+        raise CommitConflict(
             f"{table.snapshot_manager.snapshot_path(plan.kept_snapshot)}: the earliest snapshot is gone since "
-            "planning; re-run (nothing was deleted)"
+            "planning (another run expired it); re-run (nothing was deleted)"
         )
     if plan.end_id is not None and plan.expired_ids and plan.kept_snapshot is None:
         sm = _manager(table, plan.mode)
         if not sm.snapshot_exists(plan.end_id):
-            raise UnsafeRefused(
-                f"{sm.snapshot_path(plan.end_id)}: the first retained {sm.what} is gone since planning; "
-                "re-run expire (nothing was deleted)"
+            raise CommitConflict(
+                f"{sm.snapshot_path(plan.end_id)}: the first retained {sm.what} is gone since planning (another "
+                "run expired it); re-run expire (nothing was deleted)"
             )
 
 

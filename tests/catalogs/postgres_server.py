@@ -58,7 +58,21 @@ class PostgresServer:
     user: str
     data_dir: Path
     log_path: Path
+    bin_dir: Path | None = None
+    start_options: str = ""
     _names: Any = None
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown: open connections are cut); :meth:`start` brings it back
+        on the same port with its databases. A test that stops it must start it again."""
+        assert self.bin_dir is not None
+        _run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"],
+             os.geteuid() == 0, self.log_path)
+
+    def start(self) -> None:
+        assert self.bin_dir is not None
+        _run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_path), "-o",
+              self.start_options, "-w", "-t", "60", "start"], os.geteuid() == 0, self.log_path)
 
     def jdbc_uri(self, database: str) -> str:
         return f"jdbc:postgresql://{self.host}:{self.port}/{database}"
@@ -102,7 +116,7 @@ def postgres_server() -> Iterator[PostgresServer]:
                 "-c fsync=off -c synchronous_commit=off -c full_page_writes=off")
         _run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", opts, "-w", "-t", "60", "start"],
              as_postgres, log)
-        yield PostgresServer("127.0.0.1", port, _SUPERUSER, data, log)
+        yield PostgresServer("127.0.0.1", port, _SUPERUSER, data, log, bindir, opts)
     finally:
         if (data / "postmaster.pid").exists():
             subprocess.run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],

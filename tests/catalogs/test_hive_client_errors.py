@@ -20,6 +20,7 @@ from paimon_cli.core.errors import (
 
 from .hive_metastore_server import HiveMetastoreServer, free_port
 from .hms_helpers import client, fresh_db
+from .soak import run_cli
 
 
 def _plain_table(db: str, name: str, location: str, partition_keys: tuple[str, ...] = ()) -> object:
@@ -87,7 +88,8 @@ def test_a_stopped_metastore_fails_at_once_and_a_restarted_one_is_used_again(
     hms = client(server, connect_timeout_s=3)
     assert "default" in hms.list_databases()  # connected
     server.stop()
-    for call in (hms.list_databases, lambda: hms.create_database(fresh_db(), None)):
+    # a change first: it must not go out on the connection the stopped metastore closed
+    for call in (lambda: hms.create_database(fresh_db(), None), hms.list_databases):
         start = time.monotonic()
         with pytest.raises(PaimonError, match="unreachable|failed") as err:
             call()
@@ -99,6 +101,15 @@ def test_a_stopped_metastore_fails_at_once_and_a_restarted_one_is_used_again(
     hms.close()
 
 
+def test_an_unreachable_metastore_is_one_line_from_the_cli(tmp_path: Path) -> None:
+    """Only our error line: thrift's own log line about the failed connect is not printed too."""
+    res = run_cli(["list", "--catalog-option", "metastore=hive", "--catalog-option",
+                   f"uri=thrift://127.0.0.1:{free_port()}", "--catalog-option", f"warehouse={tmp_path.as_uri()}"])
+    assert res.returncode == 8
+    assert res.stderr.startswith("error: Hive Metastore unreachable at thrift://127.0.0.1:")
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
 def test_a_hung_metastore_times_out_and_a_lost_change_is_outcome_unknown(
     running_metastore: HiveMetastoreServer, tmp_path: Path
 ) -> None:
@@ -106,6 +117,7 @@ def test_a_hung_metastore_times_out_and_a_lost_change_is_outcome_unknown(
     db = fresh_db()
     with client(server, timeout_s=1.5) as hms:
         hms.create_database(db, (tmp_path / "db").as_uri())
+        hms.create_table(_plain_table(db, "p", (tmp_path / "p").as_uri(), ("dt",)))
         server.pause()
         try:
             start = time.monotonic()
@@ -117,6 +129,10 @@ def test_a_hung_metastore_times_out_and_a_lost_change_is_outcome_unknown(
             with pytest.raises(OutcomeUnknown, match="may or may not have been applied"):
                 hms.create_table(_plain_table(db, "t", (tmp_path / "t").as_uri()))
             assert time.monotonic() - start < 4
+            # partitions are added if absent and dropped if present: a second try tells, so a
+            # lost answer is the metastore failing (exit 8), not an unknown outcome
+            with pytest.raises(CatalogUnavailable, match="drop partition"):
+                hms.drop_partition(db, "p", ["x"])
         finally:
             server.resume()
     # the request was in the frozen server's socket: it was applied after all

@@ -242,3 +242,27 @@ def test_acquiring_with_the_metastore_down_fails_at_once(running_metastore: Hive
         lock_for(running_metastore).run_with_lock("db", "t", lambda: None)
     assert type(err.value) is CatalogUnavailable and err.value.exit_code == 8
     assert time.monotonic() - start < 5
+
+
+def test_a_lock_request_a_hung_metastore_answers_too_late_is_withdrawn(running_metastore: HiveMetastoreServer) -> None:
+    """A frozen metastore takes our lock request into its socket and grants it when it wakes up,
+    after our call timed out: nobody would ever release that lock (without Hive's house-keeping
+    it never expires). The request carries a unique agent info; once the metastore answers
+    again it is found and released. Nothing ran under it, so this is exit 8, not an unknown
+    outcome."""
+    server = running_metastore
+    db = fresh_db()
+    lock = HiveMetastoreLock(lambda: HiveMetastoreClient(server.uri, timeout_s=1.5), LockSettings())
+    ran: list[int] = []
+    server.pause()
+    waking = threading.Timer(5.0, server.resume)
+    waking.start()
+    try:
+        with pytest.raises(CatalogUnavailable, match=f"could not lock {db}.t") as err:
+            lock.run_with_lock(db, "t", lambda: ran.append(1))
+    finally:
+        waking.join()
+    assert not ran and err.value.exit_code == 8
+    assert "before its answer" in str(err.value) and "nothing was committed, the lock " in str(err.value) \
+        and "it granted late was released" in str(err.value)
+    assert locks_on(server, db, "t") == []  # now, not after hive.txn.timeout

@@ -21,6 +21,7 @@ import pytest
 from paimon_cli.core.catalog.jdbc_store import (
     JdbcCatalogStore,
     JdbcSettings,
+    _mysql_target,
     lock_id,
     redact,
     table_properties_of,
@@ -114,6 +115,17 @@ def test_sqlite_pragmas_from_jdbc_properties(tmp_path: Path) -> None:
     assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with pytest.raises(InvalidInput, match="not a SQLite journal_mode"):
         _store({"uri": f"jdbc:sqlite:{db}", "warehouse": "/w", "jdbc.journal_mode": "fast"}).list_databases()
+
+
+def test_timeouts_from_jdbc_properties_are_applied(tmp_path: Path) -> None:
+    """jdbc.busy_timeout (xerial, ms) and MySQL's jdbc.connectTimeout (Connector/J, ms) were read
+    under the wrong key and silently left at their defaults (5 s, 1 s)."""
+    store = _store({"uri": f"jdbc:sqlite:{tmp_path / 'c.db'}", "warehouse": str(tmp_path), "jdbc.busy_timeout": "700"})
+    store.list_databases()
+    assert store._run("pragma", lambda c: c.query("PRAGMA busy_timeout")) == [(700,)]
+    assert _mysql_target("//db.internal/cat", {"connectTimeout": "7000"}).kwargs["connect_timeout"] == 7
+    with pytest.raises(InvalidInput, match="jdbc.busy_timeout"):
+        _store({"uri": f"jdbc:sqlite:{tmp_path / 'c.db'}", "warehouse": "/w", "jdbc.busy_timeout": "0"}).list_databases()
 
 
 # ------------------------------------------------------------------------------- errors
@@ -365,10 +377,30 @@ def test_busy_lock_times_out_as_a_conflict(jdbc_options: Callable[..., dict[str,
         with pytest.raises(CommitConflict, match=r"lock jdbc.db.t in JDBC catalog .* not acquired within") as info:
             mine.lock("db", "t").run_with_lock(lambda: ran.append(1))
         assert 0.7 <= time.monotonic() - start < 5 and ran == [] and info.value.exit_code == 5
-        assert "\n" not in str(info.value)
+        assert "\n" not in str(info.value) and "another writer holds it" in str(info.value)
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_locked_sqlite_file_times_out_naming_the_database_not_a_writer(tmp_path: Path) -> None:
+    """Another process holding the SQLite file: each try waits jdbc.busy_timeout, the lock gives
+    up after lock-acquire-timeout and says the database stayed busy (no lock row is involved)."""
+    db = tmp_path / "c.db"
+    opts = {"uri": f"jdbc:sqlite:{db}", "warehouse": str(tmp_path), "lock.enabled": "true",
+            "lock-acquire-timeout": "1 s", "lock-check-max-sleep": "200 ms", "jdbc.busy_timeout": "300"}
+    store = _store(opts)
+    store.lock_holders()  # the lock table exists
+    other = sqlite3.connect(db, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    start = time.monotonic()
+    with pytest.raises(CommitConflict, match=r"not acquired within .*: the catalog database stayed busy "
+                                             r"\(database is locked\)$"):
+        store.lock("db", "t").acquire()
+    assert time.monotonic() - start < 3
+    other.execute("ROLLBACK")
+    store.lock("db", "t").run_with_lock(lambda: None)
+    assert store.lock_holders() == []
 
 
 def test_lock_is_released_when_the_work_fails(jdbc_options: Callable[..., dict[str, str]]) -> None:

@@ -130,3 +130,20 @@ def test_rest_catalog_loads_without_contacting_the_server() -> None:
 
     catalog = load_catalog(resolve_catalog_options(options=["metastore=rest", "uri=http://127.0.0.1:1"]))
     assert isinstance(catalog, RestCatalog) and "api" not in catalog.__dict__
+
+
+def test_cli_args_select_the_catalog_again_without_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What ``health`` puts in its fix commands: a metastore catalog by its options (or name),
+    never as a bare warehouse path, which would run the fix without the catalog's lock."""
+    assert resolve_catalog_options(warehouse="/w").cli_args() == ["--warehouse", "/w"]
+    hive = resolve_catalog_options(options=["metastore=hive", "uri=thrift://hms:9083", "warehouse=s3://b/wh",
+                                            "lock.enabled=true"])
+    assert hive.cli_args() == ["--catalog-option", "lock.enabled=true", "--catalog-option", "metastore=hive",
+                               "--catalog-option", "uri=thrift://hms:9083", "--catalog-option", "warehouse=s3://b/wh"]
+    _file(tmp_path, '[catalogs.pg]\nmetastore = "jdbc"\nuri = "jdbc:postgresql://db/cat"\nwarehouse = "/wh"\n'
+                    '"jdbc.password" = "${PG_PW}"\n', monkeypatch)
+    monkeypatch.setenv("PG_PW", "s3cret")
+    assert resolve_catalog_options("pg").cli_args() == ["--catalog", "pg"]
+    flagged = resolve_catalog_options("pg", options=["lock.enabled=true", "jdbc.user=me", "jdbc.password=x"])
+    assert flagged.cli_args() == ["--catalog", "pg", "--catalog-option", "jdbc.password=******",
+                                  "--catalog-option", "jdbc.user=me", "--catalog-option", "lock.enabled=true"]

@@ -20,7 +20,7 @@ from paimon_cli.app import app
 from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
-from paimon_cli.core.errors import InvalidInput, UnsafeRefused
+from paimon_cli.core.errors import CommitConflict, InvalidInput, UnsafeRefused
 from paimon_cli.core.manifest.index_manifest import IndexManifestFile
 from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.expire import (
@@ -345,6 +345,49 @@ def test_tag_created_between_plan_and_apply_refuses(tmp_path: Path) -> None:
     with pytest.raises(UnsafeRefused, match="changed since"):
         apply_expire(t, plan)
     assert files_of(t) == before
+
+
+
+def test_another_expire_between_plan_and_apply_is_a_conflict(tmp_path: Path) -> None:
+    """Two expire runs at once (a cron and ``maintain``): the one that planned first finds its
+    first retained snapshot gone; that is a race to retry (exit 5), not unsafe metadata."""
+    t = history(str(tmp_path), 8)
+    plan = plan_expire(t, ExpirePolicy(retain_min=3, time_retained_millis=0))
+    assert plan.expired_ids == [1, 2, 3, 4, 5]
+    assert expire(reload(t), ExpirePolicy(retain_min=1, time_retained_millis=0)).expired == 7
+    before = files_of(t)
+    with pytest.raises(CommitConflict, match="snapshot-6: the first retained snapshot is gone since planning"):
+        apply_expire(t, plan)
+    assert files_of(t) == before
+    assert rows_at(t) == rows_at(t, TimeTravel(snapshot_id=8))
+
+
+def test_another_expire_while_planning_is_a_conflict_a_missing_file_alone_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other run deletes an expiring snapshot's manifest list (and then the snapshot) while
+    this one reads it: a conflict. The same file missing while its snapshot stays is refused."""
+    from paimon_cli.core.io.fileio import FileIO
+
+    t = history(str(tmp_path), 8)
+    real = FileIO.read_bytes
+    raced: list[str] = []
+
+    def read_bytes(self: FileIO, path: str) -> Any:
+        if "manifest-list-" in path and not raced:
+            raced.append(path)  # the other run, right before this read
+            expire(FileSystemCatalog(str(tmp_path)).get_table("db.t"), ExpirePolicy(retain_min=1, time_retained_millis=0))
+        return real(self, path)
+
+    monkeypatch.setattr(FileIO, "read_bytes", read_bytes)
+    with pytest.raises(CommitConflict, match="another run expired snapshot 1 while this one planned"):
+        plan_expire(t, ExpirePolicy(retain_min=3, time_retained_millis=0))
+    assert raced and snapshot_ids(t) == [8]
+    monkeypatch.undo()
+
+    t = history(str(tmp_path / "b"), 8)
+    os.remove(os.path.join(t.path, "manifest", t.snapshot_manager.snapshot(6).base_manifest_list))
+    with pytest.raises(UnsafeRefused, match="cannot be read"):
+        plan_expire(t, ExpirePolicy(retain_min=3, time_retained_millis=0))
 
 
 # ---------------------------------------------------------------------------- crash safety

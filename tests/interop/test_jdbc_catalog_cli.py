@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from paimon_cli.core.catalog.jdbc_store import JdbcCatalogStore
 
 from .java_harness import JavaPaimon, catalog_spec
 from .pypaimon_peer import PyPaimon, decode_value
@@ -134,3 +135,36 @@ def test_our_commit_waits_for_javas_lock_row(java: Any, tmp_path: Path) -> None:
     _, acquired, released = held["t"]
     assert done >= released, "our commit published while Java held the table's lock row"
     assert cli_json("read", "db.t", *c) == [{"id": 1}]
+
+
+def test_health_and_maintain_through_the_jdbc_catalog(
+        java: Any, jdbc_options: Callable[..., dict[str, str]], tmp_path: Path) -> None:
+    """A table Java wrote through its JdbcCatalog is assessed and maintained (lease, lock row)
+    by us through the same catalog; the fix commands name the catalog; Java reads the result."""
+    jp, spec_of = java
+    opts = jdbc_options()
+    spec = spec_of(opts)
+    jp.jdbc_list_databases(spec)  # SQLite: Java opens the catalog before its tables exist
+    jp.create_table(spec, "shop", "orders", [("id", "INT NOT NULL"), ("v", "STRING")], ["id"], [],
+                    {"bucket": "1", "write-only": "true", "snapshot.num-retained.min": "1",
+                     "snapshot.num-retained.max": "2"})
+    for i in range(7):  # seven sorted runs in the bucket, seven snapshots
+        jp.write(spec, "shop", "orders", [{"id": j, "v": f"v{i}"} for j in range(3)])
+    jp.close_catalog(spec)
+    ours = {**opts, "lock.enabled": "true"}
+    c = cat_args(ours)
+    health = {r["kind"]: r["fix"] for r in cli_json("health", "shop", *c)}
+    assert {"sorted_runs", "snapshots"} <= set(health), health
+    assert "--catalog-option metastore=jdbc" in health["sorted_runs"] and "--warehouse" not in health["sorted_runs"]
+    report = tmp_path / "run.json"
+    cli("maintain", "shop", "--report", str(report), *c)
+    (table,) = json.loads(report.read_text())["tables"]
+    assert table["outcome"] == "ok" and table["lease"]["released"] is not None
+    assert {"compact", "expire"} <= {a["action"] for a in table["actions"] if a["outcome"] == "done"}
+    assert "sorted_runs" not in {r["kind"] for r in cli_json("health", "shop.orders", *c)}
+    assert not (Path(opts["warehouse"]) / "shop.db" / "orders" / "maintain.lease").exists()
+    with JdbcCatalogStore.from_options(ours) as store:
+        assert store.lock_holders() == []
+    spec = spec_of(opts)
+    assert sorted(jp.read(spec, "shop", "orders", row_kind=False), key=lambda r: r["id"]) == \
+        [{"id": j, "v": "v6"} for j in range(3)]
