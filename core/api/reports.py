@@ -441,6 +441,9 @@ class RepairReport:
         synced = ([] if parts is None or not (parts.add or parts.drop) else
                   [f"{'would add' if self.dry_run else 'added'} {len(parts.add)} and "
                    f"{'drop' if self.dry_run else 'dropped'} {len(parts.drop)} metastore partition(s)"])
+        if self.plan.metastore_schema is not None:
+            synced.append(f"{'would update' if self.dry_run else 'updated'} the metastore's table: "
+                          f"{self.plan.metastore_schema}")
         if not changes:
             return [head + "; the hints are right" + ("" if synced else ", nothing to repair")] + synced
         what = ", ".join(f"{f.action} {f.hint}" + ("" if f.target is None else f" = {f.target}") for f in changes)

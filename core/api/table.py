@@ -608,7 +608,13 @@ class Table:
         moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
         table = self.open()
         plan = plan_repair(table, earliest)
-        return RepairReport(plan, [] if dry_run else apply_repair(table, plan), self.name, dry_run)
+        catalog = self.warehouse.catalog
+        if table.branch is None:
+            plan.metastore_schema = catalog.schema_drift(table.identifier, table.schema)
+        applied = [] if dry_run else apply_repair(table, plan)
+        if not dry_run and plan.metastore_schema is not None:
+            catalog.sync_schema(table.identifier, table.schema)
+        return RepairReport(plan, applied, self.name, dry_run)
 
     # -- tags -----------------------------------------------------------------------------------
 

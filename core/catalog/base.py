@@ -156,6 +156,15 @@ class Catalog(ABC):
         ``new`` (the filesystem catalog keeps no copy)."""
         return None
 
+    def schema_drift(self, ident: Identifier, schema: TableSchema) -> str | None:
+        """How the metastore's copy of the table's schema differs from ``schema`` (None: it
+        does not, or the catalog keeps no copy), e.g. after an ``alter`` whose metastore update
+        failed; ``repair`` shows it and :meth:`sync_schema` fixes it."""
+        return None
+
+    def sync_schema(self, ident: Identifier, schema: TableSchema) -> None:
+        self.after_alter(ident, schema, schema)
+
     # -- tables: common -------------------------------------------------------------------------
 
     def list_tables(self, database: str) -> list[str]:
@@ -249,7 +258,7 @@ class Catalog(ABC):
                     branch: str | None = None) -> TableSchema:
         """Commit the changes as a new schema (under the table's lock), then bring the metastore
         in step. The files are the truth: a metastore update that fails after the schema
-        committed is an error to re-run, and a re-run of ``alter`` with no changes repairs it."""
+        committed is an error, and ``repair`` brings the metastore back in step (:meth:`schema_drift`)."""
         table = self.get_table(identifier, branch)
         new = table.schema_manager.commit_changes(changes)
         if table.branch is None:

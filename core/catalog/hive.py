@@ -293,6 +293,16 @@ class HiveCatalog(Catalog):
         updated = update_hms_table(existing, new, sync_all_properties=sync_all, removed_options=removed)
         self._call(lambda c: c.alter_table(ident.database, ident.table, updated))
 
+    def schema_drift(self, ident: Identifier, schema: TableSchema) -> str | None:
+        existing = self._hms_table(ident)
+        wanted = update_hms_table(existing, schema, sync_all_properties=self.options.sync_all_properties)
+        differ = [what for what, a, b in (
+            ("columns", existing.sd.cols if existing.sd else None, wanted.sd.cols),
+            ("partition keys", existing.partitionKeys or [], wanted.partitionKeys or []),
+            ("parameters", existing.parameters or {}, wanted.parameters or {}),
+        ) if a != b]
+        return f"the metastore's {' and '.join(differ)} differ from schema {schema.id}" if differ else None
+
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
         opts = schema.options

@@ -115,6 +115,13 @@ class JdbcCatalog(Catalog):
     def after_alter(self, ident: Identifier, old: TableSchema, new: TableSchema) -> None:
         self.store.set_table_properties(ident.database, ident.table, table_properties_of(new))
 
+    def schema_drift(self, ident: Identifier, schema: TableSchema) -> str | None:
+        if not self.settings.sync_table_properties:
+            return None
+        if self.store.table_properties(ident.database, ident.table) == table_properties_of(schema):
+            return None
+        return f"the catalog's table properties differ from schema {schema.id}"
+
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
         enabled = self.options.lock_enabled

@@ -70,6 +70,7 @@ class RepairPlan:
     fixes: list[HintFix] = field(default_factory=list)
     earliest: int | None = None  # the earliest argument the plan was made for
     partitions: PartitionSyncPlan | None = None  # the metastore's partitions, when it keeps them
+    metastore_schema: str | None = None  # how the metastore's copy of the schema drifted (None: it did not)
 
     @property
     def changes(self) -> list[HintFix]:
@@ -77,6 +78,9 @@ class RepairPlan:
 
     def rows(self) -> Rows:
         extra = self.partitions.as_rows() if self.partitions is not None else []
+        if self.metastore_schema is not None:
+            extra.append({"hint": "metastore table", "current": self.metastore_schema, "repaired": "in step",
+                          "action": "update", "reason": "the table's schema files are the truth"})
         return Rows(PLAN_COLUMNS, [f.as_row() for f in self.fixes] + extra)
 
     @property

@@ -161,3 +161,21 @@ def test_metastore_down_is_exit_8_and_changes_nothing(running_metastore: HiveMet
         res = cli(*args, *c, expect=8)
         assert "Hive Metastore unreachable" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert sorted(p.relative_to(wh) for p in wh.rglob("*")) == before
+
+
+def test_repair_brings_the_metastore_table_back_to_the_schema(hive_metastore: HiveMetastoreServer,
+                                                              tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    db = fresh_db("drift")
+    c = cat_args(hive_metastore, wh)
+    cli("create", f"{db}.t", "--schema", "id INT", *c)
+    # an alter that reached the files but not the metastore (the filesystem catalog's view of them)
+    cli("alter", f"{db}.t", "--add-column", "note STRING", "-w", str(wh))
+    rows_ = cli_json("repair", f"{db}.t", "--dry-run", *c)
+    assert [r["action"] for r in rows_ if r["hint"] == "metastore table"] == ["update"]
+    with client(hive_metastore) as hms:
+        assert [col.name for col in hms.get_table(db, "t").sd.cols] == ["id"]
+    cli("repair", f"{db}.t", *c)
+    with client(hive_metastore) as hms:
+        assert [col.name for col in hms.get_table(db, "t").sd.cols] == ["id", "note"]
+    assert not [r for r in cli_json("repair", f"{db}.t", "--dry-run", *c) if r["hint"] == "metastore table"]
