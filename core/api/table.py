@@ -22,7 +22,7 @@ from ..compact.write_job import WriteResult, plan_overwrite_result, write_table_
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
-from ..operation import branch_ops, tag_ops
+from ..operation import branch_ops, consumer_ops, tag_ops
 from ..operation.changelog_expire import plan_changelog_expire, plan_expire_all_changelogs, procedure_policy
 from ..operation.data_evolution_update import update_table
 from ..operation.expire import apply_expire, plan_expire
@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..operation.branch_ops import BranchPlan
+    from ..operation.consumer_ops import ConsumerPlan
     from ..operation.partition_expire import PartitionExpirePlan
     from ..operation.tag_deletion import TagDeletionPlan
     from ..refs.tags import Tag
@@ -644,6 +645,31 @@ class Table:
         """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
         older = None if older_than is None else local_datetime(older_than, "--older-than")
         return tag_ops.expire_tags(self._open_for(Action.TAG), dry_run=dry_run, older_than=older)
+
+    # -- consumers ------------------------------------------------------------------------------
+
+    def list_consumers(self) -> Rows:
+        """Each consumer: its next snapshot, when it last moved and how far it is behind."""
+        return consumer_ops.list_consumers(self.open())
+
+    def reset_consumer(self, consumer_id: str, *, snapshot: int | None = None, dry_run: bool = False
+                       ) -> ConsumerPlan:
+        """Java's ``reset_consumer``: the consumer reads on from ``snapshot`` (which must exist),
+        or without one is deleted."""
+        consumer_ops.validate_consumer_id(consumer_id)
+        table = self._open_for(Action.CONSUMER)
+        plan = consumer_ops.plan_reset_consumer(table, consumer_id, snapshot)
+        return plan if dry_run else consumer_ops.apply_consumer_plan(table, plan)
+
+    def clear_consumers(self, *, including: str | None = None, excluding: str | None = None,
+                        dry_run: bool = False) -> ConsumerPlan:
+        """Java's ``clear_consumers``: delete the consumers whose whole id matches ``including``
+        (default: all) and not ``excluding`` (regular expressions)."""
+        consumer_ops.compile_consumer_pattern(including, "--including")
+        consumer_ops.compile_consumer_pattern(excluding, "--excluding")
+        table = self._open_for(Action.CONSUMER)
+        plan = consumer_ops.plan_clear_consumers(table, including, excluding)
+        return plan if dry_run else consumer_ops.apply_consumer_plan(table, plan)
 
     # -- branches -------------------------------------------------------------------------------
 
