@@ -89,7 +89,7 @@ def tag_name(tag: str | None) -> str | None:
     return None if tag is None else validate_name("tag", tag)
 
 
-def timestamp_millis(value: Timestamp) -> int:
+def timestamp_millis(value: Timestamp, flag: str = "--timestamp") -> int:
     """Time travel's timestamp: epoch millis, ISO-8601 (no offset: local time, as Paimon's
     ``scan.timestamp``) or a ``datetime``."""
     if isinstance(value, datetime.datetime):
@@ -101,11 +101,11 @@ def timestamp_millis(value: Timestamp) -> int:
         millis = int(s) if len(s) <= 20 else None  # (int() refuses 4,300+ digits anyway)
         if millis is None or not -(1 << 63) <= millis < (1 << 63):
             shown = s if len(s) <= 24 else s[:21] + "..."
-            raise InvalidInput(f"--timestamp {shown!r}: epoch milliseconds out of range (a Java long)")
+            raise InvalidInput(f"{flag} {shown!r}: epoch milliseconds out of range (a Java long)")
         return millis
     millis = parse_iso_time(s)
     if millis is None:
-        raise InvalidInput(f"--timestamp {value!r}: expected epoch millis or ISO-8601 date-time")
+        raise InvalidInput(f"{flag} {value!r}: expected epoch millis or ISO-8601 date-time")
     return millis
 
 

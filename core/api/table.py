@@ -35,7 +35,9 @@ from ..operation.partition_expire import expire_partitions as expire_partitions_
 from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair
+from ..operation.rollback import RollbackTarget
 from ..operation.rollback import rollback as rollback_table
+from ..operation.rollback_as_latest import AsLatestPlan, rollback_as_latest
 from ..operation.row_tracking import readable_fields
 from ..operation.unexisting_files import plan_remove_unexisting_files
 from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
@@ -66,6 +68,7 @@ from .arguments import (
     point_in_time_text,
     tag_name,
     time_travel,
+    timestamp_millis,
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
@@ -574,16 +577,36 @@ class Table:
         plan = plan_purge(table)
         return PurgeFilesReport(plan, None if dry_run else purge(table, plan))
 
-    def rollback(self, *, snapshot: int | None = None, tag: str | None = None, dry_run: bool = False
-                 ) -> RollbackReport:
+    def rollback(self, *, snapshot: int | None = None, tag: str | None = None, to_timestamp: Timestamp | None = None,
+                 to_watermark: int | None = None, dry_run: bool = False) -> RollbackReport:
         """Make a snapshot or a tag the latest again; later snapshots, changelogs and tags go,
-        and so do the files only they used."""
-        if (snapshot is None) == (tag is None):
-            raise InvalidInput("rollback: give exactly one of snapshot and tag")
-        name = tag_name(tag)
+        and so do the files only they used. ``to_timestamp`` (epoch millis, ISO-8601 or a
+        ``datetime``): the latest snapshot committed at or before it (Java's
+        ``rollback_to_timestamp``); ``to_watermark``: the latest whose watermark is at or below it."""
+        target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
         table = self._open_for(Action.ROLLBACK)
-        plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
+        plan = rollback_table(table, dry_run=dry_run, target=target)
         return RollbackReport(plan, self.name, table.path, dry_run)
+
+    def rollback_as_latest(self, *, snapshot: int | None = None, tag: str | None = None,
+                           to_timestamp: Timestamp | None = None, to_watermark: int | None = None,
+                           dry_run: bool = False) -> AsLatestPlan:
+        """Java 2.x ``rollback_to_as_latest``: commit a new snapshot equal to the target (chosen
+        as :meth:`rollback` chooses it), deleting nothing; a target not given by tag is tagged
+        ``rollback-to-as-latest-<id>-<uuid>`` first so expiration keeps its files."""
+        target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
+        return rollback_as_latest(self._open_for(Action.ROLLBACK), target, dry_run=dry_run)
+
+    @staticmethod
+    def _rollback_target(snapshot: int | None, tag: str | None, to_timestamp: Timestamp | None,
+                         to_watermark: int | None) -> RollbackTarget:
+        given = [x for x in (snapshot, tag, to_timestamp, to_watermark) if x is not None]
+        if len(given) != 1:
+            raise InvalidInput("rollback: give exactly one of snapshot, tag, to_timestamp and to_watermark")
+        if snapshot is not None and snapshot < 1:
+            raise InvalidInput(f"rollback: snapshot {snapshot}: a snapshot id is positive")
+        millis = None if to_timestamp is None else timestamp_millis(to_timestamp, "--to-timestamp")
+        return RollbackTarget(snapshot_id=snapshot, tag=tag_name(tag), timestamp_millis=millis, watermark=to_watermark)
 
     # -- metadata repair ------------------------------------------------------------------------
 
