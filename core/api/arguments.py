@@ -9,6 +9,7 @@ here does I/O: verbs check their arguments before they open anything.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ from ..table.file_store_table import TimeTravel
 from ..table.identifiers import validate_name
 from ..utils.durations import parse_duration, parse_iso_time, parse_point_in_time
 from ..utils.json_util import loads_metadata
+
+_BARE_DIGITS = re.compile(r"\d+")
 
 KeyValues = Mapping[str, Any] | Iterable[str]
 """Options as a mapping, or as the CLI's ``key=value`` text (one string, or several)."""
@@ -125,9 +128,23 @@ def point_in_time_millis(value: PointInTime, flag: str) -> int:
 
 
 def local_datetime(value: PointInTime, flag: str) -> datetime.datetime:
-    """A point in time as a naive local ``datetime`` (how tag create times are kept)."""
+    """A point in time as a naive local ``datetime`` (how tag create times are kept).
+
+    ISO-8601 text without an offset is that wall clock as written, to the millisecond (Java
+    2.x ``expire_tags`` reads ``older_than`` so, apache/paimon#9263), never converted through
+    an instant: a local time in a DST gap or overlap would move. A duration back from now or
+    text with an offset is an instant, shown in local time."""
     if isinstance(value, datetime.datetime):
         return value if value.tzinfo is None else value.astimezone().replace(tzinfo=None)
+    text = value.strip()
+    if text[:1].isdigit() and not _BARE_DIGITS.fullmatch(text):
+        try:
+            wall = datetime.datetime.fromisoformat(text)
+        except ValueError:
+            wall = None
+        if wall is not None and wall.tzinfo is None:
+            parse_point_in_time(text, flag)  # the same checks as everywhere (not later than now, ...)
+            return wall.replace(microsecond=wall.microsecond // 1000 * 1000)
     return datetime.datetime.fromtimestamp(parse_point_in_time(value, flag) / 1000)
 
 

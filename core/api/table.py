@@ -94,6 +94,7 @@ if TYPE_CHECKING:
     from ..operation.consumer_ops import ConsumerPlan
     from ..operation.partition_expire import PartitionExpirePlan
     from ..operation.tag_deletion import TagDeletionPlan
+    from ..operation.tag_ops import AutoTagPlan, TagReplacePlan
     from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
     from .warehouse import Warehouse
@@ -639,14 +640,44 @@ class Table:
     def list_tags(self) -> Rows:
         return SYSTEM_TABLES["tags"](self.open(), None)
 
-    def create_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None) -> Tag:
+    def create_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None,
+                   from_timestamp: Timestamp | None = None, from_watermark: int | None = None) -> Tag:
         """Tag a snapshot (default: the latest); without ``time_retained`` the table's
-        tag.default-time-retained applies, as for a tag made by Java."""
+        tag.default-time-retained applies, as for a tag made by Java. ``from_timestamp`` (epoch
+        millis, ISO-8601 or a ``datetime``) / ``from_watermark``: the earliest snapshot committed
+        (watermarked) at or after it, as Java's create_tag_from_timestamp / _watermark."""
+        if sum(x is not None for x in (snapshot, from_timestamp, from_watermark)) > 1:
+            raise InvalidInput("tag create: give at most one of snapshot, from_timestamp and from_watermark")
+        retained = None
+        if time_retained is not None:
+            retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
+        millis = None if from_timestamp is None else timestamp_millis(from_timestamp, "--from-timestamp")
+        validate_tag_name(name)
+        table = self._open_for(Action.TAG)
+        if millis is not None or from_watermark is not None:
+            snapshot = tag_ops.snapshot_from_time(table, millis, from_watermark)[0].id
+        return tag_ops.create_tag(table, name, snapshot, retained)
+
+    def replace_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None,
+                    dry_run: bool = False) -> TagReplacePlan:
+        """Java's ``replace_tag``: the existing tag ``name`` names ``snapshot`` (default: the
+        latest) with ``time_retained`` (default: tag.default-time-retained); the files only its
+        old snapshot held are deleted as ``tag delete`` would."""
         retained = None
         if time_retained is not None:
             retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
         validate_tag_name(name)
-        return tag_ops.create_tag(self._open_for(Action.TAG), name, snapshot, retained)
+        table = self._open_for(Action.TAG)
+        plan = tag_ops.plan_replace_tag(table, name, snapshot, retained)
+        if not dry_run:
+            tag_ops.apply_replace_tag(table, plan)
+        return plan
+
+    def trigger_tags(self, *, dry_run: bool = False) -> AutoTagPlan:
+        """Java's ``trigger_tag_automatic_creation``: create the tags tag.automatic-creation /
+        tag.creation-period would have made up to now (trimming to tag.num-retained-max), then
+        expire tags past their retention (tag.time-expire-enabled)."""
+        return tag_ops.trigger_tags(self._open_for(Action.TAG), dry_run=dry_run)
 
     def rename_tag(self, name: str, new_name: str) -> Tag:
         validate_tag_name(name)
