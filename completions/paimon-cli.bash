@@ -13,7 +13,7 @@
 #   rescale --branch --bucket-num --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
 #   remove-orphan-files --branch --catalog --catalog-option --debug --dry-run --engine --external-paths --force --fs-option --limit --older-than --output --parallelism --quiet --spark-conf --spark-master --warehouse --wide --yes -o -q -w -y
 #   rewrite-file-index --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --where --wide -o -q -w
-#   rollback --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --snapshot --tag --warehouse --wide --yes -o -q -w -y
+#   rollback --as-latest --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --snapshot --tag --to-timestamp --to-watermark --warehouse --wide --yes -o -q -w -y
 #   compact-manifest --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   remove-unexisting-files --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   repair --branch --catalog --catalog-option --debug --dry-run --earliest --fs-option --limit --output --quiet --warehouse --wide -o -q -w
@@ -21,7 +21,8 @@
 #   expire-changelogs --branch --catalog --catalog-option --debug --delete-all --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
 #   expire-partitions --branch --catalog --catalog-option --debug --dry-run --expiration-time --fs-option --limit --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
 #   purge-files --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide --yes -o -q -w -y
-#   tag --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
+#   tag --branch --catalog --catalog-option --debug --dry-run --from-timestamp --from-watermark --fs-option --limit --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
+#   consumer --branch --catalog --catalog-option --debug --dry-run --excluding --fs-option --including --limit --output --quiet --snapshot --warehouse --wide --yes -o -q -w -y
 #   health --catalog --catalog-option --debug --format --fs-option --limit --output --quiet --scan-orphans --warehouse --wide -o -q -w
 #   branch --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --tag --warehouse --wide --yes -o -q -w -y
 #   quickstart --catalog --catalog-option --debug --fs-option --quiet --warehouse --wide -q -w

@@ -37,6 +37,8 @@ def _completer(command: str, param: Any) -> Callable[[Any, Any, str], list[str]]
     if command in ("tag", "branch") and name == "name":  # an existing name, except for `create`
         existing = _branches if command == "branch" else _tags
         return _guarded(lambda ctx, incomplete: [] if _action(ctx) == "create" else existing(ctx, incomplete))
+    if command == "consumer" and name == "consumer_id":
+        return _guarded(_consumers)
     if name == "branch":
         return _guarded(_branches)
     if name == "tag" and command != "tag":
@@ -141,6 +143,13 @@ def _branches(ctx: Any, incomplete: str) -> list[str]:
 
     names = BranchManager(table.file_io, table.path).branch_names()
     return [b for b in names if b.startswith(incomplete)]
+
+
+def _consumers(ctx: Any, incomplete: str) -> list[str]:
+    table = _table(ctx, with_branch=True)  # --branch: whose consumers
+    if table is None:
+        return []
+    return [c for c in table.consumer_manager.consumer_ids() if c.startswith(incomplete)]
 
 
 def _tags(ctx: Any, incomplete: str) -> list[str]:

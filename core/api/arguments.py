@@ -9,6 +9,7 @@ here does I/O: verbs check their arguments before they open anything.
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ from ..table.file_store_table import TimeTravel
 from ..table.identifiers import validate_name
 from ..utils.durations import parse_duration, parse_iso_time, parse_point_in_time
 from ..utils.json_util import loads_metadata
+
+_BARE_DIGITS = re.compile(r"\d+")
 
 KeyValues = Mapping[str, Any] | Iterable[str]
 """Options as a mapping, or as the CLI's ``key=value`` text (one string, or several)."""
@@ -89,7 +92,7 @@ def tag_name(tag: str | None) -> str | None:
     return None if tag is None else validate_name("tag", tag)
 
 
-def timestamp_millis(value: Timestamp) -> int:
+def timestamp_millis(value: Timestamp, flag: str = "--timestamp") -> int:
     """Time travel's timestamp: epoch millis, ISO-8601 (no offset: local time, as Paimon's
     ``scan.timestamp``) or a ``datetime``."""
     if isinstance(value, datetime.datetime):
@@ -101,11 +104,11 @@ def timestamp_millis(value: Timestamp) -> int:
         millis = int(s) if len(s) <= 20 else None  # (int() refuses 4,300+ digits anyway)
         if millis is None or not -(1 << 63) <= millis < (1 << 63):
             shown = s if len(s) <= 24 else s[:21] + "..."
-            raise InvalidInput(f"--timestamp {shown!r}: epoch milliseconds out of range (a Java long)")
+            raise InvalidInput(f"{flag} {shown!r}: epoch milliseconds out of range (a Java long)")
         return millis
     millis = parse_iso_time(s)
     if millis is None:
-        raise InvalidInput(f"--timestamp {value!r}: expected epoch millis or ISO-8601 date-time")
+        raise InvalidInput(f"{flag} {value!r}: expected epoch millis or ISO-8601 date-time")
     return millis
 
 
@@ -125,9 +128,23 @@ def point_in_time_millis(value: PointInTime, flag: str) -> int:
 
 
 def local_datetime(value: PointInTime, flag: str) -> datetime.datetime:
-    """A point in time as a naive local ``datetime`` (how tag create times are kept)."""
+    """A point in time as a naive local ``datetime`` (how tag create times are kept).
+
+    ISO-8601 text without an offset is that wall clock as written, to the millisecond (Java
+    2.x ``expire_tags`` reads ``older_than`` so, apache/paimon#9263), never converted through
+    an instant: a local time in a DST gap or overlap would move. A duration back from now or
+    text with an offset is an instant, shown in local time."""
     if isinstance(value, datetime.datetime):
         return value if value.tzinfo is None else value.astimezone().replace(tzinfo=None)
+    text = value.strip()
+    if text[:1].isdigit() and not _BARE_DIGITS.fullmatch(text):
+        try:
+            wall = datetime.datetime.fromisoformat(text)
+        except ValueError:
+            wall = None
+        if wall is not None and wall.tzinfo is None:
+            parse_point_in_time(text, flag)  # the same checks as everywhere (not later than now, ...)
+            return wall.replace(microsecond=wall.microsecond // 1000 * 1000)
     return datetime.datetime.fromtimestamp(parse_point_in_time(value, flag) / 1000)
 
 

@@ -357,6 +357,8 @@ class RollbackReport:
         verb = "would roll back" if self.dry_run else "rolled back"
         what = f"tag {p.from_tag} (snapshot {p.target_id})" if p.from_tag else f"snapshot {p.target_id}"
         extra = "; snapshot re-created from the tag" if p.create_snapshot else ""
+        if p.chosen:
+            what += f", {p.chosen}"
         return [f"{self.identifier}: {verb} to {what}: {len(p.snapshots)} snapshots, {len(p.tags)} tags, "
                 f"{len(p.changelogs)} changelogs, {len(p.files)} files ({p.total_bytes} bytes){extra}"
                 ] + [f"warning: {w}" for w in p.warnings]

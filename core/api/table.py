@@ -22,7 +22,7 @@ from ..compact.write_job import WriteResult, plan_overwrite_result, write_table_
 from ..data.predicate_parser import parse_predicate
 from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
-from ..operation import branch_ops, tag_ops
+from ..operation import branch_ops, consumer_ops, tag_ops
 from ..operation.changelog_expire import plan_changelog_expire, plan_expire_all_changelogs, procedure_policy
 from ..operation.data_evolution_update import update_table
 from ..operation.expire import apply_expire, plan_expire
@@ -35,7 +35,9 @@ from ..operation.partition_expire import expire_partitions as expire_partitions_
 from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair
+from ..operation.rollback import RollbackTarget
 from ..operation.rollback import rollback as rollback_table
+from ..operation.rollback_as_latest import AsLatestPlan, rollback_as_latest
 from ..operation.row_tracking import readable_fields
 from ..operation.unexisting_files import plan_remove_unexisting_files
 from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
@@ -66,6 +68,7 @@ from .arguments import (
     point_in_time_text,
     tag_name,
     time_travel,
+    timestamp_millis,
 )
 from .arrow_input import arrow_stream, is_arrow_data
 from .reports import (
@@ -88,8 +91,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..operation.branch_ops import BranchPlan
+    from ..operation.consumer_ops import ConsumerPlan
     from ..operation.partition_expire import PartitionExpirePlan
     from ..operation.tag_deletion import TagDeletionPlan
+    from ..operation.tag_ops import AutoTagPlan, TagReplacePlan
     from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
     from .warehouse import Warehouse
@@ -573,16 +578,36 @@ class Table:
         plan = plan_purge(table)
         return PurgeFilesReport(plan, None if dry_run else purge(table, plan))
 
-    def rollback(self, *, snapshot: int | None = None, tag: str | None = None, dry_run: bool = False
-                 ) -> RollbackReport:
+    def rollback(self, *, snapshot: int | None = None, tag: str | None = None, to_timestamp: Timestamp | None = None,
+                 to_watermark: int | None = None, dry_run: bool = False) -> RollbackReport:
         """Make a snapshot or a tag the latest again; later snapshots, changelogs and tags go,
-        and so do the files only they used."""
-        if (snapshot is None) == (tag is None):
-            raise InvalidInput("rollback: give exactly one of snapshot and tag")
-        name = tag_name(tag)
+        and so do the files only they used. ``to_timestamp`` (epoch millis, ISO-8601 or a
+        ``datetime``): the latest snapshot committed at or before it (Java's
+        ``rollback_to_timestamp``); ``to_watermark``: the latest whose watermark is at or below it."""
+        target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
         table = self._open_for(Action.ROLLBACK)
-        plan = rollback_table(table, snapshot_id=snapshot, tag=name, dry_run=dry_run)
+        plan = rollback_table(table, dry_run=dry_run, target=target)
         return RollbackReport(plan, self.name, table.path, dry_run)
+
+    def rollback_as_latest(self, *, snapshot: int | None = None, tag: str | None = None,
+                           to_timestamp: Timestamp | None = None, to_watermark: int | None = None,
+                           dry_run: bool = False) -> AsLatestPlan:
+        """Java 2.x ``rollback_to_as_latest``: commit a new snapshot equal to the target (chosen
+        as :meth:`rollback` chooses it), deleting nothing; a target not given by tag is tagged
+        ``rollback-to-as-latest-<id>-<uuid>`` first so expiration keeps its files."""
+        target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
+        return rollback_as_latest(self._open_for(Action.ROLLBACK), target, dry_run=dry_run)
+
+    @staticmethod
+    def _rollback_target(snapshot: int | None, tag: str | None, to_timestamp: Timestamp | None,
+                         to_watermark: int | None) -> RollbackTarget:
+        given = [x for x in (snapshot, tag, to_timestamp, to_watermark) if x is not None]
+        if len(given) != 1:
+            raise InvalidInput("rollback: give exactly one of snapshot, tag, to_timestamp and to_watermark")
+        if snapshot is not None and snapshot < 1:
+            raise InvalidInput(f"rollback: snapshot {snapshot}: a snapshot id is positive")
+        millis = None if to_timestamp is None else timestamp_millis(to_timestamp, "--to-timestamp")
+        return RollbackTarget(snapshot_id=snapshot, tag=tag_name(tag), timestamp_millis=millis, watermark=to_watermark)
 
     # -- metadata repair ------------------------------------------------------------------------
 
@@ -621,14 +646,44 @@ class Table:
     def list_tags(self) -> Rows:
         return SYSTEM_TABLES["tags"](self.open(), None)
 
-    def create_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None) -> Tag:
+    def create_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None,
+                   from_timestamp: Timestamp | None = None, from_watermark: int | None = None) -> Tag:
         """Tag a snapshot (default: the latest); without ``time_retained`` the table's
-        tag.default-time-retained applies, as for a tag made by Java."""
+        tag.default-time-retained applies, as for a tag made by Java. ``from_timestamp`` (epoch
+        millis, ISO-8601 or a ``datetime``) / ``from_watermark``: the earliest snapshot committed
+        (watermarked) at or after it, as Java's create_tag_from_timestamp / _watermark."""
+        if sum(x is not None for x in (snapshot, from_timestamp, from_watermark)) > 1:
+            raise InvalidInput("tag create: give at most one of snapshot, from_timestamp and from_watermark")
+        retained = None
+        if time_retained is not None:
+            retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
+        millis = None if from_timestamp is None else timestamp_millis(from_timestamp, "--from-timestamp")
+        validate_tag_name(name)
+        table = self._open_for(Action.TAG)
+        if millis is not None or from_watermark is not None:
+            snapshot = tag_ops.snapshot_from_time(table, millis, from_watermark)[0].id
+        return tag_ops.create_tag(table, name, snapshot, retained)
+
+    def replace_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None,
+                    dry_run: bool = False) -> TagReplacePlan:
+        """Java's ``replace_tag``: the existing tag ``name`` names ``snapshot`` (default: the
+        latest) with ``time_retained`` (default: tag.default-time-retained); the files only its
+        old snapshot held are deleted as ``tag delete`` would."""
         retained = None
         if time_retained is not None:
             retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
         validate_tag_name(name)
-        return tag_ops.create_tag(self._open_for(Action.TAG), name, snapshot, retained)
+        table = self._open_for(Action.TAG)
+        plan = tag_ops.plan_replace_tag(table, name, snapshot, retained)
+        if not dry_run:
+            tag_ops.apply_replace_tag(table, plan)
+        return plan
+
+    def trigger_tags(self, *, dry_run: bool = False) -> AutoTagPlan:
+        """Java's ``trigger_tag_automatic_creation``: create the tags tag.automatic-creation /
+        tag.creation-period would have made up to now (trimming to tag.num-retained-max), then
+        expire tags past their retention (tag.time-expire-enabled)."""
+        return tag_ops.trigger_tags(self._open_for(Action.TAG), dry_run=dry_run)
 
     def rename_tag(self, name: str, new_name: str) -> Tag:
         validate_tag_name(name)
@@ -650,6 +705,31 @@ class Table:
         """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
         older = None if older_than is None else local_datetime(older_than, "--older-than")
         return tag_ops.expire_tags(self._open_for(Action.TAG), dry_run=dry_run, older_than=older)
+
+    # -- consumers ------------------------------------------------------------------------------
+
+    def list_consumers(self) -> Rows:
+        """Each consumer: its next snapshot, when it last moved and how far it is behind."""
+        return consumer_ops.list_consumers(self.open())
+
+    def reset_consumer(self, consumer_id: str, *, snapshot: int | None = None, dry_run: bool = False
+                       ) -> ConsumerPlan:
+        """Java's ``reset_consumer``: the consumer reads on from ``snapshot`` (which must exist),
+        or without one is deleted."""
+        consumer_ops.validate_consumer_id(consumer_id)
+        table = self._open_for(Action.CONSUMER)
+        plan = consumer_ops.plan_reset_consumer(table, consumer_id, snapshot)
+        return plan if dry_run else consumer_ops.apply_consumer_plan(table, plan)
+
+    def clear_consumers(self, *, including: str | None = None, excluding: str | None = None,
+                        dry_run: bool = False) -> ConsumerPlan:
+        """Java's ``clear_consumers``: delete the consumers whose whole id matches ``including``
+        (default: all) and not ``excluding`` (regular expressions)."""
+        consumer_ops.compile_consumer_pattern(including, "--including")
+        consumer_ops.compile_consumer_pattern(excluding, "--excluding")
+        table = self._open_for(Action.CONSUMER)
+        plan = consumer_ops.plan_clear_consumers(table, including, excluding)
+        return plan if dry_run else consumer_ops.apply_consumer_plan(table, plan)
 
     # -- branches -------------------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ class FindingKind(str, Enum):
     DELETE_RATIO = "delete_ratio"                # deletion-vector / delete-row ratio
     MANIFESTS = "manifests"                      # manifest count, size, small manifests
     SNAPSHOTS = "snapshots"                      # snapshot count and age vs retention
+    CONSUMERS = "consumers"                      # snapshots past retention consumers keep
     CHANGELOGS = "changelogs"                    # long-lived changelogs past retention
     EXPIRED_PARTITIONS = "expired_partitions"    # partitions past partition.expiration-time
     EXPIRED_TAGS = "expired_tags"                # tags past their retention
@@ -68,6 +69,7 @@ _ACTION_OF: dict[FindingKind, MaintenanceAction | None] = {
     FindingKind.DELETE_RATIO: MaintenanceAction.FULL_COMPACT,
     FindingKind.MANIFESTS: MaintenanceAction.COMPACT_MANIFEST,
     FindingKind.SNAPSHOTS: MaintenanceAction.EXPIRE_SNAPSHOTS,
+    FindingKind.CONSUMERS: None,  # a reader's progress: only an operator may move or drop it
     FindingKind.CHANGELOGS: MaintenanceAction.EXPIRE_CHANGELOGS,
     FindingKind.EXPIRED_PARTITIONS: MaintenanceAction.EXPIRE_PARTITIONS,
     FindingKind.EXPIRED_TAGS: MaintenanceAction.EXPIRE_TAGS,
@@ -84,6 +86,7 @@ _DESCRIPTION: dict[FindingKind, str] = {
     FindingKind.DELETE_RATIO: "Share of rows in live files that are deleted or retracted",
     FindingKind.MANIFESTS: "Data manifests below manifest.target-file-size",
     FindingKind.SNAPSHOTS: "Snapshots past retention that expire would remove",
+    FindingKind.CONSUMERS: "Snapshots past retention that consumers keep from expiring",
     FindingKind.CHANGELOGS: "Long-lived changelogs past retention",
     FindingKind.EXPIRED_PARTITIONS: "Partitions older than partition.expiration-time",
     FindingKind.EXPIRED_TAGS: "Tags past their retention",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import re
 import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -26,7 +27,7 @@ from ..io import paths
 from ..io.fileio import parent
 from ..manifest.index_manifest import IndexManifestEntry
 from ..manifest.manifest import ManifestEntry, ManifestFileMeta
-from ..operation.expire_plan import ExpirePolicy, resolve_policy
+from ..operation.expire_plan import ExpirePolicy, ResolvedPolicy, resolve_policy
 from ..operation.orphans import plan_remove_orphans
 from ..operation.partition_expire import plan_partition_expire
 from ..operation.scan import FileStoreScan
@@ -356,12 +357,28 @@ def _age(now_millis: int, snap: Snapshot | None) -> str:
     return str(datetime.timedelta(seconds=max(0, (now_millis - snap.time_millis) // 1000)))
 
 
+def _holding_consumers(t: FileStoreTable, rp: ResolvedPolicy, changelogs: bool = False
+                       ) -> tuple[dict[str, int], dict[str, int | None]]:
+    """(consumer id -> next snapshot of the consumers that hold snapshots, or with ``changelogs``
+    long-lived changelogs; id -> last modified): as expiration sees them, without those
+    ``consumer.expiration-time`` expires, and holding no snapshot with ``consumer.changelog-only``."""
+    cm = t.consumer_manager
+    consumers = cm.consumers()
+    if not consumers or (rp.consumer_changelog_only and not changelogs):
+        return {}, {}
+    mtimes = cm.consumer_mtimes()
+    before = rp.consumer_expire_before_millis
+    if before is not None:
+        consumers = {c: n for c, n in consumers.items() if (m := mtimes.get(c)) is None or m >= before}
+    return consumers, mtimes
+
+
 def snapshots(ctx: _Context) -> list[Finding]:
     """Snapshots ``expire`` would remove now (``snapshot.num-retained.*``, ``snapshot.time-retained``,
     consumers): left when no writer expires inline (``write-only``) or inline expiry fails."""
     t = ctx.table
     rp = resolve_policy(t, ExpirePolicy(now_millis=ctx.now_millis))
-    consumers = t.consumer_manager.consumers()
+    consumers, _ = _holding_consumers(t, rp)
     sm = t.snapshot_manager
     n, first = past_retention(sm, sm.latest_snapshot_id(), rp.retain_min, rp.retain_max, rp.cutoff_millis,
                               min(consumers.values(), default=None))
@@ -374,6 +391,45 @@ def snapshots(ctx: _Context) -> list[Finding]:
     )]
 
 
+def consumers(ctx: _Context) -> list[Finding]:
+    """Consumers whose next snapshot is below what retention alone keeps: each pins the
+    snapshots from there on (a streaming job that is gone pins them forever). Said with how
+    long since it moved and how many it holds; the fix names the consumer (never automatic:
+    it is a reader's progress)."""
+    t = ctx.table
+    rp = resolve_policy(t, ExpirePolicy(now_millis=ctx.now_millis))
+    holding, mtimes = _holding_consumers(t, rp)
+    sm = t.snapshot_manager
+    earliest = sm.earliest_snapshot_id()
+    if not holding or earliest is None:
+        return []
+    free, _ = past_retention(sm, sm.latest_snapshot_id(), rp.retain_min, rp.retain_max, rp.cutoff_millis)
+    end_free = earliest + free  # retention alone would expire every snapshot below this
+    held = {c: end_free - max(n, earliest) for c, n in holding.items() if n < end_free}
+    if not held:
+        return []
+    worst = sorted(held, key=lambda c: (-held[c], c))
+    total = end_free - max(min(holding[c] for c in held), earliest)
+
+    def age(c: str) -> str:
+        m = mtimes.get(c)
+        return "?" if m is None else str(datetime.timedelta(seconds=max(0, (ctx.now_millis - m) // 1000)))
+
+    listed = "; ".join(f"{c} (next snapshot {holding[c]}, last moved {age(c)} ago, holds {held[c]})"
+                       for c in worst[:5]) + (" ..." if len(worst) > 5 else "")
+    name = t.identifier.full_name
+    if len(worst) == 1:
+        fix = ["paimon-cli", "consumer", "reset", name, worst[0]]
+    else:
+        fix = ["paimon-cli", "consumer", "clear", name, "--including", "|".join(re.escape(c) for c in worst)]
+    return [Finding(
+        FindingKind.CONSUMERS, Severity.WARNING, total, 0, "snapshots",
+        f"{len(worst)} consumer(s) keep {total} snapshot(s) past retention from expiring: {listed}; a consumer "
+        "whose job is gone can be deleted (consumer reset ID) or moved (--snapshot N)",
+        shlex.join([*fix, "--warehouse", ctx.warehouse]),
+    )]
+
+
 def changelogs(ctx: _Context) -> list[Finding]:
     """Long-lived changelogs (``changelog/``) past ``changelog.num-retained.*`` / ``changelog.time-retained``."""
     t = ctx.table
@@ -382,7 +438,7 @@ def changelogs(ctx: _Context) -> list[Finding]:
     if last is None:
         return []
     rp = resolve_policy(t, ExpirePolicy(now_millis=ctx.now_millis))
-    keep = min([last, *t.consumer_manager.consumers().values()])  # Java keeps the latest changelog
+    keep = min([last, *_holding_consumers(t, rp, changelogs=True)[0].values()])  # Java keeps the latest changelog
     n, first = past_retention(cm, t.snapshot_manager.latest_snapshot_id(), rp.changelog_retain_min,
                               rp.changelog_retain_max, rp.changelog_cutoff_millis, keep)
     if n == 0:
@@ -460,7 +516,7 @@ def orphan_files(ctx: _Context) -> list[Finding]:
 
 
 RULES: tuple[Rule, ...] = (
-    small_files, sorted_runs, size_amplification, delete_ratio, manifests, snapshots, changelogs,
+    small_files, sorted_runs, size_amplification, delete_ratio, manifests, snapshots, consumers, changelogs,
     expired_partitions, expired_tags, missing_file_index,
 )
 

@@ -27,6 +27,7 @@ from .expire_plan import (
     ResolvedPolicy,
     RetainedRefs,
     check_retention,
+    plan_consumer_expiry,
     resolve_policy,
 )
 from .file_deletion import (
@@ -63,8 +64,10 @@ class _Start:
         reader = GuardedReader(table.file_io, table.path, ACTION)
         cm = ChangelogManager(table.file_io, table.path, table.branch)
         plan = ExpirePlan(table.path, table.branch, "changelog", rp)
-        refs = RetainedRefs.read(table, reader, branches=True)
+        refs = RetainedRefs.read(table, reader, branches=True,
+                                 consumer_expire_before=rp.consumer_expire_before_millis)
         plan.fingerprint = refs.fingerprint()
+        plan_consumer_expiry(table, reader, plan, refs)
         start = cls(reader, cm, plan, refs, reader.snapshot_ids(table.snapshot_manager), reader.snapshot_ids(cm))
         if start.cl_ids:
             plan.earliest_id, plan.latest_id = start.cl_ids[0], start.cl_ids[-1]
@@ -121,7 +124,8 @@ def procedure_policy(table: FileStoreTable, retain_max: int | None = None, retai
     check_retention(cl_min, cl_max, deletes, 0)
     rp = resolve_policy(table, ExpirePolicy(now_millis=now_millis))
     return dataclasses.replace(
-        rp, changelog_retain_max=cl_max, changelog_retain_min=cl_min, max_deletes=deletes,
+        rp, consumer_expire_before_millis=None, changelog_retain_max=cl_max, changelog_retain_min=cl_min,
+        max_deletes=deletes,
         changelog_cutoff_millis=-(2**63) if older_than_millis is None else older_than_millis,
     )
 

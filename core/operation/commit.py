@@ -155,6 +155,7 @@ class FileStoreCommit:
         self.overwritten_files = 0  # live data files the last OVERWRITE replaced (0: a new partition)
         self.published: list[int] = []  # snapshot ids this instance published
         self.outcome_unknown = False  # a publish failed in a way that may still have landed
+        self.rollback_entries: list[ManifestEntry] = []  # the delta rollback_as_latest committed
 
     # -- public API ---------------------------------------------------------------------
 
@@ -316,6 +317,75 @@ class FileStoreCommit:
                 pass
             self._give_up_or_wait(start, retry, latest)
             retry += 1
+
+    def rollback_delta(self, latest: Snapshot, target: Snapshot) -> tuple[list[ManifestEntry], list[ManifestEntry]]:
+        """(DELETE entries of the latest's live files the target lacks, ADD entries of the target's
+        live files the latest lacks), matched on Java's FileEntry.Identifier."""
+        now = {e.identifier(): e for e in self.live.data(latest, None)}
+        then = {e.identifier(): e for e in self.live.data(target, None)}
+        deletes = [ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file)
+                   for k, e in now.items() if k not in then]
+        adds = [ManifestEntry(FileKind.ADD, e.partition, e.bucket, e.total_buckets, e.file)
+                for k, e in then.items() if k not in now]
+        return deletes, adds
+
+    def rollback_as_latest(self, target: Snapshot) -> Snapshot:
+        """Java 2.x ``rollbackToAsLatest``: one OVERWRITE snapshot after the latest whose live
+        files are the target's (its delta deletes what the target lacks and adds back what it
+        had), with the target's index manifest, schema id, record count, watermark, statistics
+        and properties; nothing is deleted, no snapshot or tag goes. A lost race recomputes the
+        delta against the new latest snapshot."""
+        start = time.monotonic()
+        retry = 0
+        self.attempts = 0
+        registered = False
+        while True:
+            latest = self.snapshot_manager.latest_snapshot()
+            if latest is None:
+                raise InvalidInput(f"{self.table.identifier} has no snapshot to roll back")
+            deletes, adds = self.rollback_delta(latest, target)
+            if not registered:
+                self._register_partitions(adds)  # partitions the target had come back
+                registered = True
+            self.attempts += 1
+            try:
+                return self._rollback_as_latest_once(latest, target, deletes + adds)
+            except _LostRace:
+                pass
+            self._give_up_or_wait(start, retry, latest)
+            retry += 1
+
+    @commit_attempt
+    def _rollback_as_latest_once(self, latest: Snapshot, target: Snapshot, delta: list[ManifestEntry]) -> Snapshot:
+        written: list[str] = []
+        schema_id = target.schema_id
+        try:
+            old_metas = self.manifest_list.read(latest.base_manifest_list) + self.manifest_list.read(
+                latest.delta_manifest_list)
+            base = self.manifest_list.write(self.merger.merge(old_metas, written, schema_id))
+            written.append(base[0])
+            delta_list = self.manifest_list.write(self.merger.write(delta, written, schema_id))
+            written.append(delta_list[0])
+        except BaseException:
+            self._cleanup(written)
+            raise
+        added = sum(e.file.row_count for e in delta if e.kind == FileKind.ADD)
+        removed = sum(e.file.row_count for e in delta if e.kind == FileKind.DELETE)
+        row_ids = [x for x in (latest.next_row_id, target.next_row_id) if x is not None]
+        snapshot = Snapshot(
+            id=latest.id + 1, schema_id=schema_id, base_manifest_list=base[0], base_manifest_list_size=base[1],
+            delta_manifest_list=delta_list[0], delta_manifest_list_size=delta_list[1],
+            index_manifest=target.index_manifest, commit_user=self.commit_user,
+            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="OVERWRITE",
+            time_millis=max(int(time.time() * 1000), latest.time_millis),
+            total_record_count=target.total_record_count, delta_record_count=added - removed,
+            watermark=target.watermark, statistics=target.statistics, properties=target.properties,
+            # row ids stay unique: never move nextRowId backwards (Java keeps the larger)
+            next_row_id=max(row_ids) if row_ids else None,
+        )
+        published = self._publish_snapshot(snapshot, written)
+        self.rollback_entries = delta
+        return published
 
     def may_have_published(self) -> bool:
         """Whether files handed to this committer may be referenced by a snapshot now: a

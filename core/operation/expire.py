@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.java_format import local_datetime_from_millis
 from ..errors import CommitConflict, CorruptMetadata, NotFound, PaimonError, UnsafeRefused
-from ..io.fileio import join
+from ..io.fileio import basename, join
+from ..refs.consumers import CONSUMER_PREFIX
 from ..refs.snapshot import ChangelogManager, SnapshotManager
 from ..schema.options import CoreOptions
 from ..utils.progress import StepProgress, Ticker
@@ -91,15 +92,17 @@ def _manager(table: FileStoreTable, mode: str) -> SnapshotManager:
     return table.snapshot_manager
 
 
-def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> None:
+def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> RetainedRefs:
     """Refuse if tags, consumers or branches changed since planning (a new tag on an expiring
-    snapshot would otherwise lose its files)."""
-    refs = RetainedRefs.read(table, GuardedReader(table.file_io, table.path, ACTION), branches=True)
+    snapshot would otherwise lose its files); returns the references as they are now."""
+    refs = RetainedRefs.read(table, GuardedReader(table.file_io, table.path, ACTION), branches=True,
+                             consumer_expire_before=plan.policy.consumer_expire_before_millis)
     now = refs.fingerprint()
     # consumers move forward all the time (streaming readers); only one now reading below the
-    # range end matters
-    same = {k: v for k, v in now.items() if k != "consumers"} == {
-        k: v for k, v in plan.fingerprint.items() if k != "consumers"}
+    # range end matters (a consumer expired while planning that moved since holds again)
+    volatile = ("consumers", "expired_consumers")
+    same = {k: v for k, v in now.items() if k not in volatile} == {
+        k: v for k, v in plan.fingerprint.items() if k not in volatile}
     behind = [c for c, nxt in refs.consumers.items()
               if plan.end_id is not None and nxt < plan.end_id and not plan.policy.consumer_changelog_only
               and plan.mode == "snapshot"]
@@ -122,6 +125,19 @@ def _revalidate(table: FileStoreTable, plan: ExpirePlan) -> None:
                 f"{sm.snapshot_path(plan.end_id)}: the first retained {sm.what} is gone since planning (another "
                 "run expired it); re-run expire (nothing was deleted)"
             )
+    return refs
+
+
+def _expire_consumers(table: FileStoreTable, plan: ExpirePlan, refs: RetainedRefs,
+                      deleted: Callable[[FileDeletion], None]) -> None:
+    """The planned consumer files that are still expired (one that moved since planning is a
+    live reader again and stays), under the catalog's lock."""
+    cm = table.consumer_manager
+    for f in plan.consumer_files:
+        cid = basename(f.path)[len(CONSUMER_PREFIX):]
+        if cid in refs.expired_consumers:
+            cm.delete_quietly(cid)
+            deleted(f)
 
 
 def apply_expire(table: FileStoreTable, plan: ExpirePlan,
@@ -132,19 +148,24 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
     phase (the Spark engine: in tasks)."""
     started = time.monotonic()
     result = ExpireResult(plan)
+    lock = threading.Lock()
+    ticker = Ticker(progress, len(plan.files))
+
+    def deleted(f: FileDeletion) -> None:
+        with lock:
+            result.deleted_files += 1
+            result.deleted_bytes += f.bytes
+        if on_delete is not None:
+            on_delete(f)
+        ticker.tick()
+
+    if plan.consumer_files and not plan.expired_ids:
+        refs = RetainedRefs.read(table, GuardedReader(table.file_io, table.path, ACTION), branches=False,
+                                 consumer_expire_before=plan.policy.consumer_expire_before_millis)
+        _expire_consumers(table, plan, refs, deleted)
     if plan.expired_ids:
-        _revalidate(table, plan)
-        lock = threading.Lock()
-        ticker = Ticker(progress, len(plan.files))
-
-        def deleted(f: FileDeletion) -> None:
-            with lock:
-                result.deleted_files += 1
-                result.deleted_bytes += f.bytes
-            if on_delete is not None:
-                on_delete(f)
-            ticker.tick()
-
+        refs = _revalidate(table, plan)
+        _expire_consumers(table, plan, refs, deleted)
         delete(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
         remove_empty_bucket_dirs(table, plan.empty_dir_candidates)
         _retire_metadata(table, plan, deleted)

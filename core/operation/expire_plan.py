@@ -15,7 +15,7 @@ from ..errors import InvalidInput
 from ..refs.snapshot import Snapshot
 from ..schema.options import CoreOptions, parse_int
 from ..utils.durations import parse_duration_millis
-from .file_deletion import PHASE, FileDeletion, GuardedReader
+from .file_deletion import CONSUMER, PHASE, FileDeletion, GuardedReader
 from .used_files import UsedFiles, protect_other_branches
 
 if TYPE_CHECKING:
@@ -58,6 +58,9 @@ class ResolvedPolicy:
     produce_changelog: bool
     clean_empty_directories: bool
     now_millis: int
+    # ``consumer.expiration-time``: consumers whose file is older than this are removed first
+    # (Java's writers expire them before snapshots) and hold nothing; None: consumers never expire
+    consumer_expire_before_millis: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,14 +115,20 @@ def resolve_policy(table: FileStoreTable, policy: ExpirePolicy | None = None,
     cl_min = opts.count("changelog.num-retained.min", retain_min)
     cl_time = opts.millis("changelog.time-retained", time_ms)
     producer = (opts.raw.get("changelog-producer") or "none").strip().lower()
+    decoupled = cl_max > retain_max or cl_min > retain_min or cl_time > time_ms
+    consumer_ttl = opts.raw.get("consumer.expiration-time")
+    consumer_before = None if consumer_ttl is None else now - parse_duration_millis(
+        consumer_ttl, "consumer.expiration-time")
     return ResolvedPolicy(
         retain_max=retain_max, retain_min=retain_min, cutoff_millis=cutoff, time_retained=desc,
         max_deletes=max_deletes, changelog_retain_max=cl_max, changelog_retain_min=cl_min,
         changelog_cutoff_millis=now - cl_time,
-        changelog_decoupled=cl_max > retain_max or cl_min > retain_min or cl_time > time_ms,
-        consumer_changelog_only=opts.core.get_bool("consumer.changelog-only", False),
+        changelog_decoupled=decoupled,
+        # Java's CoreOptions.consumerChangelogOnly: only with a decoupled changelog lifecycle do
+        # consumers read changelog/ and release the snapshots
+        consumer_changelog_only=opts.core.get_bool("consumer.changelog-only", False) and decoupled,
         produce_changelog=producer != "none", clean_empty_directories=opts.core.snapshot_clean_empty_directories,
-        now_millis=now,
+        now_millis=now, consumer_expire_before_millis=consumer_before,
     )
 
 
@@ -151,6 +160,7 @@ class ExpirePlan:
     latest_id: int | None = None
     end_id: int | None = None  # first retained snapshot (exclusive end of the range)
     expired_ids: list[int] = field(default_factory=list)
+    consumer_files: list[FileDeletion] = field(default_factory=list)  # expired consumers: deleted first
     deletions: list[FileDeletion] = field(default_factory=list)  # everything but the metadata files
     metadata_files: list[FileDeletion] = field(default_factory=list)  # snapshot/changelog files, ascending
     changelog_copies: list[int] = field(default_factory=list)  # ids moved to changelog/ (decoupled)
@@ -164,7 +174,7 @@ class ExpirePlan:
 
     @property
     def files(self) -> list[FileDeletion]:
-        return self.deletions + self.metadata_files
+        return self.consumer_files + self.deletions + self.metadata_files
 
     @property
     def total_bytes(self) -> int:
@@ -199,17 +209,28 @@ class RetainedRefs:
 
     tags: list[Snapshot]  # distinct tagged snapshots, by id
     tag_names: dict[int, list[str]]  # snapshot id -> tag names
-    consumers: dict[str, int]  # consumer id -> next snapshot id
+    consumers: dict[str, int]  # consumer id -> next snapshot id (the ones that hold snapshots)
     branches: UsedFiles  # what the other branches use (empty until read)
+    expired_consumers: dict[str, int] = field(default_factory=dict)  # consumer.expiration-time passed
 
     @classmethod
-    def read(cls, table: FileStoreTable, reader: GuardedReader, branches: bool) -> RetainedRefs:
+    def read(cls, table: FileStoreTable, reader: GuardedReader, branches: bool,
+             consumer_expire_before: int | None = None) -> RetainedRefs:
+        """``consumer_expire_before``: consumers whose file was last modified before this (epoch
+        millis) are expired (Java's ``ConsumerManager.expire``) and hold nothing."""
         snaps: dict[int, Snapshot] = {}
         by_id: dict[int, list[str]] = {}
         for name, tag in reader.tags(table.tag_manager).items():
             snaps.setdefault(tag.snapshot.id, tag.snapshot)
             by_id.setdefault(tag.snapshot.id, []).append(name)
-        refs = cls([snaps[i] for i in sorted(snaps)], by_id, reader.consumers(table.consumer_manager), UsedFiles())
+        consumers = reader.consumers(table.consumer_manager)
+        expired: dict[str, int] = {}
+        if consumer_expire_before is not None and consumers:
+            mtimes = reader.consumer_mtimes(table.consumer_manager)
+            expired = {c: n for c, n in consumers.items()
+                       if (m := mtimes.get(c)) is not None and m < consumer_expire_before}
+            consumers = {c: n for c, n in consumers.items() if c not in expired}
+        refs = cls([snaps[i] for i in sorted(snaps)], by_id, consumers, UsedFiles(), expired)
         if branches:
             refs.read_branches(reader, table.branch)
         return refs
@@ -223,6 +244,19 @@ class RetainedRefs:
         return {
             "tags": sorted((n, i) for i, ns in self.tag_names.items() for n in ns),
             "consumers": sorted(self.consumers.items()),
+            "expired_consumers": sorted(self.expired_consumers),
             "branch_files": len(self.branches.data),
             "branch_names": len(self.branches.names),
         }
+
+
+def plan_consumer_expiry(table: FileStoreTable, reader: GuardedReader, plan: ExpirePlan, refs: RetainedRefs) -> None:
+    """The files of the consumers ``consumer.expiration-time`` expired: deleted before anything
+    else, as Java's writers do (so they stop holding snapshots)."""
+    cm = table.consumer_manager
+    for cid in sorted(refs.expired_consumers):
+        path = cm.consumer_path(cid)
+        plan.consumer_files.append(FileDeletion(path, CONSUMER, reader.size(path) or 0, None))
+    if refs.expired_consumers:
+        plan.notes.append(f"consumer.expiration-time: expiring consumer(s) {', '.join(sorted(refs.expired_consumers))} "
+                          "(not moved for longer than that)")

@@ -199,6 +199,10 @@ class GuardedReader:
                 out[cid] = nxt
         return out
 
+    def consumer_mtimes(self, cm: ConsumerManager) -> dict[str, int | None]:
+        """consumer id -> last modified (epoch millis), what ``consumer.expiration-time`` reads."""
+        return self.guarded(cm.consumer_dir, cm.consumer_mtimes) or {}
+
     # -- manifests ----------------------------------------------------------------------------
 
     def _read(self, cache: dict[str, Any], name: str, read: Callable[[str], Any], missing_ok: bool,

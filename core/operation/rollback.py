@@ -30,6 +30,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..data.java_format import local_datetime_from_millis
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import join
 from ..io.paths import MAIN_BRANCH
@@ -94,44 +95,85 @@ class RollbackPlan:
     warnings: list[str] = field(default_factory=list)
     branches: list[str] = field(default_factory=list)  # every branch seen while planning
     bucket_dirs: list[str] = field(default_factory=list)  # emptied maybe (snapshot.clean-empty-directories)
+    chosen: str | None = None  # how a time or watermark chose the target (for the dry run)
 
     @property
     def total_bytes(self) -> int:
         return sum(f.size for f in self.files)
 
 
-def _resolve_target(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> tuple[Snapshot, str | None]:
+@dataclass(frozen=True)
+class RollbackTarget:
+    """What the user named: exactly one of a snapshot id, a tag, a commit time (epoch millis:
+    the latest snapshot committed at or before it, Java's ``rollback_to_timestamp``) or a
+    watermark (the latest snapshot whose watermark is at or below it, ``rollback_to_watermark``)."""
+
+    snapshot_id: int | None = None
+    tag: str | None = None
+    timestamp_millis: int | None = None
+    watermark: int | None = None
+
+    def __post_init__(self) -> None:
+        given = [x for x in (self.snapshot_id, self.tag, self.timestamp_millis, self.watermark) if x is not None]
+        if len(given) != 1:
+            raise InvalidInput("give exactly one of --snapshot, --tag, --to-timestamp and --to-watermark")
+
+
+def resolve_target(table: FileStoreTable, target: RollbackTarget) -> tuple[Snapshot, str | None, str | None]:
+    """(the snapshot to roll back to, the tag it comes from, how it was chosen) as Java resolves
+    each form; a time or watermark no snapshot is at or before is NotFound."""
     sm = table.snapshot_manager
-    if (snapshot_id is None) == (tag is None):
-        raise InvalidInput("give exactly one of --snapshot and --tag")
-    if tag is not None:
-        t = table.tag_manager.tag(tag)
-        return t.snapshot, tag
+    if target.tag is not None:
+        t = table.tag_manager.tag(target.tag)
+        return t.snapshot, target.tag, None
+    if target.timestamp_millis is not None:
+        snap = sm.earlier_or_equal_time_millis(target.timestamp_millis)
+        when = _local_time(target.timestamp_millis)
+        if snap is None:
+            first = sm.earliest_snapshot()
+            have = "the table has no snapshot" if first is None else (
+                f"the earliest, snapshot {first.id}, was committed {_local_time(first.time_millis)}")
+            raise NotFound(f"no snapshot of {table.identifier} was committed at or before {when} "
+                           f"({target.timestamp_millis}): {have}")
+        at = _local_time(snap.time_millis)
+        return snap, None, f"the latest snapshot committed at or before {when} (committed {at})"
+    if target.watermark is not None:
+        snap = sm.earlier_or_equal_watermark(target.watermark)
+        if snap is None:
+            raise NotFound(f"no snapshot of {table.identifier} has a watermark at or below {target.watermark}")
+        return snap, None, (f"the latest snapshot with a watermark at or below {target.watermark} "
+                            f"(watermark {snap.watermark})")
+    snapshot_id = target.snapshot_id
     assert snapshot_id is not None
     snap = sm.try_snapshot(snapshot_id)
     if snap is not None:
-        return snap, None
+        return snap, None, None
     # 1.x: a snapshot that expired but is tagged rolls back to the (first) tag
     for t in table.tag_manager.tags():
         if t.snapshot.id == snapshot_id:
-            return t.snapshot, t.name
+            return t.snapshot, t.name, None
     sm.snapshot(snapshot_id)  # raises NotFound naming what exists
     raise NotFound(f"snapshot {snapshot_id} not found")  # pragma: no cover - snapshot() raised
 
 
-def plan_rollback(table: FileStoreTable, snapshot_id: int | None = None, tag: str | None = None) -> RollbackPlan:
+def _local_time(millis: int) -> str:
+    return local_datetime_from_millis(millis).isoformat(sep=" ", timespec="milliseconds")
+
+
+def plan_rollback(table: FileStoreTable, snapshot_id: int | None = None, tag: str | None = None, *,
+                  target: RollbackTarget | None = None) -> RollbackPlan:
     """What a rollback would delete (reads only); unreadable metadata refuses (exit 6)."""
     try:
-        return _plan(table, snapshot_id, tag)
+        return _plan(table, target or RollbackTarget(snapshot_id=snapshot_id, tag=tag))
     except UnsafeRefused:
         raise
     except CorruptMetadata as e:
         raise UnsafeRefused(f"{e.path}: {e.problem}; refusing to roll back (nothing was changed)") from e
 
 
-def _plan(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> RollbackPlan:
+def _plan(table: FileStoreTable, wanted: RollbackTarget) -> RollbackPlan:
     sm = table.snapshot_manager
-    target, from_tag = _resolve_target(table, snapshot_id, tag)
+    target, from_tag, chosen = resolve_target(table, wanted)
     latest = sm.latest_snapshot_id()
     where = f"{table.identifier}" + (f" (branch {table.branch})" if table.branch else "")
     if latest is None:
@@ -154,7 +196,7 @@ def _plan(table: FileStoreTable, snapshot_id: int | None, tag: str | None) -> Ro
     plan = RollbackPlan(
         table_path=table.path, branch=table.branch, target_id=target.id, from_tag=from_tag, target=target,
         create_snapshot=not sm.snapshot_exists(target.id), latest_id=latest, snapshots=removed_snaps,
-        changelogs=removed_cls, tags=removed_tags, files=[], branches=list(used.branches),
+        changelogs=removed_cls, tags=removed_tags, files=[], branches=list(used.branches), chosen=chosen,
     )
     _plan_files(table, plan, used.names)
     return plan
@@ -223,9 +265,11 @@ def rollback(
     snapshot_id: int | None = None,
     tag: str | None = None,
     dry_run: bool = False,
+    *,
+    target: RollbackTarget | None = None,
 ) -> RollbackPlan:
     """Roll back (or, with ``dry_run``, only plan); returns the plan that was carried out."""
-    plan = plan_rollback(table, snapshot_id, tag)
+    plan = plan_rollback(table, snapshot_id, tag, target=target)
     if not dry_run:
         apply_rollback(table, plan)
     return plan

@@ -21,7 +21,7 @@ from ..io.fileio import join
 from ..manifest.expire_file_entry import ExpireFileEntry, FileKey
 from ..manifest.manifest import FileSource
 from ..refs.snapshot import Snapshot, SnapshotManager
-from .expire_plan import ACTION, ExpirePlan, ResolvedPolicy, RetainedRefs
+from .expire_plan import ACTION, ExpirePlan, ResolvedPolicy, RetainedRefs, plan_consumer_expiry
 from .file_deletion import (
     CHANGELOG_FILE,
     SNAPSHOT,
@@ -62,8 +62,10 @@ def plan_snapshot_expire(table: FileStoreTable, rp: ResolvedPolicy, explain: boo
     plan = ExpirePlan(table.path, table.branch, "snapshot", rp)
     ids = reader.snapshot_ids(sm)
     # writers run this after every commit: other branches are read only when needed
-    refs = RetainedRefs.read(table, reader, branches=explain)
+    refs = RetainedRefs.read(table, reader, branches=explain,
+                             consumer_expire_before=rp.consumer_expire_before_millis)
     plan.fingerprint = refs.fingerprint()
+    plan_consumer_expiry(table, reader, plan, refs)
     if not ids:
         return plan
     latest, earliest = ids[-1], ids[0]

@@ -136,9 +136,10 @@ def _protection(table: FileStoreTable, reader: GuardedReader) -> UsedFiles:
     return used
 
 
-def plan_tag_deletion(table: FileStoreTable, names: list[str]) -> TagDeletionPlan:
+def plan_tag_deletion(table: FileStoreTable, names: list[str], keeping: Snapshot | None = None) -> TagDeletionPlan:
     """What deleting ``names`` one after the other removes (reads only; anything unreadable
-    that decides "used" raises UnsafeRefused)."""
+    that decides "used" raises UnsafeRefused). ``keeping``: a snapshot that stays referenced
+    (a replaced tag's new one), whose files stay too."""
     _check_names(names)
     reader = GuardedReader(table.file_io, table.path, ACTION)
     tm = table.tag_manager
@@ -157,13 +158,14 @@ def plan_tag_deletion(table: FileStoreTable, names: list[str]) -> TagDeletionPla
         if size is not None:
             tag_files.append(DeletedFile(name, LABELS[TAG], tm.tag_path(name), size))
         sid = tag.snapshot.id
-        if sm.snapshot_exists(sid) or any(t.snapshot.id == sid for t in remaining.values()):
+        if sm.snapshot_exists(sid) or any(t.snapshot.id == sid for t in remaining.values()) or (
+                keeping is not None and keeping.id == sid):
             continue  # the snapshot (or another tag) still holds every file
         if protection is None:
             protection = _protection(table, reader)
         keep_names = set(protection.names)
         kept = []
-        for s in _neighbours(sid, remaining, earliest):
+        for s in _neighbours(sid, remaining, earliest) + ([keeping] if keeping is not None else []):
             kept.append(reader.live_table(s))
             keep_names |= reader.skipping_names(s)
         owners.append((name, len(planner.files)))

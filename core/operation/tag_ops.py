@@ -8,13 +8,15 @@ The tag files themselves are :class:`~..refs.tags.TagManager`'s; deleting a tag'
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
+from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound
 from ..refs.snapshot import Snapshot
 from ..refs.tag_period import TagPeriod, TimeExtractor, tag_time_extractor
-from ..refs.tags import TAG_PREFIX, Tag, validate_tag_name
+from ..refs.tags import TAG_PREFIX, Tag, java_duration_str, validate_tag_name
 from ..utils.durations import parse_duration_millis
+from ..utils.rows import Rows
 from .file_deletion import GuardedReader
 from .tag_deletion import TagDeletionPlan, apply_tag_deletion, plan_tag_deletion
 
@@ -79,6 +81,39 @@ def create_tag(
     return tm.create_tag(name, snap, retained, snapshot_text=raw)
 
 
+def snapshot_from_time(table: FileStoreTable, timestamp_millis: int | None = None,
+                       watermark: int | None = None) -> tuple[Snapshot, str]:
+    """Java's ``create_tag_from_timestamp`` / ``create_tag_from_watermark``: the earliest snapshot
+    committed (watermarked) at or after the value; a tag whose snapshot expired counts too, the
+    first one (by snapshot id) at or after the value winning when it is earlier. Returns it
+    and how it was chosen; none is NotFound."""
+    if (timestamp_millis is None) == (watermark is None):
+        raise InvalidInput("give exactly one of a timestamp and a watermark")
+    sm = table.snapshot_manager
+    tags = sorted(_all_tags(table, "create the tag").values(), key=lambda t: (t.snapshot.id, t.name))
+    if timestamp_millis is not None:
+        snap = sm.later_or_equal_time_millis(timestamp_millis)
+        for t in tags:
+            if timestamp_millis <= t.snapshot.time_millis:
+                if snap is None or t.snapshot.time_millis < snap.time_millis:
+                    snap = t.snapshot
+                break
+        if snap is None:
+            raise NotFound(f"no snapshot or tag of {table.identifier} was committed at or after {timestamp_millis}")
+        return snap, f"the earliest snapshot committed at or after {timestamp_millis}"
+    assert watermark is not None
+    snap = sm.later_or_equal_watermark(watermark)
+    for t in tags:
+        wm = t.snapshot.watermark
+        if wm is not None and watermark <= wm:
+            if snap is None or snap.watermark is None or wm < snap.watermark:
+                snap = t.snapshot
+            break
+    if snap is None:
+        raise NotFound(f"no snapshot or tag of {table.identifier} has a watermark at or above {watermark}")
+    return snap, f"the earliest snapshot with a watermark at or above {watermark} (watermark {snap.watermark})"
+
+
 def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: float | None) -> Tag:
     """Java's findSnapshot: an expired snapshot can still be tagged from a tag holding it."""
     tm = table.tag_manager
@@ -127,6 +162,82 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained_seconds)
 
 
+@dataclass
+class TagReplacePlan:
+    """``tag replace`` (Java's ``replace_tag``): the tag's new snapshot and retention, and the
+    files only its old snapshot held (deleted after the tag moves, as ``tag delete`` would)."""
+
+    name: str
+    old: Tag
+    snapshot: Snapshot
+    time_retained_seconds: float | None
+    freed: TagDeletionPlan
+
+    def rows(self) -> Rows:
+        return self.freed.rows()
+
+    def describe(self, done: bool) -> str:
+        verb = "moved" if done else "would move"
+        kept = "" if self.time_retained_seconds is None else f", retained {java_duration_str(self.time_retained_seconds)}"
+        files = f"; {len(self.freed.files)} file(s) only snapshot {self.old.snapshot.id} held " + (
+            "deleted" if done else "would be deleted") if self.freed.files else ""
+        return f"{verb} tag {self.name!r} from snapshot {self.old.snapshot.id} to {self.snapshot.id}{kept}{files}"
+
+
+def plan_replace_tag(table: FileStoreTable, name: str, snapshot_id: int | None = None,
+                     time_retained_seconds: float | None = None) -> TagReplacePlan:
+    """Java 2.x ``replaceTag``: the tag must exist; it then names ``snapshot_id`` (an expired one
+    held by a tag too) or the latest snapshot, with the given retention (else the table's
+    ``tag.default-time-retained``, as ``tag create``). Reads only."""
+    validate_tag_name(name)
+    tm = table.tag_manager
+    old = tm.tag(name)  # NotFound naming the tags that exist
+    sm = table.snapshot_manager
+    if snapshot_id is None:
+        snap = sm.latest_snapshot()
+        if snap is None:
+            raise NotFound(f"cannot replace tag {name!r}: {table.identifier} has no snapshot")
+    else:
+        snap = sm.try_snapshot(snapshot_id) or _tagged_snapshot(table, snapshot_id)
+    retained = time_retained_seconds if time_retained_seconds is not None else _default_retained(table)
+    others = [t for n, t in _all_tags(table, "replace the tag").items() if n != name]
+    if TagPeriod.of(table.options).to_time(name) is not None and tag_time_extractor(table.options) is not None:
+        taken = sorted(t.name for t in others if t.snapshot.id == snap.id
+                       and TagPeriod.of(table.options).to_time(t.name) is not None)
+        if taken:
+            raise InvalidInput(f"snapshot {snap.id} is already auto-tagged with {', '.join(taken)}")
+    freed = plan_tag_deletion(table, [name], keeping=snap)
+    freed.files = [f for f in freed.files if f.kind != "tag"]  # the tag file is rewritten, not deleted
+    return TagReplacePlan(name, old, snap, retained, freed)
+
+
+def _tagged_snapshot(table: FileStoreTable, snapshot_id: int) -> Snapshot:
+    """Java's findSnapshot: an expired snapshot a tag still holds."""
+    for t in _all_tags(table, "replace the tag").values():
+        if t.snapshot.id == snapshot_id:
+            return t.snapshot
+    table.snapshot_manager.snapshot(snapshot_id)  # raises NotFound naming the ids that exist
+    raise NotFound(f"snapshot {snapshot_id} not found")  # pragma: no cover - snapshot() raised
+
+
+def apply_replace_tag(table: FileStoreTable, plan: TagReplacePlan) -> Tag:
+    """Rewrite the tag (under the commit lock; the mirror is told), then delete what only its old
+    snapshot held. A tag changed since planning refuses (nothing changed)."""
+    tm = table.tag_manager
+    now = tm.try_tag(plan.name)
+    if now is None or now.snapshot.id != plan.old.snapshot.id:
+        raise CommitConflict(f"tag {plan.name!r} of {table.identifier} changed while planning the replace; "
+                             "nothing was changed, run it again")
+    try:
+        raw = table.file_io.read_text(table.snapshot_manager.snapshot_path(plan.snapshot.id))
+    except NotFound:
+        raw = None
+    tag = tm.replace_tag(plan.name, plan.snapshot, plan.time_retained_seconds, snapshot_text=raw)
+    if plan.freed.files:
+        apply_tag_deletion(table, plan.freed)
+    return tag
+
+
 # ---------------------------------------------------------------------------------------
 # delete, expire
 # ---------------------------------------------------------------------------------------
@@ -147,21 +258,26 @@ def expired_tag_names(
 ) -> list[str]:
     """Tags whose ``tagCreateTime + tagTimeRetained`` has passed (Java's TagTimeExpire).
 
-    ``older_than`` (Java 1.x ``expire_tags`` procedure) also expires tags created before
-    that local time; a tag without a create time then uses its file's modification time.
+    ``older_than`` (Java's ``expire_tags`` procedure: a local wall clock) also expires tags
+    created before it; a tag lacking a create time or a retention is then dated by its file's
+    modification time (in local time), as Java does.
     """
     now = now or datetime.datetime.now()
     tm = table.tag_manager
+    mtimes: dict[str, int | None] | None = None
     out: list[tuple[int, str]] = []
     for name, tag in _all_tags(table, "expire tags").items():
         create = tag.create_time
         retained = tag.time_retained_seconds
-        if create is None and older_than is not None:
-            mtime = next((s.mtime_millis for s in tm.file_io.list_status(tm.tag_dir) if s.name == TAG_PREFIX + name),
-                         None)
-            create = datetime.datetime.fromtimestamp(mtime / 1000) if mtime else None
-        if create is None or (retained is None and older_than is None):
-            continue
+        if create is None or retained is None:
+            if older_than is None:
+                continue
+            if mtimes is None:
+                mtimes = {st.name: st.mtime_millis for st in tm.file_io.list_status(tm.tag_dir)}
+            mtime = mtimes.get(TAG_PREFIX + name)
+            if not mtime:
+                continue  # Java: the tag file is gone, skip it
+            create = datetime.datetime.fromtimestamp(mtime / 1000)
         reached = retained is not None and now > create + datetime.timedelta(seconds=retained)
         if reached or (older_than is not None and older_than > create):
             out.append((tag.snapshot.id, name))
@@ -195,6 +311,33 @@ def expire_tags_after_commit(table: FileStoreTable) -> TagDeletionPlan | None:
 # ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class AutoTagStep:
+    """One step of an automatic-tag run, in order: ``create`` a tag on a snapshot, ``delete``
+    the oldest auto tag past ``tag.num-retained-max``, ``expire`` a tag past its retention."""
+
+    action: str
+    tag: str
+    snapshot_id: int
+
+
+@dataclass
+class AutoTagPlan:
+    """What ``tag trigger`` (Java's ``trigger_tag_automatic_creation``) does: the tags
+    ``tag.automatic-creation`` / ``tag.creation-period`` would have made up to now, the auto
+    tags ``tag.num-retained-max`` then drops, and (``tag.time-expire-enabled``) the expired ones."""
+
+    identifier: str
+    steps: list[AutoTagStep]
+
+    def rows(self) -> Rows:
+        return Rows(["action", "tag", "snapshot_id"],
+                    [{"action": s.action, "tag": s.tag, "snapshot_id": s.snapshot_id} for s in self.steps])
+
+    def names(self, action: str) -> list[str]:
+        return [s.tag for s in self.steps if s.action == action]
+
+
 class _AutoTagging:
     """The options of one auto-tagging run."""
 
@@ -215,43 +358,42 @@ class _AutoTagging:
         tags = _all_tags(self.table, "create tags").values()
         return sorted((t for t in tags if self.period.to_time(t.name) is not None), key=lambda t: (t.snapshot.id, t.name))
 
-    def resume(self) -> tuple[int, datetime.datetime | None]:
-        """(first snapshot id to look at, next tag time) after the last auto tag."""
-        autos = self.auto_tags()
+    def resume(self, autos: list[Tag]) -> tuple[int, datetime.datetime | None]:
+        """(first snapshot id to look at, next tag time) after the auto tag with the latest
+        time (Java 2.x; 0.9 and 1.x took the one on the highest snapshot and refused when it
+        held more than one)."""
         if not autos:
             return self.table.snapshot_manager.earliest_snapshot_id() or 1, None
-        last_id = autos[-1].snapshot.id
-        on_last = sorted(t.name for t in autos if t.snapshot.id == last_id)
-        if len(on_last) != 1:
-            raise UnsafeRefused(
-                f"more than one auto-created tag on snapshot {last_id}: {', '.join(on_last)} (Java refuses too)"
-            )
-        last_time = self.period.to_time(on_last[0])
+        last = max(autos, key=lambda t: (self.period.to_time(t.name), t.name))
+        last_time = self.period.to_time(last.name)
         assert last_time is not None  # an auto tag by construction
-        return last_id + 1, self.period.next_tag(last_time)
-
-    def trim(self) -> None:
-        """``tag.num-retained-max``: delete the oldest auto tags beyond it."""
-        if self.max_keep is None:
-            return
-        autos = self.auto_tags()
-        excess = len(autos) - self.max_keep
-        if excess > 0:
-            delete_tags(self.table, [x.name for x in autos[:excess]])
+        return last.snapshot.id + 1, self.period.next_tag(last_time)
 
 
-def auto_create_tags(table: FileStoreTable) -> list[str]:
-    """Java's TagAutoCreation.run() for one (short-lived) writer: continue after the last auto
-    tag, tag each period once, honour ``tag.creation-delay``, ``tag.automatic-completion``,
-    ``tag.default-time-retained`` and ``tag.num-retained-max``. Returns the tags created."""
+def plan_auto_tags(table: FileStoreTable, expire: bool = False) -> AutoTagPlan:
+    """Java's TagAutoCreation.run() (then, with ``expire``, TagTimeExpire when
+    ``tag.time-expire-enabled``) simulated on the tags as they are: continue after the last
+    auto tag, tag each period once, honour ``tag.creation-delay``, ``tag.automatic-completion``
+    and ``tag.num-retained-max``. Reads only."""
+    plan = AutoTagPlan(table.identifier.full_name, [])
     extract = tag_time_extractor(table.options)
-    if extract is None:
-        return []
-    auto = _AutoTagging(table, extract)
+    if extract is not None:
+        _plan_creation(table, _AutoTagging(table, extract), extract, plan)
+    if expire and table.options.get_bool("tag.time-expire-enabled", True):
+        gone = set(plan.names("delete"))
+        tags = _all_tags(table, "expire tags")
+        plan.steps += [AutoTagStep("expire", n, tags[n].snapshot.id) for n in expired_tag_names(table)
+                       if n not in gone]
+    return plan
+
+
+def _plan_creation(table: FileStoreTable, auto: _AutoTagging, extract: TimeExtractor, plan: AutoTagPlan) -> None:
     period = auto.period
-    start, next_tag = auto.resume()
+    autos = auto.auto_tags()
+    start, next_tag = auto.resume(autos)
+    held = sorted((t.snapshot.id, t.name) for t in autos)  # auto tags by snapshot, as Java trims them
+    names = set(table.tag_manager.tag_names())
     sm = table.snapshot_manager
-    created: list[str] = []
     for sid in [i for i in sm.snapshot_ids() if i >= start]:
         snap = sm.try_snapshot(sid)
         t = None if snap is None else extract(snap)
@@ -259,12 +401,42 @@ def auto_create_tags(table: FileStoreTable) -> list[str]:
             continue
         this_tag = next_tag if (auto.completion and next_tag is not None) else period.previous_tag(t)
         name = period.to_tag(this_tag)
-        if not table.tag_manager.tag_exists(name):
-            create_tag(table, name, sid, auto.retained)
-            created.append(name)
+        if name not in names:  # Java: createTag(..., ignoreIfExists=true)
+            plan.steps.append(AutoTagStep("create", name, sid))
+            names.add(name)
+            held.append((sid, name))
+            held.sort()
         next_tag = period.next_tag(this_tag)
-        auto.trim()
-    return created
+        if auto.max_keep is not None and len(held) > auto.max_keep:
+            excess, held = held[:len(held) - auto.max_keep], held[len(held) - auto.max_keep:]
+            for esid, ename in excess:
+                plan.steps.append(AutoTagStep("delete", ename, esid))
+                names.discard(ename)
+
+
+def apply_auto_tags(table: FileStoreTable, plan: AutoTagPlan) -> AutoTagPlan:
+    """Carry out the steps in order: tags created with ``tag.default-time-retained``, trimmed
+    and expired ones deleted with their files as ``tag delete`` does."""
+    auto_retained = _default_retained(table)
+    for step in plan.steps:
+        if step.action == "create":
+            if not table.tag_manager.tag_exists(step.tag):
+                create_tag(table, step.tag, step.snapshot_id, auto_retained)
+        elif table.tag_manager.tag_exists(step.tag):
+            delete_tags(table, [step.tag])
+    return plan
+
+
+def auto_create_tags(table: FileStoreTable) -> list[str]:
+    """Java's TagAutoCreation.run() for one (short-lived) writer; returns the tags created."""
+    return apply_auto_tags(table, plan_auto_tags(table)).names("create")
+
+
+def trigger_tags(table: FileStoreTable, dry_run: bool = False) -> AutoTagPlan:
+    """Java's ``trigger_tag_automatic_creation`` (TagAutoManager.run): the automatic tags up to
+    now, then tag time expiry; regardless of ``write-only``, as the procedure."""
+    plan = plan_auto_tags(table, expire=True)
+    return plan if dry_run else apply_auto_tags(table, plan)
 
 
 def tag_maintenance_after_commit(table: FileStoreTable) -> dict[str, list[str]] | None:

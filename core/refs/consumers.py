@@ -8,6 +8,7 @@ next_snapshot_id) in both 0.9 and master.
 from __future__ import annotations
 
 from ..errors import CorruptMetadata, InvalidInput, NotFound
+from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 from ..io.paths import branch_path
 from ..utils.json_util import dumps_jackson, loads_metadata
@@ -30,10 +31,15 @@ def parse_consumer(text: str, path: str) -> int:
 
 
 class ConsumerManager:
-    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None) -> None:
+    """Consumers of one branch (main when ``branch`` is None); files are written and deleted
+    under the catalog's commit lock, as every other metadata publish."""
+
+    def __init__(self, file_io: FileIO, table_path: str, branch: str | None = None,
+                 lock: CommitLock = NO_LOCK) -> None:
         self.file_io = file_io
         self.table_path = table_path
         self.branch = branch
+        self.lock = lock
 
     @property
     def consumer_dir(self) -> str:
@@ -80,9 +86,15 @@ class ConsumerManager:
         if not consumer_id or "/" in consumer_id:
             raise InvalidInput(f"consumer id {consumer_id!r} is empty or contains '/'")
         data = dumps_jackson({"nextSnapshot": int(next_snapshot)}).encode("utf-8")
-        self.file_io.write_bytes(self.consumer_path(consumer_id), data, overwrite=True)
+        path = self.consumer_path(consumer_id)
+        self.lock.run_with_lock(lambda: self.file_io.write_bytes(path, data, overwrite=True))
 
     def delete_consumer(self, consumer_id: str) -> None:
         if self.consumer(consumer_id) is None:
             raise NotFound(f"consumer {consumer_id!r} not found in {self.table_path}")
-        self.file_io.delete(self.consumer_path(consumer_id))
+        self.delete_quietly(consumer_id)
+
+    def delete_quietly(self, consumer_id: str) -> None:
+        """Delete the consumer file if it is there (Java's ``deleteQuietly``)."""
+        path = self.consumer_path(consumer_id)
+        self.lock.run_with_lock(lambda: self.file_io.delete(path))

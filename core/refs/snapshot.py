@@ -231,6 +231,14 @@ def check_snapshot(snap: Snapshot, path: str, expected_id: int | None = None) ->
             raise CorruptMetadata(path, f"{key} {size} is negative")
 
 
+LONG_MIN = -(2**63)
+
+
+def _no_watermark(watermark: int | None) -> bool:
+    """Java's ``isMissingWatermark``: null, or Long.MIN_VALUE (a writer that saw none)."""
+    return watermark is None or watermark == LONG_MIN
+
+
 def _put(d: dict[str, Any], key: str, value: Any) -> None:
     if value is not None:
         d[key] = value
@@ -477,6 +485,63 @@ class SnapshotManager:
         return self._search(
             earliest, latest, lambda t: t >= timestamp_millis, want_last=False
         )
+
+    def earlier_or_equal_watermark(self, watermark: int) -> Snapshot | None:
+        """The snapshot whose watermark is the latest at or below ``watermark`` (Java 2.x
+        ``earlierOrEqualWatermark``; 0.9 has none): a snapshot without one (null or Long.MIN_VALUE)
+        takes the place of the nearest earlier snapshot that has one. None when no watermarked
+        snapshot is at or below it."""
+        return self._watermark_search(watermark, later=False)
+
+    def later_or_equal_watermark(self, watermark: int) -> Snapshot | None:
+        """The snapshot whose watermark is the earliest at or above ``watermark`` (Java 2.x
+        ``laterOrEqualWatermark``; 0.9's could return a snapshot without a watermark)."""
+        return self._watermark_search(watermark, later=True)
+
+    def _watermark_search(self, watermark: int, later: bool) -> Snapshot | None:
+        """Java 2.x's binary search step for step, so both pick the same snapshot where several
+        carry the same watermark."""
+        latest = self.latest_snapshot_id()
+        first = self.earliest_snapshot() if latest is not None else None
+        if latest is None or first is None:
+            return None
+        lo, hi = first.id, latest
+        lo_wm = first.watermark
+        while _no_watermark(lo_wm) and lo < hi:
+            lo += 1
+            lo_wm = self.snapshot(lo).watermark
+        if _no_watermark(lo_wm):
+            return None
+        assert lo_wm is not None
+        if later and lo_wm >= watermark:
+            return self.snapshot(lo)
+        if not later and lo_wm > watermark:
+            return None
+        found: Snapshot | None = None
+        while lo <= hi:
+            mid = lo + (hi - lo) // 2
+            pos = mid
+            snap = self.snapshot(pos)
+            wm = snap.watermark
+            while _no_watermark(wm) and pos > lo:  # a snapshot without one sits where its predecessor does
+                pos -= 1
+                snap = self.snapshot(pos)
+                wm = snap.watermark
+            if _no_watermark(wm):
+                lo = mid + 1  # nothing watermarked in [lo, mid]
+                continue
+            assert wm is not None
+            if wm > watermark:
+                hi = pos - 1
+                if later:
+                    found = snap
+            elif wm < watermark:
+                lo = mid + 1
+                if not later:
+                    found = snap
+            else:
+                return snap
+        return found
 
     def _search(
         self, lo: int, hi: int, ok: Callable[[int], bool], want_last: bool

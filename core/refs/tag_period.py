@@ -102,20 +102,42 @@ class TagPeriod:
         return t + datetime.timedelta(seconds=self.seconds)
 
 
+_OFFSET = re.compile(r"(?:(UTC|GMT|UT))?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?")
+
+
+def java_zone(name: str, key: str) -> datetime.tzinfo:
+    """A zone as Java's ``ZoneId.of`` reads it: a region (``Asia/Shanghai``), ``Z`` / ``UTC`` /
+    ``GMT``, or an offset, bare or after UTC / GMT / UT (``+08:00``, ``GMT-8``)."""
+    text = name.strip()
+    if text.upper() in ("Z", "UTC", "GMT", "UT"):
+        return datetime.timezone.utc
+    m = _OFFSET.fullmatch(text)
+    if m:
+        sign = -1 if m.group(2) == "-" else 1
+        h, mi, sec = int(m.group(3)), int(m.group(4) or 0), int(m.group(5) or 0)
+        if h <= 18 and mi < 60 and sec < 60:
+            return datetime.timezone(sign * datetime.timedelta(hours=h, minutes=mi, seconds=sec))
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except Exception as e:  # noqa: BLE001 - any unknown or malformed id
+        raise InvalidInput(f"{key}={name!r}: unknown time zone") from e
+
+
 def tag_time_extractor(options: CoreOptions) -> TimeExtractor | None:
     """``tag.automatic-creation``: None for none/batch (batch tags are Flink's), else a function
-    snapshot -> local tag time or None."""
+    snapshot -> local tag time or None. Process time is read in ``sink.process-time-zone``
+    (Java 2.x; default and before: the machine's zone), watermarks in ``sink.watermark-time-zone``."""
     mode = (options.get("tag.automatic-creation") or "none").lower()
     if mode in ("none", "batch"):
         return None
     if mode == "process-time":
-        return lambda s: datetime.datetime.fromtimestamp(s.time_millis / 1000)
+        process_zone = options.get("sink.process-time-zone")
+        if process_zone is None:
+            return lambda s: datetime.datetime.fromtimestamp(s.time_millis / 1000)
+        pzone = java_zone(process_zone, "sink.process-time-zone")
+        return lambda s: datetime.datetime.fromtimestamp(s.time_millis / 1000, pzone).replace(tzinfo=None)
     if mode == "watermark":
-        zone_name = options.get("sink.watermark-time-zone") or "UTC"
-        try:
-            zone = zoneinfo.ZoneInfo(zone_name)
-        except Exception as e:  # noqa: BLE001
-            raise InvalidInput(f"sink.watermark-time-zone={zone_name!r}: unknown time zone") from e
+        zone = java_zone(options.get("sink.watermark-time-zone") or "UTC", "sink.watermark-time-zone")
         long_min = -(2**63)
 
         def from_watermark(s: Snapshot) -> datetime.datetime | None:

@@ -289,11 +289,13 @@ class TagManager:
         name: str,
         snapshot: Snapshot,
         time_retained: float | datetime.timedelta | None = None,
+        snapshot_text: str | None = None,
     ) -> Tag:
+        """Overwrite an existing tag (under the lock); ``snapshot_text`` as in :meth:`create_tag`."""
         validate_tag_name(name)
         if not self.tag_exists(name):
             raise NotFound(f"tag {name!r} not found in {self.table_path}")
-        return self._write(name, snapshot, time_retained, None)
+        return self._write(name, snapshot, time_retained, None, snapshot_text)
 
     def _write(
         self,

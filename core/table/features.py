@@ -42,6 +42,7 @@ class Action(Enum):
     REMOVE_UNEXISTING_FILES = "remove-unexisting-files"
     PURGE_FILES = "purge-files"
     TAG = "tag"
+    CONSUMER = "consumer"
     FAST_FORWARD = "branch fast-forward"
 
 

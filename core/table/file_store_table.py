@@ -129,7 +129,7 @@ class FileStoreTable:
 
     @cached_property
     def consumer_manager(self) -> ConsumerManager:
-        return ConsumerManager(self.file_io, self.path, self.branch)
+        return ConsumerManager(self.file_io, self.path, self.branch, self.lock)
 
     @property
     def is_primary_key_table(self) -> bool:

@@ -121,3 +121,15 @@ def test_bash_completes_catalog_names_and_tables_through_a_named_catalog(demo_te
     assert _bash_complete("paimon-cli list --catalog d", env) == ["demo"]
     assert _bash_complete("paimon-cli read --catalog demo demo.o", env) == ["demo.orders"]
     assert _bash_complete(f"paimon-cli read --catalog-option warehouse={demo_template} demo.e", env) == ["demo.events"]
+
+
+def test_bash_completes_consumer_ids(demo_wh: str) -> None:
+    from typer.testing import CliRunner
+
+    from paimon_cli.app import app
+
+    res = CliRunner().invoke(app, ["consumer", "reset", "demo.orders", "job-1", "--snapshot", "1", "-w", demo_wh])
+    assert res.exit_code == 0, res.output
+    env = {"PAIMON_WAREHOUSE": demo_wh}
+    assert _bash_complete("paimon-cli consumer reset demo.orders j", env) == ["job-1"]
+    assert _bash_complete("paimon-cli consumer c") == ["clear"]

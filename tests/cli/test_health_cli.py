@@ -87,7 +87,7 @@ def test_openmetrics_parses(runner: CliRunner, wh: str) -> None:
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert set(families) == {"paimon_table_health_score"} | {
         f"paimon_table_{k}" for k in ("small_files", "sorted_runs", "size_amplification", "delete_ratio",
-                                      "manifests", "snapshots", "changelogs", "expired_partitions",
+                                      "manifests", "snapshots", "consumers", "changelogs", "expired_partitions",
                                       "expired_tags", "missing_file_index", "unreadable_metadata",
                                       "orphan_files")}
     assert all(f.type == "gauge" for f in families.values())

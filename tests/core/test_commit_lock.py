@@ -64,7 +64,7 @@ def locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Warehouse, 
         orig: Callable[..., Any] = getattr(fio, name)
 
         def wrapped(path: str, *args: Any, **kwargs: Any) -> Any:
-            metadata = any(f"/{d}/" in path for d in ("snapshot", "schema", "tag", "branch")) or \
+            metadata = any(f"/{d}/" in path for d in ("snapshot", "schema", "tag", "branch", "consumer")) or \
                 path.endswith("maintain.lease")
             # expiry writes the EARLIEST hint without the lock, as Java's expire does
             if metadata and not path.endswith("EARLIEST") and not lock.held:
@@ -94,6 +94,27 @@ def test_commits_schemas_tags_branches_and_rollback_run_under_the_lock(
     t.compact(full=True)
     assert unlocked == []
     assert lock.acquired >= 10 and not lock.held
+
+
+def test_issue_25_procedures_run_under_the_lock(locked: tuple[Warehouse, RecordingLock, list[str]]) -> None:
+    """Consumers, rollback as latest (its protection tag and snapshot), tag replace, trigger."""
+    wh, lock, unlocked = locked
+    t = wh.table("db.t")
+    for i in range(3):
+        t.write(pa.table({"id": [i], "v": [str(i)]}))
+    t.reset_consumer("c1", snapshot=1)
+    t.reset_consumer("c2", snapshot=2)
+    t.reset_consumer("c2")
+    t.clear_consumers()
+    t.create_tag("x", snapshot=1)
+    t.replace_tag("x", snapshot=2)
+    t.rollback_as_latest(snapshot=1)
+    t.alter(set_options={"tag.automatic-creation": "process-time", "tag.creation-period": "hourly",
+                         "tag.num-retained-max": "1"})
+    t.trigger_tags()
+    t.rollback(to_timestamp=t.open().snapshot_manager.latest_snapshot().time_millis)  # type: ignore[union-attr]
+    assert unlocked == []
+    assert not lock.held
 
 
 def test_the_maintain_lease_is_taken_and_released_under_the_lock(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -629,3 +630,78 @@ def test_consumer_moving_forward_between_plan_and_apply_is_fine(tmp_path: Path) 
     with pytest.raises(UnsafeRefused, match="consumer late"):
         apply_expire(t2, plan)
     assert files_of(t2) == before
+
+
+# ---------------------------------------------------------------------------- consumers' options
+
+
+def _age_consumer(t: FileStoreTable, cid: str, seconds: float) -> None:
+    path = t.consumer_manager.consumer_path(cid)
+    old = os.stat(path).st_mtime - seconds
+    os.utime(path, (old, old))
+
+
+def test_consumer_expiration_time_expires_stale_consumers_first(tmp_path: Path) -> None:
+    """Java's writers delete consumer files not modified for ``consumer.expiration-time`` before
+    expiring snapshots, so a dead reader stops pinning them (TableCommitImpl.maintain)."""
+    t = history(str(tmp_path), 10, options={"consumer.expiration-time": "1 h"})
+    t.consumer_manager.reset_consumer("dead", 3)
+    t.consumer_manager.reset_consumer("live", 6)
+    _age_consumer(t, "dead", 2 * 3600)
+    plan = plan_expire(t, ExpirePolicy(retain_min=1, time_retained_millis=0))
+    assert plan.expired_ids == [1, 2, 3, 4, 5]  # held by "live" only
+    assert [os.path.basename(f.path) for f in plan.files[:1]] == ["consumer-dead"]
+    assert plan.files[0].kind == "consumer"
+    assert "consumer live" in plan.holds[6]
+    res = apply_expire(t, plan)
+    assert res.expired == 5
+    assert reload(t).consumer_manager.consumers() == {"live": 6}
+
+
+def test_consumer_expiration_time_without_snapshots_to_expire(tmp_path: Path) -> None:
+    t = history(str(tmp_path), 3, options={"consumer.expiration-time": "10 min"})
+    t.consumer_manager.reset_consumer("dead", 1)
+    _age_consumer(t, "dead", 3600)
+    plan = plan_expire(t, ExpirePolicy(retain_min=10))
+    assert plan.expired_ids == [] and [f.kind for f in plan.files] == ["consumer"]
+    apply_expire(t, plan)
+    assert reload(t).consumer_manager.consumers() == {}
+
+
+def test_consumer_that_moves_after_planning_is_not_expired(tmp_path: Path) -> None:
+    t = history(str(tmp_path), 6, options={"consumer.expiration-time": "1 h"})
+    t.consumer_manager.reset_consumer("c", 2)
+    _age_consumer(t, "c", 7200)
+    plan = plan_expire(t, ExpirePolicy(retain_min=1, time_retained_millis=0))
+    assert plan.expired_ids == [1, 2, 3, 4, 5]
+    t.consumer_manager.reset_consumer("c", 3)  # alive again, reading an expiring snapshot
+    before = files_of(t)
+    with pytest.raises(UnsafeRefused, match="consumer c"):
+        apply_expire(t, plan)
+    assert files_of(t) == before
+
+
+def test_after_commit_expires_consumers(tmp_path: Path) -> None:
+    t = history(str(tmp_path), 4, options={"consumer.expiration-time": "1 h", "snapshot.num-retained.min": "1",
+                                         "snapshot.time-retained": "1 ms"})
+    t.consumer_manager.reset_consumer("dead", 1)
+    _age_consumer(t, "dead", 7200)
+    time.sleep(0.01)  # the latest snapshot is older than snapshot.time-retained
+    res = expire_after_commit(t, {"write-only": "false"})
+    assert res is not None and res.error is None, res
+    t = reload(t)
+    assert (t.consumer_manager.consumers(), snapshot_ids(t)) == ({}, [4])
+
+
+@pytest.mark.parametrize(("decoupled", "expired"), [(False, [1, 2]), (True, [1, 2, 3, 4, 5, 6, 7])])
+def test_consumer_changelog_only_needs_a_decoupled_changelog(tmp_path: Path, decoupled: bool,
+                                                              expired: list[int]) -> None:
+    """Java's ``consumerChangelogOnly()`` is the option AND a decoupled changelog lifecycle: with
+    changelogs expiring with their snapshots the consumer still needs the snapshots."""
+    opts = {"consumer.changelog-only": "true"}
+    if decoupled:
+        opts["changelog.num-retained.min"] = "20"
+    t = history(str(tmp_path), 8, options=opts)
+    t.consumer_manager.reset_consumer("reader", 3)
+    plan = plan_expire(t, ExpirePolicy(retain_min=1, time_retained_millis=0))
+    assert plan.expired_ids == expired

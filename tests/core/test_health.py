@@ -295,3 +295,63 @@ def test_an_index_added_on_another_column_is_missing(tmp_path: Path) -> None:
     assert (f.kind, f.value) == (FindingKind.MISSING_FILE_INDEX, 1)
     t.rewrite_file_index()
     assert w.health().tables[0].findings == ()
+
+
+def test_consumers_that_pin_snapshots(tmp_path: Path) -> None:
+    """A consumer below what retention keeps is named with its age and the snapshots it holds;
+    its fix deletes it (never run by ``maintain``) and clears the finding. A consumer
+    ``consumer.expiration-time`` expires pins nothing (the next expire removes it)."""
+    import os
+
+    w = Warehouse(str(tmp_path / "wh"))
+    t = w.create_table("db.c", COLUMNS, primary_key="id", options={"bucket": "1"})
+    for i in range(14):
+        t.write(rows([i % 3]), expire=False)
+    latest = t.open().snapshot_manager.latest_snapshot_id()
+    assert latest is not None
+    keep_from = latest - 10 + 1  # snapshot.num-retained.min
+    t.reset_consumer("gone-job", snapshot=2)
+    t.reset_consumer("live-job", snapshot=latest)
+    cm = t.open().consumer_manager
+    old = time.time() - 3 * 86400
+    os.utime(cm.consumer_path("gone-job"), (old, old))
+    now = int(time.time() * 1000) + LATER
+    (h,) = w.health(["db.c"], now_millis=now).tables
+    # snapshot 1 still expires; gone-job keeps 2 .. keep_from - 1
+    assert kinds(h) == [(FindingKind.SNAPSHOTS, Severity.WARNING), (FindingKind.CONSUMERS, Severity.WARNING)]
+    f = h.findings[1]
+    assert f.value == keep_from - 2 and f.unit == "snapshots"
+    assert "gone-job (next snapshot 2, last moved 3 days" in f.message and f"holds {keep_from - 2})" in f.message
+    assert "live-job" not in f.message
+    assert f.fix == f"paimon-cli consumer reset db.c gone-job --warehouse {w.path}"
+    assert f.action is None  # maintain never drops a reader's progress
+    t.alter(set_options={"consumer.expiration-time": "1 d"})
+    (h,) = w.health(["db.c"], now_millis=now).tables
+    assert [k for k, _ in kinds(h)] == [FindingKind.SNAPSHOTS]  # expire removes it, then 2..4 go
+    t.alter(unset="consumer.expiration-time")
+    t.reset_consumer("gone-job")
+    (h,) = w.health(["db.c"], now_millis=now).tables
+    assert [k for k, _ in kinds(h)] == [FindingKind.SNAPSHOTS]
+
+
+def test_several_consumers_fix_clears_them_all(tmp_path: Path) -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    w = Warehouse(str(tmp_path / "wh"))
+    t = w.create_table("db.c", COLUMNS, primary_key="id", options={"bucket": "1"})
+    for i in range(12):
+        t.write(rows([i % 3]), expire=False)
+    latest = t.open().snapshot_manager.latest_snapshot_id()
+    assert latest is not None
+    for cid, sid in (("a.1", 1), ("b-2", 2), ("keep", latest)):
+        t.reset_consumer(cid, snapshot=sid)
+    (h,) = w.health(["db.c"], now_millis=int(time.time() * 1000) + LATER).tables
+    (f,) = h.findings
+    assert f.kind is FindingKind.CONSUMERS and f.value == latest - 10  # 1 .. latest - 10
+    assert "b-2 (next snapshot 2" in f.message and "a.1 (next snapshot 1" in f.message
+    args = shlex.split(f.fix)
+    assert args[:4] == ["paimon-cli", "consumer", "clear", "db.c"]
+    subprocess.run([sys.executable, "-m", "paimon_cli", *args[1:], "--yes"], check=True, capture_output=True)
+    assert t.open().consumer_manager.consumers() == {"keep": latest}

@@ -252,3 +252,47 @@ def test_branch_or_tag_created_while_planning_conflicts(table: Any) -> None:
     shutil.copytree(root / "schema", root / "branch" / "branch-late" / "schema")
     with pytest.raises(CommitConflict, match="branch late was created"):
         apply_rollback(reload(table), plan)
+
+
+def _set_watermarks(t: Any, marks: dict[int, int | None]) -> None:
+    for sid, wm in marks.items():
+        p = Path(t.path) / "snapshot" / f"snapshot-{sid}"
+        snap = json.loads(p.read_text())
+        snap.pop("watermark", None)
+        if wm is not None:
+            snap["watermark"] = wm
+        p.write_text(json.dumps(snap))
+
+
+@pytest.mark.parametrize("marks", [
+    {1: 10, 2: 20, 3: 30, 4: 40, 5: 50},
+    {1: None, 2: 20, 3: -(2**63), 4: 40, 5: None},  # none, and Long.MIN_VALUE: "no watermark"
+    {1: None, 2: None, 3: None, 4: None, 5: 50},
+    {1: None, 2: None, 3: None, 4: None, 5: None},
+])
+def test_watermark_search_matches_java_2(table: Any, marks: dict[int, int | None]) -> None:
+    """Java 2.x earlierOrEqualWatermark / laterOrEqualWatermark: the last watermarked snapshot at
+    or below, the first at or above; snapshots without one are skipped."""
+    _set_watermarks(table, marks)
+    sm = reload(table).snapshot_manager
+    real = {sid: wm for sid, wm in marks.items() if wm is not None and wm != -(2**63)}
+    for w in range(0, 70, 5):
+        earlier = max((sid for sid, wm in real.items() if wm <= w), default=None)
+        later = min((sid for sid, wm in real.items() if wm >= w), default=None)
+        got_e, got_l = sm.earlier_or_equal_watermark(w), sm.later_or_equal_watermark(w)
+        assert (got_e.id if got_e else None, got_l.id if got_l else None) == (earlier, later), w
+
+
+def test_rollback_to_watermark_and_time(table: Any) -> None:
+    from paimon_cli.core.operation.rollback import RollbackTarget
+
+    _set_watermarks(table, {1: 10, 2: 20, 3: None, 4: 40, 5: 50})
+    t = reload(table)
+    assert plan_rollback(t, target=RollbackTarget(watermark=39)).target_id == 2
+    s3 = t.snapshot_manager.snapshot(3)
+    plan = plan_rollback(t, target=RollbackTarget(timestamp_millis=s3.time_millis))
+    assert plan.target_id == 3 and plan.chosen and "committed at or before" in plan.chosen
+    with pytest.raises(NotFound, match="watermark at or below 5"):
+        plan_rollback(t, target=RollbackTarget(watermark=5))
+    with pytest.raises(InvalidInput, match="exactly one"):
+        RollbackTarget(snapshot_id=1, watermark=5)

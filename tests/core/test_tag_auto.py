@@ -133,3 +133,28 @@ def test_manual_auto_shaped_tag_on_auto_tagged_snapshot_is_refused(catalog: File
     with pytest.raises(InvalidInput, match="already auto-tagged"):
         create_tag(t, "2023-05-05", 1)
     create_tag(t, "release", 1)  # not auto-shaped: fine
+
+
+def test_resume_after_the_latest_auto_tag_by_time(catalog: FileSystemCatalog) -> None:
+    """Java 2.x resumes after the auto tag whose TIME is latest (0.9 / 1.x: the one on the
+    highest snapshot, refusing two auto tags there)."""
+    t = _table(catalog, "r", {"tag.automatic-creation": "watermark", "tag.creation-period": "hourly"})
+    for i, wm in enumerate(["2024-01-01T10:30", "2024-01-01T11:30", "2024-01-01T12:30"], 1):
+        _commit(t, i, _wm(wm))
+    s2 = t.snapshot_manager.snapshot(2)
+    t.tag_manager.create_tag("2024-01-01 10", s2)
+    t.tag_manager.create_tag("2023-06-01 00", s2)  # two auto-shaped tags on snapshot 2
+    assert auto_create_tags(t) == ["2024-01-01 11"]
+    assert ("2024-01-01 11", 3) in _tags(t)
+
+
+def test_process_time_in_sink_process_time_zone(catalog: FileSystemCatalog) -> None:
+    local = dt.datetime.now().astimezone().utcoffset() or dt.timedelta()
+    hours = (int((local + dt.timedelta(hours=7)).total_seconds() // 3600) + 12) % 24 - 12
+    zone = dt.timezone(dt.timedelta(hours=hours))
+    t = _table(catalog, "z", {"tag.automatic-creation": "process-time", "tag.creation-period": "hourly",
+                              "sink.process-time-zone": f"GMT{'+' if hours >= 0 else '-'}{abs(hours)}"})
+    _commit(t, 1, None)
+    at = dt.datetime.fromtimestamp(t.snapshot_manager.snapshot(1).time_millis / 1000, zone).replace(tzinfo=None)
+    want = (at.replace(minute=0, second=0, microsecond=0) - dt.timedelta(hours=1)).strftime("%Y-%m-%d %H")
+    assert auto_create_tags(t) == [want]

@@ -224,3 +224,39 @@ def test_tag_an_expired_snapshot_through_its_tag(history: Any) -> None:
     assert _ids(history, TimeTravel(tag="again")) == [1, 2, 3, 4, 5, 6]
     with pytest.raises(NotFound):
         create_tag(history, "none", 3)
+
+
+def test_older_than_dates_a_tag_without_retention_by_its_file(history: Any) -> None:
+    """Java's TagTimeExpire: a tag lacking a create time OR a retention is dated by its file's
+    modification time when older_than is given (a create time alone is not used)."""
+    import os
+
+    t = history
+    tag_file = Path(t.path) / "tag" / "tag-t1"
+    body = json.loads(tag_file.read_text())
+    body["tagCreateTime"] = [2000, 1, 1, 0, 0]  # a create time without a retention
+    tag_file.write_text(json.dumps(body))
+    fresh = dt.datetime.now()
+    os.utime(tag_file, (fresh.timestamp(), fresh.timestamp()))
+    cutoff = fresh - dt.timedelta(hours=1)
+    assert "t1" not in expired_tag_names(t, fresh, older_than=cutoff)  # its file is new
+    old = (fresh - dt.timedelta(days=1)).timestamp()
+    os.utime(tag_file, (old, old))
+    assert "t1" in expired_tag_names(t, fresh, older_than=cutoff)
+
+
+def test_older_than_text_is_a_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Java 2.x reads expire_tags' older_than as written (apache/paimon#9263): not converted
+    through an instant, which moves local times in a DST gap."""
+    import time
+
+    from paimon_cli.core.api.arguments import local_datetime
+
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        assert local_datetime("2024-03-31 02:30:00", "--older-than") == dt.datetime(2024, 3, 31, 2, 30)
+        assert local_datetime("2024-03-31T02:30:00.1234", "--older-than") == dt.datetime(2024, 3, 31, 2, 30, 0, 123000)
+    finally:
+        monkeypatch.undo()
+        time.tzset()

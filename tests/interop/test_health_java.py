@@ -38,12 +38,16 @@ def test_java_levels_and_retention_feed_the_rules(java_tables: JavaTables) -> No
     """pk_part: a full compaction (snapshot 5) then one more commit: 2 sorted runs in the
     buckets that commit touched; with compaction-trigger 1 those buckets are over it. Its
     consumer c1 holds snapshot 4, so with num-retained.min 1 and every snapshot old, expire
-    would remove snapshots 1..3 only."""
+    would remove snapshots 1..3 only; the consumer finding names c1 and what it holds."""
     table = Warehouse(java_tables.warehouse).table(java_tables.pk_part.identifier).open()
     h = assess_table(table.copy({"num-sorted-run.compaction-trigger": "1", "snapshot.num-retained.min": "1"}),
                      now_millis=int(time.time() * 1000) + LATER)
     by = {f.kind: f for f in h.findings}
-    assert set(by) == {FindingKind.SORTED_RUNS, FindingKind.SNAPSHOTS}, h.findings
+    assert set(by) == {FindingKind.SORTED_RUNS, FindingKind.SNAPSHOTS, FindingKind.CONSUMERS}, h.findings
+    latest = table.snapshot_manager.latest_snapshot_id()
+    assert latest is not None
+    held = by[FindingKind.CONSUMERS]
+    assert held.value == latest - 4 and "c1 (next snapshot 4" in held.message  # 4 .. latest - 1
     runs = by[FindingKind.SORTED_RUNS]
     assert (runs.value, runs.threshold, runs.severity) == (2, 1, Severity.WARNING)
     snaps = by[FindingKind.SNAPSHOTS]
