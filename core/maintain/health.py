@@ -426,7 +426,7 @@ def consumers(ctx: _Context) -> list[Finding]:
         FindingKind.CONSUMERS, Severity.WARNING, total, 0, "snapshots",
         f"{len(worst)} consumer(s) keep {total} snapshot(s) past retention from expiring: {listed}; a consumer "
         "whose job is gone can be deleted (consumer reset ID) or moved (--snapshot N)",
-        shlex.join([*fix, "--warehouse", ctx.warehouse]),
+        shlex.join([*fix, *ctx.where]),
     )]
 
 
