@@ -30,6 +30,7 @@ from ..operation.expire_plan import INT_MAX, ExpirePolicy, check_retention
 from ..operation.manifest_compact import compact_manifest as compact_manifest_of
 from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
+from ..operation.partition_drop import drop_partitions as drop_partitions_of
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.purge import plan_purge, purge
@@ -87,7 +88,8 @@ from .reports import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..operation.branch_ops import BranchPlan
+    from ..operation.branch_ops import BranchPlan, MergePlan
+    from ..operation.partition_drop import PartitionDropPlan
     from ..operation.partition_expire import PartitionExpirePlan
     from ..operation.tag_deletion import TagDeletionPlan
     from ..refs.tags import Tag
@@ -533,6 +535,12 @@ class Table:
             timestamp_pattern=timestamp_pattern, max_expires=max_expires,
         )
 
+    def drop_partitions(self, partitions: str | Sequence[str], *, dry_run: bool = False) -> PartitionDropPlan:
+        """Drop partitions (``"dt=2024-05-01"``, ``"dt=a;dt=b"`` or a list; leading keys or
+        any of them) in one OVERWRITE snapshot, as Java's ``drop_partition``; every
+        alternative must match a live partition (NoPartitionMatched otherwise)."""
+        return drop_partitions_of(self._open_for(Action.DROP_PARTITION), _strings(partitions), dry_run=dry_run)
+
     def remove_orphan_files(
         self,
         *,
@@ -665,6 +673,21 @@ class Table:
         """Make this branch (default: main) equal to branch ``name``."""
         validate_branch_name(name)
         return branch_ops.fast_forward(self._open_for(Action.FAST_FORWARD), name, dry_run=dry_run)
+
+    def rename_branch(self, name: str, new_name: str, *, dry_run: bool = False) -> BranchPlan:
+        """Java 2.x's ``rename_branch``: the branch directory is renamed (local filesystems)."""
+        validate_branch_name(name)
+        validate_branch_name(new_name)
+        return branch_ops.rename_branch(self._open_for(Action.RENAME_BRANCH), name, new_name, dry_run=dry_run)
+
+    def merge_branch(self, source: str, *, dry_run: bool = False) -> MergePlan:
+        """Java 2.x's ``merge_branch``: the data files of branch ``source`` (``main`` allowed)
+        that this branch (default: main) lacks are added to it in one APPEND snapshot; both
+        must be append tables with an append-only history from snapshot 1."""
+        if source.lower() != "main":
+            validate_branch_name(source)
+        return branch_ops.merge_branch(self._open_for(Action.MERGE_BRANCH), "main" if source.lower() == "main"
+                                       else source, dry_run=dry_run)
 
 
 def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:

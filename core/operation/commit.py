@@ -258,11 +258,10 @@ class FileStoreCommit:
             out.append(snap)
         return out
 
-    def drop_partitions(self, specs: Sequence[Mapping[str, Any]]) -> Snapshot:
-        """One OVERWRITE snapshot deleting every live data and index file of the partitions (Java's dropPartitions).
-
-        Each spec must name every partition key (a full partition), as Java requires.
-        """
+    def drop_partitions(self, specs: Sequence[Mapping[str, Any]], *, operation: str | None = None) -> Snapshot:
+        """One OVERWRITE snapshot deleting every live data and index file of the partitions
+        (Java's ``dropPartitions``). A spec may name the leading keys or any of them (a
+        partial spec drops every partition it matches, as Java 0.9+ does)."""
         keys = self.table.schema.partition_keys
         if not keys:
             raise InvalidInput("drop partitions: the table is not partitioned")
@@ -270,9 +269,8 @@ class FileStoreCommit:
             raise InvalidInput("drop partitions: no partition given")
         filters = []
         for spec in specs:
-            missing = [k for k in keys if k not in spec]
-            if missing:
-                raise InvalidInput(f"drop partition {dict(spec)}: partition key {missing[0]!r} has no value")
+            if not spec:
+                raise InvalidInput("drop partitions: an empty partition spec would drop the whole table")
             f = static_partition_filter(self.table.schema, spec)
             assert f is not None
             filters.append(f)
@@ -280,12 +278,19 @@ class FileStoreCommit:
         def any_of(partition: bytes) -> bool:
             return any(f(partition) for f in filters)
 
+        return self.drop_partitions_matching(any_of, operation=operation)
+
+    def drop_partitions_matching(self, selects: Callable[[bytes], bool], *, operation: str | None = None
+                                 ) -> Snapshot:
+        """:meth:`drop_partitions` of every partition ``selects`` accepts; ``operation`` is the
+        snapshot's logical operation (Java 2.x writes ``TRUNCATE`` for a partition drop)."""
         metastore = self.table.catalog_environment.partitions
         if metastore is not None:
             # the metastore first: a crash before the data commit leaves partitions a re-run of
             # the drop removes again, never metastore partitions pointing at deleted folders
-            metastore.drop_partitions(metastore_partitions(self.table, any_of))
-        return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
+            metastore.drop_partitions(metastore_partitions(self.table, selects))
+        return self._overwrite_filtered(selects, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None,
+                                        operation=operation)
 
     def replace_manifests(
         self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT"
@@ -457,6 +462,7 @@ class FileStoreCommit:
         watermark: int | None,
         props: dict[str, str] | None,
         base_snapshot_id: int | None,
+        operation: str | None = None,
     ) -> Snapshot:
         adds = [e for e in table_entries if e.kind == FileKind.ADD]
         extra_deletes = [e for e in table_entries if e.kind == FileKind.DELETE]
@@ -473,7 +479,7 @@ class FileStoreCommit:
             deletes += [d for d in extra_deletes if d.identifier() not in seen]
             return _Changes(deletes + adds, [], index_deletes + index_entries)
 
-        return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props)
+        return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props, operation)
 
     # -- the retry loop ----------------------------------------------------------------------
 
@@ -485,6 +491,7 @@ class FileStoreCommit:
         identifier: int,
         watermark: int | None,
         props: dict[str, str] | None,
+        operation: str | None = None,
     ) -> Snapshot:
         start = time.monotonic()
         retry = 0
@@ -498,7 +505,8 @@ class FileStoreCommit:
                 registered = True
             self.attempts += 1
             try:
-                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props)
+                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props,
+                                             operation)
             except _LostRace:
                 pass
             self._give_up_or_wait(start, retry, latest)
@@ -535,6 +543,7 @@ class FileStoreCommit:
         identifier: int,
         watermark: int | None,
         props: dict[str, str] | None,
+        operation: str | None = None,
     ) -> Snapshot:
         new_id = self._next_id(latest)
         if check_conflicts:
@@ -552,7 +561,7 @@ class FileStoreCommit:
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
             snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written,
-                                            next_row_id)
+                                            next_row_id, operation)
         except BaseException:
             self._cleanup(written)
             raise
@@ -673,6 +682,7 @@ class FileStoreCommit:
         props: dict[str, str] | None,
         written: list[str],
         assigned_next_row_id: int | None = None,
+        operation: str | None = None,
     ) -> Snapshot:
         """``assigned_next_row_id``: the row-tracking counter after this commit's files; other
         tables carry the latest ``nextRowId`` forward (0 when absent), as Java writes it."""
@@ -725,6 +735,7 @@ class FileStoreCommit:
             statistics=statistics,
             properties=props,
             next_row_id=next_row_id,
+            operation=operation,
         )
 
     def _write_lists(
