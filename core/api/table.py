@@ -32,6 +32,7 @@ from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_drop import drop_partitions as drop_partitions_of
 from ..operation.partition_expire import JavaDateTimePattern
+from ..operation.partition_mark_done import MarkDonePlan, mark_done, plan_mark_done
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
 from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
@@ -540,6 +541,16 @@ class Table:
         any of them) in one OVERWRITE snapshot, as Java's ``drop_partition``; every
         alternative must match a live partition (NoPartitionMatched otherwise)."""
         return drop_partitions_of(self._open_for(Action.DROP_PARTITION), _strings(partitions), dry_run=dry_run)
+
+    def mark_partitions_done(self, partitions: str | Sequence[str], *, actions: str | None = None,
+                             allow_empty: bool = False, dry_run: bool = False) -> MarkDonePlan:
+        """Java's ``mark_partition_done``: run the table's ``partition.mark-done-action`` (or
+        ``actions``, comma-separated) for each partition (``"dt=a;dt=b"`` or a list; leading
+        keys allowed for ``success-file`` and ``http-report``). A partition without data is
+        NoPartitionMatched unless ``allow_empty``; what the catalog cannot do is refused first."""
+        table = self._open_for(Action.MARK_PARTITION_DONE)
+        plan = plan_mark_done(table, _strings(partitions), actions=actions, allow_empty=allow_empty)
+        return plan if dry_run else mark_done(table, plan)
 
     def remove_orphan_files(
         self,
