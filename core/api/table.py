@@ -41,6 +41,8 @@ from ..operation.rollback import rollback as rollback_table
 from ..operation.row_tracking import readable_fields
 from ..operation.unexisting_files import plan_remove_unexisting_files
 from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
+from ..operation.unexisting_manifests import UnexistingManifestsPlan, plan_remove_unexisting_manifests
+from ..operation.unexisting_manifests import remove_unexisting_manifests as remove_unexisting_manifests_of
 from ..operation.write import WriteSummary
 from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
@@ -621,6 +623,16 @@ class Table:
         plan = plan_remove_unexisting_files(table)
         result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
         return RemoveUnexistingFilesReport(plan, result, self.name)
+
+    def remove_unexisting_manifests(self, *, force: bool = False, dry_run: bool = False
+                                    ) -> UnexistingManifestsPlan:
+        """Java's ``remove_unexisting_manifests``: republish the latest snapshot without its data
+        manifests that no longer exist (the files they added are gone for readers), as one
+        OVERWRITE snapshot. A missing manifest holding DELETE entries is UnsafeRefused unless
+        ``force`` (the files they deleted would be live again, as Java leaves them)."""
+        table = self._open_for(Action.REMOVE_UNEXISTING_MANIFESTS)
+        plan = plan_remove_unexisting_manifests(table, force)
+        return plan if dry_run else remove_unexisting_manifests_of(table, plan, force)
 
     def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
         """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``

@@ -293,7 +293,8 @@ class FileStoreCommit:
                                         operation=operation)
 
     def replace_manifests(
-        self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT"
+        self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT",
+        *, total_record_count: Callable[[], int | None] | None = None,
     ) -> Snapshot | None:
         """Republish the latest snapshot's data under a new base manifest list (Java's
         ``compactManifest`` / ``replaceManifestList``): ``rewrite(latest, written)`` returns the
@@ -302,7 +303,9 @@ class FileStoreCommit:
         The new snapshot has an empty delta list and no changelog, and keeps the schema id,
         record count, index manifest, watermark, statistics, properties and next row id; it is
         published as any commit is (lost races re-run ``rewrite`` on the new latest snapshot).
-        Returns None when the table has no snapshot or nothing was rewritten.
+        ``total_record_count``, asked after each ``rewrite``, replaces the record count when the
+        rewrite dropped data (Java's ``replaceManifestList`` takes it). Returns None when the
+        table has no snapshot or nothing was rewritten.
         """
         kind = commit_kind.upper()
         if kind not in COMMIT_KINDS:
@@ -316,7 +319,7 @@ class FileStoreCommit:
                 return None
             self.attempts += 1
             try:
-                return self._replace_manifests_once(latest, rewrite, kind)
+                return self._replace_manifests_once(latest, rewrite, kind, total_record_count)
             except _LostRace:
                 pass
             self._give_up_or_wait(start, retry, latest)
@@ -591,7 +594,8 @@ class FileStoreCommit:
 
     @commit_attempt
     def _replace_manifests_once(
-        self, latest: Snapshot, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], kind: str
+        self, latest: Snapshot, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], kind: str,
+        total_record_count: Callable[[], int | None] | None = None,
     ) -> Snapshot | None:
         written: list[str] = []
         try:
@@ -605,13 +609,15 @@ class FileStoreCommit:
         except BaseException:
             self._cleanup(written)
             raise
+        count = total_record_count() if total_record_count is not None else None
         snapshot = Snapshot(
             id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base[0],
             base_manifest_list_size=base[1], delta_manifest_list=delta[0], delta_manifest_list_size=delta[1],
             index_manifest=latest.index_manifest, commit_user=self.commit_user,
             commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
             time_millis=max(int(time.time() * 1000), latest.time_millis),
-            total_record_count=latest.total_record_count, delta_record_count=0, watermark=latest.watermark,
+            total_record_count=latest.total_record_count if count is None else count, delta_record_count=0,
+            watermark=latest.watermark,
             statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id,
         )
         return self._publish_snapshot(snapshot, written)
