@@ -32,8 +32,8 @@ from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
 from ..operation.partition_drop import drop_partitions as drop_partitions_of
 from ..operation.partition_expire import JavaDateTimePattern
-from ..operation.partition_mark_done import MarkDonePlan, mark_done, plan_mark_done
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
+from ..operation.partition_mark_done import MarkDonePlan, mark_done, plan_mark_done
 from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair

@@ -17,8 +17,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
 from ..catalog.drop import DropPlan, execute_drop, plan_drop_database, plan_drop_table, rename_table
-from ..demo import build_demo_warehouse
 from ..compact.local import Progress
+from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
 from ..io.fileio import load_file_io, parent
 from ..maintain.health import assess_warehouse

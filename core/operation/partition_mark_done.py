@@ -111,7 +111,7 @@ def _check_catalog(table: FileStoreTable, actions: list[str]) -> None:
     """Refuse, by name and before anything runs, what the table's catalog or options cannot do."""
     env = table.catalog_environment
     opts = table.options
-    partitioned = opts.get("metastore.partitioned-table", "false").strip().lower() == "true"
+    partitioned = (opts.get("metastore.partitioned-table") or "false").strip().lower() == "true"
     for a in actions:
         if a == CUSTOM:
             raise NotYetSupported(f"{ACTION_OPTION}={CUSTOM}: a custom mark-done action is a Java class "
