@@ -9,17 +9,20 @@
 #   list --catalog --catalog-option --debug --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   inspect --branch --catalog --catalog-option --columns --debug --fs-option --limit --output --quiet --snapshot --tag --timestamp --warehouse --wide -o -q -w
 #   read --blob-as --branch --catalog --catalog-option --debug --explain --fs-option --limit --output --quiet --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -q -w
-#   compact --branch --catalog --catalog-option --columns --debug --engine --fs-option --full --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
+#   compact --branch --catalog --catalog-option --columns --debug --engine --excluding-tables --fs-option --full --including-tables --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
 #   rescale --branch --bucket-num --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
 #   remove-orphan-files --branch --catalog --catalog-option --debug --dry-run --engine --external-paths --force --fs-option --limit --older-than --output --parallelism --quiet --spark-conf --spark-master --warehouse --wide --yes -o -q -w -y
 #   rewrite-file-index --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --where --wide -o -q -w
 #   rollback --as-latest --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --snapshot --tag --to-timestamp --to-watermark --warehouse --wide --yes -o -q -w -y
 #   compact-manifest --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   remove-unexisting-files --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
+#   remove-unexisting-manifests --branch --catalog --catalog-option --debug --dry-run --force --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   repair --branch --catalog --catalog-option --debug --dry-run --earliest --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   expire --branch --catalog --catalog-option --changelog --debug --dry-run --engine --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --spark-conf --spark-master --verbose --warehouse --wide --yes -o -q -v -w -y
 #   expire-changelogs --branch --catalog --catalog-option --debug --delete-all --dry-run --fs-option --limit --max-deletes --older-than --output --quiet --retain-max --retain-min --warehouse --wide -o -q -w
 #   expire-partitions --branch --catalog --catalog-option --debug --dry-run --expiration-time --fs-option --limit --max-expires --output --quiet --strategy --timestamp-formatter --timestamp-pattern --warehouse --wide --yes -o -q -w -y
+#   drop-partition --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide --yes -o -q -w -y
+#   mark-partition-done --action --allow-empty --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
 #   purge-files --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide --yes -o -q -w -y
 #   tag --branch --catalog --catalog-option --debug --dry-run --from-timestamp --from-watermark --fs-option --limit --older-than --output --quiet --snapshot --time-retained --warehouse --wide --yes -o -q -w -y
 #   consumer --branch --catalog --catalog-option --debug --dry-run --excluding --fs-option --including --limit --output --quiet --snapshot --warehouse --wide --yes -o -q -w -y

@@ -6,6 +6,8 @@ meaning of the error rather than in a table that can drift.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class PaimonError(Exception):
     """Base of every error the core raises on purpose."""
@@ -91,3 +93,17 @@ class NotYetSupported(PaimonError):
 
 class AlreadyExists(InvalidInput):
     """A database, table, tag or branch with that name already exists."""
+
+
+# How bad a per-table exit code is, for commands that report many tables (``maintain``,
+# ``compact DB``) and exit with the worst: later is worse, an unexpected failure (1) the worst
+# listed; a code not listed (a signal's 130 / 143) ranks above all.
+EXIT_SEVERITY = (0, 5, 6, 3, 4, 9, 8, 1)
+
+
+def worst_exit_code(codes: Iterable[int]) -> int:
+    """The most severe of ``codes`` (0 when there are none)."""
+    def rank(code: int) -> int:
+        return EXIT_SEVERITY.index(code) if code in EXIT_SEVERITY else len(EXIT_SEVERITY)
+
+    return max(codes, key=rank, default=0)

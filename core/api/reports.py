@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ..compact.job import PLAN_BRIEF as COMPACT_PLAN_BRIEF
 from ..compact.job import PLAN_COLUMNS as COMPACT_PLAN_COLUMNS
@@ -23,6 +23,7 @@ from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
 from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
 from ..compact.rewrite_file_index import RewriteResult
 from ..compact.write_job import WriteResult
+from ..errors import worst_exit_code
 from ..io.paths import table_relative
 from ..operation.expire import ExpireResult
 from ..operation.expire_plan import ExpirePlan
@@ -450,3 +451,71 @@ class RepairReport:
             return [head + "; the hints are right" + ("" if synced else ", nothing to repair")] + synced
         what = ", ".join(f"{f.action} {f.hint}" + ("" if f.target is None else f" = {f.target}") for f in changes)
         return [head + (f"; would {what}; nothing changed" if self.dry_run else f"; {what}")] + synced
+
+
+DATABASE_COMPACT_COLUMNS = ["table", "outcome", "snapshot_id", "units", "files_in", "files_out", "bytes_in",
+                            "bytes_out", "seconds", "exit_code", "message"]
+DATABASE_COMPACT_BRIEF = ["table", "outcome", "snapshot_id", "files_in", "files_out", "bytes_in", "exit_code"]
+
+
+@dataclass
+class TableCompaction:
+    """One table of ``compact DB``: its report, or the error that ended it."""
+
+    identifier: str
+    report: CompactReport | None = None
+    error: str | None = None
+    exit_code: int = 0
+
+    @property
+    def outcome(self) -> str:
+        if self.report is None:
+            return "failed"
+        r = self.report.result
+        if self.report.planned:
+            return "planned" if r.plan and r.plan.rows else "nothing to do"
+        return "compacted" if r.snapshot_id is not None else "nothing to do"
+
+    def as_row(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"table": self.identifier, "outcome": self.outcome, "exit_code": self.exit_code}
+        if self.report is None:
+            return row | {"snapshot_id": None, "units": None, "files_in": None, "files_out": None,
+                          "bytes_in": None, "bytes_out": None, "seconds": None, "message": self.error}
+        r = self.report.result
+        return row | {"snapshot_id": r.snapshot_id, "units": r.units, "files_in": r.files_in,
+                      "files_out": r.files_out, "bytes_in": r.bytes_in, "bytes_out": r.bytes_out,
+                      "seconds": round(r.seconds, 3), "message": r.message}
+
+
+@dataclass
+class DatabaseCompactReport:
+    """``compact DB`` (Java's ``compact_database``): one outcome per selected table; the exit
+    code is the worst table's, as ``maintain``'s."""
+
+    database: str
+    tables: list[TableCompaction]
+    planned: bool
+
+    @property
+    def exit_code(self) -> int:
+        return worst_exit_code(t.exit_code for t in self.tables)
+
+    @property
+    def failed(self) -> list[TableCompaction]:
+        return [t for t in self.tables if t.exit_code != 0]
+
+    def rows(self) -> Rows:
+        """One row per table; with ``planned`` each table's plan rows with the table first."""
+        if self.planned:
+            out = [{"table": t.identifier} | r.as_dict() for t in self.tables if t.report is not None
+                   and t.report.result.plan for r in t.report.result.plan.rows]
+            return Rows(["table", *COMPACT_PLAN_COLUMNS], out, ["table", *COMPACT_PLAN_BRIEF])
+        return Rows(DATABASE_COMPACT_COLUMNS, [t.as_row() for t in self.tables], DATABASE_COMPACT_BRIEF)
+
+    def summary(self) -> str:
+        n = len(self.tables)
+        done = sum(1 for t in self.tables if t.outcome in ("compacted", "planned"))
+        idle = sum(1 for t in self.tables if t.outcome == "nothing to do")
+        verb = "would compact" if self.planned else "compacted"
+        return (f"compact {self.database}: {verb} {done} of {n} table(s), {idle} with nothing to do, "
+                f"{len(self.failed)} failed")

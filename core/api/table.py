@@ -30,8 +30,10 @@ from ..operation.expire_plan import INT_MAX, ExpirePolicy, check_retention
 from ..operation.manifest_compact import compact_manifest as compact_manifest_of
 from ..operation.manifest_compact import plan_compact_manifest
 from ..operation.orphans import plan_remove_orphans, remove_orphans
+from ..operation.partition_drop import drop_partitions as drop_partitions_of
 from ..operation.partition_expire import JavaDateTimePattern
 from ..operation.partition_expire import expire_partitions as expire_partitions_of
+from ..operation.partition_mark_done import MarkDonePlan, mark_done, plan_mark_done
 from ..operation.purge import plan_purge, purge
 from ..operation.read import TableRead
 from ..operation.repair import apply_repair, plan_repair
@@ -41,6 +43,8 @@ from ..operation.rollback_as_latest import AsLatestPlan, rollback_as_latest
 from ..operation.row_tracking import readable_fields
 from ..operation.unexisting_files import plan_remove_unexisting_files
 from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
+from ..operation.unexisting_manifests import UnexistingManifestsPlan, plan_remove_unexisting_manifests
+from ..operation.unexisting_manifests import remove_unexisting_manifests as remove_unexisting_manifests_of
 from ..operation.write import WriteSummary
 from ..refs.branches import validate_branch_name
 from ..refs.tags import validate_tag_name
@@ -90,8 +94,9 @@ from .reports import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from ..operation.branch_ops import BranchPlan
+    from ..operation.branch_ops import BranchPlan, MergePlan
     from ..operation.consumer_ops import ConsumerPlan
+    from ..operation.partition_drop import PartitionDropPlan
     from ..operation.partition_expire import PartitionExpirePlan
     from ..operation.tag_deletion import TagDeletionPlan
     from ..operation.tag_ops import AutoTagPlan, TagReplacePlan
@@ -538,6 +543,22 @@ class Table:
             timestamp_pattern=timestamp_pattern, max_expires=max_expires,
         )
 
+    def drop_partitions(self, partitions: str | Sequence[str], *, dry_run: bool = False) -> PartitionDropPlan:
+        """Drop partitions (``"dt=2024-05-01"``, ``"dt=a;dt=b"`` or a list; leading keys or
+        any of them) in one OVERWRITE snapshot, as Java's ``drop_partition``; every
+        alternative must match a live partition (NoPartitionMatched otherwise)."""
+        return drop_partitions_of(self._open_for(Action.DROP_PARTITION), _strings(partitions), dry_run=dry_run)
+
+    def mark_partitions_done(self, partitions: str | Sequence[str], *, actions: str | None = None,
+                             allow_empty: bool = False, dry_run: bool = False) -> MarkDonePlan:
+        """Java's ``mark_partition_done``: run the table's ``partition.mark-done-action`` (or
+        ``actions``, comma-separated) for each partition (``"dt=a;dt=b"`` or a list; leading
+        keys allowed for ``success-file`` and ``http-report``). A partition without data is
+        NoPartitionMatched unless ``allow_empty``; what the catalog cannot do is refused first."""
+        table = self._open_for(Action.MARK_PARTITION_DONE)
+        plan = plan_mark_done(table, _strings(partitions), actions=actions, allow_empty=allow_empty)
+        return plan if dry_run else mark_done(table, plan)
+
     def remove_orphan_files(
         self,
         *,
@@ -627,6 +648,16 @@ class Table:
         plan = plan_remove_unexisting_files(table)
         result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
         return RemoveUnexistingFilesReport(plan, result, self.name)
+
+    def remove_unexisting_manifests(self, *, force: bool = False, dry_run: bool = False
+                                    ) -> UnexistingManifestsPlan:
+        """Java's ``remove_unexisting_manifests``: republish the latest snapshot without its data
+        manifests that no longer exist (the files they added are gone for readers), as one
+        OVERWRITE snapshot. A missing manifest holding DELETE entries is UnsafeRefused unless
+        ``force`` (the files they deleted would be live again, as Java leaves them)."""
+        table = self._open_for(Action.REMOVE_UNEXISTING_MANIFESTS)
+        plan = plan_remove_unexisting_manifests(table, force)
+        return plan if dry_run else remove_unexisting_manifests_of(table, plan, force)
 
     def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
         """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
@@ -751,6 +782,21 @@ class Table:
         """Make this branch (default: main) equal to branch ``name``."""
         validate_branch_name(name)
         return branch_ops.fast_forward(self._open_for(Action.FAST_FORWARD), name, dry_run=dry_run)
+
+    def rename_branch(self, name: str, new_name: str, *, dry_run: bool = False) -> BranchPlan:
+        """Java 2.x's ``rename_branch``: the branch directory is renamed (local filesystems)."""
+        validate_branch_name(name)
+        validate_branch_name(new_name)
+        return branch_ops.rename_branch(self._open_for(Action.RENAME_BRANCH), name, new_name, dry_run=dry_run)
+
+    def merge_branch(self, source: str, *, dry_run: bool = False) -> MergePlan:
+        """Java 2.x's ``merge_branch``: the data files of branch ``source`` (``main`` allowed)
+        that this branch (default: main) lacks are added to it in one APPEND snapshot; both
+        must be append tables with an append-only history from snapshot 1."""
+        if source.lower() != "main":
+            validate_branch_name(source)
+        return branch_ops.merge_branch(self._open_for(Action.MERGE_BRANCH), "main" if source.lower() == "main"
+                                       else source, dry_run=dry_run)
 
 
 def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:

@@ -10,14 +10,16 @@ handles before the storage or the metastore is reachable.
 from __future__ import annotations
 
 import contextlib
+import re
 import weakref
 from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
 from ..catalog.drop import DropPlan, execute_drop, plan_drop_database, plan_drop_table, rename_table
+from ..compact.local import Progress
 from ..demo import build_demo_warehouse
-from ..errors import InvalidInput, NotYetSupported
+from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
 from ..io.fileio import load_file_io, parent
 from ..maintain.health import assess_warehouse
 from ..schema.schema_manager import new_table_schema
@@ -27,6 +29,7 @@ from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows
 from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
 from .health_report import HealthReport
+from .reports import DatabaseCompactReport, TableCompaction
 from .table import Table
 
 if TYPE_CHECKING:
@@ -220,6 +223,54 @@ class Warehouse:
 
     # -- fleet upkeep ----------------------------------------------------------------------------
 
+    def compact_database(
+        self,
+        database: str,
+        *,
+        including_tables: str | None = None,
+        excluding_tables: str | None = None,
+        full: bool = False,
+        plan: bool = False,
+        engine: str = "auto",
+        spark_master: str | None = None,
+        spark_conf: KeyValues | None = None,
+        parallelism: int | None = None,
+        max_bytes: int | str | None = None,
+        max_buckets: int | None = None,
+        expire: bool = True,
+        progress: Progress | None = None,
+    ) -> DatabaseCompactReport:
+        """Java's ``compact_database`` for one database: each Paimon table whose ``db.table``
+        name matches ``including_tables`` (a regular expression, whole name; default all) and
+        not ``excluding_tables`` is compacted as :meth:`Table.compact` compacts it, one after
+        the other, sorted by name. A table that fails is in the report with its error and exit
+        code, never raised; the report's ``exit_code`` is the worst. No table selected is
+        NotFound, as Java's "no tables to be compacted"."""
+        validate_name("database", database)
+        include = _pattern(including_tables, "--including-tables")
+        exclude = _pattern(excluding_tables, "--excluding-tables")
+        names = [f"{database}.{t}" for t in self.catalog.list_tables(database)]
+        selected = [n for n in names if (include is None or include.fullmatch(n))
+                    and not (exclude is not None and exclude.fullmatch(n))]
+        if not selected:
+            what = "has no Paimon table" if not names else "has no table matching the patterns (matched against " \
+                                                           "db.table, as Java's compact_database)"
+            raise NotFound(f"compact {database}: the database {what}; no tables to be compacted")
+        out: list[TableCompaction] = []
+        for name in sorted(selected):
+            try:
+                report = Table(self, name).compact(
+                    full=full, plan=plan, engine=engine, spark_master=spark_master, spark_conf=spark_conf,
+                    parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets, expire=expire,
+                    progress=progress)
+            except PaimonError as e:
+                out.append(TableCompaction(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
+            except Exception as e:  # noqa: BLE001 - one table's bug must not stop the others (as maintain)
+                out.append(TableCompaction(name, error=f"{type(e).__name__}: {e}", exit_code=1))
+            else:
+                out.append(TableCompaction(name, report))
+        return DatabaseCompactReport(database, out, plan)
+
     def maintain(
         self,
         selectors: Names | None = None,
@@ -252,3 +303,13 @@ class Warehouse:
         fio = load_file_io(path, self.storage_options)  # PAIMON_FS_OPTIONS too, as for tables
         fio.mkdirs(parent(path))
         return fio.open_output(path)
+
+
+def _pattern(text: str | None, flag: str) -> re.Pattern[str] | None:
+    """A table-name pattern (Java's ``Pattern.compile``; ``matches`` is a whole-name match)."""
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise InvalidInput(f"{flag} {text!r}: not a regular expression ({e})") from None

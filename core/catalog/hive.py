@@ -126,6 +126,13 @@ class MetastoreTablePartitions:
         with self.catalog.calls:
             self._sync().drop_partitions(partitions)
 
+    def mark_done(self, partitions: Sequence[Mapping[str, str]]) -> None:
+        """Java's ``HiveCatalog.markDonePartitions``: ``markPartitionForEvent(LOAD_DONE)`` per
+        partition."""
+        with self.catalog.calls:
+            for spec in partitions:
+                self.catalog.client.mark_partition_for_event(self.ident.database, self.ident.table, spec)
+
     def list_partitions(self) -> list[dict[str, str]]:
         with self.catalog.calls:
             table = self.catalog.client.get_table(self.ident.database, self.ident.table)
@@ -314,10 +321,9 @@ class HiveCatalog(Catalog):
             tags = TagPartitions(MetastoreTablePartitions(self, ident), tag_field)
         elif schema.partition_keys and opts.get("metastore.partitioned-table", "false").lower() == "true":
             partitions = MetastoreTablePartitions(self, ident)
-        if lock is None and partitions is None and tags is None:
-            return CatalogEnvironment(catalog=self.name)
+        events = MetastoreTablePartitions(self, ident)
         return CatalogEnvironment(lock=lock if lock is not None else FILESYSTEM.lock, partitions=partitions,
-                                  tags=tags, catalog=self.name)
+                                  tags=tags, catalog=self.name, metastore=self.metastore, partition_events=events)
 
     def _lock_enabled(self, ident: Identifier) -> bool:
         """``lock.enabled``; unset, Java locks where the filesystem is an object store."""

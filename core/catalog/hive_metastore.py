@@ -544,12 +544,13 @@ class HiveMetastoreClient:
             client = self._open()  # raises PaimonError when no host answers: nothing was sent
             try:
                 return fn(client)
-            except ttypes.NoSuchObjectException as err:
+            except (ttypes.NoSuchObjectException, ttypes.UnknownDBException, ttypes.UnknownTableException,
+                    ttypes.UnknownPartitionException) as err:
                 raise NotFound(f"{what}: {_message(err)}") from None
             except ttypes.AlreadyExistsException as err:
                 raise AlreadyExists(f"{what}: {_message(err)}") from None
             except (ttypes.InvalidObjectException, ttypes.InvalidOperationException,
-                    ttypes.InvalidInputException) as err:
+                    ttypes.InvalidInputException, ttypes.InvalidPartitionException) as err:
                 raise InvalidInput(f"{what}: the metastore refused it: {_message(err)}") from None
             except ttypes.MetaException as err:
                 raise CatalogUnavailable(f"{what}: metastore error: {_message(err)}") from None
@@ -661,6 +662,23 @@ class HiveMetastoreClient:
         except NotFound:
             return False
         return True
+
+    def mark_partition_for_event(self, database: str, name: str, spec: Mapping[str, str]) -> None:
+        """``markPartitionForEvent(..., LOAD_DONE)`` (Java's ``markDonePartitions``); marking
+        again only records another event, so a lost answer is retried."""
+        from pymetastore.hive_metastore import ttypes
+
+        self._call(f"mark partition {dict(spec)} of {database}.{name} done",
+                   lambda c: c.markPartitionForEvent(database, name, dict(spec), ttypes.PartitionEventType.LOAD_DONE),
+                   mutating=True, idempotent=True)
+
+    def is_partition_marked_for_event(self, database: str, name: str, spec: Mapping[str, str]) -> bool:
+        from pymetastore.hive_metastore import ttypes
+
+        return bool(self._call(f"is partition {dict(spec)} of {database}.{name} marked done",
+                               lambda c: c.isPartitionMarkedForEvent(database, name, dict(spec),
+                                                                     ttypes.PartitionEventType.LOAD_DONE),
+                               mutating=False))
 
     # -- locks -------------------------------------------------------------------------------
 

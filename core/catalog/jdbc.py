@@ -128,9 +128,9 @@ class JdbcCatalog(Catalog):
         if enabled is None:  # Java: lock where the warehouse is an object store
             enabled = self.file_io.is_object_store
         if not enabled:
-            return CatalogEnvironment(catalog=self.name)
+            return CatalogEnvironment(catalog=self.name, metastore=self.metastore)
         key = (ident, branch)
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = JdbcTableLock(self.store.lock(ident.database, ident.table, branch))
-        return CatalogEnvironment(lock=lock, catalog=self.name)
+        return CatalogEnvironment(lock=lock, catalog=self.name, metastore=self.metastore)

@@ -219,7 +219,7 @@ class RestCatalog(Catalog):
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
         return CatalogEnvironment(lock=ServerCommitsLock(ident.full_name, self.name), catalog=self.name,
-                                  version_management=True)
+                                  version_management=True, metastore=self.metastore)
 
     def get_table(self, identifier: str | Identifier, branch: str | None = None) -> FileStoreTable:
         ident = ident_of(identifier)

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import CommitConflict, CorruptMetadata, PaimonError
+from ..errors import CommitConflict, CorruptMetadata, PaimonError, worst_exit_code
 from ..utils import interrupt
 from ..utils.workers import worker_pool
 from .findings import TableHealth
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
 
 # a table's exit code: 0 for ok / planned / leased / deferred, 4 for corrupt, the error's own
-# code for failed; the run exits with the worst, the later in this order
-EXIT_SEVERITY = (0, 5, 6, 3, 4, 1)  # 1 (an unexpected failure) is the worst
+# code for failed; the run exits with the worst (errors.worst_exit_code)
 CONFLICT_RETRIES = 3
 CONFLICT_WAITS = (0.5, 1.0, 2.0)
 
@@ -132,7 +131,7 @@ class MaintainRun:
 
     @property
     def exit_code(self) -> int:
-        return max((t.exit_code for t in self.tables), key=EXIT_SEVERITY.index, default=0)
+        return worst_exit_code(t.exit_code for t in self.tables)
 
     def as_dict(self) -> dict[str, Any]:
         return {"owner": self.owner, "dry_run": self.dry_run, "policy": self.policy, "started": self.started,

@@ -1,4 +1,4 @@
-"""Branch operations on a table: create, delete and fast-forward, as Java's BranchManager.
+"""Branch operations on a table: create, delete, rename, fast-forward and merge, as Java's BranchManager.
 
 Data files are shared between branches, so only metadata moves. Deleting a branch removes
 its directory file by file in the one deletion order of :mod:`.file_deletion` (tags and
@@ -8,14 +8,16 @@ snapshots or tags lack their schema), then its empty directories.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..errors import AlreadyExists, InvalidInput, NotFound
+from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported
 from ..io.fileio import FileIO, FileStatus, join
-from ..io.paths import MAIN_BRANCH, table_relative
+from ..io.paths import MAIN_BRANCH, data_file_path, partition_dir_of, table_relative
+from ..manifest.manifest import FileKind, ManifestEntry
+from ..mergetree.commit_message import CommitMessage
 from ..refs.branches import BranchManager, validate_branch_name
-from ..refs.snapshot import SnapshotManager
+from ..refs.snapshot import Snapshot, SnapshotManager
 from ..refs.tags import TagManager
 from ..schema.schema_manager import SchemaManager
 from ..utils.interrupt import deferred
@@ -32,6 +34,7 @@ from .file_deletion import (
     label_phases,
     remove_empty_dirs,
 )
+from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -266,3 +269,199 @@ def _apply_fast_forward(table: FileStoreTable, plan: BranchPlan) -> None:
         sm.commit_latest_hint(ids[-1])
         if had_earliest:
             sm.commit_earliest_hint(ids[0])
+
+
+def plan_rename_branch(table: FileStoreTable, name: str, new_name: str) -> BranchPlan:
+    """Java 2.x's ``renameBranch``: the branch directory is renamed, nothing else changes.
+
+    As Java: main cannot be renamed, the branch must exist and the new name must not. Unlike
+    Java, the ``scan.fallback-branch`` is refused (main's reads would lose it, as ``branch
+    delete`` refuses), and so is an object store, where a directory "rename" is a copy file by
+    file that readers could see half done (``rename`` of a table refuses it alike).
+    """
+    validate_branch_name(name)
+    validate_branch_name(new_name)
+    if name == new_name:
+        raise InvalidInput(f"cannot rename branch {name!r} to itself")
+    fio = table.file_io
+    bm = BranchManager(fio, table.path)
+    if not bm.branch_exists(name):
+        have = ", ".join(bm.branch_names()) or "none"
+        raise NotFound(f"branch {name!r} not found in {table.identifier}: existing branches: {have}")
+    if bm.branch_exists(new_name):
+        raise AlreadyExists(f"branch {new_name!r} already exists in {table.identifier}")
+    fallback = table.options.get("scan.fallback-branch")
+    if fallback and fallback == name:
+        raise InvalidInput(
+            f"cannot rename branch {name!r}: it is the table's scan.fallback-branch; unset that option first"
+        )
+    if not fio.is_local:
+        raise NotYetSupported(f"branch rename on {fio.scheme}://: the branch directory would be copied file by "
+                              "file, not renamed (readers could see it half moved); nothing changed")
+    return BranchPlan([BranchChange("rename", "branch", bm.branch_path(new_name), bm.branch_path(name))], table.path)
+
+
+def rename_branch(table: FileStoreTable, name: str, new_name: str, dry_run: bool = False) -> BranchPlan:
+    """Apply :func:`plan_rename_branch`: one directory rename, under the catalog's commit lock."""
+    plan = plan_rename_branch(table, name, new_name)
+    if dry_run:
+        return plan
+    change = plan.changes[0]
+    assert change.source is not None
+    src, dst = change.source, change.path
+
+    def rename() -> None:
+        with deferred():
+            table.file_io.rename_dir(src, dst)
+
+    table.lock.run_with_lock(rename)
+    return plan
+
+
+# --------------------------------------------------------------------------------------
+# merge (Java 2.x ``mergeBranch``)
+# --------------------------------------------------------------------------------------
+
+MERGE_COLUMNS = ["path", "partition", "bucket", "level", "rows", "bytes"]
+# the commit kinds a branch's history may hold for a merge (Java's validateCompleteAppendOnly)
+_APPEND_ONLY_KINDS = ("APPEND", "ANALYZE")
+
+
+@dataclass
+class MergePlan:
+    """The data files of ``source``'s latest snapshot that ``target``'s lacks (Java's
+    ``computeMergeDiff``), committed to ``target`` as one APPEND snapshot."""
+
+    source: str
+    target: str
+    table_path: str
+    data_root: str
+    entries: list[ManifestEntry] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)  # each entry's partition, as --partition spells it
+    paths: list[str] = field(default_factory=list)  # each entry's data file
+    snapshot_id: int | None = None  # set by the merge
+
+    @property
+    def rows_added(self) -> int:
+        return sum(e.file.row_count for e in self.entries)
+
+    def rows(self) -> Rows:
+        return Rows(MERGE_COLUMNS, [
+            {"path": table_relative(p, self.table_path), "partition": label, "bucket": e.bucket, "level": e.file.level,
+             "rows": e.file.row_count, "bytes": e.file.file_size}
+            for e, label, p in zip(self.entries, self.labels, self.paths, strict=True)])
+
+
+def _check_append_history(sm: SnapshotManager, branch: str) -> None:
+    """Java's ``validateCompleteAppendOnly``: snapshot 1 to the latest all exist, each an
+    APPEND (or ANALYZE): without lineage metadata, only then is "files the target lacks" the
+    source's own additions (a compaction or overwrite would make them rewrites of shared rows)."""
+    ids = sm.snapshot_ids()
+    if not ids:
+        raise InvalidInput(f"cannot merge: branch {branch!r} has no snapshot")
+    if ids[0] != 1:
+        raise InvalidInput(f"cannot merge: branch {branch!r} does not start at snapshot 1 (earliest is {ids[0]}); "
+                           "branch merge requires the complete append-only snapshot history")
+    missing = sorted(set(range(1, ids[-1] + 1)) - set(ids))
+    if missing:
+        raise InvalidInput(f"cannot merge: snapshot {missing[0]} is missing on branch {branch!r}; branch merge "
+                           "requires the complete append-only snapshot history")
+    for snap in sm.snapshots():
+        if snap.commit_kind not in _APPEND_ONLY_KINDS:
+            raise InvalidInput(f"cannot merge: snapshot {snap.id} on branch {branch!r} has commit kind "
+                               f"{snap.commit_kind}; branch merge requires the complete append-only snapshot history")
+
+
+def plan_merge_branch(table: FileStoreTable, source: str) -> MergePlan:
+    """Java 2.x's ``mergeBranch(source, target)`` into ``table``'s branch (main by default):
+    every check Java makes, then the source's live files the target lacks; nothing is written.
+
+    Refused as Java refuses (exit 4): a missing branch or snapshot, the same branch twice, a
+    history that is not append-only from snapshot 1, primary keys, data evolution, differing
+    row tracking, differing latest fields, or a file whose schema the target lacks or has in
+    another version. Also refused, as upstream's documentation says and its code does not
+    check: deletion vectors (the source's vectors are not merged, so rows it deleted would come
+    back in the target).
+    """
+    from ..table.file_store_table import FileStoreTable as _Table
+    from .partition_spec import partition_label
+    from .row_tracking import is_data_evolution, is_row_tracking
+
+    target = table.branch or MAIN_BRANCH
+    if not source or not source.strip():
+        raise InvalidInput(f"source branch name {source!r} is blank")
+    if source != MAIN_BRANCH:
+        validate_branch_name(source)
+    if source == target:
+        raise InvalidInput(f"cannot merge branch {source!r} into itself")
+    fio = table.file_io
+    bm = BranchManager(fio, table.path)
+    if not bm.branch_exists(source):
+        have = ", ".join(bm.branch_names()) or "none"
+        raise NotFound(f"branch {source!r} not found in {table.identifier}: existing branches: {have}")
+    src = _Table.load(fio, table.path, table.identifier, source, table.catalog_environment)
+    for t, name in ((src, source), (table, target)):
+        if t.snapshot_manager.latest_snapshot_id() is None:
+            raise InvalidInput(f"cannot merge branch {source!r} into {target!r}: branch {name!r} has no snapshot")
+    for t, name in ((src, source), (table, target)):
+        _check_append_history(t.snapshot_manager, name)
+    for t, name in ((src, source), (table, target)):
+        if t.schema.primary_keys:
+            raise InvalidInput(f"branch merge is only supported for append tables, but branch {name!r} has "
+                               "primary keys")
+        if is_data_evolution(t.options):
+            raise InvalidInput(f"branch merge is not supported for data-evolution tables (branch {name!r})")
+        if t.options.deletion_vectors_enabled:
+            raise InvalidInput(f"branch merge is not supported with deletion vectors (branch {name!r}): the "
+                               "source's vectors would not follow its files")
+    if is_row_tracking(src.options) != is_row_tracking(table.options):
+        raise InvalidInput(f"cannot merge branch {source!r} into {target!r}: row-tracking settings must match "
+                           f"(source={is_row_tracking(src.options)}, target={is_row_tracking(table.options)})")
+    if src.schema.fields != table.schema.fields:
+        raise InvalidInput(f"cannot merge branch {source!r} into {target!r}: schema mismatch (their latest "
+                           "schemas have different fields)")
+    target_ids = {e.identifier() for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())}
+    entries = [e for e in FileStoreScan(src).plan(src.snapshot_manager.latest_snapshot())
+               if e.kind == FileKind.ADD and e.identifier() not in target_ids]
+    for sid in sorted({e.file.schema_id for e in entries}):
+        if not table.schema_manager.schema_exists(sid):
+            raise InvalidInput(f"cannot merge branch {source!r} into {target!r}: the target lacks schema {sid}, "
+                               "which files of the source were written with")
+        if src.schema_manager.schema(sid) != table.schema_manager.schema(sid):
+            raise InvalidInput(f"cannot merge branch {source!r} into {target!r}: schema history mismatch for "
+                               f"schema {sid}")
+    plan = MergePlan(source, target, table.path, table.data_root, entries)
+    schema = table.schema
+    for e in entries:
+        part = partition_dir_of(schema, e.partition)
+        plan.paths.append(data_file_path(table.data_root, part, e.bucket, e.file.file_name, e.file.external_path))
+        plan.labels.append(partition_label(schema, e.partition))
+    return plan
+
+
+def merge_branch(table: FileStoreTable, source: str, dry_run: bool = False) -> MergePlan:
+    """Commit :func:`plan_merge_branch`'s files to the target as one APPEND snapshot (Java's
+    ``BranchMergeHandler.commit``): files keep their partition, bucket and bucket count; with
+    row tracking their row ids are assigned afresh by the target's commit. The commit checks
+    conflicts as Java's ``appendCommitCheckConflict(true)`` does: a file the target gained
+    meanwhile, or a changed bucket count, ends it with exit 5 and nothing committed."""
+    from .commit import FileStoreCommit
+
+    plan = plan_merge_branch(table, source)
+    if dry_run or not plan.entries:
+        return plan
+    messages: dict[tuple[bytes, int, int], CommitMessage] = {}
+    adds: list[ManifestEntry] = []
+    for e in plan.entries:
+        f = e.file if e.file.first_row_id is None else replace(e.file, first_row_id=None)
+        key = (e.partition, e.bucket, e.total_buckets)
+        messages.setdefault(key, CommitMessage(e.partition, e.bucket, e.total_buckets)).new_files.append(f)
+        adds.append(ManifestEntry(FileKind.ADD, e.partition, e.bucket, e.total_buckets, f))
+    commit = FileStoreCommit(table)
+
+    def check(latest: Snapshot | None) -> None:
+        commit.conflicts.check(latest, adds, "APPEND")
+
+    snap = commit.commit(list(messages.values()), "APPEND", check_latest=check)
+    plan.snapshot_id = None if snap is None else snap.id
+    return plan

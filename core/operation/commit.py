@@ -259,11 +259,10 @@ class FileStoreCommit:
             out.append(snap)
         return out
 
-    def drop_partitions(self, specs: Sequence[Mapping[str, Any]]) -> Snapshot:
-        """One OVERWRITE snapshot deleting every live data and index file of the partitions (Java's dropPartitions).
-
-        Each spec must name every partition key (a full partition), as Java requires.
-        """
+    def drop_partitions(self, specs: Sequence[Mapping[str, Any]], *, operation: str | None = None) -> Snapshot:
+        """One OVERWRITE snapshot deleting every live data and index file of the partitions
+        (Java's ``dropPartitions``). A spec may name the leading keys or any of them (a
+        partial spec drops every partition it matches, as Java 0.9+ does)."""
         keys = self.table.schema.partition_keys
         if not keys:
             raise InvalidInput("drop partitions: the table is not partitioned")
@@ -271,9 +270,8 @@ class FileStoreCommit:
             raise InvalidInput("drop partitions: no partition given")
         filters = []
         for spec in specs:
-            missing = [k for k in keys if k not in spec]
-            if missing:
-                raise InvalidInput(f"drop partition {dict(spec)}: partition key {missing[0]!r} has no value")
+            if not spec:
+                raise InvalidInput("drop partitions: an empty partition spec would drop the whole table")
             f = static_partition_filter(self.table.schema, spec)
             assert f is not None
             filters.append(f)
@@ -281,15 +279,23 @@ class FileStoreCommit:
         def any_of(partition: bytes) -> bool:
             return any(f(partition) for f in filters)
 
+        return self.drop_partitions_matching(any_of, operation=operation)
+
+    def drop_partitions_matching(self, selects: Callable[[bytes], bool], *, operation: str | None = None
+                                 ) -> Snapshot:
+        """:meth:`drop_partitions` of every partition ``selects`` accepts; ``operation`` is the
+        snapshot's logical operation (Java 2.x writes ``TRUNCATE`` for a partition drop)."""
         metastore = self.table.catalog_environment.partitions
         if metastore is not None:
             # the metastore first: a crash before the data commit leaves partitions a re-run of
             # the drop removes again, never metastore partitions pointing at deleted folders
-            metastore.drop_partitions(metastore_partitions(self.table, any_of))
-        return self._overwrite_filtered(any_of, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None)
+            metastore.drop_partitions(metastore_partitions(self.table, selects))
+        return self._overwrite_filtered(selects, [], [], BATCH_COMMIT_IDENTIFIER, None, None, None,
+                                        operation=operation)
 
     def replace_manifests(
-        self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT"
+        self, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], commit_kind: str = "COMPACT",
+        *, total_record_count: Callable[[], int | None] | None = None,
     ) -> Snapshot | None:
         """Republish the latest snapshot's data under a new base manifest list (Java's
         ``compactManifest`` / ``replaceManifestList``): ``rewrite(latest, written)`` returns the
@@ -298,7 +304,9 @@ class FileStoreCommit:
         The new snapshot has an empty delta list and no changelog, and keeps the schema id,
         record count, index manifest, watermark, statistics, properties and next row id; it is
         published as any commit is (lost races re-run ``rewrite`` on the new latest snapshot).
-        Returns None when the table has no snapshot or nothing was rewritten.
+        ``total_record_count``, asked after each ``rewrite``, replaces the record count when the
+        rewrite dropped data (Java's ``replaceManifestList`` takes it). Returns None when the
+        table has no snapshot or nothing was rewritten.
         """
         kind = commit_kind.upper()
         if kind not in COMMIT_KINDS:
@@ -312,7 +320,7 @@ class FileStoreCommit:
                 return None
             self.attempts += 1
             try:
-                return self._replace_manifests_once(latest, rewrite, kind)
+                return self._replace_manifests_once(latest, rewrite, kind, total_record_count)
             except _LostRace:
                 pass
             self._give_up_or_wait(start, retry, latest)
@@ -527,6 +535,7 @@ class FileStoreCommit:
         watermark: int | None,
         props: dict[str, str] | None,
         base_snapshot_id: int | None,
+        operation: str | None = None,
     ) -> Snapshot:
         adds = [e for e in table_entries if e.kind == FileKind.ADD]
         extra_deletes = [e for e in table_entries if e.kind == FileKind.DELETE]
@@ -543,7 +552,7 @@ class FileStoreCommit:
             deletes += [d for d in extra_deletes if d.identifier() not in seen]
             return _Changes(deletes + adds, [], index_deletes + index_entries)
 
-        return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props)
+        return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props, operation)
 
     # -- the retry loop ----------------------------------------------------------------------
 
@@ -555,6 +564,7 @@ class FileStoreCommit:
         identifier: int,
         watermark: int | None,
         props: dict[str, str] | None,
+        operation: str | None = None,
     ) -> Snapshot:
         start = time.monotonic()
         retry = 0
@@ -568,7 +578,8 @@ class FileStoreCommit:
                 registered = True
             self.attempts += 1
             try:
-                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props)
+                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props,
+                                             operation)
             except _LostRace:
                 pass
             self._give_up_or_wait(start, retry, latest)
@@ -605,6 +616,7 @@ class FileStoreCommit:
         identifier: int,
         watermark: int | None,
         props: dict[str, str] | None,
+        operation: str | None = None,
     ) -> Snapshot:
         new_id = self._next_id(latest)
         if check_conflicts:
@@ -622,7 +634,7 @@ class FileStoreCommit:
         written: list[str] = []  # manifest-dir file names this attempt created
         try:
             snapshot = self._write_metadata(latest, new_id, changes, kind, identifier, watermark, props, written,
-                                            next_row_id)
+                                            next_row_id, operation)
         except BaseException:
             self._cleanup(written)
             raise
@@ -652,7 +664,8 @@ class FileStoreCommit:
 
     @commit_attempt
     def _replace_manifests_once(
-        self, latest: Snapshot, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], kind: str
+        self, latest: Snapshot, rewrite: Callable[[Snapshot, list[str]], list[ManifestFileMeta] | None], kind: str,
+        total_record_count: Callable[[], int | None] | None = None,
     ) -> Snapshot | None:
         written: list[str] = []
         try:
@@ -666,13 +679,15 @@ class FileStoreCommit:
         except BaseException:
             self._cleanup(written)
             raise
+        count = total_record_count() if total_record_count is not None else None
         snapshot = Snapshot(
             id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base[0],
             base_manifest_list_size=base[1], delta_manifest_list=delta[0], delta_manifest_list_size=delta[1],
             index_manifest=latest.index_manifest, commit_user=self.commit_user,
             commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
             time_millis=max(int(time.time() * 1000), latest.time_millis),
-            total_record_count=latest.total_record_count, delta_record_count=0, watermark=latest.watermark,
+            total_record_count=latest.total_record_count if count is None else count, delta_record_count=0,
+            watermark=latest.watermark,
             statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id,
         )
         return self._publish_snapshot(snapshot, written)
@@ -743,6 +758,7 @@ class FileStoreCommit:
         props: dict[str, str] | None,
         written: list[str],
         assigned_next_row_id: int | None = None,
+        operation: str | None = None,
     ) -> Snapshot:
         """``assigned_next_row_id``: the row-tracking counter after this commit's files; other
         tables carry the latest ``nextRowId`` forward (0 when absent), as Java writes it."""
@@ -795,6 +811,7 @@ class FileStoreCommit:
             statistics=statistics,
             properties=props,
             next_row_id=next_row_id,
+            operation=operation,
         )
 
     def _write_lists(

@@ -3,7 +3,8 @@
 
 The table's files are the truth: a partition is live when the latest snapshot has data files in
 it. The metastore (Hive with ``metastore.partitioned-table``) should list exactly those, at
-their directories; :func:`plan_partition_sync` says what to add and what to drop.
+their directories, plus the ``<partition>.done`` markers of the ``done-partition`` mark-done
+action; :func:`plan_partition_sync` says what to add and what to drop.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from .scan import FileStoreScan
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
+
+DONE_SUFFIX = ".done"  # Java's AddDonePartitionAction: the last partition value + ".done"
 
 
 def live_partition_bytes(table: FileStoreTable, keep: Callable[[bytes], bool] | None = None) -> list[bytes]:
@@ -68,8 +71,15 @@ def plan_partition_sync(table: FileStoreTable) -> PartitionSyncPlan | None:
         registered = {_key(s, keys): s for s in env.partitions.list_partitions()}
     else:
         return None
+    stale = [k for k in sorted(registered.keys() - live.keys()) if env.tags is not None or not _done_marker(k)]
     return PartitionSyncPlan([live[k] for k in sorted(live.keys() - registered.keys())],
-                             [registered[k] for k in sorted(registered.keys() - live.keys())])
+                             [registered[k] for k in stale])
+
+
+def _done_marker(key: tuple[str, ...]) -> bool:
+    """A ``<partition>.done`` partition that ``mark-partition-done`` (Java's ``done-partition``
+    action) registered: no data by design, so repair keeps it."""
+    return bool(key) and key[-1].endswith(DONE_SUFFIX)
 
 
 def apply_partition_sync(table: FileStoreTable, plan: PartitionSyncPlan) -> None:

@@ -32,6 +32,14 @@ class MetastorePartitions(Protocol):
     def list_partitions(self) -> list[dict[str, str]]: ...
 
 
+class PartitionMarkDone(Protocol):
+    """A metastore that records partition events (Java ``PartitionMarkDone``): the
+    ``mark-event`` action of ``partition.mark-done-action`` (Hive's ``markPartitionForEvent``
+    with ``LOAD_DONE``)."""
+
+    def mark_done(self, partitions: Sequence[PartitionSpec]) -> None: ...
+
+
 @dataclass(frozen=True)
 class TagPartitions:
     """``metastore.tag-to-partition``: each tag of the main branch is a metastore partition
@@ -53,13 +61,17 @@ class CatalogEnvironment:
     tracks this table's data partitions (``metastore.partitioned-table``); ``tags``: set when
     it mirrors tags as partitions instead; ``catalog``: a name for messages;
     ``version_management``: the catalog's server commits snapshots and keeps the versions
-    (rollback, tags, branches) itself -- a REST catalog (Java ``supportsVersionManagement``)."""
+    (rollback, tags, branches) itself -- a REST catalog (Java ``supportsVersionManagement``);
+    ``metastore``: the catalog's kind (``filesystem``, ``hive``, ``jdbc``, ``rest``), for
+    refusals by name; ``partition_events``: set when the metastore records partition events."""
 
     lock: CommitLock = NO_LOCK
     partitions: MetastorePartitions | None = None
     tags: TagPartitions | None = None
     catalog: str = "filesystem"
     version_management: bool = False
+    metastore: str = "filesystem"
+    partition_events: PartitionMarkDone | None = None
 
 
 FILESYSTEM = CatalogEnvironment()

@@ -44,16 +44,22 @@ class Action(Enum):
     TAG = "tag"
     CONSUMER = "consumer"
     FAST_FORWARD = "branch fast-forward"
+    RENAME_BRANCH = "branch rename"
+    MERGE_BRANCH = "branch merge"
+    DROP_PARTITION = "drop-partition"
+    MARK_PARTITION_DONE = "mark-partition-done"
+    REMOVE_UNEXISTING_MANIFESTS = "remove-unexisting-manifests"
 
 
 # actions that rewrite or add data files (and so must keep every index and layout rule)
 DATA_CHANGES = frozenset({Action.WRITE, Action.COMPACT, Action.RESCALE, Action.REWRITE_FILE_INDEX,
-                          Action.EXPIRE_PARTITIONS, Action.REMOVE_UNEXISTING_FILES})
+                          Action.EXPIRE_PARTITIONS, Action.REMOVE_UNEXISTING_FILES, Action.MERGE_BRANCH,
+                          Action.DROP_PARTITION})
 # actions that read data files
 DATA_ACCESS = DATA_CHANGES | {Action.READ}
 # actions after which Java would run its commit or tag callbacks
 COMMITS = DATA_CHANGES | {Action.COMPACT_MANIFEST, Action.ROLLBACK, Action.TAG, Action.FAST_FORWARD,
-                          Action.PURGE_FILES}
+                          Action.PURGE_FILES, Action.REMOVE_UNEXISTING_MANIFESTS}
 EVERYTHING = frozenset(Action)
 
 KNOWN_INDEX_TYPES = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})
@@ -192,7 +198,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("BLOB", "1.4", frozenset({Action.RESCALE, Action.REMOVE_UNEXISTING_FILES}), "rescaling tables with "
             "BLOB columns and dropping entries of their missing files are not supported yet", _blob),
     Feature("BLOB layout", "1.4", frozenset({Action.WRITE, Action.COMPACT, Action.REWRITE_FILE_INDEX,
-                                             Action.EXPIRE_PARTITIONS}),
+                                             Action.EXPIRE_PARTITIONS, Action.DROP_PARTITION}),
             "BLOB columns are written, compacted, indexed and dropped only in the .blob files of data-evolution "
             "append tables (blob descriptors or views stored inline, BLOBs nested in ARRAY / MAP and primary-key "
             "blob packs are not supported)", _blob_layout),

@@ -207,3 +207,16 @@ def test_a_plain_keyboard_interrupt_counts_as_sigint(tmp_path: Path) -> None:
     t = stopped.value.run.tables[0]
     assert t.outcome == "interrupted" and [(a.outcome, a.detail) for a in t.actions] == [
         ("failed", "interrupted (SIGINT)")]
+
+
+def test_run_exit_code_ranks_catalog_and_permission_failures() -> None:
+    """A table failing with exit 8 (metastore unreachable) or 9 used to crash the run's exit
+    code (they were missing from the severity order)."""
+    run = runner.MaintainRun("me", False, "table options", 0)
+    run.tables = [runner.TableRecord("db.a", exit_code=5), runner.TableRecord("db.b", exit_code=8),
+                  runner.TableRecord("db.c", exit_code=4)]
+    assert run.exit_code == 8
+    run.tables.append(runner.TableRecord("db.d", exit_code=1))
+    assert run.exit_code == 1
+    run.tables = [runner.TableRecord("db.a", exit_code=9), runner.TableRecord("db.b", exit_code=3)]
+    assert run.exit_code == 9

@@ -46,6 +46,9 @@ class MemoryPartitions:
     def list_partitions(self) -> list[dict[str, str]]:
         return list(self.parts.values())
 
+    def mark_done(self, partitions: Sequence[PartitionSpec]) -> None:
+        self.calls.append(("event", [dict(p) for p in partitions], True))
+
 
 class PartitionedCatalog(FileSystemCatalog):
     def __init__(self, warehouse: str, metastore: MemoryPartitions) -> None:
@@ -54,7 +57,8 @@ class PartitionedCatalog(FileSystemCatalog):
 
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
-        return CatalogEnvironment(partitions=self.metastore, catalog="memory")
+        return CatalogEnvironment(partitions=self.metastore, catalog="memory", metastore="memory",
+                                  partition_events=self.metastore)
 
 
 @pytest.fixture
@@ -111,6 +115,51 @@ def test_a_failed_add_commits_nothing_and_repair_syncs(setup: tuple[Warehouse, M
     t.repair()
     assert [p["dt"] for p in ms.list_partitions()] == ["2024-01-01"]
     assert t.repair(dry_run=True).plan.partition_changes == 0
+
+
+def test_drop_partition_leaves_the_metastore_before_its_data(setup: tuple[Warehouse, MemoryPartitions]) -> None:
+    wh, ms = setup
+    t = wh.table("db.t")
+    t.write(pa.table({"id": [1, 2, 3], "dt": ["2024-01-01", "2024-01-02", "2024-01-03"]}))
+    plan = t.drop_partitions("dt=2024-01-02;dt=2024-01-03")
+    assert plan.partitions == ["dt=2024-01-02", "dt=2024-01-03"]
+    verb, specs, data_still_there = ms.calls[-1]
+    assert verb == "drop" and sorted(s["dt"] for s in specs) == ["2024-01-02", "2024-01-03"]
+    assert data_still_there
+    assert [p["dt"] for p in ms.list_partitions()] == ["2024-01-01"]
+
+
+def test_done_partition_and_mark_event_through_the_metastore(setup: tuple[Warehouse, MemoryPartitions]) -> None:
+    wh, ms = setup
+    t = wh.table("db.t")
+    t.alter(set_options={"metastore.partitioned-table": "true",
+                         "partition.mark-done-action": "done-partition,mark-event"})
+    t.write(pa.table({"id": [1], "dt": ["2024-01-01"]}))
+    plan = t.mark_partitions_done("dt=2024-01-01", dry_run=True)
+    assert [r["target"] for r in plan.rows().rows] == ["metastore partition dt=2024-01-01.done",
+                                                       "metastore event LOAD_DONE dt=2024-01-01"]
+    n = len(ms.calls)
+    t.mark_partitions_done("dt=2024-01-01")
+    assert ms.calls[n:] == [("add", [{"dt": "2024-01-01.done"}], True), ("event", [{"dt": "2024-01-01"}], True)]
+    assert sorted(p["dt"] for p in ms.list_partitions()) == ["2024-01-01", "2024-01-01.done"]
+    # repair keeps the done marker (it has no data by design), and still drops a stale partition
+    ms.parts[(("dt", "1999-09-09"),)] = {"dt": "1999-09-09"}
+    assert [r["hint"] for r in t.repair(dry_run=True).rows().rows
+            if r["action"] == "drop"] == ["metastore partition dt=1999-09-09"]
+    t.repair()
+    assert sorted(p["dt"] for p in ms.list_partitions()) == ["2024-01-01", "2024-01-01.done"]
+
+
+def test_metastore_mark_done_needs_partitioned_table(setup: tuple[Warehouse, MemoryPartitions]) -> None:
+    from paimon_cli.core.errors import InvalidInput
+
+    wh, ms = setup
+    t = wh.table("db.t")
+    t.write(pa.table({"id": [1], "dt": ["2024-01-01"]}))
+    n = len(ms.calls)
+    with pytest.raises(InvalidInput, match="metastore.partitioned-table=true"):
+        t.mark_partitions_done("dt=2024-01-01", actions="success-file,mark-event")
+    assert len(ms.calls) == n and not (ms.table_dir / "dt=2024-01-01" / "_SUCCESS").exists()
 
 
 class TagMirrorCatalog(FileSystemCatalog):

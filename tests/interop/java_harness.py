@@ -549,6 +549,11 @@ class JavaPaimon:
         """``Catalog.dropPartition`` (Hive: the HMS partition first, then the drop commit)."""
         self._catalog_call("dropPartition", str(warehouse), db, table, json.dumps(dict(partition)))
 
+    def mark_partition_done(self, warehouse: str | Path, db: str, table: str, partition_path: str) -> None:
+        """Java's ``PartitionMarkDoneAction``s of the table's ``partition.mark-done-action`` on
+        one partition path (``dt=x/``), as its mark_partition_done procedure runs them."""
+        self._catalog_call("markPartitionDone", str(warehouse), db, table, partition_path)
+
     def repair_table(self, warehouse: str | Path, db: str, table: str) -> None:
         self._catalog_call("repairTable", str(warehouse), db, table)
 

@@ -69,6 +69,27 @@ public final class CatalogHelper {
         catalog(spec).dropPartition(Identifier.create(db, table), spec0);
     }
 
+    /**
+     * What Java's mark_partition_done procedure does for one partition path ("dt=x/"):
+     * PartitionMarkDoneAction.createActions(table, options) (the table's
+     * partition.mark-done-action), each action's markDone, then close.
+     */
+    public static void markPartitionDone(String spec, String db, String table, String partitionPath)
+            throws Exception {
+        FileStoreTable t = (FileStoreTable) catalog(spec).getTable(Identifier.create(db, table));
+        java.util.List<org.apache.paimon.partition.actions.PartitionMarkDoneAction> actions =
+                org.apache.paimon.partition.actions.PartitionMarkDoneAction.createActions(t, t.coreOptions());
+        try {
+            for (org.apache.paimon.partition.actions.PartitionMarkDoneAction a : actions) {
+                a.markDone(partitionPath);
+            }
+        } finally {
+            for (org.apache.paimon.partition.actions.PartitionMarkDoneAction a : actions) {
+                a.close();
+            }
+        }
+    }
+
     public static void repairTable(String spec, String db, String table) throws Exception {
         catalog(spec).repairTable(Identifier.create(db, table));
     }
