@@ -167,7 +167,8 @@ def small_files(ctx: _Context) -> list[Finding]:
     small = pc.less(live.column("_FILE_SIZE"), target)
     if ctx.pk:
         small = pc.and_(small, pc.not_equal(live.column("_LEVEL"), 0))
-    per_bucket = live.filter(small).group_by(["_PARTITION", "_BUCKET"]).aggregate([("_FILE_NAME", "count")])
+    per_bucket = live.filter(small).group_by(["_PARTITION", "_BUCKET"], use_threads=False).aggregate(
+        [("_FILE_NAME", "count")])
     crowded = [n for n in per_bucket.column("_FILE_NAME_count").to_pylist() if n >= min_num]
     if not crowded:
         return []

@@ -105,7 +105,8 @@ def rows_in(keys: pa.Table, live: pa.Table) -> np.ndarray:
     if cand.num_rows == 0:
         return out
     rows = keys.select(list(KEY)).append_column("__row", pa.array(np.arange(keys.num_rows, dtype=np.int64)))
-    hit = rows.join(cand.select(list(KEY)), keys=list(KEY), join_type="inner").column("__row")
+    hit = rows.join(cand.select(list(KEY)), keys=list(KEY), join_type="inner",
+                    use_threads=False).column("__row")  # no Acero work outlives the call (utils.workers)
     out[hit.to_numpy()] = True
     return out
 

@@ -22,6 +22,7 @@ from ..mergetree.changelog import LEVEL, keep_one_high_level
 from ..mergetree.compact_strategy import lookup_mode
 from ..mergetree.merge_function import merge
 from ..table.file_store_table import FileStoreTable
+from ..utils.workers import filter_table
 from .read_plan import Split
 from .split_read import SplitRead, drop_deleted, file_columns
 
@@ -74,7 +75,7 @@ class MergeFileSplitRead(SplitRead):
                 t = drop_deleted(t, dv, 0)
             t = evolve(t, file_fields, target)
             if key_pred is not None:
-                t = t.filter(key_pred)
+                t = filter_table(t, key_pred)
             if one_high:
                 t = t.append_column(LEVEL, pa.repeat(pa.scalar(meta.level, pa.int32()), t.num_rows))
             parts.append(t)
