@@ -8,8 +8,9 @@ The question is asked only when stdin and stderr are both terminals and ``--yes`
 given; a cron job, a pipe or a script (stdin not a terminal) proceeds as before, without a
 prompt. The preview is the command's own dry run (the same rows ``--dry-run`` prints, so
 the same paths), shown on stderr and summarised when long. Anything but ``y``/``yes`` (also
-end of input) declines: :class:`Declined`, exit 7, nothing changed. The library
-(``paimon_cli.core``) never prompts.
+end of input) declines: :class:`Declined`, exit 7, nothing changed. Ctrl-C at the prompt stops
+the command at once (exit 130, nothing changed), whatever it loaded before asking. The
+library (``paimon_cli.core``) never prompts.
 """
 
 from __future__ import annotations
@@ -61,13 +62,26 @@ def confirm(yes: bool, action: str, preview: Callable[[], RowsLike]) -> None:
     if not rows.rows:
         return
     show(rows)
-    sys.stderr.write(f"{action}? [y/N] ")
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
+    answer = _ask(f"{action}? [y/N] ")
     if answer.strip().lower() not in ("y", "yes"):
         if not answer:
             sys.stderr.write("\n")
         raise Declined(f"{action}: declined at the prompt; nothing was changed")
+
+
+def _ask(question: str) -> str:
+    """The line typed after ``question`` ('' at end of input); Ctrl-C ends the line on the
+    terminal and propagates (exit 130)."""
+    from .core.utils import interrupt
+
+    interrupt.interruptible()  # a library loaded by the preview may have made the read restartable
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    try:
+        return sys.stdin.readline()
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        raise
 
 
 def show(rows: RowsLike) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import select
+import shlex
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,3 +95,48 @@ def tree_bytes(root: str | Path) -> dict[str, bytes]:
     """Every file under ``root`` with its bytes: "nothing changed" means this is equal."""
     base = Path(root)
     return {str(p.relative_to(base)): p.read_bytes() for p in sorted(base.rglob("*")) if p.is_file()}
+
+
+@dataclass
+class ShellRun:
+    rc: int | None  # paimon-cli's exit code as the shell saw it (None: it had not ended)
+    seconds: float  # from Ctrl-C to the command's end
+    next_line: str | None  # what the shell read after the command (None: nothing came)
+    output: str
+
+
+def ctrl_c_at_prompt(args: list[str], typed: str = "next-line", timeout: float = 60.0, patience: float = 10.0
+                     ) -> ShellRun:
+    """Type Ctrl-C at the first prompt of ``paimon-cli ARGS`` run by a shell on a terminal
+    that is its controlling terminal (so Ctrl-C is a SIGINT to the foreground process group,
+    as in a login shell), then type ``typed`` and Enter: a prompt that answers Ctrl-C at once
+    leaves that line to the shell (``read`` gets it), one that blocks swallows it."""
+    cmd = shlex.join([sys.executable, "-m", "paimon_cli", *args])
+    script = f'{cmd}; echo "rc=$?"; IFS= read -r line; echo "next=[$line]"'
+    master, slave = os.openpty()
+    proc = subprocess.Popen(["bash", "-c", script], stdin=slave, stdout=slave, stderr=slave, env=_env(),
+                            close_fds=True, start_new_session=True,
+                            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
+    os.close(slave)
+    deadline = time.monotonic() + timeout
+    try:
+        text = _read(master, PROMPT, deadline)
+        if PROMPT not in text:
+            return ShellRun(None, 0.0, None, text)
+        os.write(master, b"\x03")
+        start = time.monotonic()
+        after = _read(master, "rc=", start + patience)
+        seconds = time.monotonic() - start
+        while "rc=" in after and not re.search(r"rc=\d+\r?\n", after) and time.monotonic() < start + patience:
+            after += _read(master, "\n", start + patience)
+        os.write(master, (typed + "\n").encode())
+        after += _read(master, "]", time.monotonic() + patience)
+        text += after
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    rc = re.search(r"rc=(\d+)", after)
+    line = re.search(r"next=\[(.*)\]", after)
+    return ShellRun(int(rc.group(1)) if rc else None, seconds, line.group(1) if line else None, text)
