@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.confirm import Declined
-from tests.cli.pty_session import ctrl_c_at_prompt, run_on_tty, run_piped, tree_bytes
+from tests.cli.pty_session import ANSI, PROMPT, ctrl_c_at_prompt, run_on_tty, run_piped, tree_bytes
 
 EXPIRE = ["expire", "demo.orders", "--older-than", "0s", "--retain-min", "1"]
 DESTRUCTIVE = {
@@ -220,3 +220,16 @@ def test_ctrl_c_at_the_prompt_stops_at_once(demo_wh: str, tmp_path: Path, name: 
     assert "interrupted (SIGINT)" in run.output
     assert run.next_line == "next-line", run.output  # not swallowed by the prompt
     assert tree_bytes(demo_wh) == before
+
+
+@pytest.mark.parametrize("name", PROMPTING)
+def test_previews_fit_80_columns(demo_wh: str, tmp_path: Path, name: str) -> None:
+    """Issue 27 #6: a preview fits the terminal as `inspect` does (records when its table does
+    not fit, human byte counts), so no row wraps and no number splits across lines."""
+    args = _every_prompt(demo_wh, tmp_path)[name]
+    run = run_on_tty([*args, "-w", demo_wh], answer="n", columns=80)
+    assert run.prompted and run.rc == 7, run.output
+    preview = ANSI.sub("", run.output.split(PROMPT)[0]).replace("\r\n", "\n").splitlines()[:-1]
+    assert preview, run.output
+    assert all(len(line) <= 80 for line in preview), "\n".join(line for line in preview if len(line) > 80)
+    assert any(line.endswith(("row(s)", "bytes", "bytes in all")) for line in preview[-1:]), preview
