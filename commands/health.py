@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from paimon_cli.options import DebugOpt, FsOpt, LimitOpt, MetricsFormat, OutputOpt, WarehouseOpt, WideOpt
-from paimon_cli.output import OutputFormat, note, on_terminal, render
+from paimon_cli.output import OutputFormat, note, render, to_terminal
 
 
 def health(
@@ -52,7 +52,7 @@ def health(
         from paimon_cli.openmetrics import render as render_metrics
 
         sys.stdout.write(render_metrics(gauge(name, text, samples) for name, text, samples in report.metrics()))
-    elif on_terminal(output) and not wide:  # a line per table; --wide and the machine formats: every finding
+    elif to_terminal(output) and not wide:  # a line per table; --wide and the machine formats: every finding
         render(report.summary(), output, wide, limit=limit)
         if any(h.findings for h in report.tables):
             note("(--wide lists every finding with the command that fixes it)")

@@ -8,10 +8,10 @@ The question is asked only when stdin and stderr are both terminals and ``--yes`
 given; a cron job, a pipe or a script (stdin not a terminal) proceeds as before, without a
 prompt. The preview is the command's own dry run (the same rows ``--dry-run`` prints, so
 the same paths), shown on stderr as a terminal shows a table (``terminal_table``: fit to the
-width, records when a row cannot fit, byte counts for a person) and summarised when long. Anything but ``y``/``yes`` (also
-end of input) declines: :class:`Declined`, exit 7, nothing changed. Ctrl-C at the prompt stops
-the command at once (exit 130, nothing changed), whatever it loaded before asking. The
-library (``paimon_cli.core``) never prompts.
+width, records when a row cannot fit, byte counts for a person) and summarised when long.
+Anything but ``y``/``yes`` (also end of input) declines: :class:`Declined`, exit 7, nothing
+changed. Ctrl-C at the prompt stops the command at once (exit 130, nothing changed), whatever
+it loaded before asking. The library (``paimon_cli.core``) never prompts.
 """
 
 from __future__ import annotations

@@ -376,7 +376,7 @@ def render_outcome(rows: RowsLike, fmt: OutputFormat | str = OutputFormat.table,
         render(rows, fmt, wide, limit=limit, columns=columns)
 
 
-def on_terminal(fmt: OutputFormat | str) -> bool:
+def to_terminal(fmt: OutputFormat | str) -> bool:
     """Whether ``fmt`` to stdout is a table for a person (``-o table``, stdout a terminal)."""
     return OutputFormat(fmt) is OutputFormat.table and _isatty(sys.stdout)
 
