@@ -18,7 +18,7 @@ from paimon_cli.options import (
     WarehouseOpt,
     WideOpt,
 )
-from paimon_cli.output import OutputFormat, render
+from paimon_cli.output import OutputFormat, note, render, to_terminal
 
 
 def health(
@@ -44,9 +44,10 @@ def health(
     Reads metadata only (the latest snapshot's manifests, a few snapshot and tag files):
     small files, sorted runs (write stalls), size amplification, delete ratio, small
     manifests, snapshots / changelogs / partitions / tags past retention, missing file
-    indexes; --scan-orphans also lists storage. Exit 0 when every table was assessed
-    (findings are no error); exit 4 when some table's metadata cannot be read (it is still
-    listed, score 0, with its error; the others are assessed).
+    indexes; --scan-orphans also lists storage. A terminal shows a line per table (its score
+    and worst finding; --wide: every finding with its fix). Exit 0 when every table was
+    assessed (findings are no error); exit 4 when some table's metadata cannot be read (it is
+    still listed, score 0, with its error; the others are assessed).
 
     \b
     Example:
@@ -63,6 +64,10 @@ def health(
         from paimon_cli.openmetrics import render as render_metrics
 
         sys.stdout.write(render_metrics(gauge(name, text, samples) for name, text, samples in report.metrics()))
+    elif to_terminal(output) and not wide:  # a line per table; --wide and the machine formats: every finding
+        render(report.summary(), output, wide, limit=limit)
+        if any(h.findings for h in report.tables):
+            note("(--wide lists every finding with the command that fixes it)")
     else:
         render(report.rows(), output, wide, limit=limit)
     bad = report.unassessed

@@ -7,21 +7,24 @@ One call per command, before its real run::
 The question is asked only when stdin and stderr are both terminals and ``--yes`` was not
 given; a cron job, a pipe or a script (stdin not a terminal) proceeds as before, without a
 prompt. The preview is the command's own dry run (the same rows ``--dry-run`` prints, so
-the same paths), shown on stderr and summarised when long. Anything but ``y``/``yes`` (also
-end of input) declines: :class:`Declined`, exit 7, nothing changed. The library
-(``paimon_cli.core``) never prompts.
+the same paths), shown on stderr as a terminal shows a table (``terminal_table``: fit to the
+width, records when a row cannot fit, byte counts for a person) and summarised when long.
+Anything but ``y``/``yes`` (also end of input) declines: :class:`Declined`, exit 7, nothing
+changed. Ctrl-C at the prompt stops the command at once (exit 130, nothing changed), whatever
+it loaded before asking. The library (``paimon_cli.core``) never prompts.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from .core.errors import PaimonError
-from .output import RowsLike, note, render_plain
+from .output import RowsLike, note, to_text
+from .terminal_table import chosen_columns, render_terminal
 
 SHOWN_ROWS = 20  # a longer plan is cut to its first rows plus a count (--dry-run lists all)
 
@@ -61,21 +64,34 @@ def confirm(yes: bool, action: str, preview: Callable[[], RowsLike]) -> None:
     if not rows.rows:
         return
     show(rows)
-    sys.stderr.write(f"{action}? [y/N] ")
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
+    answer = _ask(f"{action}? [y/N] ")
     if answer.strip().lower() not in ("y", "yes"):
         if not answer:
             sys.stderr.write("\n")
         raise Declined(f"{action}: declined at the prompt; nothing was changed")
 
 
+def _ask(question: str) -> str:
+    """The line typed after ``question`` ('' at end of input); Ctrl-C ends the line on the
+    terminal and propagates (exit 130)."""
+    from .core.utils import interrupt
+
+    interrupt.interruptible()  # a library loaded by the preview may have made the read restartable
+    sys.stderr.write(question)
+    sys.stderr.flush()
+    try:
+        return sys.stdin.readline()
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        raise
+
+
 def show(rows: RowsLike) -> None:
-    """The plan on stderr: at most :data:`SHOWN_ROWS` rows, then how many more and the total."""
-    shown: Any = rows
-    if len(rows.rows) > SHOWN_ROWS:
-        shown = _Rows(rows.columns, rows.rows[:SHOWN_ROWS])
-    render_plain(shown, sys.stderr)
+    """The plan on stderr (a terminal): at most :data:`SHOWN_ROWS` rows, then how many more and
+    the total."""
+    columns = chosen_columns(rows.columns, getattr(rows, "brief", None), None, False, True)
+    render_terminal(columns, rows.rows[:SHOWN_ROWS], False, None, to_text, root=getattr(rows, "root", None),
+                    wrap=getattr(rows, "wrap", None), stderr=True)
     more = len(rows.rows) - SHOWN_ROWS
     total = _total_bytes(rows)
     summary = f"{len(rows.rows)} row(s)" + ("" if total is None else f", {total} bytes")
@@ -90,8 +106,3 @@ def _total_bytes(rows: RowsLike) -> int | None:
             return sum(int(r.get(col) or 0) for r in rows.rows)
     return None
 
-
-class _Rows:
-    def __init__(self, columns: list[str], rows: list[dict[str, Any]]) -> None:
-        self.columns = columns
-        self.rows = rows

@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer._click.exceptions import BadParameter, ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort, Exit
 
@@ -181,6 +181,18 @@ class CliCommand(TyperCommand):
 
         if all(p.name != "quiet" for p in self.params):
             self.params.append(quiet_param())
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        raw = list(args)  # the parser consumes the list
+        try:
+            return super().parse_args(ctx, args)
+        except BadParameter as exc:
+            from .usage import swapped_arguments
+
+            swapped = swapped_arguments(self, ctx, raw, exc)
+            if swapped is None:
+                raise
+            raise UsageError(swapped, ctx) from None
 
     def invoke(self, ctx: Any) -> Any:
         from .core.utils import interrupt

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from decimal import Decimal
 from enum import Enum
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -177,9 +177,10 @@ def _write_csv_rows(w: Any, columns: list[str], rows: Sequence[dict[str, Any]]) 
         w.writerow([to_text(r.get(c), null="") for c in columns])
 
 
-def render_plain(rows: RowsLike, out: IO[str]) -> None:
-    """An aligned text table for pipes and files: never truncated, numbers right-aligned."""
-    w = PlainWriter(out, rows.columns)
+def render_plain(rows: RowsLike, out: IO[str], numeric: Collection[str] = ()) -> None:
+    """An aligned text table for pipes and files: never truncated, numbers right-aligned
+    (``numeric``: columns that are numbers whatever their values, a decimal read as text)."""
+    w = PlainWriter(out, rows.columns, numeric)
     w.write_rows(rows.rows)
 
 
@@ -188,9 +189,10 @@ class PlainWriter:
     header's widths and which columns align right; a later, wider value widens its column
     from there on (earlier lines are already out), so a pipe gets rows as they are read."""
 
-    def __init__(self, out: IO[str], columns: list[str]) -> None:
+    def __init__(self, out: IO[str], columns: list[str], numeric: Collection[str] = ()) -> None:
         self.out = out
         self.columns = columns
+        self.numeric = numeric
         self.widths: list[int] | None = None
         self.right: list[bool] = []
 
@@ -200,7 +202,7 @@ class PlainWriter:
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
         lines = []
         if self.widths is None:
-            self.right = [is_numeric([r.get(c) for r in rows]) for c in cols]
+            self.right = [c in self.numeric or is_numeric([r.get(c) for r in rows]) for c in cols]
             self.widths = widths
             lines.append(self._line(list(cols)))
             lines.append("  ".join("-" * w for w in widths))
@@ -231,12 +233,14 @@ def render(
     title: str | None = None,
     limit: int | None = None,
     columns: str | None = None,
+    numeric: Collection[str] = (),
 ) -> None:
     """Write ``rows`` to stdout in ``fmt``. Empty results: ``[]``, header-only csv, or a note.
 
     ``limit``: at most that many rows (``--limit``); ``columns``: ``--columns a,b,c``. On a
     terminal ``-o table`` shows the brief columns and the first :data:`TERMINAL_ROWS` rows
-    (``paimon_cli.terminal_table``)."""
+    (``paimon_cli.terminal_table``). Text tables align numbers right, and the ``numeric``
+    columns (typed as numbers, their values text)."""
     fmt = OutputFormat(fmt)
     out = out if out is not None else sys.stdout
     on_terminal = fmt is OutputFormat.table and out is sys.stdout and _isatty(out)
@@ -249,7 +253,7 @@ def render(
     if cols != rows.columns or shown is not rows.rows:
         from .core.utils.rows import Rows
 
-        rows = Rows(cols, shown)
+        rows = Rows(cols, shown, root=getattr(rows, "root", None), wrap=getattr(rows, "wrap", None))
     if fmt is OutputFormat.json:
         render_json(rows, out)
     elif fmt is OutputFormat.jsonl:
@@ -259,11 +263,12 @@ def render(
     elif not rows.rows:
         note(f"({title}: no rows)" if title else "(no rows)")
     elif on_terminal:
-        render_terminal(rows.columns, rows.rows, wide, title, to_text)
+        render_terminal(rows.columns, rows.rows, wide, title, to_text, root=getattr(rows, "root", None),
+                        wrap=getattr(rows, "wrap", None), numeric=numeric)
     else:
         if title:
             note(f"== {title}")
-        render_plain(rows, out)
+        render_plain(rows, out, numeric)
     out.flush()
     if capped:
         note(more_rows_note(TERMINAL_ROWS, total))
@@ -293,7 +298,8 @@ def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.
     on_terminal = fmt is OutputFormat.table and _isatty(out)
     cols = chosen_columns(stream.columns, stream.brief, columns, wide, on_terminal)
     if on_terminal:  # the count of all rows is part of the note: the terminal reads them all
-        render(Rows(cols, stream.collect(cols, limit).rows), fmt, wide, limit=limit)
+        render(Rows(cols, stream.collect(cols, limit).rows, root=getattr(stream, "root", None)), fmt, wide,
+               limit=limit)
         return
     chunks = stream.chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
     try:
@@ -370,6 +376,11 @@ def render_outcome(rows: RowsLike, fmt: OutputFormat | str = OutputFormat.table,
         render(rows, fmt, wide, limit=limit, columns=columns)
 
 
+def to_terminal(fmt: OutputFormat | str) -> bool:
+    """Whether ``fmt`` to stdout is a table for a person (``-o table``, stdout a terminal)."""
+    return OutputFormat(fmt) is OutputFormat.table and _isatty(sys.stdout)
+
+
 def _isatty(out: IO[str]) -> bool:
     try:
         return out.isatty()
@@ -430,6 +441,7 @@ def render_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: Ou
         names = pick_columns(schema.names, columns)
         batches = (b.select(names) for b in batches)
         schema = pa.schema([schema.field(n) for n in names])
+    numeric = _numeric_columns(schema)  # decimals arrive as text (_prepare): align them by type
     if fmt is OutputFormat.table and _isatty(out):
         from .core.utils.rows import Rows
 
@@ -437,12 +449,13 @@ def render_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: Ou
         for b in batches:
             rows += _prepare(b).to_pylist()
         more = limit is None and len(rows) > TERMINAL_ROWS
-        render(Rows(list(schema.names), rows[:TERMINAL_ROWS] if more else rows), fmt, wide, limit=limit)
+        render(Rows(list(schema.names), rows[:TERMINAL_ROWS] if more else rows), fmt, wide, limit=limit,
+               numeric=numeric)
         if more:
             note(more_rows_note(TERMINAL_ROWS, None))
         return
     if fmt is OutputFormat.table:
-        plain = PlainWriter(out, list(schema.names))
+        plain = PlainWriter(out, list(schema.names), numeric)
         for b in batches:
             for start in range(0, b.num_rows, _PLAIN_BLOCK_ROWS):
                 plain.write_rows(_prepare(b.slice(start, _PLAIN_BLOCK_ROWS)).to_pylist())
@@ -454,6 +467,14 @@ def render_batches(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: Ou
     else:
         write_json_batches(batches, out, lines=fmt is OutputFormat.jsonl)
     out.flush()
+
+
+def _numeric_columns(schema: pa.Schema) -> set[str]:
+    """Columns of numbers (integers, floats, decimals): a text table aligns them right."""
+    import pyarrow as pa
+
+    return {f.name for f in schema if pa.types.is_integer(f.type) or pa.types.is_floating(f.type)
+            or pa.types.is_decimal(f.type)}
 
 
 def write_export(batches: Iterator[pa.RecordBatch], schema: pa.Schema, fmt: str, out: IO[bytes]) -> int:

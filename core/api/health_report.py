@@ -10,6 +10,8 @@ from ..utils.rows import Rows
 
 # one row per finding; a table without findings is one row whose kind is null (message "no findings") (README "health")
 HEALTH_COLUMNS = ["database", "table", "score", "kind", "severity", "value", "threshold", "unit", "message", "fix"]
+# one row per table, what a terminal shows: the worst finding's message, "(+N more)" findings
+SUMMARY_COLUMNS = ["table", "score", "worst_finding"]
 _RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.CRITICAL: 2}
 NO_FINDING = "none"  # the severity label of a 0 sample (no finding of the kind)
 
@@ -31,6 +33,20 @@ class HealthReport:
                 rows.append({**base, "kind": f.kind.value, "severity": f.severity.value, "value": f.value,
                              "threshold": f.threshold, "unit": f.unit, "message": f.message, "fix": f.fix or None})
         return Rows(list(HEALTH_COLUMNS), rows)
+
+    def summary(self) -> Rows:
+        """One row per table: ``db.table``, its score and its worst finding's message (the
+        first of the most severe; ``(+N more)`` when it has others), ``no findings`` when
+        none: what a terminal shows unless ``--wide``; :meth:`rows` has every finding."""
+        rows: list[dict[str, Any]] = []
+        for h in self.tables:
+            text = "no findings"
+            if h.findings:
+                worst = max(h.findings, key=lambda f: _RANK[f.severity])  # max keeps the first of equals
+                more = len(h.findings) - 1
+                text = worst.message + (f" (+{more} more)" if more else "")
+            rows.append({"table": h.identifier, "score": h.score, "worst_finding": text})
+        return Rows(list(SUMMARY_COLUMNS), rows, wrap=["worst_finding"])
 
     @property
     def unassessed(self) -> list[TableHealth]:

@@ -360,8 +360,10 @@ class Table:
             if kind in CATALOG_TABLES:
                 raise InvalidInput(f"inspect {kind} is about the warehouse: call Warehouse.inspect({kind!r})")
             raise NotYetSupported(f"inspect {kind}: not yet supported")
-        rows = fn(self.open(), at)
-        return Rows(rows.columns, rows.rows[:limit] if limit is not None else rows.rows, BRIEF_COLUMNS.get(kind))
+        table = self.open()
+        rows = fn(table, at)
+        return Rows(rows.columns, rows.rows[:limit] if limit is not None else rows.rows, BRIEF_COLUMNS.get(kind),
+                    table.path)
 
     def inspect_reader(
         self,
@@ -393,8 +395,10 @@ class Table:
         ``.collect()`` gathers them."""
         if kind not in ROW_STREAMS:
             raise InvalidInput(f"inspect {kind} does not stream: call inspect({kind!r})")
-        stream = ROW_STREAMS[kind](self.open(), time_travel(snapshot, tag, timestamp))
+        table = self.open()
+        stream = ROW_STREAMS[kind](table, time_travel(snapshot, tag, timestamp))
         stream.brief = BRIEF_COLUMNS.get(kind)
+        stream.root = table.path
         return stream
 
     # -- compaction and rewrites ----------------------------------------------------------------

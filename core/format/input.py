@@ -66,7 +66,7 @@ class _Plan:
 
     @property
     def wanted(self) -> InputColumns:
-        return InputColumns(set(self.schema.field_names), self.row_kind_column)
+        return InputColumns(list(self.schema.field_names), self.row_kind_column)
 
     def read_types(self, all_text: bool = False) -> dict[str, pa.DataType]:
         """Read types for text inputs; ``all_text`` (CSV) reads every atomic column as text so

@@ -4,7 +4,7 @@ bounded pieces and before conversion; text formats read spelling-sensitive colum
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import IO, TYPE_CHECKING, Any
 
@@ -36,13 +36,16 @@ _CSV_NULLS = ["", "NULL", "null", "\\N"]
 
 class InputColumns(frozenset[str]):
     """The columns an input may hold: the table's, plus the ``--row-kind-column`` when that
-    column is not one of the table's (it is read, then dropped)."""
+    column is not one of the table's (it is read, then dropped). ``table_columns`` keeps the
+    schema's order, the order errors name them in."""
 
     row_kind: str | None
+    table_columns: tuple[str, ...]
 
-    def __new__(cls, table_columns: set[str], row_kind: str | None) -> InputColumns:
-        self = super().__new__(cls, table_columns | ({row_kind} if row_kind else set()))
+    def __new__(cls, table_columns: Sequence[str], row_kind: str | None) -> InputColumns:
+        self = super().__new__(cls, {*table_columns, *([row_kind] if row_kind else [])})
         self.row_kind = row_kind if row_kind and row_kind not in table_columns else None
+        self.table_columns = tuple(table_columns)
         return self
 
 
@@ -316,11 +319,13 @@ def _check_columns(names: list[str], wanted: AbstractSet[str], source: str) -> N
     if dup:
         raise InvalidInput(f"{source}: column {dup[0]!r} appears more than once")
     row_kind = getattr(wanted, "row_kind", None)
+    in_order = getattr(wanted, "table_columns", None)  # InputColumns: the schema's order
     if row_kind is not None and row_kind not in names:  # the name the user gave, not an input column's
         raise InvalidInput(f"{source}: row-kind column {row_kind!r} is missing{did_you_mean(row_kind, names)}")
     wanted = wanted - {row_kind} if row_kind is not None else wanted
     extra = [n for n in names if n not in wanted and n != row_kind]
     if extra:
+        columns = list(in_order) if in_order is not None else sorted(wanted)
         lower = {w.lower(): w for w in wanted}
         hint = ""
         if extra[0].lower() in lower:
@@ -330,6 +335,6 @@ def _check_columns(names: list[str], wanted: AbstractSet[str], source: str) -> N
             rk = f"; --row-kind-column names {row_kind!r}{did_you_mean(row_kind, extra)}"
         raise InvalidInput(
             f"{source}: column {extra[0]!r} is not a column of the table{hint}; "
-            f"table columns are {sorted(wanted)}{rk}" if len(extra) == 1 else
-            f"{source}: columns {extra} are not columns of the table; table columns are {sorted(wanted)}{rk}"
+            f"table columns are {columns}{rk}" if len(extra) == 1 else
+            f"{source}: columns {extra} are not columns of the table; table columns are {columns}{rk}"
         )

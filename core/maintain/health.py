@@ -185,7 +185,7 @@ def _key_buckets(ctx: _Context) -> list[dict[str, int]]:
     """Per bucket of a key table's LSM trees (the postpone bucket holds no tree): ``runs``
     (sorted runs: each level-0 file, then each level), ``levels`` (levels above 0),
     ``total`` bytes and ``top`` (bytes of the highest level, the oldest run)."""
-    import polars as pl
+    from ..utils.native import pl
 
     if not ctx.pk:
         return []

@@ -93,7 +93,7 @@ def _plain_layout(writer: Any) -> bool:
 def _decode(raws: Sequence[bytes]) -> pa.Table | None:
     """polars-avro's decode of the files, in order, as one table (None if it cannot: the
     object path decides)."""
-    import polars_avro
+    from ..utils.native import polars_avro
 
     try:
         return polars_avro.read_avro([io.BytesIO(r) for r in raws]).to_arrow()
@@ -287,7 +287,8 @@ def _decode_batches(raws: Iterator[bytes], paths: list[str], columns: Sequence[s
 def _group_ids(keys: pa.Table) -> Any:
     """An exact group id per row of ``keys`` (rows with equal identifiers share one)."""
     import numpy as np
-    import polars as pl
+
+    from ..utils.native import pl
 
     df = pl.from_arrow(keys)
     assert isinstance(df, pl.DataFrame)
@@ -333,7 +334,7 @@ def merge_live(tables: Iterable[pa.Table] | pa.Table) -> pa.Table:
 
 def _repeated(names: pa.ChunkedArray) -> Any:
     """Per row: does its file name occur more than once."""
-    import polars as pl
+    from ..utils.native import pl
 
     series = pl.from_arrow(names)
     assert isinstance(series, pl.Series)

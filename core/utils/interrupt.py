@@ -9,7 +9,9 @@ cleanup of the commands runs as it does on an error. Three rules keep that clean
   raises it when the block ends, so an interrupt never lands between publishing a snapshot and
   recording that it was published (which decides whether files may be deleted);
 * worker threads never receive signals: they call :func:`check` at their safe points (each
-  batch a data-file writer takes), so running tasks stop soon and their own cleanup runs.
+  batch a data-file writer takes), so running tasks stop soon and their own cleanup runs;
+* a signal cuts a blocking call of the main thread short (a prompt's read, a wait on
+  workers): :func:`interruptible` keeps it so after a native library hooks the signal too.
 
 Files written and not committed are removed through :func:`discard`, which counts them for
 the one-line report of the interrupt.
@@ -57,6 +59,23 @@ def install() -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         if signal.getsignal(signum) is not signal.SIG_IGN:
             signal.signal(signum, _on_signal)
+    interruptible()
+
+
+def interruptible() -> None:
+    """Let SIGINT / SIGTERM cut a blocking system call of the main thread short.
+
+    Python's own handler makes such a call (a read of the terminal, a wait for a worker)
+    fail with EINTR, so :func:`_on_signal` raises at once. polars hooks SIGINT when it is
+    imported (signal-hook chains its handler before ours) and sets ``SA_RESTART``: the kernel
+    then resumes the call after the handler, and the signal waits until the call ends by
+    itself -- Enter at a ``[y/N]`` prompt. Clearing that flag keeps every handler in place.
+    Call after importing such a library (``utils.native``) and before blocking on a person.
+    A no-op unless :func:`install` routed the signals here (library use keeps its own).
+    """
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is _on_signal:
+            signal.siginterrupt(signum, True)
 
 
 def _on_signal(signum: int, frame: Any) -> None:
@@ -179,5 +198,5 @@ def cleanup_summary() -> str:
     return text
 
 
-__all__ = ["Interrupted", "check", "cleanup_summary", "commit_attempt", "deferred", "discard", "install", "reached",
-           "requested"]
+__all__ = ["Interrupted", "check", "cleanup_summary", "commit_attempt", "deferred", "discard", "install",
+           "interruptible", "reached", "requested"]

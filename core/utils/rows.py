@@ -33,11 +33,16 @@ class JavaText(str):
 @dataclass
 class Rows:
     """Ordered column names and one dict per row; ``brief`` names the columns that matter
-    most (what a terminal shows by default; None: all)."""
+    most (what a terminal shows by default; None: all). Two more hints for a person's
+    terminal, which machine formats ignore: ``root``, the table directory, under which a
+    terminal shows paths relative to it; ``wrap``, columns of prose a terminal may wrap
+    between words to keep a table within its width."""
 
     columns: list[str]
     rows: list[dict[str, Any]] = field(default_factory=list)
     brief: list[str] | None = None
+    root: str | None = None
+    wrap: list[str] | None = None
 
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table, for library callers that go on in Arrow or pandas.
@@ -67,13 +72,14 @@ class RowStream:
     columns: list[str]
     chunks: Callable[[list[str], bool], Iterator[list[dict[str, Any]]]]
     brief: list[str] | None = None
+    root: str | None = None  # as Rows.root
 
     def collect(self, columns: list[str] | None = None, limit: int | None = None) -> Rows:
         """The stream as Rows (at most ``limit`` rows; reading stops there)."""
         cols = list(self.columns) if columns is None else columns
         rows: list[dict[str, Any]] = []
         if limit is not None and limit <= 0:
-            return Rows(cols, rows, self.brief)
+            return Rows(cols, rows, self.brief, self.root)
         chunks = self.chunks(cols, False)
         try:
             for chunk in chunks:
@@ -83,7 +89,7 @@ class RowStream:
                     break
         finally:
             getattr(chunks, "close", lambda: None)()  # a generator's manifests close now
-        return Rows(cols, rows, self.brief)
+        return Rows(cols, rows, self.brief, self.root)
 
 
 __all__ = ["JavaText", "RowStream", "Rows"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.confirm import Declined
-from tests.cli.pty_session import run_on_tty, run_piped, tree_bytes
+from tests.cli.pty_session import ANSI, PROMPT, ctrl_c_at_prompt, run_on_tty, run_piped, tree_bytes
 
 EXPIRE = ["expire", "demo.orders", "--older-than", "0s", "--retain-min", "1"]
 DESTRUCTIVE = {
@@ -182,3 +182,54 @@ def test_purge_files_asks_on_a_terminal_and_needs_yes_without_one(demo_wh: str) 
     run = run_on_tty(["purge-files", "demo.orders", "-w", demo_wh], answer="y")
     assert run.prompted and run.rc == 0, run.output
     assert json.loads(run_piped(["read", "demo.orders", "-o", "json", "-w", demo_wh]).stdout) == []
+
+
+PROMPTING = sorted([*DESTRUCTIVE, "tag expire", "remove-orphan-files", "write --overwrite --partition"])
+
+
+def _every_prompt(wh: str, tmp_path: Path) -> dict[str, list[str]]:
+    """Every command that asks (each call of ``paimon_cli.confirm.confirm``), ready to prompt in ``wh``."""
+    (Path(wh) / "demo.db/orders/dt=2024-05-01/bucket-0/data-orphan-0.parquet").write_bytes(b"x")
+    assert run_piped(["tag", "create", "demo.orders", "old", "--snapshot", "1", "--time-retained", "1ms",
+                      "-w", wh]).returncode == 0  # a tag past its retention: `tag expire` has work
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"order_id": 9, "customer": "z", "amount": "1.00", "dt": "2024-05-01"}) + "\n")
+    return {**DESTRUCTIVE,
+            "tag expire": ["tag", "expire", "demo.orders"],
+            "remove-orphan-files": ["remove-orphan-files", "demo.orders", "--older-than", "0s", "--force"],
+            "write --overwrite --partition": ["write", "demo.orders", str(src), "--overwrite", "--partition",
+                                              "dt=2024-05-01"]}
+
+
+def test_every_prompt_is_covered() -> None:
+    """A new call of the confirm helper must join :func:`_every_prompt` (and so the Ctrl-C test)."""
+    commands = Path(__file__).resolve().parents[2] / "commands"
+    assert sum(p.read_text().count("confirm(") for p in commands.glob("*.py")) == len(PROMPTING)
+
+
+@pytest.mark.parametrize("name", PROMPTING)
+def test_ctrl_c_at_the_prompt_stops_at_once(demo_wh: str, tmp_path: Path, name: str) -> None:
+    """Issue 27 #5: Ctrl-C at `[y/N]` ends the command at once (exit 130), changes nothing and
+    leaves the next line typed to the shell. It used to wait for Enter once polars was loaded
+    (its SIGINT hook makes the kernel restart the read)."""
+    args = _every_prompt(demo_wh, tmp_path)[name]
+    before = tree_bytes(demo_wh)
+    run = ctrl_c_at_prompt([*args, "-w", demo_wh])
+    assert "? [y/N] " in run.output, run.output
+    assert run.rc == 130 and run.seconds < 2, (run.rc, run.seconds, run.output)
+    assert "interrupted (SIGINT)" in run.output
+    assert run.next_line == "next-line", run.output  # not swallowed by the prompt
+    assert tree_bytes(demo_wh) == before
+
+
+@pytest.mark.parametrize("name", PROMPTING)
+def test_previews_fit_80_columns(demo_wh: str, tmp_path: Path, name: str) -> None:
+    """Issue 27 #6: a preview fits the terminal as `inspect` does (records when its table does
+    not fit, human byte counts), so no row wraps and no number splits across lines."""
+    args = _every_prompt(demo_wh, tmp_path)[name]
+    run = run_on_tty([*args, "-w", demo_wh], answer="n", columns=80)
+    assert run.prompted and run.rc == 7, run.output
+    preview = ANSI.sub("", run.output.split(PROMPT)[0]).replace("\r\n", "\n").splitlines()[:-1]
+    assert preview, run.output
+    assert all(len(line) <= 80 for line in preview), "\n".join(line for line in preview if len(line) > 80)
+    assert any(line.endswith(("row(s)", "bytes", "bytes in all")) for line in preview[-1:]), preview

@@ -215,6 +215,20 @@ def test_stdout_closed_before_anything_is_written(wh: str, args: list[str]) -> N
     (["lst"], "error: no such command 'lst' (did you mean 'list'?)", "paimon-cli --help"),
     (["inspect", "snapshotz", "db.t"], "error: invalid value for 'KIND': 'snapshotz' (did you mean 'snapshots'?)",
      "paimon-cli inspect --help"),
+    # issue 27 #9: the table before the kind (or action) is a swap, said in one line with the command meant
+    (["inspect", "shop.orders", "snapshots"],
+     "error: KIND comes before DB.TABLE: did you mean `paimon-cli inspect snapshots shop.orders`?",
+     "paimon-cli inspect --help"),
+    (["inspect", "shop.orders", "Files", "--limit", "3"],
+     "error: KIND comes before DB.TABLE: did you mean `paimon-cli inspect files shop.orders`?",
+     "paimon-cli inspect --help"),
+    (["tag", "shop.orders", "delete", "t1"],
+     "error: ACTION comes before DB.TABLE: did you mean `paimon-cli tag delete shop.orders t1`?",
+     "paimon-cli tag --help"),
+    (["inspect", "shop.orders", "snapshotz"], "error: invalid value for 'KIND': 'shop.orders' is not one of "
+     "'snapshots', 'schemas', 'options', 'files', 'manifests', 'partitions', 'buckets', 'tags', 'branches', "
+     "'consumers', 'table-indexes', 'statistics', 'aggregation-fields', 'file-indexes', 'audit-log', 'binlog', 'ro', "
+     "'table', 'expiry', 'all-table-options', 'catalog-options'.", "paimon-cli inspect --help"),
     (["read", "db.t", "--selct", "id"], "error: no such option: --selct (did you mean --select?)",
      "paimon-cli read --help"),
     (["read"], "error: missing argument 'DB.TABLE'.", "paimon-cli read --help"),

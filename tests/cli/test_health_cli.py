@@ -164,3 +164,30 @@ def test_openmetrics_renderer_escapes_and_counters() -> None:
         gauge("bad-name", "", [])
     with pytest.raises(ValueError):
         render([gauge("a", "", []), gauge("a", "", [])])
+
+
+def test_terminal_shows_a_line_per_table_within_80_columns(wh: str, runner: CliRunner) -> None:
+    """Issue 27 #8: a terminal gets `table  score  worst finding`, one row per table, within 80
+    columns (a long message wraps between words); --wide and the machine formats keep every
+    finding."""
+    from tests.cli.pty_session import on_tty
+
+    out, err, code = on_tty("health", "-w", wh)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert all(len(line) <= 80 for line in lines), out
+    assert "null" not in out
+    header = [c.strip() for c in next(x for x in lines if x.startswith("┃")).strip("┃").split("┃")]
+    assert header == ["table", "score", "worst_finding"]
+    cells: list[list[str]] = []
+    for line in (x for x in lines if x.startswith("│")):
+        parts = [c.strip() for c in line.strip("│").split("│")]
+        if parts[0]:
+            cells.append(parts)
+        else:  # a wrapped message continues on the next line
+            cells[-1][2] += " " + parts[2]
+    messages = {r["table"]: r["message"] for r in json.loads(run(runner, wh, "-o", "json"))}
+    assert [(c[0], c[1]) for c in cells] == [("db.good", "100"), ("db.l0", "70"), ("other.small", "90")]
+    assert [c[2] for c in cells] == [messages["good"], messages["l0"], messages["small"]]  # words whole
+    wide, _, code = on_tty("health", "-w", wh, "--wide")
+    assert code == 0 and "sorted_runs" in wide and "paimon-cli compact db.l0" in wide

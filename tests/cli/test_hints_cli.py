@@ -85,7 +85,7 @@ def test_row_kind_column_error_names_the_column_given(wh: str, tmp_path: Path, e
         src.write_text("id,customer,amount,dt,op\n9,z,1.00,2024-05-09,+I\n")
     line = one_error(cli("write", "shop.orders", str(src), "--row-kind-column", "opp", "-w", wh), 4)
     assert "'opp'" in line and "(did you mean 'op'?)" in line, line
-    assert "table columns are ['amount', 'customer', 'dt', 'id']" in line or "row-kind column 'opp' is missing" in line
+    assert "table columns are ['id', 'customer', 'amount', 'dt']" in line or "row-kind column 'opp' is missing" in line
 
 
 @pytest.mark.parametrize(("text", "row", "column", "value"), [

@@ -7,16 +7,14 @@ Terminal behaviour runs the real program on a pseudo-terminal of 80 columns (``p
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
-import fcntl
+import io
 import json
 import os
-import pty
 import re
-import struct
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
@@ -28,32 +26,7 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from paimon_cli.core.api import Warehouse
 from paimon_cli.terminal_table import TERMINAL_ROWS, human_bytes, human_duration, human_time, pick_columns
-
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def on_tty(*args: str, cols: int = 80, env: dict[str, str] | None = None) -> tuple[str, str, int]:
-    """Run paimon-cli with stdout on a pseudo-terminal ``cols`` wide; (stdout, stderr, exit)."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
-    base = {k: v for k, v in os.environ.items() if not k.startswith("PAIMON_") and k not in ("COLUMNS", "LINES")}
-    proc = subprocess.Popen([sys.executable, "-m", "paimon_cli", *args], stdout=slave, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, env={**base, "TERM": "xterm", **(env or {})})
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    assert proc.stderr is not None
-    err = proc.stderr.read().decode()
-    code = proc.wait(timeout=120)
-    return ANSI.sub("", b"".join(chunks).decode().replace("\r\n", "\n")), err, code
+from tests.cli.pty_session import on_tty
 
 
 def cli(runner: CliRunner, *args: str) -> str:
@@ -132,11 +105,29 @@ def test_files_switch_to_records_when_a_row_does_not_fit(wh: str) -> None:
     assert "…" not in out
     assert out.startswith("-[ record 1 ]")
     first = out.split("-[ record 2 ]")[0]
-    fields = {k.strip(): v for k, v in (line.split(" : ", 1) for line in first.splitlines() if " : " in line)}
+    assert all(len(line) <= 80 for line in out.splitlines()), out  # a long value gets a line of its own
+    joined = re.sub(r" :\n  ", " : ", first)
+    fields = {k.strip(): v for k, v in (line.split(" : ", 1) for line in joined.splitlines() if " : " in line)}
     assert list(fields) == ["partition", "bucket", "level", "record_count", "file_size_in_bytes", "file_path"]
     size = fields["file_size_in_bytes"]
     assert re.fullmatch(r"\d+\.\d (KiB|MiB)", size), size  # human bytes on a terminal
-    assert fields["file_path"].endswith(".parquet") and fields["file_path"].startswith(wh)  # whole
+    path = fields["file_path"]  # relative to the table on a terminal (issue 27 #7), never cut
+    assert path.startswith("dt=2024-05-01/bucket-0/data-") and path.endswith(".parquet"), path
+    assert (Path(wh) / "demo.db" / "orders" / path).is_file()
+
+
+def test_files_paths_are_whole_off_a_terminal(runner: CliRunner, wh: str) -> None:
+    """JSON, CSV and a pipe keep the full path (as Java 1.x's $files): only a person's terminal
+    gets paths relative to the table."""
+    root = str(Path(wh) / "demo.db" / "orders") + "/"
+    as_json = json.loads(cli(runner, "inspect", "files", "demo.orders", "-w", wh, "-o", "json"))
+    as_csv = list(csv.DictReader(io.StringIO(cli(runner, "inspect", "files", "demo.orders", "-w", wh, "-o", "csv"))))
+    piped = cli(runner, "inspect", "files", "demo.orders", "-w", wh, "--columns", "file_path")
+    assert [r["file_path"] for r in as_json] == [r["file_path"] for r in as_csv] == piped.split()[2:]
+    assert all(p.startswith(root) for p in piped.split()[2:])
+    out, err, code = on_tty("inspect", "files", "demo.orders", "-w", wh, "--columns", "file_path,bucket")
+    assert code == 0, err
+    assert sorted(re.findall(r"\S+\.parquet", out)) == sorted(p[len(root):] for p in piped.split()[2:])
 
 
 def test_columns_and_wide_on_a_terminal(wh: str) -> None:
@@ -392,3 +383,23 @@ def test_inspect_limit_reads_only_what_it_needs(runner: CliRunner, big: str, spl
         splits.clear()
         out = cli(runner, "inspect", kind, "bench.big", "-w", big, "-o", "jsonl", "--limit", "2")
         assert len(out.splitlines()) == 2 and len(splits) == 1
+
+
+def _value_ends(lines: list[str], values: list[str]) -> set[int]:
+    """Where each value ends on its line (one place for a right-aligned column)."""
+    ends = set()
+    for v in values:
+        line = next(x for x in lines if re.search(rf"(?<![\d.]){re.escape(v)}(?![\d.])", x))
+        ends.add(re.search(rf"(?<![\d.]){re.escape(v)}(?![\d.])", line).end())
+    return ends
+
+
+def test_decimals_align_right_like_other_numbers(runner: CliRunner, wh: str) -> None:
+    """Issue 27 #16: DECIMAL values (printed as exact text) align right on a terminal and in
+    a piped text table, as integers do."""
+    out, err, code = on_tty("read", "demo.orders", "-w", wh)
+    assert code == 0, err
+    rows = _table_lines(out)[1:]
+    assert len(_value_ends(rows, ["10.50", "3.10", "25.00", "7.25"])) == 1, out
+    piped = cli(runner, "read", "demo.orders", "-w", wh).splitlines()[2:]
+    assert len(_value_ends(piped, ["10.50", "3.10", "25.00", "7.25"])) == 1, piped

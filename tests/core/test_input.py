@@ -229,6 +229,15 @@ def test_unknown_columns_are_refused_with_a_hint() -> None:
     assert "appears more than once" in error(["-"], stdin=stdin(b"id,id\n1,2\n"))
 
 
+def test_unknown_column_error_lists_the_table_columns_in_schema_order() -> None:
+    """Issue 27 #16: the columns as the table declares them (as `inspect schemas` shows), not sorted."""
+    sch = schema("zeta INT NOT NULL, alpha STRING, mid DOUBLE", pk=("zeta",))
+    for data in (b"zeta,beta\n1,x\n", b"zeta,beta,gamma\n1,x,y\n"):
+        assert error(["-"], sch, stdin=stdin(data)).endswith("table columns are ['zeta', 'alpha', 'mid']")
+    msg = error(["-"], sch, row_kind_column="op", stdin=stdin(b"zeta,beta,op\n1,x,+I\n"))
+    assert "table columns are ['zeta', 'alpha', 'mid']" in msg  # the row-kind column is not one of them
+
+
 def test_constants_fill_missing_columns() -> None:
     sch = schema("id INT NOT NULL, dt STRING NOT NULL", pk=("id", "dt"), partition=("dt",))
     got = rows(read(["-"], sch, stdin=stdin(b"id\n1\n2\n"), constants={"dt": "2024-05-01"}))

@@ -128,3 +128,37 @@ def test_discard_counts_what_it_removed(tmp_path: Path, handlers: None) -> None:
     assert interrupt.discard(fio, paths) == 0
     assert not (tmp_path / "a").exists()
     assert interrupt.cleanup_summary() == "removed 2 uncommitted file(s)"
+
+
+_WAIT_AFTER_POLARS = """
+import os, signal, sys, threading, time
+from paimon_cli.core.api import Warehouse
+from paimon_cli.core.utils import interrupt
+
+interrupt.install()
+Warehouse(sys.argv[1]).health()  # loads polars (columnar manifests, health rules)
+worker = threading.Thread(target=time.sleep, args=(5,), daemon=True)
+worker.start()
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+start = time.monotonic()
+try:
+    worker.join()
+    print("not interrupted")
+except interrupt.Interrupted:
+    print(f"interrupted after {time.monotonic() - start:.1f}")
+"""
+
+
+def test_a_wait_stays_interruptible_after_polars_loads(tmp_path: Path) -> None:
+    """Importing polars hooks SIGINT with SA_RESTART: without ``interruptible`` the main
+    thread's wait for a worker (or a prompt's read) outlasts Ctrl-C until it ends by itself."""
+    import subprocess
+    import sys
+
+    from paimon_cli.core.api import Warehouse
+
+    Warehouse(str(tmp_path / "wh")).quickstart()
+    res = subprocess.run([sys.executable, "-c", _WAIT_AFTER_POLARS, str(tmp_path / "wh")], capture_output=True,
+                         text=True, timeout=120)
+    assert res.stdout.startswith("interrupted after"), res.stdout + res.stderr
+    assert float(res.stdout.split()[-1]) < 2, res.stdout
