@@ -119,8 +119,8 @@ def human_time(t: _dt.datetime, now: _dt.datetime | None = None) -> str:
 
 
 def is_path_column(name: str) -> bool:
-    """Columns holding a file's path (``path``, ``file_path``, ``index_file_path``)."""
-    return name == "path" or name.endswith("_path")
+    """Columns holding a file's or table's path (``path``, ``file_path``, ``location``)."""
+    return name in ("path", "location") or name.endswith("_path")
 
 
 def human_text(column: str, value: Any, to_text: Any, root: str | None = None) -> str:

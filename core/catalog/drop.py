@@ -41,6 +41,7 @@ class DropPlan:
     tables: list[DroppedTable]
     database: str | None = None
     done: bool = False
+    root: str | None = None  # the warehouse: a terminal shows locations under it relative to it
 
     @property
     def file_count(self) -> int:
@@ -57,7 +58,7 @@ class DropPlan:
         if self.database is not None:
             rows.append({"kind": "database", "name": self.database, "location": None, "files": None,
                          "file_count": 0, "bytes": 0})
-        return Rows(["kind", "name", "location", "files", "file_count", "bytes"], rows)
+        return Rows(["kind", "name", "location", "files", "file_count", "bytes"], rows, root=self.root)
 
     def describe(self) -> str:
         what = f"database {self.database} and " if self.database is not None else ""
@@ -97,8 +98,13 @@ def _plan_table(catalog: Catalog, ident: Identifier) -> DroppedTable:
     return DroppedTable(ident.full_name, location, managed, files)
 
 
+def _root(catalog: Catalog) -> str | None:
+    w = catalog.options.warehouse
+    return local_location(w) if w else None
+
+
 def plan_drop_table(catalog: Catalog, identifier: str | Identifier) -> DropPlan:
-    return DropPlan(catalog.name, [_plan_table(catalog, ident_of(identifier))])
+    return DropPlan(catalog.name, [_plan_table(catalog, ident_of(identifier))], root=_root(catalog))
 
 
 def plan_drop_database(catalog: Catalog, database: str, cascade: bool = False) -> DropPlan:
@@ -113,7 +119,8 @@ def plan_drop_database(catalog: Catalog, database: str, cascade: bool = False) -
     if entries and not cascade:
         raise InvalidInput(f"database {database} is not empty ({len(entries)} table(s)); pass --cascade to drop "
                            "its tables too")
-    return DropPlan(catalog.name, [_plan_table(catalog, Identifier(database, e.name)) for e in entries], database)
+    return DropPlan(catalog.name, [_plan_table(catalog, Identifier(database, e.name)) for e in entries], database,
+                    root=_root(catalog))
 
 
 def execute_drop(catalog: Catalog, plan: DropPlan) -> DropPlan:

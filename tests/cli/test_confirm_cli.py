@@ -93,6 +93,8 @@ def test_long_plan_is_summarised(demo_wh: str) -> None:
 
 
 def test_write_overwrite_asks_with_the_partitions(demo_wh: str, tmp_path: Path) -> None:
+    for args in SETUP.get(name, []):
+        assert run_piped([*args, "-w", wh]).returncode == 0, args
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"order_id": 9, "customer": "z", "amount": "1.00", "dt": "2024-05-01"}) + "\n")
     before = tree_bytes(demo_wh)
@@ -184,21 +186,40 @@ def test_purge_files_asks_on_a_terminal_and_needs_yes_without_one(demo_wh: str) 
     assert json.loads(run_piped(["read", "demo.orders", "-o", "json", "-w", demo_wh]).stdout) == []
 
 
-PROMPTING = sorted([*DESTRUCTIVE, "tag expire", "remove-orphan-files", "write --overwrite --partition"])
+# what a prompt needs beyond the demo warehouse, run before it (each test has its own copy)
+SETUP = {
+    "tag replace": [["branch", "delete", "demo.orders", "b1", "--yes"],  # tag old and the branch hold snapshot 1
+                    ["tag", "delete", "demo.orders", "old", "--yes"],
+                    ["expire", "demo.orders", "--retain-max", "1", "--retain-min", "1", "--older-than", "0s",
+                     "--yes"]],
+    "tag trigger": [["alter", "demo.orders", "--set", "tag.automatic-creation=process-time", "--set",
+                     "tag.creation-period=hourly"]],
+    "consumer reset": [["consumer", "reset", "demo.orders", "c1", "--snapshot", "1", "--yes"]],
+}
+PROMPTING = sorted([*DESTRUCTIVE, "tag expire", "remove-orphan-files", "write --overwrite --partition", *SETUP,
+                    "drop", "drop-partition"])
 
 
-def _every_prompt(wh: str, tmp_path: Path) -> dict[str, list[str]]:
-    """Every command that asks (each call of ``paimon_cli.confirm.confirm``), ready to prompt in ``wh``."""
+def _every_prompt(wh: str, tmp_path: Path, name: str) -> list[str]:
+    """The arguments of command ``name`` of every command that asks (each call of
+    ``paimon_cli.confirm.confirm``), made ready to prompt in ``wh``."""
     (Path(wh) / "demo.db/orders/dt=2024-05-01/bucket-0/data-orphan-0.parquet").write_bytes(b"x")
     assert run_piped(["tag", "create", "demo.orders", "old", "--snapshot", "1", "--time-retained", "1ms",
                       "-w", wh]).returncode == 0  # a tag past its retention: `tag expire` has work
+    for args in SETUP.get(name, []):
+        assert run_piped([*args, "-w", wh]).returncode == 0, args
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"order_id": 9, "customer": "z", "amount": "1.00", "dt": "2024-05-01"}) + "\n")
     return {**DESTRUCTIVE,
+            "tag replace": ["tag", "replace", "demo.orders", "t1"],
+            "tag trigger": ["tag", "trigger", "demo.orders"],
+            "consumer reset": ["consumer", "reset", "demo.orders", "c1"],
+            "drop": ["drop", "demo.events"],
+            "drop-partition": ["drop-partition", "demo.orders", "--partition", "dt=2024-05-01"],
             "tag expire": ["tag", "expire", "demo.orders"],
             "remove-orphan-files": ["remove-orphan-files", "demo.orders", "--older-than", "0s", "--force"],
             "write --overwrite --partition": ["write", "demo.orders", str(src), "--overwrite", "--partition",
-                                              "dt=2024-05-01"]}
+                                              "dt=2024-05-01"]}[name]
 
 
 def test_every_prompt_is_covered() -> None:
@@ -212,7 +233,7 @@ def test_ctrl_c_at_the_prompt_stops_at_once(demo_wh: str, tmp_path: Path, name: 
     """Issue 27 #5: Ctrl-C at `[y/N]` ends the command at once (exit 130), changes nothing and
     leaves the next line typed to the shell. It used to wait for Enter once polars was loaded
     (its SIGINT hook makes the kernel restart the read)."""
-    args = _every_prompt(demo_wh, tmp_path)[name]
+    args = _every_prompt(demo_wh, tmp_path, name)
     before = tree_bytes(demo_wh)
     run = ctrl_c_at_prompt([*args, "-w", demo_wh])
     assert "? [y/N] " in run.output, run.output
@@ -226,7 +247,7 @@ def test_ctrl_c_at_the_prompt_stops_at_once(demo_wh: str, tmp_path: Path, name: 
 def test_previews_fit_80_columns(demo_wh: str, tmp_path: Path, name: str) -> None:
     """Issue 27 #6: a preview fits the terminal as `inspect` does (records when its table does
     not fit, human byte counts), so no row wraps and no number splits across lines."""
-    args = _every_prompt(demo_wh, tmp_path)[name]
+    args = _every_prompt(demo_wh, tmp_path, name)
     run = run_on_tty([*args, "-w", demo_wh], answer="n", columns=80)
     assert run.prompted and run.rc == 7, run.output
     preview = ANSI.sub("", run.output.split(PROMPT)[0]).replace("\r\n", "\n").splitlines()[:-1]
