@@ -26,7 +26,8 @@ class InvalidInput(PaimonError):
 
 
 class CorruptMetadata(InvalidInput):
-    """A metadata file (snapshot, schema, manifest, index, hint) exists but cannot be parsed."""
+    """A metadata file (snapshot, schema, manifest, index, hint) exists but cannot be parsed, or
+    contradicts the others (a LATEST hint naming a snapshot that is gone, a gap in the ids)."""
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")

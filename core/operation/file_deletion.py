@@ -157,7 +157,9 @@ class GuardedReader:
     # -- snapshots, tags, consumers ------------------------------------------------------------
 
     def snapshot_ids(self, manager: SnapshotManager) -> list[int]:
-        return self.guarded(manager.snapshot_dir, manager.snapshot_ids) or []
+        """Every id, refusing when a snapshot the hints or neighbours need is missing (what
+        only it used would look unused)."""
+        return self.guarded(manager.snapshot_dir, manager.check_complete) or []
 
     def snapshot(self, manager: SnapshotManager, sid: int) -> Snapshot | None:
         """A snapshot or changelog, read and checked by its manager; None if it vanished
