@@ -33,7 +33,8 @@ class InvalidInput(PaimonError):
 
 
 class CorruptMetadata(InvalidInput):
-    """A metadata file (snapshot, schema, manifest, index, hint) exists but cannot be parsed."""
+    """A metadata file (snapshot, schema, manifest, index, hint) exists but cannot be parsed, or
+    contradicts the others (a LATEST hint naming a snapshot that is gone, a gap in the ids)."""
 
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(f"{path}: {problem}")
@@ -41,9 +42,11 @@ class CorruptMetadata(InvalidInput):
         self.problem = problem
 
 
-class MissingMetadata(NotFound):
-    """A manifest list, manifest or index manifest that a snapshot, tag or changelog names is
-    gone: not found for a reader, a refusal for a command that would delete (exit 6)."""
+class MissingMetadata(InvalidInput):
+    """A manifest list, manifest, index manifest, statistics or schema file that a snapshot,
+    tag, changelog or data file names is gone: the table's metadata is broken (exit 4, as when
+    it is corrupt), not the table gone (exit 3 is for what the user named: a table, a snapshot
+    id, a tag); a refusal for a command that would delete (exit 6)."""
 
 
 class CommitConflict(PaimonError):

@@ -1,6 +1,7 @@
 """Checked conversion of input columns to the table's Arrow types: a value that would change
 (overflow, lost digits or precision, unparsable text, too long for CHAR/VARCHAR(n)) is refused
-with its position, found by bisecting the failing column (only on the error path)."""
+with its position, found by bisecting the failing column (only on the error path). Floats into
+DECIMAL are the one rounding cast, Java Paimon's own (see :func:`_float_to_decimal`)."""
 
 from __future__ import annotations
 
@@ -116,16 +117,34 @@ def _cast(arr: pa.Array, target: pa.DataType) -> pa.Array:
 
 
 def _float_to_decimal(arr: pa.Array, target: pa.DataType) -> pa.Array:
-    """pyarrow rounds float -> decimal silently; refuse values that do not round-trip."""
+    """A float is the decimal its shortest text spells, rounded half-up to the column's scale:
+    what Java's ``BigDecimal.valueOf(double)`` and Paimon's ``Decimal.fromBigDecimal`` do in a
+    DOUBLE -> DECIMAL cast. Casting the binary value itself (pyarrow) would see 994.29 as
+    994.2899999... Refused: NaN, infinities and values too large for the precision."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    out = _cast(arr, target)
-    back = pc.cast(out, pa.float64())
-    src = pc.cast(arr, pa.float64())
-    if not pc.all(pc.fill_null(pc.equal(back, src), True)).as_py():
-        raise _ConversionError("digits would be lost")
-    return out
+    p, s = target.precision, target.scale
+    if pa.types.is_float16(arr.type):
+        arr = _cast(arr, pa.float32())  # exact; float16 has no text cast
+    wide = _cast(arr, pa.float64())  # exact; only for the magnitude checks
+    if not pc.all(pc.fill_null(pc.is_finite(wide), True)).as_py():
+        raise _ConversionError("not a finite number")
+    magnitude = pc.abs(wide)
+    # a margin of one digit each side keeps the decision exact: what is over it overflows for
+    # sure, what is under it rounds to zero for sure; the rest is decided on the exact decimal
+    if pc.any(pc.fill_null(pc.greater_equal(magnitude, 10.0 ** (p - s + 1)), False)).as_py():
+        raise _ConversionError(f"more than {p - s} integer digits")
+    tiny = pc.fill_null(pc.less(magnitude, 10.0 ** -(s + 2)), False)
+    arr = pc.if_else(tiny, pa.scalar(0.0, arr.type), arr)
+    # shortest text has at most 17 significant digits, so p - s + 2 integer digits and
+    # s + 18 fraction digits hold every value left exactly (p <= 38 fits decimal256's 76)
+    exact = _cast(_cast(arr, pa.string()), pa.decimal256(76, 74 - (p - s)))
+    rounded = pc.round(exact, ndigits=s, round_mode="half_towards_infinity")  # Java's HALF_UP
+    try:
+        return _cast(rounded, target)
+    except pa.ArrowInvalid:
+        raise _ConversionError(f"more than {p - s} integer digits after rounding to scale {s}") from None
 
 
 def _to_float32(arr: pa.Array) -> pa.Array:

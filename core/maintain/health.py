@@ -121,6 +121,9 @@ class _Context:
 
     @classmethod
     def read(cls, table: FileStoreTable, now_millis: int, where: Sequence[str]) -> _Context:
+        # a snapshot the hints or neighbours need is missing: expiration and orphan removal
+        # refuse until it is restored or repaired, so the table is unreadable metadata (score 0)
+        table.snapshot_manager.check_complete()
         snap = table.snapshot_manager.latest_snapshot()
         scan = FileStoreScan(table)
         manifests = scan.data_manifests(snap) if snap is not None else []

@@ -90,6 +90,8 @@ class Policy:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise InvalidInput(f"{source}: not valid TOML: {e}") from None
+        except RecursionError:  # the parser recurses once per level of nested arrays / inline tables
+            raise InvalidInput(f"{source}: not valid TOML: arrays or inline tables nested too deeply") from None
         for key in doc:
             if key not in SECTIONS:
                 raise InvalidInput(f"{source}: unknown section [{key}]{_did_you_mean(key, list(SECTIONS))}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.java_format import local_datetime_from_millis
-from ..errors import CommitConflict, CorruptMetadata, NotFound, PaimonError, UnsafeRefused
+from ..errors import CommitConflict, CorruptMetadata, MissingMetadata, NotFound, PaimonError, UnsafeRefused
 from ..io.fileio import basename, join
 from ..refs.consumers import CONSUMER_PREFIX
 from ..refs.snapshot import ChangelogManager, SnapshotManager
@@ -237,7 +237,7 @@ def expiry_report(table: FileStoreTable, at: Any = None, policy: ExpirePolicy | 
     try:
         plan = plan_expire(table, policy, explain=True)
     except UnsafeRefused as e:
-        if isinstance(e.__cause__, (CorruptMetadata, NotFound)):
+        if isinstance(e.__cause__, (CorruptMetadata, MissingMetadata, NotFound)):
             raise e.__cause__ from None  # a report says what is wrong (exit 4), it refuses nothing
         raise
     sm = table.snapshot_manager

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..data.binary_row import deserialize
-from ..errors import CorruptMetadata, NotFound, NotYetSupported, PaimonError, UnsafeRefused
+from ..errors import CorruptMetadata, MissingMetadata, NotFound, NotYetSupported, PaimonError, UnsafeRefused
 from ..io import paths
 from ..io.fileio import FileIO, join, parent
 from ..manifest.expire_file_entry import (
@@ -137,7 +137,7 @@ class GuardedReader:
             return fn()
         except CorruptMetadata as e:
             raise self.refuse(e.path, e.problem) from e
-        except NotFound as e:
+        except (NotFound, MissingMetadata) as e:
             if missing_ok:
                 return None
             raise self.refuse(path, "cannot be read (missing)") from e
@@ -157,7 +157,9 @@ class GuardedReader:
     # -- snapshots, tags, consumers ------------------------------------------------------------
 
     def snapshot_ids(self, manager: SnapshotManager) -> list[int]:
-        return self.guarded(manager.snapshot_dir, manager.snapshot_ids) or []
+        """Every id, refusing when a snapshot the hints or neighbours need is missing (what
+        only it used would look unused)."""
+        return self.guarded(manager.snapshot_dir, manager.check_complete) or []
 
     def snapshot(self, manager: SnapshotManager, sid: int) -> Snapshot | None:
         """A snapshot or changelog, read and checked by its manager; None if it vanished

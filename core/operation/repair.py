@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CommitConflict, InvalidInput, NotFound, UnsafeRefused
 from ..io.fileio import join
-from ..refs.snapshot import EARLIEST, LATEST
+from ..refs.snapshot import EARLIEST, LATEST, contiguous_start
 from ..utils.rows import Rows
 from .metastore_sync import PartitionSyncPlan, apply_partition_sync, plan_partition_sync
 
@@ -110,15 +110,6 @@ def _parsed(raw: str | None) -> int | None:
     return int(raw)
 
 
-def _suffix_start(ids: list[int]) -> int:
-    """The first id of the unbroken run of ids that ends at the latest."""
-    start = ids[-1]
-    present = set(ids)
-    while start - 1 in present:
-        start -= 1
-    return start
-
-
 def plan_repair(table: FileStoreTable, earliest: int | None = None) -> RepairPlan:
     """Decide the hint files (reads the snapshot directory, writes nothing) and, when the
     catalog's metastore keeps the table's partitions, the partitions to add or drop there."""
@@ -142,7 +133,7 @@ def _plan_hints(table: FileStoreTable, earliest: int | None) -> RepairPlan:
     latest = ids[-1]
     hinted = _parsed(raw_e)
     current = hinted if hinted is not None and hinted in set(ids) else ids[0]
-    start = _suffix_start(ids)
+    start = contiguous_start(ids)
     if earliest is not None:
         _check_earliest(earliest, current, latest, ids)
         reason = f"--earliest {earliest}: the first snapshot after the gap" if earliest != current else \

@@ -146,6 +146,7 @@ def plan_tag_deletion(table: FileStoreTable, names: list[str], keeping: Snapshot
     tags = reader.tags(tm)
     _check_exist(names, tags, table)
     sm = table.snapshot_manager
+    reader.snapshot_ids(sm)  # a snapshot the hints or neighbours need is missing: refuse
     earliest = reader.guarded(sm.snapshot_dir, sm.earliest_snapshot)
     planner = DeletionPlanner(reader, FilePaths(table))
     protection: UsedFiles | None = None

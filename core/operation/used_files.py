@@ -246,6 +246,8 @@ def _branch_snapshots(reader: GuardedReader, branch: str, lister: DirLister, kee
         newer = hint is not None and (not ids or hint > ids[-1])
         if hint is not None and newer and reader.file_io.exists(join(snap_dir, f"snapshot-{hint}")):
             ids.append(hint)  # committed after the listing
+        # a LATEST hint naming a snapshot that is gone, or a gap: what only it used is not unused
+        reader.guarded(snap_dir, functools.partial(sm.check_complete, ids))
         got: list[tuple[Ref, Snapshot]] = []
         for i, sid in enumerate(reversed(ids)):
             ref = Ref(branch, "snapshot", str(sid), join(snap_dir, f"snapshot-{sid}"))

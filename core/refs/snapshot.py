@@ -330,15 +330,69 @@ class SnapshotManager:
         return ids
 
     def latest_snapshot_id(self) -> int | None:
-        """LATEST hint if ``snapshot-(hint+1)`` does not exist, else a directory listing."""
+        """LATEST hint if ``snapshot-(hint+1)`` does not exist, else a directory listing. A hint
+        past every snapshot file names a snapshot that is gone: CorruptMetadata (Java would read
+        the hinted file and fail; the newest file left is not the table's latest)."""
         hint = self.read_hint(LATEST)
         if hint is not None and hint > 0 and not self.file_io.exists(self.snapshot_path(hint + 1)):
-            # Java does not check the hinted file itself; we do, so a hint left over from
-            # a deleted snapshot does not name a snapshot that is gone
             if self.file_io.exists(self.snapshot_path(hint)):
                 return hint
         ids = self.snapshot_ids()
+        self._check_latest_hint(ids, hint)
         return ids[-1] if ids else None
+
+    # -- consistency --------------------------------------------------------------------
+
+    # long-lived changelogs may have gaps (changelog decoupling switched off and on again) and
+    # their hints are Java's "-1" when none is left: only snapshots are checked
+    checks_completeness = True
+
+    def check_complete(self, ids: list[int] | None = None) -> list[int]:
+        """``ids`` (default: a listing) when no snapshot readers would reach is missing, else
+        CorruptMetadata naming it: the LATEST hint naming a snapshot past every file, or an id
+        missing between the earliest snapshot (the EARLIEST hint if its snapshot exists, else
+        the lowest id) and the newest file. What decides which files are still used must see
+        every snapshot, so commands that delete call this (through GuardedReader).
+
+        Races are told apart from damage by re-checking: a commit writes its snapshot before
+        the hint, expiration deletes ascending and rollback newest first (after the hint), so
+        only a snapshot that is gone while one below it still exists is a gap."""
+        if ids is None:
+            ids = self.snapshot_ids()
+        if not self.checks_completeness:
+            return ids
+        self._check_latest_hint(ids, self.read_hint(LATEST))
+        if len(ids) < 2 or ids[-1] - ids[0] + 1 == len(ids):
+            return ids
+        hint = self.read_hint(EARLIEST)
+        present = set(ids)
+        earliest = hint if hint is not None and hint in present else ids[0]
+        for below, above in zip(ids, ids[1:], strict=False):
+            if below < earliest or above == below + 1:
+                continue
+            gap = below + 1
+            if self.file_io.exists(self.snapshot_path(gap)) or not self.file_io.exists(self.snapshot_path(below)):
+                continue  # committed after the listing / expired meanwhile: no gap
+            missing = f"snapshot {gap}" if above == gap + 1 else f"snapshots {gap}..{above - 1}"
+            raise CorruptMetadata(
+                self.snapshot_path(gap),
+                f"{missing} {'is' if above == gap + 1 else 'are'} missing between the earliest snapshot "
+                f"{earliest} and the newest {ids[-1]}; restore {'it' if above == gap + 1 else 'them'}, or make snapshot "
+                f"{contiguous_start(ids)} the earliest with `paimon-cli repair --earliest "
+                f"{contiguous_start(ids)}`")
+        return ids
+
+    def _check_latest_hint(self, ids: list[int], hint: int | None) -> None:
+        """A LATEST hint past the newest file names a snapshot that is gone (a commit writes its
+        snapshot before the hint, so the hinted file is checked again before refusing)."""
+        if not self.checks_completeness or hint is None or hint <= 0 or (ids and hint <= ids[-1]):
+            return
+        if self.file_io.exists(self.snapshot_path(hint)):
+            return  # committed after the listing
+        newest = (f"the newest {self.what} file is {ids[-1]}; restore the file, or make {ids[-1]} the latest "
+                  f"with `paimon-cli repair`") if ids else f"no {self.what} file exists"
+        raise CorruptMetadata(self.snapshot_path(hint),
+                              f"the LATEST hint names {self.what} {hint} but its file is missing ({newest})")
 
     def earliest_snapshot_id(self) -> int | None:
         """EARLIEST hint if that snapshot exists, else a directory listing."""
@@ -606,6 +660,16 @@ class ChangelogManager(SnapshotManager):
     dir_name = "changelog"
     prefix = "changelog-"
     what = "changelog"
+    checks_completeness = False
+
+
+def contiguous_start(ids: list[int]) -> int:
+    """The first id of the unbroken run of (ascending, non-empty) ``ids`` that ends at the newest."""
+    start = ids[-1]
+    present = set(ids)
+    while start - 1 in present:
+        start -= 1
+    return start
 
 
 def changelog_lacks_data_lists(file_io: FileIO, table_path: str, branch: str | None) -> bool:

@@ -12,7 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CorruptMetadata, NotFound, PaimonError
+from ..errors import CorruptMetadata, MissingMetadata, NotFound, PaimonError
 from ..io.fileio import FileIO, join
 from ..io.paths import statistics_dir
 from ..utils.json_util import dumps_jackson, loads_metadata
@@ -150,8 +150,8 @@ def read_statistics(file_io: FileIO, table_path: str, file_name: str) -> Statist
     path = statistics_path(table_path, file_name)
     try:
         text = file_io.read_text(path)
-    except NotFound as e:
-        raise NotFound(f"statistics file {file_name} not found in {statistics_dir(table_path)}") from e
+    except NotFound as e:  # a snapshot names it: broken metadata, not something the user named
+        raise MissingMetadata(f"statistics file {file_name} not found in {statistics_dir(table_path)}") from e
     return Statistics.from_json(text, path)
 
 

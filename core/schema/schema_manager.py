@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 
-from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound
+from ..errors import AlreadyExists, CommitConflict, InvalidInput, MissingMetadata, NotFound
 from ..io import paths
 from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
@@ -82,7 +82,8 @@ class SchemaManager:
         except NotFound:
             ids = self.list_ids()
             have = f"existing ids {ids[0]}..{ids[-1]}" if ids else "no schema files"
-            raise NotFound(f"schema {schema_id} does not exist at {path} ({have})") from None
+            # ids come from metadata (a snapshot, a data file's meta): broken metadata, exit 4
+            raise MissingMetadata(f"schema {schema_id} does not exist at {path} ({have})") from None
         return TableSchema.from_json(text, path)
 
     def schema_exists(self, schema_id: int) -> bool:

@@ -271,12 +271,24 @@ def test_truncated_manifest_list(runner: CliRunner, table: Table) -> None:
     assert str(path) in one_error_line(plain)
 
 
-def test_missing_manifest_is_not_found(runner: CliRunner, table: Table) -> None:
+def test_missing_manifest_is_invalid_not_not_found(runner: CliRunner, table: Table) -> None:
+    """Issue 27: a manifest or manifest list a snapshot names is broken metadata (4), as
+    health and maintain say; 3 (not found) would tell a cron script the table is gone."""
     path = table.manifest_file(table.manifests[1])
     path.unlink()
-    plain, _ = run_damaged(runner, table, "inspect", "files", "db.t")
-    assert plain.exit_code == NOT_FOUND, plain.output
-    assert table.manifests[1] in one_error_line(plain)
+    for args in (("inspect", "files", "db.t"), ("read", "db.t")):
+        plain, _ = run_damaged(runner, table, *args)
+        assert plain.exit_code == INVALID, (args, plain.output)
+        assert table.manifests[1] in one_error_line(plain)
+    path = table.manifest_file(table.manifest_lists[2][1])  # delta list of snapshot 3
+    path.unlink()
+    for args in (("inspect", "files", "db.t"), ("read", "db.t"), ("inspect", "manifests", "db.t"),
+                 ("compact", "db.t")):
+        plain, _ = run_damaged(runner, table, *args)
+        assert plain.exit_code == INVALID, (args, plain.output)
+        assert str(path) in one_error_line(plain)
+    health = invoke(runner, "health", "db.t", "-w", table.warehouse)
+    assert health.exit_code == INVALID and str(path) in health.stderr
 
 
 def test_truncated_only_schema(runner: CliRunner, table: Table) -> None:

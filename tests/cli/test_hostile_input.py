@@ -287,7 +287,7 @@ def test_stdin_that_is_not_utf8(wh: Path) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("hint, content", [("LATEST", b"-5"), ("LATEST", b"garbage\xff"), ("LATEST", b"424242"),
+@pytest.mark.parametrize("hint, content", [("LATEST", b"-5"), ("LATEST", b"garbage\xff"),
                                            ("LATEST", b"1"), ("EARLIEST", b"-5"), ("EARLIEST", b"424242")])
 def test_damaged_hint_falls_back_to_listing(base: Path, wh: Path, hint: str, content: bytes) -> None:
     healthy = _paimon("read", TABLE, "-w", str(base), "-o", "csv")
@@ -297,3 +297,20 @@ def test_damaged_hint_falls_back_to_listing(base: Path, wh: Path, hint: str, con
     code, out, err = _paimon("inspect", "snapshots", TABLE, "-w", str(wh), "-o", "json")
     assert (code, err) == (0, "") and [s["snapshot_id"] for s in json.loads(out)] == [1, 2]
     assert _tree(wh) == before  # a reader does not repair the hint
+
+
+def test_latest_hint_naming_a_missing_snapshot_is_not_guessed_over(base: Path, wh: Path) -> None:
+    """Issue 27: ``LATEST`` = 424242 names a snapshot that is gone (Java reads it and fails);
+    the newest file left is not the table's latest, so a reader says what is missing (exit 4)
+    instead of reading snapshot 2, and repairs nothing."""
+    latest = wh / "db.db" / "t" / "snapshot" / "LATEST"
+    latest.write_bytes(b"424242")
+    before = _tree(wh)
+    code, out, err = _paimon("read", TABLE, "-w", str(wh), "-o", "csv")
+    assert (code, out) == (4, "")
+    assert err == (f"error: {latest.parent / 'snapshot-424242'}: the LATEST hint names snapshot 424242 but its file "
+                   "is missing (the newest snapshot file is 2; restore the file, or make 2 the latest with "
+                   "`paimon-cli repair`)\n")
+    code, out, err = _paimon("inspect", "snapshots", TABLE, "-w", str(wh), "-o", "json")
+    assert (code, err) == (0, "") and [s["snapshot_id"] for s in json.loads(out)] == [1, 2]  # what there is
+    assert _tree(wh) == before

@@ -123,6 +123,7 @@ def test_policy_switches_and_selection(runner: CliRunner, bad: Path, tmp_path: P
     ("[defaults]\nexpire-snapshot = true\n", "did you mean 'expire-snapshots'?"),
     ('[defaults]\nremove-orphan-files = true\norphan-files-older-than = "2h"\n', "under 1 day is refused"),
     ("[defaults\n", "not valid TOML"),
+    ("x = " + "[" * 5000 + "]" * 5000 + "\n", "not valid TOML: arrays or inline tables nested too deeply"),
 ])
 def test_policy_errors_are_one_line_exit_4_and_change_nothing(runner: CliRunner, bad: Path, tmp_path: Path,
                                                               text: str, expected: str) -> None:

@@ -171,13 +171,30 @@ def test_decimal_loss(env: Env, amount: str, what: str) -> None:
     assert "dec.csv" in line and "'amount'" in line and what in line and "row 2" in line
 
 
-def test_decimal_from_parquet_double(env: Env) -> None:
+@pytest.mark.parametrize("amount,why", [(999.995, "more than 3 integer digits after rounding to scale 2"),
+                                        (float("nan"), "not a finite number")], ids=["overflow", "nan"])
+def test_decimal_from_parquet_double(env: Env, amount: float, why: str) -> None:
     import pyarrow as pa
 
-    f = write_parquet(env.inputs / "dd.parquet", [row(amount=0.125)], {"id": pa.int64(), "amount": pa.float64(),
-                      "small": pa.int8(), "qty": pa.int32()})
+    f = write_parquet(env.inputs / "dd.parquet", [row(amount=1.5), row(id=11, amount=amount)],
+                      {"id": pa.int64(), "amount": pa.float64(), "small": pa.int8(), "qty": pa.int32()})
     line = env.refused(INVALID, f)
-    assert "dd.parquet" in line and "'amount'" in line and "0.125" in line
+    assert "dd.parquet" in line and "'amount'" in line and repr(amount) in line and "row 2" in line and why in line
+
+
+def test_decimal_from_parquet_double_rounds_as_java(env: Env) -> None:
+    """Not bad input: a double becomes its shortest text rounded half-up to the scale (Java's
+    cast), so 994.29 is stored as 994.29 and 0.125 as 0.13, as a Java job would store them."""
+    import pyarrow as pa
+
+    f = write_parquet(env.inputs / "ok.parquet", [row(id=20, amount=994.29), row(id=21, amount=0.125),
+                                                  row(id=22, amount=0.1 + 0.2)],
+                      {"id": pa.int64(), "amount": pa.float64(), "small": pa.int8(), "qty": pa.int32()})
+    res = invoke(env.runner, "write", "db.t", f, "-w", env.wh)
+    assert res.exit_code == 0, res.output
+    res = invoke(env.runner, "read", "db.t", "--where", "id >= 20", "--select", "id,amount", "-o", "csv", "-w", env.wh)
+    assert res.exit_code == 0, res.output
+    assert sorted(res.stdout.splitlines()[1:]) == ["20,994.29", "21,0.13", "22,0.30"]
 
 
 def test_fraction_into_integer(env: Env) -> None:

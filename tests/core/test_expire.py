@@ -21,7 +21,7 @@ from paimon_cli.app import app
 from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact.write_job import write_table
 from paimon_cli.core.data.types import parse_data_type
-from paimon_cli.core.errors import CommitConflict, InvalidInput, UnsafeRefused
+from paimon_cli.core.errors import CommitConflict, CorruptMetadata, InvalidInput, UnsafeRefused
 from paimon_cli.core.manifest.index_manifest import IndexManifestFile
 from paimon_cli.core.manifest.manifest import ManifestList
 from paimon_cli.core.operation.expire import (
@@ -35,6 +35,7 @@ from paimon_cli.core.operation.expire import (
 from paimon_cli.core.operation.expire_plan import ExpirePolicy
 from paimon_cli.core.operation.file_deletion import DATA_FILE, MANIFEST, MANIFEST_LIST, SNAPSHOT
 from paimon_cli.core.operation.read import TableRead
+from paimon_cli.core.operation.repair import apply_repair, plan_repair
 from paimon_cli.core.operation.scan import FileStoreScan
 from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.file_store_table import FileStoreTable, TimeTravel
@@ -469,13 +470,24 @@ def test_index_files_in_the_data_directories_are_deleted(tmp_path: Path) -> None
 # ---------------------------------------------------------------------------- gaps and hints
 
 
-def test_snapshot_gap_does_not_stop_expiry(tmp_path: Path) -> None:
-    """apache/paimon#4743: with snapshot 3 missing, Java 0.9 never expired 1..2 again."""
+def test_snapshot_gap_refuses_expiry_until_repaired(tmp_path: Path) -> None:
+    """Issue 27: snapshot 3 missing between the earliest and the newest hides what it used, so
+    expire refuses (it expired across the gap; Java 0.9 never expires 1..2 again,
+    apache/paimon#4743). Once `repair --earliest 4` says the table starts after the gap, the
+    snapshots stranded below it are expired."""
     t = history(str(tmp_path), 10)
     os.remove(t.snapshot_manager.snapshot_path(3))
     health = snapshot_health(t)
     assert any("gap" in h and "3" in h for h in health)
-    plan = plan_expire(t, ExpirePolicy(retain_min=2, time_retained_millis=0))
+    before = files_of(t)
+    policy = ExpirePolicy(retain_min=2, time_retained_millis=0)
+    with pytest.raises(UnsafeRefused, match=r"snapshot-3: snapshot 3 is missing between the earliest snapshot 1 and "
+                                            r"the newest 10; restore it, or make snapshot 4 the earliest with "
+                                            r"`paimon-cli repair --earliest 4`; refusing to expire"):
+        plan_expire(t, policy)
+    assert files_of(t) == before
+    apply_repair(t, plan_repair(t, 4))
+    plan = plan_expire(t, policy)
     assert plan.expired_ids == [1, 2, 4, 5, 6, 7, 8]
     assert any("gap" in n for n in plan.notes)
     apply_expire(t, plan)
@@ -518,11 +530,14 @@ def test_inspect_table_shows_health_warnings(tmp_path: Path) -> None:
     from paimon_cli.core.system.registry import SYSTEM_TABLES
 
     t = history(str(tmp_path), 5)
+    assert SYSTEM_TABLES["expiry"](reload(t)).columns[0] == "snapshot_id"
     os.remove(t.snapshot_manager.snapshot_path(2))
     rows = SYSTEM_TABLES["table"](reload(t)).rows
     warnings = [r["value"] for r in rows if r["property"] == "warning"]
     assert any("gap" in w for w in warnings)
-    assert SYSTEM_TABLES["expiry"](reload(t)).columns[0] == "snapshot_id"
+    # what a run would expire cannot be told across the gap: the report says what is missing
+    with pytest.raises(CorruptMetadata, match="snapshot 2 is missing between the earliest snapshot 1"):
+        SYSTEM_TABLES["expiry"](reload(t))
 
 
 def test_expire_after_commit_honours_write_only_and_options(tmp_path: Path) -> None:

@@ -287,13 +287,56 @@ def test_numeric_casts_from_typed_inputs(tmp_path: Path) -> None:
     assert got == [{"id": 1, "amt": decimal.Decimal("1.25"), "f": pytest.approx(0.1), "big": 3, "d": 7.0}]
     for col, arr, why in [
         ("id", pa.array([1, 2**40], pa.int64()), "row 2, column 'id': value 1099511627776 cannot be stored as INT"),
-        ("amt", pa.array([0.5, 1.005]), "row 2, column 'amt': value 1.005 cannot be stored as DECIMAL(5, 2)"),
+        ("amt", pa.array([0.5, 999.995]), "row 2, column 'amt': value 999.995 cannot be stored as DECIMAL(5, 2) "
+                                          "(more than 3 integer digits after rounding to scale 2)"),
+        ("amt", pa.array([1.0, float("nan")]), "row 2, column 'amt': value nan cannot be stored as DECIMAL(5, 2) "
+                                               "(not a finite number)"),
+        ("amt", pa.array([-float("inf")]), "row 1, column 'amt': value -inf cannot be stored as DECIMAL(5, 2)"),
+        ("amt", pa.array([1.0, 1e300]), "row 2, column 'amt': value 1e+300 cannot be stored as DECIMAL(5, 2) "
+                                        "(more than 3 integer digits)"),
         ("amt", pa.array([1000], pa.int64()), "row 1, column 'amt': value 1000 cannot be stored as DECIMAL(5, 2)"),
         ("big", pa.array([1.5]), "row 1, column 'big': value 1.5 cannot be stored as BIGINT"),
     ]:
         data = {"id": pa.array([1] * len(arr), pa.int64()), col: arr}
         pq.write_table(pa.table(data), tmp_path / "bad.parquet")
         assert why in error([str(tmp_path / "bad.parquet")], sch)
+
+
+def test_doubles_into_decimal_as_java_casts_them(tmp_path: Path) -> None:
+    """A double is the decimal its shortest text spells, rounded half-up to the scale (Java's
+    BigDecimal.valueOf + Paimon's Decimal.fromBigDecimal): 994.29 is 994.29, not refused
+    because its binary value is 994.2899999...; the same numbers as JSON or CSV text agree."""
+    import numpy as np
+
+    sch = schema("id INT NOT NULL, amt DECIMAL(12, 2)")
+    rng = np.random.default_rng(27)
+    cents = rng.integers(-10**12 + 1, 10**12, 300_000)
+    cents[:4] = [99429, 10**12 - 1, -(10**12 - 1), 0]
+    exact = [decimal.Decimal(int(c)).scaleb(-2) for c in cents]
+    ids = pa.array(np.arange(len(cents), dtype=np.int32))
+    pq.write_table(pa.table({"id": ids, "amt": pa.array(cents / 100.0)}), tmp_path / "d.parquet")
+    assert [r["amt"] for r in rows(read([str(tmp_path / "d.parquet")], sch))] == exact
+    texts = [repr(float(x)) for x in cents / 100.0]
+    (tmp_path / "d.jsonl").write_text("".join(f'{{"id": {i}, "amt": {t}}}\n' for i, t in enumerate(texts)))
+    (tmp_path / "d.csv").write_text("id,amt\n" + "".join(f"{i},{t}\n" for i, t in enumerate(texts)))
+    for text in ("d.jsonl", "d.csv"):
+        assert [r["amt"] for r in rows(read([str(tmp_path / text)], sch))] == exact
+    # more digits than the scale: rounded half-up (away from zero) on the shortest text, as
+    # Java does, so 2.675 (binary 2.67499999...) is 2.68 and 0.1 + 0.2 is 0.30
+    doubles = [1.005, 2.675, -2.675, 0.1 + 0.2, -0.005, 0.0049, 1e-300, -1e-300, 9999999999.994, 5e-324]
+    want = ["1.01", "2.68", "-2.68", "0.30", "-0.01", "0.00", "0.00", "0.00", "9999999999.99", "0.00"]
+    pq.write_table(pa.table({"id": pa.array(range(len(doubles)), pa.int32()), "amt": pa.array(doubles)}),
+                   tmp_path / "r.parquet")
+    assert [r["amt"] for r in rows(read([str(tmp_path / "r.parquet")], sch))] == [decimal.Decimal(w) for w in want]
+    # float32 input: its own shortest text (0.1f is 0.1, not 0.10000000149...)
+    pq.write_table(pa.table({"id": pa.array([1], pa.int32()), "amt": pa.array([0.1], pa.float32())}),
+                   tmp_path / "f.parquet")
+    got = rows(read([str(tmp_path / "f.parquet")], schema("id INT NOT NULL, amt DECIMAL(38, 20)")))
+    assert got[0]["amt"] == decimal.Decimal("0.1")
+    # only a true overflow of the precision is refused
+    for v in (10**10, 9999999999.995, -9999999999.995):
+        pq.write_table(pa.table({"id": pa.array([1], pa.int32()), "amt": pa.array([float(v)])}), tmp_path / "o.parquet")
+        assert "cannot be stored as DECIMAL(12, 2) (more than 10 integer digits" in error([str(tmp_path / "o.parquet")], sch)
 
 
 def test_timestamp_precision_and_zones(tmp_path: Path) -> None:

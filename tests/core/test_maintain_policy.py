@@ -45,6 +45,8 @@ expire-tags = true
     ("[defaults\ncompact = true", "not valid TOML"),
     ("[tables.shop]\ncompact = true", 'name a table as "db.table"'),
     ("[databases]\nshop = 1", "expected sub-tables"),
+    ("x = " + "[" * 5000 + "]" * 5000, "policy: not valid TOML: arrays or inline tables nested too deeply"),
+    ("[defaults]\nx = " + "{a = " * 5000 + "1" + "}" * 5000, "nested too deeply"),
 ])
 def test_policy_errors_are_one_line(text: str, expected: str) -> None:
     with pytest.raises(InvalidInput) as e:

@@ -230,6 +230,13 @@ def test_no_snapshots_but_data_refuses(table: Any) -> None:
             p.unlink()
     (root / "tag" / "tag-t2").unlink()
     before = files_under(table.path)
+    # the LATEST hint still names a snapshot: that alone refuses (issue 27)
+    with pytest.raises(UnsafeRefused, match="the LATEST hint names snapshot 3 but its file is missing"):
+        plan_remove_orphans(table)
+    assert files_under(table.path) == before
+    for hint in ("LATEST", "EARLIEST"):
+        (root / "snapshot" / hint).unlink(missing_ok=True)
+    before = files_under(table.path)
     with pytest.raises(UnsafeRefused, match="no snapshot, tag or changelog"):
         plan_remove_orphans(table)
     assert files_under(table.path) == before

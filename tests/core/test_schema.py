@@ -14,7 +14,14 @@ from paimon_cli.core.data.types import (
     VarCharType,
     parse_data_type,
 )
-from paimon_cli.core.errors import AlreadyExists, CommitConflict, CorruptMetadata, InvalidInput, NotFound
+from paimon_cli.core.errors import (
+    AlreadyExists,
+    CommitConflict,
+    CorruptMetadata,
+    InvalidInput,
+    MissingMetadata,
+    NotFound,
+)
 from paimon_cli.core.io.fileio import FileIO, join
 from paimon_cli.core.schema.schema_change import (
     AddColumn,
@@ -225,8 +232,9 @@ def test_empty_table_has_no_schema(mgr: SchemaManager) -> None:
     assert mgr.latest() is None
     assert mgr.list_ids() == []
     assert mgr.list_all() == []
-    with pytest.raises(NotFound, match="schema 3"):
+    with pytest.raises(MissingMetadata, match="schema 3") as ei:  # ids come from metadata: broken, exit 4
         mgr.schema(3)
+    assert ei.value.exit_code == 4
 
 
 def test_create_and_read_back(mgr: SchemaManager) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.core.errors import CorruptMetadata, NotFound
-from paimon_cli.core.io.fileio import FileIO
+from paimon_cli.core.io.fileio import FileIO, join
 from paimon_cli.core.refs.snapshot import BATCH_COMMIT_IDENTIFIER, ChangelogManager, Snapshot, SnapshotManager
 
 # Hand-built in Java 1.x/2.0 layout (Jackson default pretty printer, no trailing newline).
@@ -261,9 +261,58 @@ def test_stale_latest_hint_falls_back(tmp_path: Path) -> None:
 
 
 def test_latest_hint_pointing_to_missing_snapshot(tmp_path: Path) -> None:
+    """Issue 27: the hint names a snapshot that is gone; the newest file left is not the table's
+    latest (Java reads the hinted file and fails too), so readers say what is missing."""
     sm = _table(tmp_path, range(1, 4))
     sm.commit_latest_hint(9)
-    assert sm.latest_snapshot_id() == 3
+    with pytest.raises(CorruptMetadata) as ei:
+        sm.latest_snapshot_id()
+    assert str(ei.value) == (f"{sm.snapshot_path(9)}: the LATEST hint names snapshot 9 but its file is missing (the "
+                             "newest snapshot file is 3; restore the file, or make 3 the latest with `paimon-cli repair`)")
+    assert ei.value.exit_code == 4
+    empty = _table(tmp_path / "empty", [])
+    empty.commit_latest_hint(2)
+    with pytest.raises(CorruptMetadata, match="the LATEST hint names snapshot 2 but its file is missing "
+                                              r"\(no snapshot file exists\)"):
+        empty.latest_snapshot_id()
+    sm.commit_latest_hint(3)  # what `repair` writes
+    assert sm.latest_snapshot_id() == 3 and sm.check_complete() == [1, 2, 3]
+
+
+def test_check_complete_refuses_what_hides_a_snapshot(tmp_path: Path) -> None:
+    """Commands that delete must see every snapshot: a LATEST hint past the newest file or a
+    gap between the earliest snapshot and the newest is CorruptMetadata naming it; a gap below
+    the EARLIEST hint (`repair --earliest`) and changelogs' gaps are not."""
+    sm = _table(tmp_path, [1, 2, 3, 5, 6, 7])
+    with pytest.raises(CorruptMetadata) as ei:
+        sm.check_complete()
+    assert str(ei.value) == (f"{sm.snapshot_path(4)}: snapshot 4 is missing between the earliest snapshot 1 and the "
+                             "newest 7; restore it, or make snapshot 5 the earliest with `paimon-cli repair "
+                             "--earliest 5`")
+    assert sm.latest_snapshot_id() == 7  # a reader of the latest does not need snapshot 4
+    os.remove(sm.snapshot_path(3))
+    with pytest.raises(CorruptMetadata, match="snapshots 3..4 are missing between the earliest snapshot 1"):
+        sm.check_complete()
+    sm.commit_earliest_hint(5)  # the user chose: the table starts after the gap
+    assert sm.check_complete() == [1, 2, 5, 6, 7]
+    sm.commit_latest_hint(9)
+    with pytest.raises(CorruptMetadata, match="the LATEST hint names snapshot 9"):
+        sm.check_complete()
+    # races: a listing older than a commit (hint and file newer than the listing) or than an
+    # expiration (the snapshot below a listed gap is gone meanwhile) is no damage
+    sm.file_io.write_bytes(sm.snapshot_path(8), _snap(8).to_json().encode())
+    sm.file_io.write_bytes(sm.snapshot_path(9), _snap(9).to_json().encode())
+    assert sm.check_complete([5, 6, 7]) == [5, 6, 7]
+    assert sm.check_complete([1, 2, 5, 6, 7, 8, 9]) == [1, 2, 5, 6, 7, 8, 9]
+    sm.file_io.delete(join(sm.snapshot_dir, "EARLIEST"))
+    with pytest.raises(CorruptMetadata, match="snapshots 3..4 are missing"):
+        sm.check_complete()
+    assert sm.check_complete([0, 5, 6, 7, 8, 9]) == [0, 5, 6, 7, 8, 9]  # snapshot 0 expired meanwhile
+    cm = ChangelogManager(sm.file_io, sm.table_path)
+    for i in (1, 2, 6):
+        sm.file_io.write_bytes(cm.snapshot_path(i), _snap(i).to_json().encode())
+    cm.commit_latest_hint(9)
+    assert cm.check_complete() == [1, 2, 6]
 
 
 def test_earliest_hint_expired_falls_back(tmp_path: Path) -> None:

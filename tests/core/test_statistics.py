@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.errors import CorruptMetadata, NotFound
+from paimon_cli.core.errors import CorruptMetadata, MissingMetadata
 from paimon_cli.core.io.fileio import FileIO
 from paimon_cli.core.refs.statistics import ColStats, Statistics, read_statistics, write_statistics
 
@@ -73,5 +73,6 @@ def test_write_and_read_at_table_root(tmp_path: Path) -> None:
     assert name.startswith("stat-") and name.endswith("-0")
     assert (tmp_path / "t" / "statistics" / name).exists()
     assert read_statistics(fio, t, name) == s
-    with pytest.raises(NotFound, match="stat-missing"):
+    with pytest.raises(MissingMetadata, match="stat-missing") as ei:  # a snapshot names it: broken metadata
         read_statistics(fio, t, "stat-missing")
+    assert ei.value.exit_code == 4
