@@ -34,9 +34,15 @@ if TYPE_CHECKING:
 
 # a table's exit code: 0 for ok / planned / leased / deferred, 4 for corrupt, the error's own
 # code for failed; the run exits with the worst, the later in this order
-EXIT_SEVERITY = (0, 5, 6, 3, 4, 1)  # 1 (an unexpected failure) is the worst
+# (8: the catalog was unreachable, as transient as a conflict; 9: permission denied, which needs
+# someone to act); a code not listed counts as 1
+EXIT_SEVERITY = (0, 5, 8, 6, 3, 4, 9, 1)  # 1 (an unexpected failure) is the worst
 CONFLICT_RETRIES = 3
 CONFLICT_WAITS = (0.5, 1.0, 2.0)
+
+
+def _severity(code: int) -> int:
+    return EXIT_SEVERITY.index(code) if code in EXIT_SEVERITY else EXIT_SEVERITY.index(1)
 
 
 @dataclass
@@ -132,7 +138,7 @@ class MaintainRun:
 
     @property
     def exit_code(self) -> int:
-        return max((t.exit_code for t in self.tables), key=EXIT_SEVERITY.index, default=0)
+        return max((t.exit_code for t in self.tables), key=_severity, default=0)
 
     def as_dict(self) -> dict[str, Any]:
         return {"owner": self.owner, "dry_run": self.dry_run, "policy": self.policy, "started": self.started,
@@ -293,7 +299,8 @@ def _work_table(record: TableRecord, open_table: OpenTable, assess: Assess, exec
             return
         table = open_table(record.identifier)
         try:
-            lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis, lock=table.lock)
+            lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis,
+                                  lock=table.lock)
         except LeaseHeld as e:
             record.outcome, record.message = "leased", str(e)
             for a in record.actions:

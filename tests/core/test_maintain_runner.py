@@ -14,7 +14,7 @@ from paimon_cli.core.maintain.findings import Finding, FindingKind, Severity, Ta
 from paimon_cli.core.maintain.lease import LEASE_FILE, Lease
 from paimon_cli.core.maintain.plan import PlannedAction
 from paimon_cli.core.maintain.policy import Policy
-from paimon_cli.core.maintain.runner import ActionResult, RunOptions, run_maintain
+from paimon_cli.core.maintain.runner import ActionResult, MaintainRun, RunOptions, TableRecord, run_maintain
 
 
 @pytest.fixture(autouse=True)
@@ -207,3 +207,14 @@ def test_a_plain_keyboard_interrupt_counts_as_sigint(tmp_path: Path) -> None:
     t = stopped.value.run.tables[0]
     assert t.outcome == "interrupted" and [(a.outcome, a.detail) for a in t.actions] == [
         ("failed", "interrupted (SIGINT)")]
+
+
+def test_run_exit_code_orders_catalog_errors_too() -> None:
+    """A table failed by an unreachable catalog (8) or a refused permission (9) gives the run
+    its code instead of crashing the run's summary."""
+    def run(*codes: int) -> int:
+        return MaintainRun("o", False, "p", 0, tables=[TableRecord(f"db.t{i}", exit_code=c)
+                                                         for i, c in enumerate(codes)]).exit_code
+
+    assert run(0, 8) == 8 and run(5, 8) == 8 and run(8, 6) == 6
+    assert run(4, 9) == 9 and run(9, 1) == 1 and run(0, 7) == 7
