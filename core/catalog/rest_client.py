@@ -41,6 +41,7 @@ from ..errors import (
     PaimonError,
     PermissionDenied,
 )
+from ..table.catalog_environment import PartitionStatistics
 from .options import (
     DATA_TOKEN_ENABLED,
     HEADER_PREFIX,
@@ -139,24 +140,6 @@ class TableSnapshot:
     def uuid(self) -> str | None:
         u = self.snapshot.get("uuid")
         return None if u is None else str(u)
-
-
-@dataclass(frozen=True)
-class PartitionStatistics:
-    """One partition's line of a commit (Java ``PartitionStatistics``): what THIS commit changed
-    -- records, bytes and files added minus removed -- with the newest file's creation time."""
-
-    spec: dict[str, str]
-    record_count: int
-    file_size_in_bytes: int
-    file_count: int
-    last_file_creation_time: int
-    total_buckets: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"spec": dict(self.spec), "recordCount": self.record_count, "fileSizeInBytes": self.file_size_in_bytes,
-                "fileCount": self.file_count, "lastFileCreationTime": self.last_file_creation_time,
-                "totalBuckets": self.total_buckets}
 
 
 @dataclass(frozen=True)
@@ -584,8 +567,10 @@ class RestApi:
         return CommitOutcome.REFUSED
 
     def rollback_to(self, database: str, table: str, *, snapshot_id: int | None = None, tag: str | None = None,
-                    from_snapshot: int | None = None, branch: str | None = None) -> None:
-        """The server rolls back (and deletes what only the later snapshots used)."""
+                    from_snapshot: int | None = None, branch: str | None = None,
+                    tag_snapshot_id: int | None = None) -> None:
+        """The server rolls back (and deletes what only the later snapshots used).
+        ``tag_snapshot_id``: the tag's snapshot, so a lost answer can be looked up."""
         if (snapshot_id is None) == (tag is None):
             raise InvalidInput("rollback: give exactly one of snapshot and tag")
         instant = {"type": "snapshot", "snapshotId": snapshot_id} if tag is None else {"type": "tag", "tagName": tag}
@@ -595,14 +580,15 @@ class RestApi:
             head = self.load_snapshot(database, table, branch)
             if head is None:
                 return None
-            if tag is None:
-                return True if head.id == snapshot_id else (False if head.id == from_snapshot else None)
-            return None
+            target_id = snapshot_id if tag is None else tag_snapshot_id
+            if target_id is None:
+                return None
+            return True if head.id == target_id else (False if head.id == from_snapshot else None)
 
         self.client.call("POST", f"{self._table(database, table, branch)}/rollback",
                          body={"instant": instant, "fromSnapshot": from_snapshot},
                          what=f"roll back {database}.{object_name(table, branch)} to {target}", idempotent=False,
-                         verify=verify)
+                         verify=verify, conflict=CommitConflict)
 
     # -- tags ---------------------------------------------------------------------------------------
 
@@ -653,7 +639,8 @@ class RestApi:
 
     def fast_forward(self, database: str, table: str, branch: str) -> None:
         self.client.call("POST", f"{self._table(database, table)}/branches/{encode_name(branch)}/forward", body={},
-                         what=f"fast-forward {database}.{table} to branch {branch}", idempotent=False)
+                         what=f"fast-forward {database}.{table} to branch {branch}", idempotent=False,
+                         conflict=CommitConflict)
 
     # -- consumers -------------------------------------------------------------------------------------
 

@@ -300,7 +300,7 @@ def _work_table(record: TableRecord, open_table: OpenTable, assess: Assess, exec
         table = open_table(record.identifier)
         try:
             lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis,
-                                  lock=table.lock)
+                                  lock=table.catalog_environment.lease_lock)
         except LeaseHeld as e:
             record.outcome, record.message = "leased", str(e)
             for a in record.actions:
