@@ -228,9 +228,10 @@ class RestCatalog(Catalog):
         return fileio.load_file_io(location, self.storage_options)
 
     def _table_file_io(self, ident: Identifier, d: TableDetails) -> FileIO:
-        """The table's FileIO; with ``data-token.enabled`` on an object store, the storage
-        options of the table's data token (fetched when the table is opened). An external table
-        uses the client's own storage options (Java gives it no token)."""
+        """The table's FileIO. A managed table with ``data-token.enabled`` on an object store
+        reads and writes with the table's data token, renewed before it expires (Java's
+        ``RESTTokenFileIO``); an external table with the client's own storage options (Java
+        gives it no token either)."""
         location = d.path
         scheme, _ = fileio._split_scheme(location)
         if d.is_external or not self.api.data_token_enabled or scheme in ("", "file"):
@@ -239,9 +240,19 @@ class RestCatalog(Catalog):
         provider = self._tokens.get(key)
         if provider is None:
             provider = self._tokens[key] = DataTokenProvider(self.api, ident.database, ident.table)
-        options = dict(self.storage_options)
-        fileio._deep_update(options, storage_options_of_token(provider.options(), location))
-        return fileio.load_file_io(location, options)
+        seen: list[Any] = [None, None]  # the token last converted, its storage options
+
+        def credentials() -> dict[str, Any]:
+            token = provider.token()
+            if token is not seen[0]:
+                seen[:] = [token, storage_options_of_token(token.options, location)]
+            return seen[1]
+
+        return fileio.RefreshingFileIO(location, self._storage_with_env(), credentials)
+
+    def _storage_with_env(self) -> dict[str, Any]:
+        """The catalog's storage options over ``PAIMON_FS_OPTIONS``, as load_file_io merges them."""
+        return fileio.load_file_io("file:///", self.storage_options).storage_options
 
     # -- databases ----------------------------------------------------------------------------------
 
