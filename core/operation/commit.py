@@ -9,7 +9,9 @@ One ``commit`` call publishes at most one snapshot (FORMAT-FACTS 7):
 2. write the new entries into delta manifest(s) and the **delta manifest list**;
 3. the **changelog manifest list** when there are changelog files;
 4. the **index manifest** (a full listing; its name is reused when nothing changed);
-5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST.
+5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST --
+   or, where a catalog server commits (a REST catalog's ``SnapshotCommit``), posted to it with
+   the base snapshot and the commit's partition statistics (:func:`partition_statistics`).
 
 A lost race (``snapshot-N`` verified to hold another writer's snapshot) deletes what this
 attempt wrote, re-reads the latest snapshot, re-checks conflicts and retries with Java's

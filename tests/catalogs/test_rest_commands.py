@@ -275,3 +275,20 @@ def test_health_and_maintain_through_the_server(server: RestCatalogServer, tmp_p
     assert not (server.table_path("db", "t") / "maintain.lease").exists()
     assert rows_of(wh) == [(i, NEW, f"v{i}") for i in range(6)]
     assert len(state(server)["snapshots"]) <= 2
+
+
+def test_metadata_upkeep_through_the_server(server: RestCatalogServer,
+                                            metadata_writes: list[tuple[str, str]]) -> None:
+    """compact-manifest and remove-unexisting-files commit through the endpoint (Java sends no
+    statistics for a manifest rewrite); orphan and changelog cleanup work on the files."""
+    wh = seed(server, options={"manifest.merge-min-count": "100"})
+    wh.table("db.t").write(batch([(8, NEW, "h")]), expire=False)
+    cli(server, "compact-manifest", "db.t")
+    last = commits(server)[-1]
+    assert last["snapshot"]["commitKind"] == "COMPACT" and last["statistics"] == []
+    cli(server, "remove-unexisting-files", "db.t")  # nothing is missing: nothing committed
+    assert commits(server)[-1] == last
+    cli(server, "remove-orphan-files", "db.t", "--older-than", "1h")
+    cli(server, "expire-changelogs", "db.t", "--retain-max", "1")
+    assert rows_of(wh) == [(1, OLD, "d"), (2, NEW, "b"), (3, NEW, "c"), (4, NEW, "e"), (8, NEW, "h")]
+    assert by_client(metadata_writes) == []
