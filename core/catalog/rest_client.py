@@ -249,13 +249,15 @@ class RestClient:
         ``idempotent``: resending it after an uncertain failure is harmless (reads, settings).
         Otherwise an uncertain failure (a 5xx after sending, a lost answer) is resent only when
         ``verify()`` says the change is absent (False); True means it is there (done); None, or
-        no ``verify``, raises OutcomeUnknown.
+        no ``verify``, raises OutcomeUnknown. A resend answered 404 or 409 looks again: the
+        slow first attempt may have landed meanwhile (its tag exists, its branch is gone).
         """
         url = self.uri + path
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
         data = None if body is None else json.dumps(body).encode("utf-8")
         last: _Failure | None = None
+        resent = False  # an earlier attempt may still land
         for attempt in range(self.attempts):
             if attempt:
                 base, cap = self.backoff
@@ -265,25 +267,35 @@ class RestClient:
             except _Failure as f:
                 last = f
                 if f.sent and not idempotent:
-                    try:
-                        state = None if verify is None else verify()
-                    except PaimonError as e:
-                        raise OutcomeUnknown(
-                            f"catalog {self.catalog}: {what}: {f.reason}; whether the server did it is unknown "
-                            f"(looking failed: {e}) -- check before running it again") from None
-                    if state is True:
+                    if self._looked_up(verify, what, f.reason):
                         return None
-                    if state is None:
-                        raise OutcomeUnknown(
-                            f"catalog {self.catalog}: {what}: {f.reason}; whether the server did it is unknown "
-                            "-- check before running it again") from None
+                    resent = True
                 continue
+            if answer.status in (404, 409) and resent and verify is not None:
+                if self._looked_up(verify, what, f"HTTP {answer.status} after a resend", undecided=False):
+                    return None
             if answer.status >= 400:
                 self._raise(answer, what, conflict)
             return answer.body
         assert last is not None
         raise CatalogUnavailable(f"catalog {self.catalog}: {what} failed {self.attempts} time(s), "
                                  f"last: {last.reason}")
+
+    def _looked_up(self, verify: Callable[[], bool | None] | None, what: str, reason: str,
+                   undecided: bool | None = None) -> bool:
+        """Whether an attempt whose outcome is open did it (True) or not (False); a look that
+        fails is OutcomeUnknown, and so is an undecided one unless ``undecided`` says otherwise."""
+        try:
+            state = None if verify is None else verify()
+        except PaimonError as e:
+            raise OutcomeUnknown(f"catalog {self.catalog}: {what}: {reason}; whether the server did it is unknown "
+                                 f"(looking failed: {e}) -- check before running it again") from None
+        if state is None:
+            state = undecided
+        if state is None:
+            raise OutcomeUnknown(f"catalog {self.catalog}: {what}: {reason}; whether the server did it is unknown "
+                                 "-- check before running it again") from None
+        return state
 
     def _raise(self, answer: _Answer, what: str, conflict: type[PaimonError]) -> None:
         msg, rtype, rname = _parse_error(answer.status, answer.body or b"")

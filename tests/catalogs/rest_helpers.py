@@ -21,7 +21,7 @@ SCHEMA = "id BIGINT NOT NULL, dt STRING, v STRING"
 OLD, NEW = "2020-01-01", "2999-01-01"  # a partition expire-partitions drops, one it keeps
 FIRST = [(1, OLD, "a"), (2, NEW, "b"), (3, NEW, "c")]
 SECOND = [(1, OLD, "d"), (4, NEW, "e")]
-CLIENT_TIMEOUT = 1.0  # seconds; a "slow" fault answers later than this
+CLIENT_TIMEOUT = 1.5  # seconds; a "slow" fault answers later than this
 
 
 def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -261,20 +261,26 @@ def test_what_the_api_lacks_is_refused_by_name(server: RestCatalogServer) -> Non
     assert len(server.calls_of("commitTable")) == 2
 
 
-def test_health_and_maintain_through_the_server(server: RestCatalogServer, tmp_path: Path) -> None:
-    wh = seed(server, options={"num-sorted-run.compaction-trigger": "10", "snapshot.num-retained.max": "2",
-                               "snapshot.num-retained.min": "1"},
+@pytest.mark.pypaimon
+def test_health_and_maintain_through_the_server(server: RestCatalogServer, pypaimon: PyPaimon,
+                                                tmp_path: Path) -> None:
+    wh = seed(server, options={"write-only": "true", "num-sorted-run.compaction-trigger": "3",
+                               "snapshot.num-retained.max": "2", "snapshot.num-retained.min": "1"},
               batches=tuple([(i, NEW, f"v{i}")] for i in range(6)))
     health = jsonl(cli(server, "health", "db.t", "-o", "jsonl"))
-    assert {r["kind"] for r in health} >= {"snapshots"}
+    assert {r["kind"] for r in health} >= {"snapshots", "sorted_runs"}
     report = tmp_path / "run.json"
     cli(server, "maintain", "db.t", "--report", str(report))
     run = json.loads(report.read_text())
     actions = {a["action"]: a["outcome"] for t in run["tables"] for a in t["actions"]}
-    assert actions.get("expire") == "done", run
+    assert actions == {"compact": "done", "expire": "done"}, run
+    assert commits(server)[-1]["snapshot"]["commitKind"] == "COMPACT"
     assert not (server.table_path("db", "t") / "maintain.lease").exists()
-    assert rows_of(wh) == [(i, NEW, f"v{i}") for i in range(6)]
+    expected = [(i, NEW, f"v{i}") for i in range(6)]
+    assert rows_of(wh) == expected
     assert len(state(server)["snapshots"]) <= 2
+    assert pypaimon_reads(pypaimon, server, [{"table": "t"}]) == [expected]
+    assert {r["kind"] for r in jsonl(cli(server, "health", "db.t", "-o", "jsonl"))} <= {None, "snapshots"}
 
 
 def test_metadata_upkeep_through_the_server(server: RestCatalogServer,
