@@ -134,6 +134,19 @@ def test_a_moved_base_is_replanned_on_the_latest_snapshot(server: RestCatalogSer
     assert rows_of(wh) == sorted([(1, OLD, "d"), (2, NEW, "b"), (3, NEW, "c"), (4, NEW, "e"), (9, NEW, "z")])
 
 
+def test_a_refusal_that_persists_is_a_conflict_with_nothing_changed(server: RestCatalogServer, tmp_path: Path
+                                                                    ) -> None:
+    seed(server, options={"commit.max-retries": "1"}, batches=(FIRST,))
+    before, files = state(server), dict(iter_files(server.table_path("db", "t")))
+    server.inject("commitTable", 409, times=None)
+    csv = tmp_path / "in.csv"
+    csv.write_text(f"id,dt,v\n5,{OLD},f\n")
+    res = cli(server, "write", "db.t", str(csv), code=5)
+    assert "gave up after 2 attempts" in res.stderr
+    assert len(server.calls_of("commitTable")) == 1 + 2
+    assert state(server) == before and dict(iter_files(server.table_path("db", "t"))) == files
+
+
 def test_an_unknown_outcome_is_found_by_uuid_before_planning_again(server: RestCatalogServer) -> None:
     """The server published the commit but its answer was lost, and the server could not be
     asked either: the commit does not plan a second one -- it finds its own snapshot by uuid."""
