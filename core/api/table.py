@@ -51,7 +51,7 @@ from ..refs.tags import validate_tag_name
 from ..schema import schema_change as schema_changes
 from ..spark.expire import expire_on_spark, use_spark
 from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, ROW_STREAMS, STREAMED_TABLES, SYSTEM_TABLES
-from ..table.features import Action, check_features
+from ..table.features import Action, check_features, refuse_on_catalog_server
 from ..table.identifiers import Identifier
 from ..utils.durations import parse_duration_millis
 from ..utils.progress import StepProgress
@@ -667,6 +667,7 @@ class Table:
         """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
         moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
         table = self.open()
+        refuse_on_catalog_server(table, "repair", "the server keeps the snapshot hints")
         plan = plan_repair(table, earliest)
         catalog = self.warehouse.catalog
         if table.branch is None:

@@ -1,35 +1,47 @@
 """The REST catalog (``metastore=rest``, Paimon 1.1+; Alibaba DLF serves it): the server owns the
 catalog. Databases and tables are created, altered, dropped and renamed through its API, a
 table's location and uuid come from the server, and the table's files are read where the server
-says they are.
+says they are (with ``data-token.enabled``, with the table's short-lived data token, renewed
+before it expires).
 
-The server also owns the version history (Java ``supportsVersionManagement``): snapshots are
-committed by the server, rollback, tags and branches go through it. Until paimon-cli's
-committing commands go through the server, every command that would change such a table is
-refused by name (the feature gate, and a publish lock that refuses), so nothing is ever written
-behind the server's back; reading commands work.
+The server also owns a managed table's version history (Java ``supportsVersionManagement``):
+every snapshot is published by the commit endpoint (:class:`RestSnapshotCommit`, on the base
+snapshot's uuid with the commit's partition statistics), and rollback, tags, branches and
+schema changes go through their endpoints (:class:`RestVersions`). The table's publish lock
+refuses every write of Paimon metadata, so a path that forgot the server could never write
+behind its back. As Java's REST catalog, expiration, consumers and orphan cleanup work on the
+files (the API has no calls for them), and an external table (``isExternal``: registered, or
+created with a ``path``) is committed through its files with the client's own storage options.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from typing import Any, TypeVar
 
 from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, NotYetSupported
 from ..io import fileio
 from ..io.fileio import FileIO
+from ..refs.snapshot import Snapshot
 from ..schema import schema_change as sc
 from ..schema.schema_change import SchemaChange
 from ..schema.schema_manager import SchemaManager, new_table_schema
 from ..schema.table_schema import Schema, TableSchema
-from ..table.catalog_environment import CatalogEnvironment
+from ..table.catalog_environment import CatalogEnvironment, PartitionStatistics
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier, validate_name
 from ..utils.suggest import did_you_mean
 from .base import PAIMON, Catalog, TableEntry, ident_of, local_location, not_paimon
 from .options import CatalogOptions
-from .rest_client import DataTokenProvider, RestApi, RestNotFound, TableDetails
+from .rest_client import (
+    CommitOutcome,
+    DataTokenProvider,
+    EndpointUnsupported,
+    RestApi,
+    RestNotFound,
+    TableDetails,
+)
 
 T = TypeVar("T")
 PAIMON_TABLE_TYPE = "table"
@@ -45,8 +57,9 @@ _S3_TOKEN_KEYS = {
 
 
 class ServerCommitsLock:
-    """The publish lock of a table whose catalog server commits: every publish is refused, so no
-    path that skips the feature gate can write a snapshot, schema, tag or branch itself."""
+    """The publish lock of a table whose catalog server commits: every publish of Paimon
+    metadata goes through the server's endpoints, so one that reaches this lock is a path that
+    forgot the server -- refused, never written behind its back."""
 
     def __init__(self, table: str, catalog: str) -> None:
         self.table = table
@@ -54,8 +67,81 @@ class ServerCommitsLock:
 
     def run_with_lock(self, fn: Callable[[], T]) -> T:
         raise NotYetSupported(f"{self.table}: the table is served by REST catalog {self.catalog}, whose server "
-                              "commits snapshots and manages versions; paimon-cli does not change REST catalog "
-                              "tables yet (nothing was changed)")
+                              "publishes its snapshots, schemas, tags and branches; this change has no call in the "
+                              "REST API (nothing was changed)")
+
+
+class RestSnapshotCommit:
+    """Java's ``CatalogSnapshotCommit``: ``POST .../tables/{t}/commit`` with the table's uuid, the
+    base snapshot's uuid, the snapshot and the commit's partition statistics."""
+
+    def __init__(self, api: RestApi, ident: Identifier, table_uuid: str | None) -> None:
+        self.api = api
+        self.ident = ident
+        self.table_uuid = table_uuid
+
+    def commit(self, base: Snapshot | None, snapshot: Snapshot, branch: str | None,
+               statistics: Sequence[PartitionStatistics]) -> bool:
+        outcome = self.api.commit_snapshot(self.ident.database, self.ident.table, self.table_uuid,
+                                           None if base is None else base.uuid, snapshot.to_dict(), list(statistics),
+                                           branch)
+        return outcome is CommitOutcome.COMMITTED
+
+
+class RestVersions:
+    """A managed table's versions through the server (Java's ``Catalog`` calls of a catalog that
+    ``supportsVersionManagement``). A server that lacks an endpoint (501, or a 404 that names no
+    missing resource) is refused by name; nothing was changed."""
+
+    def __init__(self, catalog: RestCatalog, ident: Identifier) -> None:
+        self.rest = catalog
+        self.catalog = catalog.name
+        self.ident = ident
+
+    def _call(self, what: str, fn: Callable[[], Any]) -> None:
+        try:
+            fn()
+        except EndpointUnsupported as e:
+            raise NotYetSupported(f"{what} on {self.ident}: REST catalog {self.catalog} does not offer it ({e}); "
+                                  "nothing was changed") from None
+        except RestNotFound as e:
+            if e.resource_type is None:
+                raise NotYetSupported(f"{what} on {self.ident}: REST catalog {self.catalog} answered 404 without "
+                                      f"naming a missing resource: it has no such endpoint ({e}); nothing was "
+                                      "changed") from None
+            raise
+
+    def rollback_to(self, branch: str | None, target_id: int, *, tag: str | None = None,
+                    from_snapshot: int | None = None) -> None:
+        api, db, t = self.rest.api, self.ident.database, self.ident.table
+        self._call("rollback", lambda: api.rollback_to(db, t, snapshot_id=None if tag else target_id, tag=tag,
+                                                       from_snapshot=from_snapshot, branch=branch,
+                                                       tag_snapshot_id=target_id))
+
+    def create_tag(self, branch: str | None, name: str, snapshot_id: int | None,
+                   time_retained_millis: int | None) -> None:
+        retained = None if time_retained_millis is None else f"{time_retained_millis} ms"
+        api, db, t = self.rest.api, self.ident.database, self.ident.table
+        self._call("tag create", lambda: api.create_tag(db, t, name, snapshot_id, retained, branch))
+
+    def delete_tag(self, branch: str | None, name: str) -> None:
+        api, db, t = self.rest.api, self.ident.database, self.ident.table
+        self._call("tag delete", lambda: api.delete_tag(db, t, name, branch))
+
+    def create_branch(self, name: str, from_tag: str | None) -> None:
+        api, db, t = self.rest.api, self.ident.database, self.ident.table
+        self._call("branch create", lambda: api.create_branch(db, t, name, from_tag))
+
+    def drop_branch(self, name: str) -> None:
+        api, db, t = self.rest.api, self.ident.database, self.ident.table
+        self._call("branch delete", lambda: api.drop_branch(db, t, name))
+
+    def fast_forward(self, name: str) -> None:
+        api, db, t = self.rest.api, self.ident.database, self.ident.table
+        self._call("branch fast-forward", lambda: api.fast_forward(db, t, name))
+
+    def alter_table(self, branch: str | None, changes: Sequence[SchemaChange]) -> None:
+        self._call("alter", lambda: self.rest.alter_table(self.ident, list(changes), branch))
 
 
 def schema_json(schema: TableSchema) -> dict[str, Any]:
@@ -141,19 +227,32 @@ class RestCatalog(Catalog):
     def file_io_for(self, location: str) -> FileIO:
         return fileio.load_file_io(location, self.storage_options)
 
-    def _table_file_io(self, ident: Identifier, location: str) -> FileIO:
-        """The table's FileIO; with ``data-token.enabled`` on an object store, the storage
-        options of the table's data token (fetched when the table is opened)."""
+    def _table_file_io(self, ident: Identifier, d: TableDetails) -> FileIO:
+        """The table's FileIO. A managed table with ``data-token.enabled`` on an object store
+        reads and writes with the table's data token, renewed before it expires (Java's
+        ``RESTTokenFileIO``); an external table with the client's own storage options (Java
+        gives it no token either)."""
+        location = d.path
         scheme, _ = fileio._split_scheme(location)
-        if not self.api.data_token_enabled or scheme in ("", "file"):
+        if d.is_external or not self.api.data_token_enabled or scheme in ("", "file"):
             return self.file_io_for(location)
         key = (ident.database, ident.table)
         provider = self._tokens.get(key)
         if provider is None:
             provider = self._tokens[key] = DataTokenProvider(self.api, ident.database, ident.table)
-        options = dict(self.storage_options)
-        fileio._deep_update(options, storage_options_of_token(provider.options(), location))
-        return fileio.load_file_io(location, options)
+        seen: list[Any] = [None, None]  # the token last converted, its storage options
+
+        def credentials() -> dict[str, Any]:
+            token = provider.token()
+            if token is not seen[0]:
+                seen[:] = [token, storage_options_of_token(token.options, location)]
+            return seen[1]
+
+        return fileio.RefreshingFileIO(location, self._storage_with_env(), credentials)
+
+    def _storage_with_env(self) -> dict[str, Any]:
+        """The catalog's storage options over ``PAIMON_FS_OPTIONS``, as load_file_io merges them."""
+        return fileio.load_file_io("file:///", self.storage_options).storage_options
 
     # -- databases ----------------------------------------------------------------------------------
 
@@ -218,8 +317,16 @@ class RestCatalog(Catalog):
 
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
+        return self._environment(ident, self.details(ident))
+
+    def _environment(self, ident: Identifier, d: TableDetails) -> CatalogEnvironment:
+        """A managed table's snapshots and versions go through the server; an external one's
+        through its files, without a lock (Java gives an external REST table no catalog loader)."""
+        if d.is_external:
+            return CatalogEnvironment(catalog=self.name)
         return CatalogEnvironment(lock=ServerCommitsLock(ident.full_name, self.name), catalog=self.name,
-                                  version_management=True, metastore=self.metastore)
+                                  snapshot_commit=RestSnapshotCommit(self.api, ident, d.id),
+                                  versions=RestVersions(self, ident), metastore=self.metastore)
 
     def get_table(self, identifier: str | Identifier, branch: str | None = None) -> FileStoreTable:
         ident = ident_of(identifier)
@@ -237,12 +344,12 @@ class RestCatalog(Catalog):
         if d.table_type != PAIMON_TABLE_TYPE:
             raise not_paimon(ident, d.table_type, self.name)
         path = local_location(d.path)
-        fio = self._table_file_io(ident, d.path)
+        fio = self._table_file_io(ident, d)
         schema = SchemaManager(fio, path).latest()
         if schema is None:
             raise CorruptMetadata(d.path, f"table {ident} is served by catalog {self.name} but no Paimon schema is "
                                           "there")
-        return FileStoreTable.load(fio, path, ident, branch, self.catalog_environment(ident, schema))
+        return FileStoreTable.load(fio, path, ident, branch, self._environment(ident, d))
 
     def create_table(self, identifier: str | Identifier, schema: Schema,
                      ignore_if_exists: bool = False) -> FileStoreTable:

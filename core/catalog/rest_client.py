@@ -41,6 +41,7 @@ from ..errors import (
     PaimonError,
     PermissionDenied,
 )
+from ..table.catalog_environment import PartitionStatistics
 from .options import (
     DATA_TOKEN_ENABLED,
     HEADER_PREFIX,
@@ -139,24 +140,6 @@ class TableSnapshot:
     def uuid(self) -> str | None:
         u = self.snapshot.get("uuid")
         return None if u is None else str(u)
-
-
-@dataclass(frozen=True)
-class PartitionStatistics:
-    """One partition's line of a commit (Java ``PartitionStatistics``): what THIS commit changed
-    -- records, bytes and files added minus removed -- with the newest file's creation time."""
-
-    spec: dict[str, str]
-    record_count: int
-    file_size_in_bytes: int
-    file_count: int
-    last_file_creation_time: int
-    total_buckets: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"spec": dict(self.spec), "recordCount": self.record_count, "fileSizeInBytes": self.file_size_in_bytes,
-                "fileCount": self.file_count, "lastFileCreationTime": self.last_file_creation_time,
-                "totalBuckets": self.total_buckets}
 
 
 @dataclass(frozen=True)
@@ -266,13 +249,15 @@ class RestClient:
         ``idempotent``: resending it after an uncertain failure is harmless (reads, settings).
         Otherwise an uncertain failure (a 5xx after sending, a lost answer) is resent only when
         ``verify()`` says the change is absent (False); True means it is there (done); None, or
-        no ``verify``, raises OutcomeUnknown.
+        no ``verify``, raises OutcomeUnknown. A resend answered 404 or 409 looks again: the
+        slow first attempt may have landed meanwhile (its tag exists, its branch is gone).
         """
         url = self.uri + path
         if query:
             url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
         data = None if body is None else json.dumps(body).encode("utf-8")
         last: _Failure | None = None
+        resent = False  # an earlier attempt may still land
         for attempt in range(self.attempts):
             if attempt:
                 base, cap = self.backoff
@@ -282,25 +267,35 @@ class RestClient:
             except _Failure as f:
                 last = f
                 if f.sent and not idempotent:
-                    try:
-                        state = None if verify is None else verify()
-                    except PaimonError as e:
-                        raise OutcomeUnknown(
-                            f"catalog {self.catalog}: {what}: {f.reason}; whether the server did it is unknown "
-                            f"(looking failed: {e}) -- check before running it again") from None
-                    if state is True:
+                    if self._looked_up(verify, what, f.reason):
                         return None
-                    if state is None:
-                        raise OutcomeUnknown(
-                            f"catalog {self.catalog}: {what}: {f.reason}; whether the server did it is unknown "
-                            "-- check before running it again") from None
+                    resent = True
                 continue
+            if answer.status in (404, 409) and resent and verify is not None:
+                if self._looked_up(verify, what, f"HTTP {answer.status} after a resend", undecided=False):
+                    return None
             if answer.status >= 400:
                 self._raise(answer, what, conflict)
             return answer.body
         assert last is not None
         raise CatalogUnavailable(f"catalog {self.catalog}: {what} failed {self.attempts} time(s), "
                                  f"last: {last.reason}")
+
+    def _looked_up(self, verify: Callable[[], bool | None] | None, what: str, reason: str,
+                   undecided: bool | None = None) -> bool:
+        """Whether an attempt whose outcome is open did it (True) or not (False); a look that
+        fails is OutcomeUnknown, and so is an undecided one unless ``undecided`` says otherwise."""
+        try:
+            state = None if verify is None else verify()
+        except PaimonError as e:
+            raise OutcomeUnknown(f"catalog {self.catalog}: {what}: {reason}; whether the server did it is unknown "
+                                 f"(looking failed: {e}) -- check before running it again") from None
+        if state is None:
+            state = undecided
+        if state is None:
+            raise OutcomeUnknown(f"catalog {self.catalog}: {what}: {reason}; whether the server did it is unknown "
+                                 "-- check before running it again") from None
+        return state
 
     def _raise(self, answer: _Answer, what: str, conflict: type[PaimonError]) -> None:
         msg, rtype, rname = _parse_error(answer.status, answer.body or b"")
@@ -584,8 +579,10 @@ class RestApi:
         return CommitOutcome.REFUSED
 
     def rollback_to(self, database: str, table: str, *, snapshot_id: int | None = None, tag: str | None = None,
-                    from_snapshot: int | None = None, branch: str | None = None) -> None:
-        """The server rolls back (and deletes what only the later snapshots used)."""
+                    from_snapshot: int | None = None, branch: str | None = None,
+                    tag_snapshot_id: int | None = None) -> None:
+        """The server rolls back (and deletes what only the later snapshots used).
+        ``tag_snapshot_id``: the tag's snapshot, so a lost answer can be looked up."""
         if (snapshot_id is None) == (tag is None):
             raise InvalidInput("rollback: give exactly one of snapshot and tag")
         instant = {"type": "snapshot", "snapshotId": snapshot_id} if tag is None else {"type": "tag", "tagName": tag}
@@ -595,14 +592,15 @@ class RestApi:
             head = self.load_snapshot(database, table, branch)
             if head is None:
                 return None
-            if tag is None:
-                return True if head.id == snapshot_id else (False if head.id == from_snapshot else None)
-            return None
+            target_id = snapshot_id if tag is None else tag_snapshot_id
+            if target_id is None:
+                return None
+            return True if head.id == target_id else (False if head.id == from_snapshot else None)
 
         self.client.call("POST", f"{self._table(database, table, branch)}/rollback",
                          body={"instant": instant, "fromSnapshot": from_snapshot},
                          what=f"roll back {database}.{object_name(table, branch)} to {target}", idempotent=False,
-                         verify=verify)
+                         verify=verify, conflict=CommitConflict)
 
     # -- tags ---------------------------------------------------------------------------------------
 
@@ -653,7 +651,8 @@ class RestApi:
 
     def fast_forward(self, database: str, table: str, branch: str) -> None:
         self.client.call("POST", f"{self._table(database, table)}/branches/{encode_name(branch)}/forward", body={},
-                         what=f"fast-forward {database}.{table} to branch {branch}", idempotent=False)
+                         what=f"fast-forward {database}.{table} to branch {branch}", idempotent=False,
+                         conflict=CommitConflict)
 
     # -- consumers -------------------------------------------------------------------------------------
 

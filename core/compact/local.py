@@ -18,8 +18,8 @@ from concurrent.futures import FIRST_EXCEPTION, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PaimonError
-from ..io.fileio import FileIO
+from ..errors import NotYetSupported, PaimonError
+from ..io.fileio import FileIO, RefreshingFileIO
 from ..mergetree.compact_task import run_merge_tree_unit
 from ..mergetree.compact_unit import APPEND, DATA_EVOLUTION, MERGE_TREE, CompactUnit, UnitResult
 from ..table.file_store_table import FileStoreTable
@@ -57,6 +57,9 @@ class TableRef:
     @classmethod
     def of(cls, table: FileStoreTable) -> TableRef:
         fio = table.file_io
+        if isinstance(fio, RefreshingFileIO):
+            raise NotYetSupported(f"{table.identifier}: the table is read with a REST catalog's short-lived data "
+                                  "token, which Spark executors could not renew; run it with --engine local")
         return cls(fio.root, dict(fio.storage_options), table.path, str(table.identifier), table.branch,
                    table.schema)
 

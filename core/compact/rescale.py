@@ -55,6 +55,7 @@ from ..operation.partition_spec import parse_partition_specs, partition_filter, 
 from ..operation.read import TableRead
 from ..operation.scan import FileStoreScan
 from ..operation.write import TableWrite, check_writable
+from ..table.catalog_environment import commit_schema_changes
 from ..table.file_store_table import FileStoreTable
 from ..utils.rows import Rows
 from .local import UnitsFailed, delete_written, run_local
@@ -234,7 +235,7 @@ def rescale(
     if plan.sets_option:
         from ..schema.schema_change import SetOption
 
-        schema = table.schema_manager.commit_changes([SetOption("bucket", str(plan.new_buckets))])
+        schema = commit_schema_changes(table, [SetOption("bucket", str(plan.new_buckets))])
         result.schema_id = schema.id
         table = table.with_schema(schema)
     reader = TableRead(table, all_levels=True)  # pinned to the snapshot it resolves now

@@ -7,12 +7,14 @@ library calls ``open()``, ``os.*`` or fsspec.
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import posixpath
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
@@ -109,21 +111,24 @@ class FileIO:
     """A filesystem bound to one warehouse URI and its storage options."""
 
     def __init__(self, root: str, storage_options: dict[str, Any] | None = None) -> None:
-        import fsspec  # light, but keep the CLI start path free of it
-
         self.root = root
         self.storage_options = dict(storage_options or {})
         scheme, _ = _split_scheme(root)
         self.scheme = scheme or "file"
-        fs_options = dict(self.storage_options)
+        self.fs = self._new_fs(self.storage_options)
+
+    def _new_fs(self, storage_options: dict[str, Any]) -> Any:
+        import fsspec
+
+        fs_options = dict(storage_options)
         if self.is_object_store:
             # fsspec shares one instance per option set and caches listings in it; Paimon
             # metadata changes under other writers, so a cached listing (or exists()) would lie.
             fs_options.setdefault("use_listings_cache", False)
         try:
-            self.fs = fsspec.filesystem(self.scheme, **fs_options)
+            return fsspec.filesystem(self.scheme, **fs_options)
         except (ImportError, ValueError) as e:
-            raise InvalidInput(f"cannot open filesystem {self.scheme!r} for {root}: {e}") from e
+            raise InvalidInput(f"cannot open filesystem {self.scheme!r} for {self.root}: {e}") from e
 
     # -- properties ---------------------------------------------------------------------
 
@@ -504,6 +509,43 @@ class FileIO:
             raise PaimonError(f"{dst}: already exists")
         self.mkdirs(parent(dst))
         os.rename(self._p(src), self._p(dst))
+
+
+class RefreshingFileIO(FileIO):
+    """A FileIO whose credentials expire (a REST catalog's data token): ``credentials()`` is
+    asked before every filesystem call and answers the options to lay over ``storage_options``
+    -- the same object while they hold, a new one once renewed -- so the filesystem is rebuilt
+    with fresh credentials and a long job (compaction, ``maintain``) outlives any one of them.
+    Its options are a moment's; they do not travel (a Spark executor could not renew them)."""
+
+    def __init__(self, root: str, storage_options: dict[str, Any] | None,
+                 credentials: Callable[[], dict[str, Any]]) -> None:
+        self._credentials = credentials
+        self._guard = threading.Lock()
+        self._base = dict(storage_options or {})
+        self._current = credentials()
+        super().__init__(root, self._over(self._current))
+
+    def _over(self, creds: dict[str, Any]) -> dict[str, Any]:
+        merged = copy.deepcopy(self._base)
+        _deep_update(merged, creds)
+        return merged
+
+    @property
+    def fs(self) -> Any:
+        creds = self._credentials()
+        if creds is not self._current:
+            with self._guard:
+                if creds is not self._current:
+                    options = self._over(creds)
+                    self._fs = self._new_fs(options)
+                    self.storage_options = options
+                    self._current = creds
+        return self._fs
+
+    @fs.setter
+    def fs(self, value: Any) -> None:
+        self._fs = value
 
 
 def _mtime_millis(entry: dict[str, Any]) -> int | None:

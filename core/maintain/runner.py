@@ -292,7 +292,8 @@ def _work_table(record: TableRecord, open_table: OpenTable, assess: Assess, exec
             return
         table = open_table(record.identifier)
         try:
-            lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis, lock=table.lock)
+            lease = Lease.acquire(table.file_io, table.path, options.owner, options.lease_ttl_millis,
+                                  lock=table.catalog_environment.lease_lock)
         except LeaseHeld as e:
             record.outcome, record.message = "leased", str(e)
             for a in record.actions:

@@ -20,6 +20,7 @@ from ..refs.branches import BranchManager, validate_branch_name
 from ..refs.snapshot import Snapshot, SnapshotManager
 from ..refs.tags import TagManager
 from ..schema.schema_manager import SchemaManager
+from ..table.features import refuse_on_catalog_server
 from ..utils.interrupt import deferred
 from ..utils.rows import Rows
 from .file_deletion import (
@@ -86,6 +87,15 @@ def create_branch(table: FileStoreTable, name: str, tag: str | None = None) -> s
     bm = BranchManager(fio, table.path)
     if bm.branch_exists(name):
         raise AlreadyExists(f"branch {name!r} already exists in {table.identifier}")
+    versions = table.catalog_environment.versions
+    if versions is not None:  # the catalog server makes the branch (REST: from a tag of main only)
+        if table.branch is not None:
+            refuse_on_catalog_server(table, "branch create", f"the REST API creates branches from tags of the "
+                                     f"main branch only, not of branch {table.branch}")
+        if tag is not None:
+            table.tag_manager.tag(tag)  # NotFound naming the tag before anything is sent
+        versions.create_branch(name, tag)
+        return bm.branch_path(name)
     src_schemas = table.schema_manager
     dst_schemas = SchemaManager(fio, table.path, name)
     if tag is None:
@@ -158,6 +168,10 @@ def delete_branch(table: FileStoreTable, name: str, dry_run: bool = False) -> Br
     order, then the empty directories."""
     plan = plan_delete_branch(table, name)
     if dry_run:
+        return plan
+    versions = table.catalog_environment.versions
+    if versions is not None:  # the catalog server deletes the branch directory (REST)
+        versions.drop_branch(name)
         return plan
     fio = table.file_io
 
@@ -245,6 +259,13 @@ def fast_forward(table: FileStoreTable, name: str, dry_run: bool = False) -> Bra
     prefix), then copies oldest first, then the LATEST (and EARLIEST) hints."""
     plan = plan_fast_forward(table, name)
     if dry_run:
+        return plan
+    versions = table.catalog_environment.versions
+    if versions is not None:  # the catalog server moves the metadata (REST: into main only)
+        if table.branch is not None:
+            refuse_on_catalog_server(table, "branch fast-forward", f"the REST API fast-forwards the main branch "
+                                     f"only, not branch {table.branch}")
+        versions.fast_forward(name)
         return plan
     table.lock.run_with_lock(lambda: _apply_fast_forward(table, plan))
     return plan

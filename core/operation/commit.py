@@ -9,7 +9,9 @@ One ``commit`` call publishes at most one snapshot (FORMAT-FACTS 7):
 2. write the new entries into delta manifest(s) and the **delta manifest list**;
 3. the **changelog manifest list** when there are changelog files;
 4. the **index manifest** (a full listing; its name is reused when nothing changed);
-5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST.
+5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST --
+   or, where a catalog server commits (a REST catalog's ``SnapshotCommit``), posted to it with
+   the base snapshot and the commit's partition statistics (:func:`partition_statistics`).
 
 A lost race (``snapshot-N`` verified to hold another writer's snapshot) deletes what this
 attempt wrote, re-reads the latest snapshot, re-checks conflicts and retries with Java's
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.binary_row import serialized_arity
+from ..data.java_format import utc_wall_clock_from_millis
 from ..errors import (
     CatalogUnavailable,
     CommitConflict,
@@ -55,6 +58,7 @@ from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..refs.statistics import read_statistics
+from ..table.catalog_environment import PartitionStatistics
 from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
 from .manifest_merge import ManifestFileMerger, write_index_manifest
@@ -63,6 +67,7 @@ from .partition_spec import static_partition_filter
 from .row_tracking import assign_row_tracking, check_row_tracking_table, is_row_tracking, next_row_id_start
 
 if TYPE_CHECKING:
+    from ..table.catalog_environment import SnapshotCommit
     from ..table.file_store_table import FileStoreTable
 
 log = logging.getLogger(__name__)
@@ -107,6 +112,47 @@ _PUBLISH_VERIFY_ROUNDS = 8
 
 class _LostRace(Exception):
     """snapshot-N was published by someone else; this attempt's files are already cleaned."""
+
+
+class _OutcomeOpen(Exception):
+    """The catalog server could not tell whether this attempt was published; its files stay and
+    the next attempt first looks whether it landed (Java's retry after a commit exception)."""
+
+
+@dataclass
+class _OpenAttempt:
+    """An attempt whose publish outcome is unknown: its base, its snapshot and the files it wrote."""
+
+    base_id: int  # 0: the table had no snapshot
+    snapshot: Snapshot
+    written: list[str]
+
+
+def partition_statistics(schema: Any, entries: Sequence[ManifestEntry]) -> list[PartitionStatistics]:
+    """Java's ``PartitionEntry.merge`` of a commit's data file changes, per partition in order of
+    first appearance: records, bytes and files added minus removed, the newest file's creation
+    time in epoch millis (Java ``creationTimeEpochMillis``: the stored wall clock read in the
+    local zone), the last entry's bucket count; partitions named as the metastore names them."""
+    merged: dict[bytes, list[int]] = {}
+    for e in entries:
+        sign = -1 if e.kind == FileKind.DELETE else 1
+        created = e.file.creation_time
+        created_ms = (int(utc_wall_clock_from_millis(created).timestamp() * 1000) if created is not None
+                      else _NO_CREATION_TIME)
+        cur = merged.get(e.partition)
+        if cur is None:
+            merged[e.partition] = [sign * e.file.row_count, sign * e.file.file_size, sign, created_ms,
+                                   e.total_buckets]
+        else:
+            cur[0] += sign * e.file.row_count
+            cur[1] += sign * e.file.file_size
+            cur[2] += sign
+            cur[3] = max(cur[3], created_ms)
+            cur[4] = e.total_buckets
+    return [PartitionStatistics(paths.partition_spec_of(schema, part), *vals) for part, vals in merged.items()]
+
+
+_NO_CREATION_TIME = -(2**63)  # Long.MIN_VALUE: a file without a creation time never is the newest
 
 
 # ---------------------------------------------------------------------------------------
@@ -156,6 +202,7 @@ class FileStoreCommit:
         self.published: list[int] = []  # snapshot ids this instance published
         self.outcome_unknown = False  # a publish failed in a way that may still have landed
         self.rollback_entries: list[ManifestEntry] = []  # the delta rollback_as_latest committed
+        self._open: list[_OpenAttempt] = []  # server publishes whose outcome is still unknown
 
     # -- public API ---------------------------------------------------------------------
 
@@ -314,14 +361,18 @@ class FileStoreCommit:
         start = time.monotonic()
         retry = 0
         self.attempts = 0
+        self._open.clear()
         while True:
             latest = self.snapshot_manager.latest_snapshot()
+            landed = self._landed_earlier(latest)
+            if landed is not None:
+                return landed
             if latest is None:
                 return None
             self.attempts += 1
             try:
                 return self._replace_manifests_once(latest, rewrite, kind, total_record_count)
-            except _LostRace:
+            except (_LostRace, _OutcomeOpen):
                 pass
             self._give_up_or_wait(start, retry, latest)
             retry += 1
@@ -384,14 +435,14 @@ class FileStoreCommit:
             id=latest.id + 1, schema_id=schema_id, base_manifest_list=base[0], base_manifest_list_size=base[1],
             delta_manifest_list=delta_list[0], delta_manifest_list_size=delta_list[1],
             index_manifest=target.index_manifest, commit_user=self.commit_user,
-            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="OVERWRITE",
+            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind="OVERWRITE", uuid=str(uuid.uuid4()),
             time_millis=max(int(time.time() * 1000), latest.time_millis),
             total_record_count=target.total_record_count, delta_record_count=added - removed,
             watermark=target.watermark, statistics=target.statistics, properties=target.properties,
             # row ids stay unique: never move nextRowId backwards (Java keeps the larger)
             next_row_id=max(row_ids) if row_ids else None,
         )
-        published = self._publish_snapshot(snapshot, written)
+        published = self._publish_snapshot(snapshot, written, latest, delta)
         self.rollback_entries = delta
         return published
 
@@ -570,8 +621,12 @@ class FileStoreCommit:
         retry = 0
         self.attempts = 0
         registered = False
+        self._open.clear()
         while True:
             latest = self.snapshot_manager.latest_snapshot()
+            landed = self._landed_earlier(latest)
+            if landed is not None:
+                return landed
             changes = build(latest)
             if not registered:
                 self._register_partitions(changes.table)
@@ -580,7 +635,7 @@ class FileStoreCommit:
             try:
                 return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props,
                                              operation)
-            except _LostRace:
+            except (_LostRace, _OutcomeOpen):
                 pass
             self._give_up_or_wait(start, retry, latest)
             retry += 1
@@ -589,6 +644,12 @@ class FileStoreCommit:
         """After a lost race: CommitConflict past the retry budget, else Java's back-off."""
         elapsed_ms = (time.monotonic() - start) * 1000
         if retry >= self.max_retries or (self.timeout_ms is not None and elapsed_ms > self.timeout_ms):
+            if self._open:
+                ids = ", ".join(str(a.snapshot.id) for a in self._open)
+                raise OutcomeUnknown(
+                    f"commit to {self.table.identifier}: the catalog could not tell whether snapshot {ids} was "
+                    f"published, {retry + 1} attempts; nothing was deleted -- check `inspect snapshots "
+                    f"{self.table.identifier}` before committing again")
             raise CommitConflict(
                 f"commit to {self.table.path} gave up after {retry + 1} attempts: other writers kept "
                 f"publishing snapshot {self._next_id(latest)} first (commit.max-retries={self.max_retries})"
@@ -638,7 +699,7 @@ class FileStoreCommit:
         except BaseException:
             self._cleanup(written)
             raise
-        return self._publish_snapshot(snapshot, written)
+        return self._publish_snapshot(snapshot, written, latest, changes.table)
 
     def _register_partitions(self, entries: Sequence[ManifestEntry]) -> None:
         """A metastore that tracks the table's partitions (``metastore.partitioned-table``) learns
@@ -684,22 +745,28 @@ class FileStoreCommit:
             id=latest.id + 1, schema_id=latest.schema_id, base_manifest_list=base[0],
             base_manifest_list_size=base[1], delta_manifest_list=delta[0], delta_manifest_list_size=delta[1],
             index_manifest=latest.index_manifest, commit_user=self.commit_user,
-            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind,
+            commit_identifier=BATCH_COMMIT_IDENTIFIER, commit_kind=kind, uuid=str(uuid.uuid4()),
             time_millis=max(int(time.time() * 1000), latest.time_millis),
             total_record_count=latest.total_record_count if count is None else count, delta_record_count=0,
             watermark=latest.watermark,
             statistics=latest.statistics, properties=latest.properties, next_row_id=latest.next_row_id,
         )
-        return self._publish_snapshot(snapshot, written)
+        return self._publish_snapshot(snapshot, written, latest, [])
 
-    def _publish_snapshot(self, snapshot: Snapshot, written: list[str]) -> Snapshot:
-        """Publish a built snapshot, then LATEST; raises _LostRace (files cleaned) if another
-        writer's snapshot has that id."""
+    def _publish_snapshot(self, snapshot: Snapshot, written: list[str], base: Snapshot | None,
+                          entries: Sequence[ManifestEntry]) -> Snapshot:
+        """Publish a built snapshot on ``base``: through the catalog server where it commits,
+        else snapshot-N then LATEST; raises _LostRace (files cleaned) if another writer's
+        snapshot took its place. ``entries``: the commit's data file changes (the server's
+        partition statistics)."""
         new_id = snapshot.id
-        path = self.snapshot_manager.snapshot_path(new_id)
-        data = snapshot.to_json().encode("utf-8")
         if self._before_publish is not None:
             self._before_publish(new_id)
+        server = self.table.catalog_environment.snapshot_commit
+        if server is not None:
+            return self._publish_through(server, snapshot, written, base, entries)
+        path = self.snapshot_manager.snapshot_path(new_id)
+        data = snapshot.to_json().encode("utf-8")
 
         def publish() -> bool:  # under the catalog's lock, as Java: snapshot, then the hint
             if not self._publish(path, data, new_id, written):
@@ -715,6 +782,60 @@ class FileStoreCommit:
             self._cleanup(written)  # snapshot-N verified to be another writer's
             raise _LostRace()
         return snapshot
+
+    def _publish_through(self, server: SnapshotCommit, snapshot: Snapshot, written: list[str], base: Snapshot | None,
+                         entries: Sequence[ManifestEntry]) -> Snapshot:
+        """The catalog server publishes (Java ``CatalogSnapshotCommit``; it writes snapshot-N and
+        LATEST itself). Refused (the base moved) or a 409 is a lost race; an outcome the server
+        cannot tell keeps this attempt's files and raises _OutcomeOpen; any other error was
+        certainly not published: the files go and the error stands."""
+        stats = partition_statistics(self.table.schema, entries)
+        self.outcome_unknown = True
+        try:
+            ours = server.commit(base, snapshot, self.table.branch, stats)
+        except OutcomeUnknown as e:
+            self._open.append(_OpenAttempt(0 if base is None else base.id, snapshot, list(written)))
+            log.warning("commit to %s: %s; looking whether it landed before trying again", self.table.identifier, e)
+            raise _OutcomeOpen(str(e)) from e
+        except CommitConflict:
+            self.outcome_unknown = bool(self._open)
+            self._cleanup(written)
+            raise _LostRace() from None
+        except BaseException:
+            self.outcome_unknown = bool(self._open)
+            self._cleanup(written)
+            raise
+        if not ours:
+            self.outcome_unknown = bool(self._open)
+            self._cleanup(written)
+            raise _LostRace()
+        self.published.append(snapshot.id)
+        self._close_open_attempts(None)
+        return snapshot
+
+    def _landed_earlier(self, latest: Snapshot | None) -> Snapshot | None:
+        """Before planning again after attempts whose outcome stayed unknown (Java's check in
+        ``tryCommitOnce``): the snapshot one of them published after all, found by its uuid
+        among the snapshots after its base; None when none did (yet)."""
+        if not self._open or latest is None:
+            return None
+        ours = {a.snapshot.uuid for a in self._open}
+        for sid in range(min(a.base_id for a in self._open) + 1, latest.id + 1):
+            snap = latest if sid == latest.id else self.snapshot_manager.try_snapshot(sid)
+            if snap is not None and snap.uuid in ours:
+                self.published.append(snap.id)
+                self._close_open_attempts(snap.uuid)
+                return snap
+        return None
+
+    def _close_open_attempts(self, landed: str | None) -> None:
+        """A snapshot of this commit is published: no other open attempt can land any more (its id
+        is taken or its base moved), so the files only they wrote go."""
+        for a in self._open:
+            if a.snapshot.uuid != landed:
+                self._cleanup(a.written)
+        self._open.clear()
+        self.outcome_unknown = False
 
     def _publish(self, path: str, data: bytes, new_id: int, written: list[str]) -> bool:
         """Publish snapshot-N: True if it is ours, False if another writer's (both verified).
@@ -791,6 +912,7 @@ class FileStoreCommit:
         if latest is not None and latest.time_millis > now:
             now = latest.time_millis  # keep commit times monotonic for time travel
         return Snapshot(
+            uuid=str(uuid.uuid4()),  # Java 2.0+: a catalog server compares bases by it
             id=new_id,
             schema_id=schema_id,
             base_manifest_list=lists.base[0],

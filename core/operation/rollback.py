@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from ..data.java_format import local_datetime_from_millis
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
-from ..io.fileio import join
+from ..io.fileio import basename, join
 from ..io.paths import MAIN_BRANCH
 from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager
 from ..utils.interrupt import deferred
@@ -297,10 +297,32 @@ def _check_unchanged(table: FileStoreTable, plan: RollbackPlan) -> None:
 
 
 def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
-    table.lock.run_with_lock(lambda: _rollback_metadata(table, plan))
-    delete_in_order(table.file_io, [f for f in plan.files if f.kind not in _METADATA], lambda f: _PHASES[f.kind])
+    files = [f for f in plan.files if f.kind not in _METADATA]
+    versions = table.catalog_environment.versions
+    if versions is None:
+        table.lock.run_with_lock(lambda: _rollback_metadata(table, plan))
+    else:
+        files = _rollback_on_server(table, plan, files)
+    delete_in_order(table.file_io, files, lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
         remove_empty_bucket_dirs(table, plan.bucket_dirs)
+
+
+def _rollback_on_server(table: FileStoreTable, plan: RollbackPlan, files: list[RemovedFile]) -> list[RemovedFile]:
+    """A catalog server that keeps the versions (REST) rolls the metadata back itself (Java's
+    ``rollbackTo`` through the catalog), from the planned latest snapshot only. The files it
+    left unused are then deleted as a local rollback deletes them -- those no snapshot, tag or
+    changelog of any branch uses now (read again after the server's rollback, so whatever the
+    server kept keeps its files); a file the server deleted already counts as deleted."""
+    versions = table.catalog_environment.versions
+    assert versions is not None
+    _check_unchanged(table, plan)
+    with deferred():  # SIGINT / SIGTERM wait for the server's answer
+        versions.rollback_to(table.branch, plan.target_id, tag=plan.from_tag, from_snapshot=plan.latest_id)
+    if not files:
+        return files
+    used = collect_used_files(table.file_io, table.path, action=ACTION).names
+    return [f for f in files if basename(f.path) not in used]
 
 
 def _rollback_metadata(table: FileStoreTable, plan: RollbackPlan) -> None:

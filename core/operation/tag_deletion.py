@@ -220,7 +220,12 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
             table.tag_manager.notify_deleted(f.tag)
             fio.delete(f.path)
 
-    table.lock.run_with_lock(delete_tag_files)
+    versions = table.catalog_environment.versions
+    if versions is None:
+        table.lock.run_with_lock(delete_tag_files)
+    else:  # the catalog server deletes its tags (REST); the files only they used go as below
+        for f in tag_files:
+            versions.delete_tag(table.branch, f.tag)
     delete_in_order(fio, rest, lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
         remove_empty_bucket_dirs(table, plan.bucket_dirs)

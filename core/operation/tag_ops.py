@@ -15,6 +15,7 @@ from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound
 from ..refs.snapshot import Snapshot
 from ..refs.tag_period import TagPeriod, TimeExtractor, tag_time_extractor
 from ..refs.tags import TAG_PREFIX, Tag, java_duration_str, validate_tag_name
+from ..table.features import refuse_on_catalog_server
 from ..utils.durations import parse_duration_millis
 from ..utils.rows import Rows
 from .file_deletion import GuardedReader
@@ -74,6 +75,8 @@ def create_tag(
         if snap is None:
             return _tag_from_tag(table, name, snapshot_id, retained)
     _check_no_auto_tag(table, name, snap)
+    if table.catalog_environment.versions is not None:
+        return _create_on_server(table, name, snap, retained)
     try:
         raw = table.file_io.read_text(sm.snapshot_path(snap.id))
     except NotFound:
@@ -112,6 +115,14 @@ def snapshot_from_time(table: FileStoreTable, timestamp_millis: int | None = Non
     if snap is None:
         raise NotFound(f"no snapshot or tag of {table.identifier} has a watermark at or above {watermark}")
     return snap, f"the earliest snapshot with a watermark at or above {watermark} (watermark {snap.watermark})"
+def _create_on_server(table: FileStoreTable, name: str, snap: Snapshot, retained: float | None) -> Tag:
+    """A catalog server that keeps the versions (REST) writes the tag (``POST .../tags`` with the
+    snapshot checked here and the retention in milliseconds); the tag it wrote is read back."""
+    versions = table.catalog_environment.versions
+    assert versions is not None
+    versions.create_tag(table.branch, name, snap.id, None if retained is None else round(retained * 1000))
+    made = table.tag_manager.try_tag(name)
+    return made if made is not None else Tag(name, snap, None, retained)
 
 
 def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: float | None) -> Tag:
@@ -121,6 +132,8 @@ def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: 
     if holder is None:
         table.snapshot_manager.snapshot(snapshot_id)  # raises NotFound naming the ids that exist
         raise NotFound(f"snapshot {snapshot_id} not found")  # pragma: no cover - snapshot() raised
+    if table.catalog_environment.versions is not None:
+        return _create_on_server(table, name, holder.snapshot, retained)
     raw = None
     if holder.create_time is None and holder.time_retained_seconds is None:
         raw = table.file_io.read_text(tm.tag_path(holder.name))
@@ -147,6 +160,7 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
     between leaves two tags on the same snapshot, never zero.
     """
     validate_tag_name(new_name)
+    refuse_on_catalog_server(table, "tag rename", "the REST API has no call to rename a tag")
     tm = table.tag_manager
     tag = tm.tag(name)
     if tm.tag_exists(new_name):

@@ -61,6 +61,10 @@ DATA_ACCESS = DATA_CHANGES | {Action.READ}
 COMMITS = DATA_CHANGES | {Action.COMPACT_MANIFEST, Action.ROLLBACK, Action.TAG, Action.FAST_FORWARD,
                           Action.PURGE_FILES, Action.REMOVE_UNEXISTING_MANIFESTS}
 EVERYTHING = frozenset(Action)
+# actions with no counterpart in a version-managing catalog server's API (a REST catalog): they
+# would change metadata the server owns, so they are refused by name
+SERVER_REFUSED = {Action.PURGE_FILES: "it drops every branch, tag and consumer and truncates in one go, which the "
+                                      "REST API has no call for"}
 
 KNOWN_INDEX_TYPES = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})
 SUPPORTED_FILE_FORMATS = frozenset({"parquet", "orc", "avro"})
@@ -239,12 +243,8 @@ def check_features(table: FileStoreTable, action: Action) -> None:
     """The gate of one command: schema features, then (for data changes) the index kinds the
     latest snapshot holds. Reads metadata only; raises NotYetSupported naming the feature."""
     name = table.identifier.full_name
-    env = table.catalog_environment
-    if env.version_management and action is not Action.READ:
-        raise NotYetSupported(
-            f"{action.value} on {name}: the table is served by REST catalog {env.catalog}, whose server commits "
-            "snapshots and manages versions; paimon-cli does not change REST catalog tables yet (nothing was "
-            "changed; reading works)")
+    if action in SERVER_REFUSED:
+        refuse_on_catalog_server(table, action.value, SERVER_REFUSED[action])
     check_schema_features(table.schema, action, name)
     if action not in GLOBAL_INDEX.refused:
         return
@@ -252,6 +252,15 @@ def check_features(table: FileStoreTable, action: Action) -> None:
     if kinds:
         found = f"index kinds {', '.join(kinds)} in the index manifest"
         raise NotYetSupported(_message(action, name, found, GLOBAL_INDEX))
+
+
+def refuse_on_catalog_server(table: FileStoreTable, what: str, why: str) -> None:
+    """NotYetSupported naming ``what`` when the table's versions are kept by a catalog server
+    (a REST catalog) and the change has no call in its API: never done behind its back."""
+    env = table.catalog_environment
+    if env.version_management:
+        raise NotYetSupported(f"{what} on {table.identifier.full_name}: not supported through REST catalog "
+                              f"{env.catalog}, whose server keeps the table's versions: {why} (nothing was changed)")
 
 
 def unsupported_index_types(table: FileStoreTable) -> list[str]:

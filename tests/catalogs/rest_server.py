@@ -334,7 +334,8 @@ class RestCatalogServer:
     ``data_token``: serve tables with ``data-token.enabled`` (an override, as DLF does);
     ``token_options``: what a data token carries for a table; ``token_ttl_ms``: its lifetime
     (``clock``: the server's time, for tests of expiry); ``storage_options``: the server's own
-    access to external tables' storage (fsspec options).
+    access to tables' storage (fsspec options); ``table_root``: a URI (``s3://b/wh``) under which
+    managed tables are created instead of ``root`` (databases stay listed from ``root``).
     """
 
     def __init__(self, root: str | os.PathLike[str], *, warehouse: str = DEFAULT_WAREHOUSE,
@@ -343,7 +344,8 @@ class RestCatalogServer:
                  data_token: bool = False,
                  token_options: Callable[[str], dict[str, str]] | None = None,
                  token_ttl_ms: int = 2 * 3600 * 1000, clock: Callable[[], float] = time.time,
-                 storage_options: dict[str, Any] | None = None) -> None:
+                 storage_options: dict[str, Any] | None = None, table_root: str | None = None) -> None:
+        self.table_root = table_root.rstrip("/") if table_root else None
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
         self.warehouse = warehouse
@@ -655,8 +657,10 @@ class RestCatalogServer:
             raise ApiError(409, f"Table {db}.{name} already exists.", "TABLE", f"{db}.{name}")
         schema = _schema_from_json((body or {}).get("schema"))
         external = PATH_OPTION in schema.options
+        managed = (f"{self.table_root}/{db}.db/{name}" if self.table_root is not None
+                   else str(self._db_path(db) / name))
         location = (schema.options.pop(PATH_OPTION).removeprefix("file://").removeprefix("file:")
-                    if external else str(self._db_path(db) / name))
+                    if external else managed)
         manager = SchemaManager(self._fio(location), location)
         if not external and manager.latest() is not None:
             raise ApiError(409, f"files of a table already exist at {location}", "TABLE", f"{db}.{name}")
@@ -689,7 +693,10 @@ class RestCatalogServer:
 
     def _drop(self, db: str, table: str, entry: TableEntry) -> None:
         if not entry.external:
-            shutil.rmtree(entry.location, ignore_errors=True)
+            if entry.location.startswith("/"):
+                shutil.rmtree(entry.location, ignore_errors=True)
+            else:
+                self._fio(entry.location).delete_dir(entry.location)
         del self.tables[(db, table)]
         self.partitions.pop((db, table), None)
 
@@ -710,6 +717,8 @@ class RestCatalogServer:
         if b in self.tables:
             raise ApiError(409, f"Table {b[0]}.{b[1]} already exists.", "TABLE", f"{b[0]}.{b[1]}")
         if not entry.external:
+            if not entry.location.startswith("/"):
+                raise ApiError(501, "renameTable of a table on an object store is not implemented by this server")
             new = self._db_path(b[0]) / b[1]
             os.rename(entry.location, new)
             entry.location = str(new)

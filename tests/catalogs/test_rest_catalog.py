@@ -1,6 +1,6 @@
 """``metastore=rest``: the catalog through the server (databases, tables, create/alter/drop/rename),
-reading commands through it, and every command that would change a table refused by name with
-nothing written behind the server's back."""
+reading commands through it, errors and refusals (the changing commands are
+test_rest_commands.py's)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from paimon_cli.core.data.types import parse_columns
 from paimon_cli.core.errors import AlreadyExists, NotFound, NotYetSupported, PermissionDenied
 from paimon_cli.core.schema.schema_change import AddColumn, SetOption
 from paimon_cli.core.schema.table_schema import Schema
-from tests.catalogs.rest_server import RestCatalogServer, iter_files
+from tests.catalogs.rest_server import RestCatalogServer
 from tests.interop.pypaimon_peer import PyPaimon
 
 
@@ -52,12 +52,11 @@ def schema(text: str, **kw: Any) -> Schema:
 
 
 def seed(server: RestCatalogServer) -> None:
-    """db.t with two commits, created through the server; the data written through the files
-    (test set-up: paimon-cli does not commit through a REST catalog yet)."""
+    """db.t with two commits, created and committed through the server."""
     catalog_of(server).create_table("db.t", schema("id BIGINT NOT NULL, dt STRING, v STRING",
                                                    partition_keys=["dt"], primary_keys=["id", "dt"],
                                                    options={"bucket": "1"}))
-    t = Warehouse(str(server.root)).table("db.t")
+    t = Warehouse(catalog_options=server.client_options()).table("db.t")
     t.write(pa.table({"id": pa.array([1, 2], pa.int64()), "dt": ["a", "b"], "v": ["x", "y"]}), expire=False)
     t.write(pa.table({"id": pa.array([1], pa.int64()), "dt": ["a"], "v": ["z"]}), expire=False)
 
@@ -102,20 +101,6 @@ def test_reading_commands_through_the_server(server: RestCatalogServer) -> None:
     snaps = json.loads(cli(server, "inspect", "snapshots", "db.t", "-o", "json").stdout)
     assert [s["snapshot_id"] for s in snaps] == [1, 2]
     assert server.calls_of("getTable")
-
-
-def test_changing_commands_are_refused_and_nothing_is_written(server: RestCatalogServer, tmp_path: Path) -> None:
-    seed(server)
-    before = dict(iter_files(server.root))
-    data = tmp_path / "in.csv"
-    data.write_text("id,dt,v\n5,c,q\n")
-    for args in (["write", "db.t", str(data)], ["compact", "db.t"], ["expire", "db.t", "--retain-max", "1"],
-                 ["rollback", "db.t", "--snapshot", "1"], ["tag", "create", "db.t", "t1"],
-                 ["remove-orphan-files", "db.t"], ["branch", "create", "db.t", "b1"]):
-        res = cli(server, *args, code=1)
-        assert "REST catalog" in res.stderr and "nothing was changed" in res.stderr, (args, res.stderr)
-    assert dict(iter_files(server.root)) == before
-    assert not server.calls_of("commitTable")
 
 
 def test_permission_errors_exit_9(server: RestCatalogServer) -> None:
@@ -167,27 +152,3 @@ def test_pypaimon_written_table_reads_the_same_through_our_rest_catalog(server: 
     assert sorted((r["id"], r["dt"], r["v"]) for r in rows) == expected
     with pytest.raises(PermissionDenied):
         catalog_of(server, token="wrong").list_databases()
-
-
-@pytest.mark.s3
-def test_a_table_on_s3_is_read_with_its_data_token(tmp_path: Path, s3_server: Any, monkeypatch: pytest.MonkeyPatch
-                                                   ) -> None:
-    """The client is given no storage options at all: the endpoint and keys come from the
-    table's data token."""
-    monkeypatch.delenv("PAIMON_FS_OPTIONS", raising=False)
-    wh = s3_server.fresh_warehouse("rest")
-    fs = load_catalog(resolve_catalog_options(warehouse=wh), s3_server.storage_options)
-    fs.create_table("db.t", schema("id BIGINT NOT NULL, v STRING", primary_keys=["id"], options={"bucket": "1"}))
-    Warehouse(wh, fs_options=s3_server.storage_options).table("db.t").write(
-        pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["x", "y"]}), expire=False)
-    token = {"fs.s3.accessKeyId": "testing", "fs.s3.accessKeySecret": "testing",
-             "fs.s3.endpoint": s3_server.endpoint, "fs.s3.region": s3_server.region}
-    with RestCatalogServer(tmp_path / "root", data_token=True, storage_options=s3_server.storage_options,
-                           token_options=lambda t: token) as server:
-        cat = catalog_of(server)
-        cat.create_database("db")
-        cat.api.register_table("db", "t", f"{wh}/db.db/t")
-        assert cat.list_table_entries("db")[0].location == f"{wh}/db.db/t"
-        rows = [json.loads(line) for line in cli(server, "read", "db.t", "-o", "jsonl").stdout.splitlines()]
-        assert sorted((r["id"], r["v"]) for r in rows) == [(1, "x"), (2, "y")]
-        assert [t for t, _ in server.tokens_issued] == ["db.t"]

@@ -352,6 +352,27 @@ def test_a_rollback_whose_answer_is_lost_is_found_done(server: RestCatalogServer
     assert api.load_snapshot("db", "t").id == 1  # type: ignore[union-attr]
 
 
+def test_a_resend_answered_409_or_404_because_the_slow_first_attempt_landed_is_done(server: RestCatalogServer
+                                                                                     ) -> None:
+    """A tag create times out while it is still on its way; the look finds no tag, so it is sent
+    again; the first lands before the resend is served, which answers 409: that tag is ours, not
+    a clash. Likewise a branch drop whose resend finds the branch gone (404)."""
+    api = RestApi.connect(server.client_options(), "rc", timeout=1.0, attempts=3, backoff=(0, 0),
+                          sleep=lambda s: None)
+    with_table(api)
+    write_rows(server, [1])
+    server.inject("createTag", delay=1.5)  # lands at ~1.5 s, after the client gave up at 1.0 s
+    server.inject("createTag", delay=0.8)  # the resend (sent at ~1.0 s) is served at ~1.8 s
+    api.create_tag("db", "t", "v1", 1)
+    assert [c.status for c in server.calls_of("createTag")] == [200, 409]
+    api.create_branch("db", "t", "b1")
+    server.inject("dropBranch", delay=1.5)
+    server.inject("dropBranch", delay=0.8)
+    api.drop_branch("db", "t", "b1")
+    assert [c.status for c in server.calls_of("dropBranch")] == [200, 404]
+    assert api.list_tags("db", "t") == ["v1"] and api.list_branches("db", "t") == []
+
+
 # -- data tokens --------------------------------------------------------------------------------------------
 
 

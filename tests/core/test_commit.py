@@ -129,10 +129,12 @@ def test_first_append_writes_java_layout(wh: str) -> None:
     assert (snap.total_record_count, snap.delta_record_count, snap.changelog_record_count) == (7, 7, None)
     assert snap.changelog_manifest_list is None and snap.index_manifest is None
 
-    # the file on disk is that snapshot, Jackson layout, with the 1.1+ list sizes
+    # the file on disk is that snapshot, Jackson layout, with the 1.1+ list sizes and Java 2.0's
+    # uuid right after the version (a fresh one per snapshot)
     text = (Path(t.path) / "snapshot" / "snapshot-1").read_text()
     assert Snapshot.from_json(text, "x") == snap
-    assert text.startswith('{\n  "version" : 3,\n  "id" : 1,\n')
+    assert text.startswith(f'{{\n  "version" : 3,\n  "uuid" : "{snap.uuid}",\n  "id" : 1,\n')
+    assert str(uuid.UUID(str(snap.uuid))) == snap.uuid
     assert '"baseManifestListSize"' in text and '"deltaManifestListSize"' in text
     assert '"properties"' not in text and "changelogManifestList" not in text
     assert (Path(t.path) / "snapshot" / "LATEST").read_bytes() == b"1"
@@ -980,3 +982,37 @@ def test_data_evolution_commit_numbers_rows_as_row_tracking(wh: str) -> None:
     got = {n: (f.first_row_id, f.min_sequence_number, f.max_sequence_number) for n, f in files.items()}
     assert got == {base.file_name: (0, s1.id, s1.id), partial.file_name: (0, s2.id, s2.id),
                    kept.file_name: (10, 3, 5)}
+
+
+def test_partition_statistics_are_the_commits_deltas_as_java_merges_them(wh: str, monkeypatch: pytest.MonkeyPatch
+                                                                          ) -> None:
+    """Java's PartitionEntry.merge: per partition +rows/+bytes/+1 per ADD, minus per DELETE, the
+    newest creation time read in the local zone (creationTimeEpochMillis), the last bucket
+    count; a null partition value named partition.default-name, an unpartitioned table {}."""
+    import time as _time
+
+    from paimon_cli.core.manifest.manifest import ManifestEntry
+    from paimon_cli.core.operation.commit import partition_statistics
+
+    monkeypatch.setenv("TZ", "Asia/Shanghai")  # +08:00: the stored wall clock is 8 h ahead of UTC
+    _time.tzset()
+    try:
+        t = make_table(wh)
+        a, b, gone = dfile(3), replace(dfile(4), creation_time=1_700_000_360_000), dfile(5)
+        entries = [ManifestEntry(FileKind.ADD, part(t, "x"), 0, 2, a), ManifestEntry(FileKind.ADD, part(t, None), 0, 2, b),
+                   ManifestEntry(FileKind.DELETE, part(t, "x"), 1, 4, gone),
+                   ManifestEntry(FileKind.ADD, part(t, None), 1, 4, a)]
+        stats = partition_statistics(t.schema, entries)
+        eight_hours = 8 * 3600 * 1000
+        assert [(s.spec, s.record_count, s.file_size_in_bytes, s.file_count, s.last_file_creation_time,
+                 s.total_buckets) for s in stats] == [
+            ({"dt": "x"}, 3 - 5, 1003 - 1005, 0, 1_700_000_000_000 - eight_hours, 4),
+            ({"dt": "__DEFAULT_PARTITION__"}, 4 + 3, 1004 + 1003, 2, 1_700_000_360_000 - eight_hours, 4)]
+        assert stats[0].to_json() == {"spec": {"dt": "x"}, "recordCount": -2, "fileSizeInBytes": -2, "fileCount": 0,
+                                      "lastFileCreationTime": 1_700_000_000_000 - eight_hours, "totalBuckets": 4}
+        flat = make_table(wh, "flat", partitioned=False)
+        (only,) = partition_statistics(flat.schema, [ManifestEntry(FileKind.ADD, part(flat, None), 0, -1, a)])
+        assert only.spec == {} and only.record_count == 3
+    finally:
+        monkeypatch.delenv("TZ")
+        _time.tzset()
