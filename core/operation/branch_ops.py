@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import AlreadyExists, InvalidInput, NotFound
+from ..iceberg.callback import resync as resync_iceberg
 from ..io.fileio import FileIO, FileStatus, join
 from ..io.paths import MAIN_BRANCH, table_relative
 from ..refs.branches import BranchManager, validate_branch_name
@@ -244,6 +245,7 @@ def fast_forward(table: FileStoreTable, name: str, dry_run: bool = False) -> Bra
     if dry_run:
         return plan
     table.lock.run_with_lock(lambda: _apply_fast_forward(table, plan))
+    resync_iceberg(table)  # the Iceberg metadata describes the new latest snapshot
     return plan
 
 

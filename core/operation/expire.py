@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.java_format import local_datetime_from_millis
 from ..errors import CorruptMetadata, NotFound, PaimonError, UnsafeRefused
+from ..iceberg.callback import apply_iceberg_expiry, plan_iceberg_expiry
 from ..io.fileio import join
 from ..refs.snapshot import ChangelogManager, SnapshotManager
 from ..schema.options import CoreOptions
@@ -64,7 +65,13 @@ def plan_expire(table: FileStoreTable, policy: ExpirePolicy | None = None,
     rp = resolve_policy(table, policy, options)
     if policy is not None and policy.changelog:
         return plan_changelog_expire(table, rp)
-    return plan_snapshot_expire(table, rp, explain, deltas)
+    plan = plan_snapshot_expire(table, rp, explain, deltas)
+    if plan.expired_ids:
+        plan.iceberg = plan_iceberg_expiry(table, plan.end_id)
+        note = plan.iceberg.note()
+        if note is not None:
+            plan.notes.append(note)
+    return plan
 
 
 # ---------------------------------------------------------------------------------------
@@ -131,6 +138,8 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
                 on_delete(f)
             ticker.tick()
 
+        if plan.iceberg is not None:  # first: Iceberg readers must never meet a snapshot whose files go
+            apply_iceberg_expiry(table, plan.iceberg)
         delete(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
         remove_empty_bucket_dirs(table, plan.empty_dir_candidates)
         _retire_metadata(table, plan, deleted)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
+from ..iceberg.callback import resync as resync_iceberg
 from ..io.fileio import join
 from ..io.paths import MAIN_BRANCH
 from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager
@@ -254,6 +255,8 @@ def _check_unchanged(table: FileStoreTable, plan: RollbackPlan) -> None:
 
 def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
     table.lock.run_with_lock(lambda: _rollback_metadata(table, plan))
+    # Iceberg readers move to the target before any file of the removed snapshots goes
+    resync_iceberg(table)
     delete_in_order(table.file_io, [f for f in plan.files if f.kind not in _METADATA], lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
         remove_empty_bucket_dirs(table, plan.bucket_dirs)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound, UnsafeRefused
+from ..iceberg.callback import sync_tags
 from ..io.paths import table_relative
 from ..refs.snapshot import ChangelogManager, Snapshot
 from ..refs.tags import Tag, validate_tag_name
@@ -216,6 +217,7 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
         for f in tag_files:
             table.tag_manager.notify_deleted(f.tag)
             fio.delete(f.path)
+        sync_tags(table)  # the Iceberg refs forget the tags before their files go
 
     table.lock.run_with_lock(delete_tag_files)
     delete_in_order(fio, rest, lambda f: _PHASES[f.kind])

@@ -11,6 +11,7 @@ import datetime
 from typing import TYPE_CHECKING
 
 from ..errors import AlreadyExists, InvalidInput, NotFound, UnsafeRefused
+from ..iceberg.callback import sync_tags
 from ..refs.snapshot import Snapshot
 from ..refs.tag_period import TagPeriod, TimeExtractor, tag_time_extractor
 from ..refs.tags import TAG_PREFIX, Tag, validate_tag_name
@@ -76,7 +77,9 @@ def create_tag(
         raw = table.file_io.read_text(sm.snapshot_path(snap.id))
     except NotFound:
         raw = None
-    return tm.create_tag(name, snap, retained, snapshot_text=raw)
+    tag = tm.create_tag(name, snap, retained, snapshot_text=raw)
+    sync_tags(table)  # Java's Iceberg tag callback: the tag becomes an Iceberg ref
+    return tag
 
 
 def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: float | None) -> Tag:
@@ -89,7 +92,9 @@ def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: 
     raw = None
     if holder.create_time is None and holder.time_retained_seconds is None:
         raw = table.file_io.read_text(tm.tag_path(holder.name))
-    return tm.create_tag(name, holder.snapshot, retained, snapshot_text=raw)
+    tag = tm.create_tag(name, holder.snapshot, retained, snapshot_text=raw)
+    sync_tags(table)
+    return tag
 
 
 def _check_no_auto_tag(table: FileStoreTable, name: str, snap: Snapshot) -> None:
@@ -122,6 +127,7 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
         tm.notify_created(new_name)
         tm.notify_deleted(name)
         tm.file_io.delete(tm.tag_path(name))
+        sync_tags(table)  # Java leaves the old name in the Iceberg refs; the refs follow the tags here
 
     table.lock.run_with_lock(publish)
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained_seconds)

@@ -1,0 +1,230 @@
+"""Iceberg-compatible metadata (core/iceberg): pyiceberg, a real Iceberg reader, is the judge.
+
+Every table we write, compact, rescale, expire and roll back with ``metadata.iceberg.storage``
+on must read in pyiceberg exactly as our own ``read`` returns it, through the table's
+``version-hint.text`` as an Iceberg Hadoop table is found; the snapshot list and operations
+must be the ones Java's callback writes for the same commits.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+import pytest
+from pyiceberg.table import StaticTable
+
+from paimon_cli.core.api import Warehouse
+from paimon_cli.core.errors import PaimonError
+
+ICEBERG = {"metadata.iceberg.storage": "table-location"}
+
+
+def _rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
+
+def iceberg(location: Path, snapshot_id: int | None = None) -> list[dict[str, Any]]:
+    """Rows pyiceberg reads from the Iceberg table at ``location`` (found by its version hint)."""
+    st = StaticTable.from_metadata(str(location))
+    return _rows(st.scan(snapshot_id=snapshot_id).to_arrow().to_pylist())
+
+
+def metadata(location: Path) -> dict[str, Any]:
+    hint = (location / "metadata" / "version-hint.text").read_text()
+    return json.loads((location / "metadata" / f"v{hint}.metadata.json").read_text())
+
+
+def ours(t: Any) -> list[dict[str, Any]]:
+    return _rows(t.read().to_pylist())
+
+
+def batch(ids: list[int], dt_: str, tag: str = "v") -> pa.Table:
+    return pa.table({
+        "id": pa.array(ids, pa.int32()),
+        "dt": [dt_] * len(ids),
+        "v": [f"{tag}{i}" for i in ids],
+        "d": [i * 1.5 for i in ids],
+        "day": [dt.date(2024, 1, 1 + i % 28) for i in ids],
+        "ts": [dt.datetime(2024, 1, 1, 0, 0, i % 60) for i in ids],
+        "amt": [decimal.Decimal(f"{i}.25") for i in ids],
+    })
+
+
+COLUMNS = "id INT NOT NULL, dt STRING NOT NULL, v STRING, d DOUBLE, day DATE, ts TIMESTAMP(6), amt DECIMAL(10, 2)"
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Warehouse:
+    return Warehouse(str(tmp_path / "wh"))
+
+
+def _append(wh: Warehouse, name: str = "a", **options: str) -> Any:
+    return wh.create_table(f"db.{name}", COLUMNS, partition_by="dt",
+                           options={"bucket": "-1", **ICEBERG, **options})
+
+
+def _pk(wh: Warehouse, name: str = "p", **options: str) -> Any:
+    return wh.create_table(f"db.{name}", COLUMNS, primary_key="id,dt", partition_by="dt",
+                           options={"bucket": "2", **ICEBERG, **options})
+
+
+def _loc(wh: Warehouse, name: str) -> Path:
+    return Path(wh.path) / "db.db" / name
+
+
+def test_append_table_reads_the_same_in_iceberg_after_every_commit(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    for ids, part in (([1, 2, 3], "a"), ([4, 5], "b"), ([6], "a")):
+        t.write(batch(ids, part))
+        assert iceberg(loc) == ours(t)
+    t.compact(full=True)
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 6
+    md = metadata(loc)
+    snaps = md["snapshots"]
+    assert [(s["snapshot-id"], s.get("parent-snapshot-id"), s["summary"]["operation"]) for s in snaps] == [
+        (1, None, "append"), (2, 1, "append"), (3, 2, "append"), (4, 3, "replace")]
+    assert md["current-snapshot-id"] == 4 and md["last-sequence-number"] == 4
+    assert snaps[-1]["summary"]["total-records"] == "6" and snaps[-1]["summary"]["deleted-data-files"] == "2"
+    assert md["partition-specs"] == [{"spec-id": 0, "fields": [
+        {"name": "dt", "transform": "identity", "source-id": 1, "field-id": 1000}]}]
+    assert md["last-partition-id"] == 1000
+    # time travel: every Iceberg snapshot reads as the Paimon snapshot of the same id
+    for sid in (1, 2, 3):
+        assert iceberg(loc, sid) == _rows(t.read(snapshot=sid).to_pylist())
+    names = sorted(p.name for p in (loc / "metadata").iterdir())
+    assert [n for n in names if n.endswith(".json")] == ["v4.metadata.json"]  # delete-after-commit, 0 kept
+    assert (loc / "metadata" / "version-hint.text").read_text() == "4"
+
+
+def test_manifests_carry_iceberg_field_ids_and_java_record_names(wh: Warehouse) -> None:
+    t = _append(wh)
+    t.write(batch([1], "a"))
+    md = metadata(_loc(wh, "a"))
+    with open(md["snapshots"][0]["manifest-list"], "rb") as f:
+        r = fastavro.reader(f)
+        schema = json.loads(r.metadata["avro.schema"])
+        assert r.metadata["avro.codec"] == "snappy"  # metadata.iceberg.manifest-compression's default
+        metas = list(r)
+    assert schema["name"] == "manifest_file" and isinstance(schema, dict)  # no ["null", record] union
+    assert {f["name"]: f["field-id"] for f in schema["fields"]}["added_files_count"] == 504
+    with open(metas[0]["manifest_path"], "rb") as f:
+        r = fastavro.reader(f)
+        schema = json.loads(r.metadata["avro.schema"])
+        entries = list(r)
+    data_file = next(f for f in schema["fields"] if f["name"] == "data_file")
+    assert data_file["field-id"] == 2 and data_file["type"]["name"] == "r2"
+    part = next(f for f in data_file["type"]["fields"] if f["name"] == "partition")
+    assert part["type"]["name"] == "r102" and part["type"]["fields"][0]["field-id"] == 1000
+    e = entries[0]
+    assert (e["status"], e["snapshot_id"], e["sequence_number"]) == (1, 1, 1)
+    df = e["data_file"]
+    assert df["file_format"] == "parquet" and df["partition"] == {"dt": "a"} and df["record_count"] == 1
+    lower = {kv["key"]: kv["value"] for kv in df["lower_bounds"]}
+    assert lower[0] == (1).to_bytes(4, "little") and lower[1] == b"a"
+    assert lower[6] == (125).to_bytes(1, "big")  # DECIMAL(10, 2) 1.25: unscaled, big-endian, minimal
+
+
+def test_unchanged_partitions_keep_their_manifests(wh: Warehouse) -> None:
+    """Incremental as Java: a commit to partition b rewrites nothing of partition a."""
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    t.write(batch([1, 2], "a"))
+    t.write(batch([3], "b"))
+    before = {m["manifest_path"] for m in _manifest_list(loc)}
+    t.write(batch([4], "b"), overwrite=True, partition={"dt": "b"})
+    after = {m["manifest_path"] for m in _manifest_list(loc)}
+    md = metadata(loc)
+    assert md["snapshots"][-1]["summary"]["operation"] == "overwrite"
+    kept = before & after
+    assert len(kept) == 1  # partition a's manifest is reused; b's was rewritten with a DELETED entry
+    assert iceberg(loc) == ours(t) and sorted(r["id"] for r in ours(t)) == [1, 2, 4]
+
+
+def _manifest_list(loc: Path) -> list[dict[str, Any]]:
+    md = metadata(loc)
+    cur = next(s for s in md["snapshots"] if s["snapshot-id"] == md["current-snapshot-id"])
+    with open(cur["manifest-list"], "rb") as f:
+        return list(fastavro.reader(f))
+
+
+def test_primary_key_table_publishes_fully_compacted_files(wh: Warehouse) -> None:
+    t = _pk(wh)
+    loc = _loc(wh, "p")
+    t.write(batch([1, 2, 3], "a", "x"))
+    t.write(batch([2, 4], "a", "y"))
+    t.compact(full=True)
+    assert iceberg(loc) == ours(t)
+    assert {r["id"]: r["v"] for r in iceberg(loc)} == {1: "x1", 2: "y2", 3: "x3", 4: "y4"}
+    t.write(batch([5], "b", "z"))  # level 0: not in Iceberg until compacted, as Java
+    assert sorted(r["id"] for r in iceberg(loc)) == [1, 2, 3, 4]
+    t.compact(full=True)
+    assert iceberg(loc) == ours(t)
+
+
+def test_hadoop_catalog_writes_the_iceberg_warehouse(wh: Warehouse) -> None:
+    t = _append(wh, "h", **{"metadata.iceberg.storage": "hadoop-catalog"})
+    t.write(batch([1, 2], "a"))
+    t.write(batch([3], "b"))
+    loc = Path(wh.path) / "iceberg" / "db" / "h"
+    assert iceberg(loc) == ours(t)
+    assert not (_loc(wh, "h") / "metadata").exists()
+    assert metadata(loc)["location"] == str(_loc(wh, "h"))
+    t2 = _append(wh, "h2", **{"metadata.iceberg.storage": "hadoop-catalog",
+                              "metadata.iceberg.storage-location": "table-location"})
+    t2.write(batch([7], "a"))
+    assert iceberg(_loc(wh, "h2")) == ours(t2)
+
+
+def test_the_09_option_name_writes_beside_the_table(wh: Warehouse) -> None:
+    t = wh.create_table("db.o", COLUMNS, partition_by="dt",
+                        options={"bucket": "-1", "metadata.iceberg-compatible": "true"})
+    t.write(batch([1, 2], "a"))
+    assert iceberg(_loc(wh, "o")) == ours(t)
+
+
+def test_a_failed_callback_names_the_committed_snapshot_and_the_next_commit_rebuilds(
+        wh: Warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.iceberg import callback
+
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    t.write(batch([1], "a"))
+
+    def broken(*_a: Any, **_k: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(callback.IcebergCommitCallback, "_with_base", broken)
+    with pytest.raises(PaimonError, match=r"snapshot 2 was committed, but its Iceberg metadata could not be "
+                                          r"written \(disk full\)"):
+        t.write(batch([2], "b"), expire=False)
+    monkeypatch.undo()
+    assert metadata(loc)["current-snapshot-id"] == 1
+    t.write(batch([3], "a"))
+    md = metadata(loc)
+    assert md["current-snapshot-id"] == 3 and [s["snapshot-id"] for s in md["snapshots"]] == [3]
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 3
+
+
+def test_a_version_left_by_another_timeline_is_rebuilt(wh: Warehouse) -> None:
+    """A vN whose summary does not name our snapshot N (Java 2.0 leaves them after a rollback)
+    is replaced, never trusted, and the table uuid is kept for readers that know it."""
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    t.write(batch([1], "a"))
+    stale = metadata(loc)
+    uuid = stale["table-uuid"]
+    stale["current-snapshot-id"] = 2
+    stale["snapshots"][0]["snapshot-id"] = 2
+    del stale["snapshots"][0]["summary"]["paimon-commit-identity"]
+    (loc / "metadata" / "v2.metadata.json").write_text(json.dumps(stale))
+    t.write(batch([2], "b"))
+    md = metadata(loc)
+    assert md["current-snapshot-id"] == 2 and md["table-uuid"] == uuid
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 2
