@@ -31,7 +31,6 @@ from paimon_cli.core.mergetree.commit_message import CommitMessage
 from paimon_cli.core.operation.commit import FileStoreCommit
 from paimon_cli.core.schema.schema_change import DropColumn, SetOption
 from paimon_cli.core.schema.table_schema import Schema, TableSchema
-from paimon_cli.core.table.identifiers import Identifier
 from paimon_cli.core.table.features import (
     ALL_FEATURES,
     COMMITS,
@@ -40,6 +39,7 @@ from paimon_cli.core.table.features import (
     check_features,
     check_schema_features,
 )
+from paimon_cli.core.table.identifiers import Identifier
 from tests.core.test_orphans_support import age_all, files_under, make_table, read_rows, reload, write_rows
 
 # (schema tweak, feature name in the message, an action refused, an action allowed)

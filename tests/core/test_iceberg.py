@@ -228,3 +228,205 @@ def test_a_version_left_by_another_timeline_is_rebuilt(wh: Warehouse) -> None:
     md = metadata(loc)
     assert md["current-snapshot-id"] == 2 and md["table-uuid"] == uuid
     assert iceberg(loc) == ours(t) and len(ours(t)) == 2
+
+
+# -- expire, rollback, tags, fast-forward ------------------------------------------------------
+
+
+def _five(t: Any) -> None:
+    for i, part in enumerate(("a", "b", "a", "c", "b"), start=1):
+        t.write(batch([i * 10, i * 10 + 1], part))
+
+
+def _metadata_files(loc: Path) -> set[str]:
+    return {p.name for p in (loc / "metadata").iterdir()}
+
+
+def _referenced(loc: Path) -> set[str]:
+    """Every file the current version names: its manifest lists and their manifests."""
+    out = {f"v{(loc / 'metadata' / 'version-hint.text').read_text()}.metadata.json", "version-hint.text"}
+    for s in metadata(loc)["snapshots"]:
+        out.add(Path(s["manifest-list"]).name)
+        with open(s["manifest-list"], "rb") as f:
+            out.update(Path(m["manifest_path"]).name for m in fastavro.reader(f))
+    return out
+
+
+def test_expire_drops_the_expired_iceberg_snapshots_and_their_files(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    t.compact(full=True)  # snapshot 6: partitions a and b rewritten
+    dry = t.expire(retain_max=2, retain_min=1, dry_run=True)
+    assert any("Iceberg metadata: v6.metadata.json drops snapshots 1, 2, 3, 4" in n for n in dry.plan.notes)
+    assert [s["snapshot-id"] for s in metadata(loc)["snapshots"]] == [1, 2, 3, 4, 5, 6]  # a dry run changes nothing
+    t.expire(retain_max=2, retain_min=1)
+    md = metadata(loc)
+    assert [s["snapshot-id"] for s in md["snapshots"]] == [5, 6]
+    assert _metadata_files(loc) == _referenced(loc)  # nothing left that no version names
+    assert iceberg(loc) == ours(t)
+    assert iceberg(loc, 5) == _rows(t.read(snapshot=5).to_pylist())
+
+
+def test_commit_time_iceberg_expiry_follows_paimon_retention(wh: Warehouse) -> None:
+    """Java expires Iceberg snapshots in the callback with snapshot.num-retained.*."""
+    t = _append(wh, **{"snapshot.num-retained.min": "2", "snapshot.num-retained.max": "3"})
+    loc = _loc(wh, "a")
+    _five(t)
+    md = metadata(loc)
+    assert [s["snapshot-id"] for s in md["snapshots"]] == [3, 4, 5]
+    assert _metadata_files(loc) == _referenced(loc)
+    assert iceberg(loc) == ours(t)
+
+
+def test_rollback_moves_iceberg_readers_to_the_target_at_once(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    t.rollback(snapshot=3)
+    md = metadata(loc)
+    assert md["current-snapshot-id"] == 3 and (loc / "metadata" / "version-hint.text").read_text() == "3"
+    assert not [n for n in _metadata_files(loc) if n.startswith(("v4.", "v5."))]
+    assert _metadata_files(loc) == _referenced(loc)
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 6
+    t.write(batch([99], "z"))  # snapshot 4 again: a new timeline, built on v3
+    md = metadata(loc)
+    assert [s["snapshot-id"] for s in md["snapshots"]][-2:] == [3, 4]
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 7
+
+
+def test_rollback_keeps_an_existing_target_version(wh: Warehouse) -> None:
+    t = _append(wh, **{"metadata.iceberg.previous-versions-max": "5"})
+    loc = _loc(wh, "a")
+    _five(t)
+    uuid = metadata(loc)["table-uuid"]
+    v3 = (loc / "metadata" / "v3.metadata.json").read_text()
+    t.rollback(snapshot=3)
+    assert (loc / "metadata" / "v3.metadata.json").read_text() == v3
+    assert sorted(n for n in _metadata_files(loc) if n.endswith(".json")) == [
+        "v1.metadata.json", "v2.metadata.json", "v3.metadata.json"]
+    assert metadata(loc)["table-uuid"] == uuid
+    assert iceberg(loc) == ours(t)
+
+
+def test_tags_become_iceberg_refs(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    t.create_tag("t2", snapshot=2)
+    t.create_tag("t5")
+    refs = metadata(loc)["refs"]
+    assert refs == {"t2": {"snapshot-id": 2, "type": "tag", "max-ref-age-ms": 9223372036854775807},
+                    "t5": {"snapshot-id": 5, "type": "tag", "max-ref-age-ms": 9223372036854775807}}
+    st = StaticTable.from_metadata(str(loc))
+    assert _rows(st.scan(snapshot_id=st.metadata.refs["t2"].snapshot_id).to_arrow().to_pylist()) == \
+        _rows(t.read(tag="t2").to_pylist())
+    t.rename_tag("t5", "latest")
+    assert set(metadata(loc)["refs"]) == {"t2", "latest"}
+    t.delete_tags("t2")
+    assert set(metadata(loc)["refs"]) == {"latest"}
+    t.write(batch([7], "a"))
+    assert set(metadata(loc)["refs"]) == {"latest"}  # carried into the next version
+    t.expire(retain_max=1, retain_min=1)
+    assert metadata(loc)["refs"] == {}  # its Iceberg snapshot expired: a dangling ref breaks every reader
+    assert iceberg(loc) == ours(t)
+
+
+def test_rollback_to_a_tag_of_an_expired_snapshot(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    t.create_tag("t2", snapshot=2)
+    t.expire(retain_max=2, retain_min=1)
+    t.rollback(tag="t2")
+    md = metadata(loc)
+    assert md["current-snapshot-id"] == 2 and list(md["refs"]) == ["t2"]
+    assert _metadata_files(loc) == _referenced(loc)
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 4
+
+
+def test_fast_forward_moves_the_iceberg_metadata(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    t.create_tag("t2", snapshot=2)
+    t.create_branch("b", tag="t2")
+    t.fast_forward("b")
+    assert metadata(loc)["current-snapshot-id"] == 2
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 4
+
+
+def test_purge_leaves_an_empty_iceberg_table(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    t.purge_files()
+    assert iceberg(loc) == ours(t) == []
+    assert _metadata_files(loc) == _referenced(loc)
+
+
+# -- compact, rescale, overwrite, schema evolution, compact-manifest -----------------------------
+
+
+def test_rescale_and_compact_manifest(wh: Warehouse) -> None:
+    t = _pk(wh)
+    loc = _loc(wh, "p")
+    t.write(batch(list(range(20)), "a"))
+    t.write(batch(list(range(10, 30)), "b", "w"))
+    t.compact(full=True)
+    t.rescale(bucket_num=4)
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 40
+    t.compact_manifest()
+    assert metadata(loc)["snapshots"][-1]["summary"]["operation"] == "append"
+    assert iceberg(loc) == ours(t)
+
+
+def test_schema_evolution_publishes_every_schema(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    t.write(batch([1], "a"))
+    t.alter(add_columns="note STRING")
+    t.write(pa.table({**{c: batch([2], "b").column(c) for c in batch([2], "b").column_names},
+                      "note": ["hello"]}))
+    md = metadata(loc)
+    assert [s["schema-id"] for s in md["schemas"]] == [0, 1] and md["current-schema-id"] == 1
+    assert md["last-column-id"] == 7
+    assert iceberg(loc) == ours(t) and {r["id"]: r["note"] for r in ours(t)} == {1: None, 2: "hello"}
+
+
+# -- options --------------------------------------------------------------------------------------
+
+
+def test_previous_versions_and_delete_after_commit(wh: Warehouse) -> None:
+    t = _append(wh, "k", **{"metadata.iceberg.previous-versions-max": "2"})
+    _five(t)
+    assert sorted(n for n in _metadata_files(_loc(wh, "k")) if n.endswith(".json")) == [
+        "v3.metadata.json", "v4.metadata.json", "v5.metadata.json"]
+    t = _append(wh, "n", **{"metadata.iceberg.delete-after-commit.enabled": "false"})
+    _five(t)
+    assert len([n for n in _metadata_files(_loc(wh, "n")) if n.endswith(".json")]) == 5
+
+
+def test_iceberg_manifest_compaction(wh: Warehouse) -> None:
+    t = _append(wh, **{"metadata.iceberg.compaction.min.file-num": "3", "manifest.target-file-size": "4kb"})
+    loc = _loc(wh, "a")
+    t.write(batch([1], "a"))
+    t.write(batch([2], "a"))
+    assert len(_manifest_list(loc)) == 2
+    t.write(batch([3], "b"))  # three small manifests totalling the target: merged into one
+    metas = _manifest_list(loc)
+    assert len(metas) == 1 and (metas[0]["added_files_count"], metas[0]["existing_files_count"]) == (1, 2)
+    assert iceberg(loc) == ours(t)
+
+
+def test_manifest_codec_and_legacy_list_layout(wh: Warehouse) -> None:
+    t = _append(wh, **{"metadata.iceberg.manifest-compression": "zstd",
+                       "metadata.iceberg.manifest-legacy-version": "true"})
+    loc = _loc(wh, "a")
+    t.write(batch([1], "a"))
+    cur = metadata(loc)["snapshots"][-1]["manifest-list"]
+    with open(cur, "rb") as f:
+        r = fastavro.reader(f)
+        assert r.metadata["avro.codec"] == "zstandard"
+        assert "added_data_files_count" in list(r)[0]
+    assert iceberg(loc) == ours(t)
