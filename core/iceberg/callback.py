@@ -27,6 +27,7 @@ a base in Paimon 0.9's layout (``["null", record]`` manifests Iceberg readers re
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import struct
@@ -77,7 +78,17 @@ from .manifest import (
     legacy_layout,
 )
 from .metadata import COMMIT_IDENTITY, FORMAT_VERSION, IcebergMetadata, IcebergSnapshot
-from .types import NESTED, canonical, highest_field_id, iceberg_schema, last_partition_id, partition_spec, to_bound
+from .types import (
+    NAME_MAPPING,
+    NESTED,
+    canonical,
+    highest_field_id,
+    iceberg_schema,
+    last_partition_id,
+    name_mapping,
+    partition_spec,
+    to_bound,
+)
 
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexManifestEntry
@@ -330,6 +341,10 @@ class IcebergCommitCallback:
             s = self._iceberg_schemas[schema_id] = iceberg_schema(self._table_schema(schema_id))
         return s
 
+    def _properties(self, base: dict[str, str], schema_id: int) -> dict[str, str]:
+        mapping = name_mapping([self._table_schema(i) for i in range(schema_id + 1)])
+        return {**base, NAME_MAPPING: json.dumps(mapping, separators=(",", ":"), ensure_ascii=False)}
+
     def _latest_schema_id(self) -> int:
         latest = self.table.schema_manager.latest()
         return self.schema.id if latest is None else latest.id
@@ -472,7 +487,7 @@ class IcebergCommitCallback:
                 location=self.files.location, last_sequence_number=sid, last_updated_ms=_now(),
                 last_column_id=last_column, schemas=schemas, current_schema_id=schema_id, partition_specs=[spec],
                 default_spec_id=0, last_partition_id=last_partition_id(spec), snapshots=[snap],
-                current_snapshot_id=sid, refs=self._refs({sid}),
+                current_snapshot_id=sid, properties=self._properties({}, schema_id), refs=self._refs({sid}),
             )
             self._publish(metadata, sid, written)
         except BaseException:
@@ -648,7 +663,7 @@ class IcebergCommitCallback:
                 last_column_id=max(base.last_column_id, highest_field_id(self._iceberg_schema(schema_id))),
                 schemas=schemas, current_schema_id=schema_id, partition_specs=base.partition_specs,
                 default_spec_id=base.default_spec_id, last_partition_id=base.last_partition_id, snapshots=snapshots,
-                current_snapshot_id=sid, properties=base.properties,
+                current_snapshot_id=sid, properties=self._properties(base.properties, schema_id),
                 refs=self._refs({s.snapshot_id for s in snapshots}),
             )
             self._publish(metadata, sid, written)

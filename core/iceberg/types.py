@@ -40,7 +40,19 @@ from ..data.types import (
     VarCharType,
 )
 from ..errors import NotYetSupported
-from ..format.arrow_schema import array_element_field_id, map_key_field_id, map_value_field_id
+from ..format.arrow_schema import (
+    KEY_FIELD_ID_START,
+    KEY_PREFIX,
+    ROW_ID,
+    ROW_ID_ID,
+    SEQUENCE_NUMBER,
+    SEQUENCE_NUMBER_ID,
+    VALUE_KIND,
+    VALUE_KIND_ID,
+    array_element_field_id,
+    map_key_field_id,
+    map_value_field_id,
+)
 from ..schema.iceberg_options import unmappable_type
 from ..schema.table_schema import TableSchema
 
@@ -107,6 +119,63 @@ def iceberg_field(f: DataField) -> dict[str, Any]:
 
 def iceberg_schema(schema: TableSchema) -> dict[str, Any]:
     return {"type": "struct", "schema-id": schema.id, "fields": [iceberg_field(f) for f in schema.fields]}
+
+
+NAME_MAPPING = "schema.name-mapping.default"
+
+
+def name_mapping(schemas: list[TableSchema]) -> list[dict[str, Any]]:
+    """Iceberg's ``schema.name-mapping.default``: how readers find columns in data files
+    without field ids (Paimon 0.9's Parquet files have none), by every name a field had.
+
+    Java does not write it, so Iceberg readers cannot read 0.9's files; it is only consulted
+    for files without ids, so files that have them read exactly as before."""
+    names: dict[int, list[str]] = {}
+
+    def collect(fields: tuple[DataField, ...] | list[DataField]) -> None:
+        for f in fields:
+            known = names.setdefault(f.id, [])
+            if f.name not in known:
+                known.append(f.name)
+            if isinstance(f.type, RowType):
+                collect(f.type.fields)
+
+    for s in reversed(schemas):  # the latest name first
+        collect(s.fields)
+
+    def nested(dt: DataType, field_id: int, depth: int) -> list[dict[str, Any]] | None:
+        if isinstance(dt, RowType):
+            return [mapped(f) for f in dt.fields]
+        if isinstance(dt, ArrayType):
+            return [_entry(array_element_field_id(field_id, depth + 1), ["element"],
+                           nested(dt.element, field_id, depth + 1))]
+        if isinstance(dt, (MapType, MultisetType)):
+            key_t = dt.key if isinstance(dt, MapType) else dt.element
+            value_t = dt.value if isinstance(dt, MapType) else IntType()
+            return [_entry(map_key_field_id(field_id, depth + 1), ["key"], nested(key_t, field_id, depth + 1)),
+                    _entry(map_value_field_id(field_id, depth + 1), ["value"], nested(value_t, field_id, depth + 1))]
+        return None
+
+    def mapped(f: DataField) -> dict[str, Any]:
+        return _entry(f.id, names.get(f.id, [f.name]), nested(f.type, f.id, 0))
+
+    latest = schemas[-1]
+    out = [mapped(f) for f in latest.fields]
+    # Paimon's system columns in the same files (keys, sequence number, row kind, row id): mapped
+    # to the ids Paimon stamps on them, so a reader can place every column; Iceberg reads none
+    if latest.primary_keys:
+        out += [_entry(KEY_FIELD_ID_START + f.id, [KEY_PREFIX + n for n in names.get(f.id, [f.name])], None)
+                for f in latest.fields if f.name in latest.primary_keys]
+        out.append(_entry(VALUE_KIND_ID, [VALUE_KIND], None))
+    out += [_entry(SEQUENCE_NUMBER_ID, [SEQUENCE_NUMBER], None), _entry(ROW_ID_ID, [ROW_ID], None)]
+    return out
+
+
+def _entry(field_id: int, names: list[str], fields: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"field-id": field_id, "names": names}
+    if fields:
+        out["fields"] = fields
+    return out
 
 
 def highest_field_id(iceberg_schema_json: dict[str, Any]) -> int:

@@ -123,7 +123,11 @@ def iceberg_options(options: Mapping[str, str]) -> IcebergOptions:
         v = options.get(key)
         return default if v is None or not v.strip() else parse_bool(v, key)
 
-    compression = options.get(MANIFEST_COMPRESSION, "snappy").strip().lower()
+    # 0.9 compressed its Iceberg manifests as the table's own (manifest.compression): keep that
+    # for tables only 0.9's key enables, so a 0.9 writer still reads what we write
+    legacy = not (options.get(STORAGE) or "").strip() or options[STORAGE].strip().lower() == DISABLED
+    default_codec = options.get("manifest.compression", "zstd") if legacy else "snappy"
+    compression = options.get(MANIFEST_COMPRESSION, default_codec).strip().lower()
     return IcebergOptions(
         storage=storage,
         storage_location=location,
