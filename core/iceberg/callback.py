@@ -75,7 +75,6 @@ from .manifest import (
     IcebergManifestEntry,
     IcebergManifestFileMeta,
     IcebergManifests,
-    legacy_layout,
 )
 from .metadata import COMMIT_IDENTITY, FORMAT_VERSION, IcebergMetadata, IcebergSnapshot
 from .types import (
@@ -319,8 +318,11 @@ class IcebergCommitCallback:
         prev = self.table.snapshot_manager.try_snapshot(sid - 1)
         if prev is not None and not self._describes(base, prev):
             return None
-        if legacy_layout(self.file_io, base.current_snapshot.manifest_list):
-            return None
+        try:
+            if self.files.manifests.legacy_list(base.current_snapshot.manifest_list):
+                return None
+        except (CorruptMetadata, MissingMetadata):
+            return None  # a base whose list is unreadable or gone is rebuilt, never extended
         return base
 
     def _base_identity(self, sid: int) -> IcebergMetadata | None:
@@ -489,13 +491,13 @@ class IcebergCommitCallback:
                 default_spec_id=0, last_partition_id=last_partition_id(spec), snapshots=[snap],
                 current_snapshot_id=sid, properties=self._properties({}, schema_id), refs=self._refs({sid}),
             )
-            self._publish(metadata, sid, written)
+            versions = self._publish(metadata, sid, written)
         except BaseException:
             for p in written:
                 self.files.delete(p)
             raise
         if self.table.snapshot_manager.latest_snapshot_id() == sid:
-            self._expire_all_before(sid)
+            self._expire_all_before(sid, versions)
 
     # -- an incremental commit ---------------------------------------------------------------
 
@@ -666,14 +668,14 @@ class IcebergCommitCallback:
                 current_snapshot_id=sid, properties=self._properties(base.properties, schema_id),
                 refs=self._refs({s.snapshot_id for s in snapshots}),
             )
-            self._publish(metadata, sid, written)
+            versions = self._publish(metadata, sid, written)
         except BaseException:
             for p in written:
                 self.files.delete(p)
             raise
         if self.table.snapshot_manager.latest_snapshot_id() != sid:
             return  # a later commit already moved on: its callback cleans up
-        self._delete_old_versions(sid)
+        self._delete_old_versions(sid, versions)
         for i, s in enumerate(expired):
             nxt = expired[i + 1] if i + 1 < len(expired) else snapshots[0]
             self._expire_list(s.manifest_list, nxt.manifest_list)
@@ -691,27 +693,29 @@ class IcebergCommitCallback:
 
     # -- publishing and cleaning -------------------------------------------------------------
 
-    def _publish(self, metadata: IcebergMetadata, sid: int, written: list[str]) -> None:
+    def _publish(self, metadata: IcebergMetadata, sid: int, written: list[str]) -> list[int]:
         """Write ``vN.metadata.json`` (replacing an abandoned one), then the hint if this
-        snapshot is still the head."""
+        snapshot is still the head; returns the versions up to N that remain."""
         path = self.files.metadata_path(sid)
         data = metadata.to_json().encode("utf-8")
         if not self.file_io.try_write_atomic(path, data):
             # an abandoned version with this number (a rollback, or a drop and re-create): replace it
             self.file_io.write_bytes(path, data)
         written.clear()  # published: the files belong to the metadata now
+        versions = self.files.versions()
         if self.table.snapshot_manager.latest_snapshot_id() == sid:
             self.files.write_hint(sid)
-            self._retire_above(sid)
+            self._retire_above(sid, versions)
+        return [v for v in versions if v <= sid]
 
-    def _retire_above(self, sid: int) -> None:
+    def _retire_above(self, sid: int, versions: list[int]) -> None:
         """Versions above the head (a rollback's leftovers) would shadow it for readers that probe
         past the hint: delete them and the files only they name."""
-        above = [v for v in self.files.versions() if v > sid]
+        above = [v for v in versions if v > sid]
         if not above:
             return
         keep: set[str] = set()
-        for v in [v for v in self.files.versions() if v <= sid]:
+        for v in [v for v in versions if v <= sid]:
             md = self.files.try_read(v)
             if md is not None:
                 keep |= self.files.referenced(md)
@@ -722,14 +726,14 @@ class IcebergCommitCallback:
                 for p in sorted(self.files.referenced(md) - keep):
                     self.files.delete(p)
 
-    def _delete_old_versions(self, sid: int) -> None:
+    def _delete_old_versions(self, sid: int, versions: list[int]) -> None:
         """``metadata.iceberg.delete-after-commit.enabled``: keep ``previous-versions-max`` older versions."""
         if not self.opts.delete_after_commit:
             return
         earliest = sid - self.opts.previous_versions_max
         if earliest <= 0:
             return
-        for v in self.files.versions():
+        for v in versions:
             if v < earliest:
                 self.files.delete(self.files.metadata_path(v))
 
@@ -745,20 +749,21 @@ class IcebergCommitCallback:
             return
         self.files.delete(expired)
 
-    def _expire_all_before(self, sid: int) -> None:
+    def _expire_all_before(self, sid: int, versions: list[int]) -> None:
         """After a fresh build: every older version's lists and manifests go (none is shared
         with the new version), then the versions themselves as ``delete-after-commit`` says."""
         seen: set[str] = set()
-        for v in self.files.versions():
+        for v in versions:
             if v >= sid:
                 continue
             md = self.files.try_read(v)
             if md is None:
                 continue
-            for p in sorted(self.files.referenced(md) - seen):
+            named = self.files.referenced(md)
+            for p in sorted(named - seen):
                 self.files.delete(p)
-            seen |= self.files.referenced(md)
-        self._delete_old_versions(sid)
+            seen |= named
+        self._delete_old_versions(sid, versions)
 
     def _refs(self, snapshot_ids: set[int]) -> dict[str, int]:
         """Tags that point at an Iceberg snapshot of the metadata (Java: a ref to a missing
@@ -862,7 +867,7 @@ def resync(table: FileStoreTable) -> None:
     if current is not None and cb._describes(current, latest):
         _write_refs(cb, current, latest.id)
         files.write_hint(latest.id)
-        cb._retire_above(latest.id)
+        cb._retire_above(latest.id, files.versions())
         return
     inherit = current
     if inherit is None:
@@ -922,25 +927,20 @@ def plan_iceberg_expiry(table: FileStoreTable, first_retained: int | None) -> Ic
     if md is None:
         return out
     gone = [s for s in md.snapshots if s.snapshot_id < first_retained]
-    older = [v for v in files.versions() if v < latest]
-    stale_versions = []
-    keep: set[str] = set()
-    pruned = replace(md, snapshots=[s for s in md.snapshots if s.snapshot_id >= first_retained])
-    keep |= files.referenced(pruned)
-    for v in older:
-        old = files.try_read(v)
-        if old is None or old.current_snapshot_id < first_retained:
-            stale_versions.append(v)
-        else:
+    older = {v: files.try_read(v) for v in files.versions() if v < latest}
+    stale_versions = [v for v, old in older.items() if old is None or old.current_snapshot_id < first_retained]
+    if not gone and not stale_versions:
+        return out  # the common case after a commit: its callback already expired them
+    keep = files.referenced(replace(md, snapshots=[s for s in md.snapshots if s.snapshot_id >= first_retained]))
+    for v, old in older.items():
+        if v not in stale_versions and old is not None:
             cur = old.current_snapshot
             keep |= files.referenced(replace(old, snapshots=[cur] if cur is not None else []))
-    if not gone and not stale_versions:
-        return out
     drop: set[str] = set()
     for s in gone:
         drop |= files.referenced(replace(md, snapshots=[s]))
     for v in stale_versions:
-        old = files.try_read(v)
+        old = older[v]
         if old is not None:
             drop |= files.referenced(old)
     out.version = latest

@@ -11,7 +11,7 @@ write that schema with fastavro and read whatever a Paimon version wrote, by fie
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..data.types import DataField, DoubleType, FloatType
@@ -194,6 +194,8 @@ class IcebergManifests:
         self.entry_schema = entry_schema(self.partition_fields)
         self.list_schema = list_schema(legacy_list)
         self._files_key = "data_files" if legacy_list else "files"
+        # manifest lists are never rewritten (their names are unique): read each once
+        self._lists: dict[str, tuple[list[IcebergManifestFileMeta], bool]] = {}
 
     # -- manifests ---------------------------------------------------------------------
 
@@ -331,9 +333,25 @@ class IcebergManifests:
         self.file_io.write_bytes(path, write_avro(self.list_schema, records, self.codec))
 
     def read_list(self, path: str) -> list[IcebergManifestFileMeta]:
+        return list(self._read_list(path)[0])
+
+    def legacy_list(self, path: str) -> bool:
+        """Whether a manifest list is in Paimon 0.9's layout (a top-level ``["null", record]``
+        union, no field ids), which Iceberg readers cannot read: its version is rebuilt."""
+        return self._read_list(path)[1]
+
+    def _read_list(self, path: str) -> tuple[list[IcebergManifestFileMeta], bool]:
+        hit = self._lists.get(path)
+        if hit is not None:
+            return hit
+        try:
+            data = self.file_io.read_bytes(path)
+        except NotFound as e:
+            raise MissingMetadata(str(e)) from e
+        schema, records = read_avro(data, path)
         out = []
         try:
-            for r in self._read(path):
+            for r in records:
                 def count(name: str, r: dict[str, Any] = r) -> int:
                     v = r.get(f"{name}_files_count", r.get(f"{name}_data_files_count"))
                     return int(v or 0)
@@ -355,7 +373,8 @@ class IcebergManifests:
                 ))
         except (KeyError, TypeError, ValueError) as e:
             raise CorruptMetadata(path, f"malformed Iceberg manifest list ({type(e).__name__}: {e})") from e
-        return out
+        self._lists[path] = (out, isinstance(schema, list))
+        return self._lists[path]
 
     def _read(self, path: str) -> list[dict[str, Any]]:
         try:
@@ -363,17 +382,3 @@ class IcebergManifests:
         except NotFound as e:
             raise MissingMetadata(str(e)) from e
         return read_avro(data, path)[1]
-
-
-def legacy_layout(file_io: FileIO, path: str) -> bool:
-    """Whether an Avro file is in Paimon 0.9's layout (a top-level ``["null", record]`` union,
-    no field ids), which Iceberg readers cannot read."""
-    try:
-        schema = read_avro(file_io.read_bytes(path), path)[0]
-    except NotFound:
-        return False
-    return isinstance(schema, list)
-
-
-def with_status(entry: IcebergManifestEntry, status: int, snapshot_id: int | None = None) -> IcebergManifestEntry:
-    return replace(entry, status=status, snapshot_id=entry.snapshot_id if snapshot_id is None else snapshot_id)
