@@ -430,3 +430,47 @@ def test_manifest_codec_and_legacy_list_layout(wh: Warehouse) -> None:
         assert r.metadata["avro.codec"] == "zstandard"
         assert "added_data_files_count" in list(r)[0]
     assert iceberg(loc) == ours(t)
+
+
+# -- more commit kinds and layouts -------------------------------------------------------------
+
+
+def test_deletion_vector_table_after_full_compaction(wh: Warehouse) -> None:
+    """Format version 2: Java publishes no deletion vectors, only highest-level files."""
+    t = _pk(wh, "dv", **{"deletion-vectors.enabled": "true"})
+    loc = _loc(wh, "dv")
+    t.write(batch([1, 2, 3], "a", "x"))
+    t.write(batch([2, 3], "a", "y"))
+    t.compact(full=True)
+    assert iceberg(loc) == ours(t) and {r["id"]: r["v"] for r in iceberg(loc)} == {1: "x1", 2: "y2", 3: "y3"}
+
+
+def test_overwrite_and_partition_expiry(wh: Warehouse) -> None:
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    t.write(batch([1], "2020-01-01"))
+    t.write(batch([2], "2999-01-01"))
+    t.write(batch([3, 4], "2999-01-01"), overwrite=True)  # dynamic: only that partition
+    assert metadata(loc)["snapshots"][-1]["summary"]["operation"] == "overwrite"
+    assert iceberg(loc) == ours(t) and sorted(r["id"] for r in ours(t)) == [1, 3, 4]
+    t.write(batch([5], "2020-01-01"))
+    t.expire_partitions(expiration_time="1 d", timestamp_formatter="yyyy-MM-dd")
+    assert metadata(loc)["snapshots"][-1]["summary"]["deleted-data-files"] == "2"
+    assert iceberg(loc) == ours(t) and sorted(r["id"] for r in ours(t)) == [3, 4]
+
+
+def test_a_table_created_again_starts_new_iceberg_metadata(wh: Warehouse) -> None:
+    """hadoop-catalog metadata lives outside the table, so a drop leaves it; the new table's
+    first commit clears it (Java's rule for snapshot 1)."""
+    opts = {"metadata.iceberg.storage": "hadoop-catalog"}
+    t = _append(wh, "h", **opts)
+    loc = Path(wh.path) / "iceberg" / "db" / "h"
+    _five(t)
+    old_uuid = metadata(loc)["table-uuid"]
+    wh.drop_table("db.h")
+    t = _append(wh, "h", **opts)
+    t.write(batch([100], "z"))
+    md = metadata(loc)
+    assert md["table-uuid"] != old_uuid and [s["snapshot-id"] for s in md["snapshots"]] == [1]
+    assert _metadata_files(loc) == _referenced(loc)
+    assert iceberg(loc) == ours(t) == _rows(batch([100], "z").to_pylist())
