@@ -124,13 +124,19 @@ def _java_files(t: Any, loc: Path) -> dict[int, tuple[str, set[str]]]:
     return out
 
 
-def test_our_callback_publishes_what_javas_did_for_the_same_commits(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+@pytest.mark.parametrize("pk", [False, True], ids=["append", "primary-key"])
+def test_our_callback_publishes_what_javas_did_for_the_same_commits(java_paimon: JavaPaimon, tmp_path: Path,
+                                                                     pk: bool) -> None:
     jp, wh = java_paimon, tmp_path / "wh"
-    jp.create_table(wh, DB, "r", COLS, [], ["dt"], {"bucket": "-1", **ON, "compaction.min.file-num": "2"})
+    opts = {"bucket": "2", **ON} if pk else {"bucket": "-1", **ON, "compaction.min.file-num": "2"}
+    jp.create_table(wh, DB, "r", COLS, ["id", "dt"] if pk else [], ["dt"], opts)
     jp.write(wh, DB, "r", [{"id": 1, "dt": "a", "v": "x"}, {"id": 2, "dt": "b", "v": "y"}])
+    if pk:
+        jp.compact(wh, DB, "r")  # the first files reach the highest level: Java publishes them
     jp.write(wh, DB, "r", [{"id": 3, "dt": "a", "v": "z"}])
     jp.write(wh, DB, "r", [{"id": 4, "dt": "b", "v": "o"}], overwrite={"dt": "b"})
-    jp.write(wh, DB, "r", [{"id": 5, "dt": "c", "v": "w"}])
+    if not pk:
+        jp.write(wh, DB, "r", [{"id": 5, "dt": "c", "v": "w"}])
     jp.compact(wh, DB, "r", options={"compaction.min.file-num": "2", "compaction.max.file-num": "2"})
     loc = wh / f"{DB}.db" / "r"
     t = Warehouse(str(wh)).table(f"{DB}.r")
@@ -154,5 +160,36 @@ def test_our_callback_publishes_what_javas_did_for_the_same_commits(java_paimon:
         assert ours[sid][1] == java[sid][1], sid
     ops = {sid: (ours[sid][0], java[sid][0]) for sid in java}
     # Java 1.x+ (apache/paimon#7702) names a compaction "replace"; 0.9 still said "overwrite"
-    assert ops == {1: ("append", "append"), 2: ("append", "append"), 3: ("overwrite", "overwrite"),
-                   4: ("append", "append"), 5: ("replace", "overwrite")}
+    if pk:
+        kinds = {sid: ct.snapshot_manager.snapshot(sid).commit_kind for sid in java}
+        for sid, (o, j) in ops.items():
+            assert o == j or (o, j, kinds[sid]) == ("replace", "overwrite", "COMPACT"), (sid, o, j)
+        assert java[5][1] and ours[5][1] == java[5][1]
+    else:
+        assert ops == {1: ("append", "append"), 2: ("append", "append"), 3: ("overwrite", "overwrite"),
+                       4: ("append", "append"), 5: ("replace", "overwrite")}
+
+
+def test_a_table_we_create_reads_the_same_in_java_and_pyiceberg(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    """Our table with metadata.iceberg.storage (Java 0.9 ignores the 1.x key): written,
+    compacted, rescaled, expired and rolled back by us, read by Java 0.9 and pyiceberg."""
+    wh = tmp_path / "wh"
+    w = Warehouse(str(wh))
+    t = w.create_table(f"{DB}.o", "id INT NOT NULL, dt STRING NOT NULL, v STRING", primary_key="id,dt",
+                       partition_by="dt", options={"bucket": "2", "metadata.iceberg.storage": "table-location"})
+    t.write(_arrow([(i, "a" if i % 2 else "b", f"v{i}") for i in range(20)]))
+    t.compact(full=True)
+    _same_everywhere(java_paimon, wh, "o", t)
+    t.write(_arrow([(i, "a" if i % 2 else "b", f"w{i}") for i in range(10, 30)]))
+    t.compact(full=True)
+    t.create_tag("t1")
+    _same_everywhere(java_paimon, wh, "o", t)
+    t.rescale(bucket_num=3)
+    rows = _same_everywhere(java_paimon, wh, "o", t)
+    assert len(rows) == 30
+    t.write(_arrow([(99, "a", "x")]))
+    t.compact(full=True)
+    t.expire(retain_max=1, retain_min=1)
+    assert len(_same_everywhere(java_paimon, wh, "o", t)) == 31
+    t.rollback(tag="t1")
+    assert len(_same_everywhere(java_paimon, wh, "o", t)) == 30
