@@ -878,7 +878,8 @@ def resync(table: FileStoreTable) -> None:
 
 def sync_tags(table: FileStoreTable) -> None:
     """After tags changed: the latest version's refs are the tags whose snapshot it lists
-    (Java's tag callback rewrites the latest version in place the same way)."""
+    (Java's tag callback rewrites the latest version in place the same way). A failure leaves
+    the tags as they are and is reported; the next commit writes the refs again."""
     if not _enabled(table):
         return
     latest = table.snapshot_manager.latest_snapshot_id()
@@ -886,8 +887,13 @@ def sync_tags(table: FileStoreTable) -> None:
         return
     cb = IcebergCommitCallback(table)
     md = cb.files.try_read(latest)
-    if md is not None:
+    if md is None:
+        return
+    try:
         _write_refs(cb, md, latest)
+    except Exception as e:
+        raise PaimonError(f"{table.identifier}: the tags changed, but the Iceberg refs could not be written ({e}); "
+                          "the next commit writes them") from e
 
 
 def _write_refs(cb: IcebergCommitCallback, md: IcebergMetadata, version: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..errors import AlreadyExists, InvalidInput, NotFound
+from ..errors import AlreadyExists, InvalidInput, NotFound, PaimonError
 from ..iceberg.callback import resync as resync_iceberg
 from ..io.fileio import FileIO, FileStatus, join
 from ..io.paths import MAIN_BRANCH, table_relative
@@ -245,7 +245,11 @@ def fast_forward(table: FileStoreTable, name: str, dry_run: bool = False) -> Bra
     if dry_run:
         return plan
     table.lock.run_with_lock(lambda: _apply_fast_forward(table, plan))
-    resync_iceberg(table)  # the Iceberg metadata describes the new latest snapshot
+    try:
+        resync_iceberg(table)  # the Iceberg metadata describes the new latest snapshot
+    except Exception as e:
+        raise PaimonError(f"{table.identifier}: fast-forwarded to branch {name}, but the Iceberg metadata could not "
+                          f"be moved ({e}); the next commit rebuilds it") from e
     return plan
 
 

@@ -474,3 +474,31 @@ def test_a_table_created_again_starts_new_iceberg_metadata(wh: Warehouse) -> Non
     assert md["table-uuid"] != old_uuid and [s["snapshot-id"] for s in md["snapshots"]] == [1]
     assert _metadata_files(loc) == _referenced(loc)
     assert iceberg(loc) == ours(t) == _rows(batch([100], "z").to_pylist())
+
+
+def test_rollback_dry_run_names_the_iceberg_move_and_a_failed_move_keeps_the_files(
+        wh: Warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.iceberg import callback
+
+    t = _append(wh)
+    loc = _loc(wh, "a")
+    _five(t)
+    report = t.rollback(snapshot=3, dry_run=True)
+    assert any("Iceberg metadata moves to snapshot 3 before any file goes" in n for n in report.notes())
+    assert metadata(loc)["current-snapshot-id"] == 5
+    files_before = {p for p in (Path(wh.path) / "db.db" / "a").rglob("*.parquet")}
+
+    def broken(*_a: Any, **_k: Any) -> None:
+        raise OSError("read-only file system")
+
+    monkeypatch.setattr(callback.IcebergCommitCallback, "_without_base", broken)
+    monkeypatch.setattr(callback.IcebergCommitCallback, "_describes", staticmethod(lambda *a, **k: False))
+    with pytest.raises(PaimonError, match=r"rolled back to snapshot 3, but the Iceberg metadata could not be moved "
+                                          r"\(read-only file system\); the files of the removed snapshots were kept"):
+        t.rollback(snapshot=3)
+    monkeypatch.undo()
+    assert {p for p in (Path(wh.path) / "db.db" / "a").rglob("*.parquet")} == files_before
+    assert metadata(loc)["current-snapshot-id"] == 5  # still readable: its files were kept
+    assert len(iceberg(loc)) == 10
+    t.write(batch([77], "q"))  # the next commit rebuilds
+    assert iceberg(loc) == ours(t) and len(ours(t)) == 7
