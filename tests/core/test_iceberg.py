@@ -502,3 +502,21 @@ def test_rollback_dry_run_names_the_iceberg_move_and_a_failed_move_keeps_the_fil
     assert len(iceberg(loc)) == 10
     t.write(batch([77], "q"))  # the next commit rebuilds
     assert iceberg(loc) == ours(t) and len(ours(t)) == 7
+
+
+def test_null_partitions_and_pruning_on_our_bounds(wh: Warehouse) -> None:
+    """Partition summaries and column bounds are what Iceberg readers prune on: a filter must
+    plan only the files that can match, and null partition values must round-trip."""
+    t = wh.create_table("db.n", "id INT, dt STRING, k INT", partition_by="dt,k",
+                        options={"bucket": "-1", **ICEBERG})
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int32()), "dt": ["a", None, "b"],
+                      "k": pa.array([None, 1, 2], pa.int32())}))
+    t.write(pa.table({"id": pa.array([4, 40], pa.int32()), "dt": [None, None], "k": pa.array([None, None], pa.int32())}))
+    t.write(pa.table({"id": pa.array([5], pa.int32()), "dt": ["a"], "k": pa.array([None], pa.int32())}), overwrite=True)
+    loc = _loc(wh, "n")
+    assert iceberg(loc) == ours(t)
+    st = StaticTable.from_metadata(str(loc))
+    assert [r["id"] for r in st.scan(row_filter="dt = 'a'").to_arrow().to_pylist()] == [5]
+    assert sorted(r["id"] for r in st.scan(row_filter="dt is null").to_arrow().to_pylist()) == [2, 4, 40]
+    assert len(list(st.scan(row_filter="dt = 'b'").plan_files())) == 1
+    assert len(list(st.scan(row_filter="id > 10").plan_files())) == 1  # only the file holding 4..40
