@@ -907,6 +907,7 @@ def _write_refs(cb: IcebergCommitCallback, md: IcebergMetadata, version: int) ->
 class IcebergExpiry:
     """What expiring Paimon snapshots below ``first_retained`` does to the Iceberg side."""
 
+    first_retained: int | None = None
     version: int | None = None  # the version rewritten in place (None: nothing to do)
     snapshots: list[int] = field(default_factory=list)  # Iceberg snapshots dropped from it
     files: list[str] = field(default_factory=list)  # manifest lists, manifests and old versions deleted
@@ -921,7 +922,7 @@ class IcebergExpiry:
 def plan_iceberg_expiry(table: FileStoreTable, first_retained: int | None) -> IcebergExpiry:
     """Iceberg snapshots whose Paimon snapshot expires leave the latest version (their data
     files are about to go), with the lists, manifests and older versions only they need (reads only)."""
-    out = IcebergExpiry()
+    out = IcebergExpiry(first_retained)
     if first_retained is None or not _enabled(table):
         return out
     latest = table.snapshot_manager.latest_snapshot_id()
@@ -958,6 +959,11 @@ def plan_iceberg_expiry(table: FileStoreTable, first_retained: int | None) -> Ic
 def apply_iceberg_expiry(table: FileStoreTable, expiry: IcebergExpiry) -> None:
     """Rewrite the version without the dropped snapshots first (readers never meet a snapshot
     whose files are gone), then delete what only those snapshots named."""
+    if expiry.first_retained is None or not _enabled(table):
+        return
+    if table.snapshot_manager.latest_snapshot_id() != expiry.version:
+        # a commit since planning wrote a newer version (still listing the expiring snapshots)
+        expiry = plan_iceberg_expiry(table, expiry.first_retained)
     if expiry.version is None:
         return
     cb = IcebergCommitCallback(table)
