@@ -31,7 +31,7 @@ InspectKind = Enum(  # type: ignore[misc]
     {k.replace("-", "_"): k for k in (
         "snapshots", "schemas", "options", "files", "manifests", "partitions", "buckets", "tags",
         "branches", "consumers", "table-indexes", "statistics", "aggregation-fields", "file-indexes",
-        "audit-log", "binlog", "ro", "table", "expiry", "all-table-options", "catalog-options",
+        "audit-log", "binlog", "ro", "table", "expiry", "iceberg", "all-table-options", "catalog-options",
     )},
     type=str,
 )

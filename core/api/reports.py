@@ -362,7 +362,7 @@ class RollbackReport:
             what += f", {p.chosen}"
         return [f"{self.identifier}: {verb} to {what}: {len(p.snapshots)} snapshots, {len(p.tags)} tags, "
                 f"{len(p.changelogs)} changelogs, {len(p.files)} files ({p.total_bytes} bytes){extra}"
-                ] + [f"warning: {w}" for w in p.warnings]
+                ] + ([f"note: {p.iceberg}"] if p.iceberg else []) + [f"warning: {w}" for w in p.warnings]
 
 
 @dataclass

@@ -94,6 +94,25 @@ def statistics_dir(table_path: str) -> str:
     return join(table_path, "statistics")
 
 
+def iceberg_metadata_dir(table_path: str, catalog_location: bool) -> str:
+    """Where Iceberg-compatible metadata lives (Java ``IcebergCommitCallback.catalogTableMetadataPath``):
+    ``<table>/metadata`` beside the table, or for the catalog location (hadoop- and hive-catalog
+    storage) ``<warehouse>/iceberg/<db>/<table>/metadata``, the warehouse of an Iceberg Hadoop catalog.
+
+    The catalog location needs the warehouse layout (a ``<db>.db`` parent), as Java requires."""
+    table_path = table_path.rstrip("/")
+    name = table_path.rsplit("/", 1)[-1]
+    if not catalog_location:
+        return join(table_path, "metadata")
+    db_path = parent(table_path)
+    db_dir = db_path.rstrip("/").rsplit("/", 1)[-1]
+    if not db_dir.endswith(".db") or len(db_dir) == len(".db"):
+        raise NotYetSupported(
+            f"{table_path}: Iceberg metadata in the catalog location needs a Paimon warehouse database "
+            "(a <db>.db directory); set metadata.iceberg.storage-location=table-location for this table")
+    return join(parent(db_path), "iceberg", db_dir[: -len(".db")], name, "metadata")
+
+
 MAX_NAME_BYTES = 255  # NAME_MAX of Linux/macOS file systems and S3-compatible keys' usual limit
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a regex: ~20x faster than a per-character test
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported
+from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported, PaimonError
+from ..iceberg.callback import resync as resync_iceberg
 from ..io.fileio import FileIO, FileStatus, join
 from ..io.paths import MAIN_BRANCH, data_file_path, partition_dir_of, table_relative
 from ..manifest.manifest import FileKind, ManifestEntry
@@ -268,6 +269,11 @@ def fast_forward(table: FileStoreTable, name: str, dry_run: bool = False) -> Bra
         versions.fast_forward(name)
         return plan
     table.lock.run_with_lock(lambda: _apply_fast_forward(table, plan))
+    try:
+        resync_iceberg(table)  # the Iceberg metadata describes the new latest snapshot
+    except Exception as e:
+        raise PaimonError(f"{table.identifier}: fast-forwarded to branch {name}, but the Iceberg metadata could not "
+                          f"be moved ({e}); the next commit rebuilds it") from e
     return plan
 
 

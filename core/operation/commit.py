@@ -32,7 +32,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..data.binary_row import serialized_arity
 from ..data.java_format import utc_wall_clock_from_millis
@@ -45,6 +45,7 @@ from ..errors import (
     OutcomeUnknown,
     PaimonError,
 )
+from ..iceberg.callback import IcebergCommitCallback
 from ..io import paths
 from ..io.fileio import join
 from ..manifest.index_manifest import (
@@ -58,6 +59,7 @@ from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..refs.statistics import read_statistics
+from ..schema.iceberg_options import iceberg_enabled
 from ..table.catalog_environment import PartitionStatistics
 from ..utils.interrupt import commit_attempt
 from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
@@ -103,6 +105,22 @@ class _Lists:
     changelog: tuple[str | None, int | None] = (None, None)
     changelog_count: int | None = None
     index: str | None = None
+
+
+class CommitCallback(Protocol):
+    """Told of every snapshot a commit published, with the commit's data-file and index-file
+    entries (Java ``CommitCallback``): the Iceberg metadata writer."""
+
+    def call(self, snapshot: Snapshot, delta: Sequence[ManifestEntry], index: Sequence[IndexManifestEntry]) -> None:
+        ...
+
+
+def commit_callbacks(table: FileStoreTable) -> list[CommitCallback]:
+    """The callbacks Java's ``AbstractFileStore.createCommitCallbacks`` adds for this table (the
+    metastore's partitions are registered before the publish instead, see ``_register_partitions``)."""
+    if table.branch is None and iceberg_enabled(table.schema.options):
+        return [IcebergCommitCallback(table)]
+    return []
 
 
 # rounds of re-reading (and re-putting) a snapshot whose publish outcome is open, with the
@@ -195,6 +213,7 @@ class FileStoreCommit:
                                          self._quiet_delete)
         self.live = LiveFiles(table, self.manifest_list, self.index_manifest_file, self.merger)
         self.conflicts = ConflictDetection(table, self.live, self.bucket_unaware)
+        self.callbacks = commit_callbacks(table)
         # test hook: called with the target snapshot id right before each publish
         self._before_publish: Callable[[int], None] | None = None
         self.attempts = 0  # attempts of the last commit() (for callers' reports and tests)
@@ -371,9 +390,13 @@ class FileStoreCommit:
                 return None
             self.attempts += 1
             try:
-                return self._replace_manifests_once(latest, rewrite, kind, total_record_count)
+                snap = self._replace_manifests_once(latest, rewrite, kind, total_record_count)
             except (_LostRace, _OutcomeOpen):
                 pass
+            else:
+                if snap is not None:
+                    self._after_publish(snap, [], [])
+                return snap
             self._give_up_or_wait(start, retry, latest)
             retry += 1
 
@@ -408,9 +431,12 @@ class FileStoreCommit:
                 registered = True
             self.attempts += 1
             try:
-                return self._rollback_as_latest_once(latest, target, deletes + adds)
-            except _LostRace:
+                snap = self._rollback_as_latest_once(latest, target, deletes + adds)
+            except (_LostRace, _OutcomeOpen):
                 pass
+            else:
+                self._after_publish(snap, deletes + adds, [])
+                return snap
             self._give_up_or_wait(start, retry, latest)
             retry += 1
 
@@ -633,12 +659,29 @@ class FileStoreCommit:
                 registered = True
             self.attempts += 1
             try:
-                return self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props,
+                snap = self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props,
                                              operation)
             except (_LostRace, _OutcomeOpen):
                 pass
+            else:
+                self._after_publish(snap, changes.table, changes.index)
+                return snap
             self._give_up_or_wait(start, retry, latest)
             retry += 1
+
+    def _after_publish(self, snapshot: Snapshot, delta: Sequence[ManifestEntry],
+                       index: Sequence[IndexManifestEntry]) -> None:
+        """The commit callbacks, after the snapshot is published (as Java). A failure does not
+        undo the commit: it is reported naming the committed snapshot; the next commit rebuilds
+        Iceberg metadata it finds missing."""
+        for cb in self.callbacks:
+            try:
+                cb.call(snapshot, delta, index)
+            except Exception as e:
+                raise PaimonError(
+                    f"commit to {self.table.identifier}: snapshot {snapshot.id} was committed, but its Iceberg "
+                    f"metadata could not be written ({e}); Iceberg readers see the previous version until the "
+                    "next commit rebuilds it") from e
 
     def _give_up_or_wait(self, start: float, retry: int, latest: Snapshot | None) -> None:
         """After a lost race: CommitConflict past the retry budget, else Java's back-off."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.java_format import local_datetime_from_millis
 from ..errors import CommitConflict, CorruptMetadata, MissingMetadata, NotFound, PaimonError, UnsafeRefused
+from ..iceberg.callback import apply_iceberg_expiry, plan_iceberg_expiry
 from ..io.fileio import basename, join
 from ..refs.consumers import CONSUMER_PREFIX
 from ..refs.snapshot import ChangelogManager, SnapshotManager
@@ -70,7 +71,7 @@ def plan_expire(table: FileStoreTable, policy: ExpirePolicy | None = None,
     try:
         if changelog:
             return plan_changelog_expire(table, rp)
-        return plan_snapshot_expire(table, rp, explain, deltas)
+        plan = plan_snapshot_expire(table, rp, explain, deltas)
     except UnsafeRefused as e:
         # files of an expiring snapshot vanish when another expire (a second cron, `maintain`)
         # runs at the same time; corrupt metadata would leave that snapshot in place
@@ -79,6 +80,12 @@ def plan_expire(table: FileStoreTable, policy: ExpirePolicy | None = None,
                 f"{table.identifier}: another run expired {sm.what} {earliest} while this one planned ({e}); "
                 "nothing was deleted, run it again") from e
         raise
+    if plan.expired_ids:
+        plan.iceberg = plan_iceberg_expiry(table, plan.end_id)
+        note = plan.iceberg.note()
+        if note is not None:
+            plan.notes.append(note)
+    return plan
 
 
 # ---------------------------------------------------------------------------------------
@@ -165,6 +172,8 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
         _expire_consumers(table, plan, refs, deleted)
     if plan.expired_ids:
         refs = _revalidate(table, plan)
+        if plan.iceberg is not None:  # first: Iceberg readers must never meet a snapshot whose files go
+            apply_iceberg_expiry(table, plan.iceberg)
         _expire_consumers(table, plan, refs, deleted)
         delete(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)
         remove_empty_bucket_dirs(table, plan.empty_dir_candidates)

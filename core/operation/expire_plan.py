@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
+from ..iceberg.callback import IcebergExpiry
 from ..refs.snapshot import Snapshot
 from ..schema.options import CoreOptions, parse_int
 from ..utils.durations import parse_duration_millis
@@ -171,6 +172,7 @@ class ExpirePlan:
     fingerprint: dict[str, Any] = field(default_factory=dict)
     empty_dir_candidates: list[str] = field(default_factory=list)
     kept_snapshot: int | None = None  # expire-changelogs --delete-all: the earliest snapshot, re-checked
+    iceberg: IcebergExpiry | None = None  # the Iceberg snapshots that leave with the Paimon ones
 
     @property
     def files(self) -> list[FileDeletion]:

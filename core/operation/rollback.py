@@ -31,10 +31,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..data.java_format import local_datetime_from_millis
-from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, UnsafeRefused
+from ..errors import CommitConflict, CorruptMetadata, InvalidInput, NotFound, PaimonError, UnsafeRefused
+from ..iceberg.callback import resync as resync_iceberg
 from ..io.fileio import basename, join
 from ..io.paths import MAIN_BRANCH
 from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager
+from ..schema.iceberg_options import iceberg_enabled
 from ..utils.interrupt import deferred
 from .file_deletion import (
     CHANGELOG,
@@ -96,6 +98,7 @@ class RollbackPlan:
     branches: list[str] = field(default_factory=list)  # every branch seen while planning
     bucket_dirs: list[str] = field(default_factory=list)  # emptied maybe (snapshot.clean-empty-directories)
     chosen: str | None = None  # how a time or watermark chose the target (for the dry run)
+    iceberg: str | None = None  # what happens to the table's Iceberg metadata
 
     @property
     def total_bytes(self) -> int:
@@ -199,6 +202,9 @@ def _plan(table: FileStoreTable, wanted: RollbackTarget) -> RollbackPlan:
         changelogs=removed_cls, tags=removed_tags, files=[], branches=list(used.branches), chosen=chosen,
     )
     _plan_files(table, plan, used.names)
+    if iceberg_enabled(table.schema.options) and table.branch is None:
+        plan.iceberg = (f"Iceberg metadata moves to snapshot {target.id} before any file goes; its versions above "
+                        f"{target.id} and the files only they name are deleted")
     return plan
 
 
@@ -303,6 +309,14 @@ def apply_rollback(table: FileStoreTable, plan: RollbackPlan) -> None:
         table.lock.run_with_lock(lambda: _rollback_metadata(table, plan))
     else:
         files = _rollback_on_server(table, plan, files)
+    # Iceberg readers move to the target before any file of the removed snapshots goes
+    try:
+        resync_iceberg(table)
+    except Exception as e:
+        raise PaimonError(
+            f"{table.identifier}: rolled back to snapshot {plan.target_id}, but the Iceberg metadata could not be "
+            f"moved ({e}); the files of the removed snapshots were kept (remove-orphan-files deletes them) and "
+            "the next commit rebuilds the Iceberg metadata") from e
     delete_in_order(table.file_io, files, lambda f: _PHASES[f.kind])
     if table.options.snapshot_clean_empty_directories:
         remove_empty_bucket_dirs(table, plan.bucket_dirs)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound, UnsafeRefused
+from ..iceberg.callback import sync_tags
 from ..io.paths import table_relative
 from ..refs.snapshot import ChangelogManager, Snapshot
 from ..refs.tags import Tag, validate_tag_name
@@ -219,6 +220,7 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
         for f in tag_files:
             table.tag_manager.notify_deleted(f.tag)
             fio.delete(f.path)
+        sync_tags(table)  # the Iceberg refs forget the tags before their files go
 
     versions = table.catalog_environment.versions
     if versions is None:

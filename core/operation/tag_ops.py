@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound
+from ..iceberg.callback import sync_tags
 from ..refs.snapshot import Snapshot
 from ..refs.tag_period import TagPeriod, TimeExtractor, tag_time_extractor
 from ..refs.tags import TAG_PREFIX, Tag, java_duration_str, validate_tag_name
@@ -81,7 +82,9 @@ def create_tag(
         raw = table.file_io.read_text(sm.snapshot_path(snap.id))
     except NotFound:
         raw = None
-    return tm.create_tag(name, snap, retained, snapshot_text=raw)
+    tag = tm.create_tag(name, snap, retained, snapshot_text=raw)
+    sync_tags(table)  # Java's Iceberg tag callback: the tag becomes an Iceberg ref
+    return tag
 
 
 def snapshot_from_time(table: FileStoreTable, timestamp_millis: int | None = None,
@@ -137,7 +140,9 @@ def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: 
     raw = None
     if holder.create_time is None and holder.time_retained_seconds is None:
         raw = table.file_io.read_text(tm.tag_path(holder.name))
-    return tm.create_tag(name, holder.snapshot, retained, snapshot_text=raw)
+    tag = tm.create_tag(name, holder.snapshot, retained, snapshot_text=raw)
+    sync_tags(table)
+    return tag
 
 
 def _check_no_auto_tag(table: FileStoreTable, name: str, snap: Snapshot) -> None:
@@ -171,6 +176,7 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
         tm.notify_created(new_name)
         tm.notify_deleted(name)
         tm.file_io.delete(tm.tag_path(name))
+        sync_tags(table)  # Java leaves the old name in the Iceberg refs; the refs follow the tags here
 
     table.lock.run_with_lock(publish)
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained_seconds)
@@ -247,6 +253,7 @@ def apply_replace_tag(table: FileStoreTable, plan: TagReplacePlan) -> Tag:
     except NotFound:
         raw = None
     tag = tm.replace_tag(plan.name, plan.snapshot, plan.time_retained_seconds, snapshot_text=raw)
+    sync_tags(table)  # the Iceberg ref follows the tag before the old snapshot's files go
     if plan.freed.files:
         apply_tag_deletion(table, plan.freed)
     return tag

@@ -166,7 +166,7 @@ class TableWrite:
         if overrides:
             schema = schema.copy(options={**schema.options, **overrides})
             # the gate saw the table's own options; a feature switched on for this write only
-            # (metadata.iceberg.storage, sequence.snapshot-ordering, ...) is refused the same way
+            # (metadata.iceberg.storage=hive-catalog, sequence.snapshot-ordering, ...) is refused the same way
             check_schema_features(schema, Action.WRITE, table.identifier.full_name)
         self.table = table
         self.schema = schema

@@ -61,6 +61,7 @@ SYSTEM_TABLES: Mapping[str, SystemTable] = _Families[SystemTable]({
     "ro": "audit_log:read_optimized",
     "table": "overview:table_overview",
     "expiry": "overview:expiry",
+    "iceberg": "iceberg:iceberg",
 })
 
 # kinds that are a read of the table: streamed batch by batch, stopping at a limit
@@ -87,6 +88,8 @@ BRIEF_COLUMNS: dict[str, list[str]] = {
     "table-indexes": ["partition", "bucket", "index_type", "row_count", "file_size", "file_name"],
     "file-indexes": ["partition", "bucket", "column_name", "index_type", "storage_type", "is_empty", "file_path"],
     "expiry": ["snapshot_id", "commit_time", "will_expire", "delete_files", "delete_bytes", "held_by"],
+    "iceberg": ["snapshot_id", "operation", "commit_time", "total_records", "total_data_files", "tags", "current",
+                "paimon_snapshot"],
 }
 
 CATALOG_TABLES: dict[str, Callable[[Catalog], Rows]] = {

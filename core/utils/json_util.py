@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import decimal
 import json
+from json.encoder import encode_basestring
 from typing import Any
 
 from ..errors import CorruptMetadata
@@ -18,19 +19,28 @@ def dumps_jackson(value: Any) -> str:
     return _write(value, 0)
 
 
+_quote = encode_basestring  # json.dumps(s, ensure_ascii=False) of a str, without the per-call set-up
+
+
 def _write(v: Any, level: int) -> str:
+    if isinstance(v, str):
+        return _quote(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return int.__repr__(v)
+    if v is None:
+        return "null"
     if isinstance(v, dict):
         if not v:
             return "{ }"
         pad = "  " * (level + 1)
-        items = [f"{pad}{json.dumps(str(k), ensure_ascii=False)} : {_write(x, level + 1)}" for k, x in v.items()]
+        items = [f"{pad}{_quote(str(k))} : {_write(x, level + 1)}" for k, x in v.items()]
         return "{\n" + ",\n".join(items) + "\n" + "  " * level + "}"
     if isinstance(v, (list, tuple)):
         if not v:
             return "[ ]"
         return "[ " + ", ".join(_write(x, level) for x in v) + " ]"
-    if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
-        return json.dumps(v, ensure_ascii=False)
     if isinstance(v, decimal.Decimal):
         return format(v, "f")  # a bare number, digits as given (Jackson's BigDecimal)
     if isinstance(v, float):

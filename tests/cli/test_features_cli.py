@@ -38,16 +38,16 @@ class Env(RepairEnv):
         return one_error_line(res)
 
 
-def test_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner, tmp_path: Path) -> None:
+def test_hive_catalog_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner, tmp_path: Path) -> None:
     env = Env(runner, tmp_path)
     env.ok("write", "db.t", str(env.csv))
-    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=table-location")
+    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=hive-catalog")
     for args in (("write", "db.t", str(env.csv)), ("compact", "db.t", "--full"),
                  ("compact-manifest", "db.t"), ("rollback", "db.t", "--snapshot", "1", "--dry-run"),
                  ("tag", "create", "db.t", "t1")):
         line = env.refused(*args)
-        assert line.startswith(f"error: {args[0]}") and "metadata.iceberg.storage=table-location (Paimon 1.0+)" \
-            in line and "Iceberg-compatible metadata" in line, line
+        assert line.startswith(f"error: {args[0]}") and "metadata.iceberg.storage=hive-catalog (Paimon 1.0+)" \
+            in line and "only table-location and hadoop-catalog Iceberg metadata" in line, line
     assert sorted(r["id"] for r in json.loads(env.ok("read", "db.t", "-o", "json").stdout)) == [1, 2]
     env.ok("expire", "db.t", "--dry-run")
     env.ok("remove-orphan-files", "db.t", "--dry-run")
@@ -56,8 +56,8 @@ def test_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner,
 def test_a_feature_switched_on_for_one_write_is_refused_by_name(runner: CliRunner, tmp_path: Path) -> None:
     env = Env(runner, tmp_path)
     env.ok("write", "db.t", str(env.csv))
-    line = env.refused("write", "db.t", str(env.csv), "--option", "metadata.iceberg.storage=table-location")
-    assert line.startswith("error: write on db.t: metadata.iceberg.storage=table-location (Paimon 1.0+)"), line
+    line = env.refused("write", "db.t", str(env.csv), "--option", "metadata.iceberg.storage=rest-catalog")
+    assert line.startswith("error: write on db.t: metadata.iceberg.storage=rest-catalog (Paimon 1.0+)"), line
     env.ok("write", "db.t", str(env.csv), "--option", "write-buffer-size=64mb")  # a plain dynamic option
 
 

@@ -127,8 +127,8 @@ def test_unreadable_metadata_refuses_and_changes_nothing(env: Env, damage: str) 
     assert tree(env.table) == before
 
 
-def test_iceberg_tables_are_refused(env: Env) -> None:
-    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=table-location")
+def test_unwritten_iceberg_storage_is_refused(env: Env) -> None:
+    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=hive-catalog")
     before = tree(env.table)
     res = env.run("purge-files", "db.t", "--yes")
     assert res.exit_code == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from paimon_cli.core.manifest.index_manifest import (
 from paimon_cli.core.manifest.manifest import FileKind
 from paimon_cli.core.mergetree.commit_message import CommitMessage
 from paimon_cli.core.operation.commit import FileStoreCommit
-from paimon_cli.core.schema.schema_change import SetOption
+from paimon_cli.core.schema.schema_change import DropColumn, SetOption
 from paimon_cli.core.schema.table_schema import Schema, TableSchema
 from paimon_cli.core.table.features import (
     ALL_FEATURES,
@@ -38,16 +39,23 @@ from paimon_cli.core.table.features import (
     check_features,
     check_schema_features,
 )
+from paimon_cli.core.table.identifiers import Identifier
 from tests.core.test_orphans_support import age_all, files_under, make_table, read_rows, reload, write_rows
 
 # (schema tweak, feature name in the message, an action refused, an action allowed)
 CASES: list[tuple[dict[str, str], str, Action, Action | None]] = [
-    ({"metadata.iceberg.storage": "table-location"}, "metadata.iceberg.storage=table-location", Action.WRITE,
-     Action.EXPIRE),
     ({"metadata.iceberg.storage": "hive-catalog"}, "metadata.iceberg.storage=hive-catalog", Action.ROLLBACK,
      Action.READ),
-    ({"metadata.iceberg-compatible": "true"}, "metadata.iceberg-compatible=true", Action.COMPACT_MANIFEST,
-     Action.REMOVE_ORPHAN_FILES),
+    ({"metadata.iceberg.storage": "rest-catalog"}, "metadata.iceberg.storage=rest-catalog", Action.WRITE,
+     Action.EXPIRE),
+    ({"metadata.iceberg.storage": "table-location", "metadata.iceberg.format-version": "3"},
+     "metadata.iceberg.format-version=3", Action.TAG, Action.REMOVE_ORPHAN_FILES),
+    ({"metadata.iceberg-compatible": "true", "metadata.iceberg.manifest-compression": "lz4"},
+     "metadata.iceberg.manifest-compression=lz4", Action.COMPACT_MANIFEST, Action.READ),
+    ({"metadata.iceberg.storage": "hadoop-catalog", "metadata.iceberg.future-knob": "x"},
+     "metadata.iceberg.future-knob=x", Action.COMPACT, Action.READ),
+    ({"metadata.iceberg-compatible": "true", "row-tracking.enabled": "true", "data-evolution.enabled": "true"},
+     "data-evolution.enabled=true with Iceberg metadata", Action.WRITE, Action.EXPIRE),
     ({"type": "format-table"}, "type=format-table", Action.REMOVE_ORPHAN_FILES, None),
     ({"type": "object-table"}, "type=object-table", Action.READ, None),
     ({"chain-table.enabled": "true"}, "chain-table.enabled=true", Action.EXPIRE, None),
@@ -102,7 +110,8 @@ def test_every_feature_has_a_case() -> None:
     named = {f.name for f in FEATURES}
     covered = {f.name for f in FEATURES for opts, *_ in CASES
                if f.detect(_schema_with(opts)) is not None}
-    assert named - {"BLOB"} <= covered  # BLOB columns: test_blob_column_refused
+    # BLOB columns: test_blob_column_refused; Iceberg column types: test_iceberg_column_type_refused
+    assert named - {"BLOB", "Iceberg column type"} <= covered
 
 
 def _schema_with(options: dict[str, str]) -> TableSchema:
@@ -131,15 +140,77 @@ def test_plain_tables_pass_every_action(append_table: Any) -> None:
     check_schema_features(schema, Action.WRITE)
 
 
-def test_iceberg_refuses_every_commit_only(append_table: Any) -> None:
+def test_written_iceberg_storages_pass_every_action(append_table: Any) -> None:
+    for opts in ({"metadata.iceberg.storage": "table-location"}, {"metadata.iceberg.storage": "hadoop-catalog"},
+                 {"metadata.iceberg-compatible": "true", "metadata.iceberg.manifest-compression": "zstd",
+                  "metadata.iceberg.uri": "thrift://ignored-unless-hive:9083"}):
+        schema = dataclasses.replace(append_table.schema, options={**append_table.schema.options, **opts})
+        for action in Action:
+            check_schema_features(schema, action)
+
+
+def test_unwritten_iceberg_storage_refuses_every_commit_only(append_table: Any) -> None:
     schema = dataclasses.replace(append_table.schema, options={**append_table.schema.options,
-                                                               "metadata.iceberg.storage": "table-location"})
+                                                               "metadata.iceberg.storage": "hive-catalog"})
     for action in Action:
         if action in COMMITS:
-            with pytest.raises(NotYetSupported, match="Iceberg-compatible metadata"):
+            with pytest.raises(NotYetSupported, match="only table-location and hadoop-catalog Iceberg metadata"):
                 check_schema_features(schema, action)
         else:
             check_schema_features(schema, action)
+
+
+@pytest.mark.parametrize(("column", "found"), [
+    ("ts TIMESTAMP(9)", "column 'ts' of type TIMESTAMP(9)"),
+    ("t TIME(6)", "column 't' of type TIME(6)"),
+    ("nested ARRAY<ROW<x TIMESTAMP(0)>>", "column 'nested' of type TIMESTAMP(0)"),
+])
+def test_iceberg_column_type_refused(tmp_path: Path, column: str, found: str) -> None:
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    cat.create_table("db.i", Schema.of(parse_columns(f"id INT, {column}"),
+                                       options={"bucket": "-1", "metadata.iceberg.storage": "table-location"}))
+    t = cat.get_table("db.i")
+    with pytest.raises(NotYetSupported, match=rf"write on db.i: {re.escape(found)} with Iceberg metadata"):
+        check_features(t, Action.WRITE)
+    check_features(t, Action.READ)
+    check_features(t, Action.EXPIRE)
+
+
+def test_iceberg_column_type_of_an_older_schema_refused(tmp_path: Path) -> None:
+    """Java publishes every schema 0..latest, so a dropped column's type still matters."""
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    cat.create_table("db.i", Schema.of(parse_columns("id INT, ts TIMESTAMP(9)"), options={"bucket": "-1"}))
+    cat.alter_table(Identifier.parse("db.i"), [DropColumn("ts")])
+    cat.alter_table(Identifier.parse("db.i"), [SetOption("metadata.iceberg.storage", "table-location")])
+    with pytest.raises(NotYetSupported, match=r"column 'ts' of type TIMESTAMP\(9\) in schema 0"):
+        check_features(cat.get_table("db.i"), Action.COMPACT)
+
+
+def test_iceberg_commits_to_a_branch_refused(append_table: Any, tmp_path: Path) -> None:
+    api = _api(append_table)
+    api.create_branch("b1")
+    FileSystemCatalog(str(tmp_path / "wh")).alter_table(
+        append_table.identifier, [SetOption("metadata.iceberg.storage", "table-location")], "b1")
+    branch = Warehouse(str(tmp_path / "wh")).table("db.t", branch="b1").open()
+    with pytest.raises(NotYetSupported, match="branch b1 of a table with Iceberg metadata"):
+        check_features(branch, Action.WRITE)
+    check_features(branch, Action.READ)
+
+
+def test_iceberg_catalog_location_needs_a_warehouse_database(tmp_path: Path) -> None:
+    from paimon_cli.core.table.file_store_table import FileStoreTable
+    from paimon_cli.core.table.identifiers import Identifier as Ident
+
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    cat.create_table("db.i", Schema.of(parse_columns("id INT"),
+                                       options={"bucket": "-1", "metadata.iceberg.storage": "hadoop-catalog"}))
+    t = cat.get_table("db.i")
+    moved = tmp_path / "elsewhere" / "i"
+    moved.parent.mkdir()
+    Path(t.path).rename(moved)
+    other = FileStoreTable.load(t.file_io, str(moved), Ident.parse("db.i"))
+    with pytest.raises(NotYetSupported, match="needs a Paimon warehouse database"):
+        check_features(other, Action.WRITE)
 
 
 # -- global / unknown index kinds --------------------------------------------------------------
@@ -267,28 +338,22 @@ def test_index_manifest_field_of_a_newer_paimon_is_refused_by_name(pk_table: Any
 # -- Iceberg metadata --------------------------------------------------------------------------
 
 
-def test_iceberg_metadata_is_never_deleted(append_table: Any, tmp_path: Path) -> None:
+def test_orphan_removal_never_deletes_iceberg_metadata(append_table: Any, tmp_path: Path) -> None:
+    """Iceberg readers may hold any metadata version; orphan removal never lists metadata/."""
     FileSystemCatalog(str(tmp_path / "wh")).alter_table(
         append_table.identifier, [SetOption("metadata.iceberg.storage", "table-location")])
-    meta = Path(append_table.path) / "metadata"
-    meta.mkdir()
-    for n in ("v1.metadata.json", "version-hint.text", "snap-1-1-abc.avro", "abc-m0.avro"):
-        (meta / n).write_text("{}")
-    age_all(append_table.path)
-    before = files_under(append_table.path)
     api = _api(append_table)
     csv = tmp_path / "more.csv"
     csv.write_text("id,dt,v\n9,x,z\n")
-    with pytest.raises(NotYetSupported, match=r"write on db.t: metadata.iceberg.storage=table-location"):
-        api.write(str(csv))
-    with pytest.raises(NotYetSupported, match="metadata.iceberg.storage"):
-        api.create_tag("t1")
-    assert files_under(append_table.path) == before
-    assert api.remove_orphan_files().plan.files == []
-    api.expire(retain_max=1, retain_min=1)
-    assert {p for p in files_under(append_table.path) if p.startswith("metadata/")} == {
-        f"metadata/{n}" for n in ("v1.metadata.json", "version-hint.text", "snap-1-1-abc.avro", "abc-m0.avro")}
-    assert len(api.read().to_pylist()) == 2
+    api.write(str(csv))
+    meta = Path(append_table.path) / "metadata"
+    (meta / "stray-m0.avro").write_text("{}")  # not named by any version: still not ours to delete
+    age_all(append_table.path)
+    before = {p for p in files_under(append_table.path) if p.startswith("metadata/")}
+    assert "metadata/v2.metadata.json" in before and "metadata/version-hint.text" in before
+    assert not [f for f in api.remove_orphan_files().plan.files if "/metadata/" in f.path]
+    assert {p for p in files_under(append_table.path) if p.startswith("metadata/")} == before
+    assert len(api.read().to_pylist()) == 3
 
 
 def test_newer_data_type_refused_by_name(append_table: Any) -> None:
