@@ -95,15 +95,16 @@ def test_plan_writes_nothing(runner: CliRunner, db: str) -> None:
 
 
 def test_a_failing_table_does_not_stop_the_others(runner: CliRunner, db: str) -> None:
-    # shop.orders_tmp's latest snapshot names a manifest list that is gone: that table fails (exit 3)
+    # shop.orders_tmp's latest snapshot names a manifest list that is gone: that table fails (exit 4,
+    # unreadable metadata, the one code every reader gives it)
     snap_dir = Path(db) / "shop.db" / "orders_tmp" / "snapshot"
     latest = json.loads((snap_dir / "snapshot-2").read_text())
     (Path(db) / "shop.db" / "orders_tmp" / "manifest" / latest["baseManifestList"]).unlink()
     r = run(runner, "compact", "shop", "--full", "-o", "json", "-w", db)
-    assert r.exit_code == 3, r.stderr
+    assert r.exit_code == 4, r.stderr
     rows = {x["table"]: x for x in json.loads(r.stdout)}
     assert (rows["shop.orders"]["outcome"], rows["shop.orders"]["exit_code"]) == ("compacted", 0)
-    assert (rows["shop.orders_tmp"]["outcome"], rows["shop.orders_tmp"]["exit_code"]) == ("failed", 3)
+    assert (rows["shop.orders_tmp"]["outcome"], rows["shop.orders_tmp"]["exit_code"]) == ("failed", 4)
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
     assert len(errors) == 1 and errors[0].startswith("error: shop.orders_tmp: ")
 
