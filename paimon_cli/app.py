@@ -167,5 +167,11 @@ def run() -> None:
         return
     from .core.utils import interrupt
 
+    from .process_end import end_process, exit_code_of
+
     interrupt.install()  # SIGINT / SIGTERM run the commands' cleanup, then exit 130 / 143
-    app(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
+    try:
+        app(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
+    except SystemExit as stop:
+        end_process(exit_code_of(stop))
+    end_process(0)

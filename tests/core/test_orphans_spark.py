@@ -249,6 +249,16 @@ def test_no_snapshot_but_files_refuses(spark: Any, table: Any) -> None:
     for p in [*(root / "snapshot").glob("snapshot-*"), root / "tag" / "tag-t1"]:
         p.unlink()
     before = files_under(table.path)
+    # the LATEST hint still names a snapshot: that alone refuses, on both engines (issue 27)
+    with pytest.raises(UnsafeRefused) as local:
+        plan_remove_orphans(table)
+    with pytest.raises(UnsafeRefused) as remote:
+        remove_orphan_files_spark(table)
+    assert str(remote.value) == str(local.value) and "the LATEST hint names snapshot" in str(local.value)
+    assert files_under(table.path) == before
+    for hint in ("LATEST", "EARLIEST"):
+        (root / "snapshot" / hint).unlink(missing_ok=True)
+    before = files_under(table.path)
     with pytest.raises(UnsafeRefused) as local:
         plan_remove_orphans(table)
     with pytest.raises(UnsafeRefused) as remote:
