@@ -7,7 +7,11 @@ NOT node: a NULL column value never satisfies any comparison.
 
 Three uses, one tree:
 
-* ``to_arrow_expression()`` filters rows (pyarrow.compute, vectorised).
+* ``filter(table)`` keeps the matching rows: ``row_mask`` evaluates the tree with
+  pyarrow.compute kernels on the calling thread, one kernel per leaf and one ``is_in`` per
+  column for an OR of equalities, so the work is linear in the predicate's size (Arrow's own
+  expression engine is quadratic in the number of OR terms). ``to_arrow_expression()`` gives
+  the same rows as an Arrow expression, for callers that need one.
 * ``might_match(stats)`` answers "could any row of this file/partition match?" from
   (min, max, null_count, row_count) per column with Java's ``LeafPredicate`` rules; it is
   conservative (unknown stats -> True).
@@ -31,6 +35,7 @@ from .predicate_literal import arrow_values, literal_fits, sql_literal
 from .types import DataType
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import pyarrow.compute as pc
 
 # (min, max, null_count, row_count); any of the first three may be None (unknown)
@@ -60,6 +65,24 @@ class Predicate:
     def to_arrow_expression(self) -> pc.Expression:
         raise NotImplementedError
 
+    def row_mask(self, table: pa.Table) -> pa.ChunkedArray:
+        """True where a row of ``table`` matches; false or null where it does not.
+
+        NOT was pushed to the leaves, so masks are only ever combined by AND and OR: there a
+        null (unknown) and a false mean the same, and a leaf may answer either."""
+        raise NotImplementedError
+
+    def filter(self, table: pa.Table) -> pa.Table:
+        """The matching rows of ``table``, in order.
+
+        Why a mask and not ``table.filter(expression)``: an expression filter runs as an Acero
+        plan whose pool threads release the input after the call returned (an abort when the
+        interpreter exits then), and its planning is quadratic in the number of OR terms; the
+        mask's kernels run on the calling thread, linear in the predicate's size."""
+        if table.num_rows == 0:
+            return table
+        return table.filter(self.row_mask(table))
+
     def might_match(self, stats: Mapping[str, ColumnStats]) -> bool:
         """False only when no row described by ``stats`` can match; missing columns are unknown."""
         raise NotImplementedError
@@ -87,7 +110,11 @@ class Predicate:
             for c in self.conjuncts():
                 vals = c._equal_values(k)
                 if vals is not None:
-                    found = vals if found is None else [v for v in found if v in vals]
+                    if found is None:
+                        found = vals
+                    else:
+                        allowed = set(vals)
+                        found = [v for v in found if v in allowed]
             if found is None:
                 return None
             per_key.append(found)
@@ -121,6 +148,11 @@ class Constant(Predicate):
 
         return pc.scalar(self.value)
 
+    def row_mask(self, table: pa.Table) -> pa.ChunkedArray:
+        import pyarrow as pa
+
+        return pa.chunked_array([pa.repeat(pa.scalar(self.value), table.num_rows)])
+
     def might_match(self, stats: Mapping[str, ColumnStats]) -> bool:
         return self.value
 
@@ -146,6 +178,9 @@ class And(Predicate):
         for c in self.children[1:]:
             out = out & c.to_arrow_expression()
         return out
+
+    def row_mask(self, table: pa.Table) -> pa.ChunkedArray:
+        return _combine("and_kleene", [c.row_mask(table) for c in self.children])
 
     def might_match(self, stats: Mapping[str, ColumnStats]) -> bool:
         return all(c.might_match(stats) for c in self.children)
@@ -176,6 +211,32 @@ class Or(Predicate):
             out = out | c.to_arrow_expression()
         return out
 
+    def row_mask(self, table: pa.Table) -> pa.ChunkedArray:
+        """Equalities (``=``, ``IN``) on one column become one ``is_in`` per column and literal
+        type; every other child is one mask of its own."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        masks: list[pa.ChunkedArray] = []
+        members: dict[tuple[str, str], list[Leaf]] = {}
+        for c in self.children:
+            if isinstance(c, Leaf) and (key := c._set_member_key(table)) is not None:
+                members.setdefault(key, []).append(c)
+            else:
+                masks.append(c.row_mask(table))
+        for leaves in members.values():
+            if len(leaves) == 1:
+                masks.append(leaves[0].row_mask(table))
+                continue
+            values = list(dict.fromkeys(v for leaf in leaves for v in leaf.literals if v is not None))
+            vals, at = arrow_values(values, leaves[0].type)
+            column = table.column(leaves[0].column)
+            value_set = pa.array(vals, type=at)
+            if value_set.type != column.type:  # another variant of the same text type (large, view)
+                value_set = value_set.cast(column.type)
+            masks.append(pc.is_in(column, value_set=value_set))
+        return _combine("or_kleene", masks)
+
     def might_match(self, stats: Mapping[str, ColumnStats]) -> bool:
         return any(c.might_match(stats) for c in self.children)
 
@@ -183,13 +244,13 @@ class Or(Predicate):
         return Or(tuple(c.rename(mapping) for c in self.children))
 
     def _equal_values(self, column: str) -> list[Any] | None:
-        out: list[Any] = []
+        out: dict[Any, None] = {}  # ordered, and linear however many children
         for c in self.children:
             vals = c._equal_values(column)
             if vals is None:
                 return None
-            out += [v for v in vals if v not in out]
-        return out
+            out.update(dict.fromkeys(vals))
+        return list(out)
 
     def __str__(self) -> str:
         return " OR ".join(f"({c})" if isinstance(c, And) else str(c) for c in self.children)
@@ -250,6 +311,45 @@ class Leaf(Predicate):
         (val,), at = arrow_values([self.literal], self.type)
         lit = pa.scalar(val, type=at)
         return {"=": f == lit, "<>": f != lit, "<": f < lit, "<=": f <= lit, ">": f > lit, ">=": f >= lit}[op]
+
+    def row_mask(self, table: pa.Table) -> pa.ChunkedArray:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        col = table.column(self.column)
+        op = self.op
+        if op == "is null":
+            return pc.is_null(col)
+        if op == "is not null":
+            return pc.is_valid(col)
+        if op in ("in", "not in"):
+            values = [v for v in self.literals if v is not None]
+            if op == "in" and not values:
+                return Constant(False).row_mask(table)
+            if op == "not in" and len(values) != len(self.literals):  # NOT IN (.., NULL, ..) is never true
+                return Constant(False).row_mask(table)
+            vals, at = arrow_values(values, self.type)
+            found = pc.is_in(col, value_set=pa.array(vals, type=at))
+            return found if op == "in" else pc.and_kleene(pc.is_valid(col), pc.invert(found))
+        (val,), at = arrow_values([self.literal], self.type)
+        compare = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
+                   ">": pc.greater, ">=": pc.greater_equal}[op]
+        return compare(col, pa.scalar(val, type=at))
+
+    def _set_member_key(self, table: pa.Table) -> tuple[str, str] | None:
+        """(column, literal type) when this leaf is an equality an OR may merge into one
+        ``is_in``: its literals are exact values of the column and their Arrow type is the
+        column's own, so the set lookup compares exactly what ``=`` would."""
+        if self.op not in ("=", "in") or not all(v is None or literal_fits(v, self.type) for v in self.literals):
+            return None
+        values = [v for v in self.literals if v is not None]
+        if not values:
+            return None
+        _, at = arrow_values(values, self.type)
+        column_type = table.schema.field(self.column).type
+        if at != column_type and (_text_family(at) is None or _text_family(at) != _text_family(column_type)):
+            return None
+        return self.column, str(at)
 
     # -- stats ----------------------------------------------------------------------------
 
@@ -321,3 +421,24 @@ def or_(preds: Sequence[Predicate]) -> Predicate:
     if not flat:
         return Constant(False)
     return flat[0] if len(flat) == 1 else Or(tuple(flat))
+
+
+def _combine(function: str, masks: list[pa.ChunkedArray]) -> pa.ChunkedArray:
+    """``masks`` folded with ``and_kleene`` / ``or_kleene``: one kernel call per mask."""
+    import pyarrow.compute as pc
+
+    out = masks[0]
+    for m in masks[1:]:
+        out = pc.call_function(function, [out, m])
+    return out
+
+
+def _text_family(t: pa.DataType) -> str | None:
+    """"string" / "binary" for Arrow's variants of each (plain, large, view), else None."""
+    import pyarrow as pa
+
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return "binary"
+    return None

@@ -11,7 +11,6 @@ worker thread while the current one merges.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pyarrow as pa
 
@@ -22,7 +21,6 @@ from ..mergetree.changelog import LEVEL, keep_one_high_level
 from ..mergetree.compact_strategy import lookup_mode
 from ..mergetree.merge_function import merge
 from ..table.file_store_table import FileStoreTable
-from ..utils.workers import filter_table
 from .read_plan import Split
 from .split_read import SplitRead, drop_deleted, file_columns
 
@@ -75,7 +73,7 @@ class MergeFileSplitRead(SplitRead):
                 t = drop_deleted(t, dv, 0)
             t = evolve(t, file_fields, target)
             if key_pred is not None:
-                t = filter_table(t, key_pred)
+                t = key_pred.filter(t)
             if one_high:
                 t = t.append_column(LEVEL, pa.repeat(pa.scalar(meta.level, pa.int32()), t.num_rows))
             parts.append(t)
@@ -109,7 +107,7 @@ class MergeFileSplitRead(SplitRead):
         aggregation / partial-update would count older values twice."""
         return lookup_mode(self.options) and self.options.merge_engine != "first-row"
 
-    def _key_prefilter(self, prefix: str) -> Any:
+    def _key_prefilter(self, prefix: str) -> Predicate | None:
         """Conjuncts on trimmed key columns, applied before merging (all versions of a key agree)."""
         if self.predicate is None or self.keep_deletes:
             return None
@@ -117,4 +115,4 @@ class MergeFileSplitRead(SplitRead):
         kp = self.predicate.only_on(trimmed)
         if kp is None:
             return None
-        return kp.rename({k: prefix + k for k in trimmed}).to_arrow_expression()
+        return kp.rename({k: prefix + k for k in trimmed})

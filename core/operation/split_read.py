@@ -26,7 +26,6 @@ from ..manifest.index_manifest import DeletionVectorMeta
 from ..manifest.manifest import DataFileMeta
 from ..manifest.stats_reader import StatsReader
 from ..table.file_store_table import FileStoreTable
-from ..utils.workers import filter_table
 from .read_plan import Split
 from .row_tracking import physical_system_fields, system_columns, with_system_columns
 
@@ -90,7 +89,7 @@ class SplitRead:
         """Defaults, filter, projection, row kind: the tail shared by both table kinds."""
         t = self._fill_defaults(t)
         if self.predicate is not None:
-            t = filter_table(t, self.predicate.to_arrow_expression())
+            t = self.predicate.filter(t)
         cols = [t.column(n) for n in self.projection]
         names = list(self.projection)
         if self.with_row_kind:

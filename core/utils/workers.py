@@ -8,9 +8,9 @@ cancelled first and the join itself shielded from signals
 (:func:`paimon_cli.core.utils.interrupt.deferred`). Tasks that write files stop at their next
 :func:`~paimon_cli.core.utils.interrupt.check`.
 
-Arrow's own CPU pool cannot be joined, so no work is left on it: Acero plans (an expression
-filter, a join, a group_by) run on the calling thread (:func:`filter_table`,
-``use_threads=False``).
+Arrow's own CPU pool cannot be joined, so no work is left on it: rows are filtered by a
+mask computed on the calling thread (``core.data.predicate.Predicate.filter``), and Acero
+plans (a join, a group_by) run with ``use_threads=False``.
 """
 
 from __future__ import annotations
@@ -19,13 +19,9 @@ import contextlib
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from . import interrupt
-
-if TYPE_CHECKING:
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -78,24 +74,4 @@ def prefetch(fn: Callable[[T], R], items: Iterable[T], ahead: int, name: str) ->
 _END = object()
 
 
-def filter_table(table: pa.Table, expression: pc.Expression) -> pa.Table:
-    """The rows of ``table`` matching ``expression``: ``table.filter(expression)`` finished,
-    its memory released, before it returns.
-
-    Why: pyarrow runs an expression filter as an Acero plan on Arrow's CPU pool, whose threads
-    drop the plan's last reference to each slice of the input after the call has returned.
-    Freeing numpy-owned memory (columns the merge built with numpy) takes the GIL; when the
-    interpreter is already exiting -- right after an early stop: ``--limit``, a closed pipe --
-    that thread is ended inside a C++ destructor and the process aborts ("terminate called
-    without an active exception", exit 134). A plan on the calling thread ends with the call.
-    """
-    import pyarrow.acero as ac
-
-    plan = ac.Declaration.from_sequence([
-        ac.Declaration("table_source", ac.TableSourceNodeOptions(table)),
-        ac.Declaration("filter", ac.FilterNodeOptions(expression)),
-    ])
-    return plan.to_table(use_threads=False)
-
-
-__all__ = ["filter_table", "map_ordered", "prefetch", "worker_pool"]
+__all__ = ["map_ordered", "prefetch", "worker_pool"]

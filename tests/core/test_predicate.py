@@ -69,7 +69,11 @@ def data() -> pa.Table:
 
 
 def ids(table: pa.Table, where: str) -> list[int]:
-    return table.filter(p(where).to_arrow_expression()).column("id").to_pylist()
+    """The ids ``where`` keeps; the row mask (what reads use) must agree with the expression."""
+    pred = p(where)
+    by_mask = pred.filter(table).column("id").to_pylist()
+    assert by_mask == table.filter(pred.to_arrow_expression()).column("id").to_pylist(), where
+    return by_mask
 
 
 # -- parsing ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``filter_table``: an expression filter whose work ends with the call (issue 29)."""
+"""Row filters whose work ends with the call (issue 29): ``Predicate.filter``."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import weakref
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from paimon_cli.core.utils.workers import filter_table
+from paimon_cli.core.data.predicate_parser import parse_predicate
+from paimon_cli.core.data.types import BigIntType, DataField, VarCharType
 
 RUNS = 400  # Table.filter(expression) freed late in 3 to 8 of 200 runs here
 
 
-def test_filter_table_is_table_filter() -> None:
+def test_predicate_filter_is_table_filter() -> None:
     """Same rows in the same order as pyarrow's own expression filter, over several chunks
     and NULLs."""
     n = 200_000
@@ -23,21 +23,24 @@ def test_filter_table_is_table_filter() -> None:
     s = pa.array([None if i % 11 == 0 else f"s{i % 13}" for i in range(n)])
     t = pa.concat_tables([pa.table({"id": ids[:70_000], "s": s[:70_000]}),
                           pa.table({"id": ids[70_000:], "s": s[70_000:]})])
-    for expr in (pc.field("id") >= 500, (pc.field("s") == "s3") | pc.field("s").is_null(), pc.field("id") < 0):
-        assert filter_table(t, expr).equals(t.filter(expr))
+    fields = [DataField(0, "id", BigIntType()), DataField(1, "s", VarCharType(10))]
+    for where in ("id >= 500", "s = 's3' OR s IS NULL", "id < 0", "id IN (1, 2, 3) OR s = 's1' AND id > 900"):
+        pred = parse_predicate(where, fields)
+        assert pred.filter(t).equals(t.filter(pred.to_arrow_expression())), where
 
 
 def _note_thread(into: list[bool]) -> None:
     into.append(threading.current_thread() is threading.main_thread())
 
 
-def test_filter_table_releases_its_input_before_it_returns() -> None:
+def test_predicate_filter_releases_its_input_before_it_returns() -> None:
     """The input's numpy-owned memory is freed on the calling thread when the caller drops it.
 
     ``Table.filter(expression)`` leaves that to Arrow's pool threads, some time after the call
     returned: taking the GIL for it while the interpreter exits after an
     early stop aborted ``read --where --limit`` (exit 134).
     """
+    pred = parse_predicate("y = 3", [DataField(0, "x", BigIntType()), DataField(1, "y", BigIntType())])
     late = 0
     for _ in range(RUNS):
         arr = np.arange(300_000)
@@ -45,7 +48,7 @@ def test_filter_table_releases_its_input_before_it_returns() -> None:
         weakref.finalize(arr, _note_thread, freed)
         t = pa.table({"x": pa.array(arr), "y": pa.array(np.arange(300_000) % 7)})  # "x" holds arr, no copy
         del arr
-        out = filter_table(t, pc.field("y") == 3)
+        out = pred.filter(t)
         del t
         late += freed != [True]
         assert out.num_rows == 300_000 // 7
