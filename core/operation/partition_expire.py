@@ -17,8 +17,8 @@ DATE or TIMESTAMP column is a time by itself (pattern ``$col`` or no pattern), a
 compound pattern it renders as ``yyyy-MM-dd`` / ``yyyy-MM-dd HH:mm:ss[.f]`` instead of
 Java's internal epoch-day integer. STRING, CHAR, VARCHAR and integer columns behave
 exactly as in Java. The expired partitions are sorted by their joined values, limited by
-``max_expires``, and dropped in one OVERWRITE commit (or batches of
-``partition.expiration-batch-size``) through ``FileStoreCommit.drop_partitions``.
+``max_expires`` (``partition.expiration-max-num``, 100, as Java 2.x), and dropped in one OVERWRITE
+commit (or batches of ``partition.expiration-batch-size``) through ``FileStoreCommit.drop_partitions``.
 """
 
 from __future__ import annotations
@@ -391,7 +391,8 @@ def plan_partition_expire(
 
     Unset arguments fall back to the table's options (``partition.expiration-strategy``,
     ``partition.timestamp-formatter``, ``partition.timestamp-pattern``,
-    ``partition.expiration-max-num`` when set explicitly), like Java's post-commit expiry.
+    ``partition.expiration-max-num``, default 100 as in Java 2.x; 0.9 had no limit), like
+    Java's post-commit expiry.
     """
     schema = table.schema
     keys = schema.partition_keys
@@ -403,7 +404,7 @@ def plan_partition_expire(
     strategy = (strategy or opts.get("partition.expiration-strategy") or "values-time").lower()
     if strategy not in STRATEGIES:
         raise InvalidInput(f"partition expiration strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
-    if max_expires is None and opts.contains("partition.expiration-max-num"):
+    if max_expires is None:
         max_expires = opts.get_int("partition.expiration-max-num")
     if max_expires is not None and max_expires <= 0:
         raise InvalidInput(f"max expires {max_expires}: must be positive")
