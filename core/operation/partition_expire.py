@@ -436,6 +436,28 @@ def plan_partition_expire(
     return plan
 
 
+def expired_partitions_to_skip(table: FileStoreTable, entries: list[ManifestEntry],
+                               now: datetime.datetime | None = None) -> set[bytes]:
+    """The partitions (serialized) a compaction leaves alone under Java 2.x's
+    ``compaction.skip-expired-partitions`` (apache/paimon#9021): those ``partition.expiration-time``
+    has expired by their values (``values-time`` only), in bucketed tables (fixed or dynamic
+    bucket; Java ignores the option for bucket-unaware and postpone tables). ``entries``: the
+    live files the compaction plans from."""
+    opts = table.options
+    schema = table.schema
+    text = opts.get("partition.expiration-time")
+    bucketed = schema.bucket > 0 or (schema.bucket == -1 and bool(schema.primary_keys))
+    if (not opts.get_bool("compaction.skip-expired-partitions", False) or not text or not schema.partition_keys
+            or not bucketed or (opts.get("partition.expiration-strategy") or "values-time") != "values-time"):
+        return set()
+    from ..utils.durations import parse_duration_millis
+
+    seconds = parse_duration_millis(text, "partition.expiration-time") / 1000.0
+    plan = plan_partition_expire(table, seconds, strategy="values-time", max_expires=INT_MAX, now=now,
+                                 entries=entries)
+    return {p.partition for p in plan.partitions}
+
+
 def apply_partition_expire(table: FileStoreTable, plan: PartitionExpirePlan) -> list[Snapshot]:
     """Drop the planned partitions: one OVERWRITE snapshot per ``partition.expiration-batch-size``
     batch (one in all by default), as Java's ``dropPartitions``."""

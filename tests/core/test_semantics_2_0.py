@@ -155,3 +155,30 @@ def test_partition_expiry_batches(tmp_path: Path, options: dict[str, str], snaps
     assert plan.snapshots == snapshots
     limit = int(options.get("partition.expiration-max-num", "100"))
     assert TableRead(cat.get_table("db.bt")).to_arrow().num_rows == max(0, 5 - limit)
+
+
+# ----------------------------------------- compaction skips expired partitions (apache/paimon#9021)
+
+
+@pytest.mark.parametrize("pk, options, compacted", [
+    (True, {"compaction.skip-expired-partitions": "true"}, ["dt=2999-01-01"]),
+    (True, {"compaction.skip-expired-partitions": "true", "bucket": "-1"}, ["dt=2999-01-01"]),  # dynamic bucket
+    (True, {}, ["dt=2020-01-01", "dt=2999-01-01"]),  # the option defaults to false
+    (True, {"compaction.skip-expired-partitions": "true", "partition.expiration-strategy": "update-time"},
+     ["dt=2020-01-01", "dt=2999-01-01"]),  # values-time only
+    (False, {"compaction.skip-expired-partitions": "true", "bucket": "-1"},
+     ["dt=2020-01-01", "dt=2999-01-01"]),  # Java ignores it for bucket-unaware tables
+])
+def test_compaction_skips_expired_partitions(tmp_path: Path, pk: bool, options: dict[str, str],
+                                             compacted: list[str]) -> None:
+    """2.x's ``compaction.skip-expired-partitions``: with ``partition.expiration-time`` and the
+    ``values-time`` strategy, a compaction of a bucketed table leaves partitions already
+    expired alone (they are about to be dropped)."""
+    from paimon_cli.core.compact.plan import plan_compaction
+
+    t = make_table(str(tmp_path), pk=pk, options={"partition.expiration-time": "1 d", **options})
+    for i in range(3):
+        for dt in ("2020-01-01", "2999-01-01"):
+            put(t, [1 + i, 2 + i], dt=dt, v=i)
+    plan = plan_compaction(reload(t), full=True)
+    assert sorted({r.partition for r in plan.rows}) == compacted
