@@ -66,3 +66,28 @@ def test_tag_time_expire_disabled_keeps_tags_after_a_commit(runner: CliRunner, t
 def test_tag_time_expire_enabled_by_default(runner: CliRunner, tmp_path: Path) -> None:
     env = _tag_env(runner, tmp_path, "true")
     assert not (env.table / "tag" / "tag-short").exists()
+
+
+# ------------------------------------------------------------ commit.strict-mode.last-safe-snapshot
+
+
+def test_write_option_strict_mode_gives_up_after_another_users_compaction(runner: CliRunner, tmp_path: Path) -> None:
+    """``write --option commit.strict-mode.last-safe-snapshot=N`` reaches the commit (Java's
+    dynamic options do): a compaction by another user after N in the same partition is exit 5,
+    nothing committed."""
+    env = CliEnv(runner, tmp_path)
+    env.ok("create", "db.t", "--schema", "id BIGINT NOT NULL, dt STRING NOT NULL, v STRING",
+           "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=1")
+    for i in range(2):
+        (tmp_path / f"in{i}.csv").write_text(f"id,dt,v\n{i},a,x\n")
+        env.ok("write", "db.t", str(tmp_path / f"in{i}.csv"), "--write-only")
+    env.ok("compact", "db.t", "--full")
+    latest = env.json("inspect", "snapshots", "db.t")[-1]
+    assert latest["commit_kind"] == "COMPACT"
+    res = env.run("write", "db.t", str(tmp_path / "in0.csv"), "--write-only",
+                  "--option", f"commit.strict-mode.last-safe-snapshot={latest['snapshot_id'] - 1}")
+    assert res.exit_code == 5, res.output
+    assert "commit.strict-mode.last-safe-snapshot" in res.stderr
+    assert env.json("inspect", "snapshots", "db.t")[-1]["snapshot_id"] == latest["snapshot_id"]
+    env.ok("write", "db.t", str(tmp_path / "in0.csv"), "--write-only",
+           "--option", f"commit.strict-mode.last-safe-snapshot={latest['snapshot_id']}")

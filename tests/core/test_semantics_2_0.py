@@ -182,3 +182,53 @@ def test_compaction_skips_expired_partitions(tmp_path: Path, pk: bool, options: 
             put(t, [1 + i, 2 + i], dt=dt, v=i)
     plan = plan_compaction(reload(t), full=True)
     assert sorted({r.partition for r in plan.rows}) == compacted
+
+
+# ------------------------------------------------------------ commit.strict-mode.last-safe-snapshot
+
+
+def _strict_put(t: Any, tmp: Path, dt: str, last_safe: int, overwrite: bool = False) -> Any:
+    """Commit one row into ``dt`` with the option set for this commit (Java's ``table.copy``)."""
+    import pyarrow as pa
+
+    from paimon_cli.core.format.arrow_schema import arrow_schema
+    from paimon_cli.core.operation.commit import FileStoreCommit
+    from paimon_cli.core.operation.write import TableWrite
+
+    table = reload(t).copy({"commit.strict-mode.last-safe-snapshot": str(last_safe)})
+    tw = TableWrite(table, overwrite=overwrite)
+    tw.write_arrow(pa.Table.from_pylist([{"id": 7, "dt": dt, "v": 7}], schema=arrow_schema(table.schema.fields)))
+    kind = {"overwrite": {"dt": dt}} if overwrite else {}
+    return FileStoreCommit(table).commit(tw.prepare_commit(), **kind)
+
+
+def test_strict_mode_gives_up_after_another_users_compaction(tmp_path: Path) -> None:
+    """2.x's ``commit.strict-mode.last-safe-snapshot``: a COMPACT (or OVERWRITE) by another
+    commit user after the safe snapshot in a partition this commit changes aborts the commit
+    (exit 5, nothing published); other partitions, and snapshots up to the safe one, pass."""
+    from paimon_cli.core.compact.job import compact_table
+    from paimon_cli.core.errors import CommitConflict
+
+    t = make_table(str(tmp_path))
+    put(t, [1, 2], dt="a")
+    put(t, [1, 3], dt="a")
+    compact_table(reload(t), full=True)  # snapshot 3, another commit user
+    assert reload(t).snapshot_manager.latest_snapshot().commit_kind == "COMPACT"
+    with pytest.raises(CommitConflict, match=r"COMPACT snapshot 3 .*commit.strict-mode.last-safe-snapshot"):
+        _strict_put(t, tmp_path, "a", 2)
+    assert reload(t).snapshot_manager.latest_snapshot_id() == 3
+    assert _strict_put(t, tmp_path, "b", 2).id == 4  # another partition
+    assert _strict_put(t, tmp_path, "a", 3).id == 5  # the compaction is at or below the safe snapshot
+    assert _strict_put(t, tmp_path, "a", -1).id == 6  # -1: the first commit is not checked
+
+
+def test_strict_mode_overwrite_gives_up_after_another_users_append(tmp_path: Path) -> None:
+    from paimon_cli.core.errors import CommitConflict
+
+    t = make_table(str(tmp_path))
+    put(t, [1], dt="a")
+    put(t, [2], dt="a")  # APPEND by another user into a fixed bucket of dt=a
+    with pytest.raises(CommitConflict, match=r"APPEND snapshot 2 .*fixed bucket"):
+        _strict_put(t, tmp_path, "a", 1, overwrite=True)
+    assert _strict_put(t, tmp_path, "a", 1).id == 3  # an APPEND is not checked against appends
+    assert _strict_put(t, tmp_path, "a", 3, overwrite=True).commit_kind == "OVERWRITE"
