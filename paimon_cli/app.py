@@ -166,7 +166,6 @@ def run() -> None:
         group(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
         return
     from .core.utils import interrupt
-
     from .process_end import end_process, exit_code_of
 
     interrupt.install()  # SIGINT / SIGTERM run the commands' cleanup, then exit 130 / 143
