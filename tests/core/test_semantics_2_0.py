@@ -232,3 +232,16 @@ def test_strict_mode_overwrite_gives_up_after_another_users_append(tmp_path: Pat
         _strict_put(t, tmp_path, "a", 1, overwrite=True)
     assert _strict_put(t, tmp_path, "a", 1).id == 3  # an APPEND is not checked against appends
     assert _strict_put(t, tmp_path, "a", 3, overwrite=True).commit_kind == "OVERWRITE"
+
+
+def test_health_counts_every_expired_partition_not_one_runs_worth(tmp_path: Path) -> None:
+    """The limit is per expiration run; ``health`` still reports how many partitions expired."""
+    from paimon_cli.core.maintain.findings import FindingKind
+    from paimon_cli.core.maintain.health import assess_table
+
+    cat = FileSystemCatalog(str(tmp_path / "wh"))
+    t = _table(cat, "hp", [("id", IntType()), ("dt", VarCharType(20))], ["dt"],
+               {"partition.expiration-time": "1 d", "partition.expiration-max-num": "2"})
+    _write(t, [{"id": i, "dt": f"2020-01-0{i}"} for i in range(1, 6)])
+    (f,) = [f for f in assess_table(cat.get_table("db.hp")).findings if f.kind == FindingKind.EXPIRED_PARTITIONS]
+    assert f.value == 5
