@@ -46,7 +46,8 @@ def expire_partitions(
         help="values-time: time from the partition values; update-time: newest file's creation time "
              "(default: partition.expiration-strategy).")] = None,
     max_expires: Annotated[int | None, typer.Option(
-        "--max-expires", metavar="N", min=1, help="Expire at most N partitions (the oldest by value).")] = None,
+        "--max-expires", metavar="N", min=1, help="Expire at most N partitions, the oldest by value (default: the table's "
+        "partition.expiration-max-num, 100).")] = None,
     dry_run: DryRunOpt = False,
     yes: YesOpt = False,
     branch: BranchOpt = None,

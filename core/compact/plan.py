@@ -4,7 +4,8 @@
 user selected (``--partition`` specs or a ``--where`` on partition columns), asks the table's
 planner for units -- the merge-tree strategy per bucket for primary-key tables
 (:func:`core.mergetree.compact_strategy.pick_unit`), the append planner for append tables
-(:func:`core.compact.append.plan_append_units`) -- and applies the ``--max-bytes`` /
+(:func:`core.compact.append.plan_append_units`; partitions already expired are skipped
+with ``compaction.skip-expired-partitions``) -- and applies the ``--max-bytes`` /
 ``--max-buckets`` budgets, neediest buckets first. The plan's rows are what ``compact --plan``
 prints.
 """
@@ -24,6 +25,7 @@ from ..mergetree.compact_strategy import pick_unit
 from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit
 from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
+from ..operation.partition_expire import expired_partitions_to_skip
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label, selected_entries
 from ..operation.row_tracking import check_row_tracking_table, is_data_evolution
 from ..operation.scan import FileStoreScan
@@ -124,6 +126,9 @@ def plan_compaction(
     if base is None:
         return plan
     entries = all_entries
+    skipped = expired_partitions_to_skip(table, entries)
+    if skipped:
+        entries = [e for e in entries if e.partition not in skipped]
     if schema.bucket == paths.POSTPONE_BUCKET:
         entries = _plan_postponed(plan, table, entries, all_entries, max_bytes, max_buckets)
     if not entries:

@@ -122,7 +122,9 @@ def write_table_result(
     started = time.monotonic()
     commit_user = commit_user or str(uuid.uuid4())  # staged postpone files carry it in their names
     tw = _open_writer(table, row_kind_column, delete, overwrite, overwrite_partition, options, commit_user)
-    commit = FileStoreCommit(table, commit_user)
+    # the commit sees the options given for this write too, as Java's table.copy (e.g.
+    # commit.strict-mode.last-safe-snapshot, commit.max-retries)
+    commit = FileStoreCommit(table.copy({k: str(v) for k, v in (options or {}).items()}), commit_user)
     out = _Outcome()
     try:
         files = expand_inputs(inputs, fmt, storage_options)

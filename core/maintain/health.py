@@ -29,7 +29,7 @@ from ..manifest.index_manifest import IndexManifestEntry
 from ..manifest.manifest import ManifestEntry, ManifestFileMeta
 from ..operation.expire_plan import ExpirePolicy, ResolvedPolicy, resolve_policy
 from ..operation.orphans import plan_remove_orphans
-from ..operation.partition_expire import plan_partition_expire
+from ..operation.partition_expire import INT_MAX, plan_partition_expire
 from ..operation.scan import FileStoreScan
 from ..operation.tag_ops import expired_tag_names
 from ..refs.snapshot import ChangelogManager, Snapshot, SnapshotManager
@@ -466,7 +466,9 @@ def expired_partitions(ctx: _Context) -> list[Finding]:
     if not text or not t.schema.partition_keys:
         return []
     seconds = parse_duration_millis(text, "partition.expiration-time") / 1000
-    plan = plan_partition_expire(t, seconds, now=_local_now(ctx.now_millis), entries=ctx.entries)
+    # every expired partition, not only the ``partition.expiration-max-num`` one run drops
+    plan = plan_partition_expire(t, seconds, now=_local_now(ctx.now_millis), entries=ctx.entries,
+                                 max_expires=INT_MAX)
     n = len(plan.partitions)
     if n == 0:
         return []

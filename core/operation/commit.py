@@ -62,7 +62,7 @@ from ..refs.statistics import read_statistics
 from ..schema.iceberg_options import iceberg_enabled
 from ..table.catalog_environment import PartitionStatistics
 from ..utils.interrupt import commit_attempt
-from .commit_conflicts import ConflictDetection, LiveFiles, partition_text
+from .commit_conflicts import ConflictDetection, LiveFiles, StrictModeChecker, partition_text
 from .manifest_merge import ManifestFileMerger, write_index_manifest
 from .metastore_sync import metastore_partitions
 from .partition_spec import static_partition_filter
@@ -213,6 +213,8 @@ class FileStoreCommit:
                                          self._quiet_delete)
         self.live = LiveFiles(table, self.manifest_list, self.index_manifest_file, self.merger)
         self.conflicts = ConflictDetection(table, self.live, self.bucket_unaware)
+        last_safe = self.options.get_int("commit.strict-mode.last-safe-snapshot")
+        self.strict = None if last_safe is None else StrictModeChecker(table, self.commit_user, self.live, last_safe)
         self.callbacks = commit_callbacks(table)
         # test hook: called with the target snapshot id right before each publish
         self._before_publish: Callable[[int], None] | None = None
@@ -664,6 +666,8 @@ class FileStoreCommit:
             except (_LostRace, _OutcomeOpen):
                 pass
             else:
+                if self.strict is not None:
+                    self.strict.update(snap.id)
                 self._after_publish(snap, changes.table, changes.index)
                 return snap
             self._give_up_or_wait(start, retry, latest)
@@ -726,6 +730,8 @@ class FileStoreCommit:
         if check_conflicts:
             self.conflicts.check(latest, changes.table, kind)
             self.conflicts.check_deletion_vectors(latest, changes.table, changes.index)
+        if self.strict is not None:  # Java checks it whatever the commit kind
+            self.strict.check(new_id, kind, {e.partition for e in changes.table} | {e.partition for e in changes.index})
 
         next_row_id: int | None = None
         if self.row_tracking:  # ids depend on the snapshot this attempt builds on

@@ -298,3 +298,61 @@ class ConflictDetection:
                     f"data file {e.file.file_name} (partition {self._where(e.partition)}, bucket {e.bucket}) "
                     f"gained deletion vectors in {index_name} after it was read; give up committing"
                 )
+
+
+class StrictModeChecker:
+    """Java 2.x's ``commit.strict-mode.last-safe-snapshot`` (StrictModeChecker): a commit gives
+    up when a snapshot after the last safe one, committed by another user, is a COMPACT or
+    OVERWRITE touching a partition this commit changes, or (when this commit overwrites) an
+    APPEND that added files to a real bucket of such a partition. ``-1``: the first commit is
+    not checked. The safe snapshot moves to each snapshot this commit user publishes."""
+
+    def __init__(self, table: FileStoreTable, commit_user: str, live: LiveFiles, last_safe: int) -> None:
+        self.table = table
+        self.commit_user = commit_user
+        self.live = live
+        self.last_safe = last_safe
+
+    def check(self, new_id: int, kind: str, partitions: set[bytes]) -> None:
+        if self.last_safe < 0:  # -1: nothing to check for the first commit
+            self.last_safe = new_id - 1
+            return
+        sm = self.table.snapshot_manager
+        for sid in range(self.last_safe + 1, new_id):
+            snap = sm.try_snapshot(sid)
+            if snap is None:
+                raise CommitConflict(
+                    f"commit to {self.table.identifier}: snapshot {sid} after "
+                    f"commit.strict-mode.last-safe-snapshot={self.last_safe} is missing, so it cannot be "
+                    "checked; nothing was committed")
+            if snap.commit_user == self.commit_user:
+                continue
+            if snap.commit_kind in ("COMPACT", "OVERWRITE") and self._touches(snap, partitions):
+                self._give_up(new_id, snap, "modified the same partition")
+            if snap.commit_kind == "APPEND" and kind == "OVERWRITE" and partitions and any(
+                    e.partition in partitions and e.bucket >= 0 for e in self._delta(snap)):
+                self._give_up(new_id, snap, "committed files to a fixed bucket of the same partition")
+        self.last_safe = new_id - 1
+
+    def update(self, published: int) -> None:
+        self.last_safe = published
+
+    def _delta(self, snap: Snapshot) -> list[ManifestEntry]:
+        return self.live.scan.read_entries(self.live.manifest_list.read(snap.delta_manifest_list))
+
+    def _touches(self, snap: Snapshot, partitions: set[bytes]) -> bool:
+        if not partitions:
+            return False
+        if any(e.partition in partitions for e in self._delta(snap)):
+            return True
+        if not snap.index_manifest:
+            return False
+        prev = self.table.snapshot_manager.try_snapshot(snap.id - 1)
+        if prev is not None and prev.index_manifest == snap.index_manifest:
+            return False  # no index file added or removed by this snapshot
+        return any(e.partition in partitions for e in self.live.index_manifest_file.read(snap.index_manifest))
+
+    def _give_up(self, new_id: int, snap: Snapshot, what: str) -> None:
+        raise CommitConflict(
+            f"commit to {self.table.identifier}: a {snap.commit_kind} snapshot {snap.id} by another commit user "
+            f"{what}; giving up snapshot {new_id} as commit.strict-mode.last-safe-snapshot is set")

@@ -17,8 +17,8 @@ DATE or TIMESTAMP column is a time by itself (pattern ``$col`` or no pattern), a
 compound pattern it renders as ``yyyy-MM-dd`` / ``yyyy-MM-dd HH:mm:ss[.f]`` instead of
 Java's internal epoch-day integer. STRING, CHAR, VARCHAR and integer columns behave
 exactly as in Java. The expired partitions are sorted by their joined values, limited by
-``max_expires``, and dropped in one OVERWRITE commit (or batches of
-``partition.expiration-batch-size``) through ``FileStoreCommit.drop_partitions``.
+``max_expires`` (``partition.expiration-max-num``, 100, as Java 2.x), and dropped in one OVERWRITE
+commit (or batches of ``partition.expiration-batch-size``) through ``FileStoreCommit.drop_partitions``.
 """
 
 from __future__ import annotations
@@ -391,7 +391,8 @@ def plan_partition_expire(
 
     Unset arguments fall back to the table's options (``partition.expiration-strategy``,
     ``partition.timestamp-formatter``, ``partition.timestamp-pattern``,
-    ``partition.expiration-max-num`` when set explicitly), like Java's post-commit expiry.
+    ``partition.expiration-max-num``, default 100 as in Java 2.x; 0.9 had no limit), like
+    Java's post-commit expiry.
     """
     schema = table.schema
     keys = schema.partition_keys
@@ -403,7 +404,7 @@ def plan_partition_expire(
     strategy = (strategy or opts.get("partition.expiration-strategy") or "values-time").lower()
     if strategy not in STRATEGIES:
         raise InvalidInput(f"partition expiration strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
-    if max_expires is None and opts.contains("partition.expiration-max-num"):
+    if max_expires is None:
         max_expires = opts.get_int("partition.expiration-max-num")
     if max_expires is not None and max_expires <= 0:
         raise InvalidInput(f"max expires {max_expires}: must be positive")
@@ -433,6 +434,28 @@ def plan_partition_expire(
     limit = INT_MAX if max_expires is None else max_expires
     plan.partitions = selected[:limit]
     return plan
+
+
+def expired_partitions_to_skip(table: FileStoreTable, entries: list[ManifestEntry],
+                               now: datetime.datetime | None = None) -> set[bytes]:
+    """The partitions (serialized) a compaction leaves alone under Java 2.x's
+    ``compaction.skip-expired-partitions`` (apache/paimon#9021): those ``partition.expiration-time``
+    has expired by their values (``values-time`` only), in bucketed tables (fixed or dynamic
+    bucket; Java ignores the option for bucket-unaware and postpone tables). ``entries``: the
+    live files the compaction plans from."""
+    opts = table.options
+    schema = table.schema
+    text = opts.get("partition.expiration-time")
+    bucketed = schema.bucket > 0 or (schema.bucket == -1 and bool(schema.primary_keys))
+    if (not opts.get_bool("compaction.skip-expired-partitions", False) or not text or not schema.partition_keys
+            or not bucketed or (opts.get("partition.expiration-strategy") or "values-time") != "values-time"):
+        return set()
+    from ..utils.durations import parse_duration_millis
+
+    seconds = parse_duration_millis(text, "partition.expiration-time") / 1000.0
+    plan = plan_partition_expire(table, seconds, strategy="values-time", max_expires=INT_MAX, now=now,
+                                 entries=entries)
+    return {p.partition for p in plan.partitions}
 
 
 def apply_partition_expire(table: FileStoreTable, plan: PartitionExpirePlan) -> list[Snapshot]:

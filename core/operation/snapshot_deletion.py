@@ -5,8 +5,9 @@ in deletion order, with its size, plus what holds each retained snapshot. Deviat
 Java, all on the safe side: the range starts at the earliest snapshot FILE (not the EARLIEST
 hint, so snapshots stranded below a wrong hint or a gap are not kept forever,
 apache/paimon#4743) and the expire limit counts existing snapshots; the time rule is Java
-1.x's (a snapshot is kept while its successor is younger than the retention, so time travel
-to ``now - time-retained`` keeps working); files used by other branches are protected; a
+2.x's (apache/paimon#7706: a snapshot is kept while its successor is younger than the
+retention, so time travel to ``now - time-retained`` keeps working; 0.9 and 1.x compared the
+snapshot's own time); files used by other branches are protected; a
 data file the end snapshot still lists is never deleted.
 """
 
