@@ -228,7 +228,7 @@ def test_stdout_closed_before_anything_is_written(wh: str, args: list[str]) -> N
     (["inspect", "shop.orders", "snapshotz"], "error: invalid value for 'KIND': 'shop.orders' is not one of "
      "'snapshots', 'schemas', 'options', 'files', 'manifests', 'partitions', 'buckets', 'tags', 'branches', "
      "'consumers', 'table-indexes', 'statistics', 'aggregation-fields', 'file-indexes', 'audit-log', 'binlog', 'ro', "
-     "'table', 'expiry', 'all-table-options', 'catalog-options'.", "paimon-cli inspect --help"),
+     "'table', 'expiry', 'iceberg', 'all-table-options', 'catalog-options'.", "paimon-cli inspect --help"),
     (["read", "db.t", "--selct", "id"], "error: no such option: --selct (did you mean --select?)",
      "paimon-cli read --help"),
     (["read"], "error: missing argument 'DB.TABLE'.", "paimon-cli read --help"),
