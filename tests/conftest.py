@@ -15,6 +15,7 @@ pytest_plugins = [
     "tests.interop.pypaimon_fixtures",
     "tests.spark_cluster",
     "tests.catalogs.postgres_server",
+    "tests.catalogs.mysql_server",
     "tests.catalogs.jdbc_backends",
 ]
 

@@ -592,6 +592,10 @@ class JdbcCatalogStore:
                 if self.protocol == "sqlite" and "locked" in line:
                     line += (" (another connection holds the SQLite file; Java Paimon up to 1.4 keeps a read lock"
                              " for as long as its JdbcCatalog is open on an existing catalog)")
+                if self.protocol == "mysql" and "key was too long" in line:
+                    line += (" (Java's catalog tables have primary keys of up to four VARCHAR(255) columns, over"
+                             " InnoDB's 3072-byte key limit under utf8mb4, for Java's JdbcCatalog too: create the"
+                             " catalog database with CHARACTER SET utf8mb3 or latin1)")
                 raise CatalogUnavailable(f"{self._describe()}: {what} failed: {line}") from err
 
     def _alive(self, conn: _Connection) -> bool:

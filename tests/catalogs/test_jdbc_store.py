@@ -38,9 +38,20 @@ from paimon_cli.core.errors import (
 )
 from paimon_cli.core.schema.table_schema import TableSchema
 
+from .jdbc_backends import BACKENDS, backend_uri
+
 pytestmark = pytest.mark.jdbc
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG_TABLES = {"paimon_tables", "paimon_database_properties", "paimon_table_properties", "paimon_views"}
+
+
+@pytest.fixture(params=[*BACKENDS, pytest.param("mysql", id="mysql", marks=pytest.mark.mysql)])
+def jdbc_backend(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
+    """The store's own tests also run on MySQL (MariaDB); the interop tests use SQLite and
+    PostgreSQL (tests/catalogs/jdbc_backends.py)."""
+    if request.param == "mysql":
+        return "mysql", request.getfixturevalue("mysql_database")
+    return request.param, backend_uri(request, tmp_path)
 
 
 def _store(opts: dict[str, str]) -> JdbcCatalogStore:
@@ -50,6 +61,8 @@ def _store(opts: dict[str, str]) -> JdbcCatalogStore:
 def _tables_in(store: JdbcCatalogStore) -> set[str]:
     if store.protocol == "sqlite":
         sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    elif store.protocol == "mysql":
+        sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()"
     else:
         sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
     return {r[0] for r in store._run("list", lambda c: c.query(sql))}
@@ -466,3 +479,53 @@ def test_threads_of_one_process_take_turns_and_reentry_fails_fast(tmp_path: Path
     with pytest.raises(RuntimeError, match="not reentrant"):
         lock.run_with_lock(lambda: store.lock("db", "t").acquire())
     assert time.monotonic() - start < 2 and store.lock_holders() == []
+
+
+def test_mysql_utf8mb4_database_is_refused_with_the_fix(mysql_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Java's catalog tables exceed InnoDB's key limit under utf8mb4 (Java fails the same way):
+    the one-line error says which character set works, and nothing is created."""
+    from .mysql_server import PASSWORD, USER
+
+    name = f"wide_{os.getpid()}"
+    conn = mysql_server.connect()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+        cur.execute(f"GRANT ALL ON `{name}`.* TO '{USER}'@'127.0.0.1'")
+    conn.close()
+    store = _store({"metastore": "jdbc", "uri": mysql_server.jdbc_uri(name), "jdbc.user": USER,
+                    "jdbc.password": PASSWORD, "warehouse": str(tmp_path / "wh")})
+    with pytest.raises(CatalogUnavailable, match="CHARACTER SET utf8mb3 or latin1") as err:
+        store.list_databases()
+    assert "\n" not in str(err.value) and PASSWORD not in str(err.value)
+
+
+def test_cli_round_trip_on_mysql(mysql_database: str, tmp_path: Path) -> None:
+    """create, write, compact, rename, read and drop through a MySQL catalog with the lock on."""
+    from typer.testing import CliRunner
+
+    from paimon_cli.app import app
+
+    from .mysql_server import PASSWORD, USER
+
+    opts = ["metastore=jdbc", f"uri={mysql_database}", f"jdbc.user={USER}", f"jdbc.password={PASSWORD}",
+            f"warehouse={tmp_path / 'wh'}", "lock.enabled=true"]
+    catalog = [x for o in opts for x in ("--catalog-option", o)]
+    runner = CliRunner()
+
+    def cli(*args: str) -> str:
+        res = runner.invoke(app, [*args, *catalog])
+        assert res.exit_code == 0, res.output
+        return res.output
+
+    cli("create", "db.t", "--schema", "id BIGINT NOT NULL, name STRING", "--primary-key", "id", "--option", "bucket=2")
+    src = tmp_path / "rows.csv"
+    for rows in ("id,name\n1,a\n2,b\n", "id,name\n2,B\n3,c\n"):
+        src.write_text(rows)
+        cli("write", "db.t", str(src))
+    cli("compact", "db.t", "--full")
+    cli("rename", "db.t", "db.t2")
+    rows = [json.loads(line) for line in cli("read", "db.t2", "-o", "jsonl").splitlines()]
+    assert rows == [{"id": 1, "name": "a"}, {"id": 2, "name": "B"}, {"id": 3, "name": "c"}]
+    assert "t2" in cli("list", "db") and PASSWORD not in cli("inspect", "catalog-options")
+    cli("drop", "db.t2", "--yes")
+    assert "t2" not in cli("list", "db")
