@@ -340,12 +340,16 @@ class Leaf(Predicate):
         """(column, literal type) when this leaf is an equality an OR may merge into one
         ``is_in``: its literals are exact values of the column and their Arrow type is the
         column's own, so the set lookup compares exactly what ``=`` would."""
+        import pyarrow as pa
+
         if self.op not in ("=", "in") or not all(v is None or literal_fits(v, self.type) for v in self.literals):
             return None
         values = [v for v in self.literals if v is not None]
         if not values:
             return None
         _, at = arrow_values(values, self.type)
+        if pa.types.is_floating(at):  # a set lookup finds NaN, ``=`` never matches it
+            return None
         column_type = table.schema.field(self.column).type
         if at != column_type and (_text_family(at) is None or _text_family(at) != _text_family(column_type)):
             return None

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from paimon_cli.core.data.predicate import Leaf, Or, or_
 from paimon_cli.core.data.predicate_parser import parse_predicate
-from paimon_cli.core.data.types import BigIntType, DataField, DecimalType, TimestampType, VarCharType
+from paimon_cli.core.data.types import BigIntType, DataField, DecimalType, DoubleType, TimestampType, VarCharType
 
 FIELDS = [
     DataField(0, "id", BigIntType()),
@@ -104,6 +104,15 @@ def test_merged_equalities_keep_exact_comparison(data: pa.Table) -> None:
         expected = data.filter(pred.to_arrow_expression()).column("price").to_pylist()
         assert got == expected, where
         assert pred.filter(data).column("id").to_pylist() == want, where
+
+
+def test_float_equalities_are_not_merged() -> None:
+    """A set lookup finds NaN; ``=`` never matches it: floating-point ORs keep ``=``."""
+    fields = [DataField(0, "id", BigIntType()), DataField(1, "d", DoubleType())]
+    t = pa.table({"id": [1, 2, 3], "d": [float("nan"), 1.0, 2.0]})
+    pred = parse_predicate("d = 'NaN' OR d = 1.0 OR d = 3", fields)
+    assert pred.filter(t).column("id").to_pylist() == [2]
+    assert t.filter(pred.to_arrow_expression()).column("id").to_pylist() == [2]
 
 
 class _Counted(int):
