@@ -16,6 +16,7 @@ it loaded before asking. The library (``paimon_cli.core``) never prompts.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Annotated
@@ -80,10 +81,30 @@ def _ask(question: str) -> str:
     sys.stderr.write(question)
     sys.stderr.flush()
     try:
+        _wait_for_input()
         return sys.stdin.readline()
     except KeyboardInterrupt:
         sys.stderr.write("\n")
         raise
+
+
+def _wait_for_input() -> None:
+    """Return once a line can be read, polling so a signal is handled within a fifth of a second.
+
+    Why: the kernel hands Ctrl-C's SIGINT to any thread of the process. When the preview has
+    started native thread pools (Arrow, polars) and one of them receives it, the main thread's
+    blocking read is not interrupted: Python runs the handler only when that read returns, at
+    Enter. Between polls the main thread runs its pending handlers itself."""
+    import select
+
+    if os.name != "posix":  # select() takes only sockets there
+        return
+    try:
+        fd = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (embedding, tests): read directly
+        return
+    while not select.select([fd], [], [], 0.2)[0]:
+        pass
 
 
 def show(rows: RowsLike) -> None:
