@@ -44,6 +44,7 @@ from pathlib import Path
 # Allow running from a checkout without installing (the package is also pip-installed).
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog  # noqa: E402
 from paimon_cli.core.data import binary_row  # noqa: E402
 from paimon_cli.core.data.types import BigIntType, DoubleType, VarCharType  # noqa: E402
 from paimon_cli.core.io.fileio import join  # noqa: E402
@@ -60,7 +61,6 @@ from paimon_cli.core.manifest.manifest import (  # noqa: E402
 )
 from paimon_cli.core.refs.snapshot import Snapshot, SnapshotManager  # noqa: E402
 from paimon_cli.core.schema.table_schema import Schema  # noqa: E402
-from paimon_cli.core.table.catalog import FileSystemCatalog  # noqa: E402
 
 BASE_TIME_MILLIS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: fixed so runs are comparable
 COMMIT_USER = "paimon-cli-bench"

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main() -> int:
     warehouse, ident, kind = sys.argv[1], sys.argv[2], sys.argv[3]
     t0 = time.perf_counter()
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.system.registry import SYSTEM_TABLES
-    from paimon_cli.core.table.catalog import FileSystemCatalog
     from paimon_cli.output import render_json
 
     t1 = time.perf_counter()

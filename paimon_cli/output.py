@@ -199,10 +199,20 @@ class PlainWriter:
     def write_rows(self, rows: Sequence[dict[str, Any]]) -> None:
         cols = self.columns
         cells = [[to_text(r.get(c)).replace("\n", "\\n") for c in cols] for r in rows]
+        self._write(cells, lambda: [c in self.numeric or is_numeric([r.get(c) for r in rows]) for c in cols])
+
+    def write_cells(self, columns: list[list[str]], numbers: list[bool]) -> None:
+        """A block given as each column's cell texts; ``numbers``: the columns whose values
+        are all numbers (:func:`is_numeric`), aligned right if this is the first block."""
+        self._write([list(row) for row in zip(*columns, strict=True)],
+                    lambda: [c in self.numeric or n for c, n in zip(self.columns, numbers, strict=True)])
+
+    def _write(self, cells: list[list[str]], right: Any) -> None:
+        cols = self.columns
         widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
         lines = []
         if self.widths is None:
-            self.right = [c in self.numeric or is_numeric([r.get(c) for r in rows]) for c in cols]
+            self.right = right()
             self.widths = widths
             lines.append(self._line(list(cols)))
             lines.append("  ".join("-" * w for w in widths))
@@ -282,6 +292,9 @@ class RowStreamLike(Protocol):
 
     def chunks(self, columns: list[str], typed: bool) -> Iterator[list[dict[str, Any]]]: ...
 
+    @property
+    def column_chunks(self) -> Any: ...
+
     def collect(self, columns: list[str] | None = None, limit: int | None = None) -> RowsLike: ...
 
 
@@ -300,6 +313,13 @@ def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.
     if on_terminal:  # the count of all rows is part of the note: the terminal reads them all
         render(Rows(cols, stream.collect(cols, limit).rows, root=getattr(stream, "root", None)), fmt, wide,
                limit=limit)
+        return
+    if stream.column_chunks is not None:
+        columnar = stream.column_chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
+        try:
+            _write_column_chunks(columnar, cols, fmt, limit, out)
+        finally:
+            getattr(columnar, "close", lambda: None)()
         return
     chunks = stream.chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
     try:
@@ -366,6 +386,233 @@ def _write_chunks(chunks: Iterator[list[dict[str, Any]]], cols: list[str], fmt: 
         elif plain.widths is None:
             note("(no rows)")
     out.flush()
+
+
+def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt: OutputFormat, limit: int | None,
+                         out: IO[str]) -> None:
+    """A stream's column chunks (``RowStream.column_chunks``; typed for JSON) in ``fmt``:
+    the text :func:`_write_chunks` writes for the same rows. JSON records are joined by Arrow
+    kernels; csv fields and table cells are made a column at a time."""
+    import csv
+
+    if fmt in (OutputFormat.json, OutputFormat.jsonl):
+        jw = JsonWriter(out, fmt is OutputFormat.jsonl)
+    elif fmt is OutputFormat.csv:
+        cw = csv.writer(out, lineterminator="\n")
+        cw.writerow(cols)
+    else:
+        plain = PlainWriter(out, cols)
+        pending: list[list[list[str]]] = []  # blocks of cells per column; the first 1000 rows set the widths
+        present = [False] * len(cols)
+        numbers = [True] * len(cols)
+        waiting = 0
+    left = limit
+    for chunk in chunks if limit is None or limit > 0 else ():
+        n = _column_length(chunk[cols[0]]) if cols else 0
+        if left is not None and left < n:
+            chunk = {c: _head(v, left) for c, v in chunk.items()}
+            n = left
+        if left is not None:
+            left -= n
+        if n == 0:
+            continue
+        if fmt in (OutputFormat.json, OutputFormat.jsonl):
+            jw.write_text(_column_records(chunk, cols, fmt is OutputFormat.jsonl, n, jw.compact), n)
+        elif fmt is OutputFormat.csv:
+            cw.writerows(zip(*(_text_cells(chunk[c], "") for c in cols), strict=True))
+        else:
+            cells = [_text_cells(chunk[c], "null", table=True) for c in cols]
+            if plain.widths is None:  # the first block aligns right its columns of numbers (is_numeric)
+                for i, c in enumerate(cols):
+                    some, only = _numbers(chunk[c])
+                    present[i] = present[i] or some
+                    numbers[i] = numbers[i] and only
+                pending.append(cells)
+                waiting += n
+                if waiting < _PLAIN_BLOCK_ROWS and left != 0:
+                    continue
+                cells = [sum((block[i] for block in pending), []) for i in range(len(cols))]
+                pending = []
+            plain.write_cells(cells, [a and b for a, b in zip(present, numbers, strict=True)])
+        out.flush()
+        if left == 0:
+            break  # never asks for a chunk past the limit (it would read a manifest)
+    if fmt in (OutputFormat.json, OutputFormat.jsonl):
+        jw.close()
+    elif fmt is OutputFormat.table:
+        if pending:
+            plain.write_cells([sum((block[i] for block in pending), []) for i in range(len(cols))],
+                              [a and b for a, b in zip(present, numbers, strict=True)])
+        elif plain.widths is None:
+            note("(no rows)")
+    out.flush()
+
+
+def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int, encode: Any) -> str:
+    """The ``n`` records of one column chunk as :meth:`JsonWriter.write_text` pieces."""
+    import json
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if lines:
+        key_sep, item_sep, opening, closing, indent = ":", ",", "{", "}\n", None
+    else:
+        key_sep, item_sep, opening, closing, indent = ": ", ",\n    ", ",\n  {\n    ", "\n  }", "    "
+    parts: list[Any] = []
+    for i, name in enumerate(cols):
+        key = json.dumps(name, ensure_ascii=False) + key_sep
+        parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
+        parts.append(_column_fragments(chunk[name], n, encode, indent))
+    parts.append(pa.scalar(closing))
+    rows = pc.binary_join_element_wise(*parts, "")
+    offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
+    data = rows.buffers()[2]
+    return data[int(offsets[0]): int(offsets[-1])].to_pybytes().decode("utf-8")
+
+
+def _text_cells(col: Any, null: str, table: bool = False) -> list[str]:
+    """:func:`to_text` of each value of a column chunk's column (``table``: with newlines
+    escaped, as a text table's cells)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .core.utils.rows import Picked
+
+    if isinstance(col, Picked):
+        texts = [to_text(v, null) for v in col.values]
+        if table:
+            texts = [t.replace("\n", "\\n") for t in texts]
+        if col.index is None:
+            return texts
+        picked = np.empty(len(texts), dtype=object)
+        picked[:] = texts
+        return list(picked[col.index])
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    t = col.type
+    fill = pa.scalar(null)
+    if (pa.types.is_integer(t) or (pa.types.is_timestamp(t) and t.unit == "ms" and t.tz is None and _plain_years(col))):
+        return list(pc.fill_null(col.cast(pa.string()), fill).to_pylist())
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        col = col.cast(pa.string())
+        if table:
+            col = pc.replace_substring(col, "\n", "\\n")
+        return list(pc.fill_null(col, fill).to_pylist())
+    texts = [to_text(v, null) for v in col.to_pylist()]
+    return [x.replace("\n", "\\n") for x in texts] if table else texts
+
+
+def _numbers(col: Any) -> tuple[bool, bool]:
+    """(any value present, every present value a number): :func:`is_numeric` in two parts."""
+    import numpy as np
+    import pyarrow as pa
+
+    from .core.utils.rows import Picked
+
+    if isinstance(col, Picked):
+        used = col.values if col.index is None else [col.values[i] for i in np.unique(col.index).tolist()]
+        present = [v for v in used if v is not None]
+        return bool(present), is_numeric(present) or not present
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    some = col.null_count < len(col)
+    t = col.type
+    return some, (not some or (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)))
+
+
+def _column_length(col: Any) -> int:
+    from .core.utils.rows import Composite, Picked
+
+    if isinstance(col, Composite):
+        return col.length
+    if isinstance(col, Picked):
+        return len(col.values) if col.index is None else len(col.index)
+    return len(col)
+
+
+def _head(col: Any, n: int) -> Any:
+    """The first ``n`` rows of a column chunk's column."""
+    from .core.utils.rows import Composite, Picked
+
+    if isinstance(col, Composite):
+        return Composite(col.keys, [_head(p, n) for p in col.parts], min(n, col.length),
+                         None if col.valid is None else col.valid[:n])
+    if isinstance(col, Picked):
+        return Picked(col.values[:n]) if col.index is None else Picked(col.values, col.index[:n])
+    return col.slice(0, n)
+
+
+def _column_fragments(col: Any, n: int, encode: Any, indent: str | None) -> pa.Array:
+    """A column's JSON value texts (``indent``: the line indent of ``-o json``'s layout,
+    None for compact lines), as ``json`` writes the column's values in a record."""
+    import json
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .core.utils.rows import Composite, Picked
+
+    if isinstance(col, Picked):
+        texts = pa.array([_json_value_text(v, encode, indent) for v in col.values], pa.string())
+        return texts if col.index is None else texts.take(pa.array(col.index))
+    if not isinstance(col, Composite):
+        if isinstance(col, pa.ChunkedArray):
+            col = col.combine_chunks()
+        if pa.types.is_nested(col.type) and indent is not None:
+            return pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())
+        if pa.types.is_timestamp(col.type) and col.type.unit == "ms" and col.type.tz is None and _plain_years(col):
+            quoted = pc.binary_join_element_wise(pa.scalar('"'), col.cast(pa.string()), pa.scalar('"'), "")
+            return pc.fill_null(quoted, pa.scalar("null"))
+        return _json_fragments(col, encode).cast(pa.string())
+    inner = "" if indent is None else indent + "  "
+    if not col.parts:
+        texts = pa.array(["{}" if col.keys is not None else "[]"] * n, pa.string())
+    else:
+        open_, close = ("{", "}") if col.keys is not None else ("[", "]")
+        if indent is None:
+            sep, key_sep, first, last = ",", ":", open_, close
+        else:
+            sep, key_sep, first, last = ",\n" + inner, ": ", open_ + "\n" + inner, "\n" + indent + close
+        pieces: list[Any] = []
+        for j, part in enumerate(col.parts):
+            key = "" if col.keys is None else json.dumps(col.keys[j], ensure_ascii=False) + key_sep
+            pieces.append(pa.scalar((first if j == 0 else sep) + key))
+            pieces.append(_column_fragments(part, n, encode, None if indent is None else inner))
+        pieces.append(pa.scalar(last))
+        texts = pc.binary_join_element_wise(*pieces, "")
+    if col.valid is not None:
+        texts = pc.if_else(pa.array(col.valid), texts, pa.scalar("null"))
+    return texts
+
+
+def _json_value_text(v: Any, encode: Any, indent: str | None) -> str:
+    """One value's JSON text inside a record: compact, or laid out as ``json.dumps(record,
+    indent=2)`` lays out a nested value whose key line is indented by ``indent``."""
+    j = to_json_value(v)
+    if indent is not None and isinstance(j, (dict, list)) and j:
+        import json
+
+        return json.dumps(j, ensure_ascii=False, indent=2).replace("\n", "\n" + indent)
+    return str(encode(j))
+
+
+def _plain_years(col: Any) -> bool:
+    """Whether every (millisecond, naive) timestamp has a four-digit year: Arrow's text is
+    then the renderer's ``YYYY-MM-DD HH:MM:SS.fff``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lo, hi = pc.min_max(col.cast(pa.int64())).values()
+    if lo.as_py() is None:
+        return True
+    return bool(_MIN_PLAIN_MS <= lo.as_py() and hi.as_py() <= _MAX_PLAIN_MS)
+
+
+_MIN_PLAIN_MS = -30_610_224_000_000  # 1000-01-01T00:00:00
+_MAX_PLAIN_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999
 
 
 def render_outcome(rows: RowsLike, fmt: OutputFormat | str = OutputFormat.table, wide: bool = False,

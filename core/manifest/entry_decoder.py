@@ -56,14 +56,18 @@ class EntryDecoder(StatsReader):
         """A file's min/max key as ``[k1, k2]`` in its own schema (typed: the list of
         values); None for an empty key."""
         values = self.key_values(key, schema_id)
-        return None if values is None else JavaText(java_array_string(values, self._key_types[schema_id]), values)
+        return None if values is None else JavaText(java_array_string(values, self.key_types(schema_id)), values)
 
     def key_values(self, key: bytes, schema_id: int) -> list[Any] | None:
         """A file's min/max key values in its own schema; None for an empty key."""
         if serialized_arity(key) <= 0:
             return None
+        return deserialize(key, self.key_types(schema_id))
+
+    def key_types(self, schema_id: int) -> list[Any]:
+        """The types of a file's min/max key in its own schema (the trimmed primary key)."""
         types = self._key_types.get(schema_id)
         if types is None:
             s = self.schema(schema_id)
             types = self._key_types[schema_id] = [s.field(n).type for n in s.trimmed_primary_keys]
-        return deserialize(key, types)
+        return types

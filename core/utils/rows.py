@@ -62,6 +62,28 @@ class Rows:
 
 
 @dataclass
+class Picked:
+    """A column of Python values, row ``i`` being ``values[index[i]]`` (``index`` None:
+    ``values[i]``): values computed once per distinct input and spread by index."""
+
+    values: list[Any]
+    index: Any = None  # numpy integer array
+
+
+@dataclass
+class Composite:
+    """A column of maps (``keys``, in order) or of lists (``keys`` None) held by parts, one
+    column per key or list position (a ``pa.Array`` or :class:`Picked`): what the ``typed``
+    values of a :class:`JavaText` column are, kept columnar so JSON is rendered vectorised.
+    ``valid``: numpy booleans, False where the row's value is None (None: every row has one)."""
+
+    keys: list[str] | None
+    parts: list[Any]
+    length: int
+    valid: Any = None
+
+
+@dataclass
 class RowStream:
     """A result too large to hold at once (``inspect files`` of a million files): its column
     names, and ``chunks(columns, typed)`` yielding rows with only those columns, a chunk at a
@@ -73,6 +95,9 @@ class RowStream:
     chunks: Callable[[list[str], bool], Iterator[list[dict[str, Any]]]]
     brief: list[str] | None = None
     root: str | None = None  # as Rows.root
+    # the chunks as columns, rows the same as ``chunks(columns, typed)``: name -> pa.Array,
+    # Picked or (typed) Composite; renderers turn them into text vectorised
+    column_chunks: Callable[[list[str], bool], Iterator[dict[str, Any]]] | None = None
 
     def collect(self, columns: list[str] | None = None, limit: int | None = None) -> Rows:
         """The stream as Rows (at most ``limit`` rows; reading stops there)."""
@@ -92,4 +117,4 @@ class RowStream:
         return Rows(cols, rows, self.brief, self.root)
 
 
-__all__ = ["JavaText", "RowStream", "Rows"]
+__all__ = ["Composite", "JavaText", "Picked", "RowStream", "Rows"]
