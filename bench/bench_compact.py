@@ -112,10 +112,10 @@ def make_pk_table(wh: Path, rows: int, buckets: int, payload: int, extra: dict[s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.compact.write_job import write_table_result
     from paimon_cli.core.data.types import parse_columns
     from paimon_cli.core.schema.table_schema import Schema
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     cat = FileSystemCatalog(str(wh))
     if cat.table_exists(IDENT) and cat.get_table(IDENT).snapshot_manager.latest_snapshot_id() == RUNS:
@@ -163,8 +163,8 @@ def copy_wh(src: Path, dst: Path) -> None:
 
 
 def live_rows(wh: Path) -> int:
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.operation.scan import FileStoreScan
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     t = FileSystemCatalog(str(wh)).get_table(IDENT)
     return sum(e.file.row_count for e in FileStoreScan(t).plan(t.snapshot_manager.latest_snapshot()))

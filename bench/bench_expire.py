@@ -38,6 +38,7 @@ def log(msg: str) -> None:
 
 
 def build(wh: Path) -> None:
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.data import binary_row
     from paimon_cli.core.data.types import parse_data_type
     from paimon_cli.core.io import paths
@@ -45,7 +46,6 @@ def build(wh: Path) -> None:
     from paimon_cli.core.mergetree.commit_message import CommitMessage
     from paimon_cli.core.operation.commit import FileStoreCommit
     from paimon_cli.core.schema.table_schema import Schema
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     cat = FileSystemCatalog(str(wh))
     cat.create_database("db", True)
@@ -137,9 +137,9 @@ def main() -> None:
     finally:
         jp.close()
 
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.operation.expire import apply_expire, plan_expire
     from paimon_cli.core.operation.expire_plan import ExpirePolicy
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     policy = ExpirePolicy(retain_min=10, time_retained_millis=1, max_deletes=5000)
     t = FileSystemCatalog(str(copies["ours"])).get_table("db.t")

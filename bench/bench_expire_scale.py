@@ -65,6 +65,7 @@ def _merge(entries: list) -> list:
 
 
 def build(wh: Path) -> None:  # noqa: PLR0915 - one linear generator
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.data import binary_row
     from paimon_cli.core.data.types import BigIntType, VarCharType
     from paimon_cli.core.io import paths
@@ -79,7 +80,6 @@ def build(wh: Path) -> None:  # noqa: PLR0915 - one linear generator
     )
     from paimon_cli.core.refs.snapshot import SnapshotManager
     from paimon_cli.core.schema.table_schema import Schema
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     cat = FileSystemCatalog(str(wh))
     cat.create_database("db", True)

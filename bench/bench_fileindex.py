@@ -38,10 +38,10 @@ BASE = {"bucket": "-1", "target-file-size": "64 mb"}
 
 
 def rewrite_vs_java(rows: int, tmp: Path, reps: int = 3) -> dict:
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
     from paimon_cli.core.operation.scan import FileStoreScan
     from paimon_cli.core.schema.schema_change import SetOption
-    from paimon_cli.core.table.catalog import FileSystemCatalog
     from tests.interop.java_harness import JavaPaimon
 
     wh = str(tmp / "wh")
@@ -88,6 +88,7 @@ def selective_read(tmp: Path, files: int = 100, rows_per_file: int = 20_000) -> 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.compact.rewrite_file_index import rewrite_file_index
     from paimon_cli.core.compact.write_job import write_table
     from paimon_cli.core.data.predicate_parser import parse_predicate
@@ -95,7 +96,6 @@ def selective_read(tmp: Path, files: int = 100, rows_per_file: int = 20_000) -> 
     from paimon_cli.core.operation.read import TableRead
     from paimon_cli.core.schema.schema_change import SetOption
     from paimon_cli.core.schema.table_schema import Schema
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     wh = str(tmp / "wh2")
     cat = FileSystemCatalog(wh)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from paimon_cli.core.catalog.filesystem import FileSystemCatalog  # noqa: E402
 from paimon_cli.core.data import binary_row  # noqa: E402
 from paimon_cli.core.data.types import parse_columns  # noqa: E402
 from paimon_cli.core.manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource  # noqa: E402
@@ -42,7 +43,6 @@ from paimon_cli.core.mergetree.commit_message import CommitMessage  # noqa: E402
 from paimon_cli.core.operation.commit import FileStoreCommit  # noqa: E402
 from paimon_cli.core.operation.orphans import plan_remove_orphans  # noqa: E402
 from paimon_cli.core.schema.table_schema import Schema  # noqa: E402
-from paimon_cli.core.table.catalog import FileSystemCatalog  # noqa: E402
 
 PARTITIONS, BUCKETS, COMMITS, PER_BUCKET_PER_COMMIT = 50, 4, 20, 25
 ORPHANS_PER_BUCKET = 5

@@ -61,7 +61,7 @@ def build(wh: Path, partitions: int) -> Path:
     """Metadata (make_tables.make_files) plus every live data file as an empty file."""
     import make_tables
 
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     if wh.exists():
         shutil.rmtree(wh)

@@ -49,10 +49,10 @@ def _digest(names: list[str]) -> str:
 
 def _ours(method: str, warehouse: str, ident: str) -> dict[str, Any]:
     t0 = time.perf_counter()
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
     from paimon_cli.core.manifest.expire_file_entry import merge_entries
     from paimon_cli.core.manifest.manifest import ManifestFile
     from paimon_cli.core.operation.scan import FileStoreScan
-    from paimon_cli.core.table.catalog import FileSystemCatalog
 
     table = FileSystemCatalog(warehouse).get_table(ident)
     scan = FileStoreScan(table)

@@ -25,7 +25,7 @@ def main() -> int:
     mode, warehouse, ident = sys.argv[1], sys.argv[2], sys.argv[3]
     rest = sys.argv[4:]
     t0 = time.perf_counter()
-    from paimon_cli.core.table.catalog import FileSystemCatalog
+    from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 
     t1 = time.perf_counter()
     out: dict[str, object] = {"import_s": t1 - t0}
