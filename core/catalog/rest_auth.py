@@ -129,14 +129,15 @@ class TokenFile:
         self.path = path
         self.attempts = attempts
         self.pause = pause
-        self._seen: tuple[int, int] | None = None
+        self._seen: tuple[int, int, int] | None = None
 
-    def _stamp(self) -> tuple[int, int] | None:
+    def _stamp(self) -> tuple[int, int, int] | None:
+        """Changes when the file is rewritten in place or replaced by a rename."""
         try:
             st = os.stat(self.path)
         except OSError:
             return None
-        return st.st_mtime_ns, st.st_size
+        return st.st_ino, st.st_mtime_ns, st.st_size
 
     def changed(self) -> bool:
         return self._stamp() != self._seen
