@@ -189,7 +189,9 @@ def _parse_error(status: int, raw: bytes) -> tuple[str, str | None, str | None]:
 
 
 class RestClient:
-    """HTTP for one catalog: base uri, headers (auth included), timeouts and the retry rules."""
+    """HTTP for one catalog: base uri, headers, the authentication each attempt carries
+    (``rest_auth``: a bearer token, or a DLF signature of that very request), timeouts and the
+    retry rules."""
 
     def __init__(self, uri: str, headers: Mapping[str, str], catalog: str, *, auth: RestAuth | None = None,
                  timeout: float = DEFAULT_TIMEOUT_SECONDS, attempts: int = DEFAULT_ATTEMPTS,
@@ -206,13 +208,12 @@ class RestClient:
         self.backoff = backoff
         self.sleep = sleep
 
-    def _once(self, method: str, url: str, data: bytes | None, path: str = "",
-              query: Mapping[str, str] | None = None) -> _Answer:
+    def _once(self, method: str, url: str, data: bytes | None, path: str, query: Mapping[str, str]) -> _Answer:
         headers = {"Accept": "application/json", **self.headers}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self.auth is not None:
-            headers.update(self.auth.headers(method, path, query or {}, None if data is None else data.decode("utf-8")))
+            headers.update(self.auth.headers(method, path, query, None if data is None else data.decode("utf-8")))
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
@@ -306,7 +307,7 @@ class RestClient:
         where = f"catalog {self.catalog}: {what}"
         code = answer.status
         if code in (401, 403):
-            kind = "not authorized (check token.provider and token)" if code == 401 else "forbidden"
+            kind = "not authorized (check token.provider and its token or dlf.* credentials)" if code == 401 else "forbidden"
             raise PermissionDenied(f"{where}: {kind}: {msg}")
         if code == 404:
             raise RestNotFound(f"{where}: not found: {msg}", rtype, rname)
