@@ -38,7 +38,7 @@ TOKEN = "token"
 PREFIX = "prefix"
 DATA_TOKEN_ENABLED = "data-token.enabled"
 HEADER_PREFIX = "header."  # header.X-Name=v: an HTTP header of every request
-DLF_PREFIX = "dlf."  # Alibaba DLF signing (dlf.region, dlf.access-key-id, ...): refused with token.provider=dlf
+DLF_PREFIX = "dlf."  # Alibaba DLF signing (dlf.region, dlf.access-key-id, ...): rest_auth reads them
 
 ACTED_ON = (
     WAREHOUSE, METASTORE, URI, TABLE_TYPE, LOCK_ENABLED, LOCK_TYPE, LOCK_ACQUIRE_TIMEOUT, LOCK_CHECK_MAX_SLEEP,

@@ -46,11 +46,10 @@ from .options import (
     DATA_TOKEN_ENABLED,
     HEADER_PREFIX,
     PREFIX,
-    TOKEN,
-    TOKEN_PROVIDER,
     URI,
     WAREHOUSE,
 )
+from .rest_auth import RestAuth, auth_from_options, auth_options
 
 API_VERSION = "v1"
 BRANCH_SEPARATOR = "$branch_"
@@ -190,9 +189,11 @@ def _parse_error(status: int, raw: bytes) -> tuple[str, str | None, str | None]:
 
 
 class RestClient:
-    """HTTP for one catalog: base uri, headers (auth included), timeouts and the retry rules."""
+    """HTTP for one catalog: base uri, headers, the authentication each attempt carries
+    (``rest_auth``: a bearer token, or a DLF signature of that very request), timeouts and the
+    retry rules."""
 
-    def __init__(self, uri: str, headers: Mapping[str, str], catalog: str, *,
+    def __init__(self, uri: str, headers: Mapping[str, str], catalog: str, *, auth: RestAuth | None = None,
                  timeout: float = DEFAULT_TIMEOUT_SECONDS, attempts: int = DEFAULT_ATTEMPTS,
                  backoff: tuple[float, float] = (0.5, 8.0), sleep: Callable[[float], None] = time.sleep) -> None:
         u = uri.strip().rstrip("/")
@@ -200,16 +201,19 @@ class RestClient:
             u = "http://" + u
         self.uri = u
         self.headers = dict(headers)
+        self.auth = auth  # signs each attempt (DLF signatures carry the time of sending)
         self.catalog = catalog
         self.timeout = timeout
         self.attempts = max(1, attempts)
         self.backoff = backoff
         self.sleep = sleep
 
-    def _once(self, method: str, url: str, data: bytes | None) -> _Answer:
+    def _once(self, method: str, url: str, data: bytes | None, path: str, query: Mapping[str, str]) -> _Answer:
         headers = {"Accept": "application/json", **self.headers}
         if data is not None:
             headers["Content-Type"] = "application/json"
+        if self.auth is not None:
+            headers.update(self.auth.headers(method, path, query, None if data is None else data.decode("utf-8")))
         req = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
@@ -253,8 +257,9 @@ class RestClient:
         slow first attempt may have landed meanwhile (its tag exists, its branch is gone).
         """
         url = self.uri + path
-        if query:
-            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        sent = {k: v for k, v in (query or {}).items() if v is not None}
+        if sent:
+            url += "?" + urllib.parse.urlencode(sent)
         data = None if body is None else json.dumps(body).encode("utf-8")
         last: _Failure | None = None
         resent = False  # an earlier attempt may still land
@@ -263,7 +268,7 @@ class RestClient:
                 base, cap = self.backoff
                 self.sleep(min(cap, base * (2 ** (attempt - 1))))
             try:
-                answer = self._once(method, url, data)
+                answer = self._once(method, url, data, path, sent)
             except _Failure as f:
                 last = f
                 if f.sent and not idempotent:
@@ -302,7 +307,7 @@ class RestClient:
         where = f"catalog {self.catalog}: {what}"
         code = answer.status
         if code in (401, 403):
-            kind = "not authorized (check token.provider and token)" if code == 401 else "forbidden"
+            kind = "not authorized (check token.provider and its token or dlf.* credentials)" if code == 401 else "forbidden"
             raise PermissionDenied(f"{where}: {kind}: {msg}")
         if code == 404:
             raise RestNotFound(f"{where}: not found: {msg}", rtype, rname)
@@ -317,23 +322,6 @@ class RestClient:
 
 # ---------------------------------------------------------------------------------------------
 # the API
-
-
-def auth_headers(options: Mapping[str, str], catalog: str) -> dict[str, str]:
-    """``Authorization`` from ``token.provider`` / ``token`` (Java requires the provider)."""
-    provider = (options.get(TOKEN_PROVIDER) or "").strip().lower()
-    if not provider:
-        raise InvalidInput(f"catalog {catalog}: metastore=rest needs the option {TOKEN_PROVIDER!r} "
-                           "(bear, with the option 'token')")
-    if provider == "bear":
-        token = (options.get(TOKEN) or "").strip()
-        if not token:
-            raise InvalidInput(f"catalog {catalog}: {TOKEN_PROVIDER}=bear needs the option 'token'")
-        return {"Authorization": f"Bearer {token}"}
-    if provider == "dlf":
-        raise NotYetSupported(f"catalog {catalog}: {TOKEN_PROVIDER}=dlf (Alibaba DLF request signing) is not "
-                              "supported yet; use token.provider=bear with a token")
-    raise InvalidInput(f"catalog {catalog}: {TOKEN_PROVIDER}={provider!r}: expected bear or dlf")
 
 
 def header_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -372,14 +360,16 @@ class RestApi:
         if not warehouse:
             raise InvalidInput(f"catalog {catalog}: metastore=rest needs the option 'warehouse' (the "
                                "catalog's name on the server)")
-        headers = {**header_options(options), **auth_headers(options, catalog)}
-        client = RestClient(uri, headers, catalog, **client_kw)
+        auth = auth_from_options(options, uri, catalog)
+        client = RestClient(uri, header_options(options), catalog, auth=auth, **client_kw)
         config = client.call("GET", f"/{API_VERSION}/config", {"warehouse": warehouse},
                              what=f"load the config of warehouse {warehouse}", idempotent=True)
         if not isinstance(config, dict):
             raise CatalogUnavailable(f"catalog {catalog}: GET /v1/config answered {str(config)[:200]}")
         merged = merge_config(config.get("defaults"), options, config.get("overrides"))
-        client.headers = {**header_options(merged), **auth_headers(merged, catalog)}
+        client.headers = header_options(merged)
+        if auth_options(merged) != auth_options(options):
+            client.auth = auth_from_options(merged, uri, catalog)
         return cls(client, merged)
 
     @property

@@ -55,6 +55,8 @@ from paimon_cli.core.schema.table_schema import Schema, TableSchema
 from paimon_cli.core.table.file_store_table import FileStoreTable
 from paimon_cli.core.table.identifiers import Identifier
 from paimon_cli.core.utils.durations import parse_duration_millis
+from tests.catalogs import dlf_verify
+from tests.catalogs.dlf_verify import DlfKeys
 
 DEFAULT_WAREHOUSE = "rest_warehouse"
 DEFAULT_PREFIX = "paimon"
@@ -336,6 +338,9 @@ class RestCatalogServer:
     (``clock``: the server's time, for tests of expiry); ``storage_options``: the server's own
     access to tables' storage (fsspec options); ``table_root``: a URI (``s3://b/wh``) under which
     managed tables are created instead of ``root`` (databases stay listed from ``root``).
+    ``dlf``: verify every request's DLF signature instead of a bearer token (``token`` is then
+    ignored): a missing signature is 401, a wrong one (key, secret, body, date, STS token) 403;
+    ``dlf_signing``: the ``dlf.signing-algorithm`` :meth:`client_options` names.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, warehouse: str = DEFAULT_WAREHOUSE,
@@ -344,7 +349,12 @@ class RestCatalogServer:
                  data_token: bool = False,
                  token_options: Callable[[str], dict[str, str]] | None = None,
                  token_ttl_ms: int = 2 * 3600 * 1000, clock: Callable[[], float] = time.time,
-                 storage_options: dict[str, Any] | None = None, table_root: str | None = None) -> None:
+                 storage_options: dict[str, Any] | None = None, table_root: str | None = None,
+                 dlf: DlfKeys | None = None, dlf_signing: str | None = None) -> None:
+        self.dlf = dlf
+        self.dlf_signing = dlf_signing
+        if dlf is not None:
+            token = None
         self.table_root = table_root.rstrip("/") if table_root else None
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
@@ -408,6 +418,15 @@ class RestCatalogServer:
         opts = {"metastore": "rest", "uri": self.uri, "warehouse": self.warehouse}
         if self.token is not None:
             opts.update({"token.provider": "bear", "token": self.token})
+        if self.dlf is not None:
+            opts.update({"token.provider": "dlf", "dlf.region": self.dlf.region})
+            if self.dlf.keys:  # the first key pair; none when the credentials come from a loader
+                key_id, (secret, sts) = next(iter(self.dlf.keys.items()))
+                opts.update({"dlf.access-key-id": key_id, "dlf.access-key-secret": secret})
+                if sts is not None:
+                    opts["dlf.security-token"] = sts
+            if self.dlf_signing is not None:
+                opts["dlf.signing-algorithm"] = self.dlf_signing
         opts.update(extra)
         return opts
 
@@ -508,7 +527,7 @@ class RestCatalogServer:
         try:
             if fault is not None and fault.status is not None and not fault.after:
                 raise ApiError(fault.status, fault.message)
-            self._authenticate(headers)
+            self._authenticate(method, raw_path, headers, body)
             if operation.startswith("unimplemented:"):
                 raise ApiError(501, f"{operation.split(':', 1)[1]} is not implemented by this server")
             if operation == "unknown":
@@ -551,7 +570,12 @@ class RestCatalogServer:
                 return "unimplemented:" + op, {k: unquote_plus(v) for k, v in m.groupdict().items()}
         return "unknown", {}
 
-    def _authenticate(self, headers: dict[str, str]) -> None:
+    def _authenticate(self, method: str, raw_path: str, headers: dict[str, str], body: bytes) -> None:
+        if self.dlf is not None:
+            refused = dlf_verify.verify(self.dlf, method, raw_path, headers, body)
+            if refused is not None:
+                raise ApiError(refused[0], f"DLF signature refused: {refused[1]}")
+            return
         if self.token is None:
             return
         got = headers.get("authorization", "")

@@ -112,9 +112,10 @@ def test_permission_errors_exit_9(server: RestCatalogServer) -> None:
     assert "forbidden" in res.stderr
 
 
-def test_dlf_signing_is_refused_by_name(server: RestCatalogServer) -> None:
-    res = cli(server, "list", code=1, **{"token.provider": "dlf"})
-    assert "token.provider=dlf" in res.stderr and not server.calls
+def test_dlf_signing_without_credentials_is_invalid_input(server: RestCatalogServer) -> None:
+    res = cli(server, "list", code=4, **{"token.provider": "dlf", "dlf.region": "cn-hangzhou"})
+    assert "token.provider=dlf needs dlf.access-key-id" in res.stderr and not server.calls
+    assert "Traceback" not in res.stderr
 
 
 def test_unavailable_server_exits_8(server: RestCatalogServer) -> None:

@@ -25,7 +25,6 @@ from paimon_cli.core.errors import (
     AlreadyExists,
     CatalogUnavailable,
     InvalidInput,
-    NotYetSupported,
     OutcomeUnknown,
     PermissionDenied,
 )
@@ -93,9 +92,9 @@ def test_token_provider_options(server: RestCatalogServer) -> None:
     del opts["token.provider"]
     with pytest.raises(InvalidInput, match="token.provider"):
         RestApi.connect(opts, "rc")
-    with pytest.raises(NotYetSupported, match="token.provider=dlf") as e:
-        RestApi.connect(server.client_options(**{"token.provider": "dlf"}), "rc")
-    assert e.value.exit_code == 1
+    with pytest.raises(InvalidInput, match="token.provider=dlf needs dlf.access-key-id") as e:
+        RestApi.connect(server.client_options(**{"token.provider": "dlf", "dlf.region": "cn-hangzhou"}), "rc")
+    assert e.value.exit_code == 4
     with pytest.raises(InvalidInput, match="needs the option 'token'"):
         RestApi.connect(server.client_options(token=""), "rc")
     with pytest.raises(InvalidInput, match="'uri'"):
