@@ -481,19 +481,12 @@ def token_source(options: Mapping[str, str], catalog: str) -> TokenSource:
     loader = _opt(options, DLF_TOKEN_LOADER)
     path = _opt(options, DLF_TOKEN_PATH)
     key_id, secret = _opt(options, DLF_ACCESS_KEY_ID), _opt(options, DLF_ACCESS_KEY_SECRET)
-    sts = _opt(options, DLF_SECURITY_TOKEN)
     where = f"catalog {catalog}: token.provider=dlf"
     if loader is not None and loader not in ("ecs", "local_file"):
         raise InvalidInput(f"{where}: {DLF_TOKEN_LOADER}={loader!r}: expected ecs or local_file")
-    given = [k for k, v in ((DLF_ACCESS_KEY_ID, key_id), (DLF_ACCESS_KEY_SECRET, secret),
-                            (DLF_SECURITY_TOKEN, sts)) if v]
-    if (loader or path) and given:
-        # which credentials sign would be a guess: Java and pypaimon silently prefer the loader
-        other = f"{DLF_TOKEN_LOADER}={loader}" if loader else DLF_TOKEN_PATH
-        raise InvalidInput(f"{where}: give either {other} or {', '.join(given)}, not both")
+    # Java and pypaimon take the first source given, in this order: the loader, the token
+    # file, the static keys; a Flink catalog that names several works the same way here.
     if loader == "ecs":
-        if path:
-            raise InvalidInput(f"{where}: {DLF_TOKEN_LOADER}=ecs does not read {DLF_TOKEN_PATH}; give one of them")
         url = _opt(options, DLF_TOKEN_ECS_METADATA_URL) or DEFAULT_ECS_METADATA_URL
         return EcsMetadata(url, _opt(options, DLF_TOKEN_ECS_ROLE_NAME))
     if loader == "local_file" or path:
@@ -503,7 +496,7 @@ def token_source(options: Mapping[str, str], catalog: str) -> TokenSource:
     if not key_id or not secret:
         raise InvalidInput(f"{where} needs {DLF_ACCESS_KEY_ID} and {DLF_ACCESS_KEY_SECRET} (or {DLF_TOKEN_PATH}, "
                            f"or {DLF_TOKEN_LOADER}=ecs)")
-    return StaticToken(DlfToken(key_id, secret, sts))
+    return StaticToken(DlfToken(key_id, secret, _opt(options, DLF_SECURITY_TOKEN)))
 
 
 def auth_from_options(options: Mapping[str, str], uri: str, catalog: str) -> RestAuth:

@@ -123,10 +123,6 @@ def test_the_endpoint_chooses_the_signer_and_the_region() -> None:
 @pytest.mark.parametrize(("options", "message"), [
     ({}, "needs dlf.access-key-id and dlf.access-key-secret"),
     ({"dlf.access-key-id": "a"}, "needs dlf.access-key-id and dlf.access-key-secret"),
-    ({"dlf.access-key-id": "a", "dlf.access-key-secret": "s", "dlf.token-path": "/x"},
-     "give either dlf.token-path or dlf.access-key-id, dlf.access-key-secret, not both"),
-    ({"dlf.token-loader": "ecs", "dlf.security-token": "t"}, "not both"),
-    ({"dlf.token-loader": "ecs", "dlf.token-path": "/x"}, "give one of them"),
     ({"dlf.token-loader": "local_file"}, "local_file needs dlf.token-path"),
     ({"dlf.token-loader": "vault"}, "expected ecs or local_file"),
     ({"dlf.access-key-id": "a", "dlf.access-key-secret": "s", "dlf.signing-algorithm": "v5"},
@@ -142,3 +138,19 @@ def test_a_uri_without_region_needs_dlf_region() -> None:
     with pytest.raises(InvalidInput, match="needs 'dlf.region'"):
         auth_from_options({"token.provider": "dlf", "dlf.access-key-id": "a", "dlf.access-key-secret": "s"},
                           "http://127.0.0.1:1", "c")
+
+
+@pytest.mark.parametrize(("extra", "source"), [
+    ({"dlf.token-loader": "ecs"}, rest_auth.EcsMetadata),
+    ({"dlf.token-loader": "ecs", "dlf.token-path": "/x"}, rest_auth.EcsMetadata),
+    ({"dlf.token-path": "/x"}, rest_auth.TokenFile),
+    ({"dlf.token-loader": "local_file", "dlf.token-path": "/x"}, rest_auth.TokenFile),
+    ({}, StaticToken),
+])
+def test_several_credential_sources_resolve_as_java_does(extra: dict[str, str], source: type) -> None:
+    """Java and pypaimon take the loader, else the token file, else the keys: a Flink catalog
+    that names keys beside a loader must sign with the loader's credentials here too."""
+    options = {"token.provider": "dlf", "dlf.region": "cn-hangzhou", "dlf.access-key-id": "a",
+               "dlf.access-key-secret": "s", "dlf.security-token": "t", **extra}
+    auth = auth_from_options(options, "http://h:1", "c")
+    assert isinstance(auth, DlfAuth) and type(auth.source) is source
