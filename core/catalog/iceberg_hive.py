@@ -9,9 +9,10 @@ Paimon identifier by default) gets ``metadata_location`` -> that version and
 database is created at the Iceberg database directory, a missing table as Java creates it: an
 ``EXTERNAL_TABLE`` with ``table_type=ICEBERG`` whose location is the Iceberg table directory.
 
-Where Java overwrites what it finds, we refuse: a metastore table of that name that is neither an
-Iceberg table nor this Paimon table's own entry (which Java 2.x stamps ``table_type=ICEBERG``,
-as we do) is refused before the commit, with nothing changed.
+Where Java overwrites what it finds, we refuse: a metastore table of that name that is neither
+this Paimon table's own entry (which Java 2.x stamps ``table_type=ICEBERG``, as we do) nor an
+Iceberg table whose metadata is in our metadata directory is refused before the commit (exit 6),
+with nothing changed.
 """
 
 from __future__ import annotations
@@ -96,6 +97,7 @@ class HiveIcebergCommitter:
     databases: list[str]
     table: str
     iceberg_db_location: str  # where a database created for it lives (Java ``catalogDatabasePath``)
+    metadata_dir: str  # the Iceberg metadata directory, as the metastore stores locations
     schema: Callable[[], TableSchema]  # the latest schema (columns of a created table)
     options: Mapping[str, str]
     to_hms_location: Callable[[str], str]
@@ -114,8 +116,17 @@ class HiveIcebergCommitter:
 
     def _refusal(self, hms: ttypes.Table, database: str) -> str | None:
         params = hms.parameters or {}
-        if (params.get(TABLE_TYPE_PROP) or "").upper() == ICEBERG_TABLE_TYPE or self._own_entry(hms, database):
+        if self._own_entry(hms, database):
             return None
+        if (params.get(TABLE_TYPE_PROP) or "").upper() == ICEBERG_TABLE_TYPE:
+            current = params.get(METADATA_LOCATION)
+            if not current or parent(current).rstrip("/") == self.metadata_dir.rstrip("/"):
+                return None
+            # Java repoints it; an Iceberg table of someone else's would silently become ours
+            return (f"metadata.iceberg.storage=hive-catalog on {self.ident}: the Hive Metastore table "
+                    f"{database}.{self.table} at {self.uri} is another Iceberg table (its metadata is at {current}, "
+                    f"ours under {self.metadata_dir}); it would be overwritten -- drop it or set {DATABASE} / "
+                    f"{TABLE} (nothing was changed)")
         kind = "a Paimon table" if is_paimon_table(hms) else f"a {hms.tableType or 'Hive'} table"
         return (f"metadata.iceberg.storage=hive-catalog on {self.ident}: the Hive Metastore table "
                 f"{database}.{self.table} at {self.uri} is {kind}, not an Iceberg table (table_type="
@@ -218,13 +229,14 @@ def hive_iceberg_committer(table: FileStoreTable, catalog_uri: str | None) -> Hi
         return None
     databases, name = target_names(options, table.identifier)
     try:
-        db_dir = parent(parent(metadata_dir(table)))
+        meta_dir = metadata_dir(table)
     except NotYetSupported:
         return None  # no place for the metadata: the gate refuses it by name
     sm = table.schema_manager
     return HiveIcebergCommitter(
         uri=uri, ident=table.identifier, table_location=hms_location(table.file_io.absolute(table.path)),
-        databases=databases, table=name, iceberg_db_location=hms_location(db_dir),
+        databases=databases, table=name, iceberg_db_location=hms_location(parent(parent(meta_dir))),
+        metadata_dir=hms_location(meta_dir),
         schema=lambda: sm.latest() or table.schema, options=options, to_hms_location=hms_location)
 
 

@@ -165,3 +165,26 @@ def test_a_non_iceberg_metastore_table_of_that_name_is_refused(hive_metastore: H
     assert not (wh / "iceberg").exists()
     with client(hive_metastore) as hms:
         assert hms.get_table(db, "other").parameters == before
+
+
+def test_another_iceberg_table_of_that_name_is_refused(hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
+    """An Iceberg table whose metadata lives elsewhere (here: another Paimon table's) is not
+    repointed at ours, as Java would: refused before the commit, its pointer kept."""
+    db = fresh_db("twice")
+    f = tmp_path / "in.csv"
+    f.write_text("id,v\n1,a\n")
+    opts = ("--option", "bucket=-1", "--option", "metadata.iceberg.storage=hive-catalog",
+            "--option", f"metadata.iceberg.uri={hive_metastore.uri}", "--option", f"metadata.iceberg.database={db}",
+            "--option", "metadata.iceberg.table=shared")
+    first, second = ("--warehouse", str(tmp_path / "wh1")), ("--warehouse", str(tmp_path / "wh2"))
+    ok("create", "db.t", "--schema", SCHEMA, *opts, *first)
+    ok("write", "db.t", str(f), *first)
+    before = hms_params(hive_metastore, db, "shared")
+    assert before["metadata_location"] == f"file:{tmp_path}/wh1/iceberg/db/t/metadata/v1.metadata.json"
+    ok("create", "db.t", "--schema", SCHEMA, *opts, *second)
+    res = run("write", "db.t", str(f), *second)
+    assert res.exit_code == 6, res.output
+    assert "is another Iceberg table" in res.stderr, res.stderr
+    assert our_ids("db.t", *second) == [] and not (tmp_path / "wh2" / "iceberg").exists()
+    assert hms_params(hive_metastore, db, "shared") == before
+    assert iceberg_ids(hive_metastore, db, "shared") == [1]

@@ -66,6 +66,18 @@ def test_hive_catalog_iceberg_through_another_client_class_is_refused(runner: Cl
                            "metastore.AWSCatalogMetastoreClient (Paimon 1.0+)"), line
 
 
+def test_hive_catalog_iceberg_with_an_unreachable_metastore_commits_nothing(runner: CliRunner,
+                                                                           tmp_path: Path) -> None:
+    """The registration is checked before the commit: a metastore that cannot be reached stops
+    the write (exit 8) before any snapshot or Iceberg metadata is written."""
+    env = Env(runner, tmp_path, "metadata.iceberg.storage=hive-catalog", "metadata.iceberg.uri=thrift://127.0.0.1:1")
+    before = _tree(env.table)
+    res = env.run("write", "db.t", str(env.csv))
+    assert res.exit_code == 8, res.output
+    assert "127.0.0.1:1" in one_error_line(res)
+    assert _tree(env.table) == before and not (tmp_path / "wh" / "iceberg").exists()
+
+
 def test_a_feature_switched_on_for_one_write_is_refused_by_name(runner: CliRunner, tmp_path: Path) -> None:
     env = Env(runner, tmp_path)
     env.ok("write", "db.t", str(env.csv))
