@@ -985,7 +985,7 @@ def apply_iceberg_expiry(table: FileStoreTable, expiry: IcebergExpiry) -> None:
         md.snapshots = [s for s in md.snapshots if s.snapshot_id not in dropped]
         md.refs = cb._refs({s.snapshot_id for s in md.snapshots})
         cb.file_io.write_bytes(cb.files.metadata_path(expiry.version), md.to_json().encode("utf-8"))
-        cb.files.register(expiry.version)  # rewritten in place: the catalog's pointer is re-asserted
+        # rewritten in place: the Iceberg catalog's pointer stays right (Java does not re-register either)
     for p in expiry.files:
         cb.files.delete(p)
 

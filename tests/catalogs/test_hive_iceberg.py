@@ -13,7 +13,9 @@ from pyiceberg.catalog.hive import HiveCatalog as IcebergHiveCatalog
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from tests.interop.java_harness import JavaPaimon
 
+from .conftest import hive_spec
 from .hive_metastore_server import HiveMetastoreServer
 from .hms_helpers import client, fresh_db
 
@@ -97,9 +99,10 @@ def maintain_and_check(server: HiveMetastoreServer, tmp_path: Path, db: str, hms
 
 
 def test_hive_catalog_table_registered_after_every_command(hive_metastore: HiveMetastoreServer,
-                                                           tmp_path: Path) -> None:
+                                                           java_hive: JavaPaimon, tmp_path: Path) -> None:
     """Served by our Hive catalog on the same metastore, under the Paimon identifier: the Paimon
-    table's own entry becomes ``table_type=ICEBERG`` (as Java 2.x) and stays our Paimon table."""
+    table's own entry becomes ``table_type=ICEBERG`` (as Java 2.x) and stays a Paimon table, for
+    us and for Java Paimon 0.9's HiveCatalog."""
     wh = tmp_path / "wh"
     db = fresh_db("ice")
     cat = ("--catalog-option", "metastore=hive", "--catalog-option", f"uri={hive_metastore.uri}",
@@ -112,6 +115,8 @@ def test_hive_catalog_table_registered_after_every_command(hive_metastore: HiveM
         entry = hms.get_table(db, "t")
     assert entry.sd.inputFormat == "org.apache.paimon.hive.mapred.PaimonInputFormat"  # still our Paimon table
     assert [t["table"] for t in json.loads(ok("list", db, "-o", "json", *cat).stdout)] == ["t"]
+    java_rows = java_hive.read(hive_spec(hive_metastore, wh), db, "t", row_kind=False)
+    assert sorted(r["id"] for r in java_rows) == our_ids(f"{db}.t", *cat) == [1, 2, 3]
 
 
 def test_filesystem_table_registered_under_its_iceberg_names(hive_metastore: HiveMetastoreServer,
