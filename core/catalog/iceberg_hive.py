@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidInput, NotFound, NotYetSupported, UnsafeRefused
+from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
 from ..io.fileio import parent
 from ..schema import iceberg_options as io_opts
 from ..table.identifiers import Identifier
@@ -123,24 +123,24 @@ class HiveIcebergCommitter:
             if not current or parent(current).rstrip("/") == self.metadata_dir.rstrip("/"):
                 return None
             # Java repoints it; an Iceberg table of someone else's would silently become ours
-            return (f"metadata.iceberg.storage=hive-catalog on {self.ident}: the Hive Metastore table "
+            return (f"metadata.iceberg.storage=hive-catalog: the Hive Metastore table "
                     f"{database}.{self.table} at {self.uri} is another Iceberg table (its metadata is at {current}, "
                     f"ours under {self.metadata_dir}); it would be overwritten -- drop it or set {DATABASE} / "
                     f"{TABLE} (nothing was changed)")
         kind = "a Paimon table" if is_paimon_table(hms) else f"a {hms.tableType or 'Hive'} table"
-        return (f"metadata.iceberg.storage=hive-catalog on {self.ident}: the Hive Metastore table "
+        return (f"metadata.iceberg.storage=hive-catalog: the Hive Metastore table "
                 f"{database}.{self.table} at {self.uri} is {kind}, not an Iceberg table (table_type="
                 f"{params.get(TABLE_TYPE_PROP)}); it would be overwritten -- drop it or set {DATABASE} / {TABLE} "
                 "(nothing was changed)")
 
-    def check(self) -> None:
+    def check(self, action: str) -> None:
         with self._client() as client:
             for database in self.databases:
                 hms = client.find_table(database, self.table) if _database_exists(client, database) else None
                 if hms is not None:
                     why = self._refusal(hms, database)
                     if why is not None:
-                        raise UnsafeRefused(why)
+                        raise UnsafeRefused(f"{action} on {self.ident}: {why}")
 
     def commit_metadata(self, metadata_path: str) -> None:
         location = self.to_hms_location(metadata_path)
@@ -158,7 +158,7 @@ class HiveIcebergCommitter:
             client.create_table(hms)
         why = self._refusal(hms, database)
         if why is not None:  # created meanwhile (the check before the commit passed)
-            raise UnsafeRefused(why)
+            raise UnsafeRefused(f"{self.ident}: {why}")
         params = hms.parameters if hms.parameters is not None else {}
         hms.parameters = params
         previous = params.get(METADATA_LOCATION)
@@ -211,9 +211,31 @@ def _flag(options: Mapping[str, str], key: str) -> bool:
     return False if raw is None or not raw.strip() else parse_bool(raw, key)
 
 
-def hive_iceberg_committer(table: FileStoreTable, catalog_uri: str | None) -> HiveIcebergCommitter | None:
-    """The committer of a table with ``hive-catalog`` storage, None for other storages, branches,
-    or when no metastore uri is known (the feature gate then refuses its commits by name)."""
+NO_METASTORE = ("metadata.iceberg.storage=hive-catalog needs a Hive Metastore to register the Iceberg metadata in: "
+                "set metadata.iceberg.uri (a table of a Hive catalog uses the catalog's uri) (nothing was changed)")
+
+
+@dataclass(frozen=True)
+class UnusableCommitter:
+    """A ``hive-catalog`` table whose registration cannot be made (no metastore uri, a bad
+    name or hive-conf-dir): opening and reading it go on, its commits are refused by the gate."""
+
+    ident: Identifier
+    error: type[PaimonError]
+    why: str
+
+    def check(self, action: str) -> None:
+        raise self.error(f"{action} on {self.ident}: {self.why}")
+
+    def commit_metadata(self, metadata_path: str) -> None:
+        raise self.error(f"{self.ident}: {self.why}")
+
+
+def hive_iceberg_committer(table: FileStoreTable,
+                           catalog_uri: str | None) -> HiveIcebergCommitter | UnusableCommitter | None:
+    """The committer of a table with ``hive-catalog`` storage, None for other storages and
+    branches (the gate refuses a branch's commits), an :class:`UnusableCommitter` when the
+    registration cannot be set up (the gate raises its error before a commit)."""
     from ..iceberg.callback import metadata_dir
     from .hive import hms_location
 
@@ -224,14 +246,14 @@ def hive_iceberg_committer(table: FileStoreTable, catalog_uri: str | None) -> Hi
         return None  # the gate names the malformed option
     if storage != io_opts.HIVE_CATALOG or table.branch is not None:
         return None
-    uri = metastore_uri(options, catalog_uri)
-    if uri is None:
-        return None
-    databases, name = target_names(options, table.identifier)
     try:
+        uri = metastore_uri(options, catalog_uri)
+        if uri is None:
+            return UnusableCommitter(table.identifier, NotYetSupported, NO_METASTORE)
+        databases, name = target_names(options, table.identifier)
         meta_dir = metadata_dir(table)
-    except NotYetSupported:
-        return None  # no place for the metadata: the gate refuses it by name
+    except (NotFound, InvalidInput, NotYetSupported) as e:
+        return UnusableCommitter(table.identifier, type(e), str(e))
     sm = table.schema_manager
     return HiveIcebergCommitter(
         uri=uri, ident=table.identifier, table_location=hms_location(table.file_io.absolute(table.path)),
@@ -240,4 +262,4 @@ def hive_iceberg_committer(table: FileStoreTable, catalog_uri: str | None) -> Hi
         schema=lambda: sm.latest() or table.schema, options=options, to_hms_location=hms_location)
 
 
-__all__ = ["HiveIcebergCommitter", "hive_iceberg_committer", "metastore_uri", "target_names"]
+__all__ = ["HiveIcebergCommitter", "UnusableCommitter", "hive_iceberg_committer", "metastore_uri", "target_names"]

@@ -78,6 +78,34 @@ def test_hive_catalog_iceberg_with_an_unreachable_metastore_commits_nothing(runn
     assert _tree(env.table) == before and not (tmp_path / "wh" / "iceberg").exists()
 
 
+def test_hive_catalog_iceberg_metastore_from_hive_conf_dir(runner: CliRunner, tmp_path: Path) -> None:
+    """``metadata.iceberg.hive-conf-dir``: its hive-site.xml names the metastore (here one that
+    cannot be reached: exit 8, nothing committed)."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "hive-site.xml").write_text("<configuration><property><name>hive.metastore.uris</name>"
+                                        "<value>thrift://127.0.0.1:2</value></property></configuration>")
+    env = Env(runner, tmp_path, "metadata.iceberg.storage=hive-catalog", f"metadata.iceberg.hive-conf-dir={conf}")
+    before = _tree(env.table)
+    res = env.run("write", "db.t", str(env.csv))
+    assert res.exit_code == 8, res.output
+    assert "127.0.0.1:2" in one_error_line(res)
+    assert _tree(env.table) == before
+
+
+def test_hive_catalog_iceberg_bad_names_refuse_commits_not_reads(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path)
+    env.ok("write", "db.t", str(env.csv))
+    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=hive-catalog", "--set",
+           "metadata.iceberg.uri=thrift://127.0.0.1:1", "--set", "metadata.iceberg.table=Upper")
+    before = _tree(env.table)
+    res = env.run("write", "db.t", str(env.csv))
+    assert res.exit_code == 4, res.output
+    assert one_error_line(res).startswith("error: write on db.t: Iceberg metastore name 'Upper'"), res.output
+    assert _tree(env.table) == before
+    assert sorted(r["id"] for r in json.loads(env.ok("read", "db.t", "-o", "json").stdout)) == [1, 2]
+
+
 def test_a_feature_switched_on_for_one_write_is_refused_by_name(runner: CliRunner, tmp_path: Path) -> None:
     env = Env(runner, tmp_path)
     env.ok("write", "db.t", str(env.csv))
