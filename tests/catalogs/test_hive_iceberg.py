@@ -193,3 +193,20 @@ def test_another_iceberg_table_of_that_name_is_refused(hive_metastore: HiveMetas
     assert our_ids("db.t", *second) == [] and not (tmp_path / "wh2" / "iceberg").exists()
     assert hms_params(hive_metastore, db, "shared") == before
     assert iceberg_ids(hive_metastore, db, "shared") == [1]
+
+
+def test_registered_in_every_database_listed(hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
+    """Java 2.x's ``metadata.iceberg.database=a;b``: one metastore table per database."""
+    wh = tmp_path / "wh"
+    first, second = fresh_db("one"), fresh_db("two")
+    cat = ("--warehouse", str(wh))
+    ok("create", "db.t", "--schema", SCHEMA, "--option", "bucket=-1",
+       "--option", "metadata.iceberg.storage=hive-catalog", "--option", f"metadata.iceberg.uri={hive_metastore.uri}",
+       "--option", f"metadata.iceberg.database={first};{second}", *cat)
+    write(tmp_path, "db.t", [1, 2], *cat)
+    write(tmp_path, "db.t", [3], *cat)
+    for db in (first, second):
+        params = hms_params(hive_metastore, db, "t")
+        assert params["metadata_location"] == f"file:{wh}/iceberg/db/t/metadata/v2.metadata.json"
+        assert params["previous_metadata_location"] == f"file:{wh}/iceberg/db/t/metadata/v1.metadata.json"
+        assert iceberg_ids(hive_metastore, db, "t") == [1, 2, 3]
