@@ -210,3 +210,34 @@ def test_registered_in_every_database_listed(hive_metastore: HiveMetastoreServer
         assert params["metadata_location"] == f"file:{wh}/iceberg/db/t/metadata/v2.metadata.json"
         assert params["previous_metadata_location"] == f"file:{wh}/iceberg/db/t/metadata/v1.metadata.json"
         assert iceberg_ids(hive_metastore, db, "t") == [1, 2, 3]
+
+
+def test_a_registration_lost_after_the_commit_is_made_by_the_next(hive_metastore: HiveMetastoreServer,
+                                                                  tmp_path: Path, monkeypatch: Any) -> None:
+    """The metastore fails after the snapshot is published (it answered the check before):
+    the commit stays, the error names it, and the next commit registers its own version."""
+    from paimon_cli.core.catalog.iceberg_hive import HiveIcebergCommitter
+    from paimon_cli.core.errors import CatalogUnavailable
+
+    wh = tmp_path / "wh"
+    db = fresh_db("lost")
+    cat = ("--warehouse", str(wh))
+    ok("create", "db.t", "--schema", SCHEMA, "--option", "bucket=-1",
+       "--option", "metadata.iceberg.storage=hive-catalog", "--option", f"metadata.iceberg.uri={hive_metastore.uri}",
+       "--option", f"metadata.iceberg.database={db}", *cat)
+
+    def down(self: Any, metadata_path: str) -> None:
+        raise CatalogUnavailable("Hive Metastore went away")
+
+    with monkeypatch.context() as m:
+        m.setattr(HiveIcebergCommitter, "commit_metadata", down)
+        f = tmp_path / "in.csv"
+        f.write_text("id,v\n1,a\n")
+        res = run("write", "db.t", str(f), *cat)
+    assert res.exit_code == 1, res.output
+    assert "snapshot 1 was committed" in res.stderr and "Hive Metastore went away" in res.stderr, res.stderr
+    with client(hive_metastore) as hms:
+        assert hms.find_table(db, "t") is None
+    write(tmp_path, "db.t", [2], *cat)
+    assert hms_params(hive_metastore, db, "t")["metadata_location"].endswith("/v2.metadata.json")
+    assert iceberg_ids(hive_metastore, db, "t") == our_ids("db.t", *cat) == [1, 2]
