@@ -11,6 +11,7 @@ metastore module implements only the hooks below.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
@@ -206,7 +207,19 @@ class Catalog(ABC):
             raise CorruptMetadata(location, f"table {ident} is registered in catalog {self.name} but no Paimon "
                                             "schema is there (dropped or moved behind the catalog's back?)")
         env = self.catalog_environment(ident, schema, branch)
-        return FileStoreTable.load(fio, path, ident, branch, env)
+        table = FileStoreTable.load(fio, path, ident, branch, env)
+        from .iceberg_hive import hive_iceberg_committer
+
+        committer = hive_iceberg_committer(table, self.iceberg_catalog_uri)
+        if committer is not None:
+            table.catalog_environment = dataclasses.replace(env, iceberg_committer=committer)
+        return table
+
+    @property
+    def iceberg_catalog_uri(self) -> str | None:
+        """The metastore ``metadata.iceberg.storage=hive-catalog`` registers in when the table
+        does not name one (``metadata.iceberg.uri``): the catalog's own, for a Hive catalog."""
+        return None
 
     def create_table(self, identifier: str | Identifier, schema: Schema,
                      ignore_if_exists: bool = False) -> FileStoreTable:

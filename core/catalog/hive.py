@@ -165,6 +165,10 @@ class HiveCatalog(Catalog):
         self._locks: dict[Identifier, HiveTableLock] = {}
         self._metastore_lock = HiveMetastoreLock(self._new_client, LockSettings.from_options(options.raw))
 
+    @property
+    def iceberg_catalog_uri(self) -> str | None:
+        return self.uri
+
     def _new_client(self) -> HiveMetastoreClient:
         return HiveMetastoreClient(self.uri)
 

@@ -610,7 +610,8 @@ class HiveMetastoreClient:
     def create_table(self, table: ttypes.Table) -> None:
         self._call(f"create table {table.dbName}.{table.tableName}", lambda c: c.create_table(table), mutating=True)
 
-    def alter_table(self, database: str, name: str, table: ttypes.Table, *, cascade: bool = True) -> None:
+    def alter_table(self, database: str, name: str, table: ttypes.Table, *, cascade: bool = True,
+                    environment: Mapping[str, str] | None = None) -> None:
         """Replace the table object (also a rename: a new db/table name in ``table``).
 
         ``cascade`` (Java 0.9 always passes it) carries column changes to existing partitions.
@@ -619,7 +620,9 @@ class HiveMetastoreClient:
         """
         from pymetastore.hive_metastore import ttypes
 
-        env = ttypes.EnvironmentContext(properties={"CASCADE": "true"} if cascade else {})
+        props = {"CASCADE": "true"} if cascade else {}
+        props.update(environment or {})  # e.g. Java's DO_NOT_UPDATE_STATS, skipAWSGlueArchive
+        env = ttypes.EnvironmentContext(properties=props)
         self._call(f"alter table {database}.{name}",
                    lambda c: c.alter_table_with_environment_context(database, name, table, env), mutating=True)
 

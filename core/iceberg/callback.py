@@ -216,7 +216,17 @@ class IcebergMetadataFiles:
             return None
 
     def write_hint(self, version: int) -> None:
+        """Make ``version`` the head: the hint Hadoop-catalog readers follow, then the Iceberg
+        catalog's pointer (``hive-catalog``: the Hive Metastore table's ``metadata_location``)."""
         self.file_io.write_bytes(self.hint_path, str(version).encode())
+        self.register(version)
+
+    def register(self, version: int) -> None:
+        """Point the Iceberg catalog (if the table has one) at ``version`` (Java calls its
+        ``IcebergMetadataCommitter`` after each metadata file it writes)."""
+        committer = self.table.catalog_environment.iceberg_committer
+        if committer is not None:
+            committer.commit_metadata(self.metadata_path(version))
 
     def referenced(self, metadata: IcebergMetadata) -> set[str]:
         """Every manifest list and manifest a metadata version names (lists that are gone skipped)."""
@@ -975,6 +985,7 @@ def apply_iceberg_expiry(table: FileStoreTable, expiry: IcebergExpiry) -> None:
         md.snapshots = [s for s in md.snapshots if s.snapshot_id not in dropped]
         md.refs = cb._refs({s.snapshot_id for s in md.snapshots})
         cb.file_io.write_bytes(cb.files.metadata_path(expiry.version), md.to_json().encode("utf-8"))
+        # rewritten in place: the Iceberg catalog's pointer stays right (Java does not re-register either)
     for p in expiry.files:
         cb.files.delete(p)
 

@@ -684,8 +684,8 @@ class FileStoreCommit:
             except Exception as e:
                 raise PaimonError(
                     f"commit to {self.table.identifier}: snapshot {snapshot.id} was committed, but its Iceberg "
-                    f"metadata could not be written ({e}); Iceberg readers see the previous version until the "
-                    "next commit rebuilds it") from e
+                    f"metadata could not be written or registered ({e}); Iceberg readers see the previous version "
+                    "until the next commit rebuilds and registers it") from e
 
     def _give_up_or_wait(self, start: float, retry: int, latest: Snapshot | None) -> None:
         """After a lost race: CommitConflict past the retry budget, else Java's back-off."""

@@ -2,8 +2,9 @@
 
 A table with ``metadata.iceberg.storage`` (1.0+) or 0.9's ``metadata.iceberg-compatible=true``
 gets Iceberg metadata after every commit (``core/iceberg``). The options are read here, below
-the feature gate, so the gate can refuse what is not written (hive/rest catalogs, format
-version 3, column types Java cannot map) before a command changes anything.
+the feature gate, so the gate can refuse what is not written (the rest catalog, hive-catalog through
+another client than the metastore's Thrift API, format version 3, column types Java cannot
+map) before a command changes anything.
 
 Java 1.x does not know the 0.9 key at all; 0.9 wrote its metadata where ``table-location``
 writes it, so we treat ``metadata.iceberg-compatible=true`` as ``table-location`` (and an
@@ -59,7 +60,11 @@ HADOOP_CATALOG = "hadoop-catalog"
 HIVE_CATALOG = "hive-catalog"
 REST_CATALOG = "rest-catalog"
 STORAGE_TYPES = (DISABLED, TABLE_LOCATION, HADOOP_CATALOG, HIVE_CATALOG, REST_CATALOG)
-WRITTEN_STORAGES = (TABLE_LOCATION, HADOOP_CATALOG)
+WRITTEN_STORAGES = (TABLE_LOCATION, HADOOP_CATALOG, HIVE_CATALOG)
+HIVE_CLIENT_CLASS = "metadata.iceberg.hive-client-class"
+HADOOP_CONF_DIR = "metadata.iceberg.hadoop-conf-dir"
+# the only client hive-catalog storage talks through: the Hive Metastore's Thrift API (Java's default)
+DEFAULT_HIVE_CLIENT_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStoreClient"
 CATALOG_LOCATION = "catalog-location"
 STORAGE_LOCATIONS = (TABLE_LOCATION, CATALOG_LOCATION)
 # Iceberg manifest codecs we write (Java's names) -> fastavro's codec names
@@ -160,6 +165,12 @@ def unsupported_option(options: Mapping[str, str]) -> str | None:
         return None
     if opts.storage not in WRITTEN_STORAGES:
         return f"{STORAGE}={opts.storage}"
+    if opts.storage == HIVE_CATALOG:
+        client_class = (options.get(HIVE_CLIENT_CLASS) or "").strip()
+        if client_class and client_class != DEFAULT_HIVE_CLIENT_CLASS:
+            return f"{HIVE_CLIENT_CLASS}={client_class}"  # e.g. AWS Glue's AWSCatalogMetastoreClient
+        if (options.get(HADOOP_CONF_DIR) or "").strip():
+            return f"{HADOOP_CONF_DIR}={options[HADOOP_CONF_DIR]}"  # no Hadoop configuration is read
     if opts.format_version != 2:
         if opts.format_version not in (2, 3):
             raise InvalidInput(f"option {FORMAT_VERSION}={opts.format_version}: Iceberg format version 2 or 3")

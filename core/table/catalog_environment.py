@@ -127,6 +127,19 @@ class VersionManagement(Protocol):
     def alter_table(self, branch: str | None, changes: Sequence[SchemaChange]) -> None: ...
 
 
+class IcebergMetadataCommitter(Protocol):
+    """Registers a table's Iceberg metadata in an Iceberg catalog (Java
+    ``IcebergMetadataCommitter``): ``metadata.iceberg.storage=hive-catalog`` points a Hive
+    Metastore table at each new head ``vN.metadata.json``. ``check`` runs before a commit
+    and raises (naming what) when the registration could not be made, so nothing is committed
+    that the catalog would then lag behind; ``commit_metadata`` runs after the metadata file
+    and its hint are written."""
+
+    def check(self, action: str) -> None: ...
+
+    def commit_metadata(self, metadata_path: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class CatalogEnvironment:
     """``lock``: taken around every metadata publish; ``partitions``: set when the metastore
@@ -136,7 +149,9 @@ class CatalogEnvironment:
     when the server also keeps the versions (rollback, tags, branches, schemas) -- a REST
     catalog's managed table (Java ``supportsVersionManagement``); ``metastore``: the catalog's
     kind (``filesystem``, ``hive``, ``jdbc``, ``rest``), for refusals by name;
-    ``partition_events``: set when the metastore records partition events."""
+    ``partition_events``: set when the metastore records partition events;
+    ``iceberg_committer``: set when the table's Iceberg metadata is registered in an Iceberg
+    catalog (``metadata.iceberg.storage=hive-catalog`` with a metastore uri)."""
 
     lock: CommitLock = NO_LOCK
     partitions: MetastorePartitions | None = None
@@ -146,6 +161,7 @@ class CatalogEnvironment:
     partition_events: PartitionMarkDone | None = None
     snapshot_commit: SnapshotCommit | None = None
     versions: VersionManagement | None = None
+    iceberg_committer: IcebergMetadataCommitter | None = None
 
     @property
     def version_management(self) -> bool:

@@ -209,9 +209,9 @@ FEATURES: tuple[Feature, ...] = (
             "(format-table, object-table, materialized-table, lance-table, iceberg-table are not)", _table_type),
     Feature("chain-table.enabled", "1.4", EVERYTHING, "chain tables read and address files across branches",
             _option_set("chain-table.enabled", "scan.fallback-snapshot-branch", "scan.fallback-delta-branch")),
-    Feature("metadata.iceberg.storage", "1.0", COMMITS, "only table-location and hadoop-catalog Iceberg metadata "
-            "of Iceberg format version 2 is written by this toolkit, so the commit would leave the Iceberg "
-            "metadata stale", _iceberg_option),
+    Feature("metadata.iceberg.storage", "1.0", COMMITS, "only table-location, hadoop-catalog and hive-catalog "
+            "(through the Hive Metastore's Thrift API) Iceberg metadata of Iceberg format version 2 is written by "
+            "this toolkit, so the commit would leave the Iceberg metadata stale", _iceberg_option),
     ICEBERG_COLUMN_TYPE,
     Feature("data-evolution.enabled", "1.4", COMMITS, "Iceberg metadata cannot describe data files that hold only "
             "some of the columns, so Iceberg readers would read wrong rows", _iceberg_data_evolution),
@@ -302,6 +302,14 @@ def _check_iceberg_table(table: FileStoreTable, action: Action) -> None:
             "the table; commit to the main branch")
     opts = iceberg_options.iceberg_options(table.schema.options)
     paths.iceberg_metadata_dir(table.path, opts.storage_location == iceberg_options.CATALOG_LOCATION)
+    if opts.storage == iceberg_options.HIVE_CATALOG:
+        committer = table.catalog_environment.iceberg_committer
+        if committer is None:  # opened by no catalog that registers (a REST catalog's, a bare path)
+            raise NotYetSupported(
+                f"{action.value} on {name}: metadata.iceberg.storage=hive-catalog needs a Hive Metastore to register "
+                "the Iceberg metadata in: set metadata.iceberg.uri (a table of a Hive catalog uses the catalog's "
+                "uri) (nothing was changed)")
+        committer.check(action.value)  # e.g. a metastore table the registration would overwrite
     for schema in table.schema_manager.list_all():
         for f in schema.fields:
             found = iceberg_options.unmappable_type(f.type)

@@ -38,7 +38,11 @@ class Env(RepairEnv):
         return one_error_line(res)
 
 
-def test_hive_catalog_iceberg_table_refuses_commits_and_allows_maintenance(runner: CliRunner, tmp_path: Path) -> None:
+def test_hive_catalog_iceberg_table_without_a_metastore_refuses_commits(runner: CliRunner, tmp_path: Path) -> None:
+    """hive-catalog storage on a filesystem-catalog table without ``metadata.iceberg.uri`` has no
+    metastore to register in (Java would fall back to an embedded one): commits are refused by
+    name, reads and maintenance that write no Iceberg metadata go on. (The registration itself:
+    tests/catalogs/test_hive_iceberg.py.)"""
     env = Env(runner, tmp_path)
     env.ok("write", "db.t", str(env.csv))
     env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=hive-catalog")
@@ -46,11 +50,60 @@ def test_hive_catalog_iceberg_table_refuses_commits_and_allows_maintenance(runne
                  ("compact-manifest", "db.t"), ("rollback", "db.t", "--snapshot", "1", "--dry-run"),
                  ("tag", "create", "db.t", "t1")):
         line = env.refused(*args)
-        assert line.startswith(f"error: {args[0]}") and "metadata.iceberg.storage=hive-catalog (Paimon 1.0+)" \
-            in line and "only table-location and hadoop-catalog Iceberg metadata" in line, line
+        assert line.startswith(f"error: {args[0]}") and "metadata.iceberg.storage=hive-catalog needs a Hive " \
+            "Metastore" in line and "set metadata.iceberg.uri" in line, line
+    assert not (tmp_path / "wh" / "iceberg").exists()
     assert sorted(r["id"] for r in json.loads(env.ok("read", "db.t", "-o", "json").stdout)) == [1, 2]
     env.ok("expire", "db.t", "--dry-run")
     env.ok("remove-orphan-files", "db.t", "--dry-run")
+
+
+def test_hive_catalog_iceberg_through_another_client_class_is_refused(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path, "metadata.iceberg.storage=hive-catalog", "metadata.iceberg.uri=thrift://127.0.0.1:1",
+              "metadata.iceberg.hive-client-class=com.amazonaws.glue.catalog.metastore.AWSCatalogMetastoreClient")
+    line = env.refused("write", "db.t", str(env.csv))
+    assert line.startswith("error: write on db.t: metadata.iceberg.hive-client-class=com.amazonaws.glue.catalog."
+                           "metastore.AWSCatalogMetastoreClient (Paimon 1.0+)"), line
+
+
+def test_hive_catalog_iceberg_with_an_unreachable_metastore_commits_nothing(runner: CliRunner,
+                                                                           tmp_path: Path) -> None:
+    """The registration is checked before the commit: a metastore that cannot be reached stops
+    the write (exit 8) before any snapshot or Iceberg metadata is written."""
+    env = Env(runner, tmp_path, "metadata.iceberg.storage=hive-catalog", "metadata.iceberg.uri=thrift://127.0.0.1:1")
+    before = _tree(env.table)
+    res = env.run("write", "db.t", str(env.csv))
+    assert res.exit_code == 8, res.output
+    assert "127.0.0.1:1" in one_error_line(res)
+    assert _tree(env.table) == before and not (tmp_path / "wh" / "iceberg").exists()
+
+
+def test_hive_catalog_iceberg_metastore_from_hive_conf_dir(runner: CliRunner, tmp_path: Path) -> None:
+    """``metadata.iceberg.hive-conf-dir``: its hive-site.xml names the metastore (here one that
+    cannot be reached: exit 8, nothing committed)."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "hive-site.xml").write_text("<configuration><property><name>hive.metastore.uris</name>"
+                                        "<value>thrift://127.0.0.1:2</value></property></configuration>")
+    env = Env(runner, tmp_path, "metadata.iceberg.storage=hive-catalog", f"metadata.iceberg.hive-conf-dir={conf}")
+    before = _tree(env.table)
+    res = env.run("write", "db.t", str(env.csv))
+    assert res.exit_code == 8, res.output
+    assert "127.0.0.1:2" in one_error_line(res)
+    assert _tree(env.table) == before
+
+
+def test_hive_catalog_iceberg_bad_names_refuse_commits_not_reads(runner: CliRunner, tmp_path: Path) -> None:
+    env = Env(runner, tmp_path)
+    env.ok("write", "db.t", str(env.csv))
+    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=hive-catalog", "--set",
+           "metadata.iceberg.uri=thrift://127.0.0.1:1", "--set", "metadata.iceberg.table=Upper")
+    before = _tree(env.table)
+    res = env.run("write", "db.t", str(env.csv))
+    assert res.exit_code == 4, res.output
+    assert one_error_line(res).startswith("error: write on db.t: Iceberg metastore name 'Upper'"), res.output
+    assert _tree(env.table) == before
+    assert sorted(r["id"] for r in json.loads(env.ok("read", "db.t", "-o", "json").stdout)) == [1, 2]
 
 
 def test_a_feature_switched_on_for_one_write_is_refused_by_name(runner: CliRunner, tmp_path: Path) -> None:

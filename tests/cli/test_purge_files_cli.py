@@ -128,7 +128,7 @@ def test_unreadable_metadata_refuses_and_changes_nothing(env: Env, damage: str) 
 
 
 def test_unwritten_iceberg_storage_is_refused(env: Env) -> None:
-    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=hive-catalog")
+    env.ok("alter", "db.t", "--set", "metadata.iceberg.storage=rest-catalog")
     before = tree(env.table)
     res = env.run("purge-files", "db.t", "--yes")
     assert res.exit_code == 1

@@ -44,8 +44,12 @@ from tests.core.test_orphans_support import age_all, files_under, make_table, re
 
 # (schema tweak, feature name in the message, an action refused, an action allowed)
 CASES: list[tuple[dict[str, str], str, Action, Action | None]] = [
-    ({"metadata.iceberg.storage": "hive-catalog"}, "metadata.iceberg.storage=hive-catalog", Action.ROLLBACK,
-     Action.READ),
+    ({"metadata.iceberg.storage": "hive-catalog",
+      "metadata.iceberg.hive-client-class": "com.amazonaws.glue.catalog.metastore.AWSCatalogMetastoreClient"},
+     "metadata.iceberg.hive-client-class=com.amazonaws.glue.catalog.metastore.AWSCatalogMetastoreClient",
+     Action.ROLLBACK, Action.READ),
+    ({"metadata.iceberg.storage": "hive-catalog", "metadata.iceberg.hadoop-conf-dir": "/etc/hadoop"},
+     "metadata.iceberg.hadoop-conf-dir=/etc/hadoop", Action.WRITE, Action.READ),
     ({"metadata.iceberg.storage": "rest-catalog"}, "metadata.iceberg.storage=rest-catalog", Action.WRITE,
      Action.EXPIRE),
     ({"metadata.iceberg.storage": "table-location", "metadata.iceberg.format-version": "3"},
@@ -151,10 +155,10 @@ def test_written_iceberg_storages_pass_every_action(append_table: Any) -> None:
 
 def test_unwritten_iceberg_storage_refuses_every_commit_only(append_table: Any) -> None:
     schema = dataclasses.replace(append_table.schema, options={**append_table.schema.options,
-                                                               "metadata.iceberg.storage": "hive-catalog"})
+                                                               "metadata.iceberg.storage": "rest-catalog"})
     for action in Action:
         if action in COMMITS:
-            with pytest.raises(NotYetSupported, match="only table-location and hadoop-catalog Iceberg metadata"):
+            with pytest.raises(NotYetSupported, match="only table-location, hadoop-catalog and hive-catalog"):
                 check_schema_features(schema, action)
         else:
             check_schema_features(schema, action)

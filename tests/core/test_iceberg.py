@@ -202,7 +202,7 @@ def test_a_failed_callback_names_the_committed_snapshot_and_the_next_commit_rebu
 
     monkeypatch.setattr(callback.IcebergCommitCallback, "_with_base", broken)
     with pytest.raises(PaimonError, match=r"snapshot 2 was committed, but its Iceberg metadata could not be "
-                                          r"written \(disk full\)"):
+                                          r"written or registered \(disk full\)"):
         t.write(batch([2], "b"), expire=False)
     monkeypatch.undo()
     assert metadata(loc)["current-snapshot-id"] == 1
