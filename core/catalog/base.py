@@ -207,12 +207,16 @@ class Catalog(ABC):
             raise CorruptMetadata(location, f"table {ident} is registered in catalog {self.name} but no Paimon "
                                             "schema is there (dropped or moved behind the catalog's back?)")
         env = self.catalog_environment(ident, schema, branch)
-        table = FileStoreTable.load(fio, path, ident, branch, env)
+        return self.with_iceberg_committer(FileStoreTable.load(fio, path, ident, branch, env))
+
+    def with_iceberg_committer(self, table: FileStoreTable) -> FileStoreTable:
+        """Every catalog's tables register their Iceberg metadata when its storage is
+        ``hive-catalog`` (Java's callback does so whatever catalog serves the table)."""
         from .iceberg_hive import hive_iceberg_committer
 
         committer = hive_iceberg_committer(table, self.iceberg_catalog_uri)
         if committer is not None:
-            table.catalog_environment = dataclasses.replace(env, iceberg_committer=committer)
+            table.catalog_environment = dataclasses.replace(table.catalog_environment, iceberg_committer=committer)
         return table
 
     @property

@@ -349,7 +349,7 @@ class RestCatalog(Catalog):
         if schema is None:
             raise CorruptMetadata(d.path, f"table {ident} is served by catalog {self.name} but no Paimon schema is "
                                           "there")
-        return FileStoreTable.load(fio, path, ident, branch, self._environment(ident, d))
+        return self.with_iceberg_committer(FileStoreTable.load(fio, path, ident, branch, self._environment(ident, d)))
 
     def create_table(self, identifier: str | Identifier, schema: Schema,
                      ignore_if_exists: bool = False) -> FileStoreTable:

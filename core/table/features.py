@@ -304,7 +304,7 @@ def _check_iceberg_table(table: FileStoreTable, action: Action) -> None:
     paths.iceberg_metadata_dir(table.path, opts.storage_location == iceberg_options.CATALOG_LOCATION)
     if opts.storage == iceberg_options.HIVE_CATALOG:
         committer = table.catalog_environment.iceberg_committer
-        if committer is None:  # opened by no catalog that registers (a REST catalog's, a bare path)
+        if committer is None:  # opened without a catalog
             raise NotYetSupported(
                 f"{action.value} on {name}: metadata.iceberg.storage=hive-catalog needs a Hive Metastore to register "
                 "the Iceberg metadata in: set metadata.iceberg.uri (a table of a Hive catalog uses the catalog's "

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pyiceberg.catalog.hive import HiveCatalog as IcebergHiveCatalog
 from typer.testing import CliRunner
 
@@ -18,6 +19,8 @@ from tests.interop.java_harness import JavaPaimon
 from .conftest import hive_spec
 from .hive_metastore_server import HiveMetastoreServer
 from .hms_helpers import client, fresh_db
+from .rest_helpers import isolate
+from .rest_server import RestCatalogServer
 
 SCHEMA = "id BIGINT NOT NULL, v STRING"
 
@@ -241,3 +244,23 @@ def test_a_registration_lost_after_the_commit_is_made_by_the_next(hive_metastore
     write(tmp_path, "db.t", [2], *cat)
     assert hms_params(hive_metastore, db, "t")["metadata_location"].endswith("/v2.metadata.json")
     assert iceberg_ids(hive_metastore, db, "t") == our_ids("db.t", *cat) == [1, 2]
+
+
+def test_rest_catalog_table_registered_in_its_metastore(hive_metastore: HiveMetastoreServer, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table the REST catalog serves registers through ``metadata.iceberg.uri`` too: Java's
+    callback registers whatever catalog serves the table."""
+    isolate(tmp_path, monkeypatch)
+    hms_db = fresh_db("rest_ice")
+    with RestCatalogServer(tmp_path / "root") as server:
+        cat = tuple(x for k, v in server.client_options().items() for x in ("--catalog-option", f"{k}={v}"))
+        ok("create", "db.t", "--schema", SCHEMA, "--option", "bucket=-1",
+           "--option", "metadata.iceberg.storage=hive-catalog", "--option", f"metadata.iceberg.uri={hive_metastore.uri}",
+           "--option", f"metadata.iceberg.database={hms_db}", *cat)
+        write(tmp_path, "db.t", [1, 2], *cat)
+        write(tmp_path, "db.t", [3], *cat)
+        (metadata_dir,) = (tmp_path / "root").rglob("iceberg/db/t/metadata")
+        loc = check_step(hive_metastore, hms_db, "t", metadata_dir, None, "db.t", *cat)
+        assert loc.endswith("/v2.metadata.json")
+        assert hms_params(hive_metastore, hms_db, "t")["previous_metadata_location"].endswith("/v1.metadata.json")
+        assert iceberg_ids(hive_metastore, hms_db, "t") == [1, 2, 3]
