@@ -6,7 +6,8 @@ Hive Parquet/ORC table of the metastore becomes a Paimon table in place, its dat
 Java's steps, kept: a staging Paimon table ``<table>_paimon_`` is created from the Hive columns
 and partition keys (``options`` are its table options; ``bucket`` must stay -1); every visible
 file of the table (or of each partition) moves into the staging table's ``<partition>/bucket-0``
-directory, named ``<name>.<format>`` when it lacks the suffix; one APPEND snapshot commits their
+directory, named ``<name>.<format>`` when it lacks the suffix (a name the Paimon table already
+has gets a random suffix, where Java's rename would fail); one APPEND snapshot commits their
 metas (row count and column stats of each file, sequence numbers 0); the Hive table is dropped
 and the staging table renamed to the Hive table's name (or to the target name).
 
@@ -22,6 +23,7 @@ back and drops the staging table, so the Hive table is left as it was.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -185,8 +187,8 @@ def _hive_table(catalog: HiveCatalog, ident: Identifier) -> ttypes.Table:
     kind = hms_table_kind(table)
     if kind == "paimon":
         raise InvalidInput(f"table {ident} is already a Paimon table")
-    if kind != "other":
-        raise NotYetSupported(f"table {ident} is a {kind}, not a Hive table; only Hive tables can be migrated")
+    if kind == "view":
+        raise NotYetSupported(f"table {ident} is a view, not a Hive table; only Hive tables can be migrated")
     return table
 
 
@@ -208,6 +210,8 @@ def _visible_files(fio: FileIO, location: str, what: str) -> list[tuple[str, str
     """[(path, name, size)] of the data files directly under ``location`` (names starting with
     ``_`` or ``.`` are Hive's markers and stay, as Java's HIDDEN_PATH_FILTER); a subdirectory
     is refused (Java would leave its files behind)."""
+    if not fio.is_dir(location):
+        raise NotFound(f"{what}: its location {location} is not a directory; nothing is migrated")
     out = []
     for st in sorted(fio.list_status(location), key=lambda s: s.name):
         if st.name.startswith(("_", ".")):
@@ -308,8 +312,12 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
         strs = paths.partition_values_to_str(values, [f.type for f in part_fields], options.partition_legacy_name)
         part_dir = paths.partition_path(partition_keys, strs, options.partition_default_name, only_value)
         bucket_dir = paths.bucket_path(data_root, part_dir, 0)
+        taken = set() if not fio.is_dir(bucket_dir) else set(fio.list_names(bucket_dir))
         for path, name, size in _visible_files(fio, local_location(location), what):
             new_name = name if name.endswith("." + fmt) else f"{name}.{fmt}"
+            if new_name in taken:  # a file of the Paimon table has the name: the moved one gets another
+                new_name = f"{new_name[:-len(fmt) - 1]}-{uuid.uuid4()}.{fmt}"
+            taken.add(new_name)
             meta = _file_meta(fio, path, new_name, size, fmt, fields, set(partition_keys), options, schema_id, what)
             out.append(MigratedFile(path, join(bucket_dir, new_name), part_dir, row, meta))
     targets = [f.target for f in out]
@@ -385,7 +393,7 @@ def plan_migrate_database(catalog: HiveCatalog, database: str, *, options: Mappi
     entries = catalog.list_table_entries(database)
     plans, skipped = [], []
     for e in entries:
-        if e.kind != "hive-table":
+        if e.kind not in ("hive-table", "format-table"):
             skipped.append(e.name)
             continue
         plans.append(plan_migrate_table(catalog, Identifier(database, e.name), options=options))
