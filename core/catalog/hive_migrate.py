@@ -51,7 +51,6 @@ from .hive_metastore import hms_table_kind
 if TYPE_CHECKING:
     from pymetastore.hive_metastore import ttypes
 
-    from ..table.file_store_table import FileStoreTable
     from .hive import HiveCatalog
 
 PAIMON_SUFFIX = "_paimon_"
@@ -117,6 +116,7 @@ class MigratePlan:
     schema: Schema | None  # the staging table's schema (None: it exists)
     delete_origin: bool
     files: list[MigratedFile] = field(default_factory=list)
+    source_dirs: list[str] = field(default_factory=list)  # every table/partition location
     done: bool = False
 
     @property
@@ -293,7 +293,7 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
 
 def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
                 partition_keys: list[str], options: CoreOptions, schema_id: int, data_root: str
-                ) -> tuple[list[MigratedFile], str]:
+                ) -> tuple[list[MigratedFile], str, list[str]]:
     fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
     if not fio.is_local:
         raise NotYetSupported(f"table {source}: migration renames files, which only a local filesystem does in "
@@ -301,6 +301,7 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
     part_fields = [next(f for f in fields if f.name == k) for k in partition_keys]
     formats = set()
     out: list[MigratedFile] = []
+    dirs: list[str] = []
     only_value = options.options.get("partition.generate-path-only-value", "false").lower() == "true"
     for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys):
         formats.add(fmt)
@@ -313,6 +314,7 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
         part_dir = paths.partition_path(partition_keys, strs, options.partition_default_name, only_value)
         bucket_dir = paths.bucket_path(data_root, part_dir, 0)
         taken = set() if not fio.is_dir(bucket_dir) else set(fio.list_names(bucket_dir))
+        dirs.append(local_location(location))
         for path, name, size in _visible_files(fio, local_location(location), what):
             new_name = name if name.endswith("." + fmt) else f"{name}.{fmt}"
             if new_name in taken:  # a file of the Paimon table has the name: the moved one gets another
@@ -323,7 +325,7 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
     targets = [f.target for f in out]
     if len(set(targets)) != len(targets):
         raise InvalidInput(f"table {source}: two files would get the same name in one partition")
-    return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed")
+    return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed"), dirs
 
 
 def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target: str | Identifier | None = None,
@@ -354,8 +356,10 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     table_schema = new_table_schema(schema)  # refused here, before anything is made
     location = catalog.new_table_location(staging)
     data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
-    files, fmt = _plan_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0, data_root)
-    return MigratePlan(catalog.name, "table", src, dst, staging, fmt, hms.sd.location, schema, delete_origin, files)
+    files, fmt, dirs = _plan_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0,
+                                   data_root)
+    return MigratePlan(catalog.name, "table", src, dst, staging, fmt, hms.sd.location, schema, delete_origin, files,
+                       dirs)
 
 
 def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: str | Identifier, *,
@@ -377,9 +381,9 @@ def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: st
     if {k: _nullable_sql(t) for k, t in hive_keys.items()} != {k: _nullable_sql(t) for k, t in paimon_keys.items()}:
         raise InvalidInput(f"the partition keys of {src} ({', '.join(hive_keys) or 'none'}) are not those of "
                            f"{dst} ({', '.join(schema.partition_keys) or 'none'})")
-    files, fmt = _plan_files(catalog, src, hms, schema.fields, list(schema.partition_keys), schema.core_options,
-                             schema.id, table.data_root)
-    return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files)
+    files, fmt, dirs = _plan_files(catalog, src, hms, schema.fields, list(schema.partition_keys),
+                                   schema.core_options, schema.id, table.data_root)
+    return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files, dirs)
 
 
 def _nullable_sql(t: DataType) -> str:
@@ -414,13 +418,13 @@ def _move_back(fio: FileIO, moved: list[MigratedFile]) -> list[str]:
     return stuck
 
 
-def _commit(table: FileStoreTable, files: list[MigratedFile]) -> None:
+def _commit(committer: FileStoreCommit, files: list[MigratedFile], buckets: int) -> None:
     by_partition: dict[bytes, list[DataFileMeta]] = {}
     for f in files:
         by_partition.setdefault(f.partition_row, []).append(f.meta)
-    messages = [CommitMessage(p, 0, table.schema.bucket, new_files=metas) for p, metas in by_partition.items()]
+    messages = [CommitMessage(p, 0, buckets, new_files=metas) for p, metas in by_partition.items()]
     if messages:
-        FileStoreCommit(table).commit(messages)
+        committer.commit(messages)
 
 
 def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
@@ -438,15 +442,19 @@ def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
         if table.schema.id != (plan.files[0].meta.schema_id if plan.files else table.schema.id):
             raise InvalidInput(f"table {plan.staging} changed its schema since the plan; plan again")
     fio = catalog.file_io_for(plan.source_location or catalog.warehouse)
+    committer = FileStoreCommit(table)
     moved: list[MigratedFile] = []
     try:
         for f in plan.files:
             fio.rename_file(f.source, f.target)
             moved.append(f)
-        _commit(table, plan.files)
+        _commit(committer, plan.files, table.schema.bucket)
     except BaseException as err:
-        if table.snapshot_manager.latest_snapshot_id() is not None and created:
-            raise  # published after all: the files belong to the Paimon table now
+        if committer.may_have_published():
+            # a snapshot may reference the moved files: they stay where it expects them
+            raise UnsafeRefused(f"migration of {plan.source}: the commit failed ({err}) after it may have "
+                                f"published; the files stay in {plan.staging} and the Hive table is kept. "
+                                f"Read {plan.staging} before migrating again") from err
         stuck = _move_back(fio, moved)
         if created:
             try:
@@ -457,10 +465,20 @@ def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
             raise UnsafeRefused(f"migration of {plan.source} failed ({err}) and could not undo: {'; '.join(stuck)}"
                                 ) from err
         raise
+    late = [st.path for d in plan.source_dirs for st in fio.list_status(d)
+            if not st.is_dir and not st.name.startswith(("_", "."))]
+    if late:  # written into the Hive table since the plan: dropping it would delete them
+        raise UnsafeRefused(f"migrated {len(plan.files)} file(s) of {plan.source} into {plan.staging}, but "
+                            f"{len(late)} file(s) appeared in the Hive table since the plan (first: {late[0]}); "
+                            "the Hive table is kept: migrate them with migrate-file")
     if plan.delete_origin:
         catalog._call(lambda c: c.drop_table(plan.source.database, plan.source.table, delete_data=True))
     if plan.staging != plan.target:
-        catalog.rename_table(plan.staging, plan.target)
+        try:
+            catalog.rename_table(plan.staging, plan.target)
+        except PaimonError as err:
+            raise PaimonError(f"migrated {plan.source} into {plan.staging}, but renaming it to {plan.target} "
+                              f"failed: {err}") from err
     plan.done = True
     return plan
 

@@ -242,3 +242,27 @@ def test_migrate_database_and_migrate_file(hive_metastore: HiveMetastoreServer, 
     assert "more" not in {t["table"] for t in cli_json("list", db, *c)}
     assert _norm(cli_json("read", f"{db}.a", *c)) == _norm(a + more)
     assert _norm(java_hive.read(spec, db, "a", row_kind=False)) == _norm(a + more)
+
+
+def test_files_written_meanwhile_keep_the_hive_table(hive_metastore: HiveMetastoreServer, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.catalog import hive_migrate
+
+    wh = tmp_path / "wh"
+    db = fresh_db("miglate")
+    expected = make_hive_table(hive_metastore, wh, db, "t", "orc", partitioned=False)
+    c = cat_args(hive_metastore, wh)
+    late = wh / f"{db}.db" / "t" / "000009_0"
+    real = hive_migrate._commit
+
+    def commit_then_a_writer_adds_a_file(*args: Any) -> None:
+        real(*args)
+        _write("orc", late, _batch(500, 3))
+
+    monkeypatch.setattr(hive_migrate, "_commit", commit_then_a_writer_adds_a_file)
+    res = cli("migrate-table", f"{db}.t", *c, expect=6)
+    assert "appeared in the Hive table since the plan" in res.stderr
+    assert late.exists()  # not deleted with the Hive table: it is kept
+    kinds = {t["table"]: t["type"] for t in cli_json("list", db, *c)}
+    assert kinds == {"t": "format-table", "t_paimon_": "paimon"}
+    assert _norm(cli_json("read", f"{db}.t_paimon_", *c)) == _norm(expected)
