@@ -230,7 +230,10 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
         if text in (HIVE_DEFAULT_PARTITION, default_name):
             values.append(None)
         else:
-            values.append(coerce_literal(RawLiteral("str", text), f.type, f.name))
+            try:
+                values.append(coerce_literal(RawLiteral("str", text), f.type, f.name))
+            except InvalidInput:
+                raise InvalidInput(f"partition value {f.name}={text!r} is not a {f.type.as_sql()}") from None
     return values
 
 

@@ -315,3 +315,23 @@ def test_same_table_as_javas_hive_migrator(fmt: str, hive_metastore: HiveMetasto
     java_files = _files(cli_json("inspect", "files", f"{java_db}.t", *c), wh / f"{java_db}.db")
     assert ours_files == java_files
     assert _norm(java_hive.read(hive_spec(hive_metastore, wh), java_db, "t", row_kind=False)) == _norm(expected)
+
+
+def test_target_table_and_keep_origin(hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    db = fresh_db("migkeep")
+    expected = make_hive_table(hive_metastore, wh, db, "h", "parquet", partitioned=True)
+    c = cat_args(hive_metastore, wh)
+    res = cli("migrate-table", f"{db}.h", "--keep-origin", *c, expect=4)
+    assert "--target-table" in res.stderr
+    cli("migrate-table", f"{db}.h", "--target-table", f"{db}.p", "--keep-origin", *c)
+    kinds = {t["table"]: t["type"] for t in cli_json("list", db, *c)}
+    assert kinds == {"h": "format-table", "p": "paimon"}  # the Hive table stays, without its files
+    assert not list((wh / f"{db}.db" / "h").rglob("0000*"))
+    assert _norm(cli_json("read", f"{db}.p", *c)) == _norm(expected)
+    # migrate-file refuses a Hive table whose partition keys are not the Paimon table's
+    make_hive_table(hive_metastore, wh, db, "flat", "parquet", partitioned=False)
+    before = _tree(wh)
+    res = cli("migrate-file", f"{db}.flat", f"{db}.p", *c, expect=4)
+    assert "partition keys" in res.stderr
+    assert _tree(wh) == before
