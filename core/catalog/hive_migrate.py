@@ -189,6 +189,9 @@ def _hive_table(catalog: HiveCatalog, ident: Identifier) -> ttypes.Table:
         raise InvalidInput(f"table {ident} is already a Paimon table")
     if kind == "view":
         raise NotYetSupported(f"table {ident} is a view, not a Hive table; only Hive tables can be migrated")
+    if (table.parameters or {}).get("transactional", "false").lower() == "true":
+        raise NotYetSupported(f"table {ident} is a transactional (ACID) Hive table, whose files are deltas; "
+                              "only plain Hive tables can be migrated")
     return table
 
 

@@ -69,7 +69,8 @@ def _sd(fmt: str, location: Path, cols: list[tuple[str, str]]) -> Any:
 
 
 def make_hive_table(server: HiveMetastoreServer, wh: Path, db: str, name: str, fmt: str, *,
-                    partitioned: bool, cols: list[tuple[str, str]] = COLUMNS) -> list[dict[str, Any]]:
+                    partitioned: bool, cols: list[tuple[str, str]] = COLUMNS,
+                    parameters: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """A managed Hive table at ``<wh>/<db>.db/<name>`` with two files per partition (and a
     ``_SUCCESS`` marker); returns its rows."""
     from pymetastore.hive_metastore import ttypes
@@ -80,8 +81,11 @@ def make_hive_table(server: HiveMetastoreServer, wh: Path, db: str, name: str, f
         if hms.list_databases().count(db) == 0:
             hms.create_database(db, (wh / f"{db}.db").as_uri())
         keys = [ttypes.FieldSchema(name="dt", type="string")] if partitioned else []
-        hms.create_table(ttypes.Table(tableName=name, dbName=db, owner="t", sd=_sd(fmt, location, cols),
-                                      partitionKeys=keys, parameters={"comment": "sales"},
+        sd = _sd(fmt, location, cols)
+        if (parameters or {}).get("transactional") == "true":  # Hive 2.3: ACID tables are bucketed ORC
+            sd.numBuckets, sd.bucketCols = 2, ["id"]
+        hms.create_table(ttypes.Table(tableName=name, dbName=db, owner="t", sd=sd,
+                                      partitionKeys=keys, parameters={"comment": "sales", **(parameters or {})},
                                       tableType="MANAGED_TABLE"))
         parts = ["2024-01-01", "2024-01-02"] if partitioned else [None]
         start = 0
@@ -151,6 +155,7 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     make_hive_table(hive_metastore, wh, db, "ts", "parquet", partitioned=False,
                     cols=[*COLUMNS, ("at", "timestamp")])
     c = cat_args(hive_metastore, wh)
+    make_hive_table(hive_metastore, wh, db, "acid", "orc", partitioned=False, parameters={"transactional": "true"})
     cli("create", f"{db}.already", "--schema", "id INT", *c)
     before = _tree(wh)
 
@@ -160,6 +165,8 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     assert "LazySimpleSerDe" in res.stderr and "only Parquet and ORC" in res.stderr
     res = cli("migrate-table", f"{db}.ts", *c, expect=1)
     assert "column at has Hive type timestamp" in res.stderr
+    res = cli("migrate-table", f"{db}.acid", *c, expect=1)
+    assert "transactional (ACID)" in res.stderr
     res = cli("migrate-table", f"{db}.already", *c, expect=4)
     assert "already a Paimon table" in res.stderr
     res = cli("migrate-table", f"{db}.csv", "--option", "bucket=4", *c, expect=4)
@@ -168,7 +175,7 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     res = cli("migrate-database", db, *c, expect=1)
     assert _tree(wh) == before
     kinds = {t["table"]: t["type"] for t in cli_json("list", db, *c)}
-    assert kinds == {"csv": "format-table", "ts": "format-table", "already": "paimon"}
+    assert kinds == {"csv": "format-table", "ts": "format-table", "acid": "format-table", "already": "paimon"}
 
 
 def test_file_missing_a_column_is_refused(hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
