@@ -45,6 +45,7 @@ from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..table.identifiers import Identifier
 from ..utils.rows import Rows
+from ..utils.workers import map_ordered
 from .base import local_location
 from .hive_metastore import hms_table_kind
 
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 PAIMON_SUFFIX = "_paimon_"
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 APPEND_FILE_SOURCE = 0
+READ_THREADS = 4
 
 # Hive column type -> the Paimon type Java's HiveTypeUtils maps it to (the types we can check
 # against the files; the rest are refused by name)
@@ -306,7 +308,7 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
                               "one step; this table is on an object store or remote filesystem")
     part_fields = [next(f for f in fields if f.name == k) for k in partition_keys]
     formats = set()
-    out: list[MigratedFile] = []
+    todo: list[tuple[str, str, int, str, str, str, bytes, str]] = []
     dirs: list[str] = []
     only_value = options.options.get("partition.generate-path-only-value", "false").lower() == "true"
     for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys):
@@ -326,8 +328,16 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
             if new_name in taken:  # a file of the Paimon table has the name: the moved one gets another
                 new_name = f"{new_name[:-len(fmt) - 1]}-{uuid.uuid4()}.{fmt}"
             taken.add(new_name)
-            meta = _file_meta(fio, path, new_name, size, fmt, fields, set(partition_keys), options, schema_id, what)
-            out.append(MigratedFile(path, join(bucket_dir, new_name), part_dir, row, meta))
+            todo.append((path, new_name, size, fmt, what, part_dir, row, join(bucket_dir, new_name)))
+    keys = set(partition_keys)
+
+    def migrated(t: tuple[str, str, int, str, str, str, bytes, str]) -> MigratedFile:
+        path, new_name, size, fmt, what, part_dir, row, target = t
+        meta = _file_meta(fio, path, new_name, size, fmt, fields, keys, options, schema_id, what)
+        return MigratedFile(path, target, part_dir, row, meta)
+
+    # each file is read whole for its stats, a few at a time (Java's migrator runs a thread pool too)
+    out = map_ordered(migrated, todo, min(READ_THREADS, len(todo)), "paimon-migrate")
     targets = [f.target for f in out]
     if len(set(targets)) != len(targets):
         raise InvalidInput(f"table {source}: two files would get the same name in one partition")
