@@ -133,11 +133,11 @@ class MigratePlan:
 
     def describe(self) -> str:
         verb = "migrated" if self.done else "would migrate"
-        dropped = "dropped" if self.done else "be dropped"
-        origin = (f"; Hive table {self.source} {dropped}" if self.delete_origin
-                  else f"; Hive table {self.source} kept (without its files)")
+        was = "was" if self.done else "would be"
+        origin = f"; Hive table {self.source} {was} {'dropped' if self.delete_origin else 'kept, without its files'}"
+        staged = f" (committed as {self.staging}, then renamed)" if self.staging != self.target else ""
         return (f"{verb} {len(self.files)} file(s), {self.row_count} row(s) of Hive table {self.source} "
-                f"into Paimon table {self.target}{origin}")
+                f"into Paimon table {self.target}{staged}{origin}")
 
 
 @dataclass
