@@ -30,6 +30,9 @@
 #   branch --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --tag --warehouse --wide --yes -o -q -w -y
 #   quickstart --catalog --catalog-option --debug --fs-option --quiet --warehouse --wide -q -w
 #   maintain --catalog --catalog-option --debug --dry-run --engine --format --fs-option --lease-ttl --limit --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
+#   migrate-table --catalog --catalog-option --debug --dry-run --fs-option --keep-origin --option --output --quiet --target-table --warehouse --wide -o -q -w
+#   migrate-database --catalog --catalog-option --debug --dry-run --fs-option --option --output --quiet --warehouse --wide -o -q -w
+#   migrate-file --catalog --catalog-option --debug --dry-run --fs-option --keep-origin --output --quiet --warehouse --wide -o -q -w
 
 _paimon_cli_completion() {
     local IFS=$'

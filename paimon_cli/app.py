@@ -33,6 +33,9 @@ from .commands import (
     inspect,
     maintain,
     mark_partition_done,
+    migrate_database,
+    migrate_file,
+    migrate_table,
     purge_files,
     quickstart,
     read,
@@ -145,6 +148,9 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "branch": branch.branch,
     "quickstart": quickstart.quickstart,
     "maintain": maintain.maintain,
+    "migrate-table": migrate_table.migrate_table,
+    "migrate-database": migrate_database.migrate_database,
+    "migrate-file": migrate_file.migrate_file,
 }
 
 for _name, _fn in COMMANDS.items():

@@ -14,6 +14,7 @@ of its twin here. Errors are the classes of ``paimon_cli.core.errors``.
 """
 
 from ..catalog.drop import DropPlan
+from ..catalog.hive_migrate import MigrateDatabasePlan, MigratePlan
 from ..utils.rows import Rows
 from .maintain import MaintainInterrupted, MaintainReport
 from .reports import (
@@ -35,6 +36,8 @@ __all__ = [
     "ExpireReport",
     "MaintainInterrupted",
     "MaintainReport",
+    "MigrateDatabasePlan",
+    "MigratePlan",
     "OrphanFilesReport",
     "Reader",
     "RescaleReport",

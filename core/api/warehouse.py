@@ -33,6 +33,7 @@ from .reports import DatabaseCompactReport, TableCompaction
 from .table import Table
 
 if TYPE_CHECKING:
+    from ..catalog.hive_migrate import MigrateDatabasePlan, MigratePlan
     from .maintain import MaintainReport
 
 
@@ -182,6 +183,39 @@ class Warehouse:
         its name, as Java moves it."""
         _, new = rename_table(self.catalog, identifier, new_identifier)
         return Table(self, new)
+
+    def migrate_table(self, identifier: str, *, target: str | None = None, options: KeyValues | None = None,
+                      delete_origin: bool = True, dry_run: bool = False) -> MigratePlan:
+        """Java's ``migrate_table``: Hive Parquet/ORC table ``identifier`` becomes an unaware-bucket
+        append Paimon table (named ``target``, default the same), its files moved, not copied.
+        Everything is decided before a file moves; a failed move or commit moves them back."""
+        from ..catalog.hive_migrate import execute_migrate, plan_migrate_table, require_hive
+
+        catalog = require_hive(self.catalog)
+        plan = plan_migrate_table(catalog, identifier, target=target, options=key_values(options, "--option"),
+                                  delete_origin=delete_origin)
+        return plan if dry_run else execute_migrate(catalog, plan)
+
+    def migrate_file(self, identifier: str, target: str, *, delete_origin: bool = True,
+                     dry_run: bool = False) -> MigratePlan:
+        """Java's ``migrate_file``: the files of Hive table ``identifier`` move into the existing
+        unaware-bucket append Paimon table ``target`` (one snapshot)."""
+        from ..catalog.hive_migrate import execute_migrate, plan_migrate_file, require_hive
+
+        catalog = require_hive(self.catalog)
+        plan = plan_migrate_file(catalog, identifier, target, delete_origin=delete_origin)
+        return plan if dry_run else execute_migrate(catalog, plan)
+
+    def migrate_database(self, database: str, *, options: KeyValues | None = None,
+                         dry_run: bool = False) -> MigrateDatabasePlan:
+        """Java's ``migrate_database``: every Hive table of ``database`` as :meth:`migrate_table`
+        (Paimon tables and views skipped); one table that cannot migrate refuses them all."""
+        from ..catalog.hive_migrate import execute_migrate_database, plan_migrate_database, require_hive
+
+        validate_name("database", database)
+        catalog = require_hive(self.catalog)
+        plan = plan_migrate_database(catalog, database, options=key_values(options, "--option"))
+        return plan if dry_run else execute_migrate_database(catalog, plan)
 
     def list_databases(self) -> list[str]:
         return self.catalog.list_databases()

@@ -510,6 +510,16 @@ class FileIO:
         self.mkdirs(parent(dst))
         os.rename(self._p(src), self._p(dst))
 
+    def rename_file(self, src: str, dst: str) -> None:
+        """Move one file in one step (local filesystems only, as :meth:`rename_dir`); ``dst``
+        must not exist and its directory is made."""
+        if not self.is_local:
+            raise UnsafeRefused(f"{src}: no atomic file rename on {self.scheme}://")
+        if self.exists(dst):
+            raise PaimonError(f"{dst}: already exists")
+        self.mkdirs(parent(dst))
+        os.rename(self._p(src), self._p(dst))
+
 
 class RefreshingFileIO(FileIO):
     """A FileIO whose credentials expire (a REST catalog's data token): ``credentials()`` is

@@ -123,10 +123,12 @@ class RawFileSplitRead(SplitRead):
     def read(self, split: Split) -> Iterator[pa.Table]:
         need = self.needed_columns()
         target = [self.schema.field(n) for n in need]
+        keys = self.schema.partition_keys
+        from_files = [f for f in target if f.name not in keys]
         dvs = self.deletion_vectors(split)
         for meta in split.files:
             file_fields = list(self.file_schemas.schema(meta.schema_id).fields)
-            cols = file_columns(file_fields, target)
+            cols = file_columns(file_fields, from_files)
             stored = [f for f in physical_system_fields(meta) if f.name in self.system_columns]
             if not cols and not stored and file_fields:
                 cols = [file_fields[0].name]  # zero columns would read zero rows: read one to count them
@@ -138,11 +140,28 @@ class RawFileSplitRead(SplitRead):
                 n = t.num_rows
                 system = system_columns(meta, t, offset, self.system_columns) if self.system_columns else {}
                 # by physical position: taken before the deletion vector drops rows
-                t = with_system_columns(evolve(t, file_fields, target), system)
+                t = with_system_columns(self._with_partition(evolve(t, file_fields, target), split), system)
                 if dv is not None:
                     t = drop_deleted(t, dv, offset)
                 offset += n
                 yield self.finish(t)
+
+
+    def _with_partition(self, t: pa.Table, split: Split) -> pa.Table:
+        """Partition columns from the split's partition, never from the file (Java's
+        ``PartitionUtils`` mapping): files a Hive migration moved in hold no partition column."""
+        for name, value in zip(self.schema.partition_keys, split.partition_values, strict=True):
+            if name not in t.column_names:
+                continue
+            i = t.column_names.index(name)
+            typ = t.schema.field(i).type
+            if value is None:
+                col = pa.nulls(t.num_rows, typ)
+            else:
+                vals, at = arrow_values([value], self.schema.field(name).type)
+                col = pa.repeat(pa.scalar(vals[0], type=at).cast(typ), t.num_rows)
+            t = t.set_column(i, t.schema.field(i), col)
+        return t
 
 
 def file_columns(file_fields: list[DataField], target: list[DataField]) -> list[str]:

@@ -1,0 +1,521 @@
+"""Hive table migration (Java's ``migrate_table``, ``migrate_database``, ``migrate_file``): a
+Hive Parquet/ORC table of the metastore becomes a Paimon table in place, its data files moved
+(renamed, never copied or rewritten) into an unaware-bucket append table, as Java's
+``HiveMigrator`` does.
+
+Java's steps, kept: a staging Paimon table ``<table>_paimon_`` is created from the Hive columns
+and partition keys (``options`` are its table options; ``bucket`` must stay -1); every visible
+file of the table (or of each partition) moves into the staging table's ``<partition>/bucket-0``
+directory, named ``<name>.<format>`` when it lacks the suffix (a name the Paimon table already
+has gets a random suffix, where Java's rename would fail); one APPEND snapshot commits their
+metas (row count and column stats of each file, sequence numbers 0); the Hive table is dropped
+and the staging table renamed to the Hive table's name (or to the target name).
+
+Where we are stricter than Java, because a wrong guess would be a silent wrong answer: formats
+other than Parquet and ORC, column types we do not map, files lacking a table column by name
+(Hive reads old ORC files by position, Paimon by name) or holding it under another type, and
+subdirectories of a table or partition location (Java would skip their files) are refused by
+name before anything changes. Everything is decided by :func:`plan_migrate_table` (the dry run);
+:func:`execute_migrate` moves the files, and if a move or the commit fails it moves every file
+back and drops the staging table, so the Hive table is left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..data import binary_row
+from ..data.predicate_literal import RawLiteral, coerce_literal
+from ..data.types import DataField, DataType, parse_data_type
+from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
+from ..format.arrow_schema import arrow_type
+from ..io import paths
+from ..io.fileio import FileIO, join
+from ..manifest.manifest import EMPTY_STATS, DataFileMeta
+from ..manifest.stats import ColStats, raw_col_stats, value_stats_from_raw
+from ..mergetree.commit_message import CommitMessage
+from ..mergetree.file_writer import creation_time_millis
+from ..operation.commit import FileStoreCommit
+from ..schema.options import CoreOptions
+from ..schema.schema_manager import new_table_schema
+from ..schema.table_schema import Schema
+from ..table.identifiers import Identifier
+from ..utils.rows import Rows
+from ..utils.workers import map_ordered
+from .base import local_location
+from .hive_metastore import hms_table_kind
+
+if TYPE_CHECKING:
+    from pymetastore.hive_metastore import ttypes
+
+    from .hive import HiveCatalog
+
+PAIMON_SUFFIX = "_paimon_"
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+APPEND_FILE_SOURCE = 0
+READ_THREADS = 4
+
+# Hive column type -> the Paimon type Java's HiveTypeUtils maps it to (the types we can check
+# against the files; the rest are refused by name)
+_HIVE_SIMPLE = {
+    "boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "integer": "INT",
+    "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE", "string": "STRING", "binary": "BYTES",
+    "date": "DATE",
+}
+_HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
+
+
+def hive_to_paimon_type(column: str, hive_type: str) -> DataType:
+    """A Hive column type as a (nullable) Paimon type; NotYetSupported names what is not mapped."""
+    t = hive_type.strip().lower()
+    if t in _HIVE_SIMPLE:
+        return parse_data_type(_HIVE_SIMPLE[t])
+    if t == "decimal":
+        return parse_data_type("DECIMAL(10,0)")  # Hive's default precision and scale
+    m = _HIVE_PARAM.match(t)
+    if m and (m.group(1) == "decimal" or m.group(3) is None):
+        return parse_data_type(t.upper())
+    raise NotYetSupported(f"column {column} has Hive type {hive_type}, which migration does not support yet")
+
+
+def hive_file_format(sd: Any, what: str) -> str:
+    """``parquet`` or ``orc`` from a storage descriptor's SerDe and input format; others refused."""
+    serde = (getattr(sd.serdeInfo, "serializationLib", None) or "") if sd is not None and sd.serdeInfo else ""
+    text = f"{serde} {getattr(sd, 'inputFormat', '') or ''}".lower()
+    for fmt in ("parquet", "orc"):
+        if fmt in text:
+            return fmt
+    shown = serde or getattr(sd, "inputFormat", None) or "none"
+    raise NotYetSupported(f"{what} is stored as {shown}; only Parquet and ORC Hive tables can be migrated")
+
+
+@dataclass(frozen=True)
+class MigratedFile:
+    """One Hive data file and where it goes in the Paimon table."""
+
+    source: str
+    target: str
+    partition: str  # the Paimon partition directory ('' unpartitioned)
+    partition_row: bytes
+    meta: DataFileMeta
+
+
+@dataclass
+class MigratePlan:
+    """What one table's migration does, decided before anything changes (the dry run)."""
+
+    catalog: str
+    kind: str  # "table" (migrate_table / migrate_database) or "file" (migrate_file)
+    source: Identifier
+    target: Identifier  # the Paimon table's name when done
+    staging: Identifier  # where the files are committed first (the target itself for migrate_file)
+    file_format: str
+    source_location: str
+    schema: Schema | None  # the staging table's schema (None: it exists)
+    delete_origin: bool
+    files: list[MigratedFile] = field(default_factory=list)
+    source_dirs: list[str] = field(default_factory=list)  # every table/partition location
+    done: bool = False
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.meta.row_count for f in self.files)
+
+    def files_with_names(self) -> list[tuple[MigratePlan, MigratedFile]]:
+        return [(self, f) for f in self.files]
+
+    def rows(self) -> Rows:
+        return _rows(self.files_with_names())
+
+    def describe(self) -> str:
+        verb = "migrated" if self.done else "would migrate"
+        was = "was" if self.done else "would be"
+        origin = f"; Hive table {self.source} {was} {'dropped' if self.delete_origin else 'kept, without its files'}"
+        staged = f" (committed as {self.staging}, then renamed)" if self.staging != self.target else ""
+        return (f"{verb} {len(self.files)} file(s), {self.row_count} row(s) of Hive table {self.source} "
+                f"into Paimon table {self.target}{staged}{origin}")
+
+
+@dataclass
+class MigrateDatabasePlan:
+    """Every migratable table of a Hive database; Paimon tables and views are skipped."""
+
+    catalog: str
+    database: str
+    tables: list[MigratePlan]
+    skipped: list[str]
+    done: bool = False
+
+    def rows(self) -> Rows:
+        return _rows([f for p in self.tables for f in p.files_with_names()])
+
+    def describe(self) -> str:
+        verb = "migrated" if self.done else "would migrate"
+        files = sum(len(p.files) for p in self.tables)
+        skipped = f"; skipped (already Paimon or views): {', '.join(self.skipped)}" if self.skipped else ""
+        return f"{verb} {len(self.tables)} Hive table(s) of {self.database}, {files} file(s){skipped}"
+
+
+def _rows(files: list[tuple[MigratePlan, MigratedFile]]) -> Rows:
+    return Rows(
+        ["source_table", "target_table", "partition", "file", "rows", "bytes", "from", "to"],
+        [{"source_table": p.source.full_name, "target_table": p.target.full_name, "partition": f.partition,
+          "file": f.meta.file_name, "rows": f.meta.row_count, "bytes": f.meta.file_size, "from": f.source,
+          "to": f.target} for p, f in files],
+        brief=["source_table", "target_table", "partition", "file", "rows"],
+    )
+
+
+# -- planning ------------------------------------------------------------------------------
+
+
+def _parse_options(options: Mapping[str, str] | None) -> dict[str, str]:
+    opts = dict(options or {})
+    if opts.get("bucket", "-1").strip() != "-1":
+        raise InvalidInput("migration makes an unaware-bucket append table: option bucket must be -1")
+    if "primary-key" in opts:
+        raise InvalidInput("migration makes an append table: option primary-key cannot be set")
+    return opts
+
+
+def _hive_table(catalog: HiveCatalog, ident: Identifier) -> ttypes.Table:
+    table = catalog._call(lambda c: c.find_table(ident.database, ident.table))
+    if table is None:
+        raise NotFound(f"table {ident} does not exist in catalog {catalog.name}")
+    kind = hms_table_kind(table)
+    if kind == "paimon":
+        raise InvalidInput(f"table {ident} is already a Paimon table")
+    if kind == "view":
+        raise NotYetSupported(f"table {ident} is a view, not a Hive table; only Hive tables can be migrated")
+    if (table.parameters or {}).get("transactional", "false").lower() == "true":
+        raise NotYetSupported(f"table {ident} is a transactional (ACID) Hive table, whose files are deltas; "
+                              "only plain Hive tables can be migrated")
+    return table
+
+
+def _source_dirs(catalog: HiveCatalog, ident: Identifier, hms: ttypes.Table, keys: list[str]
+                 ) -> list[tuple[dict[str, str], str, str]]:
+    """[(partition spec, location, format)] of the table (one entry when unpartitioned)."""
+    if not keys:
+        return [({}, hms.sd.location, hive_file_format(hms.sd, f"table {ident}"))]
+    parts = catalog._call(lambda c: c.list_partitions(ident.database, ident.table))
+    out = []
+    for p in parts:
+        spec = dict(zip(keys, p.values, strict=True))
+        name = "/".join(f"{k}={v}" for k, v in spec.items())
+        out.append((spec, p.sd.location, hive_file_format(p.sd, f"partition {name} of {ident}")))
+    return out
+
+
+def _visible_files(fio: FileIO, location: str, what: str) -> list[tuple[str, str, int]]:
+    """[(path, name, size)] of the data files directly under ``location`` (names starting with
+    ``_`` or ``.`` are Hive's markers and stay, as Java's HIDDEN_PATH_FILTER); a subdirectory
+    is refused (Java would leave its files behind)."""
+    if not fio.is_dir(location):
+        raise NotFound(f"{what}: its location {location} is not a directory; nothing is migrated")
+    out = []
+    for st in sorted(fio.list_status(location), key=lambda s: s.name):
+        if st.name.startswith(("_", ".")):
+            continue
+        if st.is_dir:
+            raise NotYetSupported(f"{what}: {st.path} is a subdirectory; migration moves only the files "
+                                  "directly under a table or partition location")
+        out.append((st.path, st.name, st.size))
+    return out
+
+
+def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], default_name: str) -> list[Any]:
+    values: list[Any] = []
+    for f in fields:
+        text = spec[f.name]
+        if text in (HIVE_DEFAULT_PARTITION, default_name):
+            values.append(None)
+        else:
+            try:
+                values.append(coerce_literal(RawLiteral("str", text), f.type, f.name))
+            except InvalidInput:
+                raise InvalidInput(f"partition value {f.name}={text!r} is not a {f.type.as_sql()}") from None
+    return values
+
+
+def _file_arrow(fio: FileIO, path: str, fmt: str) -> Any:
+    """The file's columns as an Arrow table and its footer row count."""
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+
+    with fio.open_arrow_input(path) as f:
+        if fmt == "parquet":
+            pf = pq.ParquetFile(f)
+            return pf.read(), int(pf.metadata.num_rows)
+        of = orc.ORCFile(f)
+        return of.read(), int(of.nrows)
+
+
+def _plain(t: Any) -> Any:
+    """An Arrow type with large strings/binaries as plain ones (the same values either way)."""
+    import pyarrow as pa
+
+    return {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}.get(t, t)
+
+
+def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: list[DataField],
+               partition_keys: set[str], options: CoreOptions, schema_id: int, what: str) -> DataFileMeta:
+    """The file's DataFileMeta: its footer's row count and the project's column stats (the same
+    code a written file gets them from), after checking every column Paimon will read from it."""
+    try:
+        data, footer_rows = _file_arrow(fio, path, fmt)
+    except Exception as e:  # noqa: BLE001 - any unreadable file refuses the whole migration
+        raise InvalidInput(f"{what}: {path} is not a readable {fmt} file: {e}") from e
+    if data.num_rows != footer_rows:
+        raise InvalidInput(f"{what}: {path}: footer says {footer_rows} rows, {data.num_rows} read")
+    names = data.schema.names
+    for f in fields:
+        if f.name in partition_keys:
+            continue
+        if f.name not in names:
+            raise NotYetSupported(f"{what}: {path} has no column {f.name} (columns: {', '.join(names)}); "
+                                  "Paimon reads columns by name")
+        got, want = _plain(data.schema.field(f.name).type), _plain(arrow_type(f.type))
+        if not got.equals(want):
+            raise NotYetSupported(f"{what}: {path}: column {f.name} is {got} in the file, the table says "
+                                  f"{f.type.as_sql()}")
+
+    def raw_of(f: DataField) -> ColStats:
+        if f.name in partition_keys:
+            return ColStats(None, None, None)  # not in the file: unknown, as Java's extractor
+        return raw_col_stats(data.column(f.name), f.type, fmt)
+
+    value_stats, cols = value_stats_from_raw(raw_of, fields, options, fmt)
+    return DataFileMeta(
+        file_name=name, file_size=size, row_count=footer_rows,
+        min_key=binary_row.EMPTY_ROW, max_key=binary_row.EMPTY_ROW, key_stats=EMPTY_STATS,
+        value_stats=value_stats, min_sequence_number=0, max_sequence_number=0, schema_id=schema_id,
+        level=0, creation_time=creation_time_millis(), delete_row_count=0, file_source=APPEND_FILE_SOURCE,
+        value_stats_cols=cols,
+    )
+
+
+def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
+                partition_keys: list[str], options: CoreOptions, schema_id: int, data_root: str
+                ) -> tuple[list[MigratedFile], str, list[str]]:
+    fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
+    if not fio.is_local:
+        raise NotYetSupported(f"table {source}: migration renames files, which only a local filesystem does in "
+                              "one step; this table is on an object store or remote filesystem")
+    part_fields = [next(f for f in fields if f.name == k) for k in partition_keys]
+    formats = set()
+    todo: list[tuple[str, str, int, str, str, str, bytes, str]] = []
+    dirs: list[str] = []
+    only_value = options.options.get("partition.generate-path-only-value", "false").lower() == "true"
+    for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys):
+        formats.add(fmt)
+        if not location:
+            raise InvalidInput(f"table {source} has no location for {spec or 'its data'}")
+        what = f"table {source}" + (f" partition {spec}" if spec else "")
+        values = _partition_values(spec, part_fields, options.partition_default_name)
+        row = binary_row.serialize(values, [f.type for f in part_fields])
+        strs = paths.partition_values_to_str(values, [f.type for f in part_fields], options.partition_legacy_name)
+        part_dir = paths.partition_path(partition_keys, strs, options.partition_default_name, only_value)
+        bucket_dir = paths.bucket_path(data_root, part_dir, 0)
+        taken = set() if not fio.is_dir(bucket_dir) else set(fio.list_names(bucket_dir))
+        dirs.append(local_location(location))
+        for path, name, size in _visible_files(fio, local_location(location), what):
+            new_name = name if name.endswith("." + fmt) else f"{name}.{fmt}"
+            if new_name in taken:  # a file of the Paimon table has the name: the moved one gets another
+                new_name = f"{new_name[:-len(fmt) - 1]}-{uuid.uuid4()}.{fmt}"
+            taken.add(new_name)
+            todo.append((path, new_name, size, fmt, what, part_dir, row, join(bucket_dir, new_name)))
+    keys = set(partition_keys)
+
+    def migrated(t: tuple[str, str, int, str, str, str, bytes, str]) -> MigratedFile:
+        path, new_name, size, fmt, what, part_dir, row, target = t
+        meta = _file_meta(fio, path, new_name, size, fmt, fields, keys, options, schema_id, what)
+        return MigratedFile(path, target, part_dir, row, meta)
+
+    # each file is read whole for its stats, a few at a time (Java's migrator runs a thread pool too)
+    out = map_ordered(migrated, todo, min(READ_THREADS, len(todo)), "paimon-migrate")
+    targets = [f.target for f in out]
+    if len(set(targets)) != len(targets):
+        raise InvalidInput(f"table {source}: two files would get the same name in one partition")
+    return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed"), dirs
+
+
+def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target: str | Identifier | None = None,
+                       options: Mapping[str, str] | None = None, delete_origin: bool = True) -> MigratePlan:
+    """Java's ``migrate_table``, decided: the schema, every file's move and meta. Nothing changes."""
+    src = source if isinstance(source, Identifier) else Identifier.parse(source)
+    dst = src if target is None else target if isinstance(target, Identifier) else Identifier.parse(target)
+    opts = _parse_options(options)
+    hms = _hive_table(catalog, src)
+    if not delete_origin and dst == src:
+        raise InvalidInput("keeping the Hive table needs another target name (--target-table)")
+    if dst != src and catalog.table_exists(dst) or dst != src and catalog._call(
+            lambda c: c.find_table(dst.database, dst.table)) is not None:
+        raise AlreadyExists(f"table {dst} already exists")
+    staging = Identifier(dst.database, dst.table + PAIMON_SUFFIX)
+    if catalog._call(lambda c: c.find_table(staging.database, staging.table)) is not None:
+        raise AlreadyExists(f"table {staging} (the staging table of the migration) already exists; drop it first")
+    keys = [k.name for k in hms.partitionKeys or []]
+    columns = [(c.name, hive_to_paimon_type(c.name, c.type), c.comment) for c in hms.sd.cols or []]
+    columns += [(k.name, hive_to_paimon_type(k.name, k.type), k.comment) for k in hms.partitionKeys or []]
+    comment = (hms.parameters or {}).get("comment")
+    if comment is not None:
+        opts.setdefault("hive.comment", comment)
+    formats = {hive_file_format(hms.sd, f"table {src}")} if hms.sd else set()
+    if formats and "file.format" not in opts:
+        opts["file.format"] = next(iter(formats))
+    schema = Schema.of(columns, partition_keys=keys, options=opts, comment=comment)
+    table_schema = new_table_schema(schema)  # refused here, before anything is made
+    location = catalog.new_table_location(staging)
+    data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
+    files, fmt, dirs = _plan_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0,
+                                   data_root)
+    return MigratePlan(catalog.name, "table", src, dst, staging, fmt, hms.sd.location, schema, delete_origin, files,
+                       dirs)
+
+
+def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: str | Identifier, *,
+                      delete_origin: bool = True) -> MigratePlan:
+    """Java's ``migrate_file``: the Hive table's files into an existing unaware-bucket append
+    Paimon table whose partition keys are the Hive table's (names and types)."""
+    src = source if isinstance(source, Identifier) else Identifier.parse(source)
+    dst = target if isinstance(target, Identifier) else Identifier.parse(target)
+    hms = _hive_table(catalog, src)
+    table = catalog.get_table(dst)
+    schema = table.schema
+    if schema.primary_keys:
+        raise InvalidInput(f"table {dst} has a primary key; files can migrate only into an append table")
+    if schema.bucket != -1:
+        raise InvalidInput(f"table {dst} has bucket={schema.bucket}; files can migrate only into an "
+                           "unaware-bucket table (bucket -1)")
+    hive_keys = {k.name: hive_to_paimon_type(k.name, k.type) for k in hms.partitionKeys or []}
+    paimon_keys = {f.name: f.type for f in schema.fields if f.name in schema.partition_keys}
+    if {k: _nullable_sql(t) for k, t in hive_keys.items()} != {k: _nullable_sql(t) for k, t in paimon_keys.items()}:
+        raise InvalidInput(f"the partition keys of {src} ({', '.join(hive_keys) or 'none'}) are not those of "
+                           f"{dst} ({', '.join(schema.partition_keys) or 'none'})")
+    files, fmt, dirs = _plan_files(catalog, src, hms, schema.fields, list(schema.partition_keys),
+                                   schema.core_options, schema.id, table.data_root)
+    return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files, dirs)
+
+
+def _nullable_sql(t: DataType) -> str:
+    return t.as_sql().removesuffix(" NOT NULL")
+
+
+def plan_migrate_database(catalog: HiveCatalog, database: str, *, options: Mapping[str, str] | None = None
+                          ) -> MigrateDatabasePlan:
+    """Java's ``migrate_database``: every Hive table of ``database`` as :func:`plan_migrate_table`
+    (each keeps its name); Paimon tables and views are skipped. One refused table refuses all."""
+    entries = catalog.list_table_entries(database)
+    plans, skipped = [], []
+    for e in entries:
+        if e.kind not in ("hive-table", "format-table"):
+            skipped.append(e.name)
+            continue
+        plans.append(plan_migrate_table(catalog, Identifier(database, e.name), options=options))
+    return MigrateDatabasePlan(catalog.name, database, plans, skipped)
+
+
+# -- doing ---------------------------------------------------------------------------------
+
+
+def _move_back(fio: FileIO, moved: list[MigratedFile]) -> list[str]:
+    """Undo the moves (newest first); returns the files that could not go back."""
+    stuck = []
+    for f in reversed(moved):
+        try:
+            fio.rename_file(f.target, f.source)
+        except Exception:  # noqa: BLE001 - keep undoing the others, report the rest
+            stuck.append(f"{f.target} -> {f.source}")
+    return stuck
+
+
+def _commit(committer: FileStoreCommit, files: list[MigratedFile], buckets: int) -> None:
+    by_partition: dict[bytes, list[DataFileMeta]] = {}
+    for f in files:
+        by_partition.setdefault(f.partition_row, []).append(f.meta)
+    messages = [CommitMessage(p, 0, buckets, new_files=metas) for p, metas in by_partition.items()]
+    if messages:
+        committer.commit(messages)
+
+
+def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
+    """Carry out a plan: the staging table, the moves, one snapshot; then the Hive table is
+    dropped and the staging table renamed. Until the snapshot is published any failure moves the
+    files back and drops the staging table (the Hive table is untouched)."""
+    created = False
+    if plan.schema is not None:
+        table = catalog.create_table(plan.staging, plan.schema)
+        created = True
+        if table.schema.id != 0:
+            raise PaimonError(f"table {plan.staging}: expected a new schema-0")
+    else:
+        table = catalog.get_table(plan.staging)
+        if table.schema.id != (plan.files[0].meta.schema_id if plan.files else table.schema.id):
+            raise InvalidInput(f"table {plan.staging} changed its schema since the plan; plan again")
+    fio = catalog.file_io_for(plan.source_location or catalog.warehouse)
+    committer = FileStoreCommit(table)
+    moved: list[MigratedFile] = []
+    try:
+        for f in plan.files:
+            fio.rename_file(f.source, f.target)
+            moved.append(f)
+        _commit(committer, plan.files, table.schema.bucket)
+    except BaseException as err:
+        if committer.may_have_published():
+            # a snapshot may reference the moved files: they stay where it expects them
+            raise UnsafeRefused(f"migration of {plan.source}: the commit failed ({err}) after it may have "
+                                f"published; the files stay in {plan.staging} and the Hive table is kept. "
+                                f"Read {plan.staging} before migrating again") from err
+        stuck = _move_back(fio, moved)
+        if created:
+            try:
+                catalog.drop_table(plan.staging, ignore_if_not_exists=True)
+            except Exception:  # noqa: BLE001 - a leftover empty staging table is named below
+                stuck.append(f"staging table {plan.staging}")
+        if stuck:
+            raise UnsafeRefused(f"migration of {plan.source} failed ({err}) and could not undo: {'; '.join(stuck)}"
+                                ) from err
+        raise
+    late = [st.path for d in plan.source_dirs for st in fio.list_status(d)
+            if not st.is_dir and not st.name.startswith(("_", "."))]
+    if late:  # written into the Hive table since the plan: dropping it would delete them
+        raise UnsafeRefused(f"migrated {len(plan.files)} file(s) of {plan.source} into {plan.staging}, but "
+                            f"{len(late)} file(s) appeared in the Hive table since the plan (first: {late[0]}); "
+                            "the Hive table is kept: migrate them with migrate-file")
+    if plan.delete_origin:
+        catalog._call(lambda c: c.drop_table(plan.source.database, plan.source.table, delete_data=True))
+    if plan.staging != plan.target:
+        try:
+            catalog.rename_table(plan.staging, plan.target)
+        except PaimonError as err:
+            raise PaimonError(f"migrated {plan.source} into {plan.staging}, but renaming it to {plan.target} "
+                              f"failed: {err}") from err
+    plan.done = True
+    return plan
+
+
+def execute_migrate_database(catalog: HiveCatalog, plan: MigrateDatabasePlan) -> MigrateDatabasePlan:
+    for p in plan.tables:
+        execute_migrate(catalog, p)
+    plan.done = True
+    return plan
+
+
+def require_hive(catalog: Any) -> HiveCatalog:
+    from .hive import HiveCatalog
+
+    if not isinstance(catalog, HiveCatalog):
+        raise InvalidInput(f"migration needs a Hive catalog (metastore=hive); catalog {catalog.name} is "
+                           f"metastore={catalog.options.metastore}")
+    return catalog
+
+
+__all__ = [
+    "MigrateDatabasePlan", "MigratePlan", "MigratedFile", "execute_migrate", "execute_migrate_database",
+    "hive_to_paimon_type", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
+]
