@@ -10,6 +10,7 @@ handles before the storage or the metastore is reachable.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import re
 import weakref
 from functools import cached_property
@@ -27,7 +28,7 @@ from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows
-from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
+from .arguments import Duration, KeyValues, Names, duration_millis, key_values, name_list, schema_spec, storage_options
 from .health_report import HealthReport
 from .reports import DatabaseCompactReport, TableCompaction
 from .table import Table
@@ -239,14 +240,19 @@ class Warehouse:
         max_buckets: int | None = None,
         expire: bool = True,
         progress: Progress | None = None,
+        partition_idle_time: Duration | None = None,
     ) -> DatabaseCompactReport:
         """Java's ``compact_database`` for one database: each Paimon table whose ``db.table``
         name matches ``including_tables`` (a regular expression, whole name; default all) and
         not ``excluding_tables`` is compacted as :meth:`Table.compact` compacts it, one after
         the other, sorted by name. A table that fails is in the report with its error and exit
         code, never raised; the report's ``exit_code`` is the worst. No table selected is
-        NotFound, as Java's "no tables to be compacted"."""
+        NotFound, as Java's "no tables to be compacted". ``partition_idle_time`` applies to
+        each table as in :meth:`Table.compact`."""
         validate_name("database", database)
+        if partition_idle_time is not None:  # bad input fails the run, not each table
+            partition_idle_time = datetime.timedelta(
+                milliseconds=duration_millis(partition_idle_time, "--partition-idle-time"))
         include = _pattern(including_tables, "--including-tables")
         exclude = _pattern(excluding_tables, "--excluding-tables")
         names = [f"{database}.{t}" for t in self.catalog.list_tables(database)]
@@ -262,7 +268,7 @@ class Warehouse:
                 report = Table(self, name).compact(
                     full=full, plan=plan, engine=engine, spark_master=spark_master, spark_conf=spark_conf,
                     parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets, expire=expire,
-                    progress=progress)
+                    progress=progress, partition_idle_time=partition_idle_time)
             except PaimonError as e:
                 out.append(TableCompaction(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
             except Exception as e:  # noqa: BLE001 - one table's bug must not stop the others (as maintain)
