@@ -27,10 +27,22 @@ from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
+from ..utils.progress import StepProgress
 from ..utils.rows import Rows
-from .arguments import Duration, KeyValues, Names, duration_millis, key_values, name_list, schema_spec, storage_options
+from .arguments import (
+    Duration,
+    KeyValues,
+    Names,
+    PointInTime,
+    duration_millis,
+    key_values,
+    name_list,
+    point_in_time_millis,
+    schema_spec,
+    storage_options,
+)
 from .health_report import HealthReport
-from .reports import DatabaseCompactReport, TableCompaction
+from .reports import DatabaseCompactReport, DatabaseOrphanFilesReport, TableCompaction, TableOrphans
 from .table import Table
 
 if TYPE_CHECKING:
@@ -276,6 +288,41 @@ class Warehouse:
             else:
                 out.append(TableCompaction(name, report))
         return DatabaseCompactReport(database, out, plan)
+
+    def remove_orphan_files_database(
+        self,
+        database: str,
+        *,
+        older_than: PointInTime | None = None,
+        force: bool = False,
+        external_paths: bool = False,
+        dry_run: bool = False,
+        progress: StepProgress | None = None,
+    ) -> DatabaseOrphanFilesReport:
+        """Java's ``remove_orphan_files`` of ``db.*``: each Paimon table of ``database`` cleaned
+        as :meth:`Table.remove_orphan_files` cleans it, in name order, with one ``older_than``
+        cut-off for all. As Java opens every table before cleaning any, a table that cannot be
+        opened (or whose kind the command refuses) raises with nothing deleted anywhere. A table
+        whose metadata cannot be read while planning deletes nothing and is in the report with
+        its error and exit code; the others are still cleaned (Java cleans them concurrently)."""
+        from ..table.features import Action
+
+        validate_name("database", database)
+        if older_than is not None:  # one cut-off for every table, as Java's olderThanMillis
+            older_than = datetime.datetime.fromtimestamp(point_in_time_millis(older_than, "--older-than") / 1000)
+        tables = [Table(self, f"{database}.{t}") for t in self.catalog.list_tables(database)]
+        for t in tables:
+            t._open_for(Action.REMOVE_ORPHAN_FILES)
+        out: list[TableOrphans] = []
+        for t in tables:
+            try:
+                report = t.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
+                                               dry_run=dry_run, progress=progress, engine="local")
+            except PaimonError as e:
+                out.append(TableOrphans(t.name, error=" ".join(str(e).split()), exit_code=e.exit_code))
+            else:
+                out.append(TableOrphans(t.name, report))
+        return DatabaseOrphanFilesReport(database, out, dry_run)
 
     def maintain(
         self,
