@@ -42,7 +42,14 @@ from .arguments import (
     storage_options,
 )
 from .health_report import HealthReport
-from .reports import DatabaseCompactReport, DatabaseOrphanFilesReport, TableCompaction, TableOrphans
+from .reports import (
+    CatalogRepairReport,
+    DatabaseCompactReport,
+    DatabaseOrphanFilesReport,
+    TableCompaction,
+    TableOrphans,
+    TableRepair,
+)
 from .table import Table
 
 if TYPE_CHECKING:
@@ -288,6 +295,39 @@ class Warehouse:
             else:
                 out.append(TableCompaction(name, report))
         return DatabaseCompactReport(database, out, plan)
+
+    def repair(self, target: str | None = None, *, dry_run: bool = False) -> CatalogRepairReport:
+        """Java's ``repair`` of '' (every table of every database), ``db`` (every table of it)
+        or ``db.table``, comma-separated: each table repaired as :meth:`Table.repair` repairs
+        it, in order. Names and databases are checked before any table is repaired; a table
+        that fails is in the report with its error and exit code and the others are still
+        repaired (Java stops at the first; repair only rewrites hints and metastore entries)."""
+        text = (target or "").strip()
+        names: list[str] = []
+        if not text:
+            for database in self.catalog.list_databases():
+                names += [f"{database}.{t}" for t in self.catalog.list_tables(database)]
+        else:
+            for part in (p.strip() for p in text.split(",")):
+                pieces = part.split(".")
+                if len(pieces) == 1:
+                    names += [f"{part}.{t}" for t in self.catalog.list_tables(part)]
+                elif len(pieces) == 2:
+                    validate_name("database", pieces[0])
+                    validate_name("table", pieces[1])
+                    names.append(part)
+                else:
+                    raise InvalidInput(f"repair {part!r}: expected DB or DB.TABLE (Java: cannot get the database "
+                                       "and table from it)")
+        out: list[TableRepair] = []
+        for name in dict.fromkeys(names):
+            try:
+                report = Table(self, name).repair(dry_run=dry_run)
+            except PaimonError as e:
+                out.append(TableRepair(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
+            else:
+                out.append(TableRepair(name, report))
+        return CatalogRepairReport(text or "(the whole catalog)", out, dry_run)
 
     def remove_orphan_files_database(
         self,
