@@ -48,6 +48,10 @@ def compact(
         "--order-strategy", metavar="order|zorder|hilbert", help="Sort compaction (unaware-bucket append).")] = None,
     order_by: Annotated[str | None, typer.Option(
         "--order-by", metavar="COLS", help="Columns for --order-strategy, comma-separated.")] = None,
+    partition_idle_time: Annotated[str | None, typer.Option(
+        "--partition-idle-time", metavar="DURATION",
+        help="Only partitions with no new file for DURATION (e.g. 1d), fully compacted; not with --order-strategy.",
+    )] = None,
     no_expire: Annotated[bool, typer.Option("--no-expire", help="Do not expire snapshots after committing.")] = False,
     including_tables: Annotated[str | None, typer.Option(
         "--including-tables", metavar="REGEX",
@@ -72,7 +76,9 @@ def compact(
     compacts each table of DB (Java's compact_database; --including-tables /
     --excluding-tables select them by db.table name) as `compact DB.TABLE` would, one row
     per table; a failing table does not stop the others and the exit code is the worst
-    table's.
+    table's. --partition-idle-time (Java's partition_idle_time) compacts only partitions
+    whose newest file is at least DURATION old, fully (unaware-bucket append tables: the
+    ordinary append compaction, as Java).
 
     \b
     Example:
@@ -80,6 +86,7 @@ def compact(
         paimon-cli compact shop.orders --full --partition dt=2024-05-01 --plan
         paimon-cli compact shop.orders --full --engine spark --spark-master spark://host:7077
         paimon-cli compact shop.events --order-strategy zorder --order-by user_id,ts
+        paimon-cli compact shop.orders --partition-idle-time 1d --plan
         paimon-cli compact shop --including-tables 'shop[.]orders_.*' --excluding-tables '.*_tmp'
     """
     from paimon_cli.core.api import Warehouse
@@ -96,7 +103,7 @@ def compact(
                 identifier, including_tables=including_tables, excluding_tables=excluding_tables, full=full,
                 plan=plan, engine=engine, spark_master=spark_master, spark_conf=spark_conf,
                 parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets, expire=not no_expire,
-                progress=progress.units,
+                progress=progress.units, partition_idle_time=partition_idle_time,
             )
         note(report.summary())
         for t in report.failed:
@@ -113,6 +120,7 @@ def compact(
             full=full, partitions=partition, where=where, plan=plan, engine=engine, spark_master=spark_master,
             spark_conf=spark_conf, parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets,
             order_strategy=order_strategy, order_by=order_by, expire=not no_expire, progress=progress.units,
+            partition_idle_time=partition_idle_time,
         )
     for line in result.notes():
         note(line)

@@ -28,7 +28,8 @@ from paimon_cli.progress import ProgressBar
 
 
 def remove_orphan_files(
-    identifier: Annotated[str, typer.Argument(metavar="DB.TABLE", help="Table to clean.")],
+    identifier: Annotated[str, typer.Argument(
+        metavar="DB.TABLE|DB.*", help="Table to clean, or DB.* for every table of a database.")],
     older_than: Annotated[
         str | None,
         time_option("--older-than", "Only files last modified before this (default: 1d; under 1 hour needs --force)."),
@@ -74,6 +75,9 @@ def remove_orphan_files(
     Only the table directory is cleaned unless --external-paths is given. On a terminal the
     files are shown and the run asks first (--yes skips that). --engine spark runs the
     listing, manifest reading, join and deletes as Spark tasks with the same result.
+    DB.* cleans every table of DB in turn (Java's 'db.*'; local engine): a table that cannot
+    be opened stops the run before anything is deleted; one whose metadata cannot be read is
+    skipped with nothing deleted there, and the exit code is the worst table's.
 
     \b
     Example:
@@ -81,9 +85,32 @@ def remove_orphan_files(
         paimon-cli remove-orphan-files shop.orders --older-than 3d
         paimon-cli remove-orphan-files shop.orders --external-paths --dry-run
         paimon-cli remove-orphan-files shop.orders --engine spark --spark-master spark://host:7077
+        paimon-cli remove-orphan-files 'shop.*' --dry-run
     """
     from paimon_cli.core.api import Warehouse
 
+    if identifier.endswith(".*"):
+        database = identifier[:-2]
+        refused = [flag for flag, given in (("--engine spark", engine.lower() == "spark"),
+                                            ("--spark-master", spark_master), ("--spark-conf", spark_conf),
+                                            ("--parallelism", parallelism), ("--branch", branch)) if given]
+        if refused:
+            raise typer.BadParameter(f"{refused[0]} applies to one table, not to {identifier}")
+        wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
+        run_db = partial(wh.remove_orphan_files_database, database, older_than=older_than, force=force,
+                         external_paths=external_paths)
+        if not dry_run:
+            confirm(yes, f"delete these orphan files of {identifier}", lambda: run_db(dry_run=True).rows())
+        with ProgressBar("deleting orphans") as bar:
+            report = run_db(dry_run=dry_run, progress=bar)
+        render_outcome(report.rows(), output, wide, preview=dry_run, limit=limit)
+        for line in report.notes():
+            note(line)
+        for t in report.failed:
+            typer.echo(f"error: {t.identifier}: {t.error}", err=True)  # errors: even under -q
+        if report.exit_code:
+            raise typer.Exit(report.exit_code)
+        return
     table = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option).table(identifier, branch)
     run = partial(table.remove_orphan_files, older_than=older_than, force=force, external_paths=external_paths,
                   engine=engine, spark_master=spark_master, spark_conf=spark_conf, parallelism=parallelism)

@@ -9,7 +9,7 @@
 #   list --catalog --catalog-option --debug --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   inspect --branch --catalog --catalog-option --columns --debug --fs-option --limit --output --quiet --snapshot --tag --timestamp --warehouse --wide -o -q -w
 #   read --blob-as --branch --catalog --catalog-option --debug --explain --fs-option --limit --output --quiet --select --snapshot --tag --timestamp --to --warehouse --where --wide -o -q -w
-#   compact --branch --catalog --catalog-option --columns --debug --engine --excluding-tables --fs-option --full --including-tables --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
+#   compact --branch --catalog --catalog-option --columns --debug --engine --excluding-tables --fs-option --full --including-tables --limit --max-buckets --max-bytes --no-expire --order-by --order-strategy --output --parallelism --partition --partition-idle-time --plan --quiet --spark-conf --spark-master --warehouse --where --wide -o -q -w
 #   rescale --branch --bucket-num --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
 #   remove-orphan-files --branch --catalog --catalog-option --debug --dry-run --engine --external-paths --force --fs-option --limit --older-than --output --parallelism --quiet --spark-conf --spark-master --warehouse --wide --yes -o -q -w -y
 #   rewrite-file-index --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --where --wide -o -q -w

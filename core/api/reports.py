@@ -519,3 +519,89 @@ class DatabaseCompactReport:
         verb = "would compact" if self.planned else "compacted"
         return (f"compact {self.database}: {verb} {done} of {n} table(s), {idle} with nothing to do, "
                 f"{len(self.failed)} failed")
+
+
+@dataclass
+class TableOrphans:
+    """One table of ``remove-orphan-files DB.*``: its report, or the error that stopped it
+    (that table deleted nothing: its run reads everything it depends on first)."""
+
+    identifier: str
+    report: OrphanFilesReport | None = None
+    error: str | None = None
+    exit_code: int = 0
+
+
+@dataclass
+class DatabaseOrphanFilesReport:
+    """``remove-orphan-files DB.*`` (Java's ``remove_orphan_files`` of ``db.*``): one outcome
+    per table; the exit code is the worst table's."""
+
+    database: str
+    tables: list[TableOrphans]
+    dry_run: bool
+
+    @property
+    def exit_code(self) -> int:
+        return worst_exit_code(t.exit_code for t in self.tables)
+
+    @property
+    def failed(self) -> list[TableOrphans]:
+        return [t for t in self.tables if t.exit_code != 0]
+
+    def rows(self) -> Rows:
+        """Every table's file rows (deleted, or that would be) with the table first."""
+        out = [{"table": t.identifier} | r for t in self.tables if t.report is not None
+               for r in t.report.rows().rows]
+        return Rows(["table", *REMOVED_FILE_COLUMNS], out)
+
+    def notes(self) -> list[str]:
+        out = [n for t in self.tables if t.report is not None for n in t.report.notes()]
+        files = [f for t in self.tables if t.report is not None for f in t.report.files]
+        verb = "would delete" if self.dry_run else "deleted"
+        out.append(f"remove-orphan-files {self.database}.*: {verb} {len(files)} files "
+                   f"({sum(f.size for f in files)} bytes) in {len(self.tables) - len(self.failed)} of "
+                   f"{len(self.tables)} table(s), {len(self.failed)} failed")
+        return out
+
+
+@dataclass
+class TableRepair:
+    """One table of a database or catalog ``repair``: its report, or the error that ended it."""
+
+    identifier: str
+    report: RepairReport | None = None
+    error: str | None = None
+    exit_code: int = 0
+
+
+@dataclass
+class CatalogRepairReport:
+    """``repair`` of a whole catalog, databases or a list of tables (Java's ``repair`` of '',
+    'db' or 'db.table,...'): one outcome per table; the exit code is the worst table's."""
+
+    target: str
+    tables: list[TableRepair]
+    dry_run: bool
+
+    @property
+    def exit_code(self) -> int:
+        return worst_exit_code(t.exit_code for t in self.tables)
+
+    @property
+    def failed(self) -> list[TableRepair]:
+        return [t for t in self.tables if t.exit_code != 0]
+
+    def rows(self) -> Rows:
+        """Every table's hint and metastore rows with the table first."""
+        from ..operation.repair import PLAN_COLUMNS as REPAIR_COLUMNS
+
+        out = [{"table": t.identifier} | r for t in self.tables if t.report is not None
+               for r in t.report.rows().rows]
+        return Rows(["table", *REPAIR_COLUMNS], out)
+
+    def notes(self) -> list[str]:
+        out = [n for t in self.tables if t.report is not None for n in t.report.notes()]
+        out.append(f"repair {self.target}: {'checked' if self.dry_run else 'repaired'} "
+                   f"{len(self.tables) - len(self.failed)} of {len(self.tables)} table(s), {len(self.failed)} failed")
+        return out

@@ -420,6 +420,7 @@ class Table:
         order_by: Names | None = None,
         expire: bool = True,
         progress: Progress | None = None,
+        partition_idle_time: Duration | None = None,
     ) -> CompactReport:
         """Merge sorted runs / small files and commit one COMPACT snapshot (nothing on error).
 
@@ -427,15 +428,18 @@ class Table:
         (the report's rows are the per-bucket plan); ``engine``: auto | local | spark;
         ``max_bytes`` (``"10gb"`` or bytes) / ``max_buckets`` bound one run, the rest waits;
         ``order_strategy`` (order | zorder | hilbert) with ``order_by`` sorts an append table;
-        ``progress(event, unit, done, total)`` is called as units start and finish.
+        ``progress(event, unit, done, total)`` is called as units start and finish;
+        ``partition_idle_time`` (Java's ``partition_idle_time``): only partitions that received
+        no new file for that long, fully compacted (not with ``order_strategy``).
         """
+        idle = None if partition_idle_time is None else duration_millis(partition_idle_time, "--partition-idle-time")
         conf = key_values(spark_conf, "--spark-conf")
         budget = memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
         result = compact_table(
             self._open_for(Action.COMPACT), full=full, partitions=_strings(partitions) or None, where=where, max_bytes=budget,
             max_buckets=max_buckets, order_strategy=order_strategy, order_by=order_by, engine=engine.lower(),
             spark_master=spark_master, spark_conf=conf or None, parallelism=parallelism, plan_only=plan,
-            expire=expire, progress=progress,
+            expire=expire, progress=progress, partition_idle_millis=idle,
         )
         return CompactReport(result, plan)
 

@@ -10,6 +10,7 @@ handles before the storage or the metastore is reachable.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import re
 import weakref
 from functools import cached_property
@@ -26,10 +27,29 @@ from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
+from ..utils.progress import StepProgress
 from ..utils.rows import Rows
-from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
+from .arguments import (
+    Duration,
+    KeyValues,
+    Names,
+    PointInTime,
+    duration_millis,
+    key_values,
+    name_list,
+    point_in_time_millis,
+    schema_spec,
+    storage_options,
+)
 from .health_report import HealthReport
-from .reports import DatabaseCompactReport, TableCompaction
+from .reports import (
+    CatalogRepairReport,
+    DatabaseCompactReport,
+    DatabaseOrphanFilesReport,
+    TableCompaction,
+    TableOrphans,
+    TableRepair,
+)
 from .table import Table
 
 if TYPE_CHECKING:
@@ -273,14 +293,19 @@ class Warehouse:
         max_buckets: int | None = None,
         expire: bool = True,
         progress: Progress | None = None,
+        partition_idle_time: Duration | None = None,
     ) -> DatabaseCompactReport:
         """Java's ``compact_database`` for one database: each Paimon table whose ``db.table``
         name matches ``including_tables`` (a regular expression, whole name; default all) and
         not ``excluding_tables`` is compacted as :meth:`Table.compact` compacts it, one after
         the other, sorted by name. A table that fails is in the report with its error and exit
         code, never raised; the report's ``exit_code`` is the worst. No table selected is
-        NotFound, as Java's "no tables to be compacted"."""
+        NotFound, as Java's "no tables to be compacted". ``partition_idle_time`` applies to
+        each table as in :meth:`Table.compact`."""
         validate_name("database", database)
+        if partition_idle_time is not None:  # bad input fails the run, not each table
+            partition_idle_time = datetime.timedelta(
+                milliseconds=duration_millis(partition_idle_time, "--partition-idle-time"))
         include = _pattern(including_tables, "--including-tables")
         exclude = _pattern(excluding_tables, "--excluding-tables")
         names = [f"{database}.{t}" for t in self.catalog.list_tables(database)]
@@ -296,7 +321,7 @@ class Warehouse:
                 report = Table(self, name).compact(
                     full=full, plan=plan, engine=engine, spark_master=spark_master, spark_conf=spark_conf,
                     parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets, expire=expire,
-                    progress=progress)
+                    progress=progress, partition_idle_time=partition_idle_time)
             except PaimonError as e:
                 out.append(TableCompaction(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
             except Exception as e:  # noqa: BLE001 - one table's bug must not stop the others (as maintain)
@@ -304,6 +329,74 @@ class Warehouse:
             else:
                 out.append(TableCompaction(name, report))
         return DatabaseCompactReport(database, out, plan)
+
+    def repair(self, target: str | None = None, *, dry_run: bool = False) -> CatalogRepairReport:
+        """Java's ``repair`` of '' (every table of every database), ``db`` (every table of it)
+        or ``db.table``, comma-separated: each table repaired as :meth:`Table.repair` repairs
+        it, in order. Names and databases are checked before any table is repaired; a table
+        that fails is in the report with its error and exit code and the others are still
+        repaired (Java stops at the first; repair only rewrites hints and metastore entries)."""
+        text = (target or "").strip()
+        names: list[str] = []
+        if not text:
+            for database in self.catalog.list_databases():
+                names += [f"{database}.{t}" for t in self.catalog.list_tables(database)]
+        else:
+            for part in (p.strip() for p in text.split(",")):
+                pieces = part.split(".")
+                if len(pieces) == 1:
+                    names += [f"{part}.{t}" for t in self.catalog.list_tables(part)]
+                elif len(pieces) == 2:
+                    validate_name("database", pieces[0])
+                    validate_name("table", pieces[1])
+                    names.append(part)
+                else:
+                    raise InvalidInput(f"repair {part!r}: expected DB or DB.TABLE (Java: cannot get the database "
+                                       "and table from it)")
+        out: list[TableRepair] = []
+        for name in dict.fromkeys(names):
+            try:
+                report = Table(self, name).repair(dry_run=dry_run)
+            except PaimonError as e:
+                out.append(TableRepair(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
+            else:
+                out.append(TableRepair(name, report))
+        return CatalogRepairReport(text or "(the whole catalog)", out, dry_run)
+
+    def remove_orphan_files_database(
+        self,
+        database: str,
+        *,
+        older_than: PointInTime | None = None,
+        force: bool = False,
+        external_paths: bool = False,
+        dry_run: bool = False,
+        progress: StepProgress | None = None,
+    ) -> DatabaseOrphanFilesReport:
+        """Java's ``remove_orphan_files`` of ``db.*``: each Paimon table of ``database`` cleaned
+        as :meth:`Table.remove_orphan_files` cleans it, in name order, with one ``older_than``
+        cut-off for all. As Java opens every table before cleaning any, a table that cannot be
+        opened (or whose kind the command refuses) raises with nothing deleted anywhere. A table
+        whose metadata cannot be read while planning deletes nothing and is in the report with
+        its error and exit code; the others are still cleaned (Java cleans them concurrently)."""
+        from ..table.features import Action
+
+        validate_name("database", database)
+        if older_than is not None:  # one cut-off for every table, as Java's olderThanMillis
+            older_than = datetime.datetime.fromtimestamp(point_in_time_millis(older_than, "--older-than") / 1000)
+        tables = [Table(self, f"{database}.{t}") for t in self.catalog.list_tables(database)]
+        for t in tables:
+            t._open_for(Action.REMOVE_ORPHAN_FILES)
+        out: list[TableOrphans] = []
+        for t in tables:
+            try:
+                report = t.remove_orphan_files(older_than=older_than, force=force, external_paths=external_paths,
+                                               dry_run=dry_run, progress=progress, engine="local")
+            except PaimonError as e:
+                out.append(TableOrphans(t.name, error=" ".join(str(e).split()), exit_code=e.exit_code))
+            else:
+                out.append(TableOrphans(t.name, report))
+        return DatabaseOrphanFilesReport(database, out, dry_run)
 
     def maintain(
         self,

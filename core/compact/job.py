@@ -201,24 +201,40 @@ def compact_table(
     expire: bool = True,
     progress: Progress | None = None,
     commit_user: str | None = None,
+    partition_idle_millis: int | None = None,
 ) -> CompactResult:
-    """Plan, run and commit one compaction of ``table``; nothing is committed on any error."""
+    """Plan, run and commit one compaction of ``table``; nothing is committed on any error.
+
+    ``partition_idle_millis`` (Java's ``partition_idle_time``): only partitions without a new
+    file for that long, fully compacted as Java's batch compaction of a bucketed table; an
+    unaware-bucket append table gets Java's append compaction of those partitions (``full``
+    still applies)."""
     started = time.monotonic()
     if parallelism is not None and parallelism <= 0:
         raise InvalidInput(f"--parallelism {parallelism}: must be positive")
     if engine not in ENGINES:
         raise InvalidInput(f"--engine {engine!r}: expected one of {', '.join(ENGINES)}")
     external_paths_of(table)  # new files go to data-file.external-paths: refuse bad ones before planning
+    if partition_idle_millis is not None:
+        if order_strategy is not None or order_by:
+            # Java's Flink and Spark compact procedures refuse it the same way
+            raise InvalidInput("--partition-idle-time cannot be combined with --order-strategy / --order-by: "
+                               "sort compaction does not support partition_idle_time")
+        if table.schema.primary_keys or table.schema.bucket != -1:
+            full = True
     if order_strategy is not None or order_by:
         return _sort_compact(table, order_strategy, order_by, partitions, where, plan_only, expire, started,
                              commit_user, progress, engine, max_bytes, max_buckets, full)
 
     plan = plan_compaction(table, full=full, partitions=partitions, where=where, max_bytes=max_bytes,
-                           max_buckets=max_buckets)
+                           max_buckets=max_buckets, partition_idle_millis=partition_idle_millis)
     result = CompactResult(plan=plan, units=len(plan.units))
     result.files_in = plan.files_in
     result.bytes_in = plan.bytes_in
     result.rows_in = sum(u.rows_in for u in plan.units)
+    if plan.busy_partitions and plan.units:
+        result.notes.append(f"{plan.busy_partitions} partition(s) left out: they received new files within "
+                            "--partition-idle-time")
     if plan.postponed:
         return _postpone_compact(table, plan, result, full, engine, spark_master, spark_conf, parallelism,
                                  plan_only, commit_user, started)
@@ -362,6 +378,9 @@ def _nothing_message(plan: CompactPlan) -> str:
         return "the table has no snapshot; nothing to compact"
     if plan.deferred:
         return f"nothing fits the budget ({len(plan.deferred)} unit(s) deferred); nothing committed"
+    if plan.busy_partitions:
+        return (f"nothing to compact in the idle partitions ({plan.busy_partitions} partition(s) received "
+                "new files within --partition-idle-time); nothing committed")
     return "nothing to compact; nothing committed"
 
 

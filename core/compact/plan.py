@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInput, NotYetSupported
 from ..io import paths
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX
+from ..mergetree import file_writer
 from ..mergetree.compact_strategy import pick_unit
 from ..mergetree.compact_unit import APPEND, MERGE_TREE, CompactUnit
 from ..mergetree.levels import Levels, key_function
 from ..operation.bucket_layout import check_entries_layout
+from ..operation.partition_entries import last_file_creation_times
 from ..operation.partition_expire import expired_partitions_to_skip
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label, selected_entries
 from ..operation.row_tracking import check_row_tracking_table, is_data_evolution
@@ -70,6 +72,7 @@ class CompactPlan:
     deferred: list[CompactUnit] = field(default_factory=list)  # over --max-bytes / --max-buckets
     # postpone tables: staged files to move into real buckets (core.compact.postpone)
     postponed: list[PostponedPartition] = field(default_factory=list)
+    busy_partitions: int = 0  # left out by --partition-idle-time: new files within the idle time
 
     @property
     def bytes_in(self) -> int:
@@ -101,10 +104,12 @@ def plan_compaction(
     where: str | None = None,
     max_bytes: int | None = None,
     max_buckets: int | None = None,
+    partition_idle_millis: int | None = None,
 ) -> CompactPlan:
     """Units for the latest snapshot (no I/O beyond metadata).
 
-    ``partitions``: ``--partition`` strings (``k=v,k2=v2;k=v3``) or already parsed specs.
+    ``partitions``: ``--partition`` strings (``k=v,k2=v2;k=v3``) or already parsed specs;
+    ``partition_idle_millis``: only partitions whose newest file is at least that old.
     """
     schema = table.schema
     specs = _partition_specs(schema, partitions)
@@ -118,6 +123,10 @@ def plan_compaction(
         # Java's Flink and Spark postpone compactions refuse both (checkArgument / assert)
         raise NotYetSupported("compact --partition/--where: a postpone-bucket table (bucket = -2) is compacted "
                               "as a whole, as Java's postpone compaction does")
+    if schema.bucket == paths.POSTPONE_BUCKET and partition_idle_millis is not None:
+        # Java's postpone compaction ignores partition_idle_time: refuse rather than compact busy partitions
+        raise NotYetSupported("compact --partition-idle-time: a postpone-bucket table (bucket = -2) is compacted "
+                              "as a whole, as Java's postpone compaction does")
 
     base = table.snapshot_manager.latest_snapshot()
     plan = CompactPlan(base)
@@ -129,6 +138,8 @@ def plan_compaction(
     skipped = expired_partitions_to_skip(table, entries)
     if skipped:
         entries = [e for e in entries if e.partition not in skipped]
+    if partition_idle_millis is not None:
+        entries = _idle_only(plan, table, base, entries, partition_idle_millis)
     if schema.bucket == paths.POSTPONE_BUCKET:
         entries = _plan_postponed(plan, table, entries, all_entries, max_bytes, max_buckets)
     if not entries:
@@ -174,6 +185,20 @@ def _plan_postponed(plan: CompactPlan, table: FileStoreTable, entries: list[Mani
             reason=f"postpone: {p.rows} staged row(s) into {p.buckets} bucket(s)"))
     staged = {p.partition for p in plan.postponed}
     return [e for e in entries if e.bucket != paths.POSTPONE_BUCKET and e.partition not in staged]
+
+
+def _idle_only(plan: CompactPlan, table: FileStoreTable, base: Snapshot, entries: list[ManifestEntry],
+               idle_millis: int) -> list[ManifestEntry]:
+    """The entries of partitions that received no new file for ``idle_millis``: Java's
+    ``PartitionEntry.lastFileCreationTime`` (newest ``_CREATION_TIME`` over the snapshot's
+    entries, deleted ones too) at or before now minus the idle time. Both sides are wall
+    clocks, as Java compares them after mapping each through the same zone; a partition
+    whose files carry no creation time cannot be shown idle and is left alone."""
+    cutoff = file_writer.creation_time_millis() - idle_millis
+    last = last_file_creation_times(table, base)
+    idle = {p for p, t in last.items() if t is not None and t <= cutoff}
+    plan.busy_partitions = len({e.partition for e in entries} - idle)
+    return [e for e in entries if e.partition in idle]
 
 
 def _partition_specs(

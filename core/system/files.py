@@ -4,16 +4,13 @@ from the manifests of one snapshot (latest, or the one time travel picks); ``$fi
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from contextlib import closing
-from typing import Any, cast
+from typing import Any
 
 from ..data.binary_row import deserialize
 from ..data.java_format import java_string, utc_wall_clock_from_millis
-from ..manifest.columnar import iter_manifest_tables
 from ..manifest.entry_decoder import EntryDecoder
-from ..manifest.manifest import FileKind
-from ..operation.scan import FileStoreScan, is_postpone_table
+from ..operation.partition_entries import entry_groups
+from ..operation.scan import FileStoreScan
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import JavaText, Rows
 
@@ -56,50 +53,11 @@ def manifests(table: FileStoreTable, at: TimeTravel | None = None) -> Rows:
     return Rows(cols, rows)
 
 
-_SUMS = ["_ROW_COUNT", "_FILE_SIZE", "_COUNT"]
-
-
 def _accumulate(table: FileStoreTable, at: TimeTravel | None, keys: list[str], real_buckets: bool) -> list[dict[str, Any]]:
-    """Java's PartitionEntry/BucketEntry merge, grouped by ``keys`` with Arrow: ADDs count up,
-    DELETEs down, the newest creation time wins; groups left with files are kept.
-
-    Over the raw (unmerged) entries, so ``last_update_time`` also sees files compacted away;
-    manifest by manifest, so memory is one manifest plus the groups. ``real_buckets``: a
-    postpone table's postponed files left out (Java's batch scan)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    """Java's PartitionEntry/BucketEntry numbers of the snapshot ``at`` picks (see
+    :func:`..operation.partition_entries.entry_groups`)."""
     snap = table.resolve_snapshot(at)
-    if snap is None:
-        return []
-    scan = FileStoreScan(table)
-    drop = real_buckets and is_postpone_table(table.schema)
-    partial = []
-    columns = ["_KIND", "_PARTITION", "_BUCKET", "_ROW_COUNT", "_FILE_SIZE", "_CREATION_TIME"]
-    tables = cast("Generator[pa.Table, None, None]",  # a generator: closing it ends the prefetch
-                  iter_manifest_tables(scan.file_io, scan.manifest_dir, scan.data_manifests(snap), columns))
-    with closing(tables):
-        for tbl in tables:
-            if drop:
-                tbl = tbl.filter(pc.greater_equal(tbl.column("_BUCKET"), 0))
-            sign = pc.if_else(pc.equal(tbl.column("_KIND"), int(FileKind.DELETE)), -1, 1).cast(pa.int64())
-            signed = pa.table({
-                **{k: tbl.column(k) for k in keys}, "_ROW_COUNT": pc.multiply(tbl.column("_ROW_COUNT"), sign),
-                "_FILE_SIZE": pc.multiply(tbl.column("_FILE_SIZE"), sign), "_COUNT": sign,
-                "_CREATION_TIME": tbl.column("_CREATION_TIME")})
-            partial.append(_group(signed, keys))
-    if not partial:
-        return []
-    total = _group(pa.concat_tables(partial), keys)
-    return total.filter(pc.greater(total.column("_COUNT"), 0)).to_pylist()
-
-
-def _group(tbl: Any, keys: list[str]) -> Any:
-    """Sums of :data:`_SUMS` and the latest ``_CREATION_TIME`` per ``keys``, columns keep their names."""
-    grouped = tbl.group_by(keys, use_threads=False).aggregate(
-        [(c, "sum") for c in _SUMS] + [("_CREATION_TIME", "max")])
-    names = [*keys, *(f"{c}_sum" for c in _SUMS), "_CREATION_TIME_max"]
-    return grouped.select(names).rename_columns([*keys, *_SUMS, "_CREATION_TIME"])
+    return [] if snap is None else entry_groups(table, snap, keys, real_buckets)
 
 
 def _update_time(last: int | None) -> Any:

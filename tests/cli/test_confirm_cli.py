@@ -194,7 +194,7 @@ SETUP = {
                      "tag.creation-period=hourly"]],
     "consumer reset": [["consumer", "reset", "demo.orders", "c1", "--snapshot", "1", "--yes"]],
 }
-PROMPTING = sorted([*DESTRUCTIVE, "tag expire", "remove-orphan-files", "write --overwrite --partition", *SETUP,
+PROMPTING = sorted([*DESTRUCTIVE, "tag expire", "remove-orphan-files", "remove-orphan-files DB.*", "write --overwrite --partition", *SETUP,
                     "drop", "drop-partition"])
 
 
@@ -216,6 +216,7 @@ def _every_prompt(wh: str, tmp_path: Path, name: str) -> list[str]:
             "drop-partition": ["drop-partition", "demo.orders", "--partition", "dt=2024-05-01"],
             "tag expire": ["tag", "expire", "demo.orders"],
             "remove-orphan-files": ["remove-orphan-files", "demo.orders", "--older-than", "0s", "--force"],
+            "remove-orphan-files DB.*": ["remove-orphan-files", "demo.*", "--older-than", "0s", "--force"],
             "write --overwrite --partition": ["write", "demo.orders", str(src), "--overwrite", "--partition",
                                               "dt=2024-05-01"]}[name]
 
