@@ -20,9 +20,11 @@ from . import __version__
 from .commands import (
     alter,
     branch,
+    clone,
     compact,
     compact_manifest,
     consumer,
+    copy,
     create,
     drop,
     drop_partition,
@@ -145,6 +147,8 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "branch": branch.branch,
     "quickstart": quickstart.quickstart,
     "maintain": maintain.maintain,
+    "clone": clone.clone,
+    "copy": copy.copy,
 }
 
 for _name, _fn in COMMANDS.items():

@@ -1,0 +1,116 @@
+"""Clone tables between two catalogs (Java's Flink ``clone`` / Spark ``copy``, Paimon to Paimon).
+
+Which tables, and the target each gets (created with the source's latest schema and options,
+``path`` stripped), is decided here; the files of one table are planned and copied by
+:mod:`core.operation.clone`. Everything refused is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..errors import InvalidInput, NotFound, NotYetSupported
+from ..operation.clone import (
+    IF_EXISTS,
+    STRIPPED_OPTIONS,
+    TableClone,
+    apply_table_clone,
+    check_compatible,
+    plan_table_clone,
+)
+from ..operation.partition_spec import partition_filter
+from ..schema.schema_manager import new_table_schema
+from ..schema.table_schema import Schema
+from ..table.features import Action, check_features
+from ..table.file_store_table import FileStoreTable
+from ..table.identifiers import Identifier, validate_name
+from .base import Catalog, local_location
+
+CLONE_FROM = ("paimon", "hive")
+
+
+@dataclass(frozen=True)
+class CloneRequest:
+    source: str  # DB.TABLE or DB
+    target: str  # DB2.TABLE2 or DB2 (a table keeps its name in DB2)
+    where: str | None = None
+    included_tables: Sequence[str] = ()
+    excluded_tables: Sequence[str] = ()
+    meta_only: bool = False
+    if_exists: str = "overwrite"
+    clone_from: str = "paimon"
+
+
+def clone_pairs(source: Catalog, req: CloneRequest) -> list[tuple[Identifier, Identifier]]:
+    """(source, target) identifiers, as Java's ``ClonePaimonTableUtils.buildSource``."""
+    if req.clone_from not in CLONE_FROM:
+        raise InvalidInput(f"--clone-from {req.clone_from!r}: expected paimon or hive")
+    if req.clone_from == "hive":
+        raise NotYetSupported("clone --clone-from hive: cloning Hive (non-Paimon) tables into Paimon is not "
+                              "supported; paimon-cli clones Paimon tables")
+    if req.if_exists not in IF_EXISTS:
+        raise InvalidInput(f"--if-exists {req.if_exists!r}: expected one of {', '.join(IF_EXISTS)}")
+    if "." in req.source:
+        if req.included_tables or req.excluded_tables:
+            raise InvalidInput("--included-tables / --excluded-tables select tables of a database; "
+                               "the source is one table")
+        src = Identifier.parse(req.source)
+        dst = Identifier.parse(req.target) if "." in req.target else Identifier(_db(req.target), src.table)
+        return [(src, dst)]
+    if "." in req.target:
+        raise InvalidInput(f"--target {req.target!r}: cloning database {req.source} needs a target database, "
+                           "not a table")
+    database, target_db = _db(req.source), _db(req.target)
+    included, excluded = set(req.included_tables), set(req.excluded_tables)
+    names = [f"{database}.{t}" for t in source.list_tables(database)]
+    selected = [n for n in names if n not in excluded and (not included or n in included)]
+    if not selected:
+        raise NotFound(f"clone {database}: no table to clone (the database has {len(names)} Paimon tables; "
+                       "--included-tables / --excluded-tables name them as db.table)")
+    return [(Identifier.parse(n), Identifier(target_db, Identifier.parse(n).table)) for n in sorted(selected)]
+
+
+def _db(name: str) -> str:
+    validate_name("database", name)
+    return name
+
+
+def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *, same_catalog: bool,
+          dry_run: bool = False, progress: Callable[[object], None] | None = None) -> list[TableClone]:
+    """Plan every table first (so a refusal changes nothing), then create and copy table by table."""
+    pairs = clone_pairs(source_catalog, req)
+    plans: list[tuple[FileStoreTable, Identifier, Schema, bool]] = []
+    for src_id, dst_id in pairs:
+        if same_catalog and src_id == dst_id:
+            raise InvalidInput(f"clone {src_id}: the target is the source table")
+        src = source_catalog.get_table(src_id)
+        check_features(src, Action.CLONE)
+        exists = target_catalog.table_exists(dst_id)
+        plans.append((src, dst_id, target_schema(src), exists))
+    out = []
+    for src, dst_id, schema, exists in plans:
+        action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
+        selection = partition_filter(src.schema, None, req.where) if req.where else None
+        if exists:
+            dst = target_catalog.get_table(dst_id)
+            if action == "overwrite":
+                check_compatible(src, dst)
+        elif dry_run:
+            location = target_catalog.new_table_location(dst_id)
+            dst = FileStoreTable(target_catalog.file_io_for(location), local_location(location), dst_id, None,
+                                 new_table_schema(schema))
+        else:
+            dst = target_catalog.create_table(dst_id, schema)
+        plan = (TableClone(str(src.identifier), str(dst_id), action) if req.meta_only
+                else plan_table_clone(src, dst, action, selection))
+        out.append(plan if dry_run else apply_table_clone(src, dst, plan, progress))
+    return out
+
+
+def target_schema(source: FileStoreTable) -> Schema:
+    """The source's latest schema (field ids kept, so the copied files read the same) and
+    options but where the table lives."""
+    s = source.schema
+    options = {k: v for k, v in s.options.items() if k not in STRIPPED_OPTIONS}
+    return Schema(list(s.fields), list(s.partition_keys), list(s.primary_keys), options, s.comment)
