@@ -157,8 +157,8 @@ def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str
         files.append(CloneFile("index", index_file_path(source, ie.partition, ie.bucket, ie.index_file),
                                index_file_path(target, ie.partition, ie.bucket, meta), ie.index_file.file_size, False))
     clone.files = [_with_state(source, target, f) for f in files]
-    clone.messages = list(groups.values())
-    if action == "overwrite" and _already_committed(target, clone.messages):
+    clone.messages = _against_target(target, groups)
+    if action == "overwrite" and not clone.messages:
         clone.action = "up-to-date"
     return clone
 
@@ -173,25 +173,35 @@ def _with_state(source: FileStoreTable, target: FileStoreTable, f: CloneFile) ->
     return replace(f, size=size, present=present)
 
 
-def _already_committed(target: FileStoreTable, messages: list[CommitMessage]) -> bool:
-    """The target's latest snapshot already holds exactly the planned files (a re-run)."""
+def _against_target(target: FileStoreTable, groups: dict[tuple[bytes, int], CommitMessage]) -> list[CommitMessage]:
+    """The commit that makes the touched partitions of the target hold exactly the planned
+    files: files already live stay (a re-run adds nothing), the others there are deleted (as
+    Java's overwrite of those partitions)."""
     snapshot = target.snapshot_manager.latest_snapshot()
-    if snapshot is None:
-        return False
-    scan = FileStoreScan(target)
-    touched = {m.partition for m in messages}
-    live = {(e.partition, e.bucket, e.file.file_name) for e in scan.plan(snapshot) if e.partition in touched}
-    want = {(m.partition, m.bucket, f.file_name) for m in messages for f in m.new_files}
-    live_index = {(e.partition, e.bucket, e.index_file.file_name) for e in scan.index_entries(snapshot)
-                  if e.partition in touched}
-    want_index = {(m.partition, m.bucket, f.file_name) for m in messages for f in m.new_index_files}
-    return live == want and live_index == want_index
+    if snapshot is not None:
+        scan = FileStoreScan(target)
+        touched = {p for p, _ in groups}
+        for e in scan.plan(snapshot, ScanFilter(partition=touched.__contains__)):
+            msg = groups.setdefault((e.partition, e.bucket), CommitMessage(e.partition, e.bucket, e.total_buckets))
+            kept = [f for f in msg.new_files if f.file_name != e.file.file_name]
+            if len(kept) == len(msg.new_files):
+                msg.deleted_files.append(e.file)
+            msg.new_files = kept
+        for ie in scan.index_entries(snapshot):
+            if ie.partition not in touched:
+                continue
+            msg = groups.setdefault((ie.partition, ie.bucket), CommitMessage(ie.partition, ie.bucket, _buckets(target)))
+            kept_index = [f for f in msg.new_index_files if f.file_name != ie.index_file.file_name]
+            if len(kept_index) == len(msg.new_index_files):
+                msg.deleted_index_files.append(ie.index_file)
+            msg.new_index_files = kept_index
+    return [m for m in groups.values() if not m.is_empty()]
 
 
 def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: TableClone,
                       progress: Callable[[CloneFile], None] | None = None) -> TableClone:
-    """Copy the files not yet at the target, then commit them as one OVERWRITE (touched
-    partitions, as Java's ``withOverwrite``); a re-run copies only what is missing."""
+    """Copy the files not yet at the target, then commit them as one snapshot replacing the
+    touched partitions (as Java's ``withOverwrite``); a re-run copies only what is missing."""
     clone.dry_run = False
     if clone.action in ("skip", "up-to-date"):
         return clone
@@ -200,7 +210,7 @@ def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: Tab
         if progress is not None:
             progress(f)
     if clone.messages:
-        snap = FileStoreCommit(target).commit(clone.messages, "OVERWRITE", overwrite={})
+        snap = FileStoreCommit(target).commit(clone.messages, "OVERWRITE")
         clone.snapshot_id = None if snap is None else snap.id
     return clone
 
