@@ -8,7 +8,7 @@ Which tables, and the target each gets (created with the source's latest schema 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InvalidInput, NotFound, NotYetSupported
 from ..operation.clone import (
@@ -21,7 +21,7 @@ from ..operation.clone import (
 )
 from ..operation.partition_spec import partition_filter
 from ..schema.schema_manager import new_table_schema
-from ..schema.table_schema import Schema
+from ..schema.table_schema import Schema, TableSchema
 from ..table.features import Action, check_features
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier, validate_name
@@ -92,20 +92,51 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
     for src, dst_id, schema, exists in plans:
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         selection = partition_filter(src.schema, None, req.where) if req.where else None
+        history = not exists and _has_history(src)
         if exists:
             dst = target_catalog.get_table(dst_id)
             if action == "overwrite":
                 check_compatible(src, dst)
         elif dry_run:
             location = target_catalog.new_table_location(dst_id)
+            would_be = new_table_schema(schema)
+            if history:
+                would_be = replace(would_be, id=src.schema.id, highest_field_id=src.schema.highest_field_id)
             dst = FileStoreTable(target_catalog.file_io_for(location), local_location(location), dst_id, None,
-                                 new_table_schema(schema))
+                                 would_be)
         else:
-            dst = target_catalog.create_table(dst_id, schema)
+            dst = create_target(target_catalog, dst_id, src, schema, history)
         plan = (TableClone(str(src.identifier), str(dst_id), action) if req.meta_only
-                else plan_table_clone(src, dst, action, selection))
+                else plan_table_clone(src, dst, action, selection, carried_history=history))
         out.append(plan if dry_run else apply_table_clone(src, dst, plan, progress))
     return out
+
+
+def _has_history(source: FileStoreTable) -> bool:
+    """Whether the source's schemas are ids 0..latest (Java never deletes one), so a new
+    target can carry them all and every copied file keeps the schema it was written with."""
+    return source.schema.id > 0 and source.schema_manager.list_ids() == list(range(source.schema.id + 1))
+
+
+def create_target(catalog: Catalog, ident: Identifier, source: FileStoreTable, schema: Schema,
+                  history: bool) -> FileStoreTable:
+    """Create the target; with ``history`` its schema-0 is the source's and the later schemas
+    are the source's files under the same ids (``path`` stripped), the metastore brought in
+    step with the latest."""
+    if not history:
+        return catalog.create_table(ident, schema)
+    first = _stripped(source.schema_manager.schema(0))
+    created = catalog.create_table(ident, Schema(list(first.fields), list(first.partition_keys),
+                                                 list(first.primary_keys), dict(first.options), first.comment))
+    manager = created.schema_manager
+    for sid in range(1, source.schema.id + 1):
+        manager.publish_copy(_stripped(source.schema_manager.schema(sid)))
+    catalog.after_alter(ident, created.schema, manager.latest() or created.schema)
+    return catalog.get_table(ident)
+
+
+def _stripped(schema: TableSchema) -> TableSchema:
+    return replace(schema, options={k: v for k, v in schema.options.items() if k not in STRIPPED_OPTIONS})
 
 
 def target_schema(source: FileStoreTable) -> Schema:

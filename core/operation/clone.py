@@ -87,27 +87,42 @@ def clone_rows(clones: list[TableClone], dry_run: bool) -> Rows:
     return Rows(CLONE_RESULT_COLUMNS, [c.result_row() for c in clones])
 
 
-def check_cloneable(source: FileStoreTable, files: list[DataFileMeta]) -> None:
+def check_cloneable(source: FileStoreTable) -> None:
     """Refuse what a byte copy cannot carry over faithfully, before anything is written."""
     for key in ("row-tracking.enabled", "data-evolution.enabled"):
         if source.schema.options.get(key, "false").strip().lower() == "true":
             raise NotYetSupported(f"clone of {source.identifier}: {key}=true is not supported (the copied files' "
                                   "row ids would have to be carried into the target's row-id sequence)")
-    old = sorted({f.schema_id for f in files if f.schema_id != source.schema.id})
-    if old:
-        raise NotYetSupported(
-            f"clone of {source.identifier}: live files were written with older schema {old[0]} (the table's "
-            f"schema is {source.schema.id}); their column layout would be misread in the target; run "
-            f"`paimon-cli compact {source.identifier} --full` on the source first")
+
+
+def _shape(schema: Any) -> list[tuple[int, str, str]]:
+    return [(f.id, f.name, str(f.type)) for f in schema.fields]
+
+
+def schema_ids(source: FileStoreTable, target: FileStoreTable, used: set[int]) -> dict[int, int]:
+    """The target schema each source schema id the copied files were written with maps to:
+    the same id when the target holds that schema with the same columns (a clone carries the
+    history), the target's latest for the source's latest; anything else is refused."""
+    out = {}
+    for sid in sorted(used):
+        src = source.schema if sid == source.schema.id else source.schema_manager.schema(sid)
+        if target.schema_manager.schema_exists(sid) and _shape(target.schema_manager.schema(sid)) == _shape(src):
+            out[sid] = sid
+        elif sid == source.schema.id:
+            out[sid] = target.schema.id
+        else:
+            raise NotYetSupported(
+                f"clone {source.identifier} -> {target.identifier}: live files were written with schema {sid}, "
+                f"which the existing target does not have; clone into a new table, or `paimon-cli compact "
+                f"{source.identifier} --full` the source first")
+    return out
 
 
 def check_compatible(source: FileStoreTable, target: FileStoreTable) -> None:
     """An existing target must read the source's files as they are (as Spark copy's check)."""
     s, t = source.schema, target.schema
-    def shape(schema: Any) -> list[tuple[int, str, str]]:
-        return [(f.id, f.name, str(f.type)) for f in schema.fields]
     problems = []
-    if shape(s) != shape(t):
+    if _shape(s) != _shape(t):
         problems.append("columns (ids, names, types)")
     if list(s.partition_keys) != list(t.partition_keys):
         problems.append("partition keys")
@@ -121,8 +136,11 @@ def check_compatible(source: FileStoreTable, target: FileStoreTable) -> None:
 
 
 def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str,
-                     selection: Callable[[bytes], bool] | None = None) -> TableClone:
-    """Decide the files to copy and the target commit; reads both tables, writes nothing."""
+                     selection: Callable[[bytes], bool] | None = None, *, carried_history: bool = False
+                     ) -> TableClone:
+    """Decide the files to copy and the target commit; reads both tables, writes nothing.
+    ``carried_history``: the target has (or, created, will have) every schema of the source
+    under the same ids, so files keep their schema ids."""
     clone = TableClone(str(source.identifier), str(target.identifier), action)
     if action == "skip":
         return clone
@@ -133,8 +151,9 @@ def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str
     scan = FileStoreScan(source)
     entries = scan.plan(snapshot, ScanFilter(partition=selection))
     index_entries = [e for e in scan.index_entries(snapshot) if selection is None or selection(e.partition)]
-    check_cloneable(source, [e.file for e in entries])
-    target_schema_id = target.schema.id
+    check_cloneable(source)
+    used = {e.file.schema_id for e in entries}
+    ids = {i: i for i in used} if carried_history else schema_ids(source, target, used)
     groups: dict[tuple[bytes, int], CommitMessage] = {}
     files: list[CloneFile] = []
     for e in entries:
@@ -142,7 +161,7 @@ def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str
         src_dir = paths.partition_dir_of(source.schema, e.partition)
         dst_dir = paths.partition_dir_of(target.schema, e.partition)
         msg = groups.setdefault((e.partition, e.bucket), CommitMessage(e.partition, e.bucket, e.total_buckets))
-        msg.new_files.append(replace(f, schema_id=target_schema_id, external_path=None))
+        msg.new_files.append(replace(f, schema_id=ids[f.schema_id], external_path=None))
         files.append(CloneFile(
             "data", paths.data_file_path(source.data_root, src_dir, e.bucket, f.file_name, f.external_path),
             paths.data_file_path(target.data_root, dst_dir, e.bucket, f.file_name), f.file_size, False))

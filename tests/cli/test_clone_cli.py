@@ -196,3 +196,25 @@ def test_interrupted_clone_resumes_without_duplicates(env: Env, monkeypatch: pyt
     assert row["files_present"] == 2 and row["files_copied"] >= 1 and row["snapshot_id"] == 1
     assert env.read("bak.pk", env.wh2) == env.read("db.pk")
     assert len(env.snapshots("bak.pk", env.wh2)) == 1
+
+
+def test_clone_of_an_evolved_table_carries_its_schema_history(env: Env) -> None:
+    env.ok("alter", "db.ap", "--add-column", "w INT")
+    env.ok("write", "db.ap", env.csv("f.csv", "id,v,dt,w\n7,g,x,70\n"))
+    env.ok("alter", "db.ap", "--drop-column", "v", "--yes")
+    source = env.read("db.ap")
+    assert {r.get("w") for r in source} == {None, 70} and "v" not in source[0]
+    env.clone("db.ap", "--target", "bak.ap")
+    assert env.read("bak.ap", env.wh2) == source
+    schemas = json.loads(invoke(env.runner, "inspect", "schemas", "bak.ap", "-o", "json", "-w", env.wh2).stdout)
+    assert len(schemas) == 3
+
+
+def test_evolved_files_into_an_existing_target_without_that_schema_are_refused(env: Env) -> None:
+    env.ok("alter", "db.ap", "--add-column", "w INT")
+    env.ok("create", "db.ap2", "--schema", "id BIGINT, v STRING, dt STRING, w INT", "--partition-by", "dt")
+    before = files_under(env.wh)
+    res = env.run("clone", "db.ap", "--target", "db.ap2")
+    assert res.exit_code == 1, res.output
+    assert "schema 0" in one_error_line(res)
+    assert files_under(env.wh) == before

@@ -81,3 +81,19 @@ def test_pypaimon_reads_the_clone(java_paimon: JavaPaimon, pypaimon: PyPaimon, s
         want = _rows(java_paimon.read(source, DB, name))
         got = sorted(pypaimon.read(target, "bak", name), key=_key)
         assert got == want, name
+
+
+def test_java_reads_a_clone_of_an_evolved_table(java_paimon: JavaPaimon, pypaimon: PyPaimon,
+                                                tmp_path: Path) -> None:
+    j = java_paimon
+    wh, target = str(tmp_path / "wh"), str(tmp_path / "wh2")
+    j.create_table(wh, DB, "ev", [("id", "BIGINT NOT NULL"), ("v", "STRING"), ("dt", "STRING NOT NULL")],
+                   primary_keys=["id", "dt"], partition_keys=["dt"], options={"bucket": "1"})
+    j.write(wh, DB, "ev", [{"id": i, "v": f"v{i}", "dt": "a"} for i in range(10)])
+    j.alter_table(wh, DB, "ev", [{"add": ["w", "INT"]}])
+    j.write(wh, DB, "ev", [{"id": i, "v": f"n{i}", "dt": "a", "w": i} for i in range(5, 15)])
+    cli(wh, "clone", f"{DB}.ev", "--target", "bak.ev", "--target-warehouse", target)
+    want = _rows(j.read(wh, DB, "ev"))
+    assert len(want) == 15 and {r["w"] for r in want} >= {None, 14}
+    assert _rows(j.read(target, "bak", "ev")) == want
+    assert sorted(pypaimon.read(target, "bak", "ev"), key=_key) == want
