@@ -28,7 +28,6 @@ from .scan import FileStoreScan, ScanFilter
 
 if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexFileMeta
-    from ..manifest.manifest import DataFileMeta
     from ..table.file_store_table import FileStoreTable
 
 # what a target that already exists gets (Java's clone_if_exists: true = overwrite)
