@@ -16,6 +16,7 @@ from ..operation.clone import (
     STRIPPED_OPTIONS,
     TableClone,
     apply_table_clone,
+    check_cloneable,
     check_compatible,
     plan_table_clone,
 )
@@ -78,37 +79,42 @@ def _db(name: str) -> str:
 
 def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *, same_catalog: bool,
           dry_run: bool = False, progress: Callable[[object], None] | None = None) -> list[TableClone]:
-    """Plan every table first (so a refusal changes nothing), then create and copy table by table."""
-    pairs = clone_pairs(source_catalog, req)
-    plans: list[tuple[FileStoreTable, Identifier, Schema, bool]] = []
-    for src_id, dst_id in pairs:
+    """Plan every table first against its existing or would-be target, so any refusal comes
+    before anything is written; then create, copy and commit table by table."""
+    plans: list[tuple[FileStoreTable, TableClone, Schema, bool]] = []
+    for src_id, dst_id in clone_pairs(source_catalog, req):
         if same_catalog and src_id == dst_id:
             raise InvalidInput(f"clone {src_id}: the target is the source table")
         src = source_catalog.get_table(src_id)
         check_features(src, Action.CLONE)
-        exists = target_catalog.table_exists(dst_id)
-        plans.append((src, dst_id, target_schema(src), exists))
-    out = []
-    for src, dst_id, schema, exists in plans:
-        action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
+        check_cloneable(src)
         selection = partition_filter(src.schema, None, req.where) if req.where else None
+        schema = target_schema(src)
+        exists = target_catalog.table_exists(dst_id)
         history = not exists and _has_history(src)
+        action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         if exists:
             dst = target_catalog.get_table(dst_id)
             if action == "overwrite":
                 check_compatible(src, dst)
-        elif dry_run:
+        else:
             location = target_catalog.new_table_location(dst_id)
             would_be = new_table_schema(schema)
             if history:
                 would_be = replace(would_be, id=src.schema.id, highest_field_id=src.schema.highest_field_id)
             dst = FileStoreTable(target_catalog.file_io_for(location), local_location(location), dst_id, None,
                                  would_be)
-        else:
-            dst = create_target(target_catalog, dst_id, src, schema, history)
         plan = (TableClone(str(src.identifier), str(dst_id), action) if req.meta_only
                 else plan_table_clone(src, dst, action, selection, carried_history=history))
-        out.append(plan if dry_run else apply_table_clone(src, dst, plan, progress))
+        plans.append((src, plan, schema, history))
+    if dry_run:
+        return [plan for _, plan, _, _ in plans]
+    out = []
+    for src, plan, schema, history in plans:
+        dst_id = Identifier.parse(plan.target)
+        if plan.action == "create":
+            create_target(target_catalog, dst_id, src, schema, history)
+        out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress))
     return out
 
 

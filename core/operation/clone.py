@@ -150,7 +150,6 @@ def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str
     scan = FileStoreScan(source)
     entries = scan.plan(snapshot, ScanFilter(partition=selection))
     index_entries = [e for e in scan.index_entries(snapshot) if selection is None or selection(e.partition)]
-    check_cloneable(source)
     used = {e.file.schema_id for e in entries}
     ids = {i: i for i in used} if carried_history else schema_ids(source, target, used)
     groups: dict[tuple[bytes, int], CommitMessage] = {}

@@ -218,3 +218,23 @@ def test_evolved_files_into_an_existing_target_without_that_schema_are_refused(e
     assert res.exit_code == 1, res.output
     assert "schema 0" in one_error_line(res)
     assert files_under(env.wh) == before
+
+
+def test_a_database_clone_refused_for_one_table_writes_nothing(env: Env) -> None:
+    res = env.run("clone", "db", "--target", "bak", "--target-warehouse", env.wh2, "--where", "dt = 'x'")
+    assert res.exit_code == 4, res.output  # db.u is not partitioned: refused before db.ap is copied
+    assert "not partitioned" in one_error_line(res)
+    assert not Path(env.wh2).exists()
+
+
+def test_clone_a_dynamic_bucket_table_with_its_hash_index(env: Env) -> None:
+    env.ok("create", "db.dyn", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
+           "--option", "bucket=-1")
+    env.ok("write", "db.dyn", env.csv("g.csv", "id,v\n1,a\n2,b\n3,c\n"))
+    planned = json.loads(env.clone("db.dyn", "--target", "bak.dyn", "--dry-run", "-o", "json").stdout)
+    assert "index" in {r["kind"] for r in planned}
+    env.clone("db.dyn", "--target", "bak.dyn")
+    env.ok("write", "db.dyn", env.csv("h.csv", "id,v\n1,A\n"))
+    res = invoke(env.runner, "write", "bak.dyn", env.csv("h.csv", "id,v\n1,A\n"), "-w", env.wh2)
+    assert res.exit_code == 0, res.output
+    assert env.read("bak.dyn", env.wh2) == env.read("db.dyn")  # the key kept its bucket: no duplicate
