@@ -23,6 +23,7 @@ from ..index.index_paths import index_file_path
 from ..io import paths
 from ..mergetree.commit_message import CommitMessage
 from ..utils.rows import Rows
+from ..utils.workers import map_ordered
 from .commit import FileStoreCommit
 from .scan import FileStoreScan, ScanFilter
 
@@ -58,6 +59,7 @@ class TableClone:
     source_snapshot: int | None = None
     files: list[CloneFile] = field(default_factory=list)
     messages: list[CommitMessage] = field(default_factory=list)
+    removed: list[CloneFile] = field(default_factory=list)  # target files the commit takes out
     snapshot_id: int | None = None  # the target snapshot committed by a run
     dry_run: bool = True
 
@@ -67,10 +69,11 @@ class TableClone:
 
     def plan_rows(self) -> list[dict[str, Any]]:
         base = {"source": self.source, "target": self.target, "action": self.action}
-        if not self.files:
+        if not self.files and not self.removed:
             return [{**base, "kind": None, "file": None, "size": None, "state": None}]
         return [{**base, "kind": f.kind, "file": f.target, "size": f.size, "state": "present" if f.present else "copy"}
-                for f in self.files]
+                for f in self.files] + [{**base, "kind": f.kind, "file": f.target, "size": f.size, "state": "remove"}
+                                        for f in self.removed]
 
     def result_row(self) -> dict[str, Any]:
         copies = self.copies
@@ -173,11 +176,34 @@ def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str
         msg.new_index_files.append(meta)
         files.append(CloneFile("index", index_file_path(source, ie.partition, ie.bucket, ie.index_file),
                                index_file_path(target, ie.partition, ie.bucket, meta), ie.index_file.file_size, False))
-    clone.files = [_with_state(source, target, f) for f in files]
+    clone.files = map_ordered(lambda f: _with_state(source, target, f), files, _threads(source, target, len(files)),
+                              "paimon-clone-stat")
     clone.messages = _against_target(target, groups)
+    clone.removed = _removed(target, clone.messages)
     if action == "overwrite" and not clone.messages:
         clone.action = "up-to-date"
     return clone
+
+
+def _removed(target: FileStoreTable, messages: list[CommitMessage]) -> list[CloneFile]:
+    """The target's files the commit takes out of the table (they stay on storage for the
+    snapshots that still use them, until expire)."""
+    out = []
+    for m in messages:
+        part = paths.partition_dir_of(target.schema, m.partition)
+        for f in m.deleted_files:
+            path = paths.data_file_path(target.data_root, part, m.bucket, f.file_name, f.external_path)
+            out.append(CloneFile("data", path, path, f.file_size, True))
+        for i in m.deleted_index_files:
+            path = index_file_path(target, m.partition, m.bucket, i)
+            out.append(CloneFile("index", path, path, i.file_size, True))
+    return out
+
+
+def _threads(source: FileStoreTable, target: FileStoreTable, n: int) -> int:
+    """Object stores answer slowly per request, so copies overlap more there."""
+    remote = source.file_io.is_object_store or target.file_io.is_object_store
+    return max(1, min(n, 16 if remote else 4))
 
 
 def _buckets(table: FileStoreTable) -> int:
@@ -222,10 +248,13 @@ def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: Tab
     clone.dry_run = False
     if clone.action in ("skip", "up-to-date"):
         return clone
-    for f in clone.copies:
+    def one(f: CloneFile) -> None:
         copy_file(source, target, f)
         if progress is not None:
             progress(f)
+
+    copies = clone.copies
+    map_ordered(one, copies, _threads(source, target, len(copies)), "paimon-clone-copy")
     if clone.messages:
         snap = FileStoreCommit(target).commit(clone.messages, "OVERWRITE")
         clone.snapshot_id = None if snap is None else snap.id

@@ -146,6 +146,9 @@ def test_copy_within_the_catalog(env: Env) -> None:
 def test_copy_overwrites_what_the_target_partitions_gained_meanwhile(env: Env) -> None:
     env.ok("copy", "db.ap", "db.ap_copy")
     env.ok("write", "db.ap_copy", env.csv("e.csv", "id,v,dt\n9,z,x\n"))
+    planned = json.loads(env.ok("copy", "db.ap", "db.ap_copy", "--where", "dt = 'x'", "--dry-run", "-o", "json").stdout)
+    assert [r["state"] for r in planned].count("remove") == 1  # the file the write added
+    assert {r["state"] for r in planned} == {"present", "remove"}
     env.ok("copy", "db.ap", "db.ap_copy", "--where", "dt = 'x'")
     assert env.read("db.ap_copy") == env.read("db.ap")
 
@@ -177,9 +180,11 @@ def test_interrupted_clone_resumes_without_duplicates(env: Env, monkeypatch: pyt
 
     real = clone_op.copy_file
     done: list[str] = []
+    started: list[str] = []
 
     def flaky(source: Any, target: Any, f: Any) -> None:
-        if len(done) == 2:  # the third file: half written, then the process dies
+        started.append(f.target)
+        if len(started) == 3:  # the third file: half written, then the process dies
             with target.file_io.open_output(f.target) as out:
                 out.write(b"partial")
             raise OSError("connection reset")
@@ -193,7 +198,7 @@ def test_interrupted_clone_resumes_without_duplicates(env: Env, monkeypatch: pyt
     monkeypatch.setattr(clone_op, "copy_file", real)
     res = env.clone("db.pk", "--target", "bak.pk", "-o", "json")
     [row] = json.loads(res.stdout)
-    assert row["files_present"] == 2 and row["files_copied"] >= 1 and row["snapshot_id"] == 1
+    assert row["files_present"] == len(done) and row["files_copied"] >= 1 and row["snapshot_id"] == 1
     assert env.read("bak.pk", env.wh2) == env.read("db.pk")
     assert len(env.snapshots("bak.pk", env.wh2)) == 1
 
