@@ -49,6 +49,11 @@ def clone(
              "or skip it.")] = "overwrite",
     clone_from: Annotated[str, typer.Option(
         "--clone-from", metavar="paimon|hive", help="Source kind; only paimon is supported.")] = "paimon",
+    parallelism: Annotated[int | None, typer.Option(
+        "--parallelism", metavar="N", help="Files copied at once (default 4, 16 with an object store).")] = None,
+    prefer_file_format: Annotated[str | None, typer.Option(
+        "--prefer-file-format", metavar="parquet|orc|avro",
+        help="file.format of a created target (its later writes; copied files keep theirs).")] = None,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
@@ -83,6 +88,7 @@ def clone(
                               catalog_options=target_catalog_option)
     result = source_wh.clone(source, target, target_warehouse=target_wh, where=where,
                              included_tables=included_tables, excluded_tables=excluded_tables, meta_only=meta_only,
-                             if_exists=if_exists, clone_from=clone_from, dry_run=dry_run)
+                             if_exists=if_exists, clone_from=clone_from, parallelism=parallelism,
+                             prefer_file_format=prefer_file_format, dry_run=dry_run)
     note(result.summary())
     render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

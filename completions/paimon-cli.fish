@@ -30,7 +30,7 @@
 #   branch --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --tag --warehouse --wide --yes -o -q -w -y
 #   quickstart --catalog --catalog-option --debug --fs-option --quiet --warehouse --wide -q -w
 #   maintain --catalog --catalog-option --debug --dry-run --engine --format --fs-option --lease-ttl --limit --max-bytes --max-duration --output --parallel --policy --quiet --report --spark-conf --spark-master --warehouse --wide -o -q -w
-#   clone --catalog --catalog-option --clone-from --debug --dry-run --excluded-tables --fs-option --if-exists --included-tables --limit --meta-only --output --quiet --target --target-catalog --target-catalog-option --target-fs-option --target-warehouse --warehouse --where --wide -o -q -w
+#   clone --catalog --catalog-option --clone-from --debug --dry-run --excluded-tables --fs-option --if-exists --included-tables --limit --meta-only --output --parallelism --prefer-file-format --quiet --target --target-catalog --target-catalog-option --target-fs-option --target-warehouse --warehouse --where --wide -o -q -w
 #   copy --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --where --wide -o -q -w
 
 complete --command paimon-cli --no-files --arguments "(env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli)" --condition "env _PAIMON_CLI_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) paimon-cli"

@@ -284,6 +284,8 @@ class Warehouse:
         meta_only: bool = False,
         if_exists: str = "overwrite",
         clone_from: str = "paimon",
+        parallelism: int | None = None,
+        prefer_file_format: str | None = None,
         dry_run: bool = False,
     ) -> CloneReport:
         """Java's ``clone`` (Paimon to Paimon): ``source`` DB.TABLE (or DB, each of its tables)
@@ -292,9 +294,12 @@ class Warehouse:
         files of the source's latest snapshot (the partitions ``where`` selects) are copied
         with their names and committed as one OVERWRITE of the partitions they touch. An
         existing target is overwritten (``if_exists="skip"`` keeps it) when its columns,
-        keys and bucket match. A re-run copies only missing files and commits only once."""
+        keys and bucket match. A re-run copies only missing files and commits only once.
+        ``parallelism``: copy threads; ``prefer_file_format``: ``file.format`` of a created
+        target (its later writes; copied files keep their format)."""
         req = CloneRequest(source, target, where, name_list(included_tables) if included_tables else (),
-                           name_list(excluded_tables) if excluded_tables else (), meta_only, if_exists, clone_from)
+                           name_list(excluded_tables) if excluded_tables else (), meta_only, if_exists, clone_from,
+                           parallelism, prefer_file_format)
         dst = self if target_warehouse is None else target_warehouse
         same = target_warehouse is None or target_warehouse is self
         tables = clone(self.catalog, dst.catalog, req, same_catalog=same, dry_run=dry_run)

@@ -41,6 +41,8 @@ class CloneRequest:
     meta_only: bool = False
     if_exists: str = "overwrite"
     clone_from: str = "paimon"
+    parallelism: int | None = None  # copy threads (default: 4, 16 with an object store)
+    prefer_file_format: str | None = None  # file.format of a created target (its new files)
 
 
 def clone_pairs(source: Catalog, req: CloneRequest) -> list[tuple[Identifier, Identifier]]:
@@ -50,6 +52,10 @@ def clone_pairs(source: Catalog, req: CloneRequest) -> list[tuple[Identifier, Id
     if req.clone_from == "hive":
         raise NotYetSupported("clone --clone-from hive: cloning Hive (non-Paimon) tables into Paimon is not "
                               "supported; paimon-cli clones Paimon tables")
+    if req.parallelism is not None and req.parallelism < 1:
+        raise InvalidInput(f"--parallelism {req.parallelism}: expected 1 or more")
+    if req.prefer_file_format is not None and req.prefer_file_format.lower() not in ("parquet", "orc", "avro"):
+        raise InvalidInput(f"--prefer-file-format {req.prefer_file_format!r}: expected parquet, orc or avro")
     if req.if_exists not in IF_EXISTS:
         raise InvalidInput(f"--if-exists {req.if_exists!r}: expected one of {', '.join(IF_EXISTS)}")
     if "." in req.source:
@@ -89,7 +95,7 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         check_features(src, Action.CLONE)
         check_cloneable(src)
         selection = partition_filter(src.schema, None, req.where) if req.where else None
-        schema = target_schema(src)
+        schema = target_schema(src, req.prefer_file_format)
         exists = target_catalog.table_exists(dst_id)
         history = not exists and _has_history(src)
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
@@ -114,7 +120,7 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         dst_id = Identifier.parse(plan.target)
         if plan.action == "create":
             create_target(target_catalog, dst_id, src, schema, history)
-        out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress))
+        out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress, req.parallelism))
     return out
 
 
@@ -136,7 +142,10 @@ def create_target(catalog: Catalog, ident: Identifier, source: FileStoreTable, s
                                                  list(first.primary_keys), dict(first.options), first.comment))
     manager = created.schema_manager
     for sid in range(1, source.schema.id + 1):
-        manager.publish_copy(_stripped(source.schema_manager.schema(sid)))
+        later = _stripped(source.schema_manager.schema(sid))
+        if sid == source.schema.id:
+            later = replace(later, options=dict(schema.options))  # the latest carries the clone's own options
+        manager.publish_copy(later)
     catalog.after_alter(ident, created.schema, manager.latest() or created.schema)
     return catalog.get_table(ident)
 
@@ -145,9 +154,12 @@ def _stripped(schema: TableSchema) -> TableSchema:
     return replace(schema, options={k: v for k, v in schema.options.items() if k not in STRIPPED_OPTIONS})
 
 
-def target_schema(source: FileStoreTable) -> Schema:
+def target_schema(source: FileStoreTable, prefer_file_format: str | None = None) -> Schema:
     """The source's latest schema (field ids kept, so the copied files read the same) and
-    options but where the table lives."""
+    options but where the table lives; ``prefer_file_format`` sets ``file.format`` (Java's
+    ``prefer_file_format``: copied files keep theirs, readers go by each file's extension)."""
     s = source.schema
     options = {k: v for k, v in s.options.items() if k not in STRIPPED_OPTIONS}
+    if prefer_file_format:
+        options["file.format"] = prefer_file_format.lower()
     return Schema(list(s.fields), list(s.partition_keys), list(s.primary_keys), options, s.comment)

@@ -242,7 +242,8 @@ def _against_target(target: FileStoreTable, groups: dict[tuple[bytes, int], Comm
 
 
 def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: TableClone,
-                      progress: Callable[[CloneFile], None] | None = None) -> TableClone:
+                      progress: Callable[[CloneFile], None] | None = None, parallelism: int | None = None
+                      ) -> TableClone:
     """Copy the files not yet at the target, then commit them as one snapshot replacing the
     touched partitions (as Java's ``withOverwrite``); a re-run copies only what is missing."""
     clone.dry_run = False
@@ -254,7 +255,8 @@ def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: Tab
             progress(f)
 
     copies = clone.copies
-    map_ordered(one, copies, _threads(source, target, len(copies)), "paimon-clone-copy")
+    threads = _threads(source, target, len(copies)) if parallelism is None else max(1, parallelism)
+    map_ordered(one, copies, threads, "paimon-clone-copy")
     if clone.messages:
         snap = FileStoreCommit(target).commit(clone.messages, "OVERWRITE")
         clone.snapshot_id = None if snap is None else snap.id

@@ -166,6 +166,8 @@ def test_copy_overwrites_what_the_target_partitions_gained_meanwhile(env: Env) -
     (["clone", "db.pk", "--target", "db.ap"], 4, "differs"),
     (["clone", "db.pk", "--target", "bak.pk", "--if-exists", "fail"], 4, "--if-exists"),
     (["copy", "db.pk", "pk2"], 4, "DB.TABLE"),
+    (["clone", "db.pk", "--target", "bak.pk", "--parallelism", "0"], 4, "--parallelism"),
+    (["clone", "db.pk", "--target", "bak.pk", "--prefer-file-format", "csv"], 4, "--prefer-file-format"),
 ])
 def test_bad_input_is_one_line_and_changes_nothing(env: Env, args: list[str], code: int, words: str) -> None:
     before = files_under(env.wh)
@@ -243,3 +245,15 @@ def test_clone_a_dynamic_bucket_table_with_its_hash_index(env: Env) -> None:
     res = invoke(env.runner, "write", "bak.dyn", env.csv("h.csv", "id,v\n1,A\n"), "-w", env.wh2)
     assert res.exit_code == 0, res.output
     assert env.read("bak.dyn", env.wh2) == env.read("db.dyn")  # the key kept its bucket: no duplicate
+
+
+def test_prefer_file_format_sets_the_created_target_format(env: Env) -> None:
+    env.clone("db.ap", "--target", "bak.ap", "--prefer-file-format", "orc", "--parallelism", "1")
+    opts = json.loads(invoke(env.runner, "inspect", "options", "bak.ap", "-o", "json", "-w", env.wh2).stdout)
+    assert {"key": "file.format", "value": "orc"} in [{"key": o["key"], "value": o["value"]} for o in opts]
+    res = invoke(env.runner, "write", "bak.ap", env.csv("o.csv", "id,v,dt\n50,o,x\n"), "-w", env.wh2)
+    assert res.exit_code == 0, res.output
+    assert any(p.endswith(".orc") for p in files_under(env.wh2 + "/bak.db/ap"))
+    assert any(p.endswith(".parquet") for p in files_under(env.wh2 + "/bak.db/ap"))  # the copied ones
+    assert env.read("bak.ap", env.wh2) == sorted([*env.read("db.ap"), {"id": 50, "v": "o", "dt": "x"}],
+                                                 key=lambda r: (r["dt"], r["id"]))
