@@ -226,7 +226,9 @@ def _against_target(target: FileStoreTable, groups: dict[tuple[bytes, int], Comm
         touched = {p for p, _ in groups}
         for e in scan.plan(snapshot, ScanFilter(partition=touched.__contains__)):
             msg = groups.setdefault((e.partition, e.bucket), CommitMessage(e.partition, e.bucket, e.total_buckets))
-            kept = [f for f in msg.new_files if f.file_name != e.file.file_name]
+            # the same name at the same level is the same file; at another level (a compaction
+            # upgraded it on one side) it is taken out and added again at the source's level
+            kept = [f for f in msg.new_files if (f.file_name, f.level) != (e.file.file_name, e.file.level)]
             if len(kept) == len(msg.new_files):
                 msg.deleted_files.append(e.file)
             msg.new_files = kept

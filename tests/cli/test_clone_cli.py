@@ -257,3 +257,19 @@ def test_prefer_file_format_sets_the_created_target_format(env: Env) -> None:
     assert any(p.endswith(".parquet") for p in files_under(env.wh2 + "/bak.db/ap"))  # the copied ones
     assert env.read("bak.ap", env.wh2) == sorted([*env.read("db.ap"), {"id": 50, "v": "o", "dt": "x"}],
                                                  key=lambda r: (r["dt"], r["id"]))
+
+
+def test_rerun_after_the_source_upgraded_a_file_to_another_level(env: Env) -> None:
+    """A full compaction may upgrade a file to the top level keeping its name; a re-run must
+    carry the new level (a deletion-vector reader skips level 0), not call the clone up to date."""
+    env.ok("create", "db.wo", "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
+           "--option", "bucket=1", "--option", "deletion-vectors.enabled=true", "--option", "write-only=true")
+    env.ok("write", "db.wo", env.csv("w.csv", "id,v\n1,a\n2,b\n"))
+    env.clone("db.wo", "--target", "bak.wo")
+    assert env.read("bak.wo", env.wh2) == env.read("db.wo") == []  # level 0 only: not visible yet
+    env.ok("compact", "db.wo", "--full")
+    levels = json.loads(env.ok("inspect", "files", "db.wo", "-o", "json").stdout)
+    assert [f["level"] for f in levels] == [5]  # upgraded in place, same file name
+    res = env.clone("db.wo", "--target", "bak.wo", "-o", "json")
+    assert json.loads(res.stdout)[0]["action"] == "overwrite"
+    assert env.read("bak.wo", env.wh2) == env.read("db.wo") != []
