@@ -38,6 +38,8 @@ CLONE_RESULT_COLUMNS = ["source", "target", "action", "files_copied", "files_pre
                         "source_snapshot", "snapshot_id"]
 # options that say where one table lives; never carried to another (Java strips ``path``)
 STRIPPED_OPTIONS = ("path",)
+# options that decide how the copied files read; an existing target must agree on them
+READ_SEMANTICS = ("merge-engine", "sequence.field", "deletion-vectors.enabled", "bucket-key")
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,9 @@ def check_compatible(source: FileStoreTable, target: FileStoreTable) -> None:
         problems.append("primary keys")
     if s.options.get("bucket", "-1") != t.options.get("bucket", "-1"):
         problems.append("bucket")
+    for key in READ_SEMANTICS:  # the copied files are read (merged, deletion vectors applied) by these
+        if s.options.get(key) != t.options.get(key):
+            problems.append(key)
     if problems:
         raise InvalidInput(f"clone {source.identifier} -> {target.identifier}: the existing target differs in "
                            f"{', '.join(problems)}; drop it or choose another target")

@@ -30,6 +30,8 @@ class Env:
         self.ok("write", "db.pk", self.csv("b.csv", "id,v,dt\n1,A,x\n4,D,y\n"))
         self.ok("create", "db.ap", "--schema", "id BIGINT, v STRING, dt STRING", "--partition-by", "dt")
         self.ok("write", "db.ap", self.csv("c.csv", "id,v,dt\n1,a,x\n2,b,y\n3,c,y\n"))
+        self.ok("create", "db.pk_nodv", "--schema", "id BIGINT NOT NULL, v STRING, dt STRING NOT NULL",
+                "--primary-key", "id,dt", "--partition-by", "dt", "--option", "bucket=2")
         self.ok("create", "db.u", "--schema", "id BIGINT, v STRING")
         self.ok("write", "db.u", self.csv("d.csv", "id,v\n1,a\n2,b\n"))
 
@@ -94,7 +96,7 @@ def test_clone_one_partition_with_where(env: Env) -> None:
 
 
 def test_clone_a_database_with_excluded_tables(env: Env) -> None:
-    res = env.clone("db", "--target", "bak", "--excluded-tables", "db.u", "-o", "json")
+    res = env.clone("db", "--target", "bak", "--excluded-tables", "db.u,db.pk_nodv", "-o", "json")
     assert sorted(r["target"] for r in json.loads(res.stdout)) == ["bak.ap", "bak.pk"]
     assert env.read("bak.pk", env.wh2) == env.read("db.pk")
     assert env.read("bak.ap", env.wh2) == env.read("db.ap")
@@ -164,6 +166,7 @@ def test_copy_overwrites_what_the_target_partitions_gained_meanwhile(env: Env) -
     (["clone", "db", "--target", "bak", "--included-tables", "db.nope"], 3, "no table"),
     (["clone", "db.pk", "--target", "db.pk"], 4, "source"),
     (["clone", "db.pk", "--target", "db.ap"], 4, "differs"),
+    (["clone", "db.pk", "--target", "db.pk_nodv"], 4, "deletion-vectors.enabled"),
     (["clone", "db.pk", "--target", "bak.pk", "--if-exists", "fail"], 4, "--if-exists"),
     (["copy", "db.pk", "pk2"], 4, "DB.TABLE"),
     (["clone", "db.pk", "--target", "bak.pk", "--parallelism", "0"], 4, "--parallelism"),
