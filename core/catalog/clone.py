@@ -22,6 +22,7 @@ from ..operation.clone import (
 )
 from ..operation.partition_spec import partition_filter
 from ..schema.schema_manager import new_table_schema
+from ..schema.schema_validation import validate_table_schema
 from ..schema.table_schema import Schema, TableSchema
 from ..table.features import Action, check_features
 from ..table.file_store_table import FileStoreTable
@@ -101,7 +102,11 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         if exists:
             dst = target_catalog.get_table(dst_id)
-            if action == "overwrite":
+            if action == "overwrite" and _history_started(src, dst):
+                # an earlier run stopped while carrying the schema history: finish it first
+                action, history = "resume", True
+                dst = dst.with_schema(replace(dst.schema, id=src.schema.id))
+            elif action == "overwrite":
                 check_compatible(src, dst)
         else:
             location = target_catalog.new_table_location(dst_id)
@@ -120,6 +125,8 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         dst_id = Identifier.parse(plan.target)
         if plan.action == "create":
             create_target(target_catalog, dst_id, src, schema, history)
+        elif plan.action == "resume":
+            _publish_history(target_catalog, dst_id, src, schema)
         out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress, req.parallelism))
     return out
 
@@ -137,16 +144,49 @@ def create_target(catalog: Catalog, ident: Identifier, source: FileStoreTable, s
     step with the latest."""
     if not history:
         return catalog.create_table(ident, schema)
-    first = _stripped(source.schema_manager.schema(0))
-    created = catalog.create_table(ident, Schema(list(first.fields), list(first.partition_keys),
-                                                 list(first.primary_keys), dict(first.options), first.comment))
+    schemas = _history(source, schema)
+    for h in schemas:
+        validate_table_schema(h)  # refused before the target exists, not half-way
+    first = schemas[0]
+    catalog.create_table(ident, Schema(list(first.fields), list(first.partition_keys), list(first.primary_keys),
+                                       dict(first.options), first.comment))
+    return _publish_history(catalog, ident, source, schema)
+
+
+def _history(source: FileStoreTable, schema: Schema) -> list[TableSchema]:
+    """The source's schemas 0..latest as the target gets them: ``path`` stripped, the latest
+    with the clone's own options."""
+    out = [_stripped(source.schema_manager.schema(sid)) for sid in range(source.schema.id + 1)]
+    out[-1] = replace(out[-1], options=dict(schema.options))
+    return out
+
+
+def _history_started(source: FileStoreTable, target: FileStoreTable) -> bool:
+    """A target with no snapshot whose schemas are the first of the source's history (a run
+    stopped between creating it and writing its later schemas)."""
+    if not _has_history(source) or target.snapshot_manager.latest_snapshot() is not None:
+        return False
+    ids = target.schema_manager.list_ids()
+    if ids != list(range(len(ids))) or len(ids) > source.schema.id:
+        return False
+    return all(_same_columns(target.schema_manager.schema(i), source.schema_manager.schema(i)) for i in ids)
+
+
+def _same_columns(a: TableSchema, b: TableSchema) -> bool:
+    return ([(f.id, f.name, str(f.type)) for f in a.fields], a.partition_keys, a.primary_keys) == (
+        [(f.id, f.name, str(f.type)) for f in b.fields], b.partition_keys, b.primary_keys)
+
+
+def _publish_history(catalog: Catalog, ident: Identifier, source: FileStoreTable, schema: Schema) -> FileStoreTable:
+    """Write the source's later schemas the target does not have yet (a re-run finishes what
+    an interrupted one started), then bring the metastore in step with the latest."""
+    created = catalog.get_table(ident)
     manager = created.schema_manager
-    for sid in range(1, source.schema.id + 1):
-        later = _stripped(source.schema_manager.schema(sid))
-        if sid == source.schema.id:
-            later = replace(later, options=dict(schema.options))  # the latest carries the clone's own options
-        manager.publish_copy(later)
-    catalog.after_alter(ident, created.schema, manager.latest() or created.schema)
+    before = manager.latest() or created.schema
+    for h in _history(source, schema):
+        if not manager.schema_exists(h.id):
+            manager.publish_copy(h)
+    catalog.after_alter(ident, before, manager.latest() or before)
     return catalog.get_table(ident)
 
 

@@ -276,3 +276,24 @@ def test_rerun_after_the_source_upgraded_a_file_to_another_level(env: Env) -> No
     res = env.clone("db.wo", "--target", "bak.wo", "-o", "json")
     assert json.loads(res.stdout)[0]["action"] == "overwrite"
     assert env.read("bak.wo", env.wh2) == env.read("db.wo") != []
+
+
+def test_a_run_stopped_while_writing_the_schema_history_is_finished_by_a_rerun(
+        env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paimon_cli.core.schema.schema_manager import SchemaManager
+
+    env.ok("alter", "db.ap", "--add-column", "w INT")
+    env.ok("write", "db.ap", env.csv("f.csv", "id,v,dt,w\n7,g,x,70\n"))
+
+    def dies(self: Any, schema: Any) -> bool:
+        raise OSError("connection reset")
+
+    with monkeypatch.context() as m:
+        m.setattr(SchemaManager, "publish_copy", dies)
+        res = env.run("clone", "db.ap", "--target", "bak.ap", "--target-warehouse", env.wh2)
+        assert res.exit_code != 0
+    assert Path(env.wh2, "bak.db", "ap", "schema", "schema-0").exists()  # created, history not written
+    planned = json.loads(env.clone("db.ap", "--target", "bak.ap", "--dry-run", "-o", "json").stdout)
+    assert {r["action"] for r in planned} == {"resume"}
+    env.clone("db.ap", "--target", "bak.ap")
+    assert env.read("bak.ap", env.wh2) == env.read("db.ap")
