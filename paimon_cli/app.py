@@ -20,9 +20,11 @@ from . import __version__
 from .commands import (
     alter,
     branch,
+    clone,
     compact,
     compact_manifest,
     consumer,
+    copy,
     create,
     drop,
     drop_partition,
@@ -151,6 +153,8 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "migrate-table": migrate_table.migrate_table,
     "migrate-database": migrate_database.migrate_database,
     "migrate-file": migrate_file.migrate_file,
+    "clone": clone.clone,
+    "copy": copy.copy,
 }
 
 for _name, _fn in COMMANDS.items():

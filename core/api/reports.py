@@ -25,6 +25,7 @@ from ..compact.rewrite_file_index import RewriteResult
 from ..compact.write_job import WriteResult
 from ..errors import worst_exit_code
 from ..io.paths import table_relative
+from ..operation.clone import TableClone, clone_rows
 from ..operation.expire import ExpireResult
 from ..operation.expire_plan import ExpirePlan
 from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
@@ -605,3 +606,28 @@ class CatalogRepairReport:
         out.append(f"repair {self.target}: {'checked' if self.dry_run else 'repaired'} "
                    f"{len(self.tables) - len(self.failed)} of {len(self.tables)} table(s), {len(self.failed)} failed")
         return out
+
+
+@dataclass
+class CloneReport:
+    """``clone`` / ``copy``: one plan (dry run) or outcome per table."""
+
+    verb: str
+    tables: list[TableClone]
+    dry_run: bool
+
+    def rows(self) -> Rows:
+        """Every file a run copies (or finds present) with a dry run, else one row per table."""
+        return clone_rows(self.tables, self.dry_run)
+
+    def summary(self) -> str:
+        copies = [f for t in self.tables for f in t.copies]
+        present = sum(len(t.files) for t in self.tables) - len(copies)
+        size = sum(f.size for f in copies)
+        actions = ", ".join(f"{t.source} -> {t.target} ({t.action})" for t in self.tables)
+        if self.dry_run:
+            return (f"{self.verb}: would copy {len(copies)} file(s), {size} bytes ({present} already present); "
+                    f"{actions}")
+        snaps = [f"{t.target} snapshot {t.snapshot_id}" for t in self.tables if t.snapshot_id is not None]
+        return (f"{self.verb}: copied {len(copies)} file(s), {size} bytes ({present} already present); {actions}"
+                + (f"; committed {', '.join(snaps)}" if snaps else ""))

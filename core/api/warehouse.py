@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
+from ..catalog.clone import CloneRequest, clone
 from ..catalog.drop import DropPlan, execute_drop, plan_drop_database, plan_drop_table, rename_table
 from ..compact.local import Progress
 from ..demo import build_demo_warehouse
@@ -44,6 +45,7 @@ from .arguments import (
 from .health_report import HealthReport
 from .reports import (
     CatalogRepairReport,
+    CloneReport,
     DatabaseCompactReport,
     DatabaseOrphanFilesReport,
     TableCompaction,
@@ -397,6 +399,51 @@ class Warehouse:
             else:
                 out.append(TableOrphans(t.name, report))
         return DatabaseOrphanFilesReport(database, out, dry_run)
+
+    def clone(
+        self,
+        source: str,
+        target: str,
+        *,
+        target_warehouse: Warehouse | None = None,
+        where: str | None = None,
+        included_tables: Names | None = None,
+        excluded_tables: Names | None = None,
+        meta_only: bool = False,
+        if_exists: str = "overwrite",
+        clone_from: str = "paimon",
+        parallelism: int | None = None,
+        prefer_file_format: str | None = None,
+        dry_run: bool = False,
+    ) -> CloneReport:
+        """Java's ``clone`` (Paimon to Paimon): ``source`` DB.TABLE (or DB, each of its tables)
+        into ``target`` DB2[.TABLE2] of ``target_warehouse`` (default: this one). A missing
+        target is created with the source's latest schema and options; the data and index
+        files of the source's latest snapshot (the partitions ``where`` selects) are copied
+        with their names and committed as one OVERWRITE of the partitions they touch. An
+        existing target is overwritten (``if_exists="skip"`` keeps it) when its columns,
+        keys and bucket match. A re-run copies only missing files and commits only once.
+        ``parallelism``: copy threads; ``prefer_file_format``: ``file.format`` of a created
+        target (its later writes; copied files keep their format)."""
+        req = CloneRequest(source, target, where, name_list(included_tables) if included_tables else (),
+                           name_list(excluded_tables) if excluded_tables else (), meta_only, if_exists, clone_from,
+                           parallelism, prefer_file_format)
+        dst = self if target_warehouse is None else target_warehouse
+        same = target_warehouse is None or target_warehouse is self
+        tables = clone(self.catalog, dst.catalog, req, same_catalog=same, dry_run=dry_run)
+        return CloneReport("clone", tables, dry_run)
+
+    def copy(self, source_table: str, target_table: str, *, where: str | None = None,
+             dry_run: bool = False) -> CloneReport:
+        """Spark's ``copy`` procedure: the files of ``source_table`` (the partitions ``where``
+        selects) copied into ``target_table`` of this catalog, created when missing, as
+        :meth:`clone` copies one table."""
+        for name, flag in ((source_table, "SOURCE_TABLE"), (target_table, "TARGET_TABLE")):
+            if "." not in name:
+                raise InvalidInput(f"copy: {flag} {name!r} must be DB.TABLE")
+        req = CloneRequest(source_table, target_table, where)
+        return CloneReport("copy", clone(self.catalog, self.catalog, req, same_catalog=True, dry_run=dry_run),
+                           dry_run)
 
     def maintain(
         self,

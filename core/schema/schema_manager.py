@@ -102,6 +102,11 @@ class SchemaManager:
         data = schema.to_json().encode("utf-8")
         return self.lock.run_with_lock(lambda: self.file_io.try_write_atomic(self.schema_path(schema.id), data))
 
+    def publish_copy(self, schema: TableSchema) -> bool:
+        """Write another table's schema file under its own id (a clone carrying the schema
+        history its files were written with); False when that id exists already."""
+        return self._publish(schema)
+
     def create_table(self, schema: Schema, ignore_if_exists: bool = False) -> TableSchema:
         """Write schema-0. An existing table is AlreadyExists, or returned with ignore_if_exists."""
         existing = self.latest()

@@ -50,12 +50,13 @@ class Action(Enum):
     DROP_PARTITION = "drop-partition"
     MARK_PARTITION_DONE = "mark-partition-done"
     REMOVE_UNEXISTING_MANIFESTS = "remove-unexisting-manifests"
+    CLONE = "clone"
 
 
 # actions that rewrite or add data files (and so must keep every index and layout rule)
 DATA_CHANGES = frozenset({Action.WRITE, Action.COMPACT, Action.RESCALE, Action.REWRITE_FILE_INDEX,
                           Action.EXPIRE_PARTITIONS, Action.REMOVE_UNEXISTING_FILES, Action.MERGE_BRANCH,
-                          Action.DROP_PARTITION})
+                          Action.DROP_PARTITION, Action.CLONE})
 # actions that read data files
 DATA_ACCESS = DATA_CHANGES | {Action.READ}
 # actions after which Java would run its commit or tag callbacks

@@ -1,0 +1,205 @@
+"""Clone tables between two catalogs (Java's Flink ``clone`` / Spark ``copy``, Paimon to Paimon).
+
+Which tables, and the target each gets (created with the source's latest schema and options,
+``path`` stripped), is decided here; the files of one table are planned and copied by
+:mod:`core.operation.clone`. Everything refused is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from ..errors import InvalidInput, NotFound, NotYetSupported
+from ..operation.clone import (
+    IF_EXISTS,
+    STRIPPED_OPTIONS,
+    TableClone,
+    apply_table_clone,
+    check_cloneable,
+    check_compatible,
+    plan_table_clone,
+)
+from ..operation.partition_spec import partition_filter
+from ..schema.schema_manager import new_table_schema
+from ..schema.schema_validation import validate_table_schema
+from ..schema.table_schema import Schema, TableSchema
+from ..table.features import Action, check_features
+from ..table.file_store_table import FileStoreTable
+from ..table.identifiers import Identifier, validate_name
+from .base import Catalog, local_location
+
+CLONE_FROM = ("paimon", "hive")
+
+
+@dataclass(frozen=True)
+class CloneRequest:
+    source: str  # DB.TABLE or DB
+    target: str  # DB2.TABLE2 or DB2 (a table keeps its name in DB2)
+    where: str | None = None
+    included_tables: Sequence[str] = ()
+    excluded_tables: Sequence[str] = ()
+    meta_only: bool = False
+    if_exists: str = "overwrite"
+    clone_from: str = "paimon"
+    parallelism: int | None = None  # copy threads (default: 4, 16 with an object store)
+    prefer_file_format: str | None = None  # file.format of a created target (its new files)
+
+
+def clone_pairs(source: Catalog, req: CloneRequest) -> list[tuple[Identifier, Identifier]]:
+    """(source, target) identifiers, as Java's ``ClonePaimonTableUtils.buildSource``."""
+    if req.clone_from not in CLONE_FROM:
+        raise InvalidInput(f"--clone-from {req.clone_from!r}: expected paimon or hive")
+    if req.clone_from == "hive":
+        raise NotYetSupported("clone --clone-from hive: cloning Hive (non-Paimon) tables into Paimon is not "
+                              "supported; paimon-cli clones Paimon tables")
+    if req.parallelism is not None and req.parallelism < 1:
+        raise InvalidInput(f"--parallelism {req.parallelism}: expected 1 or more")
+    if req.prefer_file_format is not None and req.prefer_file_format.lower() not in ("parquet", "orc", "avro"):
+        raise InvalidInput(f"--prefer-file-format {req.prefer_file_format!r}: expected parquet, orc or avro")
+    if req.if_exists not in IF_EXISTS:
+        raise InvalidInput(f"--if-exists {req.if_exists!r}: expected one of {', '.join(IF_EXISTS)}")
+    if "." in req.source:
+        if req.included_tables or req.excluded_tables:
+            raise InvalidInput("--included-tables / --excluded-tables select tables of a database; "
+                               "the source is one table")
+        src = Identifier.parse(req.source)
+        dst = Identifier.parse(req.target) if "." in req.target else Identifier(_db(req.target), src.table)
+        return [(src, dst)]
+    if "." in req.target:
+        raise InvalidInput(f"--target {req.target!r}: cloning database {req.source} needs a target database, "
+                           "not a table")
+    database, target_db = _db(req.source), _db(req.target)
+    included, excluded = set(req.included_tables), set(req.excluded_tables)
+    names = [f"{database}.{t}" for t in source.list_tables(database)]
+    selected = [n for n in names if n not in excluded and (not included or n in included)]
+    if not selected:
+        raise NotFound(f"clone {database}: no table to clone (the database has {len(names)} Paimon tables; "
+                       "--included-tables / --excluded-tables name them as db.table)")
+    return [(Identifier.parse(n), Identifier(target_db, Identifier.parse(n).table)) for n in sorted(selected)]
+
+
+def _db(name: str) -> str:
+    validate_name("database", name)
+    return name
+
+
+def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *, same_catalog: bool,
+          dry_run: bool = False, progress: Callable[[object], None] | None = None) -> list[TableClone]:
+    """Plan every table first against its existing or would-be target, so any refusal comes
+    before anything is written; then create, copy and commit table by table."""
+    plans: list[tuple[FileStoreTable, TableClone, Schema, bool]] = []
+    for src_id, dst_id in clone_pairs(source_catalog, req):
+        if same_catalog and src_id == dst_id:
+            raise InvalidInput(f"clone {src_id}: the target is the source table")
+        src = source_catalog.get_table(src_id)
+        check_features(src, Action.CLONE)
+        check_cloneable(src)
+        selection = partition_filter(src.schema, None, req.where) if req.where else None
+        schema = target_schema(src, req.prefer_file_format)
+        exists = target_catalog.table_exists(dst_id)
+        history = not exists and _has_history(src)
+        action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
+        if exists:
+            dst = target_catalog.get_table(dst_id)
+            if action == "overwrite" and _history_started(src, dst):
+                # an earlier run stopped while carrying the schema history: finish it first
+                action, history = "resume", True
+                dst = dst.with_schema(replace(dst.schema, id=src.schema.id))
+            elif action == "overwrite":
+                check_compatible(src, dst)
+        else:
+            location = target_catalog.new_table_location(dst_id)
+            would_be = new_table_schema(schema)
+            if history:
+                would_be = replace(would_be, id=src.schema.id, highest_field_id=src.schema.highest_field_id)
+            dst = FileStoreTable(target_catalog.file_io_for(location), local_location(location), dst_id, None,
+                                 would_be)
+        plan = (TableClone(str(src.identifier), str(dst_id), action) if req.meta_only
+                else plan_table_clone(src, dst, action, selection, carried_history=history))
+        plans.append((src, plan, schema, history))
+    if dry_run:
+        return [plan for _, plan, _, _ in plans]
+    out = []
+    for src, plan, schema, history in plans:
+        dst_id = Identifier.parse(plan.target)
+        if plan.action == "create":
+            create_target(target_catalog, dst_id, src, schema, history)
+        elif plan.action == "resume":
+            _publish_history(target_catalog, dst_id, src, schema)
+        out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress, req.parallelism))
+    return out
+
+
+def _has_history(source: FileStoreTable) -> bool:
+    """Whether the source's schemas are ids 0..latest (Java never deletes one), so a new
+    target can carry them all and every copied file keeps the schema it was written with."""
+    return source.schema.id > 0 and source.schema_manager.list_ids() == list(range(source.schema.id + 1))
+
+
+def create_target(catalog: Catalog, ident: Identifier, source: FileStoreTable, schema: Schema,
+                  history: bool) -> FileStoreTable:
+    """Create the target; with ``history`` its schema-0 is the source's and the later schemas
+    are the source's files under the same ids (``path`` stripped), the metastore brought in
+    step with the latest."""
+    if not history:
+        return catalog.create_table(ident, schema)
+    schemas = _history(source, schema)
+    for h in schemas:
+        validate_table_schema(h)  # refused before the target exists, not half-way
+    first = schemas[0]
+    catalog.create_table(ident, Schema(list(first.fields), list(first.partition_keys), list(first.primary_keys),
+                                       dict(first.options), first.comment))
+    return _publish_history(catalog, ident, source, schema)
+
+
+def _history(source: FileStoreTable, schema: Schema) -> list[TableSchema]:
+    """The source's schemas 0..latest as the target gets them: ``path`` stripped, the latest
+    with the clone's own options."""
+    out = [_stripped(source.schema_manager.schema(sid)) for sid in range(source.schema.id + 1)]
+    out[-1] = replace(out[-1], options=dict(schema.options))
+    return out
+
+
+def _history_started(source: FileStoreTable, target: FileStoreTable) -> bool:
+    """A target with no snapshot whose schemas are the first of the source's history (a run
+    stopped between creating it and writing its later schemas)."""
+    if not _has_history(source) or target.snapshot_manager.latest_snapshot() is not None:
+        return False
+    ids = target.schema_manager.list_ids()
+    if ids != list(range(len(ids))) or len(ids) > source.schema.id:
+        return False
+    return all(_same_columns(target.schema_manager.schema(i), source.schema_manager.schema(i)) for i in ids)
+
+
+def _same_columns(a: TableSchema, b: TableSchema) -> bool:
+    return ([(f.id, f.name, str(f.type)) for f in a.fields], a.partition_keys, a.primary_keys) == (
+        [(f.id, f.name, str(f.type)) for f in b.fields], b.partition_keys, b.primary_keys)
+
+
+def _publish_history(catalog: Catalog, ident: Identifier, source: FileStoreTable, schema: Schema) -> FileStoreTable:
+    """Write the source's later schemas the target does not have yet (a re-run finishes what
+    an interrupted one started), then bring the metastore in step with the latest."""
+    created = catalog.get_table(ident)
+    manager = created.schema_manager
+    before = manager.latest() or created.schema
+    for h in _history(source, schema):
+        if not manager.schema_exists(h.id):
+            manager.publish_copy(h)
+    catalog.after_alter(ident, before, manager.latest() or before)
+    return catalog.get_table(ident)
+
+
+def _stripped(schema: TableSchema) -> TableSchema:
+    return replace(schema, options={k: v for k, v in schema.options.items() if k not in STRIPPED_OPTIONS})
+
+
+def target_schema(source: FileStoreTable, prefer_file_format: str | None = None) -> Schema:
+    """The source's latest schema (field ids kept, so the copied files read the same) and
+    options but where the table lives; ``prefer_file_format`` sets ``file.format`` (Java's
+    ``prefer_file_format``: copied files keep theirs, readers go by each file's extension)."""
+    s = source.schema
+    options = {k: v for k, v in s.options.items() if k not in STRIPPED_OPTIONS}
+    if prefer_file_format:
+        options["file.format"] = prefer_file_format.lower()
+    return Schema(list(s.fields), list(s.partition_keys), list(s.primary_keys), options, s.comment)
