@@ -16,24 +16,20 @@ from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
-from ..catalog.drop import DropPlan, execute_drop, plan_drop_database, plan_drop_table, rename_table
-from ..compact.local import Progress
-from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
 from ..io.fileio import load_file_io, parent
-from ..maintain.health import assess_warehouse
-from ..schema.schema_manager import new_table_schema
-from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
 from ..utils.rows import Rows
 from .arguments import Duration, KeyValues, Names, key_values, name_list, schema_spec, storage_options
-from .health_report import HealthReport
-from .reports import DatabaseCompactReport, TableCompaction
 from .table import Table
 
 if TYPE_CHECKING:
+    from ..catalog.drop import DropPlan
+    from ..compact.local import Progress
+    from .health_report import HealthReport
     from .maintain import MaintainReport
+    from .reports import DatabaseCompactReport, TableCompaction
 
 
 _OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()  # warehouses whose catalog is open
@@ -141,6 +137,8 @@ class Warehouse:
         (``{"fields": [...], "primaryKeys": [...], ...}``) or ``@path`` of such a file. A
         refused schema leaves no folder behind. ``if_not_exists``: an existing table is kept.
         """
+        from ..schema.schema_manager import new_table_schema
+        from ..schema.table_schema import Schema
         ident = Identifier.parse(identifier)
         spec = schema_spec(schema)
         if primary_key is not None:
@@ -161,6 +159,7 @@ class Warehouse:
         """Drop a table as its catalog's Java counterpart does: the metastore forgets it, then a
         managed table's directory is deleted (an external table's files are kept). ``dry_run``
         lists every file that would go. ``if_exists``: a missing table is no error."""
+        from ..catalog.drop import DropPlan, execute_drop, plan_drop_table
         ident = Identifier.parse(identifier)
         if if_exists and not self.catalog.table_exists(ident):
             return DropPlan(self.catalog.name, [], done=not dry_run)
@@ -171,6 +170,7 @@ class Warehouse:
                       dry_run: bool = False) -> DropPlan:
         """Drop a database; with ``cascade`` its Paimon tables first (each as :meth:`drop_table`).
         A database holding tables of other kinds is refused by name."""
+        from ..catalog.drop import DropPlan, execute_drop, plan_drop_database
         validate_name("database", database)
         if if_exists and not self.catalog.database_exists(database):
             return DropPlan(self.catalog.name, [], done=not dry_run)
@@ -180,6 +180,7 @@ class Warehouse:
     def rename_table(self, identifier: str, new_identifier: str) -> Table:
         """Rename a table (into another database too); a managed table's directory moves with
         its name, as Java moves it."""
+        from ..catalog.drop import rename_table
         _, new = rename_table(self.catalog, identifier, new_identifier)
         return Table(self, new)
 
@@ -212,6 +213,8 @@ class Warehouse:
         ``db.table`` names (none: every table). ``scan_orphans`` also lists storage for orphan
         files. A table whose metadata cannot be read is in the report (score 0, its error);
         an unknown database or table named in ``selectors`` is NotFound."""
+        from ..maintain.health import assess_warehouse
+        from .health_report import HealthReport
         names = name_list(selectors) if selectors is not None else []
         return HealthReport(assess_warehouse(self.catalog, names, now_millis=now_millis, scan_orphans=scan_orphans),
                             scan_orphans)
@@ -219,6 +222,7 @@ class Warehouse:
     def quickstart(self) -> list[Table]:
         """Create database ``demo`` with a primary-key and an append table holding a few commits
         (the key table fully compacted); tables that already hold data are left as they are."""
+        from ..demo import build_demo_warehouse
         return [Table(self, name) for name in build_demo_warehouse(self.catalog)]
 
     # -- fleet upkeep ----------------------------------------------------------------------------
@@ -246,6 +250,7 @@ class Warehouse:
         the other, sorted by name. A table that fails is in the report with its error and exit
         code, never raised; the report's ``exit_code`` is the worst. No table selected is
         NotFound, as Java's "no tables to be compacted"."""
+        from .reports import DatabaseCompactReport, TableCompaction
         validate_name("database", database)
         include = _pattern(including_tables, "--including-tables")
         exclude = _pattern(excluding_tables, "--excluding-tables")
