@@ -15,7 +15,8 @@ in a temp warehouse, then times, in interleaved rounds, whole processes with std
   the same work through pypaimon-rust's ``PaimonCatalog``, rows printed as JSON lines;
 - ``python -c pass`` of both interpreters (the floor).
 
-One untimed warm-up per case checks what it prints (10 rows, 1 snapshot, the table listed).
+One untimed warm-up per case checks what it prints (10 rows, 1 snapshot, the table listed)
+and writes the builds' byte-code (``PYTHONDONTWRITEBYTECODE`` is dropped for the children).
 Prints a Markdown report (medians of wall and CPU seconds, ratios to pypaimon-rust, the goal
 of at most 2.5x, load average before and after) on stdout.
 """
@@ -49,6 +50,10 @@ from bench_write_read import (  # noqa: E402
 GOAL = 2.5  # paimon-cli may take at most this many times pypaimon-rust's whole-process time
 IDENT = "db.t"
 ROWS = 10
+# Byte-code is written (by the warm-up) and used, as a pip-installed package's is: with
+# PYTHONDONTWRITEBYTECODE set (these machines set it) an editable build compiles every one of
+# its modules from source on each run, ~0.25 s of a small read.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 MODES = {"read": ["read", IDENT], "snapshots": ["inspect", "snapshots", IDENT], "list": ["list"]}
 
 
@@ -69,7 +74,7 @@ def run(argv: list[str], capture: bool = False) -> tuple[float, float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE, text=True, env=CHILD_ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
