@@ -12,39 +12,29 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ..compact.job import PLAN_BRIEF as COMPACT_PLAN_BRIEF
-from ..compact.job import PLAN_COLUMNS as COMPACT_PLAN_COLUMNS
-from ..compact.job import RESULT_BRIEF as COMPACT_RESULT_BRIEF
-from ..compact.job import RESULT_COLUMNS as COMPACT_RESULT_COLUMNS
-from ..compact.job import CompactResult
-from ..compact.rescale import RESULT_COLUMNS as RESCALE_RESULT_COLUMNS
-from ..compact.rescale import RescaleResult, describe
-from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
-from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
-from ..compact.rewrite_file_index import RewriteResult
-from ..compact.write_job import WriteResult
 from ..errors import worst_exit_code
 from ..io.paths import table_relative
-from ..operation.clone import TableClone, clone_rows
-from ..operation.expire import ExpireResult
-from ..operation.expire_plan import ExpirePlan
-from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
-from ..operation.manifest_compact import ManifestCompactPlan, ManifestCompactResult
-from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
-from ..operation.partition_spec import no_match_message
-from ..operation.purge import PurgePlan, PurgeResult
-from ..operation.repair import HintFix, RepairPlan
-from ..operation.rollback import RollbackPlan
-from ..operation.unexisting_files import UnexistingFilesPlan, UnexistingFilesResult
-from ..schema.schema_diff import schema_diff
-from ..schema.table_schema import TableSchema
 from ..utils.rows import Rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..compact.job import CompactResult
+    from ..compact.rescale import RescaleResult
+    from ..compact.rewrite_file_index import RewriteResult
+    from ..compact.write_job import WriteResult
+    from ..operation.clone import TableClone
+    from ..operation.expire import ExpireResult
+    from ..operation.expire_plan import ExpirePlan
+    from ..operation.manifest_compact import ManifestCompactPlan, ManifestCompactResult
+    from ..operation.orphans import OrphanFile, OrphanPlan, OrphanResult
+    from ..operation.purge import PurgePlan, PurgeResult
     from ..operation.read import TableRead
+    from ..operation.repair import HintFix, RepairPlan
+    from ..operation.rollback import RollbackPlan
+    from ..operation.unexisting_files import UnexistingFilesPlan, UnexistingFilesResult
     from ..refs.snapshot import Snapshot
+    from ..schema.table_schema import TableSchema
 
 WRITE_COLUMNS = ["snapshot_id", "commit_kind", "compact_snapshot_id", "files", "rows", "bytes", "seconds"]
 EXPIRE_FILE_COLUMNS = ["path", "kind", "bytes", "snapshot_id"]
@@ -61,6 +51,7 @@ class AlterPlan:
     identifier: str
 
     def rows(self) -> Rows:
+        from ..schema.schema_diff import schema_diff
         return schema_diff(self.old, self.new)
 
     def describe(self) -> str:
@@ -138,6 +129,7 @@ class Reader:
     def notes(self) -> list[str]:
         """A ``where`` whose partition conditions leave no partition of the table: the empty
         result is an answer (exit 0), said apart so a mistyped value is seen."""
+        from ..operation.partition_spec import no_match_message
         plan = self._read.plan()
         if not plan.no_partition_left:
             return []
@@ -163,6 +155,10 @@ class CompactReport:
         return self.result.snapshot_id
 
     def rows(self) -> Rows:
+        from ..compact.job import PLAN_BRIEF as COMPACT_PLAN_BRIEF
+        from ..compact.job import PLAN_COLUMNS as COMPACT_PLAN_COLUMNS
+        from ..compact.job import RESULT_BRIEF as COMPACT_RESULT_BRIEF
+        from ..compact.job import RESULT_COLUMNS as COMPACT_RESULT_COLUMNS
         if self.planned:
             plan = self.result.plan
             return Rows(COMPACT_PLAN_COLUMNS, [r.as_dict() for r in (plan.rows if plan else [])], COMPACT_PLAN_BRIEF)
@@ -188,11 +184,13 @@ class RescaleReport:
 
     def rows(self) -> Rows:
         """The plan (per partition) of a dry run, else the one result row."""
+        from ..compact.rescale import RESULT_COLUMNS as RESCALE_RESULT_COLUMNS
         if self.result.dry_run:
             return self.result.plan.rows()
         return Rows(RESCALE_RESULT_COLUMNS, [self.result.as_row()])
 
     def summary(self) -> str:
+        from ..compact.rescale import describe
         return describe(self.result, self.identifier)
 
 
@@ -207,6 +205,8 @@ class RewriteFileIndexReport:
 
     def rows(self) -> Rows:
         """The files that would change (dry run), else the one result row."""
+        from ..compact.rewrite_file_index import PLAN_COLUMNS as REWRITE_PLAN_COLUMNS
+        from ..compact.rewrite_file_index import RESULT_COLUMNS as REWRITE_RESULT_COLUMNS
         r = self.result
         if r.dry_run:
             return Rows(REWRITE_PLAN_COLUMNS, [p.as_row() for p in r.changed])
@@ -379,6 +379,7 @@ class CompactManifestReport:
         return None if self.result is None else self.result.snapshot_id
 
     def rows(self) -> Rows:
+        from ..operation.manifest_compact import RESULT_COLUMNS as COMPACT_MANIFEST_RESULT_COLUMNS
         if self.result is None:
             return self.plan.rows()
         return Rows(COMPACT_MANIFEST_RESULT_COLUMNS, [self.result.as_row()] if self.result.snapshot_id else [])
@@ -507,6 +508,8 @@ class DatabaseCompactReport:
 
     def rows(self) -> Rows:
         """One row per table; with ``planned`` each table's plan rows with the table first."""
+        from ..compact.job import PLAN_BRIEF as COMPACT_PLAN_BRIEF
+        from ..compact.job import PLAN_COLUMNS as COMPACT_PLAN_COLUMNS
         if self.planned:
             out = [{"table": t.identifier} | r.as_dict() for t in self.tables if t.report is not None
                    and t.report.result.plan for r in t.report.result.plan.rows]
@@ -618,6 +621,8 @@ class CloneReport:
 
     def rows(self) -> Rows:
         """Every file a run copies (or finds present) with a dry run, else one row per table."""
+        from ..operation.clone import clone_rows
+
         return clone_rows(self.tables, self.dry_run)
 
     def summary(self) -> str:

@@ -13,48 +13,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..compact.job import compact_table
-from ..compact.local import Progress
-from ..compact.overwrite_plan import OverwritePlan
-from ..compact.rescale import rescale as rescale_table
-from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
-from ..compact.write_job import WriteResult, plan_overwrite_result, write_table_result
-from ..data.predicate_parser import parse_predicate
-from ..data.types import parse_columns
 from ..errors import InvalidInput, NotYetSupported
-from ..operation import branch_ops, consumer_ops, tag_ops
-from ..operation.changelog_expire import plan_changelog_expire, plan_expire_all_changelogs, procedure_policy
-from ..operation.data_evolution_update import update_table
-from ..operation.expire import apply_expire, plan_expire
-from ..operation.expire_plan import INT_MAX, ExpirePolicy, check_retention
-from ..operation.manifest_compact import compact_manifest as compact_manifest_of
-from ..operation.manifest_compact import plan_compact_manifest
-from ..operation.orphans import plan_remove_orphans, remove_orphans
-from ..operation.partition_drop import drop_partitions as drop_partitions_of
-from ..operation.partition_expire import JavaDateTimePattern
-from ..operation.partition_expire import expire_partitions as expire_partitions_of
-from ..operation.partition_mark_done import MarkDonePlan, mark_done, plan_mark_done
-from ..operation.purge import plan_purge, purge
-from ..operation.read import TableRead
-from ..operation.repair import apply_repair, plan_repair
-from ..operation.rollback import RollbackTarget
-from ..operation.rollback import rollback as rollback_table
-from ..operation.rollback_as_latest import AsLatestPlan, rollback_as_latest
-from ..operation.row_tracking import readable_fields
-from ..operation.unexisting_files import plan_remove_unexisting_files
-from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
-from ..operation.unexisting_manifests import UnexistingManifestsPlan, plan_remove_unexisting_manifests
-from ..operation.unexisting_manifests import remove_unexisting_manifests as remove_unexisting_manifests_of
-from ..operation.write import WriteSummary
-from ..refs.branches import validate_branch_name
-from ..refs.tags import validate_tag_name
-from ..schema import schema_change as schema_changes
-from ..spark.expire import expire_on_spark, use_spark
 from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, ROW_STREAMS, STREAMED_TABLES, SYSTEM_TABLES
 from ..table.features import Action, check_features, refuse_on_catalog_server
 from ..table.identifiers import Identifier
-from ..utils.durations import parse_duration_millis
-from ..utils.progress import StepProgress
 from ..utils.rows import Rows, RowStream
 from .arguments import (
     Duration,
@@ -74,34 +36,40 @@ from .arguments import (
     time_travel,
     timestamp_millis,
 )
-from .arrow_input import arrow_stream, is_arrow_data
-from .reports import (
-    AlterPlan,
-    CompactManifestReport,
-    CompactReport,
-    ExpireReport,
-    OrphanFilesReport,
-    PurgeFilesReport,
-    Reader,
-    RemoveUnexistingFilesReport,
-    RepairReport,
-    RescaleReport,
-    RewriteFileIndexReport,
-    RollbackReport,
-    WriteReport,
-)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..compact.local import Progress
+    from ..compact.overwrite_plan import OverwritePlan
     from ..operation.branch_ops import BranchPlan, MergePlan
     from ..operation.consumer_ops import ConsumerPlan
     from ..operation.partition_drop import PartitionDropPlan
     from ..operation.partition_expire import PartitionExpirePlan
+    from ..operation.partition_mark_done import MarkDonePlan
+    from ..operation.rollback import RollbackTarget
+    from ..operation.rollback_as_latest import AsLatestPlan
     from ..operation.tag_deletion import TagDeletionPlan
     from ..operation.tag_ops import AutoTagPlan, TagReplacePlan
+    from ..operation.unexisting_manifests import UnexistingManifestsPlan
     from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
+    from ..utils.progress import StepProgress
+    from .reports import (
+        AlterPlan,
+        CompactManifestReport,
+        CompactReport,
+        ExpireReport,
+        OrphanFilesReport,
+        PurgeFilesReport,
+        Reader,
+        RemoveUnexistingFilesReport,
+        RepairReport,
+        RescaleReport,
+        RewriteFileIndexReport,
+        RollbackReport,
+        WriteReport,
+    )
     from .warehouse import Warehouse
 
 STREAMED_KINDS: frozenset[str] = frozenset(STREAMED_TABLES)  # inspect kinds Table.inspect_reader streams
@@ -177,6 +145,7 @@ class Table:
         comment: str | None = None,
     ) -> AlterPlan:
         """What :meth:`alter` with the same arguments would commit (every check runs); writes nothing."""
+        from .reports import AlterPlan
         changes = self._schema_changes(set_options, unset, add_columns, rename_columns, drop_columns, comment)
         old, new = self.open().schema_manager.plan_changes(changes)
         return AlterPlan(old, new, self.name)
@@ -190,6 +159,8 @@ class Table:
         drop_columns: str | Sequence[str] | None,
         comment: str | None,
     ) -> list[Any]:
+        from ..data.types import parse_columns
+        from ..schema import schema_change as schema_changes
         changes: list[Any] = [schema_changes.SetOption(k, v) for k, v in key_values(set_options, "--set").items()]
         changes += [schema_changes.RemoveOption(k) for k in _strings(unset)]
         for text in _strings(add_columns):
@@ -237,6 +208,8 @@ class Table:
         input's ``_ROW_ID`` column names instead of adding rows (one APPEND commit).
         ``progress(done, total, detail)``: input files read, the rows so far as the detail.
         """
+        from ..compact.write_job import write_table_result
+        from .reports import WriteReport
         if columns is not None:
             return self._update_columns(data, column_list(columns), format=format,
                                         others=bool(row_kind_column or delete or overwrite or partition or options
@@ -269,6 +242,7 @@ class Table:
         """What :meth:`write` with ``overwrite=True`` would do (``write --overwrite --dry-run``):
         the input is read and checked as a real write checks it, and the live files the
         overwrite would delete are listed with the input rows per partition; nothing is written."""
+        from ..compact.write_job import plan_overwrite_result
         spec = key_values(partition, "--partition")
         table = self._open_for(Action.WRITE)
         inputs, format, stdin = self._write_inputs(data, format)
@@ -280,6 +254,7 @@ class Table:
     @staticmethod
     def _write_inputs(data: Any, format: str | None) -> tuple[list[str], str | None, Any]:
         """(input paths, format, stdin stream): Arrow data goes in as an IPC stream on "-"."""
+        from .arrow_input import arrow_stream, is_arrow_data
         if is_arrow_data(data):
             if format is not None and format.strip().lower() not in ("arrow", "ipc"):
                 raise InvalidInput(f"write: format {format!r} given for Arrow data")
@@ -288,6 +263,10 @@ class Table:
         return inputs, format, None
 
     def _update_columns(self, data: Any, columns: list[str], *, format: str | None, others: bool) -> WriteReport:
+        from ..compact.write_job import WriteResult
+        from ..operation.data_evolution_update import update_table
+        from ..operation.write import WriteSummary
+        from .reports import WriteReport
         if others:
             raise InvalidInput("write --columns updates rows by _ROW_ID; it takes none of --row-kind-column, "
                                "--delete, --overwrite, --partition, --option, --write-only")
@@ -317,6 +296,10 @@ class Table:
         ``.batches()`` streams the rows one (partition, bucket) at a time, ``.to_arrow()``
         collects them, ``.explain()`` shows the pruning. ``blob_as``: BLOB columns read as their
         ``bytes``, ``size`` or ``descriptor`` (struct of the ``.blob`` file's uri, offset, length)."""
+        from ..data.predicate_parser import parse_predicate
+        from ..operation.read import TableRead
+        from ..operation.row_tracking import readable_fields
+        from .reports import Reader
         at = time_travel(snapshot, tag, timestamp)
         table = self._open_for(Action.READ)
         projection = column_list(columns) if columns is not None else None
@@ -377,6 +360,7 @@ class Table:
         """A system table that is a read of the table (``audit-log``, ``binlog``, ``ro``; see
         :data:`STREAMED_KINDS`) as a :class:`Reader`: its ``.batches()`` stream and stop at
         ``limit``, so the first rows of a large table come at once."""
+        from .reports import Reader
         if kind not in STREAMED_TABLES:
             raise InvalidInput(f"inspect {kind} is not a read of the table: call inspect({kind!r})")
         return Reader(STREAMED_TABLES[kind](self.open(), time_travel(snapshot, tag, timestamp), limit))
@@ -432,6 +416,9 @@ class Table:
         ``partition_idle_time`` (Java's ``partition_idle_time``): only partitions that received
         no new file for that long, fully compacted (not with ``order_strategy``).
         """
+        from ..compact.job import compact_table
+        from .reports import CompactReport
+
         idle = None if partition_idle_time is None else duration_millis(partition_idle_time, "--partition-idle-time")
         conf = key_values(spark_conf, "--spark-conf")
         budget = memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
@@ -448,6 +435,8 @@ class Table:
     ) -> RescaleReport:
         """Rewrite partitions whose files have another bucket number than the table's option
         (``bucket_num`` sets it first) into the new layout, as one OVERWRITE snapshot."""
+        from ..compact.rescale import rescale as rescale_table
+        from .reports import RescaleReport
         result = rescale_table(self._open_for(Action.RESCALE), _strings(partitions) or None, bucket_num, dry_run=dry_run)
         return RescaleReport(result, self.name)
 
@@ -457,6 +446,8 @@ class Table:
     ) -> RewriteFileIndexReport:
         """Build, rebuild or drop file indexes so every live file matches the file-index.*
         options, in one COMPACT snapshot; files already right are skipped."""
+        from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
+        from .reports import RewriteFileIndexReport
         table = self._open_for(Action.REWRITE_FILE_INDEX)
         result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run,
                                       progress=progress)
@@ -485,6 +476,10 @@ class Table:
         ``progress(done, total, detail)`` is called as files are deleted. ``engine``: auto |
         local | spark (auto: Spark when ``spark_master``/``spark_conf`` is given); on Spark,
         tasks read the expiring snapshots' manifests and delete, with the same result."""
+        from ..operation.expire import apply_expire, plan_expire
+        from ..operation.expire_plan import ExpirePolicy
+        from ..spark.expire import expire_on_spark, use_spark
+        from .reports import ExpireReport
         cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
         conf = key_values(spark_conf, "--spark-conf") or None
         table = self._open_for(Action.EXPIRE)
@@ -511,6 +506,10 @@ class Table:
         arguments alone; an omitted one keeps everything it governs (so no argument expires
         nothing) and the table's options do not apply. ``delete_all`` removes every one and
         the changelog hints (all must be older than the earliest snapshot)."""
+        from ..operation.changelog_expire import plan_changelog_expire, plan_expire_all_changelogs, procedure_policy
+        from ..operation.expire import apply_expire
+        from ..operation.expire_plan import INT_MAX, check_retention
+        from .reports import ExpireReport
         if delete_all and any(a is not None for a in (retain_max, retain_min, older_than, max_deletes)):
             raise InvalidInput("--delete-all takes none of --retain-max, --retain-min, --older-than, --max-deletes")
         cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
@@ -534,6 +533,9 @@ class Table:
     ) -> PartitionExpirePlan:
         """Drop partitions older than ``expiration_time`` (default: the table's
         partition.expiration-time) in one OVERWRITE snapshot, as Java's partition expiration."""
+        from ..operation.partition_expire import JavaDateTimePattern
+        from ..operation.partition_expire import expire_partitions as expire_partitions_of
+        from ..utils.durations import parse_duration_millis
         if timestamp_formatter is not None:
             JavaDateTimePattern(timestamp_formatter)  # a bad pattern: refused before any I/O
         seconds = None
@@ -555,6 +557,7 @@ class Table:
         """Drop partitions (``"dt=2024-05-01"``, ``"dt=a;dt=b"`` or a list; leading keys or
         any of them) in one OVERWRITE snapshot, as Java's ``drop_partition``; every
         alternative must match a live partition (NoPartitionMatched otherwise)."""
+        from ..operation.partition_drop import drop_partitions as drop_partitions_of
         return drop_partitions_of(self._open_for(Action.DROP_PARTITION), _strings(partitions), dry_run=dry_run)
 
     def mark_partitions_done(self, partitions: str | Sequence[str], *, actions: str | None = None,
@@ -563,6 +566,7 @@ class Table:
         ``actions``, comma-separated) for each partition (``"dt=a;dt=b"`` or a list; leading
         keys allowed for ``success-file`` and ``http-report``). A partition without data is
         NoPartitionMatched unless ``allow_empty``; what the catalog cannot do is refused first."""
+        from ..operation.partition_mark_done import mark_done, plan_mark_done
         table = self._open_for(Action.MARK_PARTITION_DONE)
         plan = plan_mark_done(table, _strings(partitions), actions=actions, allow_empty=allow_empty)
         return plan if dry_run else mark_done(table, plan)
@@ -584,7 +588,9 @@ class Table:
         ``older_than`` (default 1 day ago; under 1 hour needs ``force``). Anything unreadable
         stops the run (UnsafeRefused) with nothing deleted. ``engine`` spark (``auto``: when
         Spark options are given) lists, reads manifests, joins and deletes as Spark tasks."""
+        from ..operation.orphans import plan_remove_orphans, remove_orphans
         from ..spark.orphans import choose_orphans_engine, remove_orphan_files_spark
+        from .reports import OrphanFilesReport
 
         conf = key_values(spark_conf, "--spark-conf")
         on_spark = choose_orphans_engine(engine, spark_master, conf, parallelism) == "spark"
@@ -603,6 +609,8 @@ class Table:
         delete the long-lived changelogs, expire all but the new empty snapshot and remove
         orphan files as of now. The schema stays. Anything unreadable it depends on refuses
         (UnsafeRefused) before anything changes."""
+        from ..operation.purge import plan_purge, purge
+        from .reports import PurgeFilesReport
         table = self._open_for(Action.PURGE_FILES)
         plan = plan_purge(table)
         return PurgeFilesReport(plan, None if dry_run else purge(table, plan))
@@ -613,6 +621,8 @@ class Table:
         and so do the files only they used. ``to_timestamp`` (epoch millis, ISO-8601 or a
         ``datetime``): the latest snapshot committed at or before it (Java's
         ``rollback_to_timestamp``); ``to_watermark``: the latest whose watermark is at or below it."""
+        from ..operation.rollback import rollback as rollback_table
+        from .reports import RollbackReport
         target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
         table = self._open_for(Action.ROLLBACK)
         plan = rollback_table(table, dry_run=dry_run, target=target)
@@ -624,12 +634,14 @@ class Table:
         """Java 2.x ``rollback_to_as_latest``: commit a new snapshot equal to the target (chosen
         as :meth:`rollback` chooses it), deleting nothing; a target not given by tag is tagged
         ``rollback-to-as-latest-<id>-<uuid>`` first so expiration keeps its files."""
+        from ..operation.rollback_as_latest import rollback_as_latest
         target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
         return rollback_as_latest(self._open_for(Action.ROLLBACK), target, dry_run=dry_run)
 
     @staticmethod
     def _rollback_target(snapshot: int | None, tag: str | None, to_timestamp: Timestamp | None,
                          to_watermark: int | None) -> RollbackTarget:
+        from ..operation.rollback import RollbackTarget
         given = [x for x in (snapshot, tag, to_timestamp, to_watermark) if x is not None]
         if len(given) != 1:
             raise InvalidInput("rollback: give exactly one of snapshot, tag, to_timestamp and to_watermark")
@@ -643,6 +655,9 @@ class Table:
     def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestReport:
         """Rewrite the latest snapshot's data manifests into few, sorted by partition and
         bucket, as one COMPACT snapshot (Java's compact_manifest); nothing when already compact."""
+        from ..operation.manifest_compact import compact_manifest as compact_manifest_of
+        from ..operation.manifest_compact import plan_compact_manifest
+        from .reports import CompactManifestReport
         table = self._open_for(Action.COMPACT_MANIFEST)
         plan = plan_compact_manifest(table)
         return CompactManifestReport(plan, None if dry_run else compact_manifest_of(table, plan), self.name)
@@ -651,6 +666,9 @@ class Table:
         """Drop the manifest entries of live data files that no longer exist (their rows are
         lost) in one OVERWRITE snapshot; an unreadable manifest refuses (UnsafeRefused)."""
         from ..operation.maintenance import after_commit
+        from ..operation.unexisting_files import plan_remove_unexisting_files
+        from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
+        from .reports import RemoveUnexistingFilesReport
 
         table = self._open_for(Action.REMOVE_UNEXISTING_FILES)
         plan = plan_remove_unexisting_files(table)
@@ -663,6 +681,8 @@ class Table:
         manifests that no longer exist (the files they added are gone for readers), as one
         OVERWRITE snapshot. A missing manifest holding DELETE entries is UnsafeRefused unless
         ``force`` (the files they deleted would be live again, as Java leaves them)."""
+        from ..operation.unexisting_manifests import plan_remove_unexisting_manifests
+        from ..operation.unexisting_manifests import remove_unexisting_manifests as remove_unexisting_manifests_of
         table = self._open_for(Action.REMOVE_UNEXISTING_MANIFESTS)
         plan = plan_remove_unexisting_manifests(table, force)
         return plan if dry_run else remove_unexisting_manifests_of(table, plan, force)
@@ -670,6 +690,8 @@ class Table:
     def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
         """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
         moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
+        from ..operation.repair import apply_repair, plan_repair
+        from .reports import RepairReport
         table = self.open()
         refuse_on_catalog_server(table, "repair", "the server keeps the snapshot hints")
         plan = plan_repair(table, earliest)
@@ -692,6 +714,8 @@ class Table:
         tag.default-time-retained applies, as for a tag made by Java. ``from_timestamp`` (epoch
         millis, ISO-8601 or a ``datetime``) / ``from_watermark``: the earliest snapshot committed
         (watermarked) at or after it, as Java's create_tag_from_timestamp / _watermark."""
+        from ..operation import tag_ops
+        from ..refs.tags import validate_tag_name
         if sum(x is not None for x in (snapshot, from_timestamp, from_watermark)) > 1:
             raise InvalidInput("tag create: give at most one of snapshot, from_timestamp and from_watermark")
         retained = None
@@ -709,6 +733,8 @@ class Table:
         """Java's ``replace_tag``: the existing tag ``name`` names ``snapshot`` (default: the
         latest) with ``time_retained`` (default: tag.default-time-retained); the files only its
         old snapshot held are deleted as ``tag delete`` would."""
+        from ..operation import tag_ops
+        from ..refs.tags import validate_tag_name
         retained = None
         if time_retained is not None:
             retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
@@ -723,15 +749,19 @@ class Table:
         """Java's ``trigger_tag_automatic_creation``: create the tags tag.automatic-creation /
         tag.creation-period would have made up to now (trimming to tag.num-retained-max), then
         expire tags past their retention (tag.time-expire-enabled)."""
+        from ..operation import tag_ops
         return tag_ops.trigger_tags(self._open_for(Action.TAG), dry_run=dry_run)
 
     def rename_tag(self, name: str, new_name: str) -> Tag:
+        from ..operation import tag_ops
+        from ..refs.tags import validate_tag_name
         validate_tag_name(name)
         validate_tag_name(new_name)
         return tag_ops.rename_tag(self._open_for(Action.TAG), name, new_name)
 
     def delete_tags(self, names: str | Sequence[str], *, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags (``"a,b"`` or a list) and the files only they still used."""
+        from ..operation import tag_ops
         table = self._open_for(Action.TAG)
         if isinstance(names, str):
             listed = [n.strip() for n in names.split(",")]
@@ -743,6 +773,7 @@ class Table:
 
     def expire_tags(self, *, older_than: PointInTime | None = None, dry_run: bool = False) -> TagDeletionPlan:
         """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
+        from ..operation import tag_ops
         older = None if older_than is None else local_datetime(older_than, "--older-than")
         return tag_ops.expire_tags(self._open_for(Action.TAG), dry_run=dry_run, older_than=older)
 
@@ -750,12 +781,14 @@ class Table:
 
     def list_consumers(self) -> Rows:
         """Each consumer: its next snapshot, when it last moved and how far it is behind."""
+        from ..operation import consumer_ops
         return consumer_ops.list_consumers(self.open())
 
     def reset_consumer(self, consumer_id: str, *, snapshot: int | None = None, dry_run: bool = False
                        ) -> ConsumerPlan:
         """Java's ``reset_consumer``: the consumer reads on from ``snapshot`` (which must exist),
         or without one is deleted."""
+        from ..operation import consumer_ops
         consumer_ops.validate_consumer_id(consumer_id)
         table = self._open_for(Action.CONSUMER)
         plan = consumer_ops.plan_reset_consumer(table, consumer_id, snapshot)
@@ -765,6 +798,7 @@ class Table:
                         dry_run: bool = False) -> ConsumerPlan:
         """Java's ``clear_consumers``: delete the consumers whose whole id matches ``including``
         (default: all) and not ``excluding`` (regular expressions)."""
+        from ..operation import consumer_ops
         consumer_ops.compile_consumer_pattern(including, "--including")
         consumer_ops.compile_consumer_pattern(excluding, "--excluding")
         table = self._open_for(Action.CONSUMER)
@@ -779,21 +813,29 @@ class Table:
     def create_branch(self, name: str, *, tag: str | None = None) -> Table:
         """A branch from a tag of this branch, or empty (the schemas only) without ``tag``;
         returns a handle on it."""
+        from ..operation import branch_ops
+        from ..refs.branches import validate_branch_name
         validate_branch_name(name)
         branch_ops.create_branch(self.open(), name, tag)
         return Table(self.warehouse, self.name, name)
 
     def delete_branch(self, name: str, *, dry_run: bool = False) -> BranchPlan:
+        from ..operation import branch_ops
+        from ..refs.branches import validate_branch_name
         validate_branch_name(name)
         return branch_ops.delete_branch(self.open(), name, dry_run=dry_run)
 
     def fast_forward(self, name: str, *, dry_run: bool = False) -> BranchPlan:
         """Make this branch (default: main) equal to branch ``name``."""
+        from ..operation import branch_ops
+        from ..refs.branches import validate_branch_name
         validate_branch_name(name)
         return branch_ops.fast_forward(self._open_for(Action.FAST_FORWARD), name, dry_run=dry_run)
 
     def rename_branch(self, name: str, new_name: str, *, dry_run: bool = False) -> BranchPlan:
         """Java 2.x's ``rename_branch``: the branch directory is renamed (local filesystems)."""
+        from ..operation import branch_ops
+        from ..refs.branches import validate_branch_name
         validate_branch_name(name)
         validate_branch_name(new_name)
         return branch_ops.rename_branch(self._open_for(Action.RENAME_BRANCH), name, new_name, dry_run=dry_run)
@@ -802,6 +844,8 @@ class Table:
         """Java 2.x's ``merge_branch``: the data files of branch ``source`` (``main`` allowed)
         that this branch (default: main) lacks are added to it in one APPEND snapshot; both
         must be append tables with an append-only history from snapshot 1."""
+        from ..operation import branch_ops
+        from ..refs.branches import validate_branch_name
         if source.lower() != "main":
             validate_branch_name(source)
         return branch_ops.merge_branch(self._open_for(Action.MERGE_BRANCH), "main" if source.lower() == "main"

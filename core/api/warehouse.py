@@ -17,15 +17,8 @@ from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
-from ..catalog.clone import CloneRequest, clone
-from ..catalog.drop import DropPlan, execute_drop, plan_drop_database, plan_drop_table, rename_table
-from ..compact.local import Progress
-from ..demo import build_demo_warehouse
 from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
 from ..io.fileio import load_file_io, parent
-from ..maintain.health import assess_warehouse
-from ..schema.schema_manager import new_table_schema
-from ..schema.table_schema import Schema
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
 from ..utils.progress import StepProgress
@@ -42,21 +35,21 @@ from .arguments import (
     schema_spec,
     storage_options,
 )
-from .health_report import HealthReport
-from .reports import (
-    CatalogRepairReport,
-    CloneReport,
-    DatabaseCompactReport,
-    DatabaseOrphanFilesReport,
-    TableCompaction,
-    TableOrphans,
-    TableRepair,
-)
 from .table import Table
 
 if TYPE_CHECKING:
+    from ..catalog.drop import DropPlan
     from ..catalog.hive_migrate import MigrateDatabasePlan, MigratePlan
+    from ..compact.local import Progress
+    from .health_report import HealthReport
     from .maintain import MaintainReport
+    from .reports import (
+        CatalogRepairReport,
+        CloneReport,
+        DatabaseCompactReport,
+        DatabaseOrphanFilesReport,
+        TableCompaction,
+    )
 
 
 _OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()  # warehouses whose catalog is open
@@ -164,6 +157,8 @@ class Warehouse:
         (``{"fields": [...], "primaryKeys": [...], ...}``) or ``@path`` of such a file. A
         refused schema leaves no folder behind. ``if_not_exists``: an existing table is kept.
         """
+        from ..schema.schema_manager import new_table_schema
+        from ..schema.table_schema import Schema
         ident = Identifier.parse(identifier)
         spec = schema_spec(schema)
         if primary_key is not None:
@@ -184,6 +179,7 @@ class Warehouse:
         """Drop a table as its catalog's Java counterpart does: the metastore forgets it, then a
         managed table's directory is deleted (an external table's files are kept). ``dry_run``
         lists every file that would go. ``if_exists``: a missing table is no error."""
+        from ..catalog.drop import DropPlan, execute_drop, plan_drop_table
         ident = Identifier.parse(identifier)
         if if_exists and not self.catalog.table_exists(ident):
             return DropPlan(self.catalog.name, [], done=not dry_run)
@@ -194,6 +190,7 @@ class Warehouse:
                       dry_run: bool = False) -> DropPlan:
         """Drop a database; with ``cascade`` its Paimon tables first (each as :meth:`drop_table`).
         A database holding tables of other kinds is refused by name."""
+        from ..catalog.drop import DropPlan, execute_drop, plan_drop_database
         validate_name("database", database)
         if if_exists and not self.catalog.database_exists(database):
             return DropPlan(self.catalog.name, [], done=not dry_run)
@@ -203,6 +200,7 @@ class Warehouse:
     def rename_table(self, identifier: str, new_identifier: str) -> Table:
         """Rename a table (into another database too); a managed table's directory moves with
         its name, as Java moves it."""
+        from ..catalog.drop import rename_table
         _, new = rename_table(self.catalog, identifier, new_identifier)
         return Table(self, new)
 
@@ -268,6 +266,8 @@ class Warehouse:
         ``db.table`` names (none: every table). ``scan_orphans`` also lists storage for orphan
         files. A table whose metadata cannot be read is in the report (score 0, its error);
         an unknown database or table named in ``selectors`` is NotFound."""
+        from ..maintain.health import assess_warehouse
+        from .health_report import HealthReport
         names = name_list(selectors) if selectors is not None else []
         return HealthReport(assess_warehouse(self.catalog, names, now_millis=now_millis, scan_orphans=scan_orphans),
                             scan_orphans)
@@ -275,6 +275,7 @@ class Warehouse:
     def quickstart(self) -> list[Table]:
         """Create database ``demo`` with a primary-key and an append table holding a few commits
         (the key table fully compacted); tables that already hold data are left as they are."""
+        from ..demo import build_demo_warehouse
         return [Table(self, name) for name in build_demo_warehouse(self.catalog)]
 
     # -- fleet upkeep ----------------------------------------------------------------------------
@@ -304,6 +305,8 @@ class Warehouse:
         code, never raised; the report's ``exit_code`` is the worst. No table selected is
         NotFound, as Java's "no tables to be compacted". ``partition_idle_time`` applies to
         each table as in :meth:`Table.compact`."""
+        from .reports import DatabaseCompactReport, TableCompaction
+
         validate_name("database", database)
         if partition_idle_time is not None:  # bad input fails the run, not each table
             partition_idle_time = datetime.timedelta(
@@ -338,6 +341,8 @@ class Warehouse:
         it, in order. Names and databases are checked before any table is repaired; a table
         that fails is in the report with its error and exit code and the others are still
         repaired (Java stops at the first; repair only rewrites hints and metastore entries)."""
+        from .reports import CatalogRepairReport, TableRepair
+
         text = (target or "").strip()
         names: list[str] = []
         if not text:
@@ -382,6 +387,7 @@ class Warehouse:
         whose metadata cannot be read while planning deletes nothing and is in the report with
         its error and exit code; the others are still cleaned (Java cleans them concurrently)."""
         from ..table.features import Action
+        from .reports import DatabaseOrphanFilesReport, TableOrphans
 
         validate_name("database", database)
         if older_than is not None:  # one cut-off for every table, as Java's olderThanMillis
@@ -425,6 +431,9 @@ class Warehouse:
         keys and bucket match. A re-run copies only missing files and commits only once.
         ``parallelism``: copy threads; ``prefer_file_format``: ``file.format`` of a created
         target (its later writes; copied files keep their format)."""
+        from ..catalog.clone import CloneRequest, clone
+        from .reports import CloneReport
+
         req = CloneRequest(source, target, where, name_list(included_tables) if included_tables else (),
                            name_list(excluded_tables) if excluded_tables else (), meta_only, if_exists, clone_from,
                            parallelism, prefer_file_format)
@@ -438,6 +447,9 @@ class Warehouse:
         """Spark's ``copy`` procedure: the files of ``source_table`` (the partitions ``where``
         selects) copied into ``target_table`` of this catalog, created when missing, as
         :meth:`clone` copies one table."""
+        from ..catalog.clone import CloneRequest, clone
+        from .reports import CloneReport
+
         for name, flag in ((source_table, "SOURCE_TABLE"), (target_table, "TARGET_TABLE")):
             if "." not in name:
                 raise InvalidInput(f"copy: {flag} {name!r} must be DB.TABLE")

@@ -15,12 +15,11 @@ import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, CorruptMetadata, NotFound, NotYetSupported
 from ..io import fileio
 from ..io.fileio import FileIO
-from ..schema.schema_change import SchemaChange
 from ..schema.schema_manager import SchemaManager, new_table_schema
 from ..schema.table_schema import Schema, TableSchema
 from ..table.catalog_environment import FILESYSTEM, CatalogEnvironment
@@ -28,6 +27,9 @@ from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier, validate_name
 from ..utils.suggest import did_you_mean
 from .options import CatalogOptions
+
+if TYPE_CHECKING:
+    from ..schema.schema_change import SchemaChange
 
 PAIMON = "paimon"
 DB_SUFFIX = ".db"

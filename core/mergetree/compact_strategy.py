@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .compact_unit import MERGE_TREE, CompactUnit
-from .file_writer import creation_time_millis
 from .levels import Levels, LevelSortedRun
 
 if TYPE_CHECKING:
@@ -105,6 +104,7 @@ class UniversalCompaction:
 
     def _early_full(self, num_levels: int, runs: list[LevelSortedRun]) -> Pick | None:
         """Java 1.4 ``EarlyFullCompaction.tryFullCompact`` (0.9: the optimization interval only)."""
+        from .file_writer import creation_time_millis
         if len(runs) <= 1:
             return None
         max_level = num_levels - 1

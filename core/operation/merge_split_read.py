@@ -18,7 +18,6 @@ from ..data.predicate import Predicate
 from ..format.arrow_schema import KEY_PREFIX, key_fields, key_value_file_fields, system_fields
 from ..format.data_file import evolve, read_data_file
 from ..mergetree.changelog import LEVEL, keep_one_high_level
-from ..mergetree.compact_strategy import lookup_mode
 from ..mergetree.merge_function import merge
 from ..table.file_store_table import FileStoreTable
 from .read_plan import Split
@@ -105,6 +104,7 @@ class MergeFileSplitRead(SplitRead):
         (not first-row): every record above level 0 already holds the merged value of the
         levels below it, so only one of a key's high-level records may take part, or
         aggregation / partial-update would count older values twice."""
+        from ..mergetree.compact_strategy import lookup_mode
         return lookup_mode(self.options) and self.options.merge_engine != "first-row"
 
     def _key_prefilter(self, prefix: str) -> Predicate | None:

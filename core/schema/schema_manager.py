@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING
 
 from ..errors import AlreadyExists, CommitConflict, InvalidInput, MissingMetadata, NotFound
 from ..io import paths
 from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 from .option_keys import check_option_keys
-from .schema_change import SchemaChange, SetOption, apply_changes
 from .schema_validation import normalize_schema, validate_table_schema
 from .table_schema import CURRENT_VERSION, Schema, TableSchema, current_highest_field_id
+
+if TYPE_CHECKING:
+    from .schema_change import SchemaChange
 
 SCHEMA_FILE_NAME = re.compile(r"^schema-(\d+)$")
 
@@ -134,6 +137,7 @@ class SchemaManager:
     def plan_changes(self, changes: list[SchemaChange], has_snapshots: bool | None = None
                      ) -> tuple[TableSchema, TableSchema]:
         """(latest schema, the schema ``changes`` make of it); every check runs, nothing is written."""
+        from .schema_change import SetOption, apply_changes
         old = self.latest()
         if old is None:
             raise NotFound(f"table {self.branch_root} does not exist (no schema files in {self.schema_dir})")

@@ -34,3 +34,47 @@ def test_help_and_version_import_nothing_heavy(args: list[str]) -> None:
     mods = _imported_modules(*args)
     heavy = sorted(m for m in mods if m.split(".")[0] in HEAVY)
     assert heavy == [], f"`paimon-cli {' '.join(args)}` imported {heavy}"
+
+
+# What a read of a small table must not load (issue 28): the write, compaction, maintenance,
+# Spark and Iceberg code, and polars (manifests of a few entries decode through fastavro).
+# A module counts when it is one of these or lies under one.
+NOT_FOR_READS = (
+    "paimon_cli.core.compact",
+    "paimon_cli.core.maintain",
+    "paimon_cli.core.spark",
+    "paimon_cli.core.iceberg",
+    "paimon_cli.core.demo",
+    "paimon_cli.core.catalog.drop",
+    "paimon_cli.core.schema.schema_change",
+    "paimon_cli.core.mergetree.file_writer",
+    "paimon_cli.core.fileindex.writer",
+    "paimon_cli.core.manifest.stats",
+    "paimon_cli.core.operation.write",
+    "paimon_cli.core.operation.commit",
+    "paimon_cli.core.operation.expire",
+    "paimon_cli.core.operation.orphans",
+    "paimon_cli.core.operation.maintenance",
+    "paimon_cli.core.operation.file_deletion",
+    "paimon_cli.core.api.maintain",
+    "pyspark",
+    "polars",
+    "polars_avro",
+)
+
+
+def _not_for_reads(mods: set[str]) -> list[str]:
+    return sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in NOT_FOR_READS))
+
+
+@pytest.mark.parametrize("args", [
+    ["read", "demo.orders"],
+    ["read", "demo.events", "--where", "user_id > 1"],
+    ["inspect", "snapshots", "demo.orders"],
+    ["list"],
+    ["list", "demo"],
+])
+def test_small_reads_load_no_write_or_maintenance_code(demo_wh: str, args: list[str]) -> None:
+    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", *args)
+    assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
+    assert _not_for_reads(mods) == [], f"`paimon-cli {' '.join(args)}` imported {_not_for_reads(mods)}"

@@ -42,6 +42,24 @@ def fio(tmp_path: Path) -> FileIO:
     return FileIO(str(tmp_path))
 
 
+@pytest.fixture(autouse=True)
+def polars_avro_for_small_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These manifests are small (some empty): without this they would all take the object path."""
+    monkeypatch.setattr(columnar, "_OBJECTS_UP_TO", -1)
+
+
+def test_small_runs_take_the_object_path_with_the_same_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = [e for e in _varied_entries() if e.kind == FileKind.ADD]
+    raws = [write_avro(MANIFEST_SCHEMA, [entry_to_record(e) for e in entries] * n) for n in (1, 20)]
+    paths = ["m-1", "m-20"]
+    by_polars = manifest_tables_from_bytes(raws, paths)
+    monkeypatch.setattr(columnar, "_OBJECTS_UP_TO", 64)
+    monkeypatch.setattr(columnar, "_decode", lambda raws: pytest.fail("polars-avro called for a small run"))
+    by_objects = manifest_tables_from_bytes(raws, paths)
+    assert [t.num_rows for t in by_objects] == [3, 60]
+    assert all(a.equals(b) and a.schema == b.schema for a, b in zip(by_objects, by_polars, strict=True))
+
+
 def _both(fio: FileIO, d: str, name: str) -> tuple[list[ManifestEntry], pa.Table]:
     return ManifestFile(fio, d).read(name), read_manifest_table(fio, d, name)
 
