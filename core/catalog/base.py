@@ -214,6 +214,8 @@ class Catalog(ABC):
     def with_iceberg_committer(self, table: FileStoreTable) -> FileStoreTable:
         """Every catalog's tables register their Iceberg metadata when its storage is
         ``hive-catalog`` (Java's callback does so whatever catalog serves the table)."""
+        if not any(k.startswith("metadata.iceberg") for k in table.schema.options):
+            return table  # no Iceberg metadata: no need to load the metastore client
         from .iceberg_hive import hive_iceberg_committer
 
         committer = hive_iceberg_committer(table, self.iceberg_catalog_uri)

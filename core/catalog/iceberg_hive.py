@@ -236,9 +236,6 @@ def hive_iceberg_committer(table: FileStoreTable,
     """The committer of a table with ``hive-catalog`` storage, None for other storages and
     branches (the gate refuses a branch's commits), an :class:`UnusableCommitter` when the
     registration cannot be set up (the gate raises its error before a commit)."""
-    from ..iceberg.callback import metadata_dir
-    from .hive import hms_location
-
     options = table.schema.options
     try:
         storage = io_opts.iceberg_options(options).storage
@@ -246,6 +243,9 @@ def hive_iceberg_committer(table: FileStoreTable,
         return None  # the gate names the malformed option
     if storage != io_opts.HIVE_CATALOG or table.branch is not None:
         return None
+    from ..iceberg.callback import metadata_dir  # only now: a read of other tables loads no Iceberg code
+    from .hive import hms_location
+
     try:
         uri = metastore_uri(options, catalog_uri)
         if uri is None:
