@@ -167,3 +167,49 @@ def test_default_value_column_is_not_pruned(catalog: FileSystemCatalog, table_na
     out = TableRead(table, predicate=parse_predicate("v = -1", table.schema.fields)).to_arrow()
     assert out.column("id").to_pylist() == list(range(1100, 1300))
     assert _row_groups(table, "v = -1")["note"].startswith("0 of 30 ")
+
+
+# -- read --to ---------------------------------------------------------------------------------
+
+
+def _cli(*args: str) -> Any:
+    import typer
+    from typer.testing import CliRunner
+
+    from paimon_cli.commands.read import read
+
+    app = typer.Typer()
+    app.command()(read)
+    app.command("noop")(lambda: None)
+    return CliRunner().invoke(app, ["read", *args])
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv", "jsonl"])
+def test_read_to_failing_half_way_leaves_the_target_as_it_was(catalog: FileSystemCatalog, table_name: str,
+                                                              tmp_path: Path, ext: str) -> None:
+    table = catalog.get_table(table_name)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / f"rows.{ext}"
+    res = _cli(table_name, "-w", catalog.warehouse, "--to", str(out))
+    assert res.exit_code == 0, res.output
+    first = out.read_bytes()
+    assert sorted(p.name for p in out_dir.iterdir()) == [out.name]  # no temporary file left
+    if ext == "parquet":
+        assert pq.read_table(out).equals(TableRead(table).to_arrow())
+    # the last file's pages are damaged (its footer is intact): the first files' rows are
+    # written before the read fails
+    last = max(FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot()),
+               key=lambda e: e.file.min_sequence_number)
+    path = Path(table.path) / "bucket-0" / last.file.file_name
+    data = bytearray(path.read_bytes())
+    data[4:len(data) // 2] = b"\x07" * (len(data) // 2 - 4)
+    path.write_bytes(bytes(data))
+    res = _cli(table_name, "-w", catalog.warehouse, "--to", str(out))
+    assert res.exit_code != 0
+    assert out.read_bytes() == first
+    assert sorted(p.name for p in out_dir.iterdir()) == [out.name]
+    fresh = tmp_path / "fresh" / f"rows.{ext}"
+    res = _cli(table_name, "-w", catalog.warehouse, "--to", str(fresh))
+    assert res.exit_code != 0
+    assert list(fresh.parent.iterdir()) == []
