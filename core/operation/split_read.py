@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from ..data.predicate import Predicate
 from ..data.predicate_literal import RawLiteral, arrow_values, coerce_literal
 from ..data.types import DataField
-from ..format.arrow_schema import VALUE_KIND
+from ..format.arrow_schema import VALUE_KIND, arrow_field
 from ..format.data_file import evolve, format_of, iter_data_file_batches, read_row_group
 from ..format.input import ROW_KIND_NAMES
 from ..format.parquet_format import parquet_metadata, row_group_stats, stats_type_supported
@@ -141,6 +141,7 @@ class _Unit:
     metadata: pq.FileMetaData | None = None
     index: int = 0
     offset: int = 0
+    constants: dict[str, pa.Scalar] = field(default_factory=dict)  # file column -> its partition value
 
 
 @dataclass
@@ -202,9 +203,15 @@ class RawFileSplitRead(SplitRead):
                 stored = [f for f in physical_system_fields(meta) if f.name in self.system_columns]
                 if not cols and not stored and file_fields:
                     cols = [file_fields[0].name]  # zero columns would read zero rows: read one to count them
+                constants = self._partition_constants(split, file_fields, cols) if counts is None else {}
+                cols = [c for c in cols if c not in constants]
+                if not cols and not stored and file_fields:
+                    # every column read is a partition value: read one more to count the rows
+                    cols = [next(f.name for f in file_fields if f.name not in constants)] \
+                        if len(constants) < len(file_fields) else [constants.popitem()[0]]
                 path = self.file_path(split, meta)
                 unit = _Unit(path, meta, file_fields, file_fields + stored, cols + [f.name for f in stored],
-                             dvs.get(meta.file_name))
+                             dvs.get(meta.file_name), constants=constants)
                 if format_of(path) != "parquet":
                     if counts is None:
                         yield unit
@@ -227,6 +234,27 @@ class RawFileSplitRead(SplitRead):
                     counts.row_groups += md.num_row_groups
                     counts.skipped_row_groups += skipped
                     counts.skipped_files += int(skipped > 0 and skipped == md.num_row_groups)
+
+    def _partition_constants(self, split: Split, file_fields: list[DataField], cols: list[str]) -> dict[str, pa.Scalar]:
+        """Partition columns among ``cols`` filled from the split's partition values instead of
+        decoded: every row of the file holds that value (Java's read fills them the same way,
+        ``PartitionUtils``). Only for columns stored with their table type, of the types whose
+        values convert exactly (those row-group statistics use); others are decoded."""
+        out: dict[str, pa.Scalar] = {}
+        by_id = {f.id: f for f in file_fields}
+        for key, value in zip(self.schema.partition_keys, split.partition_values, strict=False):
+            want = self.schema.field(key)
+            have = by_id.get(want.id)
+            if have is None or have.name not in cols or not stats_type_supported(want.type.root) \
+                    or have.type.copy(nullable=True) != want.type.copy(nullable=True):
+                continue
+            at = arrow_field(have).type
+            if value is None:
+                out[have.name] = pa.scalar(None, type=at)
+                continue
+            vals, lit_type = arrow_values([value], want.type)
+            out[have.name] = pa.scalar(vals[0], type=lit_type).cast(at)
+        return out
 
     def _stats_columns(self, file_fields: list[DataField]) -> dict[str, tuple[str, str]]:
         """Predicate columns whose row-group statistics may prune: predicate column -> (file
@@ -269,6 +297,8 @@ class RawFileSplitRead(SplitRead):
         return [self._finish_piece(unit, t, unit.offset, target)]
 
     def _finish_piece(self, unit: _Unit, t: pa.Table, offset: int, target: list[DataField]) -> pa.Table:
+        for name, value in unit.constants.items():
+            t = t.append_column(pa.field(name, value.type), pa.repeat(value, t.num_rows))
         system = system_columns(unit.meta, t, offset, self.system_columns) if self.system_columns else {}
         # by physical position: taken before the deletion vector drops rows
         t = with_system_columns(evolve(t, unit.file_fields, target), system)

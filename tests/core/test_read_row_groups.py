@@ -213,3 +213,29 @@ def test_read_to_failing_half_way_leaves_the_target_as_it_was(catalog: FileSyste
     res = _cli(table_name, "-w", catalog.warehouse, "--to", str(fresh))
     assert res.exit_code != 0
     assert list(fresh.parent.iterdir()) == []
+
+
+# -- partition columns ------------------------------------------------------------------------
+
+
+def test_partition_columns_filled_from_the_partition_value(catalog: FileSystemCatalog) -> None:
+    """Partition columns are not decoded but filled from the split's partition (as Java's
+    read does): values, NULL partitions, projections of partition columns only, filters."""
+    schema = Schema.of([("p", IntType(), None), ("s", VarCharType(10), None), ("d", DateType(), None),
+                        ("x", BigIntType(), None)], partition_keys=["p", "s", "d"], options={"bucket": "-1"})
+    catalog.create_table("db.part", schema)
+    rows = [{"p": i % 3 if i % 5 else None, "s": None if i % 7 == 0 else f"s{i % 2}", "d": _date(i * 10), "x": i}
+            for i in range(200)]
+    _write(catalog, "db.part", rows)
+    table = catalog.get_table("db.part")
+    assert len(TableRead(table).plan().splits) > 10
+    got = TableRead(table).to_arrow()
+    assert got.schema == pa.schema([pa.field(f.name, f.type) for f in arrow_schema(table.schema.fields)])
+    assert sorted(got.to_pylist(), key=lambda r: r["x"]) == rows
+    only = TableRead(table, projection=["s", "p"]).to_arrow()
+    assert sorted(zip(only.column("p").to_pylist(), only.column("s").to_pylist(), strict=True), key=str) == \
+        sorted(((r["p"], r["s"]) for r in rows), key=str)
+    for where in ("p = 1", "p IS NULL", "s = 's1' AND d >= DATE '2024-01-10'", "x > 150 AND s IS NULL"):
+        pred = parse_predicate(where, table.schema.fields)
+        out = TableRead(table, predicate=pred).to_arrow()
+        assert out.equals(pred.filter(got)), where
