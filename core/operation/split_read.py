@@ -125,6 +125,7 @@ class SplitRead:
 
 
 _AHEAD = 3  # row groups (or non-Parquet files) decoded ahead on worker threads
+_BATCH_ROWS = 65536  # rows per batch of iter_data_file_batches
 
 
 @dataclass
@@ -294,7 +295,10 @@ class RawFileSplitRead(SplitRead):
         if unit.metadata is None:
             return list(self._pieces(unit, target))
         t = read_row_group(self.table.file_io, unit.path, unit.read_fields, unit.columns, unit.metadata, unit.index)
-        return [self._finish_piece(unit, t, unit.offset, target)]
+        # in the streamed read's batches (``_BATCH_ROWS``), so the result batches -- and what
+        # ``read --to`` writes of them -- are the same whichever way the file was read
+        return [self._finish_piece(unit, t.slice(start, _BATCH_ROWS), unit.offset + start, target)
+                for start in range(0, t.num_rows, _BATCH_ROWS)]
 
     def _finish_piece(self, unit: _Unit, t: pa.Table, offset: int, target: list[DataField]) -> pa.Table:
         for name, value in unit.constants.items():
