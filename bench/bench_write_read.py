@@ -53,6 +53,7 @@ PP_VENVS = [CACHE / "pypaimon-2.1.0-venv", CACHE / "pypaimon-2.1-venv", Path("/t
 PP_RUST_VENVS = [CACHE / "pypaimon-2.1.0-rust-venv", Path("/tmp/pp/venv21rust")]
 PYPAIMON_RUST_VERSION = "0.4.0"
 IDENT = "bench.t"
+APPEND_WHERE = "id < 30000"
 BATCHES = 3
 GOALS = {"write_vs_pp": 20.0, "write_vs_native": 1.0, "read_vs_pp": 10.0}  # speed-up (peer / ours)
 
@@ -344,6 +345,55 @@ class Bench:
                 self._r_java(wh, n)
         self._r_ours_of_native(n)
 
+    # -- append table reads (issue 28) -----------------------------------------------------
+
+    def append_cases(self) -> None:
+        """An append table (the same inputs, partitioned by ``dt``, ``bucket`` -1) written by
+        ``paimon-cli write``; full and selective reads in process (ours, pypaimon-rust) and
+        ``paimon-cli read --to x.parquet`` (wall), interleaved round by round; every reader's
+        rows and id sum are compared."""
+        wh = self._wh("append")
+        run([str(self.cli), "create", IDENT, "-w", wh, "--schema", wr_data.COLUMNS,
+             "--partition-by", ",".join(wr_data.PARTITION_KEYS), "--option", "bucket=-1"], self.cwd)
+        for f in self.inputs:
+            run([str(self.cli), "write", IDENT, f, "-w", wh], self.cwd)
+        R = self.args.repeat
+        for i in range(R):
+            load = os.getloadavg()[0]
+            log(f"append read round {i + 1}/{R} (load {load:.2f})")
+            for name, where in (("full", []), ("sel", [APPEND_WHERE])):
+                wall, out = run([str(self.ours_py), str(BENCH_DIR / "wr_ours.py"), "read-append", wh, IDENT, *where],
+                                self.cwd)
+                info = dict(json.loads(out), load=load)
+                self.res(f"a_{name}_ours", f"ours in-process `TableRead.to_arrow`{' ' + where[0] if where else ''}"
+                         ).add(info["read_s"], info)
+                self.res(f"a_{name}_ours_wall", f"ours whole process{' ' + where[0] if where else ''} (wall)"
+                         ).add(wall, info)
+                self._check_same(f"append {name}: ours", info, name)
+                if self.rust_py:
+                    wall, out = run([str(self.rust_py), str(BENCH_DIR / "wr_pypaimon.py"), "read-append", wh, IDENT,
+                                     *where, "--native"], self.cwd)
+                    info = dict(json.loads(out), load=load)
+                    self.res(f"a_{name}_rust", f"pypaimon-rust reader `to_arrow`{' ' + where[0] if where else ''}"
+                             ).add(info["read_s"], info)
+                    self.res(f"a_{name}_rust_wall", f"pypaimon-rust whole process{' ' + where[0] if where else ''} "
+                             "(wall)").add(wall, info)
+                    self._check_same(f"append {name}: pypaimon-rust", info, name)
+                wall, _ = run([str(self.cli), "read", IDENT, "-w", wh, *(["--where", *where] if where else []),
+                               "--to", str(self.tmp / "append-out.parquet")], self.cwd)
+                self.res(f"a_{name}_cli_pq", f"`paimon-cli read{' --where ' + repr(where[0]) if where else ''} "
+                         "--to out.parquet` (wall)").add(wall, {"load": load})
+            log(f"  full ours {self.results['a_full_ours'].walls[-1]:.2f} s, selective ours "
+                f"{self.results['a_sel_ours'].walls[-1]:.2f} s")
+
+    def _check_same(self, who: str, info: dict[str, Any], case: str) -> None:
+        """Every append reader must return the same rows (count and id sum) as the first one."""
+        key = f"append {case}"
+        got = {"rows": info["rows"], "id_sum": info["id_sum"]}
+        first = self.checks.setdefault(key, dict(got, first=who))
+        if {"rows": first["rows"], "id_sum": first["id_sum"]} != got:
+            first.setdefault("mismatches", []).append(who)
+
     def _r_ours_of_native(self, n: int) -> None:
         """Interop: paimon-cli reads the table pypaimon-rust 0.4 wrote (its primary-key files
         have no ``_KEY_`` columns). Checked in full like every reader; timed once, not rated."""
@@ -481,6 +531,26 @@ def report(b: Bench, info: dict[str, Any]) -> str:
     ratio("r_ours_cli", "r_pp", "read, CLI jsonl wall vs pypaimon Python reader", None)
     ratio("r_ours_in", "r_pp_native", "read, in-process vs pypaimon-rust reader", None)
     ratio("r_ours_in", "r_java", "read, in-process vs Java 0.9 (JSON incl.)", None)
+    if "a_full_ours" in R:
+        L.append("")
+        L.append(f"### Append table reads ({BATCHES} x {a.rows:,} rows, partitioned by dt, bucket -1; medians "
+                 f"of {a.repeat} interleaved rounds)")
+        L.append("")
+        L.append("| case | median (s) | runs (s) | load avg (1 min) per run |")
+        L.append("|---|---:|---|---|")
+        for key in ("a_full_ours", "a_full_rust", "a_full_ours_wall", "a_full_rust_wall", "a_full_cli_pq",
+                    "a_sel_ours", "a_sel_rust", "a_sel_ours_wall", "a_sel_rust_wall", "a_sel_cli_pq"):
+            if key in R:
+                r = R[key]
+                L.append(f"| {r.label} | {_s(r.median)} | {_fmt_list(r.walls)} | "
+                         f"{', '.join(f'{x:.2f}' for x in r.field('load'))} |")
+        L.append("")
+        L.append("| comparison (peer / ours, medians) | ours (s) | peer (s) | speed-up | goal |")
+        L.append("|---|---:|---:|---:|---|")
+        ratio("a_full_ours", "a_full_rust", "append full read, in-process vs pypaimon-rust", 1.0)
+        ratio("a_full_ours_wall", "a_full_rust_wall", "append full read, whole process vs pypaimon-rust", 1.0)
+        ratio("a_sel_ours", "a_sel_rust", f"append `{APPEND_WHERE}`, in-process vs pypaimon-rust", 1.0)
+        ratio("a_sel_ours_wall", "a_sel_rust_wall", f"append `{APPEND_WHERE}`, whole process vs pypaimon-rust", 1.0)
     if b.rss:
         L.append("")
         L.append("### Peak RSS of `paimon-cli write` (one input file, one commit)")
@@ -502,7 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows per batch (default 1,000,000)")
     ap.add_argument("--repeat", type=int, default=3, help="timed rounds per case (default 3)")
-    ap.add_argument("--only", nargs="*", choices=["write", "read", "rss"], default=["write", "read", "rss"])
+    ap.add_argument("--only", nargs="*", choices=["write", "read", "rss", "append"],
+                    default=["write", "read", "rss"])
     ap.add_argument("--no-java", action="store_true", help="skip Java Paimon 0.9")
     ap.add_argument("--no-native", action="store_true", help="skip pypaimon-rust")
     ap.add_argument("--rss-multiples", type=int, nargs="*", default=[1, 3, 6],
@@ -550,6 +621,8 @@ def main(argv: list[str] | None = None) -> int:
             b.write_cases() if "write" in args.only else b._w_ours_cli(0)
         if "read" in args.only:
             b.read_cases()
+        if "append" in args.only:
+            b.append_cases()
         if "rss" in args.only:
             log("peak RSS")
             b.rss_cases()

@@ -4,10 +4,12 @@ Usage::
 
     <paimon-cli-python> bench/wr_ours.py write WAREHOUSE db.table IN1.parquet [IN2 ...] [--option K=V]
     <paimon-cli-python> bench/wr_ours.py read WAREHOUSE db.table ROWS BATCHES
+    <paimon-cli-python> bench/wr_ours.py read-append WAREHOUSE db.table ["id < 30000"]
 
 ``write`` calls ``core.operation.write.write_table`` once per input file (one commit each, Parquet
 read included, as ``paimon-cli write`` does it); ``read`` runs ``TableRead.to_arrow`` and
-checks the rows in full (``wr_data.check_merged``; the check is not timed). Prints one JSON
+checks the rows in full (``wr_data.check_merged``; the check is not timed); ``read-append``
+reads an append table, optionally with a ``--where`` predicate, and reports rows and id sum. Prints one JSON
 line with the phases to stdout.
 """
 
@@ -59,6 +61,18 @@ def main() -> int:
         table = TableRead(catalog.get_table(ident)).to_arrow()
         out["read_s"] = time.perf_counter() - s
         out.update(check_merged(table, rows, batches))
+    elif mode == "read-append":
+        import pyarrow.compute as pc
+
+        from paimon_cli.core.data.predicate_parser import parse_predicate
+        from paimon_cli.core.operation.read import TableRead
+
+        s = time.perf_counter()
+        t = catalog.get_table(ident)
+        pred = parse_predicate(rest[0], t.schema.fields) if rest else None
+        table = TableRead(t, predicate=pred).to_arrow()
+        out["read_s"] = time.perf_counter() - s
+        out.update(rows=table.num_rows, id_sum=pc.sum(table.column("id")).as_py())
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps(out))

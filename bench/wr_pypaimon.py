@@ -4,6 +4,7 @@ Usage::
 
     <pypaimon-python> bench/wr_pypaimon.py write WAREHOUSE db.table IN1.parquet [IN2 ...] [--native]
     <pypaimon-python> bench/wr_pypaimon.py read WAREHOUSE db.table ROWS BATCHES [--native]
+    <pypaimon-python> bench/wr_pypaimon.py read-append WAREHOUSE db.table ["id < N"] [--native]
 
 ``write`` creates the table (``Schema.from_pyarrow_schema``, bucket 4, ``write-only``), then
 per input file: ``pq.read_table`` -> ``new_write().write_arrow`` -> ``new_commit().commit``
@@ -72,6 +73,23 @@ def main() -> int:
         out["read_s"] = time.perf_counter() - s
         out["reader"] = type(read).__name__
         out.update(check_merged(arrow, rows, nb))
+    elif mode == "read-append":
+        import pyarrow.compute as pc
+
+        s = time.perf_counter()
+        table = catalog.get_table(ident)
+        if native:
+            table = table.copy({"read.native.enabled": "true"})
+        rb = table.new_read_builder()
+        if rest:  # only "id < N" is used by the driver
+            col, op, value = rest[0].split()
+            assert (col, op) == ("id", "<"), rest[0]
+            rb = rb.with_filter(rb.new_predicate_builder().less_than("id", int(value)))
+        read = rb.new_read()
+        arrow = read.to_arrow(rb.new_scan().plan().splits())
+        out["read_s"] = time.perf_counter() - s
+        out["reader"] = type(read).__name__
+        out.update(rows=arrow.num_rows, id_sum=pc.sum(arrow.column("id")).as_py())
     else:
         raise SystemExit(f"unknown mode {mode}")
     print(json.dumps(out))

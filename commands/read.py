@@ -120,7 +120,7 @@ def read(
     # the batches are closed on every way out (a closed pipe, an error, Ctrl-C): their
     # read-ahead threads end there
     if to is not None and export is not None:
-        with closing(reader.batches()) as batches, wh.open_output(to) as f:
+        with closing(reader.batches()) as batches, wh.open_export(to) as f:
             n = write_export(batches, reader.schema, export, f)
         note(f"wrote {n} row(s) to {to}")
     else:

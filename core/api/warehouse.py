@@ -13,14 +13,16 @@ import contextlib
 import datetime
 import re
 import weakref
+from collections.abc import Iterator
 from functools import cached_property
 from typing import IO, TYPE_CHECKING, Any
 
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
 from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
-from ..io.fileio import load_file_io, parent
+from ..io.fileio import basename, load_file_io, parent
 from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
+from ..utils.interrupt import deferred
 from ..utils.progress import StepProgress
 from ..utils.rows import Rows
 from .arguments import (
@@ -489,6 +491,37 @@ class Warehouse:
         fio = load_file_io(path, self.storage_options)  # PAIMON_FS_OPTIONS too, as for tables
         fio.mkdirs(parent(path))
         return fio.open_output(path)
+
+    @contextlib.contextmanager
+    def open_export(self, path: str) -> Iterator[IO[bytes]]:
+        """:meth:`open_output` for a file that appears whole or not at all (``read --to``).
+
+        Why: a read that fails or is interrupted half way must not leave a complete-looking
+        file (a closed Parquet writer even adds a valid footer to the rows so far). The rows
+        go to a hidden name beside ``path``, renamed onto it when the block ends normally and
+        deleted on any error or interrupt (``path`` is then left as it was)."""
+        import uuid
+
+        fio = load_file_io(path, self.storage_options)
+        if fio.is_dir(path):
+            raise InvalidInput(f"{path}: cannot create the file (it is a directory)")
+        head, name = parent(path), basename(path)
+        tmp = f".{name}.{uuid.uuid4().hex[:12]}.tmp"
+        tmp = f"{head}/{tmp}" if head else tmp
+        if head:
+            fio.mkdirs(head)
+        try:
+            out = fio.open_output(tmp)
+        except InvalidInput as e:
+            raise InvalidInput(str(e).replace(tmp, path)) from e
+        try:
+            with out:
+                yield out
+            fio.replace_file(tmp, path)
+        except BaseException:
+            with deferred():
+                fio.delete(tmp)
+            raise
 
 
 def _pattern(text: str | None, flag: str) -> re.Pattern[str] | None:

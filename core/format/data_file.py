@@ -26,10 +26,18 @@ from .avro_format import (
     write_avro,
 )
 from .orc_format import iter_orc, open_orc_writer, orc_physical, read_orc, write_orc
-from .parquet_format import iter_parquet, parquet_physical, parquet_writer_options, read_parquet, write_parquet
+from .parquet_format import (
+    iter_parquet,
+    parquet_physical,
+    parquet_writer_options,
+    read_parquet,
+    read_parquet_row_group,
+    write_parquet,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from ..io.fileio import FileIO
     from ..schema.options import CoreOptions
@@ -330,8 +338,11 @@ def iter_data_file_batches(
     batch_rows: int = 65536,
     *,
     low_memory: bool = False,
+    row_groups: list[int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Stream a data file as record batches typed by ``fields`` (the file's schema).
+
+    ``row_groups``: only these row groups of a Parquet file (all by default).
 
     ``low_memory``: Parquet pages are read through a small buffer instead of whole column
     chunks, Avro records block by block (compaction keeps one reader per run open).
@@ -344,7 +355,7 @@ def iter_data_file_batches(
         return _to_target(batch, wanted, path)
 
     if fmt == "parquet":
-        yield from iter_parquet(file_io, path, names, batch_rows, low_memory, convert)
+        yield from iter_parquet(file_io, path, names, batch_rows, low_memory, convert, row_groups)
     elif fmt == "orc":
         yield from iter_orc(file_io, path, names, batch_rows, convert)
     elif low_memory:
@@ -371,6 +382,15 @@ def read_data_file(
     if not records:
         return pa.Table.from_pylist([], schema=pa.schema([arrow_field(f) for f in wanted]))
     return avro_table(records, wanted, path)
+
+
+def read_row_group(
+    file_io: FileIO, path: str, fields: list[DataField], columns: list[str] | None,
+    metadata: pq.FileMetaData, index: int,
+) -> pa.Table:
+    """Row group ``index`` of a Parquet data file (footer ``metadata``), typed by ``fields``."""
+    wanted = _select(fields, columns, path)
+    return _to_target(read_parquet_row_group(file_io, path, metadata, index, [f.name for f in wanted]), wanted, path)
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,13 +10,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import datetime as _dt
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
     from ..io.fileio import FileIO
     from ..schema.options import CoreOptions
@@ -115,9 +117,10 @@ def write_parquet(table: pa.Table, options: CoreOptions) -> pa.Buffer:
 
 def iter_parquet(
     file_io: FileIO, path: str, names: list[str], batch_rows: int, low_memory: bool,
-    convert: Callable[[pa.RecordBatch], pa.Table],
+    convert: Callable[[pa.RecordBatch], pa.Table], row_groups: list[int] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The file's ``names`` columns batch by batch, each typed by ``convert``.
+    """The file's ``names`` columns batch by batch (of ``row_groups``, all by default), each
+    typed by ``convert``.
 
     ``low_memory``: pages are read through a small buffer instead of whole column chunks
     (row groups of Java files are up to 128 MB; compaction keeps one per run open).
@@ -128,7 +131,8 @@ def iter_parquet(
         try:
             pf = (pq.ParquetFile(f, buffer_size=1 << 20, pre_buffer=False) if low_memory
                   else pq.ParquetFile(f))
-            for b in pf.iter_batches(batch_size=batch_rows, columns=names, use_threads=False):
+            for b in pf.iter_batches(batch_size=batch_rows, row_groups=row_groups, columns=names,
+                                      use_threads=False):
                 yield from convert(b).to_batches()
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
@@ -147,3 +151,84 @@ def read_parquet(file_io: FileIO, path: str, names: list[str]) -> pa.Table:
             return pf.read(columns=[n for n in names if n in present], use_threads=False)
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
+
+
+def parquet_metadata(file_io: FileIO, path: str) -> pq.FileMetaData:
+    """The file's footer: row groups with their column statistics (read once, handed to
+    :func:`read_parquet_row_group` so the footer is not parsed again per row group)."""
+    import pyarrow.parquet as pq
+
+    with file_io.open_arrow_input(path) as f:
+        try:
+            return pq.ParquetFile(f).metadata
+        except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+            raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
+
+
+def read_parquet_row_group(
+    file_io: FileIO, path: str, metadata: pq.FileMetaData, index: int, names: list[str]
+) -> pa.Table:
+    """Row group ``index`` of the file, its ``names`` columns. Columns decode on Arrow's
+    threads for local files only (a wrapped Python stream is read by the calling thread; see
+    ``FileIO.open_arrow_input``); the call returns only once every thread is done."""
+    import pyarrow.parquet as pq
+
+    with file_io.open_arrow_input(path) as f:
+        try:
+            pf = pq.ParquetFile(f, metadata=metadata)
+            return pf.read_row_group(index, columns=names, use_threads=file_io.is_local)
+        except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+            raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
+
+
+# Parquet statistics pyarrow decodes into the Python values predicates compare with, by the
+# Paimon type root and the Parquet physical type. Others (floats: NaN is left out of the
+# min/max; timestamps: INT96 and unit choices; decimals, CHAR padding, binary) are not used.
+_STATS_TYPES = {
+    "BOOLEAN": ("BOOLEAN", bool),
+    "TINYINT": ("INT32", int),
+    "SMALLINT": ("INT32", int),
+    "INT": ("INT32", int),
+    "BIGINT": ("INT64", int),
+    "DATE": ("INT32", _dt.date),
+    "VARCHAR": ("BYTE_ARRAY", str),
+}
+
+
+def stats_type_supported(root: str) -> bool:
+    """Whether row groups can be pruned by the Parquet statistics of a column of this type."""
+    return root in _STATS_TYPES
+
+
+def row_group_stats(
+    metadata: pq.FileMetaData, index: int, columns: Mapping[str, tuple[str, str]]
+) -> dict[str, tuple[Any, Any, int | None, int]]:
+    """``(min, max, null_count, row_count)`` of row group ``index`` for ``columns``
+    (predicate column -> (file column, Paimon type root)), in the predicate's value domain.
+
+    A column whose statistics are missing, not of the expected physical type or not decoded
+    to the expected Python type is left out (unknown: the row group is kept)."""
+    rg = metadata.row_group(index)
+    rows = rg.num_rows
+    by_path = {rg.column(j).path_in_schema: j for j in range(rg.num_columns)}
+    out: dict[str, tuple[Any, Any, int | None, int]] = {}
+    for name, (file_name, root) in columns.items():
+        j = by_path.get(file_name)
+        expected = _STATS_TYPES.get(root)
+        if j is None or expected is None:
+            continue
+        col = rg.column(j)
+        st = col.statistics
+        if st is None or col.physical_type != expected[0]:
+            continue
+        nulls = st.null_count if st.has_null_count else None
+        lo = hi = None
+        if st.has_min_max:
+            lo, hi = st.min, st.max
+            if not (isinstance(lo, expected[1]) and isinstance(hi, expected[1])) or (
+                    expected[1] is int and isinstance(lo, bool)):
+                continue
+            if expected[1] is _dt.date and isinstance(lo, _dt.datetime):
+                continue
+        out[name] = (lo, hi, nulls, rows)
+    return out

@@ -500,6 +500,14 @@ class FileIO:
         except FileNotFoundError:
             pass
 
+    def replace_file(self, src: str, dst: str) -> None:
+        """Move the file ``src`` onto ``dst`` (replacing it): one rename on a local filesystem,
+        a copy and delete on an object store. For exports, not for table files."""
+        if self.is_local:
+            os.replace(self._p(src), self._p(dst))
+        else:
+            self.fs.mv(self._p(src), self._p(dst))
+
     def rename_dir(self, src: str, dst: str) -> None:
         """Rename a directory in one step (local filesystems only: an object store would copy it
         file by file, which readers could see half done); ``dst`` must not exist."""

@@ -103,7 +103,13 @@ class TableRead:
         return self._plan
 
     def explain(self) -> Rows:
-        return explain_rows(self.plan(), self.schema, self.top_level_only)
+        """The plan's pruning steps; with a predicate on an append table also the Parquet row
+        groups the read would skip by their statistics (their footers are read for that)."""
+        row_groups = None
+        reader = self._split_read() if self.predicate is not None else None
+        if isinstance(reader, RawFileSplitRead):
+            row_groups = reader.row_group_counts(self.plan().splits)
+        return explain_rows(self.plan(), self.schema, self.top_level_only, row_groups)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -169,6 +175,10 @@ class TableRead:
         the GIL); at most ``_PREFETCH`` decoded splits wait, so memory stays bounded."""
         splits = self.plan().splits
         reader = self._split_read()
+        if isinstance(reader, RawFileSplitRead):
+            reader.streaming = self.limit is not None  # may stop after a few rows: nothing decoded ahead
+            yield from reader.read_splits(splits)
+            return
         if not isinstance(reader, MergeFileSplitRead) or len(splits) <= 1:
             for split in splits:
                 yield from reader.read(split)

@@ -6,15 +6,19 @@ from ..schema.table_schema import TableSchema
 from ..utils.rows import Rows
 from .read_plan import Counts, ReadPlan
 from .scan import is_postpone_table
+from .split_read import RowGroupCounts
 
 EXPLAIN_COLUMNS = ["step", "partitions", "buckets", "files", "records", "note"]
 # a terminal shows the counts; the notes (why an index pruned nothing) follow the table as lines
 EXPLAIN_BRIEF = EXPLAIN_COLUMNS[:-1]
 
 
-def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = False) -> Rows:
+def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = False,
+                 row_groups: RowGroupCounts | None = None) -> Rows:
     """One row per step: total, the postpone bucket (postpone tables), partition, bucket and
-    level pruning, stats, each file index kind, and what remains."""
+    level pruning, stats, each file index kind, with ``row_groups`` the Parquet row groups of
+    the remaining files the read skips by their statistics (files: those skipped whole,
+    records: the rows skipped; the note counts row groups), and what remains to open."""
     steps = [("total", plan.total)]
     if is_postpone_table(schema):
         steps.append(("skipped postpone bucket", plan.skipped_postponed))
@@ -29,6 +33,11 @@ def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = Fal
         name = f"pruned by {kind} index" if kind != "file index" else "pruned by file indexes combined"
         steps.append((name, plan.pruned_by_index.get(kind, Counts())))
         notes[name] = plan.index_notes.get(kind)
+    if row_groups is not None:
+        name = "pruned by row-group stats"
+        steps.append((name, Counts(files=row_groups.skipped_files, records=row_groups.skipped_records)))
+        notes[name] = (f"{row_groups.skipped_row_groups} of {row_groups.row_groups} row group(s) in "
+                       f"{row_groups.files} Parquet file(s) of the remaining files skipped at read")
     steps.append(("remaining", plan.remaining))
     rows = [{"step": name, "partitions": c.partitions, "buckets": c.buckets, "files": c.files,
              "records": c.records, "note": notes.get(name)} for name, c in steps]

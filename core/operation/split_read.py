@@ -9,7 +9,10 @@ compute.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,17 +20,22 @@ import pyarrow.compute as pc
 from ..data.predicate import Predicate
 from ..data.predicate_literal import RawLiteral, arrow_values, coerce_literal
 from ..data.types import DataField
-from ..format.arrow_schema import VALUE_KIND
-from ..format.data_file import evolve, iter_data_file_batches
+from ..format.arrow_schema import VALUE_KIND, arrow_field
+from ..format.data_file import evolve, format_of, iter_data_file_batches, read_row_group
 from ..format.input import ROW_KIND_NAMES
+from ..format.parquet_format import parquet_metadata, row_group_stats, stats_type_supported
 from ..index.deletion_vectors import DeletionVector, read_deletion_vectors
 from ..io import paths
 from ..manifest.index_manifest import DeletionVectorMeta
 from ..manifest.manifest import DataFileMeta
 from ..manifest.stats_reader import StatsReader
 from ..table.file_store_table import FileStoreTable
+from ..utils.workers import prefetch
 from .read_plan import Split
 from .row_tracking import physical_system_fields, system_columns, with_system_columns
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 ROW_KIND_COLUMN = "rowkind"
 
@@ -116,35 +124,187 @@ class SplitRead:
         return t
 
 
+_AHEAD = 3  # row groups (or non-Parquet files) decoded ahead on worker threads
+_BATCH_ROWS = 65536  # rows per batch of iter_data_file_batches
+
+
+@dataclass
+class _Unit:
+    """One piece of an append read, decoded on a worker: a Parquet row group (``index`` of the
+    footer ``metadata``, starting at file row ``offset``) or a whole ORC / Avro file."""
+
+    path: str
+    meta: DataFileMeta
+    file_fields: list[DataField]
+    read_fields: list[DataField]
+    columns: list[str]
+    dv: DeletionVector | None
+    metadata: pq.FileMetaData | None = None
+    index: int = 0
+    offset: int = 0
+    constants: dict[str, pa.Scalar] = field(default_factory=dict)  # partition column -> its value
+
+
+@dataclass
+class RowGroupCounts:
+    """Parquet row groups of the files a read opens, and those their statistics ruled out."""
+
+    files: int = 0
+    row_groups: int = 0
+    skipped_row_groups: int = 0
+    skipped_files: int = 0  # every row group skipped
+    skipped_records: int = 0
+
+
 class RawFileSplitRead(SplitRead):
-    """Append tables: each file streamed batch by batch, evolved to the read schema by field id,
-    minus the rows its deletion vector marks."""
+    """Append tables: each file evolved to the read schema by field id, minus the rows its
+    deletion vector marks. Parquet row groups the predicate's statistics rule out are not
+    read; the rest are decoded up to ``_AHEAD`` at a time on worker threads (pyarrow decodes
+    without the GIL) and returned in file order, so the output is the sequential read's.
+
+    ``streaming`` (a read with a limit, which may stop after a few rows): pieces are read
+    batch by batch on the calling thread instead, so the first rows come without decoding
+    whole row groups ahead.
+    """
+
+    streaming = False
 
     def read(self, split: Split) -> Iterator[pa.Table]:
-        need = self.needed_columns()
-        target = [self.schema.field(n) for n in need]
-        keys = self.schema.partition_keys
+        return self.read_splits([split])
+
+    def read_splits(self, splits: Sequence[Split]) -> Generator[pa.Table, None, None]:
+        target = [self.schema.field(n) for n in self.needed_columns()]
+        if self.streaming:
+            for unit in self._units(splits, target, None):
+                yield from self._pieces(unit, target)
+            return
+        with contextlib.closing(prefetch(lambda u: self._load(u, target), self._units(splits, target, None),
+                                         _AHEAD, "paimon-read")) as loaded:
+            for tables in loaded:
+                yield from tables
+
+    def row_group_counts(self, splits: Sequence[Split]) -> RowGroupCounts:
+        """What the predicate's row-group pruning skips in ``splits`` (``read --explain``);
+        reads the Parquet footers."""
+        counts = RowGroupCounts()
+        target = [self.schema.field(n) for n in self.needed_columns()]
+        for _ in self._units(splits, target, counts):
+            pass
+        return counts
+
+    def _units(self, splits: Sequence[Split], target: list[DataField],
+               counts: RowGroupCounts | None) -> Iterator[_Unit]:
+        """The pieces to decode, in output order; Parquet footers are read here (on the
+        consumer's thread, one file ahead of the decoding at most ``_AHEAD`` pieces)."""
+        keys = set(self.schema.partition_keys)
         from_files = [f for f in target if f.name not in keys]
-        dvs = self.deletion_vectors(split)
-        for meta in split.files:
-            file_fields = list(self.file_schemas.schema(meta.schema_id).fields)
-            cols = file_columns(file_fields, from_files)
-            stored = [f for f in physical_system_fields(meta) if f.name in self.system_columns]
-            if not cols and not stored and file_fields:
-                cols = [file_fields[0].name]  # zero columns would read zero rows: read one to count them
-            dv = dvs.get(meta.file_name)
-            offset = 0
-            for batch in iter_data_file_batches(self.table.file_io, self.file_path(split, meta), file_fields + stored,
-                                                cols + [f.name for f in stored]):
-                t = pa.Table.from_batches([batch])
-                n = t.num_rows
-                system = system_columns(meta, t, offset, self.system_columns) if self.system_columns else {}
-                # by physical position: taken before the deletion vector drops rows
-                t = with_system_columns(self._with_partition(evolve(t, file_fields, target), split), system)
-                if dv is not None:
-                    t = drop_deleted(t, dv, offset)
-                offset += n
-                yield self.finish(t)
+        for split in splits:
+            dvs = self.deletion_vectors(split) if counts is None else {}
+            constants = self._partition_constants(split, target) if counts is None else {}
+            for meta in split.files:
+                file_fields = list(self.file_schemas.schema(meta.schema_id).fields)
+                cols = file_columns(file_fields, from_files)
+                stored = [f for f in physical_system_fields(meta) if f.name in self.system_columns]
+                if not cols and not stored and file_fields:
+                    cols = [file_fields[0].name]  # zero columns would read zero rows: read one to count them
+                path = self.file_path(split, meta)
+                unit = _Unit(path, meta, file_fields, file_fields + stored, cols + [f.name for f in stored],
+                             dvs.get(meta.file_name), constants=constants)
+                if format_of(path) != "parquet":
+                    if counts is None:
+                        yield unit
+                    continue
+                md = parquet_metadata(self.table.file_io, path)
+                prune = self._stats_columns(file_fields)
+                offset = skipped = 0
+                for i in range(md.num_row_groups):
+                    rows = md.row_group(i).num_rows
+                    if prune and self.predicate is not None \
+                            and not self.predicate.might_match(row_group_stats(md, i, prune)):
+                        skipped += 1
+                        if counts is not None:
+                            counts.skipped_records += rows
+                    elif counts is None:
+                        yield replace(unit, metadata=md, index=i, offset=offset)
+                    offset += rows
+                if counts is not None:
+                    counts.files += 1
+                    counts.row_groups += md.num_row_groups
+                    counts.skipped_row_groups += skipped
+                    counts.skipped_files += int(skipped > 0 and skipped == md.num_row_groups)
+
+    def _partition_constants(self, split: Split, target: list[DataField]) -> dict[str, pa.Scalar]:
+        """The read's partition columns, from the split's partition value and never decoded:
+        Java's read fills them from the partition row (``PartitionUtils``), and files a Hive
+        migration moved in hold no partition column at all."""
+        wanted = {f.name: f for f in target}
+        out: dict[str, pa.Scalar] = {}
+        for key, value in zip(self.schema.partition_keys, split.partition_values, strict=True):
+            f = wanted.get(key)
+            if f is None:
+                continue
+            if value is None:
+                out[key] = pa.scalar(None, type=arrow_field(f).type)
+                continue
+            vals, lit_type = arrow_values([value], f.type)
+            out[key] = pa.scalar(vals[0], type=lit_type)
+        return out
+
+    def _stats_columns(self, file_fields: list[DataField]) -> dict[str, tuple[str, str]]:
+        """Predicate columns whose row-group statistics may prune: predicate column -> (file
+        column, type root). Only a column stored with exactly its read type (same field id,
+        same type), of a type whose statistics decode exactly, and without a default value
+        (a NULL read back as the default would not be in the statistics)."""
+        if self.predicate is None:
+            return {}
+        by_id = {f.id: f for f in file_fields}
+        defaults = self.options.field_default_values()
+        out = {}
+        for name in self.predicate.columns():
+            if name in defaults or name not in self.schema.field_names:
+                continue
+            want = self.schema.field(name)
+            have = by_id.get(want.id)
+            if have is None or have.type.copy(nullable=True) != want.type.copy(nullable=True):
+                continue
+            if stats_type_supported(want.type.root):
+                out[name] = (have.name, want.type.root)
+        return out
+
+    def _pieces(self, unit: _Unit, target: list[DataField]) -> Iterator[pa.Table]:
+        """A piece decoded, evolved, minus deleted rows, filtered and projected; streamed
+        batch by batch (a worker collects them, see :meth:`read_splits`)."""
+        row_groups = None if unit.metadata is None else [unit.index]
+        offset = unit.offset
+        for batch in iter_data_file_batches(self.table.file_io, unit.path, unit.read_fields, unit.columns,
+                                            row_groups=row_groups):
+            t = pa.Table.from_batches([batch])
+            n = t.num_rows
+            yield self._finish_piece(unit, t, offset, target)
+            offset += n
+
+    def _load(self, unit: _Unit, target: list[DataField]) -> list[pa.Table]:
+        """:meth:`_pieces` at once (worker thread); a Parquet row group is decoded whole."""
+        if unit.metadata is None:
+            return list(self._pieces(unit, target))
+        t = read_row_group(self.table.file_io, unit.path, unit.read_fields, unit.columns, unit.metadata, unit.index)
+        # in the streamed read's batches (``_BATCH_ROWS``), so the result batches -- and what
+        # ``read --to`` writes of them -- are the same whichever way the file was read
+        return [self._finish_piece(unit, t.slice(start, _BATCH_ROWS), unit.offset + start, target)
+                for start in range(0, t.num_rows, _BATCH_ROWS)]
+
+    def _finish_piece(self, unit: _Unit, t: pa.Table, offset: int, target: list[DataField]) -> pa.Table:
+        system = system_columns(unit.meta, t, offset, self.system_columns) if self.system_columns else {}
+        t = evolve(t, unit.file_fields, target)
+        for name, value in unit.constants.items():
+            i = t.column_names.index(name)
+            typ = t.schema.field(i).type
+            t = t.set_column(i, t.schema.field(i), pa.repeat(value.cast(typ), t.num_rows))
+        # by physical position: taken before the deletion vector drops rows
+        t = with_system_columns(t, system)
+        if unit.dv is not None:
+            t = drop_deleted(t, unit.dv, offset)
+        return self.finish(t)
 
 
     def _with_partition(self, t: pa.Table, split: Split) -> pa.Table:
