@@ -43,7 +43,7 @@ from ..operation.split_read import drop_deleted
 from ..refs.snapshot import Snapshot
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
-from .append import rewrite_unaware_dv_index, bucket_dv_vectors
+from .append import bucket_dv_vectors, rewrite_unaware_dv_index
 from .data_evolution import ranges_unchanged
 
 MAX_VECTORS = 100_000  # Java's per-invocation bound on deletion vectors
@@ -75,9 +75,10 @@ class RangeGroup:
     def rows(self) -> int:
         return self.last_row_id - self.first_row_id + 1
 
-    def as_row(self) -> list[object]:
-        return [self.partition_text, self.bucket, self.first_row_id, self.last_row_id,
-                " ".join(f.file_name for f in self.files), self.deleted_rows, self.rows - self.deleted_rows]
+    def as_row(self) -> dict[str, object]:
+        return dict(zip(PLAN_COLUMNS, [self.partition_text, self.bucket, self.first_row_id, self.last_row_id,
+                                       " ".join(f.file_name for f in self.files), self.deleted_rows,
+                                       self.rows - self.deleted_rows], strict=True))
 
 
 @dataclass
@@ -91,10 +92,11 @@ class MaterializeResult:
     left_over: int = 0  # deletion vectors past the bound, for the next run
     written: list[str] = field(default_factory=list)
 
-    def as_row(self) -> list[object]:
-        return [self.snapshot_id, len(self.groups), sum(len(g.files) for g in self.groups), self.files_written,
-                sum(g.deleted_rows for g in self.groups), sum(g.rows - g.deleted_rows for g in self.groups),
-                self.global_indexes_dropped]
+    def as_row(self) -> dict[str, object]:
+        return dict(zip(RESULT_COLUMNS, [
+            self.snapshot_id, len(self.groups), sum(len(g.files) for g in self.groups), self.files_written,
+            sum(g.deleted_rows for g in self.groups), sum(g.rows - g.deleted_rows for g in self.groups),
+            self.global_indexes_dropped], strict=True))
 
 
 def check_materializable(table: FileStoreTable) -> None:
