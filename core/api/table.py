@@ -465,7 +465,7 @@ class Table:
         from .reports import MaterializeDeletionVectorsReport
         if _strings(partitions) and where:
             raise InvalidInput("materialize-deletion-vectors: give --partition or --where, not both")
-        table = self._open_for(Action.COMPACT)
+        table = self._open_for(Action.MATERIALIZE_DELETION_VECTORS)
         dynamic = key_values(options, "--option")
         if dynamic:
             table = table.copy(dynamic)

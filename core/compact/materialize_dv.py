@@ -118,7 +118,8 @@ def plan_materialize(
     table: FileStoreTable, snapshot: Snapshot | None, keep_partition: Callable[[bytes], bool] | None = None,
     max_vectors: int = MAX_VECTORS,
 ) -> tuple[list[RangeGroup], dict[tuple[bytes, int], tuple[IndexFileMeta, ...]], int]:
-    """The range groups of the first ``max_vectors`` deletion vectors (partitions in order),
+    """The range groups of the first ``max_vectors`` deletion vectors (partitions in order;
+    a group that reaches the bound is taken whole),
     the live DV index files per (partition, bucket), and how many vectors were left over."""
     if snapshot is None:
         return [], {}, 0
@@ -144,7 +145,7 @@ def plan_materialize(
             anchors = [f for f in g if f.file_name in vectors]
             if not anchors:
                 continue
-            if taken + len(anchors) > max_vectors and taken:
+            if taken >= max_vectors:  # a soft bound: a component is never split, so it may pass it
                 left += len(anchors)
                 continue
             vector_files = [f.file_name for f in g if is_vector_store_file(f.file_name)]
@@ -163,6 +164,7 @@ def materialize_deletion_vectors(
     partitions: Sequence[str] | None = None,
     where: str | None = None,
     dry_run: bool = False,
+    max_vectors: int = MAX_VECTORS,
 ) -> MaterializeResult:
     """One bounded run (module doc); ``dry_run`` plans only."""
     from ..operation.partition_spec import parse_partition_specs, partition_filter
@@ -173,7 +175,7 @@ def materialize_deletion_vectors(
     specs = parse_partition_specs(partitions, table.schema) if partitions else None
     keep = partition_filter(table.schema, specs, where)
     base = table.snapshot_manager.latest_snapshot()
-    groups, index, left = plan_materialize(table, base, keep)
+    groups, index, left = plan_materialize(table, base, keep, max_vectors)
     result = MaterializeResult(groups, dry_run, left_over=left)
     if dry_run or not groups or base is None:
         result.seconds = time.monotonic() - started
