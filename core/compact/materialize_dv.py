@@ -16,7 +16,7 @@ Run it again until it changes nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,7 @@ from ..operation.blob_read import blob_columns
 from ..operation.commit import FileStoreCommit
 from ..operation.data_evolution import row_range_groups
 from ..operation.data_evolution_read import DataEvolutionSplitRead, anchor_file
+from ..operation.partition_spec import PartitionSelection, parse_partition_specs, partition_filter, selected_entries
 from ..operation.read_plan import Split
 from ..operation.row_tracking import is_data_evolution, is_row_tracking, is_vector_store_file
 from ..operation.scan import FileStoreScan
@@ -115,24 +116,23 @@ def check_materializable(table: FileStoreTable) -> None:
 
 
 def plan_materialize(
-    table: FileStoreTable, snapshot: Snapshot | None, keep_partition: Callable[[bytes], bool] | None = None,
+    table: FileStoreTable, snapshot: Snapshot | None, selection: PartitionSelection | None = None,
     max_vectors: int = MAX_VECTORS,
 ) -> tuple[list[RangeGroup], dict[tuple[bytes, int], tuple[IndexFileMeta, ...]], int]:
     """The range groups of the first ``max_vectors`` deletion vectors (partitions in order;
     a group that reaches the bound is taken whole),
     the live DV index files per (partition, bucket), and how many vectors were left over."""
     if snapshot is None:
+        selected_entries(table, snapshot, selection)
         return [], {}, 0
     scan = FileStoreScan(table)
     index: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
     for ie in scan.index_entries(snapshot):
         if ie.index_file.index_type == DELETION_VECTORS_INDEX:
             index.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
-    keep = keep_partition
     files: dict[tuple[bytes, int, int], list[DataFileMeta]] = {}
-    for e in scan.plan(snapshot):
-        if keep is None or keep(e.partition):
-            files.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
+    for e in selected_entries(table, snapshot, selection):  # a selection matching nothing: exit 3
+        files.setdefault((e.partition, e.bucket, e.total_buckets), []).append(e.file)
     dec = EntryDecoder(table)
     groups: list[RangeGroup] = []
     taken = left = 0
@@ -167,7 +167,6 @@ def materialize_deletion_vectors(
     max_vectors: int = MAX_VECTORS,
 ) -> MaterializeResult:
     """One bounded run (module doc); ``dry_run`` plans only."""
-    from ..operation.partition_spec import parse_partition_specs, partition_filter
     started = time.monotonic()
     if partitions and where:
         raise InvalidInput("materialize-deletion-vectors: give --partition or --where, not both")

@@ -164,6 +164,8 @@ def test_materialize_keeps_exactly_the_surviving_rows_with_new_row_ids(pypaimon:
 def test_partition_filter_rewrites_only_that_partition(pypaimon: PyPaimon, own_wh: str) -> None:
     ident = f"{DB}.dv_part"
     assert cli_json(own_wh, "materialize-deletion-vectors", ident, "--partition", "dt=y", "--dry-run") == []
+    res = cli(own_wh, "materialize-deletion-vectors", ident, "--partition", "dt=nope", code=3)  # as compact's
+    assert "dt=nope" in res.stderr
     (res,) = cli_json(own_wh, "materialize-deletion-vectors", ident, "--where", "dt = 'x'")
     assert res["ranges"] == 2
     cols = [c for c, _ in COLUMNS]
