@@ -8,9 +8,9 @@ vectors in partition order, widens each anchor to every file whose row-id range 
 and writes the surviving rows as new APPEND files without ``_FIRST_ROW_ID``: the commit hands
 them new row ids from the snapshot's ``nextRowId``. The replaced files and the index files
 holding their vectors are deleted (vectors of other files move to one new index file), and
-global indexes over a rewritten row range are dropped (their row ids no longer exist). A range
-or deletion-vector index that another commit changed since planning fails the commit (exit 5).
-Run it again until it changes nothing.
+global indexes of a rewritten partition or over a rewritten row range are dropped (their row
+ids no longer exist). A range or deletion-vector index that another commit changed since
+planning fails the commit (exit 5). Run it again until it changes nothing.
 """
 
 from __future__ import annotations
@@ -266,14 +266,16 @@ def _rewrite(
 
 def _global_index_drops(table: FileStoreTable, base: Snapshot, groups: list[RangeGroup],
                         ) -> dict[tuple[bytes, int], list[IndexFileMeta]]:
-    """Global index files whose row range overlaps a rewritten range: those rows' ids are gone."""
+    """Global index files of a rewritten partition or over a rewritten row range: those rows'
+    ids are gone (Java invalidates the global indexes of the partitions it rewrites)."""
     spans = [(g.first_row_id, g.last_row_id) for g in groups]
+    partitions = {g.partition for g in groups}
     out: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
     for ie in FileStoreScan(table).index_entries(base):
         gi = ie.index_file.global_index
         if gi is None:
             continue
-        if any(gi.row_range_start <= hi and gi.row_range_end >= lo for lo, hi in spans):
+        if ie.partition in partitions or any(gi.row_range_start <= hi and gi.row_range_end >= lo for lo, hi in spans):
             out.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     return out
 
