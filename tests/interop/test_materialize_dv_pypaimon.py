@@ -309,3 +309,14 @@ def test_a_fully_deleted_range_leaves_no_file(pypaimon: PyPaimon, tmp_path: Path
     assert sorted((r["id"], r["_ROW_ID"]) for r in pypaimon.read(wh, DB, "t", projection=["id", "_ROW_ID"])) == \
         [(5, 10), (6, 11), (8, 12), (9, 13)]
     assert _dv_index_entries(wh, "t") == []
+
+
+def test_dynamic_option_applies_to_the_run(pypaimon: PyPaimon, own_wh: str) -> None:
+    """``--option target-file-size=1b``: each range's rows roll into their own file (one by default)."""
+    (res,) = cli_json(own_wh, "materialize-deletion-vectors", f"{DB}.dv", "--option", "target-file-size=1b")
+    assert (res["ranges"], res["files_written"]) == (2, 2)
+    files = [f for f in cli_json(own_wh, "inspect", "files", f"{DB}.dv") if f["first_row_id"] >= 120]
+    assert sorted((f["first_row_id"], f["record_count"]) for f in files) == [(120, 36), (156, 37)]
+    cols = [c for c, _ in COLUMNS]
+    assert canon(pypaimon.read(own_wh, DB, "dv", projection=cols)) == canon(surviving())
+    assert "target-file-size" not in json.dumps(cli_json(own_wh, "inspect", "options", f"{DB}.dv"))
