@@ -13,6 +13,7 @@
 #   rescale --branch --bucket-num --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --wide -o -q -w
 #   remove-orphan-files --branch --catalog --catalog-option --debug --dry-run --engine --external-paths --force --fs-option --limit --older-than --output --parallelism --quiet --spark-conf --spark-master --warehouse --wide --yes -o -q -w -y
 #   rewrite-file-index --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --partition --quiet --warehouse --where --wide -o -q -w
+#   materialize-deletion-vectors --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --option --output --partition --quiet --warehouse --where --wide -o -q -w
 #   rollback --as-latest --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --snapshot --tag --to-timestamp --to-watermark --warehouse --wide --yes -o -q -w -y
 #   compact-manifest --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w
 #   remove-unexisting-files --branch --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --wide -o -q -w

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..compact.job import CompactResult
+    from ..compact.materialize_dv import MaterializeResult
     from ..compact.rescale import RescaleResult
     from ..compact.rewrite_file_index import RewriteResult
     from ..compact.write_job import WriteResult
@@ -192,6 +193,40 @@ class RescaleReport:
     def summary(self) -> str:
         from ..compact.rescale import describe
         return describe(self.result, self.identifier)
+
+
+@dataclass
+class MaterializeDeletionVectorsReport:
+    result: MaterializeResult
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self.result.snapshot_id
+
+    def rows(self) -> Rows:
+        """The row-id ranges a run rewrites (dry run), else the one result row."""
+        from ..compact.materialize_dv import PLAN_COLUMNS as MDV_PLAN_COLUMNS
+        from ..compact.materialize_dv import RESULT_COLUMNS as MDV_RESULT_COLUMNS
+        r = self.result
+        if r.dry_run:
+            return Rows(MDV_PLAN_COLUMNS, [g.as_row() for g in r.groups])
+        return Rows(MDV_RESULT_COLUMNS, [r.as_row()])
+
+    def notes(self) -> list[str]:
+        r = self.result
+        out = []
+        if r.dry_run:
+            out.append(f"materialize-deletion-vectors: {len(r.groups)} row-id range(s) would be rewritten; "
+                       "nothing written")
+        elif r.snapshot_id is None:
+            out.append("materialize-deletion-vectors: no deletion vectors to materialize; nothing committed")
+        else:
+            out.append(f"materialize-deletion-vectors: snapshot {r.snapshot_id} rewrote {len(r.groups)} row-id "
+                       f"range(s); surviving rows have new row ids")
+        if r.left_over:
+            out.append(f"materialize-deletion-vectors: {r.left_over} deletion vector(s) left for the next run "
+                       "(at most 100,000 per run)")
+        return out
 
 
 @dataclass

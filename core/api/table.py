@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         CompactManifestReport,
         CompactReport,
         ExpireReport,
+        MaterializeDeletionVectorsReport,
         OrphanFilesReport,
         PurgeFilesReport,
         Reader,
@@ -452,6 +453,25 @@ class Table:
         result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run,
                                       progress=progress)
         return RewriteFileIndexReport(result, _default_v2_bitmaps(table.schema.options))
+
+    def materialize_deletion_vectors(
+        self, *, partitions: str | Sequence[str] | None = None, where: str | None = None,
+        options: KeyValues | None = None, dry_run: bool = False,
+    ) -> MaterializeDeletionVectorsReport:
+        """One bounded run of Java's materialize_deletion_vectors on a data-evolution table:
+        rows its deletion vectors delete are dropped by rewriting their row-id ranges (the
+        surviving rows get new row ids); call again until it changes nothing."""
+        from ..compact.materialize_dv import materialize_deletion_vectors
+        from .reports import MaterializeDeletionVectorsReport
+        if _strings(partitions) and where:
+            raise InvalidInput("materialize-deletion-vectors: give --partition or --where, not both")
+        table = self._open_for(Action.MATERIALIZE_DELETION_VECTORS)
+        dynamic = key_values(options, "--option")
+        if dynamic:
+            table = table.copy(dynamic)
+        result = materialize_deletion_vectors(table, partitions=_strings(partitions) or None, where=where,
+                                              dry_run=dry_run)
+        return MaterializeDeletionVectorsReport(result)
 
     # -- expiry and clean-up --------------------------------------------------------------------
 

@@ -427,7 +427,7 @@ def run_append_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
         deleted_index: list[IndexFileMeta] = []
         if index_files and vectors:
             if table.schema.bucket == -1:
-                new_index, deleted_index, index_written = _rewrite_unaware_index(table, unit, index_files, names)
+                new_index, deleted_index, index_written = rewrite_unaware_dv_index(table, unit, index_files, names)
             else:
                 m = DvMaintainer(table, unit.partition, unit.bucket, index_files)
                 for n in names:
@@ -444,7 +444,7 @@ def run_append_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
     )
 
 
-def _rewrite_unaware_index(
+def rewrite_unaware_dv_index(
     table: FileStoreTable, unit: CompactUnit, index_files: list[IndexFileMeta], removed: set[str],
 ) -> tuple[list[IndexFileMeta], list[IndexFileMeta], list[str]]:
     """Every index file holding a vector of a rewritten file is deleted; the vectors of other
@@ -476,5 +476,6 @@ __all__ = [
     "output_writer",
     "plan_append_units",
     "read_file_tables",
+    "rewrite_unaware_dv_index",
     "run_append_unit",
 ]

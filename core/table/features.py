@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ..data.types import BlobType, holds_blob
 from ..errors import NotYetSupported
 from ..io import paths
-from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexManifestFile
+from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestFile
 from ..schema import iceberg_options
 
 if TYPE_CHECKING:
@@ -51,12 +51,13 @@ class Action(Enum):
     MARK_PARTITION_DONE = "mark-partition-done"
     REMOVE_UNEXISTING_MANIFESTS = "remove-unexisting-manifests"
     CLONE = "clone"
+    MATERIALIZE_DELETION_VECTORS = "materialize-deletion-vectors"
 
 
 # actions that rewrite or add data files (and so must keep every index and layout rule)
 DATA_CHANGES = frozenset({Action.WRITE, Action.COMPACT, Action.RESCALE, Action.REWRITE_FILE_INDEX,
                           Action.EXPIRE_PARTITIONS, Action.REMOVE_UNEXISTING_FILES, Action.MERGE_BRANCH,
-                          Action.DROP_PARTITION, Action.CLONE})
+                          Action.DROP_PARTITION, Action.CLONE, Action.MATERIALIZE_DELETION_VECTORS})
 # actions that read data files
 DATA_ACCESS = DATA_CHANGES | {Action.READ}
 # actions after which Java would run its commit or tag callbacks
@@ -272,7 +273,8 @@ def check_features(table: FileStoreTable, action: Action) -> None:
         _check_iceberg_table(table, action)
     if action not in GLOBAL_INDEX.refused:
         return
-    kinds = unsupported_index_types(table)
+    # materializing deletion vectors drops the global indexes over the row ranges it renumbers
+    kinds = unsupported_index_types(table, global_ok=action is Action.MATERIALIZE_DELETION_VECTORS)
     if kinds:
         found = f"index kinds {', '.join(kinds)} in the index manifest"
         raise NotYetSupported(_message(action, name, found, GLOBAL_INDEX))
@@ -319,14 +321,19 @@ def _check_iceberg_table(table: FileStoreTable, action: Action) -> None:
                                                              f"{schema.id} with Iceberg metadata", ICEBERG_COLUMN_TYPE))
 
 
-def unsupported_index_types(table: FileStoreTable) -> list[str]:
-    """Index kinds of the latest snapshot other than HASH and DELETION_VECTORS (sorted)."""
+def unsupported_index_types(table: FileStoreTable, global_ok: bool = False) -> list[str]:
+    """Index kinds of the latest snapshot other than HASH and DELETION_VECTORS (sorted);
+    ``global_ok``: global index files (those with global-index metadata) are fine."""
     snap = table.snapshot_manager.latest_snapshot()
     if snap is None or not snap.index_manifest:
         return []
     entries = IndexManifestFile(table.file_io, paths.manifest_dir(table.path)).live_entries(snap.index_manifest)
-    return sorted({e.index_file.index_type for e in entries
-                   if e.index_file.index_type not in KNOWN_INDEX_TYPES or e.index_file.global_index is not None})
+    def unsupported(f: IndexFileMeta) -> bool:
+        if f.global_index is not None:
+            return not global_ok
+        return f.index_type not in KNOWN_INDEX_TYPES
+
+    return sorted({e.index_file.index_type for e in entries if unsupported(e.index_file)})
 
 
 def _message(action: Action, table_name: str, found: str, feature: Feature) -> str:

@@ -368,6 +368,25 @@ def op_update_by_row_id(req: dict[str, Any]) -> Any:
 OPS["update_by_row_id"] = op_update_by_row_id
 
 
+def op_delete_by_row_id(req: dict[str, Any]) -> Any:
+    """Data evolution with deletion vectors: ``TableDeleteByRowId.delete`` of ``row_ids``; one commit."""
+    from pypaimon.write.table_delete import TableDeleteByRowId
+
+    table = _catalog(req).get_table(_ident(req))
+    messages = TableDeleteByRowId(table).delete([int(r) for r in req["row_ids"]])
+    commit = table.new_batch_write_builder().new_commit()
+    try:
+        commit.commit(messages)
+    finally:
+        commit.close()
+    latest = table.snapshot_manager().get_latest_snapshot()
+    return {"snapshot_id": None if latest is None else int(latest.id),
+            "next_row_id": None if latest is None else latest.next_row_id}
+
+
+OPS["delete_by_row_id"] = op_delete_by_row_id
+
+
 def op_create_global_index(req: dict[str, Any]) -> Any:
     """pypaimon's ``create_global_index`` (btree / bitmap on data-evolution tables): one commit."""
     table = _catalog(req).get_table(_ident(req))
