@@ -7,6 +7,7 @@ exactly the copies, a re-run copies and commits nothing, and refusals change not
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from tests.interop.java_harness import JavaPaimon
 from tests.s3_fixtures import S3Server
 
 from .hive_metastore_server import HiveMetastoreServer
-from .hms_helpers import fresh_db
+from .hms_helpers import client, fresh_db
 from .test_hive_catalog import cat_args, cli, cli_json
 from .test_hive_migrate import COLUMNS, _norm, make_hive_table
 
@@ -144,3 +145,64 @@ def test_clone_hive_into_s3(hive_metastore: HiveMetastoreServer, s3_server: S3Se
     back = tmp_path / "back"
     cli("clone", "bak.t", "--target", "bak.t", "-w", s3, *fs, "--target-warehouse", str(back))
     assert _norm(cli_json("read", "bak.t", "-w", str(back))) == _norm(expected)
+
+
+@pytest.mark.s3
+def test_clone_hive_table_stored_on_s3(hive_metastore: HiveMetastoreServer, s3_server: S3Server, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy reads through the source's FileIO too: a Hive table whose files are on S3 is
+    cloned into a local warehouse (footers read and files copied from S3 with the source
+    catalog's --fs-option); the objects on S3 are unchanged."""
+    import io
+
+    import pyarrow.parquet as pq
+    from pymetastore.hive_metastore import ttypes
+
+    from .test_hive_migrate import SERDES, _batch
+
+    for var in ("PAIMON_WAREHOUSE", "PAIMON_OUTPUT", "PAIMON_FS_OPTIONS", "PAIMON_DEBUG"):
+        monkeypatch.delenv(var, raising=False)
+    db = fresh_db("clhsrc")
+    prefix = s3_server.fresh_warehouse("hivesrc")[len(f"s3://{s3_server.bucket}/"):]
+    s3 = s3_server.boto3_client()
+    expected = []
+    for i in range(2):
+        data = _batch(10 * i, 5 + i)
+        buf = io.BytesIO()
+        pq.write_table(data, buf, compression="gzip", use_dictionary=["name"])
+        s3.put_object(Bucket=s3_server.bucket, Key=f"{prefix}/t/00000{i}_0", Body=buf.getvalue())
+        expected += data.to_pylist()
+    s3.put_object(Bucket=s3_server.bucket, Key=f"{prefix}/t/_SUCCESS", Body=b"")
+    wh = tmp_path / "hive"
+    serde, inp, out = SERDES["parquet"]
+    with client(hive_metastore) as hms:
+        hms.create_database(db, (wh / f"{db}.db").as_uri())
+        sd = ttypes.StorageDescriptor(
+            cols=[ttypes.FieldSchema(name=n, type=t) for n, t in COLUMNS],
+            location=(wh / "t").as_uri(), inputFormat=inp, outputFormat=out,
+            serdeInfo=ttypes.SerDeInfo(serializationLib=serde, parameters={}))
+        hms.create_table(ttypes.Table(tableName="t", dbName=db, owner="t", sd=sd, partitionKeys=[],
+                                      parameters={"EXTERNAL": "TRUE"}, tableType="EXTERNAL_TABLE"))
+    # the test metastore cannot take an s3:// location (no S3 file system on its classpath: it
+    # refuses create and alter): the table it returns gets the S3 location on the way in
+    from paimon_cli.core.catalog import hive_clone
+
+    real = hive_clone.hive_table
+
+    def on_s3(catalog: Any, ident: Any) -> Any:
+        table = real(catalog, ident)
+        table.sd.location = f"s3://{s3_server.bucket}/{prefix}/t"
+        return table
+
+    monkeypatch.setattr(hive_clone, "hive_table", on_s3)
+    fs = [a for pair in s3_server.fs_option_pairs() for a in ("--fs-option", pair)]
+    c = cat_args(hive_metastore, wh)
+    objects = sorted((o["Key"], o["ETag"]) for o in s3.list_objects_v2(
+        Bucket=s3_server.bucket, Prefix=prefix)["Contents"])
+    target = tmp_path / "paimon"
+    done = cli_json("clone", f"{db}.t", "--clone-from", "hive", "--target", "bak.t", *c, *fs,
+                    "--target-warehouse", str(target))
+    assert done[0]["files_copied"] == 2
+    assert _norm(cli_json("read", "bak.t", "-w", str(target))) == _norm(expected)
+    assert sorted((o["Key"], o["ETag"]) for o in s3.list_objects_v2(
+        Bucket=s3_server.bucket, Prefix=prefix)["Contents"]) == objects
