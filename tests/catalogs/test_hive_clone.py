@@ -7,8 +7,8 @@ exactly the copies, a re-run copies and commits nothing, and refusals change not
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 
