@@ -8,26 +8,31 @@ Hive table's ``file.format``; each file goes to ``<partition>/bucket-0`` named
 shared with :mod:`hive_migrate`); one OVERWRITE commit of the partitions the copy touches. An
 existing target must be an append table with bucket -1, the same format and partition keys and
 every Hive column (``--if-exists skip`` keeps it). Names are kept, so a re-run copies only what
-is missing and commits nothing when the target already holds the files.
+is missing and commits nothing when the target already holds the files; a name the target
+has for other bytes (Hive rewrote the file) gets a new one, never overwriting a used file.
 """
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InvalidInput
 from ..io.fileio import FileIO
+from ..manifest.manifest import DataFileMeta
 from ..mergetree.commit_message import CommitMessage
 from ..operation.clone import CloneFile, TableClone, apply_table_clone, finish_plan
 from ..operation.partition_spec import partition_filter
+from ..operation.scan import FileStoreScan, ScanFilter
 from ..schema.schema_manager import new_table_schema
 from ..schema.table_schema import Schema
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from .base import Catalog, local_location
 from .clone import CloneRequest, clone_pairs
-from .hive_migrate import hive_schema, hive_table, plan_hive_files, require_hive
+from .hive_migrate import MigratedFile, hive_schema, hive_table, plan_hive_files, require_hive
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,36 @@ def check_existing(source: Identifier, schema: Schema, target: FileStoreTable) -
     if problems:
         raise InvalidInput(f"clone {source} -> {target.identifier}: the existing target cannot take the Hive "
                            f"files: {'; '.join(problems)}; drop it or choose another target")
+
+
+def _renamed_where_taken(target: FileStoreTable, files: list[MigratedFile]) -> list[MigratedFile]:
+    """Hive reuses file names (``000000_0`` again after an INSERT OVERWRITE), Paimon files are
+    never rewritten: a planned file keeps its name, or the ``<name>-<uuid>`` an earlier clone
+    gave it, when the target's live file of that name is this one (same size, row count and
+    stats: a re-run); else it keeps its name only when nothing is there, and otherwise (a
+    changed Hive file, a leftover of an interrupted run, a file older snapshots still read) it
+    gets a new name, so no file a snapshot uses is overwritten."""
+    live: dict[bytes, dict[str, DataFileMeta]] = {}
+    snapshot = target.snapshot_manager.latest_snapshot()
+    if snapshot is not None:
+        touched = {f.partition_row for f in files}
+        for e in FileStoreScan(target).plan(snapshot, ScanFilter(partition=touched.__contains__)):
+            live.setdefault(e.partition, {})[e.file.file_name] = e.file
+    out = []
+    for f in files:
+        here = live.get(f.partition_row, {})
+        stem, fmt = f.meta.file_name.rsplit(".", 1)
+        renamed = re.compile(re.escape(stem) + r"-[0-9a-f-]{36}\." + re.escape(fmt))
+        same = [n for n, m in here.items() if (n == f.meta.file_name or renamed.fullmatch(n)) and m.level == 0
+                and (m.file_size, m.row_count, m.value_stats) == (f.meta.file_size, f.meta.row_count,
+                                                                   f.meta.value_stats)]
+        name = sorted(same)[0] if same else f.meta.file_name
+        if not same and (name in here or target.file_io.exists(f.target)):
+            name = f"{stem}-{uuid.uuid4()}.{fmt}"
+        if name != f.meta.file_name:
+            f = replace(f, target=f"{f.target.rsplit('/', 1)[0]}/{name}", meta=replace(f.meta, file_name=name))
+        out.append(f)
+    return out
 
 
 def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *, same_catalog: bool,
@@ -101,6 +136,7 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
             selection = partition_filter(ts, None, req.where) if req.where else None
             files, _, _ = plan_hive_files(hive, src_id, hms, ts.fields, list(ts.partition_keys), ts.core_options,
                                           ts.id, dst.data_root, dst.file_io, selection=selection, keep_names=True)
+            files = _renamed_where_taken(dst, files)
             groups: dict[tuple[bytes, int], CommitMessage] = {}
             copies = []
             for f in files:

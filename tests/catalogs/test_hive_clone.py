@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from tests.interop.java_harness import JavaPaimon
@@ -18,7 +19,7 @@ from tests.s3_fixtures import S3Server
 from .hive_metastore_server import HiveMetastoreServer
 from .hms_helpers import client, fresh_db
 from .test_hive_catalog import cat_args, cli, cli_json
-from .test_hive_migrate import COLUMNS, _norm, make_hive_table
+from .test_hive_migrate import COLUMNS, _batch, _norm, make_hive_table
 
 
 def _snapshot(path: Path) -> dict[str, str]:
@@ -87,6 +88,21 @@ def test_clone_hive_database_where_and_overwrite(hive_metastore: HiveMetastoreSe
     # the other partition later: added, the first kept (an OVERWRITE of the touched partition only)
     cli("clone", f"{db}.a", "--clone-from", "hive", "--target", "bak.a", "--where", "dt = '2024-01-02'", *c, *to)
     assert _norm(cli_json("read", "bak.a", "-w", str(target))) == _norm(a)
+    before = cli_json("inspect", "snapshots", "bak.a", "-w", str(target))[-1]["snapshot_id"]
+
+    # Hive rewrites a file under the same name (an INSERT OVERWRITE): the next clone copies it
+    # under a new name and never overwrites the file the earlier snapshots read
+    hive_file = wh / f"{db}.db" / "a" / "dt=2024-01-01" / "000000_0"
+    old_rows = pq.read_table(hive_file).to_pylist()
+    new_data = _batch(900, 3)
+    pq.write_table(new_data, hive_file, compression="gzip", use_dictionary=["name"])
+    cli("clone", f"{db}.a", "--clone-from", "hive", "--target", "bak.a", *c, *to)
+    now = [r for r in a if r not in [{**o, "dt": "2024-01-01"} for o in old_rows]]
+    now += [{**r, "dt": "2024-01-01"} for r in new_data.to_pylist()]
+    assert _norm(cli_json("read", "bak.a", "-w", str(target))) == _norm(now)
+    assert _norm(cli_json("read", "bak.a", "-w", str(target), "--snapshot", str(before))) == _norm(a)
+    again = cli_json("clone", f"{db}.a", "--clone-from", "hive", "--target", "bak.a", *c, *to)
+    assert again[0]["action"] == "up-to-date" and again[0]["files_copied"] == 0
     res = cli("clone", db, "--clone-from", "hive", "--target", "bak", "--included-tables", f"{db}.p", *c, *to,
               expect=3)
     assert "no table to clone" in res.stderr and "Hive tables" in res.stderr
