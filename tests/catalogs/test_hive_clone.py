@@ -114,7 +114,7 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     make_hive_table(hive_metastore, wh, db, "csv", "text", partitioned=False)
     make_hive_table(hive_metastore, wh, db, "ts", "parquet", partitioned=False, cols=[*COLUMNS, ("at", "timestamp")])
     make_hive_table(hive_metastore, wh, db, "acid", "orc", partitioned=False, parameters={"transactional": "true"})
-    make_hive_table(hive_metastore, wh, db, "ok", "parquet", partitioned=True)
+    ok = make_hive_table(hive_metastore, wh, db, "ok", "parquet", partitioned=True)
     c = cat_args(hive_metastore, wh)
     cli("create", "bak.flat", "--schema", "id INT", "-w", str(target))
     before, before_target = _snapshot(wh), _snapshot(target)
@@ -132,8 +132,18 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     assert "--prefer-file-format" in res.stderr
     # one refused table of a database refuses all, before anything is written
     res = cli("clone", db, "--target", "bak", *to, expect=1)
+    # into the Hive catalog itself: the source, or another Hive table, is not a target
+    res = cli("clone", f"{db}.ok", "--clone-from", "hive", "--target", f"{db}.ok", *c, expect=4)
+    assert "the target is the source table" in res.stderr
+    res = cli("clone", f"{db}.ok", "--clone-from", "hive", "--target", f"{db}.csv", *c, expect=1)
+    assert "not a Paimon table" in res.stderr
     assert _snapshot(wh) == before and _snapshot(target) == before_target
     assert set(_kinds(hive_metastore, wh, db).values()) == {"format-table"}
+
+    # a new Paimon table of the Hive catalog itself is a target
+    cli("clone", f"{db}.ok", "--clone-from", "hive", "--target", f"{db}.ok_paimon", *c)
+    assert _kinds(hive_metastore, wh, db)["ok_paimon"] == "paimon"
+    assert _norm(cli_json("read", f"{db}.ok_paimon", *c)) == _norm(ok)
 
 
 @pytest.mark.s3
