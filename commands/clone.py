@@ -48,7 +48,8 @@ def clone(
         help="An existing target: overwrite the partitions the copy touches (Java's clone_if_exists=true) "
              "or skip it.")] = "overwrite",
     clone_from: Annotated[str, typer.Option(
-        "--clone-from", metavar="paimon|hive", help="Source kind; only paimon is supported.")] = "paimon",
+        "--clone-from", metavar="paimon|hive",
+        help="Source kind: paimon, or hive (Parquet/ORC tables of a Hive catalog; files copied).")] = "paimon",
     parallelism: Annotated[int | None, typer.Option(
         "--parallelism", metavar="N", help="Files copied at once (default 4, 16 with an object store).")] = None,
     prefer_file_format: Annotated[str | None, typer.Option(
@@ -73,11 +74,16 @@ def clone(
     A re-run after an interruption copies only the files not yet there with the same size
     and commits only if the target does not hold them yet.
 
+    With --clone-from hive the source catalog is a Hive Metastore and its Parquet/ORC tables
+    are cloned into unaware-bucket append tables (bucket -1): the files are copied (the Hive
+    table is untouched) into bucket-0 as <name>.<format>, their metas read from the footers.
+
     \b
     Example:
         paimon-cli clone shop.orders --target shop.orders_copy --dry-run
         paimon-cli clone shop --target shop --target-warehouse s3://backup/wh
         paimon-cli clone shop.orders --target bak.orders --where "dt = '2024-05-01'"
+        paimon-cli clone hdb.sales --clone-from hive --target bak.sales --catalog hms --target-warehouse /wh
     """
     from paimon_cli.core.api import Warehouse
 

@@ -432,7 +432,9 @@ class Warehouse:
         existing target is overwritten (``if_exists="skip"`` keeps it) when its columns,
         keys and bucket match. A re-run copies only missing files and commits only once.
         ``parallelism``: copy threads; ``prefer_file_format``: ``file.format`` of a created
-        target (its later writes; copied files keep their format)."""
+        target (its later writes; copied files keep their format). ``clone_from="hive"``: this
+        is a Hive catalog whose Parquet/ORC tables are cloned (files copied, metas from the
+        footers) into unaware-bucket append tables."""
         from ..catalog.clone import CloneRequest, clone
         from .reports import CloneReport
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ..errors import InvalidInput, NotFound, NotYetSupported
+from ..errors import InvalidInput, NotFound
 from ..operation.clone import (
     IF_EXISTS,
     STRIPPED_OPTIONS,
@@ -46,13 +46,12 @@ class CloneRequest:
     prefer_file_format: str | None = None  # file.format of a created target (its new files)
 
 
-def clone_pairs(source: Catalog, req: CloneRequest) -> list[tuple[Identifier, Identifier]]:
-    """(source, target) identifiers, as Java's ``ClonePaimonTableUtils.buildSource``."""
+def clone_pairs(source: Catalog, req: CloneRequest, tables: Callable[[str], list[str]] | None = None,
+                kind: str = "Paimon") -> list[tuple[Identifier, Identifier]]:
+    """(source, target) identifiers, as Java's ``ClonePaimonTableUtils.buildSource``;
+    ``tables`` lists a database's ``kind`` tables (default: its Paimon tables)."""
     if req.clone_from not in CLONE_FROM:
         raise InvalidInput(f"--clone-from {req.clone_from!r}: expected paimon or hive")
-    if req.clone_from == "hive":
-        raise NotYetSupported("clone --clone-from hive: cloning Hive (non-Paimon) tables into Paimon is not "
-                              "supported; paimon-cli clones Paimon tables")
     if req.parallelism is not None and req.parallelism < 1:
         raise InvalidInput(f"--parallelism {req.parallelism}: expected 1 or more")
     if req.prefer_file_format is not None and req.prefer_file_format.lower() not in ("parquet", "orc", "avro"):
@@ -71,10 +70,10 @@ def clone_pairs(source: Catalog, req: CloneRequest) -> list[tuple[Identifier, Id
                            "not a table")
     database, target_db = _db(req.source), _db(req.target)
     included, excluded = set(req.included_tables), set(req.excluded_tables)
-    names = [f"{database}.{t}" for t in source.list_tables(database)]
+    names = [f"{database}.{t}" for t in (tables or source.list_tables)(database)]
     selected = [n for n in names if n not in excluded and (not included or n in included)]
     if not selected:
-        raise NotFound(f"clone {database}: no table to clone (the database has {len(names)} Paimon tables; "
+        raise NotFound(f"clone {database}: no table to clone (the database has {len(names)} {kind} tables; "
                        "--included-tables / --excluded-tables name them as db.table)")
     return [(Identifier.parse(n), Identifier(target_db, Identifier.parse(n).table)) for n in sorted(selected)]
 
@@ -88,6 +87,11 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
           dry_run: bool = False, progress: Callable[[object], None] | None = None) -> list[TableClone]:
     """Plan every table first against its existing or would-be target, so any refusal comes
     before anything is written; then create, copy and commit table by table."""
+    if req.clone_from == "hive":
+        from .hive_clone import clone_hive
+
+        return clone_hive(source_catalog, target_catalog, req, same_catalog=same_catalog, dry_run=dry_run,
+                          progress=progress)
     plans: list[tuple[FileStoreTable, TableClone, Schema, bool]] = []
     for src_id, dst_id in clone_pairs(source_catalog, req):
         if same_catalog and src_id == dst_id:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -182,7 +182,7 @@ def _parse_options(options: Mapping[str, str] | None) -> dict[str, str]:
     return opts
 
 
-def _hive_table(catalog: HiveCatalog, ident: Identifier) -> ttypes.Table:
+def hive_table(catalog: HiveCatalog, ident: Identifier) -> ttypes.Table:
     table = catalog._call(lambda c: c.find_table(ident.database, ident.table))
     if table is None:
         raise NotFound(f"table {ident} does not exist in catalog {catalog.name}")
@@ -299,29 +299,40 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
     )
 
 
-def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
-                partition_keys: list[str], options: CoreOptions, schema_id: int, data_root: str
-                ) -> tuple[list[MigratedFile], str, list[str]]:
-    fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
+def _require_local(fio: FileIO, source: Identifier) -> None:
     if not fio.is_local:
         raise NotYetSupported(f"table {source}: migration renames files, which only a local filesystem does in "
                               "one step; this table is on an object store or remote filesystem")
+
+
+def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
+                    partition_keys: list[str], options: CoreOptions, schema_id: int, data_root: str,
+                    target_fio: FileIO, *, selection: Callable[[bytes], bool] | None = None,
+                    keep_names: bool = False) -> tuple[list[MigratedFile], str, list[str]]:
+    """Every visible file of the Hive table (of the partitions ``selection`` keeps) with the
+    Paimon meta its footer gives and its place in ``<data_root>/<partition>/bucket-0`` of
+    ``target_fio``: named ``<name>.<format>`` (Java's naming, for migration and clone alike).
+    ``keep_names`` (clone): a name the target already has is kept, a re-run finds its copy
+    there; otherwise (migration's rename) the moved file gets a random suffix."""
+    fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
     part_fields = [next(f for f in fields if f.name == k) for k in partition_keys]
     formats = set()
     todo: list[tuple[str, str, int, str, str, str, bytes, str]] = []
     dirs: list[str] = []
     only_value = options.options.get("partition.generate-path-only-value", "false").lower() == "true"
     for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys):
-        formats.add(fmt)
         if not location:
             raise InvalidInput(f"table {source} has no location for {spec or 'its data'}")
         what = f"table {source}" + (f" partition {spec}" if spec else "")
         values = _partition_values(spec, part_fields, options.partition_default_name)
         row = binary_row.serialize(values, [f.type for f in part_fields])
+        if selection is not None and not selection(row):
+            continue
+        formats.add(fmt)
         strs = paths.partition_values_to_str(values, [f.type for f in part_fields], options.partition_legacy_name)
         part_dir = paths.partition_path(partition_keys, strs, options.partition_default_name, only_value)
         bucket_dir = paths.bucket_path(data_root, part_dir, 0)
-        taken = set() if not fio.is_dir(bucket_dir) else set(fio.list_names(bucket_dir))
+        taken = set() if keep_names or not target_fio.is_dir(bucket_dir) else set(target_fio.list_names(bucket_dir))
         dirs.append(local_location(location))
         for path, name, size in _visible_files(fio, local_location(location), what):
             new_name = name if name.endswith("." + fmt) else f"{name}.{fmt}"
@@ -337,11 +348,29 @@ def _plan_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fie
         return MigratedFile(path, target, part_dir, row, meta)
 
     # each file is read whole for its stats, a few at a time (Java's migrator runs a thread pool too)
-    out = map_ordered(migrated, todo, min(READ_THREADS, len(todo)), "paimon-migrate")
+    threads = min(16 if fio.is_object_store else READ_THREADS, len(todo))
+    out = map_ordered(migrated, todo, threads, "paimon-migrate")
     targets = [f.target for f in out]
     if len(set(targets)) != len(targets):
-        raise InvalidInput(f"table {source}: two files would get the same name in one partition")
+        raise InvalidInput(f"table {source}: two files would get the same name in one partition "
+                           "(<name> and <name>.<format>)")
     return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed"), dirs
+
+
+def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str]) -> Schema:
+    """The Paimon schema of a Hive table (columns, then partition keys; its comment), as Java's
+    ``hiveTableToPaimonSchema``: ``file.format`` is the table's unless ``options`` set it."""
+    keys = [k.name for k in hms.partitionKeys or []]
+    columns = [(c.name, hive_to_paimon_type(c.name, c.type), c.comment) for c in hms.sd.cols or []]
+    columns += [(k.name, hive_to_paimon_type(k.name, k.type), k.comment) for k in hms.partitionKeys or []]
+    comment = (hms.parameters or {}).get("comment")
+    opts = dict(options)
+    if comment is not None:
+        opts.setdefault("hive.comment", comment)
+    formats = {hive_file_format(hms.sd, f"table {source}")} if hms.sd else set()
+    if formats and "file.format" not in opts:
+        opts["file.format"] = next(iter(formats))
+    return Schema.of(columns, partition_keys=keys, options=opts, comment=comment)
 
 
 def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target: str | Identifier | None = None,
@@ -350,7 +379,7 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     src = source if isinstance(source, Identifier) else Identifier.parse(source)
     dst = src if target is None else target if isinstance(target, Identifier) else Identifier.parse(target)
     opts = _parse_options(options)
-    hms = _hive_table(catalog, src)
+    hms = hive_table(catalog, src)
     if not delete_origin and dst == src:
         raise InvalidInput("keeping the Hive table needs another target name (--target-table)")
     if dst != src and catalog.table_exists(dst) or dst != src and catalog._call(
@@ -360,20 +389,14 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     if catalog._call(lambda c: c.find_table(staging.database, staging.table)) is not None:
         raise AlreadyExists(f"table {staging} (the staging table of the migration) already exists; drop it first")
     keys = [k.name for k in hms.partitionKeys or []]
-    columns = [(c.name, hive_to_paimon_type(c.name, c.type), c.comment) for c in hms.sd.cols or []]
-    columns += [(k.name, hive_to_paimon_type(k.name, k.type), k.comment) for k in hms.partitionKeys or []]
-    comment = (hms.parameters or {}).get("comment")
-    if comment is not None:
-        opts.setdefault("hive.comment", comment)
-    formats = {hive_file_format(hms.sd, f"table {src}")} if hms.sd else set()
-    if formats and "file.format" not in opts:
-        opts["file.format"] = next(iter(formats))
-    schema = Schema.of(columns, partition_keys=keys, options=opts, comment=comment)
+    schema = hive_schema(hms, src, opts)
     table_schema = new_table_schema(schema)  # refused here, before anything is made
     location = catalog.new_table_location(staging)
     data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
-    files, fmt, dirs = _plan_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0,
-                                   data_root)
+    fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
+    _require_local(fio, src)
+    files, fmt, dirs = plan_hive_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0,
+                                       data_root, fio)
     return MigratePlan(catalog.name, "table", src, dst, staging, fmt, hms.sd.location, schema, delete_origin, files,
                        dirs)
 
@@ -384,7 +407,7 @@ def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: st
     Paimon table whose partition keys are the Hive table's (names and types)."""
     src = source if isinstance(source, Identifier) else Identifier.parse(source)
     dst = target if isinstance(target, Identifier) else Identifier.parse(target)
-    hms = _hive_table(catalog, src)
+    hms = hive_table(catalog, src)
     table = catalog.get_table(dst)
     schema = table.schema
     if schema.primary_keys:
@@ -397,8 +420,10 @@ def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: st
     if {k: _nullable_sql(t) for k, t in hive_keys.items()} != {k: _nullable_sql(t) for k, t in paimon_keys.items()}:
         raise InvalidInput(f"the partition keys of {src} ({', '.join(hive_keys) or 'none'}) are not those of "
                            f"{dst} ({', '.join(schema.partition_keys) or 'none'})")
-    files, fmt, dirs = _plan_files(catalog, src, hms, schema.fields, list(schema.partition_keys),
-                                   schema.core_options, schema.id, table.data_root)
+    fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
+    _require_local(fio, src)
+    files, fmt, dirs = plan_hive_files(catalog, src, hms, schema.fields, list(schema.partition_keys),
+                                       schema.core_options, schema.id, table.data_root, fio)
     return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files, dirs)
 
 
@@ -506,16 +531,16 @@ def execute_migrate_database(catalog: HiveCatalog, plan: MigrateDatabasePlan) ->
     return plan
 
 
-def require_hive(catalog: Any) -> HiveCatalog:
+def require_hive(catalog: Any, what: str = "migration") -> HiveCatalog:
     from .hive import HiveCatalog
 
     if not isinstance(catalog, HiveCatalog):
-        raise InvalidInput(f"migration needs a Hive catalog (metastore=hive); catalog {catalog.name} is "
+        raise InvalidInput(f"{what} needs a Hive catalog (metastore=hive); catalog {catalog.name} is "
                            f"metastore={catalog.options.metastore}")
     return catalog
 
 
 __all__ = [
     "MigrateDatabasePlan", "MigratePlan", "MigratedFile", "execute_migrate", "execute_migrate_database",
-    "hive_to_paimon_type", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
+    "hive_file_format", "hive_schema", "hive_table", "hive_to_paimon_type", "plan_hive_files", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
 ]

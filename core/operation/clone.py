@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InvalidInput, NotYetSupported
 from ..index.index_paths import index_file_path
@@ -28,8 +28,16 @@ from .commit import FileStoreCommit
 from .scan import FileStoreScan, ScanFilter
 
 if TYPE_CHECKING:
+    from ..io.fileio import FileIO
     from ..manifest.index_manifest import IndexFileMeta
     from ..table.file_store_table import FileStoreTable
+
+class HasFileIO(Protocol):
+    """Where copied files are read from: a Paimon table, or a Hive table's file system."""
+
+    @property
+    def file_io(self) -> FileIO: ...
+
 
 # what a target that already exists gets (Java's clone_if_exists: true = overwrite)
 IF_EXISTS = ("overwrite", "skip")
@@ -181,11 +189,18 @@ def plan_table_clone(source: FileStoreTable, target: FileStoreTable, action: str
         msg.new_index_files.append(meta)
         files.append(CloneFile("index", index_file_path(source, ie.partition, ie.bucket, ie.index_file),
                                index_file_path(target, ie.partition, ie.bucket, meta), ie.index_file.file_size, False))
+    return finish_plan(source, target, clone, groups, files)
+
+
+def finish_plan(source: HasFileIO, target: FileStoreTable, clone: TableClone,
+                groups: dict[tuple[bytes, int], CommitMessage], files: list[CloneFile]) -> TableClone:
+    """The planned copies with what the target already holds, and the commit that makes the
+    touched partitions hold exactly them (a Hive clone plans its files and ends here too)."""
     clone.files = map_ordered(lambda f: _with_state(source, target, f), files, _threads(source, target, len(files)),
                               "paimon-clone-stat")
     clone.messages = _against_target(target, groups)
     clone.removed = _removed(target, clone.messages)
-    if action == "overwrite" and not clone.messages:
+    if clone.action == "overwrite" and not clone.messages:
         clone.action = "up-to-date"
     return clone
 
@@ -205,7 +220,7 @@ def _removed(target: FileStoreTable, messages: list[CommitMessage]) -> list[Clon
     return out
 
 
-def _threads(source: FileStoreTable, target: FileStoreTable, n: int) -> int:
+def _threads(source: HasFileIO, target: FileStoreTable, n: int) -> int:
     """Object stores answer slowly per request, so copies overlap more there."""
     remote = source.file_io.is_object_store or target.file_io.is_object_store
     return max(1, min(n, 16 if remote else 4))
@@ -215,7 +230,7 @@ def _buckets(table: FileStoreTable) -> int:
     return int(table.schema.options.get("bucket", "-1"))
 
 
-def _with_state(source: FileStoreTable, target: FileStoreTable, f: CloneFile) -> CloneFile:
+def _with_state(source: HasFileIO, target: FileStoreTable, f: CloneFile) -> CloneFile:
     size = f.size if f.size >= 0 else source.file_io.file_size(f.source)
     present = target.file_io.exists(f.target) and target.file_io.file_size(f.target) == size
     return replace(f, size=size, present=present)
@@ -248,7 +263,7 @@ def _against_target(target: FileStoreTable, groups: dict[tuple[bytes, int], Comm
     return [m for m in groups.values() if not m.is_empty()]
 
 
-def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: TableClone,
+def apply_table_clone(source: HasFileIO, target: FileStoreTable, clone: TableClone,
                       progress: Callable[[CloneFile], None] | None = None, parallelism: int | None = None
                       ) -> TableClone:
     """Copy the files not yet at the target, then commit them as one snapshot replacing the
@@ -270,7 +285,7 @@ def apply_table_clone(source: FileStoreTable, target: FileStoreTable, clone: Tab
     return clone
 
 
-def copy_file(source: FileStoreTable, target: FileStoreTable, f: CloneFile) -> None:
+def copy_file(source: HasFileIO, target: FileStoreTable, f: CloneFile) -> None:
     """A byte copy between two file systems; a partial file left by an interrupted run has
     another size and is overwritten."""
     with source.file_io.open_input(f.source) as src, target.file_io.open_output(f.target) as dst:

@@ -156,7 +156,7 @@ def test_copy_overwrites_what_the_target_partitions_gained_meanwhile(env: Env) -
 
 
 @pytest.mark.parametrize(("args", "code", "words"), [
-    (["clone", "db.pk", "--target", "bak.pk", "--clone-from", "hive"], 1, "hive"),
+    (["clone", "db.pk", "--target", "bak.pk", "--clone-from", "hive"], 4, "--clone-from hive needs a Hive catalog"),
     (["clone", "db.pk", "--target", "bak.pk", "--clone-from", "mysql"], 4, "--clone-from"),
     (["clone", "db.pk", "--target", "bak.pk", "--included-tables", "db.ap"], 4, "--included-tables"),
     (["clone", "db", "--target", "bak.t"], 4, "target database"),
