@@ -145,6 +145,7 @@ class HiveCatalog(Catalog):
     """Databases and tables of a Hive Metastore (``uri=thrift://host:port``)."""
 
     metastore = "hive"
+    registers_from_storage = True
 
     def __init__(self, options: CatalogOptions, storage_options: dict[str, Any] | None = None) -> None:
         _require_client_library()
