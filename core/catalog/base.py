@@ -191,7 +191,7 @@ class Catalog(ABC):
 
     def storage_databases(self) -> list[str]:
         """The ``<name>.db`` folders of the warehouse, sorted (Java's listDatabasesInFileSystem)."""
-        if not self.file_io.is_object_store and not self.file_io.is_dir(self.warehouse):
+        if not self._on_storage(self.warehouse):
             return []
         return sorted(
             s.name[: -len(DB_SUFFIX)]
@@ -203,7 +203,7 @@ class Catalog(ABC):
         """The folders of ``<warehouse>/<database>.db`` holding a Paimon schema, sorted (Java's
         listTablesInFileSystem)."""
         path = local_location(self.database_location(database))
-        if not self.file_io.is_object_store and not self.file_io.is_dir(path):
+        if not self._on_storage(path):
             return []
         return sorted(s.name for s in self.file_io.list_status(path)
                       if s.is_dir and SchemaManager(self.file_io, s.path).list_ids())
@@ -213,9 +213,15 @@ class Catalog(ABC):
         if not self.registers_from_storage or self.database_exists(database):
             return None
         location = self.database_location(database)
-        if not self.file_io.is_object_store and not self.file_io.is_dir(local_location(location)):
+        if not self._on_storage(local_location(location)):
             return None
         return Registration("database", database, location)
+
+    def _on_storage(self, directory: str) -> bool:
+        """Whether the folder exists (on an object store: holds an object, as it has no folders)."""
+        if self.file_io.is_object_store:
+            return bool(self.file_io.list_status(directory))
+        return self.file_io.is_dir(directory)
 
     def table_registrations(self, ident: Identifier) -> list[Registration]:
         """What ``repair`` enters so that the catalog names ``ident``: the table (and its

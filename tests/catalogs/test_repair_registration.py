@@ -157,3 +157,21 @@ def test_jdbc_repair_db_and_table_forms(jdbc_options: Callable[..., dict[str, st
     assert [t["table"] for t in cli_json("list", "s", *c)] == ["a", "b"]
     assert [t["table"] for t in cli_json("list", "u", *c)] == ["d"]
     assert not registered(cli_json("repair", "u.d", "--dry-run", *c))
+
+
+def test_jdbc_repair_on_an_object_store(s3_server: Any, s3_warehouse: str, tmp_path: Path) -> None:
+    """An object store has no folders: a database is on storage when objects are under its
+    prefix, so a name with nothing there is not registered."""
+    fso = [a for pair in s3_server.fs_option_pairs() for a in ("--fs-option", pair)]
+    c = options_args({"metastore": "jdbc", "uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}",
+                      "warehouse": s3_warehouse}) + fso
+    cli("create", "s.a", "--schema", SCHEMA, *c)
+    cli("create", "s.b", "--schema", SCHEMA, "-w", s3_warehouse, *fso)
+    cli("create", "u.d", "--schema", SCHEMA, "-w", s3_warehouse, *fso)
+    cli("repair", "nothing_here", *c, expect=3)
+    assert [(n, h) for n, h, _ in registered(cli_json("repair", "--dry-run", *c))] == [
+        ("u", "metastore database"), ("s.b", "metastore table"), ("u.d", "metastore table")]
+    cli("repair", *c)
+    assert [t["table"] for t in cli_json("list", "s", *c)] == ["a", "b"]
+    assert [t["table"] for t in cli_json("list", "u", *c)] == ["d"]
+    cli("list", "nothing_here", *c, expect=3)
