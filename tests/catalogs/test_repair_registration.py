@@ -175,3 +175,23 @@ def test_jdbc_repair_on_an_object_store(s3_server: Any, s3_warehouse: str, tmp_p
     assert [t["table"] for t in cli_json("list", "s", *c)] == ["a", "b"]
     assert [t["table"] for t in cli_json("list", "u", *c)] == ["d"]
     cli("list", "nothing_here", *c, expect=3)
+
+
+def test_hive_repair_adds_the_partitions_of_a_table_it_registers(hive_metastore: HiveMetastoreServer,
+                                                                  tmp_path: Path) -> None:
+    """As Java's repairTable: a registered ``metastore.partitioned-table`` table gets the
+    partitions its data files are in."""
+    wh = tmp_path / "wh"
+    db = fresh_db("rep")
+    c = options_args({"metastore": "hive", "uri": hive_metastore.uri, "warehouse": wh.as_uri()})
+    fs = ["-w", str(wh)]
+    cli("create", f"{db}.p", "--schema", "id INT, dt STRING", "--partition-by", "dt",
+        "--option", "metastore.partitioned-table=true", *fs)
+    p = tmp_path / "p.csv"
+    p.write_text("id,dt\n1,2024-01-01\n2,2024-01-02\n")
+    cli("write", f"{db}.p", str(p), *fs)
+    cli("repair", f"{db}.p", *c)
+    with client(hive_metastore) as hms:
+        assert sorted(part.values for part in hms.list_partitions(db, "p")) == [["2024-01-01"], ["2024-01-02"]]
+        assert [k.name for k in hms.get_table(db, "p").partitionKeys] == ["dt"]
+    assert not [r for r in cli_json("repair", f"{db}.p", "--dry-run", *c) if r["action"] != "keep"]
