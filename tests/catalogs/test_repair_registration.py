@@ -195,3 +195,19 @@ def test_hive_repair_adds_the_partitions_of_a_table_it_registers(hive_metastore:
         assert sorted(part.values for part in hms.list_partitions(db, "p")) == [["2024-01-01"], ["2024-01-02"]]
         assert [k.name for k in hms.get_table(db, "p").partitionKeys] == ["dt"]
     assert not [r for r in cli_json("repair", f"{db}.p", "--dry-run", *c) if r["action"] != "keep"]
+
+
+def test_hive_repair_registers_a_table_with_option_external_as_external(hive_metastore: HiveMetastoreServer,
+                                                                        tmp_path: Path) -> None:
+    """Java's usingExternalTable: the table's ``EXTERNAL=TRUE`` option makes it an EXTERNAL
+    table (whose files ``drop`` keeps), whatever the catalog's ``table.type``."""
+    wh = tmp_path / "wh"
+    db = fresh_db("rep")
+    c = options_args({"metastore": "hive", "uri": hive_metastore.uri, "warehouse": wh.as_uri(),
+                      "sync-all-properties": "false"})  # the option does not reach the parameters
+    cli("create", f"{db}.e", "--schema", SCHEMA, "--option", "EXTERNAL=TRUE", "-w", str(wh))
+    cli("create", f"{db}.m", "--schema", SCHEMA, "-w", str(wh))
+    cli("repair", db, *c)
+    with client(hive_metastore) as hms:
+        assert hms.get_table(db, "e").tableType == "EXTERNAL_TABLE"
+        assert hms.get_table(db, "m").tableType == "MANAGED_TABLE"
