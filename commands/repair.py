@@ -47,7 +47,9 @@ def repair(
     Only the two hint files are written; prints both hints before and after. As Java's
     repair, DB repairs each table of DB, no argument every table of the catalog, and
     comma-separated names each one; a failing table does not stop the others and the exit
-    code is the worst table's.
+    code is the worst table's. On a Hive or JDBC catalog, databases and tables found on
+    storage (<warehouse>/<db>.db/<table> with a Paimon schema) that the metastore lacks are
+    registered first (action 'register'; --dry-run lists them); nothing is dropped.
 
     \b
     Example:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import worst_exit_code
@@ -19,6 +19,7 @@ from ..utils.rows import Rows
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..catalog.base import Registration
     from ..compact.job import CompactResult
     from ..compact.materialize_dv import MaterializeResult
     from ..compact.rescale import RescaleResult
@@ -462,6 +463,12 @@ class RemoveUnexistingFilesReport:
                 ] + [f"warning: {w}" for w in self.result.warnings]
 
 
+def registered_text(registrations: list[Registration], dry_run: bool) -> str:
+    """``registered database d, table d.t in the metastore`` (or ``would register``)."""
+    what = ", ".join(f"{r.kind} {r.name}" for r in registrations)
+    return f"{'would register' if dry_run else 'registered'} {what} in the metastore"
+
+
 @dataclass
 class RepairReport:
     """The snapshot hints before and after a repair (or, dry run, what it would write)."""
@@ -470,13 +477,18 @@ class RepairReport:
     applied: list[HintFix]
     identifier: str
     dry_run: bool
+    registrations: list[Registration] = field(default_factory=list)  # entered in the metastore first
 
     def rows(self) -> Rows:
-        return self.plan.rows()
+        plan = self.plan.rows()
+        return Rows(plan.columns, [r.as_row() for r in self.registrations] + plan.rows)
 
     def notes(self) -> list[str]:
         changes = self.plan.changes
         head = f"repair: {self.identifier}: {self.plan.describe_ids()}"
+        if self.registrations:
+            head = f"repair: {self.identifier}: {registered_text(self.registrations, self.dry_run)}; " \
+                   f"{self.plan.describe_ids()}"
         parts = self.plan.partitions
         synced = ([] if parts is None or not (parts.add or parts.drop) else
                   [f"{'would add' if self.dry_run else 'added'} {len(parts.add)} and "
@@ -622,6 +634,8 @@ class CatalogRepairReport:
     target: str
     tables: list[TableRepair]
     dry_run: bool
+    databases: list[Registration] = field(default_factory=list)  # entered in the metastore first
+    registers: bool = True  # False: the catalog keeps no names apart from storage (filesystem)
 
     @property
     def exit_code(self) -> int:
@@ -635,12 +649,19 @@ class CatalogRepairReport:
         """Every table's hint and metastore rows with the table first."""
         from ..operation.repair import PLAN_COLUMNS as REPAIR_COLUMNS
 
-        out = [{"table": t.identifier} | r for t in self.tables if t.report is not None
-               for r in t.report.rows().rows]
+        dbs = {r.name for r in self.databases}
+        out = [{"table": r.name} | r.as_row() for r in self.databases]
+        out += [{"table": t.identifier} | r for t in self.tables if t.report is not None
+                for r in t.report.rows().rows
+                if not (r["hint"] == "metastore database" and t.identifier.split(".")[0] in dbs)]
         return Rows(["table", *REPAIR_COLUMNS], out)
 
     def notes(self) -> list[str]:
-        out = [n for t in self.tables if t.report is not None for n in t.report.notes()]
+        out = [] if self.registers else \
+            ["repair: the filesystem catalog's directories are its names; nothing to register in a metastore"]
+        if self.databases:
+            out.append(f"repair: {registered_text(self.databases, self.dry_run)}")
+        out += [n for t in self.tables if t.report is not None for n in t.report.notes()]
         out.append(f"repair {self.target}: {'checked' if self.dry_run else 'repaired'} "
                    f"{len(self.tables) - len(self.failed)} of {len(self.tables)} table(s), {len(self.failed)} failed")
         return out

@@ -712,16 +712,21 @@ class Table:
         moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
         from ..operation.repair import apply_repair, plan_repair
         from .reports import RepairReport
-        table = self.open()
+        catalog = self.warehouse.catalog
+        # on storage but not in the metastore: entered first (Java's repairTable); a dry run
+        # plans on the table as storage holds it
+        registrations = [] if self.branch is not None else catalog.table_registrations(self.identifier)
+        if registrations and not dry_run:
+            catalog.register(registrations)
+        table = catalog.storage_table(self.identifier) if registrations and dry_run else self.open()
         refuse_on_catalog_server(table, "repair", "the server keeps the snapshot hints")
         plan = plan_repair(table, earliest)
-        catalog = self.warehouse.catalog
-        if table.branch is None:
+        if table.branch is None and not (registrations and dry_run):
             plan.metastore_schema = catalog.schema_drift(table.identifier, table.schema)
         applied = [] if dry_run else apply_repair(table, plan)
         if not dry_run and plan.metastore_schema is not None:
             catalog.sync_schema(table.identifier, table.schema)
-        return RepairReport(plan, applied, self.name, dry_run)
+        return RepairReport(plan, applied, self.name, dry_run, registrations)
 
     # -- tags -----------------------------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from .arguments import (
 from .table import Table
 
 if TYPE_CHECKING:
+    from ..catalog.base import Registration
     from ..catalog.drop import DropPlan
     from ..catalog.hive_migrate import MigrateDatabasePlan, MigratePlan
     from ..compact.local import Progress
@@ -345,16 +346,34 @@ class Warehouse:
         repaired (Java stops at the first; repair only rewrites hints and metastore entries)."""
         from .reports import CatalogRepairReport, TableRepair
 
+        catalog = self.catalog
         text = (target or "").strip()
         names: list[str] = []
+        databases: list[Registration] = []
+
+        def tables_of(database: str) -> list[str]:
+            """The catalog's Paimon tables of ``database`` and, where the metastore can name
+            them, the tables on storage (Java's repairDatabase registers those)."""
+            if not catalog.registers_from_storage:
+                return [f"{database}.{t}" for t in catalog.list_tables(database)]
+            validate_name("database", database)
+            missing = catalog.database_registration(database)
+            if missing is not None:
+                databases.append(missing)
+            listed = catalog.list_tables(database) if missing is None else []
+            return [f"{database}.{t}" for t in sorted({*listed, *catalog.storage_tables(database)})]
+
         if not text:
-            for database in self.catalog.list_databases():
-                names += [f"{database}.{t}" for t in self.catalog.list_tables(database)]
+            found = catalog.list_databases()
+            if catalog.registers_from_storage:  # Java's repairCatalog: the warehouse's databases
+                found = sorted({*found, *catalog.storage_databases()})
+            for database in found:
+                names += tables_of(database)
         else:
             for part in (p.strip() for p in text.split(",")):
                 pieces = part.split(".")
                 if len(pieces) == 1:
-                    names += [f"{part}.{t}" for t in self.catalog.list_tables(part)]
+                    names += tables_of(part)
                 elif len(pieces) == 2:
                     validate_name("database", pieces[0])
                     validate_name("table", pieces[1])
@@ -362,6 +381,8 @@ class Warehouse:
                 else:
                     raise InvalidInput(f"repair {part!r}: expected DB or DB.TABLE (Java: cannot get the database "
                                        "and table from it)")
+        if not dry_run:
+            catalog.register(databases)
         out: list[TableRepair] = []
         for name in dict.fromkeys(names):
             try:
@@ -370,7 +391,8 @@ class Warehouse:
                 out.append(TableRepair(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
             else:
                 out.append(TableRepair(name, report))
-        return CatalogRepairReport(text or "(the whole catalog)", out, dry_run)
+        return CatalogRepairReport(text or "(the whole catalog)", out, dry_run, databases,
+                                   registers=catalog.metastore != "filesystem")
 
     def remove_orphan_files_database(
         self,

@@ -49,6 +49,20 @@ class TableEntry:
         return self.kind == PAIMON
 
 
+@dataclass(frozen=True)
+class Registration:
+    """A database or table ``repair`` enters in the metastore: it is on storage (a ``<db>.db``
+    folder, a table folder holding a Paimon schema) but the metastore does not name it."""
+
+    kind: str  # "database" | "table"
+    name: str
+    location: str
+
+    def as_row(self) -> dict[str, Any]:
+        return {"hint": f"metastore {self.kind}", "current": "(absent)", "repaired": self.location,
+                "action": "register", "reason": "on storage, missing from the metastore"}
+
+
 def ident_of(identifier: str | Identifier) -> Identifier:
     return Identifier.parse(identifier) if isinstance(identifier, str) else identifier
 
@@ -167,6 +181,82 @@ class Catalog(ABC):
 
     def sync_schema(self, ident: Identifier, schema: TableSchema) -> None:
         self.after_alter(ident, schema, schema)
+
+    # -- repair: what is on storage but not in the metastore ----------------------------------
+
+    # whether ``repair`` enters databases and tables found on storage in the metastore (Java's
+    # repairCatalog / repairDatabase / repairTable); the filesystem catalog's folders are its
+    # names, a REST server keeps its own
+    registers_from_storage = False
+
+    def storage_databases(self) -> list[str]:
+        """The ``<name>.db`` folders of the warehouse, sorted (Java's listDatabasesInFileSystem)."""
+        if not self._on_storage(self.warehouse):
+            return []
+        return sorted(
+            s.name[: -len(DB_SUFFIX)]
+            for s in self.file_io.list_status(self.warehouse)
+            if s.is_dir and s.name.endswith(DB_SUFFIX) and len(s.name) > len(DB_SUFFIX)
+        )
+
+    def storage_tables(self, database: str) -> list[str]:
+        """The folders of ``<warehouse>/<database>.db`` holding a Paimon schema, sorted (Java's
+        listTablesInFileSystem)."""
+        path = local_location(self.database_location(database))
+        if not self._on_storage(path):
+            return []
+        return sorted(s.name for s in self.file_io.list_status(path)
+                      if s.is_dir and SchemaManager(self.file_io, s.path).list_ids())
+
+    def database_registration(self, database: str) -> Registration | None:
+        """``database`` to enter in the metastore: its folder exists and the metastore lacks it."""
+        if not self.registers_from_storage or self.database_exists(database):
+            return None
+        location = self.database_location(database)
+        if not self._on_storage(local_location(location)):
+            return None
+        return Registration("database", database, location)
+
+    def _on_storage(self, directory: str) -> bool:
+        """Whether the folder exists (on an object store: holds an object, as it has no folders)."""
+        if self.file_io.is_object_store:
+            return bool(self.file_io.list_status(directory))
+        return self.file_io.is_dir(directory)
+
+    def table_registrations(self, ident: Identifier) -> list[Registration]:
+        """What ``repair`` enters so that the catalog names ``ident``: the table (and its
+        database when the metastore lacks it) when ``<warehouse>/<db>.db/<table>`` holds a Paimon
+        schema and the metastore holds no such name. A name the metastore holds as something
+        else is left to fail as it does today (Java: not a paimon table)."""
+        if not self.registers_from_storage:
+            return []
+        db_known = self.database_exists(ident.database)
+        if db_known and any(e.name == ident.table for e in self.list_table_entries(ident.database)):
+            return []
+        location = self.new_table_location(ident)
+        if not SchemaManager(self.file_io_for(location), local_location(location)).list_ids():
+            return []
+        db = [] if db_known else [Registration("database", ident.database, self.database_location(ident.database))]
+        return db + [Registration("table", ident.full_name, location)]
+
+    def register(self, registrations: list[Registration]) -> None:
+        """Enter what :meth:`table_registrations` / :meth:`database_registration` planned: a
+        table with its latest schema, as ``create`` registers one (nothing is written to storage)."""
+        for r in registrations:
+            if r.kind == "database":
+                self.create_database(r.name, ignore_if_exists=True)
+                continue
+            ident = Identifier.parse(r.name)
+            schema = SchemaManager(self.file_io_for(r.location), local_location(r.location)).latest()
+            if schema is None:
+                raise NotFound(f"repair: {ident}: no Paimon schema at {r.location} any more; nothing registered")
+            self.register_table(ident, r.location, schema)
+
+    def storage_table(self, ident: Identifier) -> FileStoreTable:
+        """The table at its default location, opened without the metastore (what ``repair
+        --dry-run`` plans on for a table it would register)."""
+        location = self.new_table_location(ident)
+        return FileStoreTable.load(self.file_io_for(location), local_location(location), ident)
 
     # -- tables: common -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from ..io import fileio
 from ..schema.table_schema import TableSchema
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier, validate_name
-from .base import DB_SUFFIX, Catalog, TableEntry
+from .base import Catalog, TableEntry
 from .options import WAREHOUSE, CatalogOptions
 
 
@@ -43,11 +43,7 @@ class FileSystemCatalog(Catalog):
 
     def list_databases(self) -> list[str]:
         self._require_warehouse()
-        return sorted(
-            s.name[: -len(DB_SUFFIX)]
-            for s in self.file_io.list_status(self.warehouse)
-            if s.is_dir and s.name.endswith(DB_SUFFIX) and len(s.name) > len(DB_SUFFIX)
-        )
+        return self.storage_databases()
 
     def database_exists(self, database: str) -> bool:
         validate_name("database", database)

@@ -145,6 +145,7 @@ class HiveCatalog(Catalog):
     """Databases and tables of a Hive Metastore (``uri=thrift://host:port``)."""
 
     metastore = "hive"
+    registers_from_storage = True
 
     def __init__(self, options: CatalogOptions, storage_options: dict[str, Any] | None = None) -> None:
         _require_client_library()
@@ -267,8 +268,12 @@ class HiveCatalog(Catalog):
 
     def register_table(self, ident: Identifier, location: str, schema: TableSchema) -> None:
         _check_lower_case("table", ident.table)
+        # Java's usingExternalTable: the catalog's table-type, or the table's own EXTERNAL option
+        opts = schema.options
+        external = self.options.table_type == "external" or \
+            (opts.get("external", opts.get("EXTERNAL")) or "").upper() == "TRUE"
         table = build_hms_table(ident.database, ident.table, schema, hms_location(location),
-                                external=self.options.table_type == "external",
+                                external=external,
                                 sync_all_properties=self.options.sync_all_properties)
         self._call(lambda c: c.create_table(table))
 

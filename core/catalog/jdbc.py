@@ -39,6 +39,7 @@ class JdbcCatalog(Catalog):
     """Databases and tables of a JDBC catalog database (``uri=jdbc:...``)."""
 
     metastore = "jdbc"
+    registers_from_storage = True
 
     def __init__(self, options: CatalogOptions, storage_options: dict[str, Any] | None = None) -> None:
         super().__init__(options, storage_options)

@@ -71,6 +71,15 @@ def test_whole_catalog_dry_run_then_run(env: Env) -> None:
     assert env.hints() == FIXED and "repaired 3 of 3 table(s)" in res.stderr
 
 
+def test_filesystem_catalog_has_nothing_to_register(env: Env) -> None:
+    """Its directories are its names (the metastore catalogs register what storage holds)."""
+    for args in ([], ["s"], ["s.a,t"]):
+        res = env.repair(*args, "--dry-run", "-o", "json")
+        assert res.exit_code == 0, res.output
+        assert "the filesystem catalog's directories are its names; nothing to register" in res.stderr
+        assert not [r for r in json.loads(res.stdout) if r["action"] == "register"]
+
+
 def test_database_and_list_forms(env: Env) -> None:
     res = env.repair("s")
     assert res.exit_code == 0, res.output

@@ -256,3 +256,19 @@ def test_java09_has_no_postgres_lock(java: JavaPaimon, specs: Any, jdbc_backend:
     with the SQL our store uses)."""
     with pytest.raises(JavaPaimonError, match="No enum constant.*POSTGRESQL"):
         java.jdbc_list_databases(specs(jdbc_options({"lock.enabled": "true"})))
+
+
+def test_tables_repair_registers_from_storage_are_javas_to_list_and_read(
+        java: JavaPaimon, specs: Any, jdbc_options: Callable[..., dict[str, str]]) -> None:
+    """``repair`` (Java's repairCatalog) enters a database and table written through the
+    filesystem catalog; Java's JdbcCatalog then lists and reads them."""
+    opts = jdbc_options()
+    table = Warehouse(opts["warehouse"]).create_table("found.t", "id INT NOT NULL, v STRING", primary_key="id",
+                                                      options={"bucket": "1"})
+    table.write(pa.Table.from_pylist(_rows(4, "x"), schema=pa.schema([("id", pa.int32()), ("v", pa.string())])))
+    ours = Warehouse(None, catalog_options=[f"{k}={v}" for k, v in opts.items()])
+    report = ours.repair(None)
+    assert report.exit_code == 0 and [r.name for r in report.databases] == ["found"]
+    spec = specs(opts)
+    assert java.list_tables(spec, "found") == ["t"]
+    assert sorted(java.read(spec, "found", "t", row_kind=False), key=lambda r: r["id"]) == _rows(4, "x")
