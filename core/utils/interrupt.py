@@ -83,8 +83,26 @@ def _on_signal(signum: int, frame: Any) -> None:
     if _signum is None:
         _signum = signum
     if not _delivered and _deferring == 0:
+        if _in_finalizer(frame):
+            # Python swallows what a ``__del__`` raises (printing a traceback), so the stop
+            # would be lost: send the signal again, to land once the finalizer has returned
+            threading.Timer(_REDELIVER_SECONDS, os.kill, (os.getpid(), signum)).start()
+            return
         _delivered = True
         raise Interrupted(_signum)
+
+
+_REDELIVER_SECONDS = 0.01
+
+
+def _in_finalizer(frame: Any) -> bool:
+    """Whether the main thread is running an object's ``__del__`` (e.g. a pyarrow writer
+    collected mid-loop), where an exception cannot propagate."""
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def requested() -> int | None:

@@ -47,6 +47,26 @@ def test_a_signal_is_raised_once_as_interrupted(handlers: None) -> None:
     assert interrupt.requested() == signal.SIGTERM
 
 
+def test_a_signal_landing_in_a_finalizer_is_raised_after_it(handlers: None,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """What a ``__del__`` raises is swallowed (with a traceback on stderr): a signal that
+    lands there must still stop the process, once the finalizer returned, with no traceback."""
+    finalized = []
+
+    class Writer:
+        def __del__(self) -> None:
+            _kill(signal.SIGTERM)  # the handler runs inside this finalizer
+            finalized.append(True)
+
+    with pytest.raises(interrupt.Interrupted) as ei:
+        Writer()  # collected at once
+        assert finalized == [True]
+        time.sleep(1)  # the re-sent signal lands here
+        pytest.fail("the signal was lost in the finalizer")
+    assert ei.value.signum == signal.SIGTERM
+    assert "Exception ignored" not in capsys.readouterr().err
+
+
 def test_deferred_holds_a_signal_until_the_block_ends(handlers: None) -> None:
     done = []
     with pytest.raises(interrupt.Interrupted):
