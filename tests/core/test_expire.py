@@ -95,6 +95,9 @@ def history(wh: str, n: int = 10, **kw: Any) -> FileStoreTable:
             put(t, [i, i + 100], dt="a", v=i, overwrite=True)
         else:
             put(t, [i, i + 1], dt="a" if i % 2 else "b", v=i)
+    # time retention expires a snapshot only when the next one is strictly older than the cut
+    # (Java's rule): with 0 ms retained the latest snapshot must not share the plan's millisecond
+    time.sleep(0.005)
     return reload(t)
 
 
