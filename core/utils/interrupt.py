@@ -86,7 +86,9 @@ def _on_signal(signum: int, frame: Any) -> None:
         if _in_finalizer(frame):
             # Python swallows what a ``__del__`` raises (printing a traceback), so the stop
             # would be lost: send the signal again, to land once the finalizer has returned
-            threading.Timer(_REDELIVER_SECONDS, os.kill, (os.getpid(), signum)).start()
+            resend = threading.Timer(_REDELIVER_SECONDS, os.kill, (os.getpid(), signum))
+            resend.daemon = True  # never keeps an ending process alive
+            resend.start()
             return
         _delivered = True
         raise Interrupted(_signum)
