@@ -48,8 +48,16 @@ DLF_TOKEN_ECS_METADATA_URL = "dlf.token-ecs-metadata-url"
 DLF_TOKEN_ECS_ROLE_NAME = "dlf.token-ecs-role-name"
 DLF_SIGNING_ALGORITHM = "dlf.signing-algorithm"
 DEFAULT_ECS_METADATA_URL = "http://100.100.100.200/latest/meta-data/Ram/security-credentials/"
-# Java's DLFAuthProvider.TOKEN_EXPIRATION_SAFE_TIME_MILLIS
+# Java's TOKEN_EXPIRATION_SAFE_TIME_MILLIS (DLFAuthProvider, RESTApi data tokens)
 TOKEN_SAFE_TIME_MILLIS = 3_600_000
+
+
+def renewal_due(expires_at_millis: int, loaded_at_millis: int, now_millis: int,
+                safe_time_millis: int = TOKEN_SAFE_TIME_MILLIS) -> bool:
+    """Whether a credential should be fetched again: Java renews when less than an hour is
+    left; a shorter-lived one is renewed in its second half so it is not fetched per request."""
+    lifetime = max(0, expires_at_millis - loaded_at_millis)
+    return expires_at_millis - now_millis < min(safe_time_millis, lifetime // 2)
 
 SIGNERS = ("default", "openapi", "openapi-v4")
 _PRODUCT = "DlfNext"
@@ -424,8 +432,7 @@ class DlfAuth:
             return True
         if token.expires_at_millis is None:
             return False
-        lifetime = max(0, token.expires_at_millis - self._loaded_at)
-        return token.expires_at_millis - now_ms < min(self.safe_time_millis, lifetime // 2)
+        return renewal_due(token.expires_at_millis, self._loaded_at, now_ms, self.safe_time_millis)
 
     def token(self) -> DlfToken:
         with self._lock:

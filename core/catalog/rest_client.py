@@ -49,12 +49,10 @@ from .options import (
     URI,
     WAREHOUSE,
 )
-from .rest_auth import RestAuth, auth_from_options, auth_options
+from .rest_auth import TOKEN_SAFE_TIME_MILLIS, RestAuth, auth_from_options, auth_options, renewal_due
 
 API_VERSION = "v1"
 BRANCH_SEPARATOR = "$branch_"
-# Java's RESTApi.TOKEN_EXPIRATION_SAFE_TIME_MILLIS: a data token is renewed this long before it expires
-TOKEN_SAFE_TIME_MILLIS = 3_600_000
 DEFAULT_TIMEOUT_SECONDS = 60.0
 DEFAULT_ATTEMPTS = 5
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -721,9 +719,8 @@ class DataTokenProvider:
     def _stale(self, token: DataToken | None) -> bool:
         if token is None:
             return True
-        now = int(self.clock() * 1000)
-        lifetime = max(0, token.expires_at_millis - token.fetched_at_millis)
-        return token.expires_at_millis - now < min(self.safe_time_millis, lifetime // 2)
+        return renewal_due(token.expires_at_millis, token.fetched_at_millis, int(self.clock() * 1000),
+                           self.safe_time_millis)
 
     def token(self) -> DataToken:
         with self._lock:
