@@ -36,7 +36,7 @@ from ..format.arrow_schema import arrow_type
 from ..io import paths
 from ..io.fileio import FileIO, join
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta
-from ..manifest.stats import ColStats, raw_col_stats, value_stats_from_raw
+from ..manifest.stats import ColStats, StatsAccumulator, value_stats_from_raw
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import creation_time_millis
 from ..operation.commit import FileStoreCommit
@@ -242,17 +242,35 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
     return values
 
 
-def _file_arrow(fio: FileIO, path: str, fmt: str) -> Any:
-    """The file's columns as an Arrow table and its footer row count."""
+def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
+               stats: StatsAccumulator) -> tuple[int, int]:
+    """The footer's row count and the rows read. ``check`` sees the file's Arrow schema before
+    any data is read; the batches then go to ``stats`` one at a time (a Hive file may be larger
+    than memory). A file pyarrow cannot read is InvalidInput."""
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
+    read = 0
     with fio.open_arrow_input(path) as f:
-        if fmt == "parquet":
-            pf = pq.ParquetFile(f)
-            return pf.read(), int(pf.metadata.num_rows)
-        of = orc.ORCFile(f)
-        return of.read(), int(of.nrows)
+        try:
+            if fmt == "parquet":
+                pf = pq.ParquetFile(f)
+                schema, rows = pf.schema_arrow, int(pf.metadata.num_rows)
+                batches: Any = pf.iter_batches()
+            else:
+                of = orc.ORCFile(f)
+                schema, rows = of.schema, int(of.nrows)
+                batches = (of.read_stripe(i) for i in range(of.nstripes))
+        except Exception as e:  # noqa: BLE001 - any unreadable file refuses the whole migration
+            raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
+        check(schema)
+        try:
+            for batch in batches:
+                stats.update(batch)
+                read += batch.num_rows
+        except Exception as e:  # noqa: BLE001 - as above
+            raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
+    return rows, read
 
 
 def _plain(t: Any) -> Any:
@@ -266,28 +284,31 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
                partition_keys: set[str], options: CoreOptions, schema_id: int, what: str) -> DataFileMeta:
     """The file's DataFileMeta: its footer's row count and the project's column stats (the same
     code a written file gets them from), after checking every column Paimon will read from it."""
+    def check(schema: Any) -> None:
+        names = schema.names
+        for f in fields:
+            if f.name in partition_keys:
+                continue
+            if f.name not in names:
+                raise NotYetSupported(f"{what}: {path} has no column {f.name} (columns: {', '.join(names)}); "
+                                      "Paimon reads columns by name")
+            got, want = _plain(schema.field(f.name).type), _plain(arrow_type(f.type))
+            if not got.equals(want):
+                raise NotYetSupported(f"{what}: {path}: column {f.name} is {got} in the file, the table says "
+                                      f"{f.type.as_sql()}")
+
+    stats = StatsAccumulator(fields, fmt, skip=partition_keys)
     try:
-        data, footer_rows = _file_arrow(fio, path, fmt)
-    except Exception as e:  # noqa: BLE001 - any unreadable file refuses the whole migration
-        raise InvalidInput(f"{what}: {path} is not a readable {fmt} file: {e}") from e
-    if data.num_rows != footer_rows:
-        raise InvalidInput(f"{what}: {path}: footer says {footer_rows} rows, {data.num_rows} read")
-    names = data.schema.names
-    for f in fields:
-        if f.name in partition_keys:
-            continue
-        if f.name not in names:
-            raise NotYetSupported(f"{what}: {path} has no column {f.name} (columns: {', '.join(names)}); "
-                                  "Paimon reads columns by name")
-        got, want = _plain(data.schema.field(f.name).type), _plain(arrow_type(f.type))
-        if not got.equals(want):
-            raise NotYetSupported(f"{what}: {path}: column {f.name} is {got} in the file, the table says "
-                                  f"{f.type.as_sql()}")
+        footer_rows, read = _read_file(fio, path, fmt, check, stats)
+    except InvalidInput as e:
+        raise InvalidInput(f"{what}: {e}") from e
+    if read != footer_rows:
+        raise InvalidInput(f"{what}: {path}: footer says {footer_rows} rows, {read} read")
 
     def raw_of(f: DataField) -> ColStats:
         if f.name in partition_keys:
             return ColStats(None, None, None)  # not in the file: unknown, as Java's extractor
-        return raw_col_stats(data.column(f.name), f.type, fmt)
+        return stats.raw(f)
 
     value_stats, cols = value_stats_from_raw(raw_of, fields, options, fmt)
     return DataFileMeta(
