@@ -3,7 +3,7 @@
 they created.
 
 The metastore names the tables and holds each table's location; the table's truth stays in its
-files. What Java keeps in the metastore is kept the same way (:mod:`.hive_metastore` builds the
+files. What Java keeps in the metastore is kept the same way (:mod:`.hms_table` builds the
 objects): the table object on create and alter, partitions with
 ``metastore.partitioned-table``, tags as partitions with ``metastore.tag-to-partition``, and the
 EXCLUSIVE table lock around every commit with ``lock.enabled``.
@@ -27,12 +27,9 @@ from ..schema.table_schema import TableSchema
 from ..table.catalog_environment import FILESYSTEM, CatalogEnvironment, TagPartitions
 from ..table.identifiers import Identifier, validate_name
 from .base import PAIMON, Catalog, TableEntry, local_location, not_paimon
-from .hive_metastore import (
-    HeldLock,
-    HiveMetastoreClient,
-    HiveMetastoreLock,
-    HivePartitionSync,
-    LockSettings,
+from .hive_lock import HeldLock, HiveMetastoreLock, LockSettings
+from .hive_metastore import HiveMetastoreClient, HivePartitionSync
+from .hms_table import (
     build_hms_table,
     hms_table_kind,
     hms_table_location,

@@ -27,11 +27,11 @@ from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError, Unsaf
 from ..io.fileio import parent
 from ..schema import iceberg_options as io_opts
 from ..table.identifiers import Identifier
-from .hive_metastore import (
+from .hive_metastore import HiveMetastoreClient
+from .hms_table import (
     EXTERNAL_PROP,
     EXTERNAL_TABLE,
     TABLE_TYPE_PROP,
-    HiveMetastoreClient,
     hive_type_name,
     hms_table_location,
     is_paimon_table,

@@ -6,7 +6,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from paimon_cli.core.catalog.hive_metastore import HMS_MANAGED_PARAMETERS, HiveMetastoreClient
+from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient
+from paimon_cli.core.catalog.hms_table import HMS_MANAGED_PARAMETERS
 from paimon_cli.core.io import fileio
 from paimon_cli.core.schema.schema_manager import SchemaManager
 from paimon_cli.core.schema.table_schema import TableSchema

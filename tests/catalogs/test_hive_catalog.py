@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
-from paimon_cli.core.catalog.hive_metastore import hms_table_location, java_path
+from paimon_cli.core.catalog.hms_table import hms_table_location, java_path
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.catalog.hive_metastore import hms_table_location, is_external, java_path
+from paimon_cli.core.catalog.hms_table import hms_table_location, is_external, java_path
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec

@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from paimon_cli.core.catalog.hive_metastore import EXTERNAL_TABLE, hms_table_location, java_path
+from paimon_cli.core.catalog.hms_table import EXTERNAL_TABLE, hms_table_location, java_path
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec

@@ -17,13 +17,8 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.catalog.hive_metastore import (
-    HiveMetastoreClient,
-    HiveMetastoreLock,
-    LockInfo,
-    LockSettings,
-    release_lock,
-)
+from paimon_cli.core.catalog.hive_lock import HiveMetastoreLock, LockSettings, release_lock
+from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient, LockInfo
 from paimon_cli.core.errors import CatalogUnavailable, CommitConflict, LockNotAcquired, PaimonError
 from tests.interop.java_harness import JavaPaimon
 
@@ -147,7 +142,8 @@ def test_the_lock_is_released_when_the_work_fails(hive_metastore: HiveMetastoreS
 
 _DEAD_HOLDER = """
 import sys, time
-from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient, HiveMetastoreLock, LockSettings
+from paimon_cli.core.catalog.hive_lock import HiveMetastoreLock, LockSettings
+from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient
 uri, db = sys.argv[1], sys.argv[2]
 lock = HiveMetastoreLock(lambda: HiveMetastoreClient(uri), LockSettings(heartbeat_interval_s=3600))
 with lock.hold(db, "t") as held:
@@ -215,7 +211,7 @@ def test_a_release_the_metastore_never_answers_is_left_for_release_lock(
     server = running_metastore
     db = fresh_db()
     lock = lock_for(server, release_retry_s=3, heartbeat_interval_s=3600)
-    caplog.set_level(logging.WARNING, logger="paimon_cli.core.catalog.hive_metastore")
+    caplog.set_level(logging.WARNING, logger="paimon_cli.core.catalog.hive_lock")
     original_timeout = server.txn_timeout_s
     try:
         with lock.hold(db, "t") as held:

@@ -7,12 +7,8 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from paimon_cli.core.catalog.hive_metastore import (
-    HivePartitionSync,
-    build_hms_table,
-    build_partition,
-    hms_partition_spec,
-)
+from paimon_cli.core.catalog.hive_metastore import HivePartitionSync
+from paimon_cli.core.catalog.hms_table import build_hms_table, build_partition, hms_partition_spec
 from paimon_cli.core.data.types import parse_data_type
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.schema.table_schema import Schema, TableSchema

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient, HiveMetastoreLock, LockSettings
+from paimon_cli.core.catalog.hive_lock import HiveMetastoreLock, LockSettings
+from paimon_cli.core.catalog.hive_metastore import HiveMetastoreClient
 from tests.interop.java_harness import JavaPaimon
 
 from .conftest import hive_spec

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from paimon_cli.core.catalog.filesystem import FileSystemCatalog
-from paimon_cli.core.catalog.hive_metastore import (
+from paimon_cli.core.catalog.hms_table import (
     EXTERNAL_TABLE,
     MANAGED_TABLE,
     build_hms_table,
