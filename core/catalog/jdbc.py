@@ -17,7 +17,9 @@ from ..schema.table_schema import TableSchema
 from ..table.catalog_environment import CatalogEnvironment
 from ..table.identifiers import Identifier, validate_name
 from .base import Catalog, TableEntry, local_location
-from .jdbc_store import JdbcCatalogStore, JdbcLock, JdbcSettings, table_properties_of
+from .jdbc_client import JdbcSettings
+from .jdbc_lock import JdbcLock
+from .jdbc_store import JdbcCatalogStore, table_properties_of
 from .options import CatalogOptions
 
 

@@ -18,14 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from paimon_cli.core.catalog.jdbc_store import (
-    JdbcCatalogStore,
-    JdbcSettings,
-    _mysql_target,
-    lock_id,
-    redact,
-    table_properties_of,
-)
+from paimon_cli.core.catalog.jdbc_client import JdbcSettings, _mysql_target, redact
+from paimon_cli.core.catalog.jdbc_lock import lock_id
+from paimon_cli.core.catalog.jdbc_store import JdbcCatalogStore, table_properties_of
 from paimon_cli.core.errors import (
     AlreadyExists,
     CatalogUnavailable,
