@@ -243,7 +243,7 @@ def hive_iceberg_committer(table: FileStoreTable,
         return None  # the gate names the malformed option
     if storage != io_opts.HIVE_CATALOG or table.branch is not None:
         return None
-    from ..iceberg.callback import metadata_dir  # only now: a read of other tables loads no Iceberg code
+    from ..iceberg.metadata_files import metadata_dir  # only now: a read of other tables loads no Iceberg code
     from .hive import hms_location
 
     try:

@@ -12,11 +12,9 @@ After snapshot ``N`` is published, ``vN.metadata.json`` is written:
 * **without a base** (first commit, a gap, a base from another timeline): the metadata is built
   afresh from the snapshot's live files and every older version is removed.
 
-Only files Iceberg readers can read as they are go in: every file of an append table, and of a
-primary-key table only files on the highest level (Java's rule: they are fully merged); a fresh
-build also takes single, delete-free sections of a bucket, as Java's split planner calls them
-raw-convertible. Deletion vectors are not published (Java does only for Iceberg format
-version 3, which the feature gate refuses).
+Only files Iceberg readers can read as they are go in (:mod:`.data_files` says which); the
+versions, the hint and new file names are :mod:`.metadata_files`'. Deletion vectors are not
+published (Java does only for Iceberg format version 3, which the feature gate refuses).
 
 Where we go beyond Java 2.0, Java's later fixes lead: the summary names the Paimon snapshot
 (``paimon-commit-identity``) so metadata a rollback abandoned is recognised and rebuilt instead
@@ -28,9 +26,6 @@ a base in Paimon 0.9's layout (``["null", record]`` manifests Iceberg readers re
 from __future__ import annotations
 
 import json
-import logging
-import re
-import struct
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -38,34 +33,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
-from ..data.types import (
-    BigIntType,
-    BinaryType,
-    BooleanType,
-    CharType,
-    DataType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntType,
-    LocalZonedTimestampType,
-    SmallIntType,
-    TimestampType,
-    TimeType,
-    TinyIntType,
-    VarBinaryType,
-    VarCharType,
-)
-from ..errors import CorruptMetadata, MissingMetadata, NotFound, PaimonError
+from ..errors import CorruptMetadata, MissingMetadata, PaimonError
 from ..io import paths
 from ..io.fileio import join
-from ..manifest.expire_file_entry import merge_entries
-from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry, ManifestFile, ManifestList
-from ..mergetree.levels import interval_partition, key_function
+from ..manifest.manifest import DataFileMeta, FileKind, ManifestEntry
 from ..refs.snapshot import Snapshot
-from ..schema.iceberg_options import CATALOG_LOCATION, IcebergOptions, iceberg_options
+from ..schema.iceberg_options import iceberg_options
 from ..schema.table_schema import TableSchema
+from .data_files import add_to_iceberg, file_format, live_entries, raw_convertible
 from .manifest import (
     ADDED,
     CONTENT_DATA,
@@ -74,13 +49,15 @@ from .manifest import (
     IcebergDataFile,
     IcebergManifestEntry,
     IcebergManifestFileMeta,
-    IcebergManifests,
+    may_contain,
 )
 from .metadata import COMMIT_IDENTITY, FORMAT_VERSION, IcebergMetadata, IcebergSnapshot
+from .metadata_files import IcebergMetadataFiles
 from .types import (
     NAME_MAPPING,
     NESTED,
     canonical,
+    has_bounds,
     highest_field_id,
     iceberg_schema,
     last_partition_id,
@@ -93,10 +70,6 @@ if TYPE_CHECKING:
     from ..manifest.index_manifest import IndexManifestEntry
     from ..table.file_store_table import FileStoreTable
 
-log = logging.getLogger(__name__)
-
-VERSION_HINT = "version-hint.text"  # org.apache.iceberg.hadoop.Util
-_VERSION = re.compile(r"^v(\d+)\.metadata\.json$")
 APPEND, OVERWRITE, REPLACE = "append", "overwrite", "replace"
 
 
@@ -106,11 +79,6 @@ def commit_identity(s: Snapshot) -> str:
         return s.uuid
     user = "null" if s.commit_user is None else s.commit_user
     return f"{user}:{s.commit_identifier}:{s.time_millis}"
-
-
-def metadata_dir(table: FileStoreTable, opts: IcebergOptions | None = None) -> str:
-    opts = opts or iceberg_options(table.schema.options)
-    return paths.iceberg_metadata_dir(table.file_io.absolute(table.path), opts.storage_location == CATALOG_LOCATION)
 
 
 @dataclass
@@ -152,100 +120,6 @@ class _Change:
     file: DataFileMeta
     bucket: int
 
-
-class IcebergMetadataFiles:
-    """The metadata directory of one table: versions, the hint, manifests and manifest lists."""
-
-    def __init__(self, table: FileStoreTable, opts: IcebergOptions | None = None) -> None:
-        self.table = table
-        self.file_io = table.file_io
-        self.opts = opts or iceberg_options(table.schema.options)
-        self.dir = metadata_dir(table, self.opts)
-        self.location = table.file_io.absolute(table.path)
-        self._uuid = str(uuid.uuid4())
-        self._manifests = 0
-        self._lists = 0
-        self.manifests = IcebergManifests(self.file_io, list(table.schema.logical_partition_type.fields),
-                                          self.opts.avro_codec, self.opts.manifest_legacy_version)
-
-    def metadata_path(self, version: int) -> str:
-        return join(self.dir, f"v{version}.metadata.json")
-
-    @property
-    def hint_path(self) -> str:
-        return join(self.dir, VERSION_HINT)
-
-    def new_manifest_path(self) -> str:
-        self._manifests += 1
-        return join(self.dir, f"{self._uuid}-m{self._manifests}.avro")
-
-    def new_list_path(self) -> str:
-        self._lists += 1
-        return join(self.dir, f"snap-{self._lists}-{self._uuid}.avro")
-
-    def versions(self) -> list[int]:
-        """Metadata versions present, ascending."""
-        out = []
-        for name in self.file_io.list_names(self.dir):
-            m = _VERSION.match(name)
-            if m:
-                out.append(int(m.group(1)))
-        return sorted(out)
-
-    def read(self, version: int) -> IcebergMetadata | None:
-        """Version ``version``, None when absent; CorruptMetadata when unreadable."""
-        path = self.metadata_path(version)
-        try:
-            text = self.file_io.read_text(path)
-        except NotFound:
-            return None
-        return IcebergMetadata.from_json(text, path)
-
-    def try_read(self, version: int) -> IcebergMetadata | None:
-        """As :meth:`read`, but an unreadable file counts as absent (it is rebuilt, never extended)."""
-        try:
-            return self.read(version)
-        except (CorruptMetadata, PaimonError) as e:
-            log.warning("Iceberg metadata %s is unreadable and will be rebuilt: %s", self.metadata_path(version), e)
-            return None
-
-    def hint(self) -> int | None:
-        try:
-            return int(self.file_io.read_text(self.hint_path).strip())
-        except (NotFound, ValueError, PaimonError):
-            return None
-
-    def write_hint(self, version: int) -> None:
-        """Make ``version`` the head: the hint Hadoop-catalog readers follow, then the Iceberg
-        catalog's pointer (``hive-catalog``: the Hive Metastore table's ``metadata_location``)."""
-        self.file_io.write_bytes(self.hint_path, str(version).encode())
-        self.register(version)
-
-    def register(self, version: int) -> None:
-        """Point the Iceberg catalog (if the table has one) at ``version`` (Java calls its
-        ``IcebergMetadataCommitter`` after each metadata file it writes)."""
-        committer = self.table.catalog_environment.iceberg_committer
-        if committer is not None:
-            committer.commit_metadata(self.metadata_path(version))
-
-    def referenced(self, metadata: IcebergMetadata) -> set[str]:
-        """Every manifest list and manifest a metadata version names (lists that are gone skipped)."""
-        out: set[str] = set()
-        for s in metadata.snapshots:
-            if s.manifest_list in out:
-                continue
-            out.add(s.manifest_list)
-            try:
-                out.update(m.manifest_path for m in self.manifests.read_list(s.manifest_list))
-            except MissingMetadata:
-                continue
-        return out
-
-    def delete(self, path: str) -> None:
-        try:
-            self.file_io.delete(path)
-        except Exception as e:  # noqa: BLE001 - as Java's deleteQuietly: a leftover is harmless
-            log.warning("could not delete %s: %s", path, e)
 
 
 class IcebergCommitCallback:
@@ -407,69 +281,24 @@ class IcebergCommitCallback:
             count = counts[i] if i < len(counts) else None
             if count is not None:
                 nulls[fl.id] = int(count)
-            if isinstance(fl.type, NESTED) or not _has_bounds(fl.type) or i >= len(mins):
+            if isinstance(fl.type, NESTED) or not has_bounds(fl.type) or i >= len(mins):
                 continue
             lo, hi = mins[i], maxs[i]
             if lo is not None and hi is not None:
                 lower[fl.id] = to_bound(fl.type, canonical(fl.type, lo))
                 upper[fl.id] = to_bound(fl.type, canonical(fl.type, hi))
         return IcebergDataFile(
-            file_path=path or self._path(partition, bucket, f), file_format=_file_format(f.file_name),
+            file_path=path or self._path(partition, bucket, f), file_format=file_format(f.file_name),
             partition=self._partition(partition), record_count=f.row_count, file_size_in_bytes=f.file_size,
             null_value_counts=nulls, lower_bounds=lower, upper_bounds=upper,
         )
 
-    def _add_to_iceberg(self, f: DataFileMeta) -> bool:
-        """Java ``shouldAddFileToIceberg``: every append file; of a primary-key table only the
-        highest level (fully merged)."""
-        if not self.schema.primary_keys:
-            return True
-        return f.level == self.options.num_levels - 1
-
-    def _live_entries(self, snapshot: Snapshot) -> list[ManifestEntry]:
-        manifest_dir = paths.manifest_dir(self.table.path)
-        lists = ManifestList(self.file_io, manifest_dir)
-        mf = ManifestFile(self.file_io, manifest_dir)
-        entries: list[ManifestEntry] = []
-        for name in (snapshot.base_manifest_list, snapshot.delta_manifest_list):
-            for meta in lists.read(name):
-                entries.extend(mf.read(meta.file_name))
-        return merge_entries(entries)
-
-    def _raw_convertible(self, entries: list[ManifestEntry]) -> list[ManifestEntry]:
-        """The files Java's batch split planner marks raw-convertible, bucket by bucket."""
-        if not self.schema.primary_keys:
-            return entries
-        by_bucket: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-        for e in entries:
-            if e.bucket < 0:
-                continue  # postpone files are not read until compacted into a bucket
-            by_bucket.setdefault((e.partition, e.bucket), []).append(e)
-        dv = self.options.deletion_vectors_enabled
-        first_row = self.options.merge_engine == "first-row"
-        target = self.options.get_memory_bytes("source.split.target-size", "128 mb") or 128 << 20
-        open_cost = self.options.get_memory_bytes("source.split.open-file-cost", "4 mb") or 4 << 20
-        key = key_function([f.type for f in self.schema.logical_trimmed_primary_keys_type.fields])
-        out: list[ManifestEntry] = []
-        for group in by_bucket.values():
-            files = [e.file for e in group]
-            by_name = {e.file.file_name: e for e in group}
-            raw = all(f.level != 0 and _without_delete_rows(f) for f in files)
-            if raw and (dv or first_row or len({f.level for f in files}) == 1):
-                out.extend(group)
-                continue
-            sections = [[f for run in section for f in run.files] for section in interval_partition(files, key)]
-            for split in _pack_ordered(sections, lambda s: max(sum(f.file_size for f in s), open_cost), target):
-                flat = [f for s in split for f in s]
-                if len(flat) == 1 and _without_delete_rows(flat[0]):
-                    out.append(by_name[flat[0].file_name])
-        return out
 
     # -- a fresh build -----------------------------------------------------------------------
 
     def _without_base(self, snapshot: Snapshot, inherit: IcebergMetadata | None) -> None:
         sid = snapshot.id
-        selected = self._raw_convertible(self._live_entries(snapshot))
+        selected = raw_convertible(self.schema, self.options, live_entries(self.table, snapshot))
         entries = [IcebergManifestEntry(ADDED, sid, sid, sid, self._data_file(e.partition, e.bucket, e.file))
                    for e in selected]
         m = _Metrics()
@@ -520,7 +349,7 @@ class IcebergCommitCallback:
         for e in delta:
             path = self._path(e.partition, e.bucket, e.file)
             if e.kind == FileKind.ADD:
-                if self._add_to_iceberg(e.file):
+                if add_to_iceberg(self.schema, self.options, e.file):
                     removed.pop(path, None)
                     added[path] = _Change(e.partition, e.file, e.bucket)
             else:
@@ -543,7 +372,7 @@ class IcebergCommitCallback:
         changed = {self._partition(c.partition) for c in (*removed.values(), *added.values())}
         out: list[IcebergManifestFileMeta] = []
         for meta in base:
-            if self.partition_types and not any(self._may_contain(meta, p) for p in changed):
+            if self.partition_types and not any(may_contain(meta, self.partition_types, p) for p in changed):
                 out.append(meta)
                 continue
             entries = self.files.manifests.read_entries(meta)
@@ -567,29 +396,6 @@ class IcebergCommitCallback:
         out.extend(self._new_manifests(added, sid, written))
         return out, operation
 
-    def _may_contain(self, meta: IcebergManifestFileMeta, partition: tuple[Any, ...]) -> bool:
-        """Whether a manifest's partition summaries admit ``partition`` (Java's partition predicate)."""
-        if meta.partitions is None or len(meta.partitions) != len(partition):
-            return True
-        for pf, summary, value in zip(self.partition_types, meta.partitions, partition, strict=True):
-            if value is None:
-                if not summary.contains_null:
-                    return False
-                continue
-            if summary.lower_bound is None or summary.upper_bound is None:
-                return False
-            try:
-                lo = from_bound(pf.type, summary.lower_bound)
-                hi = from_bound(pf.type, summary.upper_bound)
-            except (ValueError, struct.error):
-                return True
-            if value != value:  # NaN: only the contains_nan flag can tell
-                if not summary.contains_nan:
-                    return False
-                continue
-            if not lo <= value <= hi:
-                return False
-        return True
 
     def _compact(self, metas: list[IcebergManifestFileMeta], sid: int,
                  written: list[str]) -> list[IcebergManifestFileMeta]:
@@ -785,37 +591,6 @@ def _now() -> int:
     return int(time.time() * 1000)
 
 
-def _has_bounds(dt: DataType) -> bool:
-    return isinstance(dt, (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, FloatType, DoubleType,
-                           CharType, VarCharType, BinaryType, VarBinaryType, DecimalType, DateType, TimeType,
-                           TimestampType, LocalZonedTimestampType))
-
-
-def _file_format(file_name: str) -> str:
-    """Java ``DataFileMeta.fileFormat``: the last extension of the name."""
-    return file_name.rsplit(".", 1)[-1].lower() if "." in file_name else "parquet"
-
-
-def _without_delete_rows(f: DataFileMeta) -> bool:
-    return f.delete_row_count is None or f.delete_row_count == 0
-
-
-def _pack_ordered(items: list[Any], weight: Callable[[Any], int], target: int) -> list[list[Any]]:
-    """Java ``BinPacking.packForOrdered``."""
-    packed: list[list[Any]] = []
-    bin_items: list[Any] = []
-    bin_weight = 0
-    for item in items:
-        w = weight(item)
-        if bin_weight + w > target and bin_items:
-            packed.append(bin_items)
-            bin_items, bin_weight = [], 0
-        bin_weight += w
-        bin_items.append(item)
-    if bin_items:
-        packed.append(bin_items)
-    return packed
-
 
 def _summary_long(s: IcebergSnapshot, key: str, fallback: Callable[[], int]) -> int:
     try:
@@ -823,31 +598,6 @@ def _summary_long(s: IcebergSnapshot, key: str, fallback: Callable[[], int]) -> 
     except (KeyError, ValueError):
         return fallback()
 
-
-def from_bound(dt: DataType, b: bytes) -> Any:
-    """Iceberg's single-value bytes back to the canonical value (see ``types.canonical``)."""
-    if isinstance(dt, BooleanType):
-        return b[0] != 0
-    if isinstance(dt, (TinyIntType, SmallIntType, IntType, DateType)):
-        return struct.unpack("<i", b[:4])[0]
-    if isinstance(dt, BigIntType):
-        return struct.unpack("<q", b)[0] if len(b) == 8 else struct.unpack("<i", b)[0]
-    if isinstance(dt, FloatType):
-        return struct.unpack("<f", b)[0]
-    if isinstance(dt, DoubleType):
-        return struct.unpack("<d", b)[0] if len(b) == 8 else struct.unpack("<f", b)[0]
-    if isinstance(dt, (CharType, VarCharType)):
-        return b.decode("utf-8")
-    if isinstance(dt, (BinaryType, VarBinaryType)):
-        return bytes(b)
-    if isinstance(dt, DecimalType):
-        import decimal
-        return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-dt.scale)
-    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
-        return struct.unpack("<q", b)[0]
-    if isinstance(dt, TimeType):
-        return struct.unpack("<q", b)[0] // 1000
-    raise ValueError(f"no bound decoding for {dt}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -991,6 +741,6 @@ def apply_iceberg_expiry(table: FileStoreTable, expiry: IcebergExpiry) -> None:
 
 
 __all__ = [
-    "IcebergCommitCallback", "IcebergExpiry", "IcebergMetadataFiles", "apply_iceberg_expiry", "commit_identity",
-    "metadata_dir", "plan_iceberg_expiry", "resync", "sync_tags",
+    "IcebergCommitCallback", "IcebergExpiry", "apply_iceberg_expiry", "commit_identity", "plan_iceberg_expiry",
+    "resync", "sync_tags",
 ]

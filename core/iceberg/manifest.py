@@ -10,6 +10,7 @@ write that schema with fastavro and read whatever a Paimon version wrote, by fie
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ from ..data.types import DataField, DoubleType, FloatType
 from ..errors import CorruptMetadata, MissingMetadata, NotFound
 from ..io.fileio import FileIO
 from ..manifest.avro import read_avro, write_avro
-from .types import FIRST_PARTITION_FIELD_ID, PARTITION_SPEC_ID, avro_type, avro_value, canonical, to_bound
+from .types import FIRST_PARTITION_FIELD_ID, PARTITION_SPEC_ID, avro_type, avro_value, canonical, from_bound, to_bound
 
 EXISTING, ADDED, DELETED = 0, 1, 2  # manifest_entry.status
 DATA, POSITION_DELETES = 0, 1  # data_file.content
@@ -382,3 +383,28 @@ class IcebergManifests:
         except NotFound as e:
             raise MissingMetadata(str(e)) from e
         return read_avro(data, path)[1]
+
+
+def may_contain(meta: IcebergManifestFileMeta, partition_fields: Sequence[DataField], partition: tuple[Any, ...]) -> bool:
+    """Whether a manifest's partition summaries admit ``partition`` (Java's partition predicate)."""
+    if meta.partitions is None or len(meta.partitions) != len(partition):
+        return True
+    for pf, summary, value in zip(partition_fields, meta.partitions, partition, strict=True):
+        if value is None:
+            if not summary.contains_null:
+                return False
+            continue
+        if summary.lower_bound is None or summary.upper_bound is None:
+            return False
+        try:
+            lo = from_bound(pf.type, summary.lower_bound)
+            hi = from_bound(pf.type, summary.upper_bound)
+        except (ValueError, struct.error):
+            return True
+        if value != value:  # NaN: only the contains_nan flag can tell
+            if not summary.contains_nan:
+                return False
+            continue
+        if not lo <= value <= hi:
+            return False
+    return True

@@ -294,3 +294,36 @@ def to_bound(dt: DataType, v: Any) -> bytes:
     if isinstance(dt, TimeType):
         return struct.pack("<q", int(v) * 1000)
     raise NotYetSupported(f"Iceberg metadata: no bound for type {dt.as_sql()}")
+
+
+def has_bounds(dt: DataType) -> bool:
+    return isinstance(dt, (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, FloatType, DoubleType,
+                           CharType, VarCharType, BinaryType, VarBinaryType, DecimalType, DateType, TimeType,
+                           TimestampType, LocalZonedTimestampType))
+
+
+
+def from_bound(dt: DataType, b: bytes) -> Any:
+    """Iceberg's single-value bytes back to the canonical value (see ``types.canonical``)."""
+    if isinstance(dt, BooleanType):
+        return b[0] != 0
+    if isinstance(dt, (TinyIntType, SmallIntType, IntType, DateType)):
+        return struct.unpack("<i", b[:4])[0]
+    if isinstance(dt, BigIntType):
+        return struct.unpack("<q", b)[0] if len(b) == 8 else struct.unpack("<i", b)[0]
+    if isinstance(dt, FloatType):
+        return struct.unpack("<f", b)[0]
+    if isinstance(dt, DoubleType):
+        return struct.unpack("<d", b)[0] if len(b) == 8 else struct.unpack("<f", b)[0]
+    if isinstance(dt, (CharType, VarCharType)):
+        return b.decode("utf-8")
+    if isinstance(dt, (BinaryType, VarBinaryType)):
+        return bytes(b)
+    if isinstance(dt, DecimalType):
+        return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-dt.scale)
+    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+        return struct.unpack("<q", b)[0]
+    if isinstance(dt, TimeType):
+        return struct.unpack("<q", b)[0] // 1000
+    raise ValueError(f"no bound decoding for {dt}")
+

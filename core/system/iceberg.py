@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..data.java_format import local_datetime_from_millis
 from ..errors import InvalidInput
-from ..iceberg.callback import IcebergMetadataFiles
+from ..iceberg.metadata_files import IcebergMetadataFiles
 from ..schema.iceberg_options import STORAGE, iceberg_options
 from ..table.file_store_table import FileStoreTable, TimeTravel
 from ..utils.rows import Rows

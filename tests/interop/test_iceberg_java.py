@@ -22,7 +22,8 @@ import pytest
 from pyiceberg.table import StaticTable
 
 from paimon_cli.core.api import Warehouse
-from paimon_cli.core.iceberg.callback import IcebergCommitCallback, IcebergMetadataFiles
+from paimon_cli.core.iceberg.callback import IcebergCommitCallback
+from paimon_cli.core.iceberg.metadata_files import IcebergMetadataFiles
 from paimon_cli.core.io import paths
 from paimon_cli.core.manifest.manifest import ManifestFile, ManifestList
 
