@@ -660,7 +660,7 @@ def _write_refs(cb: IcebergCommitCallback, md: IcebergMetadata, version: int) ->
     refs = cb._refs({s.snapshot_id for s in md.snapshots})
     if refs != md.refs:
         md.refs = refs
-        cb.file_io.write_bytes(cb.files.metadata_path(version), md.to_json().encode("utf-8"))
+        cb.files.rewrite(version, md)
 
 
 @dataclass
@@ -734,7 +734,7 @@ def apply_iceberg_expiry(table: FileStoreTable, expiry: IcebergExpiry) -> None:
     if dropped:
         md.snapshots = [s for s in md.snapshots if s.snapshot_id not in dropped]
         md.refs = cb._refs({s.snapshot_id for s in md.snapshots})
-        cb.file_io.write_bytes(cb.files.metadata_path(expiry.version), md.to_json().encode("utf-8"))
+        cb.files.rewrite(expiry.version, md)
         # rewritten in place: the Iceberg catalog's pointer stays right (Java does not re-register either)
     for p in expiry.files:
         cb.files.delete(p)

@@ -92,6 +92,11 @@ class IcebergMetadataFiles:
             log.warning("Iceberg metadata %s is unreadable and will be rebuilt: %s", self.metadata_path(version), e)
             return None
 
+    def rewrite(self, version: int, metadata: IcebergMetadata) -> None:
+        """Replace version ``version`` in place (its refs or snapshots changed); the hint and the
+        Iceberg catalog's pointer are left as they are."""
+        self.file_io.write_bytes(self.metadata_path(version), metadata.to_json().encode("utf-8"))
+
     def hint(self) -> int | None:
         try:
             return int(self.file_io.read_text(self.hint_path).strip())
