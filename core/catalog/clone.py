@@ -131,11 +131,12 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         selection = partition_filter(src.schema, None, req.where) if req.where else None
         schema = target_schema(src, req.prefer_file_format, req.target_table_conf)
         exists = target_catalog.table_exists(dst_id)
-        history = not exists and _has_history(src)
+        # a server that places tables also owns their schemas: the target gets the latest only
+        history = not exists and _has_history(src) and not target_catalog.server_places_tables
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         if exists:
             dst = target_catalog.get_table(dst_id)
-            if action == "overwrite" and _history_started(src, dst):
+            if action == "overwrite" and not target_catalog.server_places_tables and _history_started(src, dst):
                 # an earlier run stopped while carrying the schema history: finish it first
                 action, history = "resume", True
                 dst = dst.with_schema(replace(dst.schema, id=src.schema.id))
@@ -143,7 +144,8 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
                 check_compatible(src, dst)
                 check_target_conf_held(dst, req.target_table_conf)
         else:
-            location = target_catalog.new_table_location(dst_id)
+            location = (server_location(dst_id) if target_catalog.server_places_tables
+                        else target_catalog.new_table_location(dst_id))
             would_be = new_table_schema(schema)
             if history:
                 would_be = replace(would_be, id=src.schema.id, highest_field_id=src.schema.highest_field_id)
@@ -159,10 +161,36 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         dst_id = Identifier.parse(plan.target)
         if plan.action == "create":
             create_target(target_catalog, dst_id, src, schema, history)
+            if target_catalog.server_places_tables:
+                plan = _replanned(target_catalog, dst_id, src, plan, req)
         elif plan.action == "resume":
             _publish_history(target_catalog, dst_id, src, schema)
         out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress, req.parallelism))
     return out
+
+
+def server_location(ident: Identifier) -> str:
+    """What a plan names a new table's location before a server that places tables chose it
+    (no file system has it, so nothing is found present there)."""
+    return f"<location the server gives {ident}>"
+
+
+def _replanned(catalog: Catalog, ident: Identifier, source: FileStoreTable, plan: TableClone,
+               req: CloneRequest) -> TableClone:
+    """The plan again against the table the server just created, at the location it chose;
+    a server that did not keep the columns (field ids) or keys as sent is refused, and the
+    empty table it made dropped again, before any file is copied."""
+    created = catalog.get_table(ident)
+    try:
+        check_compatible(source, created)
+    except InvalidInput as e:
+        catalog.drop_table(ident, ignore_if_not_exists=True)
+        raise InvalidInput(f"clone {source.identifier}: catalog {catalog.name} did not create {ident} as sent "
+                           f"({e}); dropped it again") from None
+    if req.meta_only:
+        return plan
+    selection = partition_filter(source.schema, None, req.where) if req.where else None
+    return plan_table_clone(source, created, "create", selection)
 
 
 def _has_history(source: FileStoreTable) -> bool:

@@ -164,7 +164,8 @@ def schema_ids(source: FileStoreTable, target: FileStoreTable, used: set[int]) -
         else:
             raise NotYetSupported(
                 f"clone {source.identifier} -> {target.identifier}: live files were written with schema {sid}, "
-                f"which the existing target does not have; clone into a new table, or `paimon-cli compact "
+                f"which the target does not have (an existing target, or one a REST server creates, gets "
+                f"the latest schema only); clone into a new table, or `paimon-cli compact "
                 f"{source.identifier} --full` the source first")
     return out
 
