@@ -288,3 +288,17 @@ def test_clone_into_a_hive_catalog_is_read_by_java(partitioned_table: str, hive_
     assert java_hive.list_tables(spec, other) == ["ev"]
     assert java_hive.read(spec, other, "ev", row_kind=False) == [{"id": 5, "v": "e"}]
     assert rows(java_hive, spec, db, "pk") == want
+
+
+def test_hive_clone_with_target_table_conf(hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
+    wh, target = tmp_path / "hive", tmp_path / "paimon"
+    db = fresh_db("clhc")
+    expected = make_hive_table(hive_metastore, wh, db, "sales", "parquet", partitioned=True)
+    args = ["clone", f"{db}.sales", "--clone-from", "hive", "--target", "bak.sales", *cat_args(hive_metastore, wh),
+            "--target-warehouse", str(target)]
+    res = cli(*args, "--target-table-conf", "file.format=orc", expect=6)
+    assert "file.format" in res.stderr and not target.exists()
+    cli_json(*args, "--target-table-conf", "snapshot.num-retained.max=20")
+    schema = cli_json("inspect", "schemas", "bak.sales", "-w", str(target))[-1]
+    assert schema["options"]["snapshot.num-retained.max"] == "20" and schema["options"]["bucket"] == "-1"
+    assert _norm(cli_json("read", "bak.sales", "-w", str(target))) == _norm(expected)
