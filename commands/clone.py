@@ -21,10 +21,12 @@ from paimon_cli.output import OutputFormat, note, render_outcome
 
 
 def clone(
-    source: Annotated[str, typer.Argument(metavar="DB.TABLE|DB", help="Table, or database whose tables, to clone.")],
-    target: Annotated[str, typer.Option(
+    source: Annotated[str | None, typer.Argument(
+        metavar="[DB.TABLE|DB]", help="Table, or database whose tables, to clone (none: every table of the catalog).")
+    ] = None,
+    target: Annotated[str | None, typer.Option(
         "--target", metavar="DB2[.TABLE2]",
-        help="Target table, or target database (a table keeps its name there).")],
+        help="Target table, or target database (a table keeps its name there); none with no source.")] = None,
     target_warehouse: Annotated[str | None, typer.Option(
         "--target-warehouse", metavar="PATH|URI", help="Target warehouse (default: the source's catalog).")] = None,
     target_fs_option: Annotated[list[str] | None, typer.Option(
@@ -55,6 +57,10 @@ def clone(
     prefer_file_format: Annotated[str | None, typer.Option(
         "--prefer-file-format", metavar="parquet|orc|avro",
         help="file.format of a created target (its later writes; copied files keep theirs).")] = None,
+    target_table_conf: Annotated[list[str] | None, typer.Option(
+        "--target-table-conf", metavar="K=V",
+        help="Option of a created target, repeatable; only retention, compaction and write tuning "
+             "(others change how the copied files read: exit 6).")] = None,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     fs_option: FsOpt = None,
@@ -65,7 +71,7 @@ def clone(
     limit: LimitOpt = None,
     debug: DebugOpt = False,
 ) -> None:
-    """Clone DB.TABLE (or every table of DB) into another table (Java's clone procedure).
+    """Clone DB.TABLE (or every table of DB, or of the catalog) into another table (Java's clone procedure).
 
     The target is created when missing with the source's latest schema and options; the data
     and index files (deletion vectors, HASH index, file indexes) of the source's latest
@@ -78,11 +84,15 @@ def clone(
     are cloned into unaware-bucket append tables (bucket -1): the files are copied (the Hive
     table is untouched) into bucket-0 as <name>.<format>, their metas read from the footers.
 
+    With no source and no --target every table of every database is cloned under its own name
+    into the target catalog.
+
     \b
     Example:
         paimon-cli clone shop.orders --target shop.orders_copy --dry-run
         paimon-cli clone shop --target shop --target-warehouse s3://backup/wh
         paimon-cli clone shop.orders --target bak.orders --where "dt = '2024-05-01'"
+        paimon-cli clone --target-warehouse s3://backup/wh --target-table-conf snapshot.num-retained.max=100
         paimon-cli clone hdb.sales --clone-from hive --target bak.sales --catalog hms --target-warehouse /wh
     """
     from paimon_cli.core.api import Warehouse
@@ -95,6 +105,7 @@ def clone(
     result = source_wh.clone(source, target, target_warehouse=target_wh, where=where,
                              included_tables=included_tables, excluded_tables=excluded_tables, meta_only=meta_only,
                              if_exists=if_exists, clone_from=clone_from, parallelism=parallelism,
-                             prefer_file_format=prefer_file_format, dry_run=dry_run)
+                             prefer_file_format=prefer_file_format, target_table_conf=target_table_conf,
+                             dry_run=dry_run)
     note(result.summary())
     render_outcome(result.rows(), output, wide, preview=dry_run, limit=limit)

@@ -34,7 +34,7 @@
 #   migrate-table --catalog --catalog-option --debug --dry-run --fs-option --keep-origin --option --output --quiet --target-table --warehouse --wide -o -q -w
 #   migrate-database --catalog --catalog-option --debug --dry-run --fs-option --option --output --quiet --warehouse --wide -o -q -w
 #   migrate-file --catalog --catalog-option --debug --dry-run --fs-option --keep-origin --output --quiet --warehouse --wide -o -q -w
-#   clone --catalog --catalog-option --clone-from --debug --dry-run --excluded-tables --fs-option --if-exists --included-tables --limit --meta-only --output --parallelism --prefer-file-format --quiet --target --target-catalog --target-catalog-option --target-fs-option --target-warehouse --warehouse --where --wide -o -q -w
+#   clone --catalog --catalog-option --clone-from --debug --dry-run --excluded-tables --fs-option --if-exists --included-tables --limit --meta-only --output --parallelism --prefer-file-format --quiet --target --target-catalog --target-catalog-option --target-fs-option --target-table-conf --target-warehouse --warehouse --where --wide -o -q -w
 #   copy --catalog --catalog-option --debug --dry-run --fs-option --limit --output --quiet --warehouse --where --wide -o -q -w
 
 _paimon_cli_completion() {

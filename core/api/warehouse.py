@@ -432,8 +432,8 @@ class Warehouse:
 
     def clone(
         self,
-        source: str,
-        target: str,
+        source: str | None,
+        target: str | None,
         *,
         target_warehouse: Warehouse | None = None,
         where: str | None = None,
@@ -444,6 +444,7 @@ class Warehouse:
         clone_from: str = "paimon",
         parallelism: int | None = None,
         prefer_file_format: str | None = None,
+        target_table_conf: KeyValues | None = None,
         dry_run: bool = False,
     ) -> CloneReport:
         """Java's ``clone`` (Paimon to Paimon): ``source`` DB.TABLE (or DB, each of its tables)
@@ -456,13 +457,16 @@ class Warehouse:
         ``parallelism``: copy threads; ``prefer_file_format``: ``file.format`` of a created
         target (its later writes; copied files keep their format). ``clone_from="hive"``: this
         is a Hive catalog whose Parquet/ORC tables are cloned (files copied, metas from the
-        footers) into unaware-bucket append tables."""
+        footers) into unaware-bucket append tables. ``source`` None (and ``target`` None): every
+        table of every database, each under its own name in ``target_warehouse``.
+        ``target_table_conf``: options of a created target, only those that leave how the
+        copied files read unchanged (others: UnsafeRefused, nothing written)."""
         from ..catalog.clone import CloneRequest, clone
         from .reports import CloneReport
 
         req = CloneRequest(source, target, where, name_list(included_tables) if included_tables else (),
                            name_list(excluded_tables) if excluded_tables else (), meta_only, if_exists, clone_from,
-                           parallelism, prefer_file_format)
+                           parallelism, prefer_file_format, key_values(target_table_conf, "--target-table-conf"))
         dst = self if target_warehouse is None else target_warehouse
         same = target_warehouse is None or target_warehouse is self
         tables = clone(self.catalog, dst.catalog, req, same_catalog=same, dry_run=dry_run)

@@ -152,6 +152,10 @@ class Catalog(ABC):
     def rename_registration(self, src: Identifier, dst: Identifier, new_location: str | None) -> None:
         """Rename ``src`` to ``dst`` in the metastore (with its new location when it moved)."""
 
+    # whether the catalog's server decides where a new table goes (and owns its schemas): a
+    # clone then creates the table first and copies into the location it is given
+    server_places_tables = False
+
     def new_table_location(self, ident: Identifier) -> str:
         """Where a new (managed) table goes: ``<warehouse>/<db>.db/<table>``, as every Java catalog."""
         return fileio.join(self.database_location(ident.database), ident.table)

@@ -8,7 +8,7 @@ Which tables, and the target each gets (created with the source's latest schema 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from ..errors import InvalidInput, NotFound
 from ..operation.clone import (
@@ -18,6 +18,8 @@ from ..operation.clone import (
     apply_table_clone,
     check_cloneable,
     check_compatible,
+    check_target_conf_held,
+    check_target_table_conf,
     plan_table_clone,
 )
 from ..operation.partition_spec import partition_filter
@@ -34,8 +36,8 @@ CLONE_FROM = ("paimon", "hive")
 
 @dataclass(frozen=True)
 class CloneRequest:
-    source: str  # DB.TABLE or DB
-    target: str  # DB2.TABLE2 or DB2 (a table keeps its name in DB2)
+    source: str | None  # DB.TABLE, DB, or None: every table of every database
+    target: str | None  # DB2.TABLE2 or DB2 (a table keeps its name in DB2); None with a whole catalog
     where: str | None = None
     included_tables: Sequence[str] = ()
     excluded_tables: Sequence[str] = ()
@@ -44,6 +46,7 @@ class CloneRequest:
     clone_from: str = "paimon"
     parallelism: int | None = None  # copy threads (default: 4, 16 with an object store)
     prefer_file_format: str | None = None  # file.format of a created target (its new files)
+    target_table_conf: dict[str, str] = field(default_factory=dict)  # options of a created target
 
 
 def clone_pairs(source: Catalog, req: CloneRequest, tables: Callable[[str], list[str]] | None = None,
@@ -58,6 +61,12 @@ def clone_pairs(source: Catalog, req: CloneRequest, tables: Callable[[str], list
         raise InvalidInput(f"--prefer-file-format {req.prefer_file_format!r}: expected parquet, orc or avro")
     if req.if_exists not in IF_EXISTS:
         raise InvalidInput(f"--if-exists {req.if_exists!r}: expected one of {', '.join(IF_EXISTS)}")
+    check_target_table_conf(req.target_table_conf)
+    if req.source is None:
+        return _catalog_pairs(source, req, tables, kind)
+    if req.target is None:
+        raise InvalidInput(f"clone {req.source}: --target is required (only a whole-catalog clone, no source, "
+                           "keeps every database's name)")
     if "." in req.source:
         if req.included_tables or req.excluded_tables:
             raise InvalidInput("--included-tables / --excluded-tables select tables of a database; "
@@ -78,6 +87,23 @@ def clone_pairs(source: Catalog, req: CloneRequest, tables: Callable[[str], list
     return [(Identifier.parse(n), Identifier(target_db, Identifier.parse(n).table)) for n in sorted(selected)]
 
 
+def _catalog_pairs(source: Catalog, req: CloneRequest, tables: Callable[[str], list[str]] | None,
+                   kind: str) -> list[tuple[Identifier, Identifier]]:
+    """Java's clone without a database: every table of every database, under the same names."""
+    if req.target is not None:
+        raise InvalidInput(f"--target {req.target!r}: a whole-catalog clone (no source) keeps every database's and "
+                           "table's name; give a source DB or DB.TABLE to rename")
+    if req.where:
+        raise InvalidInput("--where selects partitions of one table; the source is a whole catalog")
+    included, excluded = set(req.included_tables), set(req.excluded_tables)
+    names = [f"{db}.{t}" for db in sorted(source.list_databases()) for t in (tables or source.list_tables)(db)]
+    selected = sorted(n for n in names if n not in excluded and (not included or n in included))
+    if not selected:
+        raise NotFound(f"clone: no table to clone (the catalog has {len(names)} {kind} tables; "
+                       "--included-tables / --excluded-tables name them as db.table)")
+    return [(Identifier.parse(n), Identifier.parse(n)) for n in selected]
+
+
 def _db(name: str) -> str:
     validate_name("database", name)
     return name
@@ -87,6 +113,9 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
           dry_run: bool = False, progress: Callable[[object], None] | None = None) -> list[TableClone]:
     """Plan every table first against its existing or would-be target, so any refusal comes
     before anything is written; then create, copy and commit table by table."""
+    if req.source is None and same_catalog:
+        raise InvalidInput("clone of a whole catalog: every table would be its own target; give the target "
+                           "catalog (--target-warehouse / --target-catalog / --target-catalog-option)")
     if req.clone_from == "hive":
         from .hive_clone import clone_hive
 
@@ -100,20 +129,23 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         check_features(src, Action.CLONE)
         check_cloneable(src)
         selection = partition_filter(src.schema, None, req.where) if req.where else None
-        schema = target_schema(src, req.prefer_file_format)
+        schema = target_schema(src, req.prefer_file_format, req.target_table_conf)
         exists = target_catalog.table_exists(dst_id)
-        history = not exists and _has_history(src)
+        # a server that places tables also owns their schemas: the target gets the latest only
+        history = not exists and _has_history(src) and not target_catalog.server_places_tables
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         if exists:
             dst = target_catalog.get_table(dst_id)
-            if action == "overwrite" and _history_started(src, dst):
+            if action == "overwrite" and not target_catalog.server_places_tables and _history_started(src, dst):
                 # an earlier run stopped while carrying the schema history: finish it first
                 action, history = "resume", True
                 dst = dst.with_schema(replace(dst.schema, id=src.schema.id))
             elif action == "overwrite":
                 check_compatible(src, dst)
+                check_target_conf_held(dst, req.target_table_conf)
         else:
-            location = target_catalog.new_table_location(dst_id)
+            location = (server_location(dst_id) if target_catalog.server_places_tables
+                        else target_catalog.new_table_location(dst_id))
             would_be = new_table_schema(schema)
             if history:
                 would_be = replace(would_be, id=src.schema.id, highest_field_id=src.schema.highest_field_id)
@@ -129,10 +161,36 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         dst_id = Identifier.parse(plan.target)
         if plan.action == "create":
             create_target(target_catalog, dst_id, src, schema, history)
+            if target_catalog.server_places_tables:
+                plan = _replanned(target_catalog, dst_id, src, plan, req)
         elif plan.action == "resume":
             _publish_history(target_catalog, dst_id, src, schema)
         out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress, req.parallelism))
     return out
+
+
+def server_location(ident: Identifier) -> str:
+    """What a plan names a new table's location before a server that places tables chose it
+    (no file system has it, so nothing is found present there)."""
+    return f"<location the server gives {ident}>"
+
+
+def _replanned(catalog: Catalog, ident: Identifier, source: FileStoreTable, plan: TableClone,
+               req: CloneRequest) -> TableClone:
+    """The plan again against the table the server just created, at the location it chose;
+    a server that did not keep the columns (field ids) or keys as sent is refused, and the
+    empty table it made dropped again, before any file is copied."""
+    created = catalog.get_table(ident)
+    try:
+        check_compatible(source, created)
+    except InvalidInput as e:
+        catalog.drop_table(ident, ignore_if_not_exists=True)
+        raise InvalidInput(f"clone {source.identifier}: catalog {catalog.name} did not create {ident} as sent "
+                           f"({e}); dropped it again") from None
+    if req.meta_only:
+        return plan
+    selection = partition_filter(source.schema, None, req.where) if req.where else None
+    return plan_table_clone(source, created, "create", selection)
 
 
 def _has_history(source: FileStoreTable) -> bool:
@@ -198,12 +256,14 @@ def _stripped(schema: TableSchema) -> TableSchema:
     return replace(schema, options={k: v for k, v in schema.options.items() if k not in STRIPPED_OPTIONS})
 
 
-def target_schema(source: FileStoreTable, prefer_file_format: str | None = None) -> Schema:
+def target_schema(source: FileStoreTable, prefer_file_format: str | None = None,
+                  conf: dict[str, str] | None = None) -> Schema:
     """The source's latest schema (field ids kept, so the copied files read the same) and
-    options but where the table lives; ``prefer_file_format`` sets ``file.format`` (Java's
-    ``prefer_file_format``: copied files keep theirs, readers go by each file's extension)."""
+    options but where the table lives, with ``conf`` (checked by ``check_target_table_conf``)
+    over them; ``prefer_file_format`` sets ``file.format`` (Java's ``prefer_file_format``:
+    copied files keep theirs, readers go by each file's extension)."""
     s = source.schema
-    options = {k: v for k, v in s.options.items() if k not in STRIPPED_OPTIONS}
+    options = {k: v for k, v in s.options.items() if k not in STRIPPED_OPTIONS} | dict(conf or {})
     if prefer_file_format:
         options["file.format"] = prefer_file_format.lower()
     return Schema(list(s.fields), list(s.partition_keys), list(s.primary_keys), options, s.comment)

@@ -23,7 +23,7 @@ from ..errors import InvalidInput
 from ..io.fileio import FileIO
 from ..manifest.manifest import DataFileMeta
 from ..mergetree.commit_message import CommitMessage
-from ..operation.clone import CloneFile, TableClone, apply_table_clone, finish_plan
+from ..operation.clone import CloneFile, TableClone, apply_table_clone, check_target_conf_held, finish_plan
 from ..operation.partition_spec import partition_filter
 from ..operation.scan import FileStoreScan, ScanFilter
 from ..schema.schema_manager import new_table_schema
@@ -116,7 +116,7 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
         if same_catalog and src_id == dst_id:
             raise InvalidInput(f"clone {src_id}: the target is the source table")
         hms = hive_table(hive, src_id)
-        schema = hive_schema(hms, src_id, {"bucket": "-1"})
+        schema = hive_schema(hms, src_id, {**req.target_table_conf, "bucket": "-1"})
         files_io = HiveFiles(hive.file_io_for(hms.sd.location or hive.warehouse))
         if target_catalog.table_exists(dst_id):
             if req.if_exists == "skip":
@@ -124,6 +124,7 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
                 continue
             dst = target_catalog.get_table(dst_id)
             check_existing(src_id, schema, dst)
+            check_target_conf_held(dst, req.target_table_conf)
             action = "overwrite"
         else:
             location = target_catalog.new_table_location(dst_id)

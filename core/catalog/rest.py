@@ -210,6 +210,7 @@ class RestCatalog(Catalog):
     the server, it is not a path)."""
 
     metastore = "rest"
+    server_places_tables = True
 
     def __init__(self, options: CatalogOptions, storage_options: dict[str, Any] | None = None,
                  **client_kw: Any) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import InvalidInput, NotYetSupported
+from ..errors import InvalidInput, NotYetSupported, UnsafeRefused
 from ..index.index_paths import index_file_path
 from ..io import paths
 from ..mergetree.commit_message import CommitMessage
@@ -46,6 +46,25 @@ CLONE_RESULT_COLUMNS = ["source", "target", "action", "files_copied", "files_pre
                         "source_snapshot", "snapshot_id"]
 # options that say where one table lives; never carried to another (Java strips ``path``)
 STRIPPED_OPTIONS = ("path",)
+# options a clone may set on its target (Java's ``target_table_conf``): the files are copied as
+# they are, so only what changes later maintenance and writes, never how a copied file or the
+# table reads (merge engine, keys, buckets, deletion vectors, formats, defaults ...); anything
+# not listed is refused
+TARGET_TABLE_CONF = frozenset({
+    "snapshot.num-retained.min", "snapshot.num-retained.max", "snapshot.time-retained", "snapshot.expire.limit",
+    "snapshot.clean-empty-directories",
+    "changelog.num-retained.min", "changelog.num-retained.max", "changelog.time-retained",
+    "tag.automatic-creation", "tag.creation-period", "tag.creation-delay", "tag.num-retained-max",
+    "tag.default-time-retained",
+    "partition.expiration-time", "partition.expiration-check-interval", "partition.timestamp-formatter",
+    "partition.timestamp-pattern",
+    "consumer.expiration-time",
+    "num-sorted-run.compaction-trigger", "num-sorted-run.stop-trigger", "compaction.max-size-amplification-percent",
+    "compaction.size-ratio", "compaction.min.file-num", "compaction.max.file-num", "full-compaction.delta-commits",
+    "write-only", "write-buffer-size", "write-buffer-spillable", "target-file-size", "sort-spill-threshold",
+    "manifest.target-file-size", "manifest.merge-min-count", "manifest.full-compaction-threshold-size",
+    "dynamic-partition-overwrite",
+})
 # options that decide how the copied files read; an existing target must agree on them
 READ_SEMANTICS = ("merge-engine", "sequence.field", "deletion-vectors.enabled", "bucket-key")
 
@@ -107,6 +126,26 @@ def check_cloneable(source: FileStoreTable) -> None:
                                   "row ids would have to be carried into the target's row-id sequence)")
 
 
+def check_target_table_conf(conf: dict[str, str]) -> dict[str, str]:
+    """``--target-table-conf`` with every key on :data:`TARGET_TABLE_CONF`; any other is refused
+    by name before anything is read or written."""
+    refused = sorted(k for k in conf if k not in TARGET_TABLE_CONF)
+    if refused:
+        raise UnsafeRefused(f"--target-table-conf {', '.join(refused)}: clone copies the files as they are, so it "
+                            "sets only options that do not change how they read (see README: clone); "
+                            "`paimon-cli alter` the target after the clone if you mean it")
+    return dict(conf)
+
+
+def check_target_conf_held(target: FileStoreTable, conf: dict[str, str]) -> None:
+    """An existing target keeps its schema: it must already hold the requested options."""
+    differ = sorted(k for k, v in conf.items() if target.schema.options.get(k) != v)
+    if differ:
+        raise InvalidInput(f"clone into existing {target.identifier}: --target-table-conf {', '.join(differ)} "
+                           f"differs from the target's options; set them with `paimon-cli alter "
+                           f"{target.identifier} --set KEY=VALUE`")
+
+
 def _shape(schema: Any) -> list[tuple[int, str, str]]:
     return [(f.id, f.name, str(f.type)) for f in schema.fields]
 
@@ -125,7 +164,8 @@ def schema_ids(source: FileStoreTable, target: FileStoreTable, used: set[int]) -
         else:
             raise NotYetSupported(
                 f"clone {source.identifier} -> {target.identifier}: live files were written with schema {sid}, "
-                f"which the existing target does not have; clone into a new table, or `paimon-cli compact "
+                f"which the target does not have (an existing target, or one a REST server creates, gets "
+                f"the latest schema only); clone into a new table, or `paimon-cli compact "
                 f"{source.identifier} --full` the source first")
     return out
 

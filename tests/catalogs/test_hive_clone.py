@@ -232,3 +232,73 @@ def test_clone_hive_table_stored_on_s3(hive_metastore: HiveMetastoreServer, s3_s
     assert _norm(cli_json("read", "bak.t", "-w", str(target))) == _norm(expected)
     assert sorted((o["Key"], o["ETag"]) for o in s3.list_objects_v2(
         Bucket=s3_server.bucket, Prefix=prefix)["Contents"]) == objects
+
+
+@pytest.mark.parametrize("partitioned_table", ["true", "false"])
+def test_clone_into_a_hive_catalog_is_read_by_java(partitioned_table: str, hive_metastore: HiveMetastoreServer,
+                                                   java_hive: JavaPaimon, tmp_path: Path) -> None:
+    """A Hive catalog as clone TARGET (Paimon source): the table (and its schema history) is
+    registered in the metastore, its partitions too with metastore.partitioned-table, and Java
+    0.9's HiveCatalog lists and reads it row for row; a whole-catalog clone lands every table
+    under its own name; the dry run lists exactly the copies; a re-run commits nothing."""
+    from .conftest import hive_spec
+    from .test_hive_catalog import rows
+
+    src, wh = str(tmp_path / "src"), tmp_path / "hwh"
+    db, other = fresh_db("clt"), fresh_db("clu")
+    t = [a.replace("--catalog-option", "--target-catalog-option") for a in cat_args(hive_metastore, wh)]
+    data = tmp_path / "in.csv"
+    cli("create", f"{db}.pk", "--schema", "id INT NOT NULL, v STRING, dt STRING NOT NULL", "--primary-key",
+        "id,dt", "--partition-by", "dt", "--option", "bucket=2", "--option", "deletion-vectors.enabled=true",
+        "--option", f"metastore.partitioned-table={partitioned_table}", "-w", src)
+    data.write_text("id,v,dt\n1,a,x\n2,b,x\n3,c,y\n")
+    cli("write", f"{db}.pk", str(data), "-w", src)
+    cli("alter", f"{db}.pk", "--add-column", "w INT", "-w", src)
+    data.write_text("id,v,dt,w\n1,A,x,7\n4,d,y,8\n")
+    cli("write", f"{db}.pk", str(data), "-w", src)
+    cli("compact", f"{db}.pk", "--full", "-w", src)
+    cli("create", f"{other}.ev", "--schema", "id INT, v STRING", "-w", src)
+    data.write_text("id,v\n5,e\n")
+    cli("write", f"{other}.ev", str(data), "-w", src)
+    want = sorted(cli_json("read", f"{db}.pk", "-w", src), key=lambda r: (r["dt"], r["id"]))
+
+    args = ["clone", f"{db}.pk", "--target", f"{db}.pk", *t, "--target-table-conf", "snapshot.num-retained.max=20",
+            "-w", src]
+    plan = cli_json(*args, "--dry-run")
+    assert {r["action"] for r in plan} == {"create"} and not wh.exists()
+    [row] = cli_json(*args)
+    assert row["action"] == "create" and row["files_copied"] == len(plan)
+    copied = {str(p) for p in (wh / f"{db}.db" / "pk").rglob("*")
+              if p.name.startswith(("data-", "index-")) and "manifest" not in p.parts}
+    assert copied == {r["file"] for r in plan}
+    spec = hive_spec(hive_metastore, wh)
+    assert java_hive.list_tables(spec, db) == ["pk"]
+    assert rows(java_hive, spec, db, "pk") == want
+    hms = client(hive_metastore)
+    parts = sorted(p.values[0] for p in hms.list_partitions(db, "pk"))
+    assert parts == (["x", "y"] if partitioned_table == "true" else [])
+    schema = cli_json("inspect", "schemas", f"{db}.pk", *cat_args(hive_metastore, wh))[-1]
+    assert schema["options"]["snapshot.num-retained.max"] == "20" and [f["name"] for f in schema["fields"]][-1] == "w"
+    [again] = cli_json(*args)
+    assert again["action"] == "up-to-date" and again["snapshot_id"] is None
+
+    # the whole catalog into the metastore, each table under its own name
+    done = cli_json("clone", *t, "-w", src)
+    assert [r["target"] for r in done] == sorted([f"{db}.pk", f"{other}.ev"])
+    assert java_hive.list_tables(spec, other) == ["ev"]
+    assert java_hive.read(spec, other, "ev", row_kind=False) == [{"id": 5, "v": "e"}]
+    assert rows(java_hive, spec, db, "pk") == want
+
+
+def test_hive_clone_with_target_table_conf(hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
+    wh, target = tmp_path / "hive", tmp_path / "paimon"
+    db = fresh_db("clhc")
+    expected = make_hive_table(hive_metastore, wh, db, "sales", "parquet", partitioned=True)
+    args = ["clone", f"{db}.sales", "--clone-from", "hive", "--target", "bak.sales", *cat_args(hive_metastore, wh),
+            "--target-warehouse", str(target)]
+    res = cli(*args, "--target-table-conf", "file.format=orc", expect=6)
+    assert "file.format" in res.stderr and not target.exists()
+    cli_json(*args, "--target-table-conf", "snapshot.num-retained.max=20")
+    schema = cli_json("inspect", "schemas", "bak.sales", "-w", str(target))[-1]
+    assert schema["options"]["snapshot.num-retained.max"] == "20" and schema["options"]["bucket"] == "-1"
+    assert _norm(cli_json("read", "bak.sales", "-w", str(target))) == _norm(expected)

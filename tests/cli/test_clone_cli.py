@@ -171,13 +171,23 @@ def test_copy_overwrites_what_the_target_partitions_gained_meanwhile(env: Env) -
     (["copy", "db.pk", "pk2"], 4, "DB.TABLE"),
     (["clone", "db.pk", "--target", "bak.pk", "--parallelism", "0"], 4, "--parallelism"),
     (["clone", "db.pk", "--target", "bak.pk", "--prefer-file-format", "csv"], 4, "--prefer-file-format"),
+    (["clone", "db.pk", "--target", "bak.pk", "--target-table-conf", "snapshot.num-retained.max"], 4,
+     "expected key=value"),
+    (["clone", "db.pk", "--target", "bak.pk", "--target-table-conf", "merge-engine=first-row"], 6, "merge-engine"),
+    (["clone", "--target-table-conf", "bucket=4", "--target-warehouse", "WH2"], 6, "bucket"),
+    (["clone"], 4, "whole catalog"),
+    (["clone", "db.pk"], 4, "--target is required"),
+    (["clone", "--target", "bak", "--target-warehouse", "WH2"], 4, "whole-catalog"),
+    (["clone", "--where", "dt = 'x'", "--target-warehouse", "WH2"], 4, "--where"),
+    (["clone", "--included-tables", "nope.t", "--target-warehouse", "WH2"], 3, "no table"),
 ])
 def test_bad_input_is_one_line_and_changes_nothing(env: Env, args: list[str], code: int, words: str) -> None:
     before = files_under(env.wh)
-    res = env.run(*args)
+    res = env.run(*[env.wh2 if a == "WH2" else a for a in args])
     assert res.exit_code == code, res.output
     assert words in one_error_line(res)
     assert files_under(env.wh) == before
+    assert not Path(env.wh2).exists()
 
 
 def test_interrupted_clone_resumes_without_duplicates(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -297,3 +307,106 @@ def test_a_run_stopped_while_writing_the_schema_history_is_finished_by_a_rerun(
     assert {r["action"] for r in planned} == {"resume"}
     env.clone("db.ap", "--target", "bak.ap")
     assert env.read("bak.ap", env.wh2) == env.read("db.ap")
+
+
+READ_CHANGING = ["merge-engine=first-row", "sequence.field=v", "primary-key=id", "bucket=4", "bucket-key=id",
+                 "deletion-vectors.enabled=false", "changelog-producer=lookup", "fields.v.default-value=z",
+                 "file.format=orc", "file.compression=gzip", "data-evolution.enabled=true",
+                 "row-tracking.enabled=true", "fields.v.aggregate-function=max", "partial-update.remove-record-on-delete=true",
+                 "record-level.expire-time=1 d", "scan.snapshot-id=1", "path=/elsewhere", "no-such-option=1"]
+
+
+@pytest.mark.parametrize("conf", READ_CHANGING)
+def test_target_table_conf_that_changes_how_files_read_is_refused_by_name(env: Env, conf: str) -> None:
+    for source in ("db.pk", "db"):
+        res = invoke(env.runner, "clone", source, "--target", "bak" + (".pk" if "." in source else ""),
+                     "--target-warehouse", env.wh2, "--target-table-conf", "snapshot.num-retained.max=20",
+                     "--target-table-conf", conf, "-w", env.wh)
+        assert res.exit_code == 6, res.output
+        assert conf.split("=")[0] in one_error_line(res)
+        assert not Path(env.wh2).exists()  # no target, no database
+
+
+def test_target_table_conf_sets_the_created_targets_options(env: Env) -> None:
+    conf = ["snapshot.num-retained.max=20", "snapshot.time-retained=3 h", "num-sorted-run.compaction-trigger=9",
+            "target-file-size=64 mb", "partition.expiration-time=30 d"]
+    flags = [a for c in conf for a in ("--target-table-conf", c)]
+    planned = json.loads(env.clone("db.pk", "--target", "bak.pk", *flags, "--dry-run", "-o", "json").stdout)
+    assert not Path(env.wh2).exists()
+    env.clone("db.pk", "--target", "bak.pk", *flags)
+    written = files_under(env.wh2 + "/bak.db/pk")
+    assert {p for p in written if Path(p).name.startswith(("data-", "index-")) and "/manifest/" not in p} == {
+        r["file"] for r in planned}
+    schema = json.loads(Path(env.wh2, "bak.db", "pk", "schema", "schema-0").read_text())
+    for c in conf:
+        k, v = c.split("=", 1)
+        assert schema["options"][k] == v
+    assert schema["options"]["deletion-vectors.enabled"] == "true"  # the source's options stay
+    assert env.read("bak.pk", env.wh2) == env.read("db.pk")
+    # a re-run with the same options is up to date; other values are refused, the target kept
+    [row] = json.loads(env.clone("db.pk", "--target", "bak.pk", *flags, "-o", "json").stdout)
+    assert row["action"] == "up-to-date"
+    before = files_under(env.wh2)
+    res = invoke(env.runner, "clone", "db.pk", "--target", "bak.pk", "--target-warehouse", env.wh2,
+                 "--target-table-conf", "snapshot.num-retained.max=30", "-w", env.wh)
+    assert res.exit_code == 4, res.output
+    assert "snapshot.num-retained.max" in one_error_line(res)
+    assert files_under(env.wh2) == before
+
+
+def test_target_table_conf_on_an_evolved_table_lands_on_the_latest_schema(env: Env) -> None:
+    env.ok("alter", "db.ap", "--add-column", "w INT")
+    env.ok("write", "db.ap", env.csv("e.csv", "id,v,dt,w\n9,z,x,9\n"))
+    env.clone("db.ap", "--target", "bak.ap", "--target-table-conf", "snapshot.num-retained.min=2")
+    latest = json.loads(Path(env.wh2, "bak.db", "ap", "schema", "schema-1").read_text())
+    assert latest["options"]["snapshot.num-retained.min"] == "2"
+    assert env.read("bak.ap", env.wh2) == env.read("db.ap")
+
+
+def test_clone_a_whole_catalog(env: Env) -> None:
+    env.ok("create", "other.t", "--schema", "id BIGINT, v STRING")
+    env.ok("write", "other.t", env.csv("o.csv", "id,v\n7,q\n"))
+    planned = json.loads(env.clone("--dry-run", "-o", "json").stdout)
+    assert not Path(env.wh2).exists()
+    names = ["db.ap", "db.pk", "db.pk_nodv", "db.u", "other.t"]
+    assert sorted({r["target"] for r in planned}) == names
+    assert all(r["source"] == r["target"] and r["action"] == "create" for r in planned)
+    rows = json.loads(env.clone("-o", "json").stdout)
+    assert [r["target"] for r in rows] == names
+    written = files_under(env.wh2)
+    assert {p for p in written if Path(p).name.startswith(("data-", "index-")) and "/manifest/" not in p} == {
+        r["file"] for r in planned if r["file"]}
+    for name in names:
+        assert env.read(name, env.wh2) == env.read(name), name
+    # idempotent: a re-run copies and commits nothing; its dry run says so
+    again = json.loads(env.clone("--dry-run", "-o", "json").stdout)
+    assert {r["action"] for r in again} == {"up-to-date", "overwrite"}  # pk_nodv: empty, nothing to commit
+    assert {r["state"] for r in again if r["file"]} == {"present"}
+    rerun = json.loads(env.clone("-o", "json").stdout)
+    assert all(r["files_copied"] == 0 and r["snapshot_id"] is None for r in rerun)
+    assert files_under(env.wh2) == written
+
+
+def test_whole_catalog_clone_with_excluded_tables_and_interruption(env: Env, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    from paimon_cli.core.operation import clone as op
+
+    real, calls = op.copy_file, []
+
+    def failing(source: Any, target: Any, f: Any) -> None:
+        calls.append(f)
+        if len(calls) == 3:
+            raise OSError("disk went away")
+        real(source, target, f)
+
+    monkeypatch.setattr(op, "copy_file", failing)
+    res = invoke(env.runner, "clone", "--excluded-tables", "db.pk_nodv", "--target-warehouse", env.wh2,
+                 "--parallelism", "1", "-w", env.wh)
+    assert res.exit_code != 0
+    monkeypatch.setattr(op, "copy_file", real)
+    rows = json.loads(env.clone("--excluded-tables", "db.pk_nodv", "-o", "json").stdout)
+    assert [r["target"] for r in rows] == ["db.ap", "db.pk", "db.u"]
+    for name in ("db.ap", "db.pk", "db.u"):
+        assert env.read(name, env.wh2) == env.read(name), name
+        assert len(env.snapshots(name, env.wh2)) == 1
+    assert not Path(env.wh2, "db.db", "pk_nodv").exists()

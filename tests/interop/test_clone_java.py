@@ -12,6 +12,7 @@ does pypaimon 2.1.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,19 @@ def test_java_keeps_writing_into_a_clone(java_paimon: JavaPaimon, source: str, t
     want = {(r["dt"], r["id"]): r["v"] for r in _rows(j.read(source, DB, "pk"))}
     want[("a", 1)] = want[("b", 2)] = "new"
     assert {(r["dt"], r["id"]): r["v"] for r in _rows(j.read(target, "bak", "pk"))} == want
+
+
+def test_java_reads_a_clone_with_target_table_conf_and_a_whole_catalog_clone(java_paimon: JavaPaimon, source: str,
+                                                                              tmp_path: Path) -> None:
+    """Options set with --target-table-conf land in the target's schema and leave it readable
+    by Java row for row; a whole-catalog clone gives Java every table under its own name."""
+    j = java_paimon
+    one, whole = str(tmp_path / "one"), str(tmp_path / "whole")
+    cli(source, "clone", f"{DB}.pk", "--target", "bak.pk", "--target-warehouse", one,
+        "--target-table-conf", "snapshot.num-retained.max=20", "--target-table-conf", "target-file-size=64 mb")
+    options = json.loads((Path(one) / "bak.db" / "pk" / "schema" / "schema-0").read_text())["options"]
+    assert options["snapshot.num-retained.max"] == "20" and options["target-file-size"] == "64 mb"
+    assert _rows(j.read(one, "bak", "pk")) == _rows(j.read(source, DB, "pk"))
+    cli(source, "clone", "--target-warehouse", whole)
+    for name in ("pk", "ap"):
+        assert _rows(j.read(whole, DB, name)) == _rows(j.read(source, DB, name)), name

@@ -168,3 +168,56 @@ def test_health_and_maintain_through_the_jdbc_catalog(
     spec = spec_of(opts)
     assert sorted(jp.read(spec, "shop", "orders", row_kind=False), key=lambda r: r["id"]) == \
         [{"id": j, "v": "v6"} for j in range(3)]
+
+
+def test_clone_into_the_jdbc_catalog_is_read_by_java(
+        java: Any, jdbc_options: Callable[..., dict[str, str]], tmp_path: Path) -> None:
+    """A JDBC catalog as clone TARGET: the table (its schema history too) is registered in the
+    catalog database and Java 0.9's JdbcCatalog lists and reads it row for row; a whole-catalog
+    clone lands every table; the dry run lists exactly the copies; a re-run commits nothing."""
+    jp, spec_of = java
+    src = str(tmp_path / "src")
+    opts = jdbc_options()
+    t = cat_args(opts)
+    t = [a.replace("--catalog-option", "--target-catalog-option") for a in t]
+    cli("create", "shop.orders", "--schema", "id INT NOT NULL, v STRING, dt STRING NOT NULL", "--primary-key",
+        "id,dt", "--partition-by", "dt", "--option", "bucket=2", "--option", "deletion-vectors.enabled=true",
+        "-w", src)
+    data = tmp_path / "in.csv"
+    data.write_text("id,v,dt\n1,a,x\n2,b,x\n3,c,y\n")
+    cli("write", "shop.orders", str(data), "-w", src)
+    cli("alter", "shop.orders", "--add-column", "w INT", "-w", src)
+    data.write_text("id,v,dt,w\n1,A,x,7\n4,d,y,8\n")
+    cli("write", "shop.orders", str(data), "-w", src)
+    cli("compact", "shop.orders", "--full", "-w", src)
+    cli("create", "logs.ev", "--schema", "id INT, v STRING", "-w", src)
+    data.write_text("id,v\n5,e\n")
+    cli("write", "logs.ev", str(data), "-w", src)
+    want = sorted(cli_json("read", "shop.orders", "-w", src), key=lambda r: r["id"])
+
+    plan = cli_json("clone", "shop.orders", "--target", "bak.orders", *t, "--target-table-conf",
+                    "snapshot.num-retained.max=20", "--dry-run", "-w", src)
+    assert {r["action"] for r in plan} == {"create"} and not (Path(opts["warehouse"]) / "bak.db").exists()
+    [row] = cli_json("clone", "shop.orders", "--target", "bak.orders", *t, "--target-table-conf",
+                     "snapshot.num-retained.max=20", "-w", src)
+    assert row["action"] == "create" and row["files_copied"] == len(plan)
+    copied = {str(p) for p in (Path(opts["warehouse"]) / "bak.db" / "orders").rglob("*")
+              if p.name.startswith(("data-", "index-")) and "manifest" not in p.parts}
+    assert copied == {r["file"] for r in plan}
+    spec = spec_of(opts)
+    assert jp.jdbc_list_tables(spec, "bak") == ["orders"]
+    assert sorted(jp.read(spec, "bak", "orders", row_kind=False), key=lambda r: r["id"]) == want
+    jp.close_catalog(spec)
+    c = cat_args(opts)
+    assert cli_json("inspect", "schemas", "bak.orders", *c)[-1]["options"]["snapshot.num-retained.max"] == "20"
+    [again] = cli_json("clone", "shop.orders", "--target", "bak.orders", *t, "--target-table-conf",
+                       "snapshot.num-retained.max=20", "-w", src)
+    assert again["action"] == "up-to-date" and again["snapshot_id"] is None
+
+    # the whole catalog, each table under its own name
+    rows = cli_json("clone", *t, "-w", src)
+    assert [r["target"] for r in rows] == ["logs.ev", "shop.orders"]
+    spec = spec_of(opts)
+    assert jp.jdbc_list_tables(spec, "shop") == ["orders"] and jp.jdbc_list_tables(spec, "logs") == ["ev"]
+    assert sorted(jp.read(spec, "shop", "orders", row_kind=False), key=lambda r: r["id"]) == want
+    assert jp.read(spec, "logs", "ev", row_kind=False) == [{"id": 5, "v": "e"}]
