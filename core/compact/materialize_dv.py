@@ -28,11 +28,11 @@ from ..index.deletion_vectors import DeletionVector
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from ..manifest.manifest import DataFileMeta, FileSource
+from ..mergetree.blob_file_writer import BlobRollingFileWriter
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.compact_unit import DATA_EVOLUTION, CompactUnit
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter
-from ..mergetree.blob_file_writer import BlobRollingFileWriter
 from ..operation.commit import FileStoreCommit
 from ..operation.data_evolution import check_blob_writable, row_range_groups
 from ..operation.data_evolution_read import DataEvolutionSplitRead, anchor_file
@@ -169,7 +169,7 @@ def materialize_deletion_vectors(
         raise InvalidInput("materialize-deletion-vectors: give --partition or --where, not both")
     check_materializable(table)
     specs = parse_partition_specs(partitions, table.schema) if partitions else None
-    keep = partition_filter(table.schema, specs, where)
+    keep = partition_filter(table.schema, specs, where, command="materialize-deletion-vectors")
     base = table.snapshot_manager.latest_snapshot()
     groups, index, left = plan_materialize(table, base, keep, max_vectors)
     result = MaterializeResult(groups, dry_run, left_over=left)
