@@ -99,7 +99,7 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         src = source_catalog.get_table(src_id)
         check_features(src, Action.CLONE)
         check_cloneable(src)
-        selection = partition_filter(src.schema, None, req.where) if req.where else None
+        selection = partition_filter(src.schema, None, req.where, command="clone") if req.where else None
         schema = target_schema(src, req.prefer_file_format)
         exists = target_catalog.table_exists(dst_id)
         history = not exists and _has_history(src)
