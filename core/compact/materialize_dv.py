@@ -33,6 +33,7 @@ from ..mergetree.commit_message import CommitMessage
 from ..mergetree.compact_unit import DATA_EVOLUTION, CompactUnit
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter
+from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
 from ..operation.data_evolution import check_blob_writable, row_range_groups
 from ..operation.data_evolution_read import DataEvolutionSplitRead, anchor_file
@@ -142,6 +143,10 @@ def plan_materialize(
             anchors = [f for f in g if f.file_name in vectors]
             if not anchors:
                 continue
+            on_blobs = [f.file_name for f in anchors if is_blob_file(f)]
+            if on_blobs:  # readers apply a range's vector by its normal anchor file: never these
+                raise InvalidInput(f"materialize-deletion-vectors: deletion vector(s) keyed by .blob file(s) "
+                                   f"{', '.join(on_blobs)}; a vector belongs to a normal data file (Java refuses too)")
             if taken >= max_vectors:  # a soft bound: a component is never split, so it may pass it
                 left += len(anchors)
                 continue

@@ -396,3 +396,35 @@ def test_blob_update_during_the_run_fails_the_commit(pypaimon: PyPaimon, tmp_pat
     assert "materialize-deletion-vectors: rows 0..9 of peer.b changed" in res.stderr
     got = {r["id"]: r["pic"] for r in pypaimon.read(wh, DB, "b", projection=["id", "pic"])}
     assert sorted(got) == [i for i in range(10) if i != 3] and got[5] == b"late"
+
+
+def test_a_deletion_vector_keyed_by_a_blob_file_is_refused(pypaimon: PyPaimon, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers apply a range's vector through its normal anchor file; one keyed by a ``.blob``
+    file would be dropped by the rewrite without its rows being deleted: refused (exit 4), as Java."""
+    import dataclasses
+
+    wh = str(tmp_path / "wh")
+    pypaimon.create_table(wh, DB, "b", BLOB_COLUMNS, options={"bucket": "-1", **DV})
+    pypaimon.write(wh, DB, "b", _blob_rows(0, 10))
+    pypaimon.call("delete_by_row_id", warehouse=wh, db=DB, table="b", row_ids=[3])
+    table = FileSystemCatalog(wh).get_table(f"{DB}.b")
+    blob = next(e.file.file_name for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
+                if e.file.file_name.endswith(".blob"))
+    index_entries = FileStoreScan.index_entries
+
+    def keyed_by_blob(self: FileStoreScan, *args: Any, **kwargs: Any) -> Any:
+        out = []
+        for e in index_entries(self, *args, **kwargs):
+            f = e.index_file
+            if f.dv_ranges:
+                f = dataclasses.replace(f, dv_ranges=tuple(dataclasses.replace(m, data_file_name=blob)
+                                                           for m in f.dv_ranges))
+            out.append(dataclasses.replace(e, index_file=f))
+        return out
+
+    monkeypatch.setattr(FileStoreScan, "index_entries", keyed_by_blob)
+    before = _files(wh, "b")
+    res = cli(wh, "materialize-deletion-vectors", f"{DB}.b", code=4)
+    assert f"deletion vector(s) keyed by .blob file(s) {blob}" in res.stderr
+    assert _files(wh, "b") == before
