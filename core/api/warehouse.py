@@ -214,7 +214,7 @@ class Warehouse:
         Everything is decided before a file moves; a failed move or commit moves them back."""
         from ..catalog.hive_migrate import execute_migrate, plan_migrate_table, require_hive
 
-        catalog = require_hive(self.catalog)
+        catalog = require_hive(self.catalog, "migrate-table")
         plan = plan_migrate_table(catalog, identifier, target=target, options=key_values(options, "--option"),
                                   delete_origin=delete_origin)
         return plan if dry_run else execute_migrate(catalog, plan)
@@ -225,7 +225,7 @@ class Warehouse:
         unaware-bucket append Paimon table ``target`` (one snapshot)."""
         from ..catalog.hive_migrate import execute_migrate, plan_migrate_file, require_hive
 
-        catalog = require_hive(self.catalog)
+        catalog = require_hive(self.catalog, "migrate-file")
         plan = plan_migrate_file(catalog, identifier, target, delete_origin=delete_origin)
         return plan if dry_run else execute_migrate(catalog, plan)
 
@@ -236,7 +236,7 @@ class Warehouse:
         from ..catalog.hive_migrate import execute_migrate_database, plan_migrate_database, require_hive
 
         validate_name("database", database)
-        catalog = require_hive(self.catalog)
+        catalog = require_hive(self.catalog, "migrate-database")
         plan = plan_migrate_database(catalog, database, options=key_values(options, "--option"))
         return plan if dry_run else execute_migrate_database(catalog, plan)
 

@@ -258,9 +258,17 @@ class Catalog(ABC):
 
     def storage_table(self, ident: Identifier) -> FileStoreTable:
         """The table at its default location, opened without the metastore (what ``repair
-        --dry-run`` plans on for a table it would register)."""
+        --dry-run`` plans on for a table it would register), lent the environment registering
+        gives it, so the plan names the metastore partitions the run then adds."""
         location = self.new_table_location(ident)
-        return FileStoreTable.load(self.file_io_for(location), local_location(location), ident)
+        table = FileStoreTable.load(self.file_io_for(location), local_location(location), ident)
+        table.catalog_environment = self.registration_environment(ident, table.schema)
+        return table
+
+    def registration_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+        """The metastore partition sync a table gets once registered, against a metastore that
+        holds none of its partitions yet (no lock: nothing is committed through it)."""
+        return FILESYSTEM
 
     # -- tables: common -------------------------------------------------------------------------
 

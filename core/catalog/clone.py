@@ -128,7 +128,7 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         src = source_catalog.get_table(src_id)
         check_features(src, Action.CLONE)
         check_cloneable(src)
-        selection = partition_filter(src.schema, None, req.where) if req.where else None
+        selection = partition_filter(src.schema, None, req.where, command="clone") if req.where else None
         schema = target_schema(src, req.prefer_file_format, req.target_table_conf)
         exists = target_catalog.table_exists(dst_id)
         # a server that places tables also owns their schemas: the target gets the latest only
@@ -189,7 +189,7 @@ def _replanned(catalog: Catalog, ident: Identifier, source: FileStoreTable, plan
                            f"({e}); dropped it again") from None
     if req.meta_only:
         return plan
-    selection = partition_filter(source.schema, None, req.where) if req.where else None
+    selection = partition_filter(source.schema, None, req.where, command="clone") if req.where else None
     return plan_table_clone(source, created, "create", selection)
 
 

@@ -24,7 +24,13 @@ from ..io.commit_lock import TableLock
 from ..io.fileio import _split_scheme
 from ..schema.schema_manager import SchemaManager
 from ..schema.table_schema import TableSchema
-from ..table.catalog_environment import FILESYSTEM, CatalogEnvironment, TagPartitions
+from ..table.catalog_environment import (
+    FILESYSTEM,
+    CatalogEnvironment,
+    MetastorePartitions,
+    NotRegisteredYet,
+    TagPartitions,
+)
 from ..table.identifiers import Identifier, validate_name
 from .base import PAIMON, Catalog, TableEntry, local_location, not_paimon
 from .hive_lock import HeldLock, HiveMetastoreLock, LockSettings
@@ -102,6 +108,19 @@ class HiveTableLock(TableLock):
         hold, self._hold = self._hold, None
         if hold is not None:
             hold.__exit__(None, None, None)
+
+
+def _partition_sync(schema: TableSchema, holder: MetastorePartitions
+                    ) -> tuple[MetastorePartitions | None, TagPartitions | None]:
+    """Which partitions the metastore keeps for the table: its tags (``metastore.tag-to-partition``),
+    its data partitions (``metastore.partitioned-table``), or none."""
+    opts = schema.options
+    tag_field = opts.get("metastore.tag-to-partition")
+    if tag_field is not None:
+        return None, TagPartitions(holder, tag_field)
+    if schema.partition_keys and opts.get("metastore.partitioned-table", "false").lower() == "true":
+        return holder, None
+    return None, None
 
 
 class MetastoreTablePartitions:
@@ -318,18 +337,15 @@ class HiveCatalog(Catalog):
 
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
-        opts = schema.options
         lock = self._lock_for(ident) if self._lock_enabled(ident) else None
-        partitions = None
-        tags = None
-        tag_field = opts.get("metastore.tag-to-partition")
-        if tag_field is not None:
-            tags = TagPartitions(MetastoreTablePartitions(self, ident), tag_field)
-        elif schema.partition_keys and opts.get("metastore.partitioned-table", "false").lower() == "true":
-            partitions = MetastoreTablePartitions(self, ident)
+        partitions, tags = _partition_sync(schema, MetastoreTablePartitions(self, ident))
         events = MetastoreTablePartitions(self, ident)
         return CatalogEnvironment(lock=lock if lock is not None else FILESYSTEM.lock, partitions=partitions,
                                   tags=tags, catalog=self.name, metastore=self.metastore, partition_events=events)
+
+    def registration_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
+        partitions, tags = _partition_sync(schema, NotRegisteredYet())
+        return CatalogEnvironment(partitions=partitions, tags=tags, catalog=self.name, metastore=self.metastore)
 
     def _lock_enabled(self, ident: Identifier) -> bool:
         """``lock.enabled``; unset, Java locks where the filesystem is an object store."""

@@ -103,7 +103,8 @@ def _renamed_where_taken(target: FileStoreTable, files: list[MigratedFile]) -> l
 def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *, same_catalog: bool,
                dry_run: bool = False, progress: Callable[[object], None] | None = None) -> list[TableClone]:
     """Plan every table (footers read, targets checked) before anything is written."""
-    hive = require_hive(source_catalog, "clone --clone-from hive")
+    command = "clone --clone-from hive"
+    hive = require_hive(source_catalog, command)
     if req.prefer_file_format is not None:
         raise InvalidInput("--prefer-file-format: a Hive clone copies the files as they are; the target's "
                            "file.format is the Hive table's")
@@ -115,8 +116,8 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
     for src_id, dst_id in clone_pairs(hive, req, hive_tables, "Hive"):
         if same_catalog and src_id == dst_id:
             raise InvalidInput(f"clone {src_id}: the target is the source table")
-        hms = hive_table(hive, src_id)
-        schema = hive_schema(hms, src_id, {**req.target_table_conf, "bucket": "-1"})
+        hms = hive_table(hive, src_id, command=command)
+        schema = hive_schema(hms, src_id, {**req.target_table_conf, "bucket": "-1"}, command=command)
         files_io = HiveFiles(hive.file_io_for(hms.sd.location or hive.warehouse))
         if target_catalog.table_exists(dst_id):
             if req.if_exists == "skip":
@@ -134,9 +135,10 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
         clone = TableClone(str(src_id), str(dst_id), action)
         if not req.meta_only:
             ts = dst.schema
-            selection = partition_filter(ts, None, req.where) if req.where else None
+            selection = partition_filter(ts, None, req.where, command=command) if req.where else None
             files, _, _ = plan_hive_files(hive, src_id, hms, ts.fields, list(ts.partition_keys), ts.core_options,
-                                          ts.id, dst.data_root, dst.file_io, selection=selection, keep_names=True)
+                                          ts.id, dst.data_root, dst.file_io, selection=selection, keep_names=True,
+                                          command=command)
             files = _renamed_where_taken(dst, files)
             groups: dict[tuple[bytes, int], CommitMessage] = {}
             copies = []

@@ -69,8 +69,9 @@ _HIVE_SIMPLE = {
 _HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
 
 
-def hive_to_paimon_type(column: str, hive_type: str) -> DataType:
-    """A Hive column type as a (nullable) Paimon type; NotYetSupported names what is not mapped."""
+def hive_to_paimon_type(column: str, hive_type: str, *, command: str) -> DataType:
+    """A Hive column type as a (nullable) Paimon type; NotYetSupported names what is not mapped
+    (and ``command``, the migrate or clone command that met it)."""
     t = hive_type.strip().lower()
     if t in _HIVE_SIMPLE:
         return parse_data_type(_HIVE_SIMPLE[t])
@@ -79,10 +80,10 @@ def hive_to_paimon_type(column: str, hive_type: str) -> DataType:
     m = _HIVE_PARAM.match(t)
     if m and (m.group(1) == "decimal" or m.group(3) is None):
         return parse_data_type(t.upper())
-    raise NotYetSupported(f"column {column} has Hive type {hive_type}, which migration does not support yet")
+    raise NotYetSupported(f"{command}: column {column} has Hive type {hive_type}, which is not supported yet")
 
 
-def hive_file_format(sd: Any, what: str) -> str:
+def hive_file_format(sd: Any, what: str, *, command: str) -> str:
     """``parquet`` or ``orc`` from a storage descriptor's SerDe and input format; others refused."""
     serde = (getattr(sd.serdeInfo, "serializationLib", None) or "") if sd is not None and sd.serdeInfo else ""
     text = f"{serde} {getattr(sd, 'inputFormat', '') or ''}".lower()
@@ -90,7 +91,7 @@ def hive_file_format(sd: Any, what: str) -> str:
         if fmt in text:
             return fmt
     shown = serde or getattr(sd, "inputFormat", None) or "none"
-    raise NotYetSupported(f"{what} is stored as {shown}; only Parquet and ORC Hive tables can be migrated")
+    raise NotYetSupported(f"{command}: {what} is stored as {shown}; only Parquet and ORC Hive tables are supported")
 
 
 @dataclass(frozen=True)
@@ -173,57 +174,58 @@ def _rows(files: list[tuple[MigratePlan, MigratedFile]]) -> Rows:
 # -- planning ------------------------------------------------------------------------------
 
 
-def _parse_options(options: Mapping[str, str] | None) -> dict[str, str]:
+def _parse_options(options: Mapping[str, str] | None, command: str) -> dict[str, str]:
     opts = dict(options or {})
     if opts.get("bucket", "-1").strip() != "-1":
-        raise InvalidInput("migration makes an unaware-bucket append table: option bucket must be -1")
+        raise InvalidInput(f"{command} makes an unaware-bucket append table: option bucket must be -1")
     if "primary-key" in opts:
-        raise InvalidInput("migration makes an append table: option primary-key cannot be set")
+        raise InvalidInput(f"{command} makes an append table: option primary-key cannot be set")
     return opts
 
 
-def hive_table(catalog: HiveCatalog, ident: Identifier) -> ttypes.Table:
+def hive_table(catalog: HiveCatalog, ident: Identifier, *, command: str) -> ttypes.Table:
+    """The metastore's table ``ident``, refused (naming ``command``) unless a plain Hive table."""
     table = catalog._call(lambda c: c.find_table(ident.database, ident.table))
     if table is None:
         raise NotFound(f"table {ident} does not exist in catalog {catalog.name}")
     kind = hms_table_kind(table)
     if kind == "paimon":
-        raise InvalidInput(f"table {ident} is already a Paimon table")
+        raise InvalidInput(f"{command}: table {ident} is already a Paimon table")
     if kind == "view":
-        raise NotYetSupported(f"table {ident} is a view, not a Hive table; only Hive tables can be migrated")
+        raise NotYetSupported(f"{command}: table {ident} is a view, not a Hive table; only Hive tables are supported")
     if (table.parameters or {}).get("transactional", "false").lower() == "true":
-        raise NotYetSupported(f"table {ident} is a transactional (ACID) Hive table, whose files are deltas; "
-                              "only plain Hive tables can be migrated")
+        raise NotYetSupported(f"{command}: table {ident} is a transactional (ACID) Hive table, whose files are "
+                              "deltas; only plain Hive tables are supported")
     return table
 
 
-def _source_dirs(catalog: HiveCatalog, ident: Identifier, hms: ttypes.Table, keys: list[str]
+def _source_dirs(catalog: HiveCatalog, ident: Identifier, hms: ttypes.Table, keys: list[str], command: str
                  ) -> list[tuple[dict[str, str], str, str]]:
     """[(partition spec, location, format)] of the table (one entry when unpartitioned)."""
     if not keys:
-        return [({}, hms.sd.location, hive_file_format(hms.sd, f"table {ident}"))]
+        return [({}, hms.sd.location, hive_file_format(hms.sd, f"table {ident}", command=command))]
     parts = catalog._call(lambda c: c.list_partitions(ident.database, ident.table))
     out = []
     for p in parts:
         spec = dict(zip(keys, p.values, strict=True))
         name = "/".join(f"{k}={v}" for k, v in spec.items())
-        out.append((spec, p.sd.location, hive_file_format(p.sd, f"partition {name} of {ident}")))
+        out.append((spec, p.sd.location, hive_file_format(p.sd, f"partition {name} of {ident}", command=command)))
     return out
 
 
-def _visible_files(fio: FileIO, location: str, what: str) -> list[tuple[str, str, int]]:
+def _visible_files(fio: FileIO, location: str, what: str, command: str) -> list[tuple[str, str, int]]:
     """[(path, name, size)] of the data files directly under ``location`` (names starting with
     ``_`` or ``.`` are Hive's markers and stay, as Java's HIDDEN_PATH_FILTER); a subdirectory
     is refused (Java would leave its files behind)."""
     if not fio.is_dir(location):
-        raise NotFound(f"{what}: its location {location} is not a directory; nothing is migrated")
+        raise NotFound(f"{command}: {what}: its location {location} is not a directory; nothing was changed")
     out = []
     for st in sorted(fio.list_status(location), key=lambda s: s.name):
         if st.name.startswith(("_", ".")):
             continue
         if st.is_dir:
-            raise NotYetSupported(f"{what}: {st.path} is a subdirectory; migration moves only the files "
-                                  "directly under a table or partition location")
+            raise NotYetSupported(f"{command}: {what}: {st.path} is a subdirectory; only the files directly under "
+                                  "a table or partition location are taken")
         out.append((st.path, st.name, st.size))
     return out
 
@@ -320,16 +322,16 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
     )
 
 
-def _require_local(fio: FileIO, source: Identifier) -> None:
+def _require_local(fio: FileIO, source: Identifier, command: str) -> None:
     if not fio.is_local:
-        raise NotYetSupported(f"table {source}: migration renames files, which only a local filesystem does in "
-                              "one step; this table is on an object store or remote filesystem")
+        raise NotYetSupported(f"{command}: table {source}: migration renames files, which only a local filesystem "
+                              "does in one step; this table is on an object store or remote filesystem")
 
 
 def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
                     partition_keys: list[str], options: CoreOptions, schema_id: int, data_root: str,
                     target_fio: FileIO, *, selection: Callable[[bytes], bool] | None = None,
-                    keep_names: bool = False) -> tuple[list[MigratedFile], str, list[str]]:
+                    keep_names: bool = False, command: str) -> tuple[list[MigratedFile], str, list[str]]:
     """Every visible file of the Hive table (of the partitions ``selection`` keeps) with the
     Paimon meta its footer gives and its place in ``<data_root>/<partition>/bucket-0`` of
     ``target_fio``: named ``<name>.<format>`` (Java's naming, for migration and clone alike).
@@ -341,7 +343,7 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
     todo: list[tuple[str, str, int, str, str, str, bytes, str]] = []
     dirs: list[str] = []
     only_value = options.options.get("partition.generate-path-only-value", "false").lower() == "true"
-    for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys):
+    for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys, command):
         if not location:
             raise InvalidInput(f"table {source} has no location for {spec or 'its data'}")
         what = f"table {source}" + (f" partition {spec}" if spec else "")
@@ -355,7 +357,7 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
         bucket_dir = paths.bucket_path(data_root, part_dir, 0)
         taken = set() if keep_names or not target_fio.is_dir(bucket_dir) else set(target_fio.list_names(bucket_dir))
         dirs.append(local_location(location))
-        for path, name, size in _visible_files(fio, local_location(location), what):
+        for path, name, size in _visible_files(fio, local_location(location), what, command):
             new_name = name if name.endswith("." + fmt) else f"{name}.{fmt}"
             if new_name in taken:  # a file of the Paimon table has the name: the moved one gets another
                 new_name = f"{new_name[:-len(fmt) - 1]}-{uuid.uuid4()}.{fmt}"
@@ -378,29 +380,31 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
     return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed"), dirs
 
 
-def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str]) -> Schema:
+def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str], *, command: str) -> Schema:
     """The Paimon schema of a Hive table (columns, then partition keys; its comment), as Java's
     ``hiveTableToPaimonSchema``: ``file.format`` is the table's unless ``options`` set it."""
     keys = [k.name for k in hms.partitionKeys or []]
-    columns = [(c.name, hive_to_paimon_type(c.name, c.type), c.comment) for c in hms.sd.cols or []]
-    columns += [(k.name, hive_to_paimon_type(k.name, k.type), k.comment) for k in hms.partitionKeys or []]
+    columns = [(c.name, hive_to_paimon_type(c.name, c.type, command=command), c.comment) for c in hms.sd.cols or []]
+    columns += [(k.name, hive_to_paimon_type(k.name, k.type, command=command), k.comment) for k in hms.partitionKeys or []]
     comment = (hms.parameters or {}).get("comment")
     opts = dict(options)
     if comment is not None:
         opts.setdefault("hive.comment", comment)
-    formats = {hive_file_format(hms.sd, f"table {source}")} if hms.sd else set()
+    formats = {hive_file_format(hms.sd, f"table {source}", command=command)} if hms.sd else set()
     if formats and "file.format" not in opts:
         opts["file.format"] = next(iter(formats))
     return Schema.of(columns, partition_keys=keys, options=opts, comment=comment)
 
 
 def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target: str | Identifier | None = None,
-                       options: Mapping[str, str] | None = None, delete_origin: bool = True) -> MigratePlan:
-    """Java's ``migrate_table``, decided: the schema, every file's move and meta. Nothing changes."""
+                       options: Mapping[str, str] | None = None, delete_origin: bool = True,
+                       command: str = "migrate-table") -> MigratePlan:
+    """Java's ``migrate_table``, decided: the schema, every file's move and meta. Nothing changes.
+    ``command`` is what refusals name (``migrate-database`` plans each table through here)."""
     src = source if isinstance(source, Identifier) else Identifier.parse(source)
     dst = src if target is None else target if isinstance(target, Identifier) else Identifier.parse(target)
-    opts = _parse_options(options)
-    hms = hive_table(catalog, src)
+    opts = _parse_options(options, command)
+    hms = hive_table(catalog, src, command=command)
     if not delete_origin and dst == src:
         raise InvalidInput("keeping the Hive table needs another target name (--target-table)")
     if dst != src and catalog.table_exists(dst) or dst != src and catalog._call(
@@ -410,14 +414,14 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     if catalog._call(lambda c: c.find_table(staging.database, staging.table)) is not None:
         raise AlreadyExists(f"table {staging} (the staging table of the migration) already exists; drop it first")
     keys = [k.name for k in hms.partitionKeys or []]
-    schema = hive_schema(hms, src, opts)
+    schema = hive_schema(hms, src, opts, command=command)
     table_schema = new_table_schema(schema)  # refused here, before anything is made
     location = catalog.new_table_location(staging)
     data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
     fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
-    _require_local(fio, src)
+    _require_local(fio, src, command)
     files, fmt, dirs = plan_hive_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0,
-                                       data_root, fio)
+                                       data_root, fio, command=command)
     return MigratePlan(catalog.name, "table", src, dst, staging, fmt, hms.sd.location, schema, delete_origin, files,
                        dirs)
 
@@ -428,7 +432,7 @@ def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: st
     Paimon table whose partition keys are the Hive table's (names and types)."""
     src = source if isinstance(source, Identifier) else Identifier.parse(source)
     dst = target if isinstance(target, Identifier) else Identifier.parse(target)
-    hms = hive_table(catalog, src)
+    hms = hive_table(catalog, src, command="migrate-file")
     table = catalog.get_table(dst)
     schema = table.schema
     if schema.primary_keys:
@@ -436,15 +440,15 @@ def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: st
     if schema.bucket != -1:
         raise InvalidInput(f"table {dst} has bucket={schema.bucket}; files can migrate only into an "
                            "unaware-bucket table (bucket -1)")
-    hive_keys = {k.name: hive_to_paimon_type(k.name, k.type) for k in hms.partitionKeys or []}
+    hive_keys = {k.name: hive_to_paimon_type(k.name, k.type, command="migrate-file") for k in hms.partitionKeys or []}
     paimon_keys = {f.name: f.type for f in schema.fields if f.name in schema.partition_keys}
     if {k: _nullable_sql(t) for k, t in hive_keys.items()} != {k: _nullable_sql(t) for k, t in paimon_keys.items()}:
         raise InvalidInput(f"the partition keys of {src} ({', '.join(hive_keys) or 'none'}) are not those of "
                            f"{dst} ({', '.join(schema.partition_keys) or 'none'})")
     fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
-    _require_local(fio, src)
+    _require_local(fio, src, "migrate-file")
     files, fmt, dirs = plan_hive_files(catalog, src, hms, schema.fields, list(schema.partition_keys),
-                                       schema.core_options, schema.id, table.data_root, fio)
+                                       schema.core_options, schema.id, table.data_root, fio, command="migrate-file")
     return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files, dirs)
 
 
@@ -462,7 +466,8 @@ def plan_migrate_database(catalog: HiveCatalog, database: str, *, options: Mappi
         if e.kind not in ("hive-table", "format-table"):
             skipped.append(e.name)
             continue
-        plans.append(plan_migrate_table(catalog, Identifier(database, e.name), options=options))
+        plans.append(plan_migrate_table(catalog, Identifier(database, e.name), options=options,
+                                        command="migrate-database"))
     return MigrateDatabasePlan(catalog.name, database, plans, skipped)
 
 
@@ -552,7 +557,7 @@ def execute_migrate_database(catalog: HiveCatalog, plan: MigrateDatabasePlan) ->
     return plan
 
 
-def require_hive(catalog: Any, what: str = "migration") -> HiveCatalog:
+def require_hive(catalog: Any, what: str) -> HiveCatalog:
     from .hive import HiveCatalog
 
     if not isinstance(catalog, HiveCatalog):

@@ -130,10 +130,12 @@ def run_data_evolution_unit(table: FileStoreTable, unit: CompactUnit) -> UnitRes
                       rows_out=rows, seconds=time.monotonic() - started)
 
 
-def ranges_unchanged(table: FileStoreTable, units: Sequence[CompactUnit]) -> Callable[[Snapshot | None], None]:
+def ranges_unchanged(table: FileStoreTable, units: Sequence[CompactUnit], *, blobs: bool = False,
+                     what: str = "compact") -> Callable[[Snapshot | None], None]:
     """The commit's check: every unit's row ranges still hold exactly the files it read
     (Java's ``DataEvolutionConflictDetection``: a concurrent update or compaction of the
-    same rows fails the commit instead of leaving files that no longer line up)."""
+    same rows fails the commit instead of leaving files that no longer line up). ``blobs``:
+    the units replace their ranges' ``.blob`` files too, so a new one over them conflicts."""
     spans = [(u.partition, _span(u.files), {f.file_name for f in u.files}) for u in units]
 
     def check(latest: Snapshot | None) -> None:
@@ -142,10 +144,11 @@ def ranges_unchanged(table: FileStoreTable, units: Sequence[CompactUnit]) -> Cal
             live.setdefault(e.partition, []).append(e.file)
         for partition, (lo, hi), names in spans:
             now = {f.file_name for f in live.get(partition, ())
-                   if not is_blob_file(f) and f.first_row_id is not None and f.first_row_id <= hi and f.first_row_id + f.row_count - 1 >= lo}
+                   if (blobs or not is_blob_file(f)) and f.first_row_id is not None and f.first_row_id <= hi
+                   and f.first_row_id + f.row_count - 1 >= lo}
             if now != names:
-                raise CommitConflict(f"compact: rows {lo}..{hi} of {table.identifier} changed while they were "
-                                     "compacted; nothing was committed, run it again")
+                raise CommitConflict(f"{what}: rows {lo}..{hi} of {table.identifier} changed while they were "
+                                     "rewritten; nothing was committed, run it again")
 
     return check
 

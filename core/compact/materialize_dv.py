@@ -28,13 +28,14 @@ from ..index.deletion_vectors import DeletionVector
 from ..manifest.entry_decoder import EntryDecoder
 from ..manifest.index_manifest import DELETION_VECTORS_INDEX, IndexFileMeta
 from ..manifest.manifest import DataFileMeta, FileSource
+from ..mergetree.blob_file_writer import BlobRollingFileWriter
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.compact_unit import DATA_EVOLUTION, CompactUnit
 from ..mergetree.file_writer import APPEND as APPEND_FILES
 from ..mergetree.file_writer import RollingFileWriter
-from ..operation.blob_read import blob_columns
+from ..operation.blob_read import is_blob_file
 from ..operation.commit import FileStoreCommit
-from ..operation.data_evolution import row_range_groups
+from ..operation.data_evolution import check_blob_writable, row_range_groups
 from ..operation.data_evolution_read import DataEvolutionSplitRead, anchor_file
 from ..operation.partition_spec import PartitionSelection, parse_partition_specs, partition_filter, selected_entries
 from ..operation.read_plan import Split
@@ -109,10 +110,7 @@ def check_materializable(table: FileStoreTable) -> None:
     if not opts.deletion_vectors_enabled:
         raise InvalidInput(f"materialize-deletion-vectors: {table.identifier} does not have deletion vectors "
                            "enabled (deletion-vectors.enabled)")
-    blobs = blob_columns(table.schema)
-    if blobs:
-        raise NotYetSupported(f"materialize-deletion-vectors: tables with BLOB columns ({', '.join(blobs)}) are "
-                              "not supported yet")
+    check_blob_writable(table.schema, "materialize-deletion-vectors")  # the BLOB layouts the rewrite writes
 
 
 def plan_materialize(
@@ -145,6 +143,10 @@ def plan_materialize(
             anchors = [f for f in g if f.file_name in vectors]
             if not anchors:
                 continue
+            on_blobs = [f.file_name for f in anchors if is_blob_file(f)]
+            if on_blobs:  # readers apply a range's vector by its normal anchor file: never these
+                raise InvalidInput(f"materialize-deletion-vectors: deletion vector(s) keyed by .blob file(s) "
+                                   f"{', '.join(on_blobs)}; a vector belongs to a normal data file (Java refuses too)")
             if taken >= max_vectors:  # a soft bound: a component is never split, so it may pass it
                 left += len(anchors)
                 continue
@@ -172,7 +174,7 @@ def materialize_deletion_vectors(
         raise InvalidInput("materialize-deletion-vectors: give --partition or --where, not both")
     check_materializable(table)
     specs = parse_partition_specs(partitions, table.schema) if partitions else None
-    keep = partition_filter(table.schema, specs, where)
+    keep = partition_filter(table.schema, specs, where, command="materialize-deletion-vectors")
     base = table.snapshot_manager.latest_snapshot()
     groups, index, left = plan_materialize(table, base, keep, max_vectors)
     result = MaterializeResult(groups, dry_run, left_over=left)
@@ -183,7 +185,7 @@ def materialize_deletion_vectors(
     result.global_indexes_dropped = dropped
     units = [CompactUnit(DATA_EVOLUTION, g.partition, g.bucket, g.total_buckets, g.files, reason="dv")
              for g in groups]
-    ranges_check = ranges_unchanged(table, units)
+    ranges_check = ranges_unchanged(table, units, blobs=True, what="materialize-deletion-vectors")
     touched = {(g.partition, g.bucket) for g in groups}
 
     def check(latest: Snapshot | None) -> None:
@@ -214,8 +216,13 @@ def _rewrite(
     index: dict[tuple[bytes, int], tuple[IndexFileMeta, ...]], result: MaterializeResult,
 ) -> tuple[list[CommitMessage], int]:
     """Write each group's surviving rows as new APPEND files (no row ids: the commit assigns
-    them); the messages delete the group's files, their vectors and overlapping global indexes."""
+    them); the messages delete the group's files, their vectors and overlapping global indexes.
+
+    BLOB columns are read as bytes from the group's ``.blob`` files and written to new ones
+    beside each new data file (Java master rewrites every column of the range the same way):
+    the old ``.blob`` files are replaced, since their rows' ids go with the deleted rows."""
     dec = EntryDecoder(table)
+    blobs = check_blob_writable(table.schema, "materialize-deletion-vectors")
     reader = DataEvolutionSplitRead(table, table.schema.field_names, None)
     target = list(table.schema.fields)
     messages: list[CommitMessage] = []
@@ -229,8 +236,14 @@ def _rewrite(
             names = {f.file_name for f in files}
             dvs: dict[str, DeletionVector] = bucket_dv_vectors(table, partition, bucket,
                                                                index.get((partition, bucket), ()), names)
-            writer = RollingFileWriter(table, partition, bucket, kind=APPEND_FILES, level=0,
-                                       file_source=FileSource.APPEND, partition_dir=dec.partition_dir(partition))
+            writer: RollingFileWriter | BlobRollingFileWriter
+            if blobs:
+                writer = BlobRollingFileWriter(table, partition, bucket, schema=table.schema,
+                                               options=table.options, blob_fields=blobs,
+                                               partition_dir=dec.partition_dir(partition))
+            else:
+                writer = RollingFileWriter(table, partition, bucket, kind=APPEND_FILES, level=0,
+                                           file_source=FileSource.APPEND, partition_dir=dec.partition_dir(partition))
             try:
                 for g in gs:
                     for rg in row_range_groups(g.files):
@@ -238,7 +251,9 @@ def _rewrite(
                         dv = dvs.get(anchor_file(rg).file_name)
                         if dv is not None:
                             t = drop_deleted(t, dv, 0)
-                        if t.num_rows:
+                        if t.num_rows and blobs:  # each file numbers its rows from 0 (Java's blob writer)
+                            writer.write(t)
+                        elif t.num_rows:
                             zeros = pa.array(np.zeros(t.num_rows, dtype=np.int64))
                             writer.write(t.append_column(SEQUENCE_NUMBER, zeros))
                 after = writer.close()

@@ -117,7 +117,7 @@ def plan_compaction(
         raise InvalidInput(f"--max-bytes {max_bytes}: must be positive")
     if max_buckets is not None and max_buckets <= 0:
         raise InvalidInput(f"--max-buckets {max_buckets}: must be positive")
-    pfilter = partition_filter(schema, specs, where)
+    pfilter = partition_filter(schema, specs, where, command="compact")
     _check_compactable(table)
     if schema.bucket == paths.POSTPONE_BUCKET and pfilter is not None:
         # Java's Flink and Spark postpone compactions refuse both (checkArgument / assert)

@@ -262,7 +262,7 @@ def rewrite_file_index(
     schema = table.schema
     validate_file_index_options(schema.fields, schema.options)
     specs = parse_partition_specs(partitions, schema) if partitions else None
-    keep_part = partition_filter(schema, specs, where)
+    keep_part = partition_filter(schema, specs, where, command="rewrite-file-index")
     snap = table.snapshot_manager.latest_snapshot()
     entries = selected_entries(table, snap, keep_part)
     if snap is None:

@@ -134,7 +134,7 @@ def sort_compact(
     started = time.monotonic()
     check_sortable_table(table)
     spec = make_sort_spec(table, strategy, order_by)
-    selected = partition_spec.partition_filter(table.schema, partitions, where)
+    selected = partition_spec.partition_filter(table.schema, partitions, where, command="compact")
     snapshot = base_snapshot if base_snapshot is not None else table.snapshot_manager.latest_snapshot()
     result = SortCompactResult(spec.strategy, [f.name for f in spec.fields],
                                snapshot.id if snapshot is not None else None, plan_only=plan_only)

@@ -110,15 +110,16 @@ def spec_spelling(spec: Mapping[str, Any]) -> str:
 
 
 def partition_filter(
-    schema: TableSchema, specs: Sequence[Mapping[str, str]] | None, where: str | None
+    schema: TableSchema, specs: Sequence[Mapping[str, str]] | None, where: str | None, *, command: str = "",
 ) -> PartitionSelection | None:
-    """A predicate on serialized partitions for ``--partition`` specs or ``--where`` (not both)."""
+    """A predicate on serialized partitions for ``--partition`` specs or ``--where`` (not both);
+    ``command`` is the running command a refused ``--where`` names."""
     if specs and where:
         raise InvalidInput("give either --partition or --where, not both")
     if not specs and not where:
         return None
     if where:
-        return PartitionSelection(f"--where {where!r}", _where_filter(schema, where))
+        return PartitionSelection(f"--where {where!r}", _where_filter(schema, where, command))
     text = ";".join(spec_spelling(spec).removeprefix("--partition ") for spec in specs or [])
     return PartitionSelection(f"--partition {text}", _spec_filter(schema, specs or []))
 
@@ -135,16 +136,17 @@ def selected_entries(
     return entries
 
 
-def _where_filter(schema: TableSchema, where: str) -> Callable[[bytes], bool]:
+def _where_filter(schema: TableSchema, where: str, command: str) -> Callable[[bytes], bool]:
     """``--where`` over partition columns, decided once per partition from its values."""
     keys = schema.partition_keys
+    who = f"{command} " if command else ""
     if not keys:
-        raise InvalidInput("--where: the table is not partitioned; compact filters partitions only")
+        raise InvalidInput(f"--where: the table is not partitioned; {who}filters partitions only")
     pred = parse_predicate(where, list(schema.fields))
     others = sorted(pred.columns() - set(keys))
     if others:
         raise InvalidInput(
-            f"--where: compact selects partitions only; {others[0]!r} is not a partition key (keys: {keys})"
+            f"--where: {who}selects partitions only; {others[0]!r} is not a partition key (keys: {keys})"
         )
     types = schema.partition_types
     cache: dict[bytes, bool] = {}

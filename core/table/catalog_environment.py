@@ -41,6 +41,20 @@ class MetastorePartitions(Protocol):
     def list_partitions(self) -> list[dict[str, str]]: ...
 
 
+class NotRegisteredYet:
+    """The partitions of a table the metastore does not hold yet (``repair --dry-run`` of a
+    table it would register): none. Only planned against, never changed."""
+
+    def list_partitions(self) -> list[dict[str, str]]:
+        return []
+
+    def add_partitions(self, partitions: Sequence[PartitionSpec]) -> None:
+        raise NotImplementedError("the table is not registered: its partitions are only planned")
+
+    def drop_partitions(self, partitions: Sequence[PartitionSpec]) -> None:
+        raise NotImplementedError("the table is not registered: its partitions are only planned")
+
+
 class PartitionMarkDone(Protocol):
     """A metastore that records partition events (Java ``PartitionMarkDone``): the
     ``mark-event`` action of ``partition.mark-done-action`` (Hive's ``markPartitionForEvent``

@@ -115,17 +115,26 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     make_hive_table(hive_metastore, wh, db, "ts", "parquet", partitioned=False, cols=[*COLUMNS, ("at", "timestamp")])
     make_hive_table(hive_metastore, wh, db, "acid", "orc", partitioned=False, parameters={"transactional": "true"})
     ok = make_hive_table(hive_metastore, wh, db, "ok", "parquet", partitioned=True)
+    make_hive_table(hive_metastore, wh, db, "nested", "parquet", partitioned=False)
+    (wh / f"{db}.db" / "nested" / "sub").mkdir()
     c = cat_args(hive_metastore, wh)
     cli("create", "bak.flat", "--schema", "id INT", "-w", str(target))
     before, before_target = _snapshot(wh), _snapshot(target)
     to = ["--clone-from", "hive", *c, "--target-warehouse", str(target)]
 
+    # the shared Hive refusals name the command that is running, never "migration"
     res = cli("clone", f"{db}.csv", "--target", "bak.csv", *to, expect=1)
-    assert "only Parquet and ORC" in res.stderr
+    assert "error: clone --clone-from hive: table" in res.stderr and "only Parquet and ORC" in res.stderr
+    assert "migrat" not in res.stderr
     res = cli("clone", f"{db}.ts", "--target", "bak.ts", *to, expect=1)
-    assert "column at has Hive type timestamp" in res.stderr
+    assert "error: clone --clone-from hive: column at has Hive type timestamp" in res.stderr
+    assert "migrat" not in res.stderr
     res = cli("clone", f"{db}.acid", "--target", "bak.acid", *to, expect=1)
-    assert "transactional (ACID)" in res.stderr
+    assert "error: clone --clone-from hive: table" in res.stderr and "transactional (ACID)" in res.stderr
+    assert "migrat" not in res.stderr
+    res = cli("clone", f"{db}.nested", "--target", "bak.nested", *to, expect=1)
+    assert "error: clone --clone-from hive: table" in res.stderr and "is a subdirectory" in res.stderr
+    assert "migrat" not in res.stderr
     res = cli("clone", f"{db}.ok", "--target", "bak.flat", *to, expect=4)
     assert "cannot take the Hive files" in res.stderr and "partition keys" in res.stderr
     res = cli("clone", f"{db}.ok", "--target", "bak.ok", "--prefer-file-format", "orc", *to, expect=4)
@@ -215,8 +224,8 @@ def test_clone_hive_table_stored_on_s3(hive_metastore: HiveMetastoreServer, s3_s
 
     real = hive_clone.hive_table
 
-    def on_s3(catalog: Any, ident: Any) -> Any:
-        table = real(catalog, ident)
+    def on_s3(catalog: Any, ident: Any, **kwargs: Any) -> Any:
+        table = real(catalog, ident, **kwargs)
         table.sd.location = f"s3://{s3_server.bucket}/{prefix}/t"
         return table
 

@@ -162,17 +162,21 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     res = cli("migrate-table", f"{db}.missing", *c, expect=3)
     assert "does not exist" in res.stderr
     res = cli("migrate-table", f"{db}.csv", *c, expect=1)
+    assert "error: migrate-table: table" in res.stderr
     assert "LazySimpleSerDe" in res.stderr and "only Parquet and ORC" in res.stderr
     res = cli("migrate-table", f"{db}.ts", *c, expect=1)
-    assert "column at has Hive type timestamp" in res.stderr
+    assert "error: migrate-table: column at has Hive type timestamp" in res.stderr
     res = cli("migrate-table", f"{db}.acid", *c, expect=1)
-    assert "transactional (ACID)" in res.stderr
+    assert "error: migrate-table: table" in res.stderr and "transactional (ACID)" in res.stderr
     res = cli("migrate-table", f"{db}.already", *c, expect=4)
-    assert "already a Paimon table" in res.stderr
+    assert "error: migrate-table: table" in res.stderr and "already a Paimon table" in res.stderr
     res = cli("migrate-table", f"{db}.csv", "--option", "bucket=4", *c, expect=4)
-    assert "bucket must be -1" in res.stderr
-    # one table that cannot migrate refuses the whole database
+    assert "error: migrate-table makes" in res.stderr and "bucket must be -1" in res.stderr
+    res = cli("migrate-file", f"{db}.acid", f"{db}.already", *c, expect=1)
+    assert "error: migrate-file: table" in res.stderr and "transactional (ACID)" in res.stderr
+    # one table that cannot migrate refuses the whole database, naming that command
     res = cli("migrate-database", db, *c, expect=1)
+    assert "error: migrate-database: " in res.stderr
     assert _tree(wh) == before
     kinds = {t["table"]: t["type"] for t in cli_json("list", db, *c)}
     assert kinds == {"csv": "format-table", "ts": "format-table", "acid": "format-table", "already": "paimon"}

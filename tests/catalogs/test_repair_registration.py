@@ -211,3 +211,38 @@ def test_hive_repair_registers_a_table_with_option_external_as_external(hive_met
     with client(hive_metastore) as hms:
         assert hms.get_table(db, "e").tableType == "EXTERNAL_TABLE"
         assert hms.get_table(db, "m").tableType == "MANAGED_TABLE"
+
+
+def test_hive_dry_run_lists_the_metastore_partitions_the_run_adds(hive_metastore: HiveMetastoreServer,
+                                                                  tmp_path: Path) -> None:
+    """A table the run registers with ``metastore.partitioned-table`` (or
+    ``metastore.tag-to-partition``) gets its partitions (tags) added right after: the dry run
+    lists them too, so its rows are exactly the run's."""
+    wh = tmp_path / "wh"
+    db = fresh_db("rep")
+    c = options_args({"metastore": "hive", "uri": hive_metastore.uri, "warehouse": wh.as_uri()})
+    cli("create", f"{db}.p", "--schema", "id INT, v STRING, dt STRING", "--partition-by", "dt",
+        "--option", "metastore.partitioned-table=true", *c)
+    src = tmp_path / "p.csv"
+    src.write_text("id,v,dt\n1,a,2024-01-01\n2,b,2024-01-02\n3,c,2024-01-02\n")
+    cli("write", f"{db}.p", str(src), *c)
+    cli("create", f"{db}.t", "--schema", SCHEMA, "--option", "metastore.tag-to-partition=dt", *c)
+    write(c, f"{db}.t", tmp_path, 2)
+    cli("tag", "create", f"{db}.t", "2024-05-01", *c)
+    with client(hive_metastore) as hms:
+        assert len(hms.list_partitions(db, "p")) == 2
+        hms.drop_table(db, "p", delete_data=False)
+        hms.drop_table(db, "t", delete_data=False)
+    before = tree(wh)
+
+    for name, added in (("p", ["dt=2024-01-01", "dt=2024-01-02"]), ("t", ["dt=2024-05-01"])):
+        plan = cli_json("repair", f"{db}.{name}", "--dry-run", *c)
+        assert [r["hint"] for r in plan if r["action"] == "add"] == [f"metastore partition {p}" for p in added]
+        assert tree(wh) == before
+        with client(hive_metastore) as hms:
+            assert name not in hms.list_tables(db)
+        done = cli_json("repair", f"{db}.{name}", *c)
+        assert done == plan  # the dry run printed exactly what the run did
+        with client(hive_metastore) as hms:
+            assert sorted("/".join(f"dt={v}" for v in p.values) for p in hms.list_partitions(db, name)) == added
+        assert not [r for r in cli_json("repair", f"{db}.{name}", "--dry-run", *c) if r["action"] != "keep"]

@@ -117,3 +117,38 @@ def test_read_where_matching_no_partition_is_an_empty_answer_with_a_note(env: En
     assert "matched no partition of db.p" in explain.stderr
     some = env.ok("read", "db.p", "--where", "dt = '2024-05-01' AND id = 99", "-o", "json")
     assert json.loads(some.stdout) == [] and "matched no partition" not in some.stderr
+
+
+@pytest.mark.parametrize("args, command", [
+    (["compact", "db.a"], "compact"),
+    (["compact", "db.a", "--order-strategy", "zorder", "--order-by", "id,v"], "compact"),
+    (["rewrite-file-index", "db.a", "--dry-run"], "rewrite-file-index"),
+    (["clone", "db.a", "--target", "db.a2", "--dry-run"], "clone"),
+    (["materialize-deletion-vectors", "db.dv", "--dry-run"], "materialize-deletion-vectors"),
+])
+def test_a_where_beyond_partition_keys_names_the_running_command(env: Env, args: list[str], command: str) -> None:
+    """The ``--where`` refusals are shared by every command that selects partitions; each
+    names the command that is running (they said "compact" for all of them)."""
+    env.ok("create", "db.dv", "--schema", "id BIGINT, v STRING, dt STRING", "--partition-by", "dt",
+           "--option", "row-tracking.enabled=true", "--option", "data-evolution.enabled=true",
+           "--option", "deletion-vectors.enabled=true")
+    before = env.tree()
+    res = env.run(*args, "--where", "id = 1")
+    assert res.exit_code == 4, res.output
+    assert one_error_line(res) == (f"error: --where: {command} selects partitions only; 'id' is not a partition key "
+                                   "(keys: ['dt'])")
+    assert env.tree() == before
+
+
+@pytest.mark.parametrize("args, command", [
+    (["compact", "db.u"], "compact"),
+    (["rewrite-file-index", "db.u", "--dry-run"], "rewrite-file-index"),
+    (["clone", "db.u", "--target", "db.u2", "--dry-run"], "clone"),
+])
+def test_a_where_on_an_unpartitioned_table_names_the_running_command(env: Env, args: list[str],
+                                                                     command: str) -> None:
+    env.ok("create", "db.u", "--schema", "id BIGINT, v STRING")
+    env.ok("write", "db.u", env.csv("u.csv", "id,v\n1,a\n"))
+    res = env.run(*args, "--where", "id = 1")
+    assert res.exit_code == 4, res.output
+    assert one_error_line(res) == f"error: --where: the table is not partitioned; {command} filters partitions only"

@@ -320,3 +320,111 @@ def test_dynamic_option_applies_to_the_run(pypaimon: PyPaimon, own_wh: str) -> N
     cols = [c for c, _ in COLUMNS]
     assert canon(pypaimon.read(own_wh, DB, "dv", projection=cols)) == canon(surviving())
     assert "target-file-size" not in json.dumps(cli_json(own_wh, "inspect", "options", f"{DB}.dv"))
+
+
+BLOB_COLUMNS = [("id", "int64"), ("name", "string"), ("pic", "large_binary")]
+
+
+def _blob_rows(lo: int, hi: int) -> list[dict[str, Any]]:
+    return [{"id": i, "name": f"n{i}", "pic": None if i % 5 == 2 else bytes([i % 256]) * (i * 7 % 50)}
+            for i in range(lo, hi)]
+
+
+@pytest.mark.parametrize("blob_target", ["200 b", "64 mb"])
+def test_blob_table_rows_and_blob_values_survive(pypaimon: PyPaimon, tmp_path: Path, blob_target: str) -> None:
+    """BLOB values live in ``.blob`` files over sub-ranges of their data file's row ids (several
+    per data file with a small ``blob.target-file-size``; an update of the column adds one over
+    the whole range). As Java master, the run reads every column of a range -- the blob bytes
+    from its ``.blob`` files -- and writes the surviving rows as new data files plus new
+    ``.blob`` files, replacing the old ones; pypaimon reads the same rows, blob bytes included."""
+    wh = str(tmp_path / "wh")
+    opts = {"bucket": "-1", **DV, "blob.target-file-size": blob_target}
+    pypaimon.create_table(wh, DB, "b", BLOB_COLUMNS, options=opts)
+    appends = [_blob_rows(0, 20), _blob_rows(20, 30)]
+    for rows in appends:
+        pypaimon.write(wh, DB, "b", rows)
+    rows = {r["id"]: r for batch in appends for r in batch}
+    update = [{"_ROW_ID": 4, "pic": b"NEW4"}, {"_ROW_ID": 6, "pic": None}, {"_ROW_ID": 25, "pic": b""}]
+    pypaimon.update_by_row_id(wh, DB, "b", ["pic"], update)
+    for u in update:
+        rows[u["_ROW_ID"]] = {**rows[u["_ROW_ID"]], "pic": u["pic"]}
+    pypaimon.call("delete_by_row_id", warehouse=wh, db=DB, table="b", row_ids=[0, 4, 13, 27])
+    want = [r for i, r in rows.items() if i not in (0, 4, 13, 27)]
+    cols = [c for c, _ in BLOB_COLUMNS]
+
+    def theirs() -> list[str]:
+        return canon([{k: encode_value(v) for k, v in r.items()} for r in pypaimon.read(wh, DB, "b", projection=cols)])
+
+    expected = canon([{k: encode_value(v) for k, v in r.items()} for r in want])
+    assert theirs() == expected
+    ident = f"{DB}.b"
+    blobs_before = {f["file_path"].rsplit("/", 1)[-1] for f in cli_json(wh, "inspect", "files", ident)
+                    if f["file_path"].endswith(".blob")}
+    assert blobs_before
+    (res,) = cli_json(wh, "materialize-deletion-vectors", ident)
+    assert (res["ranges"], res["rows_deleted"], res["rows_kept"]) == (2, 4, 26)
+    assert theirs() == expected
+    mine = TableRead(FileSystemCatalog(wh).get_table(ident), projection=cols).to_arrow().to_pylist()
+    assert canon([{k: encode_value(v) for k, v in r.items()} for r in mine]) == expected
+    files = cli_json(wh, "inspect", "files", ident)
+    assert not blobs_before & {f["file_path"].rsplit("/", 1)[-1] for f in files}
+    assert any(f["file_path"].endswith(".blob") for f in files)  # the blob values were written anew
+    ids = sorted(r["_ROW_ID"] for r in pypaimon.read(wh, DB, "b", projection=["id", "_ROW_ID"]))
+    assert ids == list(range(30, 56))
+    assert _dv_index_entries(wh, "b") == []
+    (again,) = cli_json(wh, "materialize-deletion-vectors", ident)
+    assert again["snapshot_id"] is None and again["ranges"] == 0
+
+
+def test_blob_update_during_the_run_fails_the_commit(pypaimon: PyPaimon, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A concurrent update of a blob column adds a ``.blob`` file over a rewritten range: the
+    run's commit would leave it over row ids no data file holds, so it fails (exit 5)."""
+    wh = str(tmp_path / "wh")
+    pypaimon.create_table(wh, DB, "b", BLOB_COLUMNS, options={"bucket": "-1", **DV})
+    pypaimon.write(wh, DB, "b", _blob_rows(0, 10))
+    pypaimon.call("delete_by_row_id", warehouse=wh, db=DB, table="b", row_ids=[3])
+    rewrite = materialize_dv._rewrite
+
+    def rewrite_then_peer_updates(*args: Any, **kwargs: Any) -> Any:
+        out = rewrite(*args, **kwargs)
+        pypaimon.update_by_row_id(wh, DB, "b", ["pic"], [{"_ROW_ID": 5, "pic": b"late"}])
+        return out
+
+    monkeypatch.setattr(materialize_dv, "_rewrite", rewrite_then_peer_updates)
+    res = cli(wh, "materialize-deletion-vectors", f"{DB}.b", code=5)
+    assert "materialize-deletion-vectors: rows 0..9 of peer.b changed" in res.stderr
+    got = {r["id"]: r["pic"] for r in pypaimon.read(wh, DB, "b", projection=["id", "pic"])}
+    assert sorted(got) == [i for i in range(10) if i != 3] and got[5] == b"late"
+
+
+def test_a_deletion_vector_keyed_by_a_blob_file_is_refused(pypaimon: PyPaimon, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers apply a range's vector through its normal anchor file; one keyed by a ``.blob``
+    file would be dropped by the rewrite without its rows being deleted: refused (exit 4), as Java."""
+    import dataclasses
+
+    wh = str(tmp_path / "wh")
+    pypaimon.create_table(wh, DB, "b", BLOB_COLUMNS, options={"bucket": "-1", **DV})
+    pypaimon.write(wh, DB, "b", _blob_rows(0, 10))
+    pypaimon.call("delete_by_row_id", warehouse=wh, db=DB, table="b", row_ids=[3])
+    table = FileSystemCatalog(wh).get_table(f"{DB}.b")
+    blob = next(e.file.file_name for e in FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
+                if e.file.file_name.endswith(".blob"))
+    index_entries = FileStoreScan.index_entries
+
+    def keyed_by_blob(self: FileStoreScan, *args: Any, **kwargs: Any) -> Any:
+        out = []
+        for e in index_entries(self, *args, **kwargs):
+            f = e.index_file
+            if f.dv_ranges:
+                f = dataclasses.replace(f, dv_ranges=tuple(dataclasses.replace(m, data_file_name=blob)
+                                                           for m in f.dv_ranges))
+            out.append(dataclasses.replace(e, index_file=f))
+        return out
+
+    monkeypatch.setattr(FileStoreScan, "index_entries", keyed_by_blob)
+    before = _files(wh, "b")
+    res = cli(wh, "materialize-deletion-vectors", f"{DB}.b", code=4)
+    assert f"deletion vector(s) keyed by .blob file(s) {blob}" in res.stderr
+    assert _files(wh, "b") == before
