@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
 from ..data.predicate_literal import RawLiteral, coerce_literal
-from ..data.types import DataField, DataType, parse_data_type
+from ..data.types import DataField, DataType, TimestampType, parse_data_type
 from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
 from ..format.arrow_schema import arrow_type
 from ..io import paths
@@ -64,7 +64,7 @@ READ_THREADS = 4
 _HIVE_SIMPLE = {
     "boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "integer": "INT",
     "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE", "string": "STRING", "binary": "BYTES",
-    "date": "DATE",
+    "date": "DATE", "timestamp": "TIMESTAMP(3)",  # Java's TIMESTAMP_MILLIS
 }
 _HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
 
@@ -243,10 +243,11 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
 
 
 def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
-               stats: StatsAccumulator) -> tuple[int, int]:
+               stats: StatsAccumulator, conform: Callable[[Any], dict[str, Any]]) -> tuple[int, int]:
     """The footer's row count and the rows read. ``check`` sees the file's Arrow schema before
     any data is read; the batches then go to ``stats`` one at a time (a Hive file may be larger
-    than memory). A file pyarrow cannot read is InvalidInput."""
+    than memory), some columns replaced by ``conform``'s. A file pyarrow cannot read is
+    InvalidInput."""
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
@@ -266,8 +267,10 @@ def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
         check(schema)
         try:
             for batch in batches:
-                stats.update(batch)
+                stats.update(batch, conform(batch))
                 read += batch.num_rows
+        except PaimonError:
+            raise
         except Exception as e:  # noqa: BLE001 - as above
             raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
     return rows, read
@@ -280,10 +283,30 @@ def _plain(t: Any) -> Any:
     return {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}.get(t, t)
 
 
+def _check_timestamp(f: DataField, got: Any, fmt: str, what: str) -> None:
+    """The file encodings of a Hive TIMESTAMP that Paimon reads as TIMESTAMP(3), exactly, in
+    Java 0.9 too: ORC's timestamp and Parquet's INT64 TIMESTAMP(MILLIS) (not adjusted to UTC).
+    Parquet INT96 (what Hive itself writes) is refused: Java 0.9 cannot read it as TIMESTAMP(3);
+    INT64 micros/nanos too: Java reads the longs as milliseconds (wrong values and stats)."""
+    import pyarrow as pa
+
+    if not pa.types.is_timestamp(got) or got.tz is not None:
+        raise NotYetSupported(f"{what}: column {f.name} is {got} in the file, the table says {f.type.as_sql()}")
+    if fmt == "parquet" and got.unit == "ns":
+        raise NotYetSupported(f"{what}: column {f.name} is a Parquet INT96 (or INT64 nanosecond) timestamp, "
+                              "which Java Paimon cannot read as TIMESTAMP(3); rewrite the table with INT64 "
+                              "millisecond timestamps first")
+    if fmt == "parquet" and got.unit != "ms":
+        raise NotYetSupported(f"{what}: column {f.name} is a Parquet INT64 {got.unit} timestamp, which Java Paimon "
+                              "would read as milliseconds into TIMESTAMP(3); only INT64 milliseconds migrate")
+
+
 def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: list[DataField],
                partition_keys: set[str], options: CoreOptions, schema_id: int, what: str) -> DataFileMeta:
     """The file's DataFileMeta: its footer's row count and the project's column stats (the same
     code a written file gets them from), after checking every column Paimon will read from it."""
+    import pyarrow.compute as pc
+
     def check(schema: Any) -> None:
         names = schema.names
         for f in fields:
@@ -293,13 +316,33 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
                 raise NotYetSupported(f"{what}: {path} has no column {f.name} (columns: {', '.join(names)}); "
                                       "Paimon reads columns by name")
             got, want = _plain(schema.field(f.name).type), _plain(arrow_type(f.type))
+            if isinstance(f.type, TimestampType):
+                _check_timestamp(f, got, fmt, f"{what}: {path}")
+                continue
             if not got.equals(want):
                 raise NotYetSupported(f"{what}: {path}: column {f.name} is {got} in the file, the table says "
                                       f"{f.type.as_sql()}")
 
+    timestamps = [f for f in fields if isinstance(f.type, TimestampType) and f.name not in partition_keys]
+
+    def conform(batch: Any) -> dict[str, Any]:
+        """ORC's nanosecond timestamps as the table's milliseconds; a finer value is refused
+        (Paimon would read it truncated)."""
+        out = {}
+        for f in timestamps:
+            col, want = batch.column(f.name), arrow_type(f.type)
+            if not col.type.equals(want):
+                exact = col.cast(want, safe=False)
+                if pc.any(pc.not_equal(exact.cast(col.type), col)).as_py():
+                    raise NotYetSupported(f"{what}: {path}: column {f.name} holds timestamps finer than "
+                                          "milliseconds; Hive's TIMESTAMP becomes Paimon's TIMESTAMP(3), which "
+                                          "would drop the rest")
+                out[f.name] = exact
+        return out
+
     stats = StatsAccumulator(fields, fmt, skip=partition_keys)
     try:
-        footer_rows, read = _read_file(fio, path, fmt, check, stats)
+        footer_rows, read = _read_file(fio, path, fmt, check, stats, conform)
     except InvalidInput as e:
         raise InvalidInput(f"{what}: {e}") from e
     if read != footer_rows:

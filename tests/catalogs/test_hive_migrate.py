@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,9 @@ def _batch(start: int, n: int) -> pa.Table:
 
 def _write(fmt: str, path: Path, data: pa.Table) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt in WRITERS:
+        WRITERS[fmt](path, data)
+        return
     # gzip/zlib: what the Java 0.9 test classpath can decode (it has no snappy); no dictionary for
     # the decimal, as Hive's parquet-mr v1 writer (Java 0.9 cannot decode a dictionary-encoded
     # FIXED_LEN_BYTE_ARRAY decimal)
@@ -57,6 +61,36 @@ def _write(fmt: str, path: Path, data: pa.Table) -> None:
         orc.write_table(data, path, compression="zlib")
     else:
         path.write_text("\n".join(",".join(str(v) for v in r.values()) for r in data.to_pylist()))
+
+
+TS_COLUMNS = [("id", "int"), ("at", "timestamp")]
+
+
+def _ts_batch(start: int, n: int, unit: str = "ms", sub_ms: bool = False) -> pa.Table:
+    """Timestamps of whole milliseconds (one before 1970, every fourth null); ``sub_ms`` adds
+    a microsecond to one value (what TIMESTAMP(3) cannot hold)."""
+    base = dt.datetime(2024, 3, 10, 1, 2, 3, 4000)
+    at = [None if i % 4 == 0 else dt.datetime(1960, 6, 1, 12, 0, 0, 123000) if i % 7 == 3
+          else base + dt.timedelta(days=i, milliseconds=1001 * i) for i in range(start, start + n)]
+    if sub_ms and n > 1:
+        at[1] = dt.datetime(2024, 1, 1, 0, 0, 0, 1)
+    return pa.table({"id": pa.array(range(start, start + n), pa.int32()), "at": pa.array(at, pa.timestamp(unit))})
+
+
+def _parquet_ts(int96: bool) -> Callable[[Path, pa.Table], None]:
+    def write(path: Path, data: pa.Table) -> None:
+        if int96:  # what Hive's ParquetHiveSerDe writes
+            pq.write_table(data, path, compression="gzip", use_deprecated_int96_timestamps=True)
+        else:  # INT64 TIMESTAMP(MILLIS/MICROS) as Spark or Impala write into Hive tables
+            pq.write_table(data, path, compression="gzip", coerce_timestamps=data.schema.field("at").type.unit)
+    return write
+
+
+# file kinds of the timestamp tests: how the file is written, and the Hive SerDe it is under
+WRITERS: dict[str, Callable[[Path, pa.Table], None]] = {
+    "parquet-int96": _parquet_ts(True), "parquet-millis": _parquet_ts(False), "parquet-micros": _parquet_ts(False),
+}
+SERDE_OF = {"parquet-int96": "parquet", "parquet-millis": "parquet", "parquet-micros": "parquet"}
 
 
 def _sd(fmt: str, location: Path, cols: list[tuple[str, str]]) -> Any:
@@ -70,7 +104,8 @@ def _sd(fmt: str, location: Path, cols: list[tuple[str, str]]) -> Any:
 
 def make_hive_table(server: HiveMetastoreServer, wh: Path, db: str, name: str, fmt: str, *,
                     partitioned: bool, cols: list[tuple[str, str]] = COLUMNS,
-                    parameters: dict[str, str] | None = None) -> list[dict[str, Any]]:
+                    parameters: dict[str, str] | None = None,
+                    batch: Callable[[int, int], pa.Table] = _batch) -> list[dict[str, Any]]:
     """A managed Hive table at ``<wh>/<db>.db/<name>`` with two files per partition (and a
     ``_SUCCESS`` marker); returns its rows."""
     from pymetastore.hive_metastore import ttypes
@@ -81,7 +116,7 @@ def make_hive_table(server: HiveMetastoreServer, wh: Path, db: str, name: str, f
         if hms.list_databases().count(db) == 0:
             hms.create_database(db, (wh / f"{db}.db").as_uri())
         keys = [ttypes.FieldSchema(name="dt", type="string")] if partitioned else []
-        sd = _sd(fmt, location, cols)
+        sd = _sd(SERDE_OF.get(fmt, fmt), location, cols)
         if (parameters or {}).get("transactional") == "true":  # Hive 2.3: ACID tables are bucketed ORC
             sd.numBuckets, sd.bucketCols = 2, ["id"]
         hms.create_table(ttypes.Table(tableName=name, dbName=db, owner="t", sd=sd,
@@ -92,21 +127,27 @@ def make_hive_table(server: HiveMetastoreServer, wh: Path, db: str, name: str, f
         for p in parts:
             d = location / f"dt={p}" if p else location
             for i in range(2):
-                data = _batch(start, 7 + i)
+                data = batch(start, 7 + i)
                 start += 7 + i
                 _write(fmt, d / f"00000{i}_0", data)
                 expected += [{**r, **({"dt": p} if p else {})} for r in data.to_pylist()]
             (d / "_SUCCESS").write_text("")
             if p:
                 hms.add_partitions(db, name, [ttypes.Partition(dbName=db, tableName=name, values=[p],
-                                                               sd=_sd(fmt, d, cols), parameters={})])
+                                                               sd=_sd(SERDE_OF.get(fmt, fmt), d, cols),
+                                                               parameters={})])
     return sorted(expected, key=lambda r: r["id"])
 
 
 def _norm(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows with values as comparable text (our JSON and Java render dates/decimals as text)."""
-    return sorted(({k: (None if v is None else str(v)) for k, v in r.items()} for r in rows),
-                  key=lambda r: int(r["id"]))
+    return sorted(({k: _text(v) for k, v in r.items()} for r in rows), key=lambda r: int(r["id"]))
+
+
+def _text(v: Any) -> str | None:
+    if isinstance(v, dt.datetime):  # TIMESTAMP(3): what our JSON shows
+        return v.isoformat(sep=" ", timespec="milliseconds")
+    return None if v is None else str(v)
 
 
 def _tree(path: Path) -> list[str]:
@@ -153,7 +194,7 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     db = fresh_db("migno")
     make_hive_table(hive_metastore, wh, db, "csv", "text", partitioned=False)
     make_hive_table(hive_metastore, wh, db, "ts", "parquet", partitioned=False,
-                    cols=[*COLUMNS, ("at", "timestamp")])
+                    cols=[*COLUMNS, ("at", "uniontype<int,string>")])
     c = cat_args(hive_metastore, wh)
     make_hive_table(hive_metastore, wh, db, "acid", "orc", partitioned=False, parameters={"transactional": "true"})
     cli("create", f"{db}.already", "--schema", "id INT", *c)
@@ -164,7 +205,7 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     res = cli("migrate-table", f"{db}.csv", *c, expect=1)
     assert "LazySimpleSerDe" in res.stderr and "only Parquet and ORC" in res.stderr
     res = cli("migrate-table", f"{db}.ts", *c, expect=1)
-    assert "column at has Hive type timestamp" in res.stderr
+    assert "column at has Hive type uniontype<int,string>" in res.stderr
     res = cli("migrate-table", f"{db}.acid", *c, expect=1)
     assert "transactional (ACID)" in res.stderr
     res = cli("migrate-table", f"{db}.already", *c, expect=4)
@@ -342,3 +383,61 @@ def test_target_table_and_keep_origin(hive_metastore: HiveMetastoreServer, tmp_p
     res = cli("migrate-file", f"{db}.flat", f"{db}.p", *c, expect=4)
     assert "partition keys" in res.stderr
     assert _tree(wh) == before
+
+
+
+@pytest.mark.parametrize("kind", ["parquet-millis", "orc"])
+def test_timestamp_column_as_javas_hive_migrator(kind: str, hive_metastore: HiveMetastoreServer,
+                                                 java_hive: JavaPaimon, tmp_path: Path) -> None:
+    """A Hive TIMESTAMP column (Parquet INT64 millis, ORC timestamp) becomes TIMESTAMP(3), as
+    Java's HiveTypeUtils maps it: the same schema and file metas (stats) as Java 0.9's
+    HiveMigrator gives, and we and Java 0.9 read the rows back."""
+    wh = tmp_path / "wh"
+    ours_db, java_db = fresh_db("migtsours"), fresh_db("migtsjava")
+    unit = "ms" if kind == "parquet-millis" else "ns"
+
+    def batch(start: int, n: int) -> pa.Table:
+        return _ts_batch(start, n, unit)
+
+    expected = make_hive_table(hive_metastore, wh, ours_db, "t", kind, partitioned=True, cols=TS_COLUMNS,
+                               batch=batch)
+    make_hive_table(hive_metastore, wh, java_db, "t", kind, partitioned=True, cols=TS_COLUMNS, batch=batch)
+    c = cat_args(hive_metastore, wh)
+    cli("migrate-table", f"{ours_db}.t", *c)
+    _java_migrate(java_hive, hive_spec(hive_metastore, wh), java_db, "t")
+
+    ours_schema = cli_json("inspect", "schemas", f"{ours_db}.t", *c)[-1]
+    java_schema = cli_json("inspect", "schemas", f"{java_db}.t", *c)[-1]
+    for key in ("fields", "partition_keys", "primary_keys", "comment"):
+        assert ours_schema[key] == java_schema[key], key
+    assert [f["type"] for f in ours_schema["fields"]] == ["INT", "TIMESTAMP(3)", "STRING"]
+    ours_files = _files(cli_json("inspect", "files", f"{ours_db}.t", *c), wh / f"{ours_db}.db")
+    java_files = _files(cli_json("inspect", "files", f"{java_db}.t", *c), wh / f"{java_db}.db")
+    assert ours_files == java_files
+    assert ours_files[0]["min_value_stats"]["at"] == "1960-06-01T12:00:00.123"
+    spec = hive_spec(hive_metastore, wh)
+    assert _norm(cli_json("read", f"{ours_db}.t", *c)) == _norm(expected)
+    assert _norm(java_hive.read(spec, ours_db, "t", row_kind=False)) == _norm(expected)
+
+
+@pytest.mark.parametrize(("kind", "unit", "sub_ms", "message"), [
+    ("parquet-int96", "ns", False, "is a Parquet INT96 (or INT64 nanosecond) timestamp"),
+    ("parquet-micros", "us", False, "is a Parquet INT64 us timestamp"),
+    ("orc", "ns", True, "holds timestamps finer than milliseconds"),
+], ids=["parquet-int96", "parquet-micros", "orc-sub-millisecond"])
+def test_timestamps_java_would_misread_are_refused(kind: str, unit: str, sub_ms: bool, message: str,
+                                                   hive_metastore: HiveMetastoreServer, tmp_path: Path) -> None:
+    """Java 0.9 fails on INT96 as TIMESTAMP(3) and reads INT64 micros as millis (its stats of
+    such a file are years off); TIMESTAMP(3) cannot hold a finer value: refused, nothing moved."""
+    wh = tmp_path / "wh"
+    db = fresh_db("migtsno")
+    make_hive_table(hive_metastore, wh, db, "t", kind, partitioned=False, cols=TS_COLUMNS,
+                    batch=lambda start, n: _ts_batch(start, n, unit, sub_ms))
+    c = cat_args(hive_metastore, wh)
+    before = _tree(wh)
+    res = cli("migrate-table", f"{db}.t", *c, expect=1)
+    assert message in res.stderr and "column at" in res.stderr, res.stderr
+    res = cli("migrate-database", db, *c, expect=1)
+    assert message in res.stderr
+    assert _tree(wh) == before
+    assert cli_json("list", db, *c) == [{"database": db, "table": "t", "type": "format-table"}]
