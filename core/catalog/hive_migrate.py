@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
 from ..data.predicate_literal import RawLiteral, coerce_literal
-from ..data.types import DataField, DataType, TimestampType, parse_data_type
+from ..data.types import ArrayType, DataField, DataType, MapType, RowType, TimestampType, parse_data_type
 from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
-from ..format.arrow_schema import arrow_type
+from ..format.arrow_schema import arrow_field, arrow_type
 from ..io import paths
 from ..io.fileio import FileIO, join
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta
@@ -66,20 +66,67 @@ _HIVE_SIMPLE = {
     "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE", "string": "STRING", "binary": "BYTES",
     "date": "DATE", "timestamp": "TIMESTAMP(3)",  # Java's TIMESTAMP_MILLIS
 }
-_HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
+_HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\((\d+)(?:,(\d+))?\)$")
 
 
 def hive_to_paimon_type(column: str, hive_type: str) -> DataType:
-    """A Hive column type as a (nullable) Paimon type; NotYetSupported names what is not mapped."""
-    t = hive_type.strip().lower()
-    if t in _HIVE_SIMPLE:
-        return parse_data_type(_HIVE_SIMPLE[t])
-    if t == "decimal":
-        return parse_data_type("DECIMAL(10,0)")  # Hive's default precision and scale
-    m = _HIVE_PARAM.match(t)
-    if m and (m.group(1) == "decimal" or m.group(3) is None):
-        return parse_data_type(t.upper())
-    raise NotYetSupported(f"column {column} has Hive type {hive_type}, which migration does not support yet")
+    """A Hive column type as a (nullable) Paimon type, nested ones too (array -> ARRAY, map ->
+    MAP, struct -> ROW, as Java's HiveTypeUtils); NotYetSupported names what is not mapped."""
+    try:
+        sql, rest = _hive_sql(hive_type.strip().lower())
+    except _Unmapped:
+        sql, rest = "", "?"
+    if rest.strip():
+        raise NotYetSupported(f"column {column} has Hive type {hive_type}, which migration does not support yet")
+    return parse_data_type(sql)
+
+
+class _Unmapped(Exception):
+    pass
+
+
+_HIVE_TOKEN = re.compile(r"\s*(array|map|struct)\s*<|\s*([a-z_][a-z0-9_]*(?:\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\))?)")
+_HIVE_FIELD = re.compile(r"\s*([a-z_][a-z0-9_]*)\s*:")
+
+
+def _hive_sql(t: str) -> tuple[str, str]:
+    """The Paimon SQL of the Hive type at the start of ``t``, and the text after it."""
+    m = _HIVE_TOKEN.match(t)
+    if m is None:
+        raise _Unmapped
+    rest = t[m.end():]
+    if m.group(1) is None:  # a primitive
+        name = re.sub(r"\s+", "", m.group(2))
+        if name in _HIVE_SIMPLE:
+            return _HIVE_SIMPLE[name], rest
+        if name == "decimal":
+            return "DECIMAL(10, 0)", rest  # Hive's default precision and scale
+        pm = _HIVE_PARAM.match(name)
+        if pm and (pm.group(1) == "decimal" or pm.group(3) is None):
+            return name.upper(), rest
+        raise _Unmapped
+    kind, parts = m.group(1), []
+    while True:
+        if kind == "struct":
+            fm = _HIVE_FIELD.match(rest)
+            if fm is None:
+                raise _Unmapped
+            inner, rest = _hive_sql(rest[fm.end():])
+            parts.append(f"`{fm.group(1)}` {inner}")
+        else:
+            inner, rest = _hive_sql(rest)
+            parts.append(inner)
+        rest = rest.lstrip()
+        if rest.startswith(","):
+            rest = rest[1:]
+            continue
+        if not rest.startswith(">"):
+            raise _Unmapped
+        rest = rest[1:]
+        break
+    if (kind, len(parts)) not in (("array", 1), ("map", 2)) and kind != "struct":
+        raise _Unmapped
+    return f"{'ROW' if kind == 'struct' else kind.upper()}<{', '.join(parts)}>", rest
 
 
 def hive_file_format(sd: Any, what: str) -> str:
@@ -242,10 +289,10 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
     return values
 
 
-def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
+def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]], None],
                stats: StatsAccumulator, conform: Callable[[Any], dict[str, Any]]) -> tuple[int, int]:
-    """The footer's row count and the rows read. ``check`` sees the file's Arrow schema before
-    any data is read; the batches then go to ``stats`` one at a time (a Hive file may be larger
+    """The footer's row count and the rows read. ``check`` sees the file's Arrow schema (and the
+    paths of its Parquet leaf columns) before any data is read; the batches then go to ``stats`` one at a time (a Hive file may be larger
     than memory), some columns replaced by ``conform``'s. A file pyarrow cannot read is
     InvalidInput."""
     import pyarrow.orc as orc
@@ -257,14 +304,16 @@ def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
             if fmt == "parquet":
                 pf = pq.ParquetFile(f)
                 schema, rows = pf.schema_arrow, int(pf.metadata.num_rows)
+                leaves = [c.path for c in pf.schema]
                 batches: Any = pf.iter_batches()
             else:
                 of = orc.ORCFile(f)
                 schema, rows = of.schema, int(of.nrows)
                 batches = (of.read_stripe(i) for i in range(of.nstripes))
+                leaves = []
         except Exception as e:  # noqa: BLE001 - any unreadable file refuses the whole migration
             raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
-        check(schema)
+        check(schema, leaves)
         try:
             for batch in batches:
                 stats.update(batch, conform(batch))
@@ -301,13 +350,33 @@ def _check_timestamp(f: DataField, got: Any, fmt: str, what: str) -> None:
                               "would read as milliseconds into TIMESTAMP(3); only INT64 milliseconds migrate")
 
 
+_NESTED_TYPES = (ArrayType, MapType, RowType)
+
+
+def _check_parquet_layout(f: DataField, leaves: list[str], what: str) -> None:
+    """A nested Parquet column must use the standard LIST/MAP layout (``list.element``,
+    ``key_value.key/value``), the one Paimon writes and Java 0.9 is shown to read; other
+    layouts (Hive's own ``bag.array_element``, two-level lists, ``list.item``) are refused,
+    as nothing shows Java reads them right."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.schema([arrow_field(f)]).empty_table(), sink)
+    standard = [c.path for c in pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema]
+    got = [p for p in leaves if p == f.name or p.startswith(f.name + ".")]
+    if got != standard:
+        raise NotYetSupported(f"{what}: nested column {f.name} is stored as {', '.join(got)}, not in Parquet's "
+                              f"standard layout ({', '.join(standard)}) that Java Paimon reads")
+
+
 def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: list[DataField],
                partition_keys: set[str], options: CoreOptions, schema_id: int, what: str) -> DataFileMeta:
     """The file's DataFileMeta: its footer's row count and the project's column stats (the same
     code a written file gets them from), after checking every column Paimon will read from it."""
     import pyarrow.compute as pc
 
-    def check(schema: Any) -> None:
+    def check(schema: Any, leaves: list[str]) -> None:
         names = schema.names
         for f in fields:
             if f.name in partition_keys:
@@ -322,6 +391,8 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
             if not got.equals(want):
                 raise NotYetSupported(f"{what}: {path}: column {f.name} is {got} in the file, the table says "
                                       f"{f.type.as_sql()}")
+            if fmt == "parquet" and isinstance(f.type, _NESTED_TYPES):
+                _check_parquet_layout(f, leaves, f"{what}: {path}")
 
     timestamps = [f for f in fields if isinstance(f.type, TimestampType) and f.name not in partition_keys]
 
