@@ -32,7 +32,7 @@ from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from .base import Catalog, local_location
 from .clone import CloneRequest, clone_pairs
-from .hive_migrate import MigratedFile, hive_schema, hive_table, plan_hive_files, require_hive
+from .hive_migrate import MigratedFile, hive_columns, hive_schema, hive_table, plan_hive_files, require_hive
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
         if same_catalog and src_id == dst_id:
             raise InvalidInput(f"clone {src_id}: the target is the source table")
         hms = hive_table(hive, src_id)
-        schema = hive_schema(hms, src_id, {"bucket": "-1"})
+        schema = hive_schema(hms, src_id, {"bucket": "-1"}, hive_columns(hive, src_id, hms))
         files_io = HiveFiles(hive.file_io_for(hms.sd.location or hive.warehouse))
         if target_catalog.table_exists(dst_id):
             if req.if_exists == "skip":

@@ -1,5 +1,5 @@
 """Hive table migration (Java's ``migrate_table``, ``migrate_database``, ``migrate_file``): a
-Hive Parquet/ORC table of the metastore becomes a Paimon table in place, its data files moved
+Hive Parquet/ORC/Avro table of the metastore becomes a Paimon table in place, its data files moved
 (renamed, never copied or rewritten) into an unaware-bucket append table, as Java's
 ``HiveMigrator`` does.
 
@@ -12,7 +12,9 @@ metas (row count and column stats of each file, sequence numbers 0); the Hive ta
 and the staging table renamed to the Hive table's name (or to the target name).
 
 Where we are stricter than Java, because a wrong guess would be a silent wrong answer: formats
-other than Parquet and ORC, column types we do not map, files lacking a table column by name
+other than Parquet, ORC and Avro, column types we do not map, file encodings Java 0.9 misreads
+(Parquet INT96 or INT64 micros as TIMESTAMP(3), non-standard nested Parquet layouts, an Avro
+type other than Paimon's for the column), files lacking a table column by name
 (Hive reads old ORC files by position, Paimon by name) or holding it under another type, and
 subdirectories of a table or partition location (Java would skip their files) are refused by
 name before anything changes. Everything is decided by :func:`plan_migrate_table` (the dry run);
@@ -31,8 +33,9 @@ from typing import TYPE_CHECKING, Any
 from ..data import binary_row
 from ..data.predicate_literal import RawLiteral, coerce_literal
 from ..data.types import ArrayType, DataField, DataType, MapType, RowType, TimestampType, parse_data_type
-from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
+from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
 from ..format.arrow_schema import arrow_field, arrow_type
+from ..format.avro_format import avro_schema, iter_avro_streaming
 from ..io import paths
 from ..io.fileio import FileIO, join
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta
@@ -130,14 +133,15 @@ def _hive_sql(t: str) -> tuple[str, str]:
 
 
 def hive_file_format(sd: Any, what: str) -> str:
-    """``parquet`` or ``orc`` from a storage descriptor's SerDe and input format; others refused."""
+    """``avro``, ``parquet`` or ``orc`` from a storage descriptor's SerDe and input format (as
+    Java's ``parseFormat``); others refused."""
     serde = (getattr(sd.serdeInfo, "serializationLib", None) or "") if sd is not None and sd.serdeInfo else ""
     text = f"{serde} {getattr(sd, 'inputFormat', '') or ''}".lower()
-    for fmt in ("parquet", "orc"):
+    for fmt in ("avro", "parquet", "orc"):  # Java's order
         if fmt in text:
             return fmt
     shown = serde or getattr(sd, "inputFormat", None) or "none"
-    raise NotYetSupported(f"{what} is stored as {shown}; only Parquet and ORC Hive tables can be migrated")
+    raise NotYetSupported(f"{what} is stored as {shown}; only Parquet, ORC and Avro Hive tables can be migrated")
 
 
 @dataclass(frozen=True)
@@ -290,9 +294,11 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
 
 
 def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]], None],
-               stats: StatsAccumulator, conform: Callable[[Any], dict[str, Any]]) -> tuple[int, int]:
+               stats: StatsAccumulator, conform: Callable[[Any], dict[str, Any]],
+               avro_fields: list[DataField]) -> tuple[int, int]:
     """The footer's row count and the rows read. ``check`` sees the file's Arrow schema (and the
-    paths of its Parquet leaf columns) before any data is read; the batches then go to ``stats`` one at a time (a Hive file may be larger
+    paths of its Parquet leaf columns; for Avro, the file's columns with their Avro types) before
+    any data is read (Avro files are read as ``avro_fields`` by the project's Avro reader); the batches then go to ``stats`` one at a time (a Hive file may be larger
     than memory), some columns replaced by ``conform``'s. A file pyarrow cannot read is
     InvalidInput."""
     import pyarrow.orc as orc
@@ -306,6 +312,10 @@ def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]
                 schema, rows = pf.schema_arrow, int(pf.metadata.num_rows)
                 leaves = [c.path for c in pf.schema]
                 batches: Any = pf.iter_batches()
+            elif fmt == "avro":
+                schema, leaves = _avro_file_schema(fio, path), []
+                rows = -1  # no footer count: the rows read are the count
+                batches = iter_avro_streaming(fio, path, avro_fields, AVRO_BATCH_ROWS)
             else:
                 of = orc.ORCFile(f)
                 schema, rows = of.schema, int(of.nrows)
@@ -318,11 +328,69 @@ def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]
             for batch in batches:
                 stats.update(batch, conform(batch))
                 read += batch.num_rows
+        except CorruptMetadata as e:
+            raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
         except PaimonError:
             raise
         except Exception as e:  # noqa: BLE001 - as above
             raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
-    return rows, read
+    return (read if rows < 0 else rows), read
+
+
+AVRO_BATCH_ROWS = 8192
+
+
+@dataclass(frozen=True)
+class _AvroSchema:
+    """An Avro data file's columns: name -> the shape of its Avro type (see :func:`_avro_shape`)."""
+
+    shapes: dict[str, Any]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.shapes)
+
+
+def _avro_file_schema(fio: FileIO, path: str) -> _AvroSchema:
+    import fastavro
+
+    with fio.open_input(path) as f:
+        writer = fastavro.reader(f).writer_schema
+    if not isinstance(writer, dict) or writer.get("type") != "record":
+        raise InvalidInput(f"{path}: the Avro schema is not a record")
+    return _AvroSchema({fd["name"]: _avro_shape(fd["type"]) for fd in writer["fields"]})
+
+
+def _avro_shape(s: Any) -> Any:
+    """An Avro type with what does not change how a value reads left out: nullability (a
+    ``["null", T]`` union is T), record names, defaults, docs."""
+    if isinstance(s, list):
+        members = [m for m in s if m != "null"]
+        return _avro_shape(members[0]) if len(members) == 1 else ("union", *map(_avro_shape, members))
+    if isinstance(s, str):
+        return s
+    t = s.get("type")
+    if t == "record":
+        return ("record", *((fd["name"], _avro_shape(fd["type"])) for fd in s.get("fields", [])))
+    if t == "array":
+        return ("array", _avro_shape(s.get("items")), s.get("logicalType"))
+    if t == "map":
+        return ("map", _avro_shape(s.get("values")))
+    extra = tuple(s.get(k) for k in ("logicalType", "precision", "scale", "size"))
+    return _avro_shape(t) if not any(x is not None for x in extra) else (_avro_shape(t), *extra)
+
+
+def _check_avro_column(f: DataField, got: Any, what: str) -> None:
+    """The file's Avro type of a column must be the one Paimon's Avro writer gives its type
+    (so the project's and Java's Avro readers read it as that type); nested columns, whose Hive
+    Avro encodings nothing here checks against Java, are refused."""
+    if isinstance(f.type, _NESTED_TYPES):
+        raise NotYetSupported(f"{what}: nested column {f.name} in an Avro Hive table; migration takes nested "
+                              "columns from Parquet and ORC only")
+    want = _avro_shape(avro_schema([f])["fields"][0]["type"])
+    if got != want:
+        raise NotYetSupported(f"{what}: column {f.name} is Avro {got} in the file, which Paimon does not read as "
+                              f"{f.type.as_sql()} (its Avro type is {want})")
 
 
 def _plain(t: Any) -> Any:
@@ -384,6 +452,9 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
             if f.name not in names:
                 raise NotYetSupported(f"{what}: {path} has no column {f.name} (columns: {', '.join(names)}); "
                                       "Paimon reads columns by name")
+            if isinstance(schema, _AvroSchema):
+                _check_avro_column(f, schema.shapes[f.name], f"{what}: {path}")
+                continue
             got, want = _plain(schema.field(f.name).type), _plain(arrow_type(f.type))
             if isinstance(f.type, TimestampType):
                 _check_timestamp(f, got, fmt, f"{what}: {path}")
@@ -413,7 +484,8 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
 
     stats = StatsAccumulator(fields, fmt, skip=partition_keys)
     try:
-        footer_rows, read = _read_file(fio, path, fmt, check, stats, conform)
+        footer_rows, read = _read_file(fio, path, fmt, check, stats, conform,
+                                       [f for f in fields if f.name not in partition_keys])
     except InvalidInput as e:
         raise InvalidInput(f"{what}: {e}") from e
     if read != footer_rows:
@@ -492,11 +564,25 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
     return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed"), dirs
 
 
-def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str]) -> Schema:
-    """The Paimon schema of a Hive table (columns, then partition keys; its comment), as Java's
-    ``hiveTableToPaimonSchema``: ``file.format`` is the table's unless ``options`` set it."""
+def hive_columns(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table) -> list[Any]:
+    """The Hive table's data columns. For an Avro table those the metastore derives through the
+    Avro SerDe (Java's ``getSchema``; comments and an ``avro.schema.literal`` included), for the
+    others the storage descriptor's (the same columns)."""
+    cols = list(hms.sd.cols or []) if hms.sd else []
+    if hms.sd is None or hive_file_format(hms.sd, f"table {source}") != "avro":
+        return cols
+    keys = {k.name for k in hms.partitionKeys or []}
+    return [c for c in catalog._call(lambda c: c.get_schema(source.database, source.table)) if c.name not in keys]
+
+
+def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str],
+                columns_of: list[Any] | None = None) -> Schema:
+    """The Paimon schema of a Hive table (``columns_of`` or its storage descriptor's columns,
+    then partition keys; its comment), as Java's ``hiveTableToPaimonSchema``: ``file.format``
+    is the table's unless ``options`` set it."""
     keys = [k.name for k in hms.partitionKeys or []]
-    columns = [(c.name, hive_to_paimon_type(c.name, c.type), c.comment) for c in hms.sd.cols or []]
+    hive_cols = columns_of if columns_of is not None else (hms.sd.cols or [])
+    columns = [(c.name, hive_to_paimon_type(c.name, c.type), c.comment) for c in hive_cols]
     columns += [(k.name, hive_to_paimon_type(k.name, k.type), k.comment) for k in hms.partitionKeys or []]
     comment = (hms.parameters or {}).get("comment")
     opts = dict(options)
@@ -524,7 +610,7 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     if catalog._call(lambda c: c.find_table(staging.database, staging.table)) is not None:
         raise AlreadyExists(f"table {staging} (the staging table of the migration) already exists; drop it first")
     keys = [k.name for k in hms.partitionKeys or []]
-    schema = hive_schema(hms, src, opts)
+    schema = hive_schema(hms, src, opts, hive_columns(catalog, src, hms))
     table_schema = new_table_schema(schema)  # refused here, before anything is made
     location = catalog.new_table_location(staging)
     data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
@@ -677,5 +763,5 @@ def require_hive(catalog: Any, what: str = "migration") -> HiveCatalog:
 
 __all__ = [
     "MigrateDatabasePlan", "MigratePlan", "MigratedFile", "execute_migrate", "execute_migrate_database",
-    "hive_file_format", "hive_schema", "hive_table", "hive_to_paimon_type", "plan_hive_files", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
+    "hive_columns", "hive_file_format", "hive_schema", "hive_table", "hive_to_paimon_type", "plan_hive_files", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
 ]
