@@ -509,7 +509,8 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
 def _require_local(fio: FileIO, source: Identifier) -> None:
     if not fio.is_local:
         raise NotYetSupported(f"table {source}: migration renames files, which only a local filesystem does in "
-                              "one step; this table is on an object store or remote filesystem")
+                              "one step; this table is on an object store or remote filesystem (copy it with "
+                              "clone --clone-from hive instead)")
 
 
 def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
