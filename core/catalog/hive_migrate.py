@@ -296,11 +296,11 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
 def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]], None],
                stats: StatsAccumulator, conform: Callable[[Any], dict[str, Any]],
                avro_fields: list[DataField]) -> tuple[int, int]:
-    """The footer's row count and the rows read. ``check`` sees the file's Arrow schema (and the
-    paths of its Parquet leaf columns; for Avro, the file's columns with their Avro types) before
-    any data is read (Avro files are read as ``avro_fields`` by the project's Avro reader); the batches then go to ``stats`` one at a time (a Hive file may be larger
-    than memory), some columns replaced by ``conform``'s. A file pyarrow cannot read is
-    InvalidInput."""
+    """The footer's row count (Avro: the rows read) and the rows read. ``check`` sees the file's
+    Arrow schema and the paths of its Parquet leaf columns (Avro: its columns' Avro types)
+    before any data is read; the batches (Avro: read as ``avro_fields`` by the project's Avro
+    reader) then go to ``stats`` one at a time (a Hive file may be larger than memory), some
+    columns replaced by ``conform``'s. A file that cannot be read is InvalidInput."""
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
