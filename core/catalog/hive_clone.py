@@ -32,7 +32,7 @@ from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from .base import Catalog, local_location
 from .clone import CloneRequest, clone_pairs
-from .hive_migrate import MigratedFile, hive_schema, hive_table, plan_hive_files, require_hive
+from .hive_migrate import MigratedFile, hive_columns, hive_schema, hive_table, plan_hive_files, require_hive
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,8 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
         if same_catalog and src_id == dst_id:
             raise InvalidInput(f"clone {src_id}: the target is the source table")
         hms = hive_table(hive, src_id, command=command)
-        schema = hive_schema(hms, src_id, {**req.target_table_conf, "bucket": "-1"}, command=command)
+        schema = hive_schema(hms, src_id, {**req.target_table_conf, "bucket": "-1"},
+                             hive_columns(hive, src_id, hms, command=command), command=command)
         files_io = HiveFiles(hive.file_io_for(hms.sd.location or hive.warehouse))
         if target_catalog.table_exists(dst_id):
             if req.if_exists == "skip":

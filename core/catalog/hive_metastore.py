@@ -214,6 +214,12 @@ class HiveMetastoreClient:
         except NotFound:
             return None
 
+    def get_schema(self, database: str, name: str) -> list[ttypes.FieldSchema]:
+        """The columns the metastore derives through the table's SerDe, then the partition keys
+        (Java's ``getSchema``: for Avro tables the Avro SerDe's view of them)."""
+        return list(self._call(f"get schema of {database}.{name}", lambda c: c.get_schema(database, name),
+                               mutating=False))
+
     def create_table(self, table: ttypes.Table) -> None:
         self._call(f"create table {table.dbName}.{table.tableName}", lambda c: c.create_table(table), mutating=True)
 

@@ -1,5 +1,5 @@
 """Hive table migration (Java's ``migrate_table``, ``migrate_database``, ``migrate_file``): a
-Hive Parquet/ORC table of the metastore becomes a Paimon table in place, its data files moved
+Hive Parquet/ORC/Avro table of the metastore becomes a Paimon table in place, its data files moved
 (renamed, never copied or rewritten) into an unaware-bucket append table, as Java's
 ``HiveMigrator`` does.
 
@@ -12,7 +12,9 @@ metas (row count and column stats of each file, sequence numbers 0); the Hive ta
 and the staging table renamed to the Hive table's name (or to the target name).
 
 Where we are stricter than Java, because a wrong guess would be a silent wrong answer: formats
-other than Parquet and ORC, column types we do not map, files lacking a table column by name
+other than Parquet, ORC and Avro, column types we do not map, file encodings Java 0.9 misreads
+(Parquet INT96 or INT64 micros as TIMESTAMP(3), non-standard nested Parquet layouts, an Avro
+type other than Paimon's for the column), files lacking a table column by name
 (Hive reads old ORC files by position, Paimon by name) or holding it under another type, and
 subdirectories of a table or partition location (Java would skip their files) are refused by
 name before anything changes. Everything is decided by :func:`plan_migrate_table` (the dry run);
@@ -30,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..data import binary_row
 from ..data.predicate_literal import RawLiteral, coerce_literal
-from ..data.types import DataField, DataType, parse_data_type
-from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
-from ..format.arrow_schema import arrow_type
+from ..data.types import ArrayType, DataField, DataType, MapType, RowType, TimestampType, parse_data_type
+from ..errors import AlreadyExists, CorruptMetadata, InvalidInput, NotFound, NotYetSupported, PaimonError, UnsafeRefused
+from ..format.arrow_schema import arrow_field, arrow_type
+from ..format.avro_format import avro_schema, iter_avro_streaming
 from ..io import paths
 from ..io.fileio import FileIO, join
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta
@@ -64,34 +67,82 @@ READ_THREADS = 4
 _HIVE_SIMPLE = {
     "boolean": "BOOLEAN", "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INT", "integer": "INT",
     "bigint": "BIGINT", "float": "FLOAT", "double": "DOUBLE", "string": "STRING", "binary": "BYTES",
-    "date": "DATE",
+    "date": "DATE", "timestamp": "TIMESTAMP(3)",  # Java's TIMESTAMP_MILLIS
 }
-_HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)$")
+_HIVE_PARAM = re.compile(r"^(decimal|varchar|char)\((\d+)(?:,(\d+))?\)$")
 
 
 def hive_to_paimon_type(column: str, hive_type: str, *, command: str) -> DataType:
-    """A Hive column type as a (nullable) Paimon type; NotYetSupported names what is not mapped
+    """A Hive column type as a (nullable) Paimon type, nested ones too (array -> ARRAY, map ->
+    MAP, struct -> ROW, as Java's HiveTypeUtils); NotYetSupported names what is not mapped
     (and ``command``, the migrate or clone command that met it)."""
-    t = hive_type.strip().lower()
-    if t in _HIVE_SIMPLE:
-        return parse_data_type(_HIVE_SIMPLE[t])
-    if t == "decimal":
-        return parse_data_type("DECIMAL(10,0)")  # Hive's default precision and scale
-    m = _HIVE_PARAM.match(t)
-    if m and (m.group(1) == "decimal" or m.group(3) is None):
-        return parse_data_type(t.upper())
-    raise NotYetSupported(f"{command}: column {column} has Hive type {hive_type}, which is not supported yet")
+    try:
+        sql, rest = _hive_sql(hive_type.strip().lower())
+    except _Unmapped:
+        sql, rest = "", "?"
+    if rest.strip():
+        raise NotYetSupported(f"{command}: column {column} has Hive type {hive_type}, which is not supported yet")
+    return parse_data_type(sql)
+
+
+class _Unmapped(Exception):
+    pass
+
+
+_HIVE_TOKEN = re.compile(r"\s*(array|map|struct)\s*<|\s*([a-z_][a-z0-9_]*(?:\s*\(\s*\d+\s*(?:,\s*\d+\s*)?\))?)")
+_HIVE_FIELD = re.compile(r"\s*([a-z_][a-z0-9_]*)\s*:")
+
+
+def _hive_sql(t: str) -> tuple[str, str]:
+    """The Paimon SQL of the Hive type at the start of ``t``, and the text after it."""
+    m = _HIVE_TOKEN.match(t)
+    if m is None:
+        raise _Unmapped
+    rest = t[m.end():]
+    if m.group(1) is None:  # a primitive
+        name = re.sub(r"\s+", "", m.group(2))
+        if name in _HIVE_SIMPLE:
+            return _HIVE_SIMPLE[name], rest
+        if name == "decimal":
+            return "DECIMAL(10, 0)", rest  # Hive's default precision and scale
+        pm = _HIVE_PARAM.match(name)
+        if pm and (pm.group(1) == "decimal" or pm.group(3) is None):
+            return name.upper(), rest
+        raise _Unmapped
+    kind, parts = m.group(1), []
+    while True:
+        if kind == "struct":
+            fm = _HIVE_FIELD.match(rest)
+            if fm is None:
+                raise _Unmapped
+            inner, rest = _hive_sql(rest[fm.end():])
+            parts.append(f"`{fm.group(1)}` {inner}")
+        else:
+            inner, rest = _hive_sql(rest)
+            parts.append(inner)
+        rest = rest.lstrip()
+        if rest.startswith(","):
+            rest = rest[1:]
+            continue
+        if not rest.startswith(">"):
+            raise _Unmapped
+        rest = rest[1:]
+        break
+    if (kind, len(parts)) not in (("array", 1), ("map", 2)) and kind != "struct":
+        raise _Unmapped
+    return f"{'ROW' if kind == 'struct' else kind.upper()}<{', '.join(parts)}>", rest
 
 
 def hive_file_format(sd: Any, what: str, *, command: str) -> str:
-    """``parquet`` or ``orc`` from a storage descriptor's SerDe and input format; others refused."""
+    """``avro``, ``parquet`` or ``orc`` from a storage descriptor's SerDe and input format (as
+    Java's ``parseFormat``); others refused."""
     serde = (getattr(sd.serdeInfo, "serializationLib", None) or "") if sd is not None and sd.serdeInfo else ""
     text = f"{serde} {getattr(sd, 'inputFormat', '') or ''}".lower()
-    for fmt in ("parquet", "orc"):
+    for fmt in ("avro", "parquet", "orc"):  # Java's order
         if fmt in text:
             return fmt
     shown = serde or getattr(sd, "inputFormat", None) or "none"
-    raise NotYetSupported(f"{command}: {what} is stored as {shown}; only Parquet and ORC Hive tables are supported")
+    raise NotYetSupported(f"{command}: {what} is stored as {shown}; only Parquet, ORC and Avro Hive tables are supported")
 
 
 @dataclass(frozen=True)
@@ -244,11 +295,14 @@ def _partition_values(spec: Mapping[str, str], fields: Sequence[DataField], defa
     return values
 
 
-def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
-               stats: StatsAccumulator) -> tuple[int, int]:
-    """The footer's row count and the rows read. ``check`` sees the file's Arrow schema before
-    any data is read; the batches then go to ``stats`` one at a time (a Hive file may be larger
-    than memory). A file pyarrow cannot read is InvalidInput."""
+def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]], None],
+               stats: StatsAccumulator, conform: Callable[[Any], dict[str, Any]],
+               avro_fields: list[DataField]) -> tuple[int, int]:
+    """The footer's row count (Avro: the rows read) and the rows read. ``check`` sees the file's
+    Arrow schema and the paths of its Parquet leaf columns (Avro: its columns' Avro types)
+    before any data is read; the batches (Avro: read as ``avro_fields`` by the project's Avro
+    reader) then go to ``stats`` one at a time (a Hive file may be larger than memory), some
+    columns replaced by ``conform``'s. A file that cannot be read is InvalidInput."""
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
@@ -258,21 +312,87 @@ def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any], None],
             if fmt == "parquet":
                 pf = pq.ParquetFile(f)
                 schema, rows = pf.schema_arrow, int(pf.metadata.num_rows)
+                leaves = [c.path for c in pf.schema]
                 batches: Any = pf.iter_batches()
+            elif fmt == "avro":
+                schema, leaves = _avro_file_schema(fio, path), []
+                rows = -1  # no footer count: the rows read are the count
+                batches = iter_avro_streaming(fio, path, avro_fields, AVRO_BATCH_ROWS)
             else:
                 of = orc.ORCFile(f)
                 schema, rows = of.schema, int(of.nrows)
                 batches = (of.read_stripe(i) for i in range(of.nstripes))
+                leaves = []
         except Exception as e:  # noqa: BLE001 - any unreadable file refuses the whole migration
             raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
-        check(schema)
+        check(schema, leaves)
         try:
             for batch in batches:
-                stats.update(batch)
+                stats.update(batch, conform(batch))
                 read += batch.num_rows
+        except CorruptMetadata as e:
+            raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
+        except PaimonError:
+            raise
         except Exception as e:  # noqa: BLE001 - as above
             raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
-    return rows, read
+    return (read if rows < 0 else rows), read
+
+
+AVRO_BATCH_ROWS = 8192
+
+
+@dataclass(frozen=True)
+class _AvroSchema:
+    """An Avro data file's columns: name -> the shape of its Avro type (see :func:`_avro_shape`)."""
+
+    shapes: dict[str, Any]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.shapes)
+
+
+def _avro_file_schema(fio: FileIO, path: str) -> _AvroSchema:
+    import fastavro
+
+    with fio.open_input(path) as f:
+        writer = fastavro.reader(f).writer_schema
+    if not isinstance(writer, dict) or writer.get("type") != "record":
+        raise InvalidInput(f"{path}: the Avro schema is not a record")
+    return _AvroSchema({fd["name"]: _avro_shape(fd["type"]) for fd in writer["fields"]})
+
+
+def _avro_shape(s: Any) -> Any:
+    """An Avro type with what does not change how a value reads left out: nullability (a
+    ``["null", T]`` union is T), record names, defaults, docs."""
+    if isinstance(s, list):
+        members = [m for m in s if m != "null"]
+        return _avro_shape(members[0]) if len(members) == 1 else ("union", *map(_avro_shape, members))
+    if isinstance(s, str):
+        return s
+    t = s.get("type")
+    if t == "record":
+        return ("record", *((fd["name"], _avro_shape(fd["type"])) for fd in s.get("fields", [])))
+    if t == "array":
+        return ("array", _avro_shape(s.get("items")), s.get("logicalType"))
+    if t == "map":
+        return ("map", _avro_shape(s.get("values")))
+    extra = tuple(s.get(k) for k in ("logicalType", "precision", "scale", "size"))
+    return _avro_shape(t) if not any(x is not None for x in extra) else (_avro_shape(t), *extra)
+
+
+def _check_avro_column(f: DataField, got: Any, what: str) -> None:
+    """The file's Avro type of a column must be the one Paimon's Avro writer gives its type
+    (so the project's and Java's Avro readers read it as that type); nested columns, whose Hive
+    Avro encodings nothing here checks against Java, are refused."""
+    if isinstance(f.type, _NESTED_TYPES):
+        raise NotYetSupported(f"{what}: nested column {f.name} in an Avro Hive table; only Parquet and ORC "
+                              "Hive tables may have nested columns here")
+    want = _avro_shape(avro_schema([f])["fields"][0]["type"])
+    if got != want:
+        raise NotYetSupported(f"{what}: column {f.name} is Avro {got} in the file, which Paimon does not read as "
+                              f"{f.type.as_sql()} (its Avro type is {want})")
 
 
 def _plain(t: Any) -> Any:
@@ -282,11 +402,51 @@ def _plain(t: Any) -> Any:
     return {pa.large_string(): pa.string(), pa.large_binary(): pa.binary()}.get(t, t)
 
 
+def _check_timestamp(f: DataField, got: Any, fmt: str, what: str) -> None:
+    """The file encodings of a Hive TIMESTAMP that Paimon reads as TIMESTAMP(3), exactly, in
+    Java 0.9 too: ORC's timestamp and Parquet's INT64 TIMESTAMP(MILLIS) (not adjusted to UTC).
+    Parquet INT96 (what Hive itself writes) is refused: Java 0.9 cannot read it as TIMESTAMP(3);
+    INT64 micros/nanos too: Java reads the longs as milliseconds (wrong values and stats)."""
+    import pyarrow as pa
+
+    if not pa.types.is_timestamp(got) or got.tz is not None:
+        raise NotYetSupported(f"{what}: column {f.name} is {got} in the file, the table says {f.type.as_sql()}")
+    if fmt == "parquet" and got.unit == "ns":
+        raise NotYetSupported(f"{what}: column {f.name} is a Parquet INT96 (or INT64 nanosecond) timestamp, "
+                              "which Java Paimon cannot read as TIMESTAMP(3); rewrite the table with INT64 "
+                              "millisecond timestamps first")
+    if fmt == "parquet" and got.unit != "ms":
+        raise NotYetSupported(f"{what}: column {f.name} is a Parquet INT64 {got.unit} timestamp, which Java Paimon "
+                              "would read as milliseconds into TIMESTAMP(3); only INT64 milliseconds migrate")
+
+
+_NESTED_TYPES = (ArrayType, MapType, RowType)
+
+
+def _check_parquet_layout(f: DataField, leaves: list[str], what: str) -> None:
+    """A nested Parquet column must use the standard LIST/MAP layout (``list.element``,
+    ``key_value.key/value``), the one Paimon writes and Java 0.9 is shown to read; other
+    layouts (Hive's own ``bag.array_element``, two-level lists, ``list.item``) are refused,
+    as nothing shows Java reads them right."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.schema([arrow_field(f)]).empty_table(), sink)
+    standard = [c.path for c in pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema]
+    got = [p for p in leaves if p == f.name or p.startswith(f.name + ".")]
+    if got != standard:
+        raise NotYetSupported(f"{what}: nested column {f.name} is stored as {', '.join(got)}, not in Parquet's "
+                              f"standard layout ({', '.join(standard)}) that Java Paimon reads")
+
+
 def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: list[DataField],
                partition_keys: set[str], options: CoreOptions, schema_id: int, what: str) -> DataFileMeta:
     """The file's DataFileMeta: its footer's row count and the project's column stats (the same
     code a written file gets them from), after checking every column Paimon will read from it."""
-    def check(schema: Any) -> None:
+    import pyarrow.compute as pc
+
+    def check(schema: Any, leaves: list[str]) -> None:
         names = schema.names
         for f in fields:
             if f.name in partition_keys:
@@ -294,14 +454,40 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
             if f.name not in names:
                 raise NotYetSupported(f"{what}: {path} has no column {f.name} (columns: {', '.join(names)}); "
                                       "Paimon reads columns by name")
+            if isinstance(schema, _AvroSchema):
+                _check_avro_column(f, schema.shapes[f.name], f"{what}: {path}")
+                continue
             got, want = _plain(schema.field(f.name).type), _plain(arrow_type(f.type))
+            if isinstance(f.type, TimestampType):
+                _check_timestamp(f, got, fmt, f"{what}: {path}")
+                continue
             if not got.equals(want):
                 raise NotYetSupported(f"{what}: {path}: column {f.name} is {got} in the file, the table says "
                                       f"{f.type.as_sql()}")
+            if fmt == "parquet" and isinstance(f.type, _NESTED_TYPES):
+                _check_parquet_layout(f, leaves, f"{what}: {path}")
+
+    timestamps = [f for f in fields if isinstance(f.type, TimestampType) and f.name not in partition_keys]
+
+    def conform(batch: Any) -> dict[str, Any]:
+        """ORC's nanosecond timestamps as the table's milliseconds; a finer value is refused
+        (Paimon would read it truncated)."""
+        out = {}
+        for f in timestamps:
+            col, want = batch.column(f.name), arrow_type(f.type)
+            if not col.type.equals(want):
+                exact = col.cast(want, safe=False)
+                if pc.any(pc.not_equal(exact.cast(col.type), col)).as_py():
+                    raise NotYetSupported(f"{what}: {path}: column {f.name} holds timestamps finer than "
+                                          "milliseconds; Hive's TIMESTAMP becomes Paimon's TIMESTAMP(3), which "
+                                          "would drop the rest")
+                out[f.name] = exact
+        return out
 
     stats = StatsAccumulator(fields, fmt, skip=partition_keys)
     try:
-        footer_rows, read = _read_file(fio, path, fmt, check, stats)
+        footer_rows, read = _read_file(fio, path, fmt, check, stats, conform,
+                                       [f for f in fields if f.name not in partition_keys])
     except InvalidInput as e:
         raise InvalidInput(f"{what}: {e}") from e
     if read != footer_rows:
@@ -325,7 +511,8 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
 def _require_local(fio: FileIO, source: Identifier, command: str) -> None:
     if not fio.is_local:
         raise NotYetSupported(f"{command}: table {source}: migration renames files, which only a local filesystem "
-                              "does in one step; this table is on an object store or remote filesystem")
+                              "does in one step; this table is on an object store or remote filesystem (copy it with "
+                              "clone --clone-from hive instead)")
 
 
 def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
@@ -345,7 +532,7 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
     only_value = options.options.get("partition.generate-path-only-value", "false").lower() == "true"
     for spec, location, fmt in _source_dirs(catalog, source, hms, partition_keys, command):
         if not location:
-            raise InvalidInput(f"table {source} has no location for {spec or 'its data'}")
+            raise InvalidInput(f"{command}: table {source} has no location for {spec or 'its data'}")
         what = f"table {source}" + (f" partition {spec}" if spec else "")
         values = _partition_values(spec, part_fields, options.partition_default_name)
         row = binary_row.serialize(values, [f.type for f in part_fields])
@@ -362,7 +549,7 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
             if new_name in taken:  # a file of the Paimon table has the name: the moved one gets another
                 new_name = f"{new_name[:-len(fmt) - 1]}-{uuid.uuid4()}.{fmt}"
             taken.add(new_name)
-            todo.append((path, new_name, size, fmt, what, part_dir, row, join(bucket_dir, new_name)))
+            todo.append((path, new_name, size, fmt, f"{command}: {what}", part_dir, row, join(bucket_dir, new_name)))
     keys = set(partition_keys)
 
     def migrated(t: tuple[str, str, int, str, str, str, bytes, str]) -> MigratedFile:
@@ -380,11 +567,25 @@ def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table,
     return out, (formats.pop() if len(formats) == 1 else "parquet" if not formats else "mixed"), dirs
 
 
-def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str], *, command: str) -> Schema:
-    """The Paimon schema of a Hive table (columns, then partition keys; its comment), as Java's
-    ``hiveTableToPaimonSchema``: ``file.format`` is the table's unless ``options`` set it."""
+def hive_columns(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, *, command: str) -> list[Any]:
+    """The Hive table's data columns. For an Avro table those the metastore derives through the
+    Avro SerDe (Java's ``getSchema``; comments and an ``avro.schema.literal`` included), for the
+    others the storage descriptor's (the same columns)."""
+    cols = list(hms.sd.cols or []) if hms.sd else []
+    if hms.sd is None or hive_file_format(hms.sd, f"table {source}", command=command) != "avro":
+        return cols
+    keys = {k.name for k in hms.partitionKeys or []}
+    return [c for c in catalog._call(lambda c: c.get_schema(source.database, source.table)) if c.name not in keys]
+
+
+def hive_schema(hms: ttypes.Table, source: Identifier, options: dict[str, str],
+                columns_of: list[Any] | None = None, *, command: str) -> Schema:
+    """The Paimon schema of a Hive table (``columns_of`` or its storage descriptor's columns,
+    then partition keys; its comment), as Java's ``hiveTableToPaimonSchema``: ``file.format``
+    is the table's unless ``options`` set it."""
     keys = [k.name for k in hms.partitionKeys or []]
-    columns = [(c.name, hive_to_paimon_type(c.name, c.type, command=command), c.comment) for c in hms.sd.cols or []]
+    hive_cols = columns_of if columns_of is not None else (hms.sd.cols or [])
+    columns = [(c.name, hive_to_paimon_type(c.name, c.type, command=command), c.comment) for c in hive_cols]
     columns += [(k.name, hive_to_paimon_type(k.name, k.type, command=command), k.comment) for k in hms.partitionKeys or []]
     comment = (hms.parameters or {}).get("comment")
     opts = dict(options)
@@ -414,7 +615,7 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     if catalog._call(lambda c: c.find_table(staging.database, staging.table)) is not None:
         raise AlreadyExists(f"table {staging} (the staging table of the migration) already exists; drop it first")
     keys = [k.name for k in hms.partitionKeys or []]
-    schema = hive_schema(hms, src, opts, command=command)
+    schema = hive_schema(hms, src, opts, hive_columns(catalog, src, hms, command=command), command=command)
     table_schema = new_table_schema(schema)  # refused here, before anything is made
     location = catalog.new_table_location(staging)
     data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
@@ -568,5 +769,5 @@ def require_hive(catalog: Any, what: str) -> HiveCatalog:
 
 __all__ = [
     "MigrateDatabasePlan", "MigratePlan", "MigratedFile", "execute_migrate", "execute_migrate_database",
-    "hive_file_format", "hive_schema", "hive_table", "hive_to_paimon_type", "plan_hive_files", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
+    "hive_columns", "hive_file_format", "hive_schema", "hive_table", "hive_to_paimon_type", "plan_hive_files", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
 ]

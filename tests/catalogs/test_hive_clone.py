@@ -1,4 +1,4 @@
-"""clone --clone-from hive (Java's clone with clone_from => 'hive'): Hive Parquet/ORC tables of a
+"""clone --clone-from hive (Java's clone with clone_from => 'hive'): Hive Parquet/ORC/Avro tables of a
 real Hive Metastore 2.3.9 are cloned (their files COPIED) into Paimon append tables of a
 filesystem warehouse, or of an S3-compatible store; our ``read`` and Java Paimon 0.9 read them
 row for row as the Hive data, the Hive table and its files are unchanged, the dry run lists
@@ -32,8 +32,8 @@ def _kinds(server: HiveMetastoreServer, wh: Path, db: str) -> dict[str, str]:
     return {t["table"]: t["type"] for t in cli_json("list", db, *cat_args(server, wh))}
 
 
-@pytest.mark.parametrize(("fmt", "partitioned"), [("parquet", True), ("orc", False)],
-                         ids=["parquet-partitioned", "orc-unpartitioned"])
+@pytest.mark.parametrize(("fmt", "partitioned"), [("parquet", True), ("orc", False), ("avro", True)],
+                         ids=["parquet-partitioned", "orc-unpartitioned", "avro-partitioned"])
 def test_clone_hive_table_reads_back_and_leaves_hive_alone(fmt: str, partitioned: bool,
                                                            hive_metastore: HiveMetastoreServer,
                                                            java_hive: JavaPaimon, tmp_path: Path) -> None:
@@ -61,7 +61,8 @@ def test_clone_hive_table_reads_back_and_leaves_hive_alone(fmt: str, partitioned
     assert _norm(cli_json("read", "bak.sales", "-w", str(target))) == _norm(expected)
     assert _norm(java_hive.read(target, "bak", "sales", row_kind=False)) == _norm(expected)
     # the Hive table is untouched: still a Hive table, every file byte for byte
-    assert _snapshot(wh) == before and _kinds(hive_metastore, wh, db) == {"sales": "format-table"}
+    hive_kind = "hive-table" if fmt == "avro" else "format-table"  # Paimon has no Avro format table
+    assert _snapshot(wh) == before and _kinds(hive_metastore, wh, db) == {"sales": hive_kind}
 
     # a re-run copies nothing and commits nothing
     snaps = cli_json("inspect", "snapshots", "bak.sales", "-w", str(target))
@@ -112,7 +113,7 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
     wh, target = tmp_path / "hive", tmp_path / "paimon"
     db = fresh_db("clhno")
     make_hive_table(hive_metastore, wh, db, "csv", "text", partitioned=False)
-    make_hive_table(hive_metastore, wh, db, "ts", "parquet", partitioned=False, cols=[*COLUMNS, ("at", "timestamp")])
+    make_hive_table(hive_metastore, wh, db, "ts", "parquet", partitioned=False, cols=[*COLUMNS, ("at", "uniontype<int,string>")])
     make_hive_table(hive_metastore, wh, db, "acid", "orc", partitioned=False, parameters={"transactional": "true"})
     ok = make_hive_table(hive_metastore, wh, db, "ok", "parquet", partitioned=True)
     make_hive_table(hive_metastore, wh, db, "nested", "parquet", partitioned=False)
@@ -124,10 +125,10 @@ def test_refusals_change_nothing(hive_metastore: HiveMetastoreServer, tmp_path: 
 
     # the shared Hive refusals name the command that is running, never "migration"
     res = cli("clone", f"{db}.csv", "--target", "bak.csv", *to, expect=1)
-    assert "error: clone --clone-from hive: table" in res.stderr and "only Parquet and ORC" in res.stderr
+    assert "error: clone --clone-from hive: table" in res.stderr and "only Parquet, ORC and Avro" in res.stderr
     assert "migrat" not in res.stderr
     res = cli("clone", f"{db}.ts", "--target", "bak.ts", *to, expect=1)
-    assert "error: clone --clone-from hive: column at has Hive type timestamp" in res.stderr
+    assert "error: clone --clone-from hive: column at has Hive type uniontype<int,string>" in res.stderr
     assert "migrat" not in res.stderr
     res = cli("clone", f"{db}.acid", "--target", "bak.acid", *to, expect=1)
     assert "error: clone --clone-from hive: table" in res.stderr and "transactional (ACID)" in res.stderr
