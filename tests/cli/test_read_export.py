@@ -22,7 +22,7 @@ def test_parquet_export_uses_dictionaries_only_where_values_repeat() -> None:
     rows = 20_000
     schema = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("name", pa.string())])
     ids = pa.array(range(rows), pa.int64())
-    table = pa.table({"id": ids, "dt": pa.array(["2024-01-0%d" % (i % 4) for i in range(rows)]),
+    table = pa.table({"id": ids, "dt": pa.array([f"2024-01-0{i % 4}" for i in range(rows)]),
                       "name": pa.array([f"v-{i}" for i in range(rows)])}, schema=schema)
     batches = table.to_batches(max_chunksize=6_000)
     n, data = _export(batches, schema)
