@@ -21,7 +21,8 @@ in this order, and prints the 1-minute load average before each case:
 - ``paimon-cli inspect files -o jsonl > /dev/null`` (after, before) vs ``rust_pk.py files``
   (pypaimon-rust's SQL ``$files`` -> Arrow).
 
-Whole-process figures are wall seconds of the process(es); peak RSS is ``ru_maxrss`` of each
+Whole-process figures are wall seconds of the process(es), with their CPU seconds (user +
+system, the steadier figure when other jobs share the cores); peak RSS is ``ru_maxrss`` of each
 process (a ``python -S`` launcher spawns it, so this driver's pages are not counted). Checks
 (before timing): the three written tables and the three Parquet outputs hold exactly the
 expected merge (``wr_data.check_merged``, in subprocesses), and both trees' ``inspect files``
@@ -74,7 +75,7 @@ _LAUNCHER = (
     "t = time.perf_counter()\n"
     "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)\n"
     "_, status, ru = os.wait4(pid, 0)\n"
-    "print(time.perf_counter() - t, ru.ru_maxrss, file=sys.stderr)\n"
+    "print(time.perf_counter() - t, ru.ru_maxrss, ru.ru_utime + ru.ru_stime, file=sys.stderr)\n"
     "sys.exit(os.waitstatus_to_exitcode(status))\n"
 )
 
@@ -87,14 +88,14 @@ def load1() -> float:
     return os.getloadavg()[0]
 
 
-def run(argv: list[str], stdout: Any = subprocess.PIPE) -> tuple[float, float, str]:
-    """(wall s, peak RSS MiB, stdout) of one process; fails loudly on a non-zero exit."""
+def run(argv: list[str], stdout: Any = subprocess.PIPE) -> tuple[float, float, str, float]:
+    """(wall s, peak RSS MiB, stdout, CPU s: user + system) of one process; fails loudly on a non-zero exit."""
     r = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, *argv], stdout=stdout, stderr=subprocess.PIPE,
                        text=True, cwd="/tmp")
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:5])} ...: exit {r.returncode}\n{r.stderr[-3000:]}")
-    wall, rss = r.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss) / 1024, r.stdout or ""
+    wall, rss, cpu = r.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(rss) / 1024, r.stdout or "", float(cpu)
 
 
 def before_tree(commit: str) -> Path:
@@ -118,9 +119,11 @@ class Case:
         self.inproc: list[float] = []
         self.rss: list[float] = []
         self.loads: list[float] = []
+        self.cpus: list[float] = []
 
-    def add(self, wall: float, rss: float, load: float, inproc: float | None = None) -> None:
+    def add(self, wall: float, rss: float, load: float, inproc: float | None = None, cpu: float = 0.0) -> None:
         self.walls.append(wall)
+        self.cpus.append(cpu)
         self.rss.append(rss)
         self.loads.append(load)
         if inproc is not None:
@@ -176,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                             "--option", "bucket=4", "--option", "write-only=true"])
 
     def check_table(who: str, wh: str) -> None:
-        _, _, out = run([str(OURS_PY), str(BENCH_DIR / "wr_ours.py"), "read", wh, IDENT, str(n), str(BATCHES)])
+        _, _, out, _ = run([str(OURS_PY), str(BENCH_DIR / "wr_ours.py"), "read", wh, IDENT, str(n), str(BATCHES)])
         info = json.loads(out)
         checks[who] = {k: info.get(k) for k in ("rows", "mismatches")}
         if info["rows"] != expect or info["mismatches"]:
@@ -201,12 +204,13 @@ def main(argv: list[str] | None = None) -> int:
                 wh = fresh(f"cli-{who}")
                 create(wh)
                 load = load1()
-                walls, rsss = [], []
+                walls, rsss, cpus = [], [], []
                 for f in inputs:
-                    w, rss, _ = run(cli[who] + ["write", IDENT, f, "-w", wh])
+                    w, rss, _, cpu = run(cli[who] + ["write", IDENT, f, "-w", wh])
                     walls.append(w)
+                    cpus.append(cpu)
                     rsss.append(rss)
-                case(f"w_{who}", f"`paimon-cli write` x3 ({who})").add(sum(walls), max(rsss), load)
+                case(f"w_{who}", f"`paimon-cli write` x3 ({who})").add(sum(walls), max(rsss), load, cpu=sum(cpus))
                 if r == 0:
                     check_table(f"write ({who})", wh)
                 if who == "after":
@@ -215,36 +219,36 @@ def main(argv: list[str] | None = None) -> int:
         if "write" in args.only:
             wh = fresh("rust")
             load = load1()
-            w, rss, out = run([str(RUST_PY), str(BENCH_DIR / "wr_pypaimon.py"), "write", wh, IDENT, *inputs,
+            w, rss, out, cpu = run([str(RUST_PY), str(BENCH_DIR / "wr_pypaimon.py"), "write", wh, IDENT, *inputs,
                                "--native"])
             info = json.loads(out)
             case("w_rust", f"pypaimon-rust write script ({'/'.join(info['writer'])})").add(
-                w, rss, load, info["write_s"])
+                w, rss, load, info["write_s"], cpu)
             if r == 0:
                 check_table("write (pypaimon-rust)", wh)
             log(f"  write rust   {w:6.2f} s  {rss:5.0f} MiB  in process {info['write_s']:.2f} s")
             wh = fresh("inproc")
             create(wh)
             load = load1()
-            w, rss, out = run([str(OURS_PY), str(BENCH_DIR / "wr_ours.py"), "write", wh, IDENT, *inputs])
+            w, rss, out, cpu = run([str(OURS_PY), str(BENCH_DIR / "wr_ours.py"), "write", wh, IDENT, *inputs])
             info = json.loads(out)
-            case("w_after_in", "ours in process `write_table` x3 (after)").add(w, rss, load, info["write_s"])
+            case("w_after_in", "ours in process `write_table` x3 (after)").add(w, rss, load, info["write_s"], cpu)
             log(f"  write ours in process {info['write_s']:6.2f} s")
         if "read" in args.only:
             assert read_wh is not None
             for who in ("after", "before"):
                 out_pq = str(tmp / f"out-{who}.parquet")
                 load = load1()
-                w, rss, _ = run(cli[who] + ["read", IDENT, "-w", read_wh, "--to", out_pq])
-                case(f"r_{who}", f"`paimon-cli read --to out.parquet` ({who})").add(w, rss, load)
+                w, rss, _, cpu = run(cli[who] + ["read", IDENT, "-w", read_wh, "--to", out_pq])
+                case(f"r_{who}", f"`paimon-cli read --to out.parquet` ({who})").add(w, rss, load, cpu=cpu)
                 if r == 0:
                     check_parquet(f"read --to ({who})", out_pq)
                 log(f"  read --to {who:<6} {w:6.2f} s  {rss:5.0f} MiB")
             out_pq = str(tmp / "out-rust.parquet")
             load = load1()
-            w, rss, out = run([str(RUST_PY), str(BENCH_DIR / "rust_pk.py"), "read-to", read_wh, IDENT, out_pq])
+            w, rss, out, cpu = run([str(RUST_PY), str(BENCH_DIR / "rust_pk.py"), "read-to", read_wh, IDENT, out_pq])
             case("r_rust", "pypaimon-rust `read_arrow` -> ParquetWriter (zstd)").add(
-                w, rss, load, json.loads(out)["read_s"])
+                w, rss, load, json.loads(out)["read_s"], cpu)
             if r == 0:
                 check_parquet("read to parquet (pypaimon-rust)", out_pq)
             log(f"  read --to rust   {w:6.2f} s  {rss:5.0f} MiB")
@@ -252,13 +256,13 @@ def main(argv: list[str] | None = None) -> int:
                                ("r_rust_in", [str(RUST_PY), str(BENCH_DIR / "wr_pypaimon.py")])):
                 load = load1()
                 extra = ["--native"] if key == "r_rust_in" else []
-                w, rss, out = run([*argv_, "read", read_wh, IDENT, str(n), str(BATCHES), *extra])
+                w, rss, out, cpu = run([*argv_, "read", read_wh, IDENT, str(n), str(BATCHES), *extra])
                 info = json.loads(out)
                 if info["rows"] != expect or info["mismatches"]:
                     raise SystemExit(f"{key}: wrong result {info}")
                 label = ("ours in process `TableRead.to_arrow` (after)" if key == "r_after_in"
                          else f"pypaimon 2.1 native read in process ({info.get('reader')})")
-                case(key, label).add(w, rss, load, info["read_s"])
+                case(key, label).add(w, rss, load, info["read_s"], cpu)
             log(f"  read in process ours {cases['r_after_in'].inproc[-1]:.2f} s, rust "
                 f"{cases['r_rust_in'].inproc[-1]:.2f} s")
         if "files" in args.only:
@@ -282,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                                 "record_count": pc.sum(t.column("record_count")).as_py()}
                         del t, paths
                     del p
-                _, _, out = run([str(RUST_PY), str(BENCH_DIR / "rust_pk.py"), "files", fw, "bench.files", "--check"])
+                _, _, out, _ = run([str(RUST_PY), str(BENCH_DIR / "rust_pk.py"), "files", fw, "bench.files", "--check"])
                 rust = json.loads(out)
                 rust.pop("read_s")
                 checks["inspect files"] = {"after == before (bytes)": got["after"] == got["before"],
@@ -291,33 +295,37 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"inspect files differ: {checks['inspect files']}")
             for who in ("after", "before"):
                 load = load1()
-                w, rss, _ = run(cli[who] + ["inspect", "files", "bench.files", "-w", fw, "-o", "jsonl"],
+                w, rss, _, cpu = run(cli[who] + ["inspect", "files", "bench.files", "-w", fw, "-o", "jsonl"],
                                 stdout=subprocess.DEVNULL)
-                case(f"f_{who}", f"`paimon-cli inspect files -o jsonl > /dev/null` ({who})").add(w, rss, load)
+                case(f"f_{who}", f"`paimon-cli inspect files -o jsonl > /dev/null` ({who})").add(w, rss, load, cpu=cpu)
             load = load1()
-            w, rss, out = run([str(RUST_PY), str(BENCH_DIR / "rust_pk.py"), "files", fw, "bench.files"])
-            case("f_rust", "pypaimon-rust SQL `$files` -> Arrow").add(w, rss, load, json.loads(out)["read_s"])
+            w, rss, out, cpu = run([str(RUST_PY), str(BENCH_DIR / "rust_pk.py"), "files", fw, "bench.files"])
+            case("f_rust", "pypaimon-rust SQL `$files` -> Arrow").add(w, rss, load, json.loads(out)["read_s"], cpu)
             log(f"  files after {cases['f_after'].walls[-1]:.2f} s, before {cases['f_before'].walls[-1]:.2f} s, "
                 f"rust {w:.2f} s")
     load_end = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     L = [f"{args.repeat} interleaved rounds; {os.cpu_count()} cores; load average at start {load_start}, at end "
          f"{load_end}; before = `{args.before}`; {BATCHES} x {n:,} rows; `inspect files` on {args.files:,} files.",
-         "", "| case | wall median (s) | in-process median (s) | peak RSS max (MiB) | walls (s) | load (1 min) |",
-         "|---|---:|---:|---:|---|---|"]
+         "", "| case | wall median (s) | CPU median (s) | in-process median (s) | peak RSS max (MiB) | walls (s) | "
+         "load (1 min) |", "|---|---:|---:|---:|---:|---|---|"]
     for c in cases.values():
         ip = med(c.inproc)
-        L.append(f"| {c.label} | {med(c.walls):.2f} | {'-' if ip is None else f'{ip:.2f}'} | {max(c.rss):.0f} | "
+        L.append(f"| {c.label} | {med(c.walls):.2f} | {med(c.cpus):.2f} | {'-' if ip is None else f'{ip:.2f}'} | "
+                 f"{max(c.rss):.0f} | "
                  f"{' '.join(f'{x:.2f}' for x in c.walls)} | {' '.join(f'{x:.1f}' for x in c.loads)} |")
-    L += ["", "| comparison (peer / ours, medians) | ratio | goal |", "|---|---:|---|"]
+    L += ["", "| comparison (peer / ours, medians) | ratio | CPU ratio | goal (on the first ratio) |",
+          "|---|---:|---:|---|"]
 
     def ratio(label: str, ours: str, peer: str, goal: float | None, inproc: bool = False) -> None:
         if ours in cases and peer in cases:
             o = med(cases[ours].inproc if inproc else cases[ours].walls)
             p = med(cases[peer].inproc if inproc else cases[peer].walls)
+            oc, pc_ = med(cases[ours].cpus), med(cases[peer].cpus)
+            cpu = "-" if inproc or not oc or not pc_ else f"{pc_ / oc:.2f}x"
             if o and p:
                 g = "-" if goal is None else f">= {goal:g}x: **{'met' if p / o >= goal else 'missed'}**"
-                L.append(f"| {label} | {p / o:.2f}x | {g} |")
+                L.append(f"| {label} | {p / o:.2f}x | {cpu} | {g} |")
 
     ratio("write, whole process: rust script / 3 CLI runs (after)", "w_after", "w_rust", 1.0)
     ratio("write, whole process: rust script / 3 CLI runs (before)", "w_before", "w_rust", 1.0)
