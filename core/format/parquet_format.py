@@ -28,7 +28,7 @@ _PARQUET_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "lz4": "l
 _DICT_SAMPLE_ROWS = 8192
 
 
-def _dictionary_columns(table: pa.Table) -> bool | list[str]:
+def dictionary_columns(table: pa.Table) -> bool | list[str]:
     """Columns worth dictionary encoding, as parquet-mr decides after its first page.
 
     Why: parquet-cpp dictionary-encodes every column until the dictionary passes 1 MB, so
@@ -74,7 +74,7 @@ def parquet_writer_options(table: pa.Table, options: CoreOptions) -> tuple[dict[
         raise InvalidInput(f"file.compression={codec!r} is not supported for parquet (use {', '.join(_PARQUET_CODECS)})")
     int96 = any(_has_nanos(f.type) for f in table.schema)
     phys = parquet_physical(table, int96)
-    kwargs: dict[str, Any] = {"use_dictionary": _dictionary_columns(phys)}
+    kwargs: dict[str, Any] = {"use_dictionary": dictionary_columns(phys)}
     if _PARQUET_CODECS[codec] == "zstd":
         kwargs["compression_level"] = options.file_compression_zstd_level
     kwargs.update(

@@ -78,3 +78,22 @@ def test_small_reads_load_no_write_or_maintenance_code(demo_wh: str, args: list[
     mods = _imported_modules("-w", demo_wh, "-o", "jsonl", *args)
     assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
     assert _not_for_reads(mods) == [], f"`paimon-cli {' '.join(args)}` imported {_not_for_reads(mods)}"
+
+
+def test_write_into_a_small_table_loads_no_polars(tmp_path) -> None:
+    """A write reads the latest snapshot's files for its sequence numbers; with a few files
+    that merge runs on Arrow, so the write never pays polars' import (~0.35 s; issue 28)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wh = str(tmp_path / "wh")
+    data = str(tmp_path / "in.parquet")
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "v": ["a", "b", "c"]}), data)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for argv in (["create", "db.t", "-w", wh, "--schema", "id BIGINT NOT NULL, v STRING", "--primary-key", "id",
+                  "--option", "bucket=2"], ["write", "db.t", data, "-w", wh]):
+        subprocess.run([sys.executable, "-m", "paimon_cli", *argv], check=True, capture_output=True, env=env,
+                       timeout=60)
+    mods = _imported_modules("write", "db.t", data, "-w", wh)  # the second commit: a snapshot to read
+    assert "paimon_cli.core.operation.commit" in mods  # it really committed
+    assert sorted(m for m in mods if m.split(".")[0] in ("polars", "polars_avro")) == []

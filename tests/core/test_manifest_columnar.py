@@ -300,3 +300,18 @@ def test_container_info_counts_records(codec: str) -> None:
     for cut in (0, 3, 4, 30, len(data) // 2, len(data) - 1):
         assert container_info(data[:cut]) is None
     assert container_info(data + b"\x00") is None
+
+
+def test_repeated_names_arrow_and_polars_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small inputs count duplicate names with Arrow, large ones with polars: same answer."""
+    import numpy as np
+    import pyarrow as pa
+
+    from paimon_cli.core.manifest import columnar
+
+    names = pa.chunked_array([pa.array(["a", "b", "a"], pa.large_string()),
+                              pa.array(["c", "b", "d", "e"], pa.large_string()), pa.array([], pa.large_string())])
+    small = columnar._repeated(names)
+    monkeypatch.setattr(columnar, "_ARROW_DUPLICATES_UP_TO", 0)
+    assert small.tolist() == columnar._repeated(names).tolist() == [True, True, True, False, True, False, False]
+    assert isinstance(small, np.ndarray)
