@@ -638,8 +638,8 @@ def test_hive_table_on_s3_is_refused_and_left_alone(hive_metastore: HiveMetastor
     # the test metastore cannot take an s3:// location: the table it returns gets it on the way in
     real = hive_migrate.hive_table
 
-    def on_s3(catalog: Any, ident: Any) -> Any:
-        table = real(catalog, ident)
+    def on_s3(catalog: Any, ident: Any, *, command: str) -> Any:
+        table = real(catalog, ident, command=command)
         table.sd.location = f"s3://{s3_server.bucket}/{prefix}/t"
         return table
 
