@@ -1,4 +1,6 @@
-"""Start-up stays light: --help/--version load no pyarrow, fastavro, pyspark, fsspec or rich."""
+"""Start-up stays light: --help/--version load no pyarrow, fastavro, pyspark, fsspec or rich;
+small reads load no write or maintenance code; `inspect snapshots` and `list` (JSON metadata
+and directory listings) load no data libraries and no pydantic."""
 
 from __future__ import annotations
 
@@ -78,3 +80,30 @@ def test_small_reads_load_no_write_or_maintenance_code(demo_wh: str, args: list[
     mods = _imported_modules("-w", demo_wh, "-o", "jsonl", *args)
     assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
     assert _not_for_reads(mods) == [], f"`paimon-cli {' '.join(args)}` imported {_not_for_reads(mods)}"
+
+
+# `inspect snapshots` reads JSON snapshot files and `list` lists directories: neither needs an
+# Arrow, numpy, polars or Avro decoder, nor pydantic (typer 0.29 builds a pydantic TypeAdapter
+# for every parameter it coerces; paimon_cli.errors gives it a plain-Python fast path).
+NOT_FOR_METADATA = ("numpy", "pyarrow", "polars", "polars_avro", "fastavro", "pandas", "pydantic",
+                    "pydantic_core")
+
+
+@pytest.mark.parametrize("args", [
+    ["inspect", "snapshots", "demo.orders"],
+    ["inspect", "snapshots", "demo.orders", "--limit", "2"],
+    ["list"],
+    ["list", "demo"],
+    ["-o", "table", "list"],
+])
+def test_snapshots_and_list_load_no_data_libraries_or_pydantic(demo_wh: str, args: list[str]) -> None:
+    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", *args)
+    assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
+    heavy = sorted(m for m in mods if m.split(".")[0] in NOT_FOR_METADATA)
+    assert heavy == [], f"`paimon-cli {' '.join(args)}` imported {heavy}"
+
+
+def test_small_read_loads_no_pydantic(demo_wh: str) -> None:
+    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", "read", "demo.orders", "--limit", "3")
+    assert "pyarrow" in mods  # the read really ran
+    assert sorted(m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
