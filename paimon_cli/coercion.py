@@ -57,7 +57,7 @@ def _plain(desc: Any, value: Any, ctx: Any) -> Any:
         except ValueError:
             return _UNHANDLED
     if desc.is_list and isinstance(value, (list, tuple)):
-        args = getattr(ann, "__args__", ())
+        args: tuple[Any, ...] = getattr(ann, "__args__", ())
         if len(args) != 1:
             return _UNHANDLED
         item = TypeDescriptor(annotation=args[0], parameter_info=info, file_annotation=None)

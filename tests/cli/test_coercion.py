@@ -36,26 +36,26 @@ def _kind(desc: Any) -> str:
     return getattr(desc.annotation, "__name__", "other")
 
 
-def _outcome(fn: Any) -> tuple[str, Any]:
+def _outcome(runtime: Any, value: Any, param: Any, ctx: Any) -> tuple[str, Any]:
     try:
-        return "ok", fn()
+        return "ok", runtime.coerce(value, param=param, ctx=ctx)
     except typer.BadParameter as exc:
         return "error", exc.format_message()
 
 
 def test_every_parameter_coerces_as_typer_does() -> None:
+    from paimon_cli.coercion import install
+
     checked = 0
     for cmd, param in _params():
         desc = param.type_descriptor
         assert type(param.get_runtime_param()).__name__ == "PlainRuntimeParam", param.name
         ctx = typer.Context(cmd)
         for value in SAMPLES.get(_kind(desc), []):
-            ours = _outcome(lambda v=value: param.get_runtime_param().coerce(v, param=param, ctx=ctx))
+            ours = _outcome(param.get_runtime_param(), value, param, ctx)
             param._runtime_param = None  # the pydantic fallback caches itself; start plain again
-            from paimon_cli.coercion import install
-
             install([param])
-            theirs = _outcome(lambda v=value: coercion.build_runtime_param(desc).coerce(v, param=param, ctx=ctx))
+            theirs = _outcome(coercion.build_runtime_param(desc), value, param, ctx)
             assert ours == theirs, (cmd.name, param.name, value)
             assert type(ours[1]) is type(theirs[1])
             checked += 1

@@ -84,9 +84,10 @@ def test_small_reads_load_no_write_or_maintenance_code(demo_wh: str, args: list[
 
 # `inspect snapshots` reads JSON snapshot files and `list` lists directories: neither needs an
 # Arrow, numpy, polars or Avro decoder, nor pydantic (typer 0.29 builds a pydantic TypeAdapter
-# for every parameter it coerces; paimon_cli.errors gives it a plain-Python fast path).
+# for every parameter it coerces; paimon_cli.coercion gives it a plain-Python path), nor fsspec
+# on a local warehouse (FileIO builds its fsspec filesystem on first use).
 NOT_FOR_METADATA = ("numpy", "pyarrow", "polars", "polars_avro", "fastavro", "pandas", "pydantic",
-                    "pydantic_core")
+                    "pydantic_core", "fsspec")
 
 
 @pytest.mark.parametrize("args", [
@@ -103,7 +104,7 @@ def test_snapshots_and_list_load_no_data_libraries_or_pydantic(demo_wh: str, arg
     assert heavy == [], f"`paimon-cli {' '.join(args)}` imported {heavy}"
 
 
-def test_small_read_loads_no_pydantic(demo_wh: str) -> None:
+def test_small_read_loads_no_pydantic_or_fsspec(demo_wh: str) -> None:
     mods = _imported_modules("-w", demo_wh, "-o", "jsonl", "read", "demo.orders", "--limit", "3")
     assert "pyarrow" in mods  # the read really ran
-    assert sorted(m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
+    assert sorted(m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core", "fsspec")) == []
