@@ -104,7 +104,10 @@ def test_snapshots_and_list_load_no_data_libraries_or_pydantic(demo_wh: str, arg
     assert heavy == [], f"`paimon-cli {' '.join(args)}` imported {heavy}"
 
 
-def test_small_read_loads_no_pydantic_or_fsspec(demo_wh: str) -> None:
-    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", "read", "demo.orders", "--limit", "3")
+@pytest.mark.parametrize("table", ["demo.orders", "demo.events"])
+def test_small_read_loads_no_pydantic_fsspec_or_numpy_ma(demo_wh: str, table: str) -> None:
+    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", "read", table, "--limit", "3")
     assert "pyarrow" in mods  # the read really ran
-    assert sorted(m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core", "fsspec")) == []
+    unwanted = sorted(m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core", "fsspec")
+                      or m == "numpy.ma" or m.startswith("numpy.ma."))
+    assert unwanted == [], f"`paimon-cli read {table}` imported {unwanted}"
