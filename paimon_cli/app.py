@@ -9,8 +9,9 @@ inside its body.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -75,7 +76,7 @@ def _epilog() -> str:
     return f"\b\nExit codes:\n{lines}"
 
 
-app = typer.Typer(
+_APP_SETTINGS: dict[str, Any] = dict(
     name=PROG_NAME,
     cls=CliGroup,  # global options before the command, one-line usage errors, closed stdout = exit 0
     epilog=_epilog(),
@@ -85,6 +86,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app = typer.Typer(**_APP_SETTINGS)
 
 
 def _show_version(value: bool) -> None:
@@ -162,6 +164,42 @@ COMMANDS: dict[str, Callable[..., None]] = {
 for _name, _fn in COMMANDS.items():
     app.command(name=_name, cls=CliCommand)(_fn)
 
+# Root options as they may stand before the command (checked against the root's params by
+# tests/cli/test_app_for.py): those that take a value, and flags.
+ROOT_VALUE_OPTIONS = frozenset({"-w", "--warehouse", "--fs-option", "--catalog", "--catalog-option", "-o", "--output"})
+ROOT_FLAGS = frozenset({"--debug", "-q", "--quiet"})
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` runs when that is plain to see (root options before it spelled
+    out), else ``None`` (help, version, a typo, combined short flags: the whole app decides)."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ROOT_VALUE_OPTIONS:
+            i += 2
+        elif arg in ROOT_FLAGS or (arg.startswith("--") and arg.split("=", 1)[0] in ROOT_VALUE_OPTIONS):
+            i += 1
+        else:
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """An app holding only the command ``argv`` runs, or the whole app.
+
+    typer builds the click command of every registered command on each run (evaluating every
+    parameter annotation, ~0.05 s for 36 commands); a command's own run, help and errors only
+    ever look at that command and the root options, so one command is built.
+    """
+    name = command_named(argv)
+    if name is None:
+        return app
+    one = typer.Typer(**_APP_SETTINGS)
+    one.callback()(main)
+    one.command(name=name, cls=CliCommand)(COMMANDS[name])
+    return one
+
 
 def run() -> None:
     """Console-script entry point (``paimon-cli`` and ``python -m paimon_cli``)."""
@@ -182,7 +220,7 @@ def run() -> None:
 
     interrupt.install()  # SIGINT / SIGTERM run the commands' cleanup, then exit 130 / 143
     try:
-        app(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
+        app_for(sys.argv[1:])(prog_name=PROG_NAME, complete_var=COMPLETE_VAR)
     except SystemExit as stop:
         end_process(exit_code_of(stop))
     end_process(0)

@@ -22,6 +22,8 @@ from typer._click.exceptions import BadParameter, ClickException, NoArgsIsHelpEr
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort, Exit
 
+from . import coercion
+
 # (code, meaning) — rendered into the root --help epilog and checked against README by tests.
 EXIT_CODES: list[tuple[int, str]] = [
     (0, "success (maintain: also tables deferred or leased by another run)"),
@@ -181,6 +183,13 @@ class CliCommand(TyperCommand):
 
         if all(p.name != "quiet" for p in self.params):
             self.params.append(quiet_param())
+        coercion.install(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        opt = super().get_help_option(ctx)  # made on first use, after __init__
+        if opt is not None:
+            coercion.install([opt])
+        return opt
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         raw = list(args)  # the parser consumes the list
@@ -251,6 +260,16 @@ def _flush_stdout() -> None:
 class CliGroup(TyperGroup):
     """The root command: global options before the command (``paimon_cli.global_options``),
     usage errors as ``error:`` + ``hint:`` lines (exit 2), a closed stdout as a normal end."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        coercion.install(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        opt = super().get_help_option(ctx)  # made on first use, after __init__
+        if opt is not None:
+            coercion.install([opt])
+        return opt
 
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
         name, cmd, rest = super().resolve_command(ctx, args)

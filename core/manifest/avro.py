@@ -21,9 +21,6 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import fastavro
-from fastavro.read import MAGIC
-
 from ..errors import CorruptMetadata, InvalidInput, MissingMetadata, NotFound, NotYetSupported
 from ..io.fileio import FileIO, join
 
@@ -31,6 +28,9 @@ JAVA_SYNC_INTERVAL = 64_000  # Avro Java DataFileConstants.DEFAULT_SYNC_INTERVAL
 ZSTD_LEVEL = 1  # Paimon's ``file.compression.zstd-level`` default
 NAMESPACE = "org.apache.paimon.avro.generated"
 CODECS = ("null", "deflate", "snappy", "zstandard")
+MAGIC = b"Obj\x01"  # Avro container files begin with these four bytes (Avro spec)
+# fastavro is imported where a file is read or written: commands that read only JSON metadata
+# (`inspect snapshots`, `list`) import this module through the feature gate and need no Avro.
 
 
 def schema_json(schema: Any) -> str:
@@ -55,6 +55,8 @@ def read_avro(data: bytes, path: str) -> tuple[Any, list[dict[str, Any]]]:
     raw = bytes(data)
     if raw[:4] != MAGIC:  # fastavro skips the magic check; a Parquet file would "decode" as garbage
         raise CorruptMetadata(path, f"not an Avro container file (magic {raw[:4].hex() or 'empty'})")
+    import fastavro
+
     try:
         reader = fastavro.reader(io.BytesIO(raw))
         writer_schema = json.loads(reader.metadata["avro.schema"])
@@ -86,6 +88,8 @@ def write_avro(schema: Any, records: list[dict[str, Any]], codec: str = "zstanda
     """
     if codec not in CODECS:
         raise InvalidInput(f"unsupported Avro codec {codec!r} (choose from {', '.join(CODECS)})")
+    import fastavro
+
     buf = io.BytesIO()
     fastavro.writer(
         buf,

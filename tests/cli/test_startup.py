@@ -1,4 +1,6 @@
-"""Start-up stays light: --help/--version load no pyarrow, fastavro, pyspark, fsspec or rich."""
+"""Start-up stays light: --help/--version load no pyarrow, fastavro, pyspark, fsspec or rich;
+small reads load no write or maintenance code; `inspect snapshots` and `list` (JSON metadata
+and directory listings) load no data libraries and no pydantic."""
 
 from __future__ import annotations
 
@@ -97,3 +99,32 @@ def test_write_into_a_small_table_loads_no_polars(tmp_path) -> None:
     mods = _imported_modules("write", "db.t", data, "-w", wh)  # the second commit: a snapshot to read
     assert "paimon_cli.core.operation.commit" in mods  # it really committed
     assert sorted(m for m in mods if m.split(".")[0] in ("polars", "polars_avro")) == []
+# `inspect snapshots` reads JSON snapshot files and `list` lists directories: neither needs an
+# Arrow, numpy, polars or Avro decoder, nor pydantic (typer 0.29 builds a pydantic TypeAdapter
+# for every parameter it coerces; paimon_cli.coercion gives it a plain-Python path), nor fsspec
+# on a local warehouse (FileIO builds its fsspec filesystem on first use).
+NOT_FOR_METADATA = ("numpy", "pyarrow", "polars", "polars_avro", "fastavro", "pandas", "pydantic",
+                    "pydantic_core", "fsspec")
+
+
+@pytest.mark.parametrize("args", [
+    ["inspect", "snapshots", "demo.orders"],
+    ["inspect", "snapshots", "demo.orders", "--limit", "2"],
+    ["list"],
+    ["list", "demo"],
+    ["-o", "table", "list"],
+])
+def test_snapshots_and_list_load_no_data_libraries_or_pydantic(demo_wh: str, args: list[str]) -> None:
+    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", *args)
+    assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
+    heavy = sorted(m for m in mods if m.split(".")[0] in NOT_FOR_METADATA)
+    assert heavy == [], f"`paimon-cli {' '.join(args)}` imported {heavy}"
+
+
+@pytest.mark.parametrize("table", ["demo.orders", "demo.events"])
+def test_small_read_loads_no_pydantic_fsspec_or_numpy_ma(demo_wh: str, table: str) -> None:
+    mods = _imported_modules("-w", demo_wh, "-o", "jsonl", "read", table, "--limit", "3")
+    assert "pyarrow" in mods  # the read really ran
+    unwanted = sorted(m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core", "fsspec")
+                      or m == "numpy.ma" or m.startswith("numpy.ma."))
+    assert unwanted == [], f"`paimon-cli read {table}` imported {unwanted}"

@@ -249,3 +249,56 @@ def test_try_write_atomic_race_has_one_winner(tmp_path: Path) -> None:
         assert len(winners) == 1, results
         assert io.read_bytes(p) == f"writer-{winners[0]}".encode() * 1000  # whole, never mixed
     assert sorted(io.list_names(join(str(tmp_path), "race"))) == [f"snapshot-{i}" for i in range(5)]
+
+
+# -- a local warehouse answers through os until fsspec is needed (start-up, issue 28) --------
+
+
+def test_local_reads_answer_as_fsspec_without_building_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fsspec
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "f.json").write_bytes(b'{"a": 1}')
+    (tmp_path / "link").symlink_to(tmp_path / "d" / "f.json")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    fio = FileIO(str(tmp_path))
+    ref = fsspec.filesystem("file")
+    paths = [str(tmp_path / p) for p in ("d", "d/", "d/f.json", "d/f.json/", "link", "dangling", "missing",
+                                          "d/missing/x")]
+    paths += ["d", "./d/f.json", "~/d/f.json", "~/missing", f"file://{tmp_path}/d/f.json", f"file:{tmp_path}/d"]
+    for p in paths:
+        assert fio.exists(p) == ref.exists(fio._p(p)), p
+        assert fio.is_dir(p) == ref.isdir(fio._p(p)), p
+    assert fio.read_bytes(f"{tmp_path}/d/f.json") == fio.read_bytes("~/link") == b'{"a": 1}'
+    with pytest.raises(NotFound, match="no such file"):
+        fio.read_bytes(str(tmp_path / "missing"))
+    with pytest.raises(NotFound, match="is a directory"):
+        fio.read_bytes(str(tmp_path / "d"))
+    assert fio._fs is None  # none of the above built fsspec's filesystem
+    assert fio.list_names(str(tmp_path / "d")) == ["f.json"]
+    assert sorted(fio.glob(f"{tmp_path}/d/*.json")) == [str(tmp_path / "d" / "f.json")]  # fsspec, built now
+    assert fio._fs is not None
+
+
+def test_local_with_options_or_a_replaced_fs_goes_through_fsspec(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"x")
+    assert FileIO(str(tmp_path), {"auto_mkdir": True})._fs is not None  # options are checked at once
+    fio = FileIO(str(tmp_path))
+
+    class Failing:
+        def exists(self, path: str) -> bool:
+            raise PermissionError(path)
+
+        def isdir(self, path: str) -> bool:
+            raise FileNotFoundError(path)
+
+        def open(self, path: str, mode: str) -> object:
+            raise PermissionError(path)
+
+    fio.fs = Failing()  # a test double or another backend: its answers, not os's
+    assert fio.exists(str(tmp_path / "f")) is False
+    assert fio.is_dir(str(tmp_path)) is False
+    with pytest.raises(PaimonError, match="permission denied"):
+        fio.read_bytes(str(tmp_path / "f"))

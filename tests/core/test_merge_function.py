@@ -578,3 +578,17 @@ def test_vectorised_on_large_input_is_fast():
         out = merge(t, ["k"], schema, CoreOptions(opts))
         assert out.num_rows == len(np.unique(t.column("k").to_numpy()))
         assert time.perf_counter() - start < 5
+
+
+def test_key_groups_arrow_equals_pyarrow_conversion() -> None:
+    """key_groups._arrow (no numpy.ma import) builds what pa.array builds, type for type."""
+    import numpy as np
+    import pyarrow as pa
+
+    from paimon_cli.core.mergetree.key_groups import _arrow
+
+    for arr, typ in [(np.array([3, -1, 0], np.int8), pa.int8()), (np.array([5, 7], np.int64), None),
+                     (np.arange(10, dtype=np.int64)[::3], pa.int64()), (np.array([1, 2], np.int64), pa.int32()),
+                     (np.array([], np.int64), None), (np.array([1.5]), None), (np.array([1, 2], np.uint32), None)]:
+        ours, theirs = _arrow(arr, typ), pa.array(arr, type=typ)
+        assert ours.type == theirs.type and ours.equals(theirs), (arr, typ)
