@@ -176,7 +176,7 @@ class RawFileSplitRead(SplitRead):
 
     ``streaming`` (a read with a limit, which may stop after a few rows): pieces are read
     batch by batch on the calling thread instead, so the first rows come without decoding
-    whole row groups ahead.
+    whole row groups ahead (the probe still decodes a row group's predicate columns whole).
     """
 
     streaming = False
@@ -298,7 +298,11 @@ class RawFileSplitRead(SplitRead):
 
     def _pieces(self, unit: _Unit, target: list[DataField]) -> Iterator[pa.Table]:
         """A piece decoded, evolved, minus deleted rows, filtered and projected; streamed
-        batch by batch (a worker collects them, see :meth:`read_splits`)."""
+        batch by batch (a worker collects them, see :meth:`read_splits`). A row group whose
+        predicate columns match no row (:meth:`_probe`) yields nothing; one that matches
+        decodes them again batch by batch (only ``streaming`` comes here for row groups)."""
+        if self._probe(unit) is False:
+            return
         row_groups = None if unit.metadata is None else [unit.index]
         offset = unit.offset
         for batch in iter_data_file_batches(self.table.file_io, unit.path, unit.read_fields, unit.columns,

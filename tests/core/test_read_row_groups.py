@@ -261,29 +261,38 @@ def test_concurrent_and_streamed_reads_give_the_same_batches(catalog: FileSystem
 # -- probe: predicate columns decoded first ------------------------------------------------------
 
 
-def _batches(table: Any, where: str, probe: bool, monkeypatch: pytest.MonkeyPatch) -> list[pa.RecordBatch]:
+def _batches(table: Any, where: str, probe: bool, monkeypatch: pytest.MonkeyPatch,
+             limit: int | None = None) -> list[pa.RecordBatch]:
     from paimon_cli.core.operation import split_read
 
     with monkeypatch.context() as m:
         if not probe:
             m.setattr(split_read.RawFileSplitRead, "_probe_split", lambda self, unit: None)
-        return list(TableRead(table, predicate=parse_predicate(where, table.schema.fields)).iter_batches())
+        pred = parse_predicate(where, table.schema.fields)
+        return list(TableRead(table, predicate=pred, limit=limit).iter_batches())
 
 
-def _decoded_columns(table: Any, where: str, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The column lists handed to the row-group decoder by a read with ``where``."""
+def _decoded_columns(table: Any, where: str, monkeypatch: pytest.MonkeyPatch,
+                     limit: int | None = None) -> list[list[str]]:
+    """The column lists handed to the row-group decoders by a read with ``where`` (the
+    streamed one with ``limit``)."""
     from paimon_cli.core.operation import split_read
 
     calls: list[list[str]] = []
-    real = split_read.read_row_group
+    real, real_iter = split_read.read_row_group, split_read.iter_data_file_batches
 
     def spy(file_io: Any, path: str, fields: Any, columns: Any, metadata: Any, index: int) -> pa.Table:
         calls.append(list(columns))
         return real(file_io, path, fields, columns, metadata, index)
 
+    def spy_iter(file_io: Any, path: str, fields: Any, columns: Any, **kw: Any) -> Any:
+        calls.append(list(columns))
+        return real_iter(file_io, path, fields, columns, **kw)
+
     with monkeypatch.context() as m:
         m.setattr(split_read, "read_row_group", spy)
-        TableRead(table, predicate=parse_predicate(where, table.schema.fields)).to_arrow()
+        m.setattr(split_read, "iter_data_file_batches", spy_iter)
+        TableRead(table, predicate=parse_predicate(where, table.schema.fields), limit=limit).to_arrow()
     return calls
 
 
@@ -298,6 +307,9 @@ def test_probed_read_equals_plain_read(catalog: FileSystemCatalog, table_name: s
     table = catalog.get_table(table_name)
     probed, plain = _batches(table, where, True, monkeypatch), _batches(table, where, False, monkeypatch)
     assert [b.num_rows for b in probed] == [b.num_rows for b in plain]
+    streamed = _batches(table, where, True, monkeypatch, limit=10**9)
+    assert [b.num_rows for b in streamed] == [b.num_rows for b in plain]
+    assert all(a.equals(b) for a, b in zip(streamed, plain, strict=True))
     assert pa.Table.from_batches(probed, schema=plain[0].schema if plain else None).equals(
         pa.Table.from_batches(plain, schema=plain[0].schema if plain else None)) if plain else not probed
     assert pa.Table.from_batches(probed, schema=_expected(table, where).schema).equals(_expected(table, where))
@@ -312,6 +324,9 @@ def test_probe_decodes_other_columns_only_where_a_row_matches(catalog: FileSyste
     where = "f = 700.5 OR f = 1400.25"
     calls = _decoded_columns(table, where, monkeypatch)
     assert sorted(calls) == sorted([["f"]] * 20 + [["id", "name", "d", "v"]])
+    # the streamed read (a limit): the matching row group is then streamed in every column
+    assert sorted(_decoded_columns(table, where, monkeypatch, limit=5)) == \
+        sorted([["f"]] * 20 + [["id", "name", "d", "v", "f"]])
     step = {r["step"]: r for r in TableRead(table, predicate=parse_predicate(where, table.schema.fields)
                                             ).explain().rows}["skipped by predicate columns"]
     assert step["note"].startswith("19 of 20 row group(s) kept by their statistics match no row in f (decoded first)")
@@ -366,6 +381,9 @@ def test_probe_with_deletion_vectors_defaults_and_evolution(catalog: FileSystemC
                   "id = 1550", "id = 1401 OR g = 5.25", "name = 'z7'"):
         probed, plain = _batches(table, where, True, monkeypatch), _batches(table, where, False, monkeypatch)
         assert [b.num_rows for b in probed] == [b.num_rows for b in plain], where
+        streamed = _batches(table, where, True, monkeypatch, limit=10**9)
+        assert [b.num_rows for b in streamed] == [b.num_rows for b in plain], where
+        assert all(a.equals(b) for a, b in zip(streamed, plain, strict=True)), where
         assert pa.Table.from_batches(probed, schema=_expected(table, where).schema).equals(
             _expected(table, where)), where
     assert _batches(table, "g = 775.0", True, monkeypatch) == []  # id 1550 matched but is deleted
