@@ -312,16 +312,19 @@ class RawFileSplitRead(SplitRead):
             yield self._finish_piece(unit, t, offset, target)
             offset += n
 
-    def _probe_fields_names(self) -> set[str]:
-        """The predicate's columns when a row group can be probed by them: value columns of
-        the table (not partition columns, whose value is the split's, nor system columns)."""
+    def _probe_predicate(self) -> Predicate | None:
+        """What a row group is probed with: the predicate's conjuncts on value columns of the
+        table (not partition columns, whose value is the split's, nor system columns). Every
+        row the predicate keeps matches them, so no match there means no match at all."""
         if self.predicate is None:
-            return set()
-        names = self.predicate.columns()
+            return None
         value_columns = set(self.schema.field_names) - set(self.schema.partition_keys)
-        if not names or not names <= value_columns:
-            return set()
-        return names
+        probe = self.predicate.only_on(value_columns)
+        return probe if probe is not None and probe.columns() else None
+
+    def _probe_fields_names(self) -> set[str]:
+        probe = self._probe_predicate()
+        return set() if probe is None else probe.columns()
 
     def _probe_split(self, unit: _Unit) -> tuple[list[str], list[str]] | None:
         """(file columns of the predicate, the unit's other columns) when the row group is
@@ -343,13 +346,14 @@ class RawFileSplitRead(SplitRead):
         Deletion vectors are not applied here: a deleted row that matches only means the
         other columns are read, and the plain path drops it."""
         cols = self._probe_split(unit)
-        if cols is None or self.predicate is None:
+        predicate = self._probe_predicate()
+        if cols is None or predicate is None:
             return None
         assert unit.metadata is not None
         head = read_row_group(self.table.file_io, unit.path, unit.read_fields, cols[0], unit.metadata, unit.index)
         fields = [self.schema.field(n) for n in sorted(self._probe_fields_names())]
         probe = self._fill_defaults(evolve(head, unit.file_fields, fields))
-        match = bool(probe.num_rows) and bool(pc.any(self.predicate.row_mask(probe)).as_py())
+        match = bool(probe.num_rows) and bool(pc.any(predicate.row_mask(probe)).as_py())
         if keep is not None:
             keep.append(head)
         return match

@@ -235,10 +235,12 @@ def test_partition_columns_filled_from_the_partition_value(catalog: FileSystemCa
     only = TableRead(table, projection=["s", "p"]).to_arrow()
     assert sorted(zip(only.column("p").to_pylist(), only.column("s").to_pylist(), strict=True), key=str) == \
         sorted(((r["p"], r["s"]) for r in rows), key=str)
-    for where in ("p = 1", "p IS NULL", "s = 's1' AND d >= DATE '2024-01-10'", "x > 150 AND s IS NULL"):
+    for where in ("p = 1", "p IS NULL", "s = 's1' AND d >= DATE '2024-01-10'", "x > 150 AND s IS NULL",
+                  "x = 7 AND p = 2", "x = 8 OR p = 1", "p = 1 AND (x < 3 OR x > 190)"):
         pred = parse_predicate(where, table.schema.fields)
         out = TableRead(table, predicate=pred).to_arrow()
         assert out.equals(pred.filter(got)), where
+        assert TableRead(table, predicate=pred, limit=10**9).to_arrow().equals(out), where
 
 
 def test_concurrent_and_streamed_reads_give_the_same_batches(catalog: FileSystemCatalog) -> None:
@@ -338,6 +340,25 @@ def test_probe_decodes_other_columns_only_where_a_row_matches(catalog: FileSyste
                                             ).explain().rows}
     assert rows["skipped by predicate columns"]["records"] == 0
     assert rows["skipped by predicate columns"]["note"].startswith("0 of 2 row group(s)")
+
+
+def test_probe_uses_the_value_column_part_of_a_predicate(catalog: FileSystemCatalog,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dt = .. AND qty = 5``: the partition part is the plan's, the rest probes; an OR
+    across both is not probed."""
+    schema = Schema.of([("p", IntType(), None), ("x", BigIntType(), None), ("y", VarCharType(10), None)],
+                       partition_keys=["p"], options={"bucket": "-1"})
+    catalog.create_table("db.pp", schema)
+    _write(catalog, "db.pp", [{"p": i % 2, "x": (i * 7919) % 400, "y": f"y{i}"} for i in range(400)])
+    table = catalog.get_table("db.pp")
+    for path in Path(table.path).rglob("*.parquet"):  # one file per partition, 2 row groups each
+        pq.write_table(pq.read_table(path), path, row_group_size=ROWS_PER_GROUP)
+    calls = _decoded_columns(table, "p = 1 AND x = 3", monkeypatch)
+    assert sorted(calls) == [["x"], ["x"], ["y"]]  # p = 1's 2 row groups; x = 3 is row 237, the second
+    assert all(c == ["x", "y"] for c in _decoded_columns(table, "p = 1 OR x = 3", monkeypatch))
+    for where in ("p = 1 AND x = 3", "p = 1 OR x = 3", "p = 0 AND (x = 3 OR y = 'y5')"):
+        pred = parse_predicate(where, table.schema.fields)
+        assert TableRead(table, predicate=pred).to_arrow().equals(pred.filter(TableRead(table).to_arrow())), where
 
 
 def test_probe_is_not_used_where_it_cannot_save(catalog: FileSystemCatalog, table_name: str,
