@@ -6,7 +6,8 @@ Usage (after ``bench_write_read.py --only append --tmp DIR`` built the table)::
 
 The earlier commit (default ``ef506ad``, main before issue 28's read work) is exported with
 ``git archive`` into a temp dir and run by a small loader that drops the editable install's
-finder, so both trees run in this venv. Per round: full and ``id < 30000`` reads in process
+finder, so both trees run in this venv. Per round: full, ``id < 30000`` and ``qty = 5`` (a
+needle: 3 rows) reads in process
 (worker ``wr_ours.py`` / ``wr_pypaimon.py``) and ``read --to x.parquet`` (wall); the two
 trees' exports must be byte-identical and every reader's rows and id sum equal.
 """
@@ -36,6 +37,7 @@ BEF = str(_root / "run.py")
 PY = str(pathlib.Path(__file__).resolve().parent.parent / ".venv/bin/python"); RUST = os.path.expanduser("~/.cache/paimon-cli-tests/pypaimon-2.1.0-rust-venv/bin/python")
 B = str(pathlib.Path(__file__).resolve().parent)
 SEL = "id < 30000"
+NEEDLE = "qty = 5"  # 3 rows; qty's min/max span every row group, so only the probe can skip
 cases = {
  "after full":  [PY, f"{B}/wr_ours.py", "read-append", W, "bench.t"],
  "before full": [PY, BEF, f"{B}/wr_ours.py", "read-append", W, "bench.t"],
@@ -43,6 +45,9 @@ cases = {
  "after sel":   [PY, f"{B}/wr_ours.py", "read-append", W, "bench.t", SEL],
  "before sel":  [PY, BEF, f"{B}/wr_ours.py", "read-append", W, "bench.t", SEL],
  "rust sel":    [RUST, f"{B}/wr_pypaimon.py", "read-append", W, "bench.t", SEL, "--native"],
+ "after needle":  [PY, f"{B}/wr_ours.py", "read-append", W, "bench.t", NEEDLE],
+ "before needle": [PY, BEF, f"{B}/wr_ours.py", "read-append", W, "bench.t", NEEDLE],
+ "rust needle":   [RUST, f"{B}/wr_pypaimon.py", "read-append", W, "bench.t", NEEDLE, "--native"],
  "after --to":  [PY.replace("python", "paimon-cli"), "read", "bench.t", "-w", W, "--to", "/tmp/i28cmp-a.parquet"],
  "before --to": [PY, BEF, "cli", "read", "bench.t", "-w", W, "--to", "/tmp/i28cmp-b.parquet"],
  "after --to sel":  [PY.replace("python", "paimon-cli"), "read", "bench.t", "-w", W, "--where", SEL, "--to", "/tmp/i28cmp-a2.parquet"],

@@ -4,7 +4,7 @@ Usage::
 
     <pypaimon-python> bench/wr_pypaimon.py write WAREHOUSE db.table IN1.parquet [IN2 ...] [--native]
     <pypaimon-python> bench/wr_pypaimon.py read WAREHOUSE db.table ROWS BATCHES [--native]
-    <pypaimon-python> bench/wr_pypaimon.py read-append WAREHOUSE db.table ["id < N"] [--native]
+    <pypaimon-python> bench/wr_pypaimon.py read-append WAREHOUSE db.table ["id < N" | "qty = N"] [--native]
 
 ``write`` creates the table (``Schema.from_pyarrow_schema``, bucket 4, ``write-only``), then
 per input file: ``pq.read_table`` -> ``new_write().write_arrow`` -> ``new_commit().commit``
@@ -81,10 +81,11 @@ def main() -> int:
         if native:
             table = table.copy({"read.native.enabled": "true"})
         rb = table.new_read_builder()
-        if rest:  # only "id < N" is used by the driver
+        if rest:  # only "id < N" and "qty = N" are used by the drivers
             col, op, value = rest[0].split()
-            assert (col, op) == ("id", "<"), rest[0]
-            rb = rb.with_filter(rb.new_predicate_builder().less_than("id", int(value)))
+            assert (col, op) in (("id", "<"), ("qty", "=")), rest[0]
+            pb = rb.new_predicate_builder()
+            rb = rb.with_filter(pb.less_than(col, int(value)) if op == "<" else pb.equal(col, int(value)))
         read = rb.new_read()
         arrow = read.to_arrow(rb.new_scan().plan().splits())
         out["read_s"] = time.perf_counter() - s

@@ -18,7 +18,8 @@ def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = Fal
     """One row per step: total, the postpone bucket (postpone tables), partition, bucket and
     level pruning, stats, each file index kind, with ``row_groups`` the Parquet row groups of
     the remaining files the read skips by their statistics (files: those skipped whole,
-    records: the rows skipped; the note counts row groups), and what remains to open."""
+    records: the rows skipped; the note counts row groups) and of the rest those whose
+    predicate columns, decoded first, match no row, and what remains to open."""
     steps = [("total", plan.total)]
     if is_postpone_table(schema):
         steps.append(("skipped postpone bucket", plan.skipped_postponed))
@@ -38,6 +39,13 @@ def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = Fal
         steps.append((name, Counts(files=row_groups.skipped_files, records=row_groups.skipped_records)))
         notes[name] = (f"{row_groups.skipped_row_groups} of {row_groups.row_groups} row group(s) in "
                        f"{row_groups.files} Parquet file(s) of the remaining files skipped at read")
+        if row_groups.probe_columns:
+            name = "skipped by predicate columns"
+            steps.append((name, Counts(files=row_groups.probe_skipped_files,
+                                       records=row_groups.probe_skipped_records)))
+            notes[name] = (f"{row_groups.probe_skipped_row_groups} of {row_groups.probed_row_groups} row group(s) "
+                           f"kept by their statistics match no row in {', '.join(row_groups.probe_columns)} "
+                           "(decoded first): their other columns are not decoded")
     steps.append(("remaining", plan.remaining))
     rows = [{"step": name, "partitions": c.partitions, "buckets": c.buckets, "files": c.files,
              "records": c.records, "note": notes.get(name)} for name, c in steps]

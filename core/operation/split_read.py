@@ -154,6 +154,11 @@ class RowGroupCounts:
     skipped_row_groups: int = 0
     skipped_files: int = 0  # every row group skipped
     skipped_records: int = 0
+    probed_row_groups: int = 0  # of the rest: row groups whose predicate columns were decoded first
+    probe_columns: list[str] = field(default_factory=list)  # those columns (read schema names)
+    probe_skipped_row_groups: int = 0  # of those: no row matched, the other columns not decoded
+    probe_skipped_records: int = 0
+    probe_skipped_files: int = 0  # every row group skipped by statistics or by the probe
 
 
 class RawFileSplitRead(SplitRead):
@@ -162,9 +167,16 @@ class RawFileSplitRead(SplitRead):
     read; the rest are decoded up to ``_AHEAD`` at a time on worker threads (pyarrow decodes
     without the GIL) and returned in file order, so the output is the sequential read's.
 
+    A row group the statistics keep is probed first when the predicate is on stored value
+    columns and other columns are read too: the predicate columns alone are decoded and the
+    predicate evaluated; if no row matches, the other columns are not decoded at all
+    (pyarrow 26 decodes whole column chunks: it has no row selection, page index or
+    dictionary filter to hand a predicate to, so a row group that does match is decoded in
+    full). The rows returned are those of the plain read: the probe only decides to skip.
+
     ``streaming`` (a read with a limit, which may stop after a few rows): pieces are read
     batch by batch on the calling thread instead, so the first rows come without decoding
-    whole row groups ahead.
+    whole row groups ahead (the probe still decodes a row group's predicate columns whole).
     """
 
     streaming = False
@@ -184,12 +196,25 @@ class RawFileSplitRead(SplitRead):
                 yield from tables
 
     def row_group_counts(self, splits: Sequence[Split]) -> RowGroupCounts:
-        """What the predicate's row-group pruning skips in ``splits`` (``read --explain``);
-        reads the Parquet footers."""
-        counts = RowGroupCounts()
+        """What the predicate's row-group pruning and the probe skip in ``splits`` (``read
+        --explain``); reads the Parquet footers and the predicate columns of the row groups
+        their statistics keep."""
+        counts = RowGroupCounts(probe_columns=sorted(self._probe_fields_names()))
         target = [self.schema.field(n) for n in self.needed_columns()]
-        for _ in self._units(splits, target, counts):
-            pass
+        kept: dict[str, int] = {}  # file -> row groups the statistics keep
+        probed_out: dict[str, int] = {}  # file -> of those, row groups the probe skips
+        for unit in self._units(splits, target, counts):
+            assert unit.metadata is not None
+            kept[unit.path] = kept.get(unit.path, 0) + 1
+            match = self._probe(unit)
+            if match is None:
+                continue
+            counts.probed_row_groups += 1
+            if not match:
+                counts.probe_skipped_row_groups += 1
+                counts.probe_skipped_records += unit.metadata.row_group(unit.index).num_rows
+                probed_out[unit.path] = probed_out.get(unit.path, 0) + 1
+        counts.probe_skipped_files = sum(1 for path, n in probed_out.items() if n == kept[path])
         return counts
 
     def _units(self, splits: Sequence[Split], target: list[DataField],
@@ -224,7 +249,7 @@ class RawFileSplitRead(SplitRead):
                         skipped += 1
                         if counts is not None:
                             counts.skipped_records += rows
-                    elif counts is None:
+                    else:  # explain (``counts``) probes what the statistics keep
                         yield replace(unit, metadata=md, index=i, offset=offset)
                     offset += rows
                 if counts is not None:
@@ -273,7 +298,11 @@ class RawFileSplitRead(SplitRead):
 
     def _pieces(self, unit: _Unit, target: list[DataField]) -> Iterator[pa.Table]:
         """A piece decoded, evolved, minus deleted rows, filtered and projected; streamed
-        batch by batch (a worker collects them, see :meth:`read_splits`)."""
+        batch by batch (a worker collects them, see :meth:`read_splits`). A row group whose
+        predicate columns match no row (:meth:`_probe`) yields nothing; one that matches
+        decodes them again batch by batch (only ``streaming`` comes here for row groups)."""
+        if self._probe(unit) is False:
+            return
         row_groups = None if unit.metadata is None else [unit.index]
         offset = unit.offset
         for batch in iter_data_file_batches(self.table.file_io, unit.path, unit.read_fields, unit.columns,
@@ -283,11 +312,70 @@ class RawFileSplitRead(SplitRead):
             yield self._finish_piece(unit, t, offset, target)
             offset += n
 
+    def _probe_predicate(self) -> Predicate | None:
+        """What a row group is probed with: the predicate's conjuncts on value columns of the
+        table (not partition columns, whose value is the split's, nor system columns). Every
+        row the predicate keeps matches them, so no match there means no match at all."""
+        if self.predicate is None:
+            return None
+        value_columns = set(self.schema.field_names) - set(self.schema.partition_keys)
+        probe = self.predicate.only_on(value_columns)
+        return probe if probe is not None and probe.columns() else None
+
+    def _probe_fields_names(self) -> set[str]:
+        probe = self._probe_predicate()
+        return set() if probe is None else probe.columns()
+
+    def _probe_split(self, unit: _Unit) -> tuple[list[str], list[str]] | None:
+        """(file columns of the predicate, the unit's other columns) when the row group is
+        worth probing: both non-empty (a predicate on columns the file lacks reads nothing)."""
+        names = self._probe_fields_names()
+        if not names or unit.metadata is None:
+            return None
+        first = file_columns(unit.file_fields, [self.schema.field(n) for n in names])
+        first = [c for c in unit.columns if c in first]
+        rest = [c for c in unit.columns if c not in first]
+        if not first or not rest:
+            return None
+        return first, rest
+
+    def _probe(self, unit: _Unit, keep: list[pa.Table] | None = None) -> bool | None:
+        """Whether any row of the unit's row group matches the predicate, decided on its
+        predicate columns alone (None: not probed); the decoded columns go to ``keep``.
+
+        Deletion vectors are not applied here: a deleted row that matches only means the
+        other columns are read, and the plain path drops it."""
+        cols = self._probe_split(unit)
+        predicate = self._probe_predicate()
+        if cols is None or predicate is None:
+            return None
+        assert unit.metadata is not None
+        head = read_row_group(self.table.file_io, unit.path, unit.read_fields, cols[0], unit.metadata, unit.index)
+        fields = [self.schema.field(n) for n in sorted(self._probe_fields_names())]
+        probe = self._fill_defaults(evolve(head, unit.file_fields, fields))
+        match = bool(probe.num_rows) and bool(pc.any(predicate.row_mask(probe)).as_py())
+        if keep is not None:
+            keep.append(head)
+        return match
+
     def _load(self, unit: _Unit, target: list[DataField]) -> list[pa.Table]:
-        """:meth:`_pieces` at once (worker thread); a Parquet row group is decoded whole."""
+        """:meth:`_pieces` at once (worker thread); a Parquet row group is decoded whole, or
+        after :meth:`_probe` not at all."""
         if unit.metadata is None:
             return list(self._pieces(unit, target))
-        t = read_row_group(self.table.file_io, unit.path, unit.read_fields, unit.columns, unit.metadata, unit.index)
+        head: list[pa.Table] = []
+        match = self._probe(unit, head)
+        if match is False:
+            return []
+        if match is None:
+            t = read_row_group(self.table.file_io, unit.path, unit.read_fields, unit.columns,
+                               unit.metadata, unit.index)
+        else:
+            rest = [c for c in unit.columns if c not in head[0].column_names]
+            t = read_row_group(self.table.file_io, unit.path, unit.read_fields, rest, unit.metadata, unit.index)
+            both = {f.name: (f, c) for part in (head[0], t) for f, c in zip(part.schema, part.columns, strict=True)}
+            t = pa.Table.from_arrays([both[c][1] for c in unit.columns],
+                                     schema=pa.schema([both[c][0] for c in unit.columns]))
         # in the streamed read's batches (``_BATCH_ROWS``), so the result batches -- and what
         # ``read --to`` writes of them -- are the same whichever way the file was read
         return [self._finish_piece(unit, t.slice(start, _BATCH_ROWS), unit.offset + start, target)

@@ -235,10 +235,12 @@ def test_partition_columns_filled_from_the_partition_value(catalog: FileSystemCa
     only = TableRead(table, projection=["s", "p"]).to_arrow()
     assert sorted(zip(only.column("p").to_pylist(), only.column("s").to_pylist(), strict=True), key=str) == \
         sorted(((r["p"], r["s"]) for r in rows), key=str)
-    for where in ("p = 1", "p IS NULL", "s = 's1' AND d >= DATE '2024-01-10'", "x > 150 AND s IS NULL"):
+    for where in ("p = 1", "p IS NULL", "s = 's1' AND d >= DATE '2024-01-10'", "x > 150 AND s IS NULL",
+                  "x = 7 AND p = 2", "x = 8 OR p = 1", "p = 1 AND (x < 3 OR x > 190)"):
         pred = parse_predicate(where, table.schema.fields)
         out = TableRead(table, predicate=pred).to_arrow()
         assert out.equals(pred.filter(got)), where
+        assert TableRead(table, predicate=pred, limit=10**9).to_arrow().equals(out), where
 
 
 def test_concurrent_and_streamed_reads_give_the_same_batches(catalog: FileSystemCatalog) -> None:
@@ -256,3 +258,155 @@ def test_concurrent_and_streamed_reads_give_the_same_batches(catalog: FileSystem
         assert [b.num_rows for b in concurrent] == [b.num_rows for b in streamed] == \
             ([65536, 4464] if pred is None else [65530, 4464])
         assert pa.Table.from_batches(concurrent).equals(pa.Table.from_batches(streamed))
+
+
+# -- probe: predicate columns decoded first ------------------------------------------------------
+
+
+def _batches(table: Any, where: str, probe: bool, monkeypatch: pytest.MonkeyPatch,
+             limit: int | None = None) -> list[pa.RecordBatch]:
+    from paimon_cli.core.operation import split_read
+
+    with monkeypatch.context() as m:
+        if not probe:
+            m.setattr(split_read.RawFileSplitRead, "_probe_split", lambda self, unit: None)
+        pred = parse_predicate(where, table.schema.fields)
+        return list(TableRead(table, predicate=pred, limit=limit).iter_batches())
+
+
+def _decoded_columns(table: Any, where: str, monkeypatch: pytest.MonkeyPatch,
+                     limit: int | None = None) -> list[list[str]]:
+    """The column lists handed to the row-group decoders by a read with ``where`` (the
+    streamed one with ``limit``)."""
+    from paimon_cli.core.operation import split_read
+
+    calls: list[list[str]] = []
+    real, real_iter = split_read.read_row_group, split_read.iter_data_file_batches
+
+    def spy(file_io: Any, path: str, fields: Any, columns: Any, metadata: Any, index: int) -> pa.Table:
+        calls.append(list(columns))
+        return real(file_io, path, fields, columns, metadata, index)
+
+    def spy_iter(file_io: Any, path: str, fields: Any, columns: Any, **kw: Any) -> Any:
+        calls.append(list(columns))
+        return real_iter(file_io, path, fields, columns, **kw)
+
+    with monkeypatch.context() as m:
+        m.setattr(split_read, "read_row_group", spy)
+        m.setattr(split_read, "iter_data_file_batches", spy_iter)
+        TableRead(table, predicate=parse_predicate(where, table.schema.fields), limit=limit).to_arrow()
+    return calls
+
+
+PROBE_WHERES = WHERES + ["f = 700.5", "f > 1499 AND f < 1500.5", "name = 'n01499' OR f = 3.0", "name BETWEEN 'n02990' AND 'n02995'",
+                         "v = 3 OR id = 2999", "id < 0"]
+
+
+@pytest.mark.parametrize("where", PROBE_WHERES)
+def test_probed_read_equals_plain_read(catalog: FileSystemCatalog, table_name: str, where: str,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batch for batch (what ``read --to`` writes) the read with the probe is the read without."""
+    table = catalog.get_table(table_name)
+    probed, plain = _batches(table, where, True, monkeypatch), _batches(table, where, False, monkeypatch)
+    assert [b.num_rows for b in probed] == [b.num_rows for b in plain]
+    streamed = _batches(table, where, True, monkeypatch, limit=10**9)
+    assert [b.num_rows for b in streamed] == [b.num_rows for b in plain]
+    assert all(a.equals(b) for a, b in zip(streamed, plain, strict=True))
+    assert pa.Table.from_batches(probed, schema=plain[0].schema if plain else None).equals(
+        pa.Table.from_batches(plain, schema=plain[0].schema if plain else None)) if plain else not probed
+    assert pa.Table.from_batches(probed, schema=_expected(table, where).schema).equals(_expected(table, where))
+
+
+def test_probe_decodes_other_columns_only_where_a_row_matches(catalog: FileSystemCatalog, table_name: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    table = catalog.get_table(table_name)
+    # file statistics keep the files of ids 1000..1999 and 2000..2999; f (DOUBLE) has no
+    # row-group statistics used, so their 20 row groups are kept; only the one holding 700.5
+    # (id 1401) is decoded beyond f: the third file is skipped whole
+    where = "f = 700.5 OR f = 1400.25"
+    calls = _decoded_columns(table, where, monkeypatch)
+    assert sorted(calls) == sorted([["f"]] * 20 + [["id", "name", "d", "v"]])
+    # the streamed read (a limit): the matching row group is then streamed in every column
+    assert sorted(_decoded_columns(table, where, monkeypatch, limit=5)) == \
+        sorted([["f"]] * 20 + [["id", "name", "d", "v", "f"]])
+    step = {r["step"]: r for r in TableRead(table, predicate=parse_predicate(where, table.schema.fields)
+                                            ).explain().rows}["skipped by predicate columns"]
+    assert step["note"].startswith("19 of 20 row group(s) kept by their statistics match no row in f (decoded first)")
+    assert step["files"] == 1 and step["records"] == 1900
+    # statistics first: id < 150 keeps 2 row groups of the first file, the probe reads them
+    assert sorted(calls := _decoded_columns(table, "id < 150", monkeypatch)) == [["id"], ["id"], ["name", "d", "v", "f"],
+                                                                                 ["name", "d", "v", "f"]]
+    rows = {r["step"]: r for r in TableRead(table, predicate=parse_predicate("id < 150", table.schema.fields)
+                                            ).explain().rows}
+    assert rows["skipped by predicate columns"]["records"] == 0
+    assert rows["skipped by predicate columns"]["note"].startswith("0 of 2 row group(s)")
+
+
+def test_probe_uses_the_value_column_part_of_a_predicate(catalog: FileSystemCatalog,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dt = .. AND qty = 5``: the partition part is the plan's, the rest probes; an OR
+    across both is not probed."""
+    schema = Schema.of([("p", IntType(), None), ("x", BigIntType(), None), ("y", VarCharType(10), None)],
+                       partition_keys=["p"], options={"bucket": "-1"})
+    catalog.create_table("db.pp", schema)
+    _write(catalog, "db.pp", [{"p": i % 2, "x": (i * 7919) % 400, "y": f"y{i}"} for i in range(400)])
+    table = catalog.get_table("db.pp")
+    for path in Path(table.path).rglob("*.parquet"):  # one file per partition, 2 row groups each
+        pq.write_table(pq.read_table(path), path, row_group_size=ROWS_PER_GROUP)
+    calls = _decoded_columns(table, "p = 1 AND x = 3", monkeypatch)
+    assert sorted(calls) == [["x"], ["x"], ["y"]]  # p = 1's 2 row groups; x = 3 is row 237, the second
+    assert all(c == ["x", "y"] for c in _decoded_columns(table, "p = 1 OR x = 3", monkeypatch))
+    for where in ("p = 1 AND x = 3", "p = 1 OR x = 3", "p = 0 AND (x = 3 OR y = 'y5')"):
+        pred = parse_predicate(where, table.schema.fields)
+        assert TableRead(table, predicate=pred).to_arrow().equals(pred.filter(TableRead(table).to_arrow())), where
+
+
+def test_probe_is_not_used_where_it_cannot_save(catalog: FileSystemCatalog, table_name: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a predicate, or when every column read is a predicate column, one decode."""
+    table = catalog.get_table(table_name)
+    pred = parse_predicate("id = 5", table.schema.fields)
+    from paimon_cli.core.operation import split_read
+
+    calls: list[list[str]] = []
+    real = split_read.read_row_group
+    monkeypatch.setattr(split_read, "read_row_group",
+                        lambda io, p, fl, cols, md, i: calls.append(list(cols)) or real(io, p, fl, cols, md, i))
+    assert TableRead(table, projection=["id"], predicate=pred).to_arrow().column("id").to_pylist() == [5]
+    assert calls == [["id"]]  # the one row group statistics keep, decoded once
+    assert "skipped by predicate columns" not in {r["step"] for r in TableRead(table).explain().rows}
+
+
+def test_probe_with_deletion_vectors_defaults_and_evolution(catalog: FileSystemCatalog, table_name: str,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A matching row that is deleted, a NULL read back as the default, a renamed, a widened
+    and an added column: the probed read is the plain one."""
+    catalog.alter_table(table_name, [SetOption("deletion-vectors.enabled", "true"),
+                                     SetOption("fields.v.default-value", "-1")])
+    table = catalog.get_table(table_name)
+    entries = FileStoreScan(table).plan(table.snapshot_manager.latest_snapshot())
+    second = sorted(entries, key=lambda e: e.file.min_sequence_number)[1]  # ids 1000..1999
+    path = f"{table.path}/index/index-test-dv-0"
+    size, metas = write_deletion_vector_index(table.file_io, path,
+                                              {second.file.file_name: DeletionVector.from_positions([401, 550])})
+    FileStoreCommit(table).commit([CommitMessage(second.partition, second.bucket, second.total_buckets,
+                                                 new_index_files=[IndexFileMeta("DELETION_VECTORS", "index-test-dv-0",
+                                                                                size, 1, tuple(metas))])])
+    catalog.alter_table(table_name, [RenameColumn("f", "g"), UpdateColumnType("id", BigIntType()),
+                                     AddColumn("extra", IntType())])
+    _write(catalog, table_name, [{"id": 5000 + i, "name": f"z{i}", "d": _date(i), "v": None, "g": i + 0.25,
+                                  "extra": i % 4} for i in range(300)])
+    _split_row_groups(catalog, table_name)
+    table = catalog.get_table(table_name)
+    for where in ("g = 700.5", "g = 775.0", "v = -1", "v = -1 AND g < 600", "extra = 2", "extra IS NULL AND g = 3.0",
+                  "id = 1550", "id = 1401 OR g = 5.25", "name = 'z7'"):
+        probed, plain = _batches(table, where, True, monkeypatch), _batches(table, where, False, monkeypatch)
+        assert [b.num_rows for b in probed] == [b.num_rows for b in plain], where
+        streamed = _batches(table, where, True, monkeypatch, limit=10**9)
+        assert [b.num_rows for b in streamed] == [b.num_rows for b in plain], where
+        assert all(a.equals(b) for a, b in zip(streamed, plain, strict=True)), where
+        assert pa.Table.from_batches(probed, schema=_expected(table, where).schema).equals(
+            _expected(table, where)), where
+    assert _batches(table, "g = 775.0", True, monkeypatch) == []  # id 1550 matched but is deleted
+    assert [r["id"] for b in _batches(table, "v = -1", True, monkeypatch) for r in b.to_pylist()] == \
+        list(range(1100, 1300)) + list(range(5000, 5300))
