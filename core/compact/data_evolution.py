@@ -113,9 +113,9 @@ def run_data_evolution_unit(table: FileStoreTable, unit: CompactUnit) -> UnitRes
                                schema=table.schema.copy(fields=target) if blobs else None,
                                write_cols=[f.name for f in target] if blobs else None)
     try:
-        for g in groups:
-            t = reader.merged_range(split, g, target).select([f.name for f in target])
-            writer.write(t.append_column(SEQUENCE_NUMBER, pa.array(np.zeros(t.num_rows, dtype=np.int64))))
+        for g in groups:  # batch by batch: a range larger than memory still compacts
+            for t in reader.merged_range_batches(split, g, target):
+                writer.write(t.append_column(SEQUENCE_NUMBER, pa.array(np.zeros(t.num_rows, dtype=np.int64))))
         after = writer.close()
         rows = sum(max(f.row_count for f in g) for g in groups)
         if len(after) != 1 or after[0].row_count != rows:

@@ -41,7 +41,6 @@ from ..operation.partition_spec import PartitionSelection, parse_partition_specs
 from ..operation.read_plan import Split
 from ..operation.row_tracking import is_data_evolution, is_row_tracking, is_vector_store_file
 from ..operation.scan import FileStoreScan
-from ..operation.split_read import drop_deleted
 from ..refs.snapshot import Snapshot
 from ..table.file_store_table import FileStoreTable
 from ..utils.interrupt import discard
@@ -220,7 +219,9 @@ def _rewrite(
 
     BLOB columns are read as bytes from the group's ``.blob`` files and written to new ones
     beside each new data file (Java master rewrites every column of the range the same way):
-    the old ``.blob`` files are replaced, since their rows' ids go with the deleted rows."""
+    the old ``.blob`` files are replaced, since their rows' ids go with the deleted rows.
+    A range reaches the writer batch by batch (``merged_range_batches``): memory stays bounded
+    by a batch, not the range."""
     dec = EntryDecoder(table)
     blobs = check_blob_writable(table.schema, "materialize-deletion-vectors")
     reader = DataEvolutionSplitRead(table, table.schema.field_names, None)
@@ -247,15 +248,13 @@ def _rewrite(
             try:
                 for g in gs:
                     for rg in row_range_groups(g.files):
-                        t = reader.merged_range(split, rg, target)
                         dv = dvs.get(anchor_file(rg).file_name)
-                        if dv is not None:
-                            t = drop_deleted(t, dv, 0)
-                        if t.num_rows and blobs:  # each file numbers its rows from 0 (Java's blob writer)
-                            writer.write(t)
-                        elif t.num_rows:
-                            zeros = pa.array(np.zeros(t.num_rows, dtype=np.int64))
-                            writer.write(t.append_column(SEQUENCE_NUMBER, zeros))
+                        for t in reader.merged_range_batches(split, rg, target, dv=dv):
+                            if t.num_rows and blobs:  # each file numbers its rows from 0 (Java's blob writer)
+                                writer.write(t)
+                            elif t.num_rows:
+                                zeros = pa.array(np.zeros(t.num_rows, dtype=np.int64))
+                                writer.write(t.append_column(SEQUENCE_NUMBER, zeros))
                 after = writer.close()
             except BaseException:
                 writer.abort()

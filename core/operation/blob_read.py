@@ -62,30 +62,54 @@ def blob_column(file_io: FileIO, files: list[DataFileMeta], path_of: Callable[[D
                 rows: int, mode: str) -> pa.Array:
     """One blob column for the ``rows`` rows from row id ``first``, from its ``.blob`` files
     (any order); rows no file holds read as NULL."""
-    indexes: list[tuple[DataFileMeta, BlobIndex, int]] = []
-    for m in files:
-        idx = read_blob_index(file_io, path_of(m))
-        if idx.row_count != m.row_count:
-            raise NotYetSupported(f"read: blob file {m.file_name} holds {idx.row_count} rows, its metadata says "
-                                  f"{m.row_count}")
-        if m.first_row_id is None or m.first_row_id < first or m.first_row_id + m.row_count > first + rows:
-            raise NotYetSupported(f"read: blob file {m.file_name} covers row ids outside its data file's range")
-        indexes.append((m, idx, m.first_row_id - first))
-    owner = _owners(indexes, rows)
-    parts: list[pa.Array] = []
-    order: list[np.ndarray] = []
-    for k, (m, idx, lo) in enumerate(indexes):
-        mine = np.flatnonzero(owner == k)
-        if len(mine):
-            parts.append(blob_values(file_io, path_of(m), idx, mine - lo, mode))
-            order.append(mine)
-    typ = blob_arrow_type(mode)
-    if not parts:
-        return pa.nulls(rows, typ)
-    values = pa.concat_arrays([p.cast(typ) for p in parts] + [pa.nulls(1, typ)])
-    at = np.full(rows, len(values) - 1, dtype=np.int64)  # the trailing NULL
-    at[np.concatenate(order)] = np.arange(len(values) - 1)
-    return values.take(pa.array(at))
+    return BlobColumnReader(file_io, files, path_of, first, rows, mode).read(0, rows)
+
+
+class BlobColumnReader:
+    """One blob column of a row range read slice by slice: the files' indexes (lengths and
+    offsets, no values) are read once, the values of a slice only when it is asked for, so a
+    range whose blobs outgrow memory is still read batch by batch."""
+
+    def __init__(self, file_io: FileIO, files: list[DataFileMeta], path_of: Callable[[DataFileMeta], str],
+                 first: int, rows: int, mode: str) -> None:
+        self.file_io, self.path_of, self.mode = file_io, path_of, mode
+        self.indexes: list[tuple[DataFileMeta, BlobIndex, int]] = []
+        for m in files:
+            idx = read_blob_index(file_io, path_of(m))
+            if idx.row_count != m.row_count:
+                raise NotYetSupported(f"read: blob file {m.file_name} holds {idx.row_count} rows, its metadata says "
+                                      f"{m.row_count}")
+            if m.first_row_id is None or m.first_row_id < first or m.first_row_id + m.row_count > first + rows:
+                raise NotYetSupported(f"read: blob file {m.file_name} covers row ids outside its data file's range")
+            self.indexes.append((m, idx, m.first_row_id - first))
+        self.owner = _owners(self.indexes, rows)
+
+    def value_lengths(self) -> np.ndarray:
+        """Per row of the range, the stored record length of its value (0: NULL or no file)."""
+        out = np.zeros(len(self.owner), dtype=np.int64)
+        for k, (_, idx, lo) in enumerate(self.indexes):
+            mine = np.flatnonzero(self.owner == k)
+            out[mine] = np.maximum(idx.lengths[mine - lo], 0)
+        return out
+
+    def read(self, start: int, end: int) -> pa.Array:
+        """The values of the range's rows ``start..end`` (exclusive)."""
+        owner = self.owner[start:end]
+        parts: list[pa.Array] = []
+        order: list[np.ndarray] = []
+        for k, (m, idx, lo) in enumerate(self.indexes):
+            mine = np.flatnonzero(owner == k)
+            if len(mine):
+                parts.append(blob_values(self.file_io, self.path_of(m), idx, mine + start - lo, self.mode))
+                order.append(mine)
+        typ = blob_arrow_type(self.mode)
+        rows = end - start
+        if not parts:
+            return pa.nulls(rows, typ)
+        values = pa.concat_arrays([p.cast(typ) for p in parts] + [pa.nulls(1, typ)])
+        at = np.full(rows, len(values) - 1, dtype=np.int64)  # the trailing NULL
+        at[np.concatenate(order)] = np.arange(len(values) - 1)
+        return values.take(pa.array(at))
 
 
 def _owners(indexes: list[tuple[DataFileMeta, BlobIndex, int]], rows: int) -> np.ndarray:

@@ -11,7 +11,7 @@ range's merge. Nothing else changes: an APPEND snapshot, ``nextRowId`` kept.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import IO, Any, cast
 
@@ -173,7 +173,7 @@ def _touched(ranges: list[RowRange], ids: np.ndarray) -> dict[int, np.ndarray]:
 def _write_ranges(table: FileStoreTable, ranges: list[RowRange], touched: dict[int, np.ndarray],
                   updates: pa.Table, columns: list[str], written: list[str]) -> list[CommitMessage]:
     """One partial-column file per touched range (and one ``.blob`` file per updated blob
-    column), one range in memory at a time."""
+    column), one batch of a range in memory at a time."""
     blobs = set(blob_columns(table.schema))
     normal = [c for c in columns if c not in blobs]
     reader = DataEvolutionSplitRead(table, normal, None) if normal else None
@@ -188,8 +188,7 @@ def _write_ranges(table: FileStoreTable, ranges: list[RowRange], touched: dict[i
         msg = messages.setdefault(key, CommitMessage(r.partition, r.bucket, r.total_buckets))
         if reader is not None:
             split = Split(r.partition, decoder.partition_values(r.partition), r.bucket, r.files)
-            current = reader.merged_range(split, r.files, target)
-            merged = _overlay(current, rows, r.first, normal)
+            merged = _overlay_batches(reader.merged_range_batches(split, r.files, target), rows, r.first, normal)
             meta = _write_file(table, file_schema, r, decoder.partition_dir(r.partition), merged, written)
             msg.new_files.append(replace(meta, first_row_id=r.first, write_cols=tuple(normal)))
         for c in columns:
@@ -241,17 +240,31 @@ def _overlay(current: pa.Table, updates: pa.Table, first: int, columns: list[str
     return pa.Table.from_arrays(cols, names=columns)
 
 
-def _write_file(table: FileStoreTable, schema: TableSchema, r: RowRange, partition_dir: str, data: pa.Table,
-                written: list[str]) -> DataFileMeta:
+def _overlay_batches(batches: Iterable[pa.Table], updates: pa.Table, first: int, columns: list[str],
+                     ) -> Iterator[pa.Table]:
+    """:func:`_overlay` over a range read batch by batch (``updates`` sorted by row id)."""
+    ids = updates.column(ROW_ID).to_numpy()
+    start = first
+    for t in batches:
+        lo, hi = (int(i) for i in np.searchsorted(ids, [start, start + t.num_rows]))
+        yield _overlay(t, updates.slice(lo, hi - lo), start, columns)
+        start += t.num_rows
+
+
+def _write_file(table: FileStoreTable, schema: TableSchema, r: RowRange, partition_dir: str,
+                data: Iterable[pa.Table], written: list[str]) -> DataFileMeta:
     w = RollingFileWriter(table, r.partition, r.bucket, kind=APPEND, level=0, file_source=FileSource.APPEND,
                           schema=schema, target_file_size=_NO_ROLL, partition_dir=partition_dir,
                           index_builder_factory=None)
+    rows = 0
     try:
-        w.write(data.append_column(SEQUENCE_NUMBER, pa.array(np.zeros(data.num_rows, dtype=np.int64))))
+        for t in data:
+            w.write(t.append_column(SEQUENCE_NUMBER, pa.array(np.zeros(t.num_rows, dtype=np.int64))))
+            rows += t.num_rows
         metas = w.close()
     finally:
         written.extend(w.written)
-    if len(metas) != 1 or metas[0].row_count != data.num_rows:
+    if len(metas) != 1 or metas[0].row_count != rows:
         raise NotYetSupported("write --columns: a range's partial-column file could not be written as one file")
     return metas[0]
 
