@@ -20,6 +20,9 @@ from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.compact import materialize_dv
 from paimon_cli.core.errors import NotYetSupported
 from paimon_cli.core.manifest.index_manifest import DELETION_VECTORS_INDEX
+from paimon_cli.core.mergetree.blob_file_writer import BlobRollingFileWriter
+from paimon_cli.core.mergetree.file_writer import RollingFileWriter
+from paimon_cli.core.operation import data_evolution_read
 from paimon_cli.core.operation.read import TableRead
 from paimon_cli.core.operation.scan import FileStoreScan
 from tests.interop.cli_runner import CLI_ENV, cli, cli_json
@@ -428,3 +431,58 @@ def test_a_deletion_vector_keyed_by_a_blob_file_is_refused(pypaimon: PyPaimon, t
     res = cli(wh, "materialize-deletion-vectors", f"{DB}.b", code=4)
     assert f"deletion vector(s) keyed by .blob file(s) {blob}" in res.stderr
     assert _files(wh, "b") == before
+
+
+def _materialize_recording_writes(wh: str, name: str, monkeypatch: pytest.MonkeyPatch, writer: type,
+                                  batch_rows: int | None) -> tuple[list[int], list[dict[str, Any]]]:
+    """Materialize ``name`` (``batch_rows`` per range batch, default otherwise), recording the
+    rows of every batch the rolling writer receives; returns those and the rows read after."""
+    writes: list[int] = []
+    real = writer.write
+
+    def write(self: Any, table: Any) -> None:
+        writes.append(table.num_rows)
+        real(self, table)
+
+    with monkeypatch.context() as m:
+        m.setattr(writer, "write", write)
+        if batch_rows is not None:
+            m.setattr(data_evolution_read, "BATCH_ROWS", batch_rows)
+        table = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
+        res = materialize_dv.materialize_deletion_vectors(table)
+        assert res.snapshot_id is not None
+    table = FileSystemCatalog(wh).get_table(f"{DB}.{name}")
+    return writes, TableRead(table, projection=[*table.schema.field_names, "_ROW_ID"]).to_arrow().to_pylist()
+
+
+def test_ranges_reach_the_writer_in_bounded_batches_with_the_same_rows(own_wh: str, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Memory stays bounded by a batch: each 40-row range (partial-column files, deletion
+    vector) is read and written 7 rows at a time, and the table holds exactly the rows, in
+    the same order and with the same new row ids, as with one batch per range."""
+    whole_wh = str(tmp_path / "whole")
+    shutil.copytree(own_wh, whole_wh)
+    whole_writes, whole = _materialize_recording_writes(whole_wh, "dv", monkeypatch, RollingFileWriter, None)
+    writes, batched = _materialize_recording_writes(own_wh, "dv", monkeypatch, RollingFileWriter, 7)
+    assert whole_writes == [40 - 4, 40 - 3]  # ranges 0..39 and 80..119, whole
+    assert len(writes) == 2 * 6 and max(writes) <= 7 and sum(writes) == sum(whole_writes)
+    assert batched == whole
+    assert canon([{k: r[k] for k, _ in COLUMNS} for r in batched]) == canon(surviving())
+
+
+def test_blob_ranges_reach_the_writer_in_bounded_batches_with_the_same_rows(pypaimon: PyPaimon, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    wh = str(tmp_path / "wh")
+    pypaimon.create_table(wh, DB, "b", BLOB_COLUMNS, options={"bucket": "-1", **DV, "blob.target-file-size": "200 b"})
+    pypaimon.write(wh, DB, "b", _blob_rows(0, 30))
+    pypaimon.update_by_row_id(wh, DB, "b", ["pic"], [{"_ROW_ID": 4, "pic": b"NEW4"}, {"_ROW_ID": 6, "pic": None}])
+    pypaimon.call("delete_by_row_id", warehouse=wh, db=DB, table="b", row_ids=[0, 4, 13, 27])
+    whole_wh = str(tmp_path / "whole")
+    shutil.copytree(wh, whole_wh)
+    whole_writes, whole = _materialize_recording_writes(whole_wh, "b", monkeypatch, BlobRollingFileWriter, None)
+    writes, batched = _materialize_recording_writes(wh, "b", monkeypatch, BlobRollingFileWriter, 4)
+    assert whole_writes == [26]
+    assert writes == [3, 3, 4, 3, 4, 4, 3, 2]  # rows 0..3, 4..7, ..., 28..29; deleted: 0, 4, 13, 27
+    assert batched == whole
+    assert [r["pic"] for r in batched if r["id"] in (5, 6, 7)] == [_blob_rows(5, 6)[0]["pic"], None,
+                                                                    _blob_rows(7, 8)[0]["pic"]]
