@@ -125,9 +125,9 @@ class DataEvolutionSplitRead(SplitRead):
             stored_rows = _RowStream(iter_data_file_batches(self.table.file_io, self.file_path(split, files[0]),
                                                             fields, [f.name for f in stored], batch_rows,
                                                             low_memory=True))
-        blob_bytes = None
+        blob_bytes: np.ndarray | None = None
         if self.blob_as == "bytes" and blob_readers:
-            blob_bytes = sum(r.value_lengths() for r in blob_readers.values())
+            blob_bytes = np.sum([r.value_lengths() for r in blob_readers.values()], axis=0)
         for start, end in _batch_bounds(rows, batch_rows, blob_bytes):
             n = end - start
             columns: dict[int, pa.ChunkedArray | pa.Array] = {}
