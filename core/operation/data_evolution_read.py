@@ -57,7 +57,8 @@ class DataEvolutionSplitRead(SplitRead):
     def merged_range(self, split: Split, group: list[DataFileMeta], target: list[DataField],
                      system: Sequence[str] = ()) -> pa.Table:
         """The ``target`` columns, then the ``system`` columns, of every row of one row-id range,
-        deleted rows too."""
+        deleted rows too, in one table: the whole-range read that :meth:`merged_range_batches`
+        (what the read, compaction and rewrites use) is checked against."""
         files = _checked_group([m for m in group if not is_blob_file(m)])
         rows = files[0].row_count
         columns: dict[int, pa.ChunkedArray | pa.Array] = {}

@@ -140,3 +140,19 @@ def test_compaction_writer_receives_the_range_batch_by_batch(tmp_path: Path,
     (path,) = result.written
     out = read_data_file(ft.file_io, path, list(ft.schema.fields), ["id", "v"]).to_pylist()
     assert out == [{"id": r["id"], "v": r["v"]} for r in before]
+
+
+def test_stored_system_columns_are_read_batch_by_batch(tmp_path: Path) -> None:
+    """A compacted row-tracking file stores ``_ROW_ID`` / ``_SEQUENCE_NUMBER``; the stored
+    values (not the file's max sequence number) come through every batch."""
+    t = Warehouse(str(tmp_path / "wh")).create_table("db.t", "id BIGINT, v STRING",
+                                                     options={"row-tracking.enabled": "true", "bucket": "-1"})
+    t.write(pa.table({"id": _ids(0, 5), "v": list("abcde")}))
+    t.write(pa.table({"id": _ids(5, 9), "v": list("fghi")}))
+    t.compact(full=True)
+    ft, [(split, group)] = _ranges(t)
+    assert "_SEQUENCE_NUMBER" in (group[0].write_cols or ())
+    assert _check_batches_equal_whole(t, 2) == 5
+    reader = DataEvolutionSplitRead(ft, ft.schema.field_names, None)
+    batches = reader.merged_range_batches(split, group, list(ft.schema.fields), SYSTEM, batch_rows=2)
+    assert pa.concat_tables(batches).column(SEQUENCE_NUMBER).to_pylist() == [1] * 5 + [2] * 4
