@@ -11,16 +11,19 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..data.types import data_type_from_json, parse_columns
 from ..errors import InvalidInput
 from ..io.fileio import load_file_io, parse_storage_options
 from ..schema.options import parse_memory_bytes
-from ..table.file_store_table import TimeTravel
 from ..table.identifiers import validate_name
 from ..utils.durations import parse_duration, parse_iso_time, parse_point_in_time
 from ..utils.json_util import loads_metadata
+
+# The type system and the table are imported where a schema is parsed or a table read, so a
+# warehouse listing loads neither (start-up, issue 28).
+if TYPE_CHECKING:
+    from ..table.file_store_table import TimeTravel
 
 _BARE_DIGITS = re.compile(r"\d+")
 
@@ -118,6 +121,8 @@ def time_travel(snapshot: int | None, tag: str | None, timestamp: Timestamp | No
         return None
     tag = tag_name(tag)
     millis = timestamp_millis(timestamp) if timestamp is not None else None
+    from ..table.file_store_table import TimeTravel
+
     return TimeTravel(snapshot_id=snapshot, tag=tag, timestamp_millis=millis)
 
 
@@ -179,6 +184,8 @@ def schema_spec(text: str) -> dict[str, Any]:
         return _spec_from_json(load_file_io(path).read_text(path), path)
     if text.lstrip().startswith("{"):
         return _spec_from_json(text, "--schema")
+    from ..data.types import parse_columns
+
     return {"columns": parse_columns(text), "partition_keys": [], "primary_keys": [], "options": {}, "comment": None}
 
 
@@ -188,6 +195,8 @@ def _spec_from_json(text: str, source: str) -> dict[str, Any]:
         raise InvalidInput(f"{source}: expected a JSON object with a non-empty \"fields\" list")
     if not all(isinstance(f, dict) and "name" in f and "type" in f for f in obj["fields"]):
         raise InvalidInput(f"{source}: every entry of \"fields\" must be an object with name and type")
+    from ..data.types import data_type_from_json
+
     # ids in a schema file are dropped: a new table numbers its fields from 0, as Java does
     columns = [(str(f["name"]), data_type_from_json(f["type"]), f.get("description")) for f in obj["fields"]]
     return {

@@ -37,7 +37,6 @@ from .arguments import (
     schema_spec,
     storage_options,
 )
-from .table import Table
 
 if TYPE_CHECKING:
     from ..catalog.base import Registration
@@ -53,6 +52,7 @@ if TYPE_CHECKING:
         DatabaseOrphanFilesReport,
         TableCompaction,
     )
+    from .table import Table
 
 
 _OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()  # warehouses whose catalog is open
@@ -141,6 +141,8 @@ class Warehouse:
 
     def table(self, identifier: str, branch: str | None = None) -> Table:
         """A handle on ``db.table`` (a branch of it with ``branch``); nothing is read yet."""
+        from .table import Table  # here: listing databases and tables loads no table code (issue 28)
+
         return Table(self, identifier, branch)
 
     def create_table(
@@ -176,7 +178,7 @@ class Warehouse:
         if not (if_not_exists and catalog.table_exists(ident)):
             new_table_schema(new_schema)  # refuse before the warehouse or database folder is made
         catalog.create_table(ident.full_name, new_schema, if_not_exists)
-        return Table(self, ident.full_name)
+        return self.table(ident.full_name)
 
     def drop_table(self, identifier: str, *, if_exists: bool = False, dry_run: bool = False) -> DropPlan:
         """Drop a table as its catalog's Java counterpart does: the metastore forgets it, then a
@@ -205,7 +207,7 @@ class Warehouse:
         its name, as Java moves it."""
         from ..catalog.drop import rename_table
         _, new = rename_table(self.catalog, identifier, new_identifier)
-        return Table(self, new)
+        return self.table(new)
 
     def migrate_table(self, identifier: str, *, target: str | None = None, options: KeyValues | None = None,
                       delete_origin: bool = True, dry_run: bool = False) -> MigratePlan:
@@ -279,7 +281,7 @@ class Warehouse:
         """Create database ``demo`` with a primary-key and an append table holding a few commits
         (the key table fully compacted); tables that already hold data are left as they are."""
         from ..demo import build_demo_warehouse
-        return [Table(self, name) for name in build_demo_warehouse(self.catalog)]
+        return [self.table(name) for name in build_demo_warehouse(self.catalog)]
 
     # -- fleet upkeep ----------------------------------------------------------------------------
 
@@ -326,7 +328,7 @@ class Warehouse:
         out: list[TableCompaction] = []
         for name in sorted(selected):
             try:
-                report = Table(self, name).compact(
+                report = self.table(name).compact(
                     full=full, plan=plan, engine=engine, spark_master=spark_master, spark_conf=spark_conf,
                     parallelism=parallelism, max_bytes=max_bytes, max_buckets=max_buckets, expire=expire,
                     progress=progress, partition_idle_time=partition_idle_time)
@@ -386,7 +388,7 @@ class Warehouse:
         out: list[TableRepair] = []
         for name in dict.fromkeys(names):
             try:
-                report = Table(self, name).repair(dry_run=dry_run)
+                report = self.table(name).repair(dry_run=dry_run)
             except PaimonError as e:
                 out.append(TableRepair(name, error=" ".join(str(e).split()), exit_code=e.exit_code))
             else:
@@ -416,7 +418,7 @@ class Warehouse:
         validate_name("database", database)
         if older_than is not None:  # one cut-off for every table, as Java's olderThanMillis
             older_than = datetime.datetime.fromtimestamp(point_in_time_millis(older_than, "--older-than") / 1000)
-        tables = [Table(self, f"{database}.{t}") for t in self.catalog.list_tables(database)]
+        tables = [self.table(f"{database}.{t}") for t in self.catalog.list_tables(database)]
         for t in tables:
             t._open_for(Action.REMOVE_ORPHAN_FILES)
         out: list[TableOrphans] = []

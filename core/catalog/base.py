@@ -20,16 +20,19 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AlreadyExists, CorruptMetadata, NotFound, NotYetSupported
 from ..io import fileio
 from ..io.fileio import FileIO
-from ..schema.schema_manager import SchemaManager, new_table_schema
-from ..schema.table_schema import Schema, TableSchema
-from ..table.catalog_environment import FILESYSTEM, CatalogEnvironment
-from ..table.file_store_table import FileStoreTable
+from ..schema.schema_manager import SchemaManager
 from ..table.identifiers import Identifier, validate_name
 from ..utils.suggest import did_you_mean
 from .options import CatalogOptions
 
 if TYPE_CHECKING:
     from ..schema.schema_change import SchemaChange
+    from ..schema.table_schema import Schema, TableSchema
+    from ..table.catalog_environment import CatalogEnvironment
+    from ..table.file_store_table import FileStoreTable
+
+# Opening a table (schema types, snapshot and tag managers, its environment) is imported where a
+# table is opened, so listing databases and tables loads none of it (start-up, issue 28).
 
 PAIMON = "paimon"
 DB_SUFFIX = ".db"
@@ -170,6 +173,8 @@ class Catalog(ABC):
     def catalog_environment(self, ident: Identifier, schema: TableSchema,
                             branch: str | None = None) -> CatalogEnvironment:
         """The lock and metastore partition sync the commits of the table (its ``branch``) run with."""
+        from ..table.catalog_environment import FILESYSTEM
+
         return FILESYSTEM
 
     def after_alter(self, ident: Identifier, old: TableSchema, new: TableSchema) -> None:
@@ -260,6 +265,8 @@ class Catalog(ABC):
         """The table at its default location, opened without the metastore (what ``repair
         --dry-run`` plans on for a table it would register), lent the environment registering
         gives it, so the plan names the metastore partitions the run then adds."""
+        from ..table.file_store_table import FileStoreTable
+
         location = self.new_table_location(ident)
         table = FileStoreTable.load(self.file_io_for(location), local_location(location), ident)
         table.catalog_environment = self.registration_environment(ident, table.schema)
@@ -268,6 +275,8 @@ class Catalog(ABC):
     def registration_environment(self, ident: Identifier, schema: TableSchema) -> CatalogEnvironment:
         """The metastore partition sync a table gets once registered, against a metastore that
         holds none of its partitions yet (no lock: nothing is committed through it)."""
+        from ..table.catalog_environment import FILESYSTEM
+
         return FILESYSTEM
 
     # -- tables: common -------------------------------------------------------------------------
@@ -311,6 +320,8 @@ class Catalog(ABC):
             raise CorruptMetadata(location, f"table {ident} is registered in catalog {self.name} but no Paimon "
                                             "schema is there (dropped or moved behind the catalog's back?)")
         env = self.catalog_environment(ident, schema, branch)
+        from ..table.file_store_table import FileStoreTable
+
         return self.with_iceberg_committer(FileStoreTable.load(fio, path, ident, branch, env))
 
     def with_iceberg_committer(self, table: FileStoreTable) -> FileStoreTable:
@@ -345,6 +356,8 @@ class Catalog(ABC):
                 return self.get_table(ident)
             raise AlreadyExists(f"table {ident} already exists")
         self._check_unregistered(ident)
+        from ..schema.schema_manager import new_table_schema
+
         new_table_schema(schema)  # refused before any folder or metastore entry is made
         self.create_database(ident.database, ignore_if_exists=True)
         location = self.new_table_location(ident)

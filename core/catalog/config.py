@@ -33,11 +33,6 @@ from ..errors import InvalidInput, NotFound
 from ..utils.suggest import did_you_mean
 from .options import WAREHOUSE, CatalogOptions
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 CATALOGS_FILE_ENV = "PAIMON_CLI_CATALOGS"
 CATALOG_ENV = "PAIMON_CATALOG"
 CATALOG_OPTIONS_ENV = "PAIMON_CATALOG_OPTIONS"
@@ -76,6 +71,12 @@ def _expand(name: str, key: str, value: str) -> str:
 
 def load_catalogs_file(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """Every catalog of the file, values as written (``${VAR}`` not yet expanded)."""
+    # Imported here: a run without a catalogs file never parses TOML (start-up, issue 28).
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
     path = path or catalogs_file()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -6,15 +6,17 @@ holding ``schema/schema-N``. Registering, forgetting and renaming are folder ope
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, InvalidInput, NotFound
 from ..io import fileio
-from ..schema.table_schema import TableSchema
-from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier, validate_name
 from .base import Catalog, TableEntry
 from .options import WAREHOUSE, CatalogOptions
+
+if TYPE_CHECKING:  # annotations only: listing a warehouse opens no table (issue 28)
+    from ..schema.table_schema import TableSchema
+    from ..table.file_store_table import FileStoreTable
 
 
 class FileSystemCatalog(Catalog):

@@ -17,9 +17,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..data import binary_row
-from ..data import types as t
-from ..data.java_format import java_double, java_float, java_local_datetime
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported
 from .fileio import join, parent
 
@@ -350,6 +347,10 @@ def partition_value_to_str(value: Any, data_type: Any, legacy_name: bool = True)
     """
     if value is None:
         return None
+    # Imported here: the path helpers of a listing or snapshot read need no type system (issue 28).
+    from ..data import types as t
+    from ..data.java_format import java_double, java_float, java_local_datetime
+
     if isinstance(data_type, t.BooleanType) or isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(data_type, t.DateType):
@@ -447,6 +448,8 @@ def partition_path_for(schema: Any, values: Sequence[Any]) -> str:
 def partition_spec_of(schema: Any, partition: bytes) -> dict[str, str]:
     """A serialized partition as a metastore names it: key -> the directory's value, unescaped
     (nulls and blanks as ``partition.default-name``), as Java's ``generatePartValues``."""
+    from ..data import binary_row
+
     values = binary_row.deserialize(partition, schema.partition_types)
     strs = partition_values_to_str(values, schema.partition_types, schema.core_options.partition_legacy_name)
     default = schema.core_options.partition_default_name
@@ -458,4 +461,6 @@ def partition_dir_of(schema: Any, partition: bytes) -> str:
     """The directory (relative to the data root) of a serialized partition; "" when unpartitioned."""
     if not schema.partition_keys:
         return ""
+    from ..data import binary_row
+
     return partition_path_for(schema, binary_row.deserialize(partition, schema.partition_types))

@@ -15,11 +15,13 @@ from ..io import paths
 from ..io.commit_lock import NO_LOCK, CommitLock
 from ..io.fileio import FileIO, join
 from .option_keys import check_option_keys
-from .schema_validation import normalize_schema, validate_table_schema
-from .table_schema import CURRENT_VERSION, Schema, TableSchema, current_highest_field_id
 
 if TYPE_CHECKING:
     from .schema_change import SchemaChange
+    from .table_schema import Schema, TableSchema
+
+# The schema classes (and the type system under them) are imported where a schema is read or
+# written: finding which folders hold schema files (listing tables) needs none (issue 28).
 
 SCHEMA_FILE_NAME = re.compile(r"^schema-(\d+)$")
 
@@ -30,6 +32,9 @@ def new_table_schema(schema: Schema) -> TableSchema:
     Callers check this before touching storage, so a refused request leaves no warehouse,
     database or table folder behind.
     """
+    from .schema_validation import normalize_schema, validate_table_schema
+    from .table_schema import CURRENT_VERSION, TableSchema, current_highest_field_id
+
     norm = normalize_schema(schema)
     check_option_keys(norm.options)
     new = TableSchema(
@@ -87,6 +92,8 @@ class SchemaManager:
             have = f"existing ids {ids[0]}..{ids[-1]}" if ids else "no schema files"
             # ids come from metadata (a snapshot, a data file's meta): broken metadata, exit 4
             raise MissingMetadata(f"schema {schema_id} does not exist at {path} ({have})") from None
+        from .table_schema import TableSchema
+
         return TableSchema.from_json(text, path)
 
     def schema_exists(self, schema_id: int) -> bool:
@@ -98,6 +105,8 @@ class SchemaManager:
     # -- writes ---------------------------------------------------------------------------
 
     def _publish(self, schema: TableSchema) -> bool:
+        from .schema_validation import validate_table_schema
+
         validate_table_schema(schema)
         fallback = schema.core_options.scan_fallback_branch
         if fallback is not None and SchemaManager(self.file_io, self.table_path, fallback).latest() is None:

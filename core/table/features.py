@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from ..data.types import BlobType, holds_blob
 from ..errors import NotYetSupported
 from ..io import paths
-from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestFile
 from ..schema import iceberg_options
 
 if TYPE_CHECKING:
@@ -69,7 +68,6 @@ EVERYTHING = frozenset(Action)
 SERVER_REFUSED = {Action.PURGE_FILES: "it drops every branch, tag and consumer and truncates in one go, which the "
                                       "REST API has no call for"}
 
-KNOWN_INDEX_TYPES = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})
 SUPPORTED_FILE_FORMATS = frozenset({"parquet", "orc", "avro"})
 TABLE_TYPE = "table"
 
@@ -327,11 +325,15 @@ def unsupported_index_types(table: FileStoreTable, global_ok: bool = False) -> l
     snap = table.snapshot_manager.latest_snapshot()
     if snap is None or not snap.index_manifest:
         return []
+    # The index manifest's reader is imported only for a snapshot that has one (issue 28).
+    from ..manifest.index_manifest import DELETION_VECTORS_INDEX, HASH_INDEX, IndexFileMeta, IndexManifestFile
+
+    known = frozenset({HASH_INDEX, DELETION_VECTORS_INDEX})
     entries = IndexManifestFile(table.file_io, paths.manifest_dir(table.path)).live_entries(snap.index_manifest)
     def unsupported(f: IndexFileMeta) -> bool:
         if f.global_index is not None:
             return not global_ok
-        return f.index_type not in KNOWN_INDEX_TYPES
+        return f.index_type not in known
 
     return sorted({e.index_file.index_type for e in entries if unsupported(e.index_file)})
 

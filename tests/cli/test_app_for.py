@@ -65,3 +65,24 @@ def test_one_command_app_prints_what_the_whole_app_prints(demo_wh: str, runner: 
     one = runner.invoke(app_for(argv), argv, prog_name="paimon-cli")
     assert app_for(argv) is not app
     assert (one.exit_code, one.stdout, one.stderr) == (whole.exit_code, whole.stdout, whole.stderr)
+
+
+def test_command_table_names_every_command_module() -> None:
+    """COMMANDS names each command's module and function as text (a run imports one module);
+    every module under paimon_cli.commands is a command in it, and each entry resolves to a
+    function defined in that module, so the table cannot drift from the modules."""
+    import pkgutil
+
+    import paimon_cli.commands as package
+    from paimon_cli.app import command_function
+
+    modules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+    assert modules == {spec.split(":")[0] for spec in COMMANDS.values()}
+    for name, spec in COMMANDS.items():
+        fn = command_function(name)
+        assert callable(fn)
+        assert fn.__module__ == f"paimon_cli.commands.{spec.split(':')[0]}", name
+    group = typer.main.get_command(app)
+    assert list(group.commands) == list(COMMANDS)  # type: ignore[attr-defined]
+    assert [(c.name, c.callback) for c in app.registered_commands] == [
+        (n, command_function(n)) for n in COMMANDS]

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from paimon_cli.app import COMMANDS, app
+from paimon_cli.app import COMMANDS, app, command_function
 from paimon_cli.errors import EXIT_CODES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ def test_registry_matches_app() -> None:
 
 @pytest.mark.parametrize("name", REGISTERED)
 def test_command_has_help_and_example(name: str) -> None:
-    doc = COMMANDS[name].__doc__ or ""
+    doc = command_function(name).__doc__ or ""
     assert doc.strip(), f"{name} has no docstring"
     assert "Example:" in doc and f"paimon-cli {name}" in doc.split("Example:", 1)[1]
     result = CliRunner().invoke(app, [name, "--help"])
