@@ -18,6 +18,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from typer._click.core import Command
 from typer._click.exceptions import BadParameter, ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperCommand, TyperGroup
 from typer.exceptions import Abort, Exit
@@ -168,7 +169,18 @@ def _close_catalogs() -> None:
         api.close_open_catalogs()
 
 
-class CliCommand(TyperCommand):
+class _CoercedHelpOption(Command):
+    """The help option, which click makes on first use (after ``__init__``), coerced like the
+    other parameters (``paimon_cli.coercion``)."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        opt = super().get_help_option(ctx)
+        if opt is not None:
+            coercion.install([opt])
+        return opt
+
+
+class CliCommand(_CoercedHelpOption, TyperCommand):
     """A typer command whose failures go through :func:`report` instead of a traceback.
 
     The exit code is raised outside the ``except`` blocks, so the failure's traceback -- and
@@ -184,12 +196,6 @@ class CliCommand(TyperCommand):
         if all(p.name != "quiet" for p in self.params):
             self.params.append(quiet_param())
         coercion.install(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        opt = super().get_help_option(ctx)  # made on first use, after __init__
-        if opt is not None:
-            coercion.install([opt])
-        return opt
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         raw = list(args)  # the parser consumes the list
@@ -257,19 +263,13 @@ def _flush_stdout() -> None:
         silence_stdout()
 
 
-class CliGroup(TyperGroup):
+class CliGroup(_CoercedHelpOption, TyperGroup):
     """The root command: global options before the command (``paimon_cli.global_options``),
     usage errors as ``error:`` + ``hint:`` lines (exit 2), a closed stdout as a normal end."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         coercion.install(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        opt = super().get_help_option(ctx)  # made on first use, after __init__
-        if opt is not None:
-            coercion.install([opt])
-        return opt
 
     def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
         name, cmd, rest = super().resolve_command(ctx, args)
