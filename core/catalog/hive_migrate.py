@@ -24,6 +24,7 @@ back and drops the staging table, so the Hive table is left as it was.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -423,19 +424,25 @@ def _check_timestamp(f: DataField, got: Any, fmt: str, what: str) -> None:
 _NESTED_TYPES = (ArrayType, MapType, RowType)
 
 
-def _check_parquet_layout(f: DataField, leaves: list[str], what: str) -> None:
-    """A nested Parquet column must use the standard LIST/MAP layout (``list.element``,
-    ``key_value.key/value``), the one Paimon writes and Java 0.9 is shown to read; other
-    layouts (Hive's own ``bag.array_element``, two-level lists, ``list.item``) are refused,
-    as nothing shows Java reads them right."""
+@functools.lru_cache(maxsize=256)
+def _standard_leaves(f: DataField) -> tuple[str, ...]:
+    """The Parquet leaf paths of ``f`` as pyarrow writes it (once per column, not per file)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     sink = pa.BufferOutputStream()
     pq.write_table(pa.schema([arrow_field(f)]).empty_table(), sink)
-    standard = [c.path for c in pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema]
+    return tuple(c.path for c in pq.ParquetFile(pa.BufferReader(sink.getvalue())).schema)
+
+
+def _check_parquet_layout(f: DataField, leaves: list[str], what: str) -> None:
+    """A nested Parquet column must use the standard LIST/MAP layout (``list.element``,
+    ``key_value.key/value``), the one Paimon writes and Java 0.9 is shown to read; other
+    layouts (Hive's own ``bag.array_element``, two-level lists, ``list.item``) are refused,
+    as nothing shows Java reads them right."""
+    standard = _standard_leaves(f)
     got = [p for p in leaves if p == f.name or p.startswith(f.name + ".")]
-    if got != standard:
+    if got != list(standard):
         raise NotYetSupported(f"{what}: nested column {f.name} is stored as {', '.join(got)}, not in Parquet's "
                               f"standard layout ({', '.join(standard)}) that Java Paimon reads")
 
