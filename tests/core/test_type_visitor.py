@@ -1,0 +1,118 @@
+"""The one dispatch over Paimon types: every type class reaches its own method, nothing falls through."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import pytest
+
+from paimon_cli.core.data import types as paimon_types
+from paimon_cli.core.data.type_visitor import VISIT_METHODS, DataTypeVisitor
+from paimon_cli.core.data.types import (
+    ArrayType,
+    DataType,
+    DecimalType,
+    IntType,
+    MapType,
+    MultisetType,
+    RowType,
+    VarCharType,
+    parse_data_type,
+)
+from paimon_cli.core.errors import InvalidInput, NotYetSupported
+
+NESTED = {ArrayType, MultisetType, MapType, RowType}
+
+
+def _concrete_type_classes() -> list[type[DataType]]:
+    """Every DataType subclass ``data.types`` defines, whatever it is built with."""
+    return [c for _, c in inspect.getmembers(paimon_types, inspect.isclass)
+            if issubclass(c, DataType) and c is not DataType and c.__module__ == paimon_types.__name__]
+
+
+class _Names(DataTypeVisitor[str]):
+    """Answers the name of the method each type reached."""
+
+
+for _name in set(VISIT_METHODS.values()):
+    setattr(_Names, _name, (lambda n: lambda self, dt: n)(_name))
+_Names._dispatch = {c: getattr(_Names, n) for c, n in VISIT_METHODS.items()}  # methods set after class creation
+
+
+def test_every_type_class_has_its_own_method() -> None:
+    classes = _concrete_type_classes()
+    assert len(classes) >= 22
+    assert set(classes) == set(VISIT_METHODS)
+    assert len(set(VISIT_METHODS.values())) == len(VISIT_METHODS)  # no two classes share a method
+    for c in classes:
+        assert hasattr(DataTypeVisitor, VISIT_METHODS[c]), c
+        assert _Names().visit(c()) == VISIT_METHODS[c]
+
+
+def test_methods_defined_in_a_subclass_are_dispatched() -> None:
+    class Sql(DataTypeVisitor[str]):
+        def visit_atomic(self, dt: DataType) -> str:
+            return "atomic " + dt.as_sql()
+
+        def visit_decimal(self, dt: DecimalType) -> str:
+            return f"dec {dt.precision}/{dt.scale}"
+
+        def visit_array(self, dt: ArrayType) -> str:
+            return f"[{self.visit(dt.element)}]"
+
+    v = Sql()
+    assert v.visit(parse_data_type("ARRAY<DECIMAL(12, 3)>")) == "[dec 12/3]"
+    assert v.visit(parse_data_type("ARRAY<INT NOT NULL>")) == "[atomic INT NOT NULL]"
+    assert v.visit(parse_data_type("VARIANT")) == "atomic VARIANT"
+    # nested types are never "atomic": a visitor that does not map them refuses them
+    for text in ("MAP<INT, INT>", "MULTISET<INT>", "ROW<a INT>", "ARRAY<MAP<INT, INT>>"):
+        with pytest.raises(NotYetSupported, match=r"^Sql: data type .* is not supported$"):
+            v.visit(parse_data_type(text))
+
+
+def test_a_visitor_mapping_nothing_refuses_every_type() -> None:
+    class Nothing(DataTypeVisitor[Any]):
+        pass
+
+    for c in _concrete_type_classes():
+        with pytest.raises(NotYetSupported, match="Nothing: data type"):
+            Nothing().visit(c())
+
+
+def test_unsupported_raises_the_conversions_own_error() -> None:
+    class Mine(DataTypeVisitor[int]):
+        def visit_int(self, dt: IntType) -> int:
+            return 4
+
+        def unsupported(self, dt: DataType) -> NoReturn:
+            raise InvalidInput(f"mine cannot map {dt}")
+
+    assert Mine().visit(IntType()) == 4
+    with pytest.raises(InvalidInput, match=r"^mine cannot map STRING NOT NULL$"):
+        Mine().visit(VarCharType(nullable=False))
+
+
+def test_a_type_class_the_table_does_not_know_fails_loudly() -> None:
+    """A type added to data.types but not to the dispatch table, or a subclass of a known one,
+    reaches ``unsupported``: never a neighbour's method, never a silent answer."""
+
+    @dataclass(frozen=True)
+    class GeometryType(DataType):
+        root = "GEOMETRY"
+
+    @dataclass(frozen=True)
+    class MyInt(IntType):
+        pass
+
+    class Everything(DataTypeVisitor[str]):
+        def visit_atomic(self, dt: DataType) -> str:
+            return "atomic"
+
+    assert Everything().visit(IntType()) == "atomic"
+    for t in (GeometryType(), MyInt()):
+        with pytest.raises(NotYetSupported, match=r"^Everything: data type .* is not supported$"):
+            Everything().visit(t)
+        with pytest.raises(NotYetSupported):
+            _Names().visit(t)
