@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn
 
 import pytest
 
+from paimon_cli.core.catalog.hms_table import hive_type_name
 from paimon_cli.core.data import types as paimon_types
 from paimon_cli.core.data.type_visitor import VISIT_METHODS, DataTypeVisitor
 from paimon_cli.core.data.types import (
     ArrayType,
+    DataField,
     DataType,
     DecimalType,
     IntType,
@@ -22,6 +25,8 @@ from paimon_cli.core.data.types import (
     parse_data_type,
 )
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
+from paimon_cli.core.format.arrow_schema import arrow_field, arrow_type
+from paimon_cli.core.format.avro_format import avro_schema
 
 NESTED = {ArrayType, MultisetType, MapType, RowType}
 
@@ -116,3 +121,42 @@ def test_a_type_class_the_table_does_not_know_fails_loudly() -> None:
             Everything().visit(t)
         with pytest.raises(NotYetSupported):
             _Names().visit(t)
+
+
+@dataclass(frozen=True)
+class _GeometryType(DataType):
+    """A type newer Paimon has and this table does not know."""
+
+    root = "GEOMETRY"
+
+
+_CONVERTERS: dict[str, tuple[Callable[[DataType], Any], str]] = {
+    "arrow": (arrow_type, r"^data files: type GEOMETRY has no Arrow mapping yet$"),
+    "arrow field": (lambda t: arrow_field(DataField(1, "g", t)), r"^data files: type GEOMETRY has no Arrow mapping yet$"),
+    "avro": (lambda t: avro_schema([DataField(1, "g", t)]), r"^avro data files: type GEOMETRY is not supported$"),
+    "hive": (hive_type_name, r"^type GEOMETRY has no Hive column type$"),
+    "hive3": (lambda t: hive_type_name(t, hive3=True), r"^type GEOMETRY has no Hive column type$"),
+}
+
+
+@pytest.mark.parametrize("converter", sorted(_CONVERTERS))
+@pytest.mark.parametrize("nest", ["{}", "ARRAY<{}>", "MAP<INT, {}>", "MAP<{}, INT>", "MULTISET<{}>", "ROW<a INT, b {}>"])
+def test_every_conversion_refuses_an_unknown_type_with_its_own_message(converter: str, nest: str) -> None:
+    """However deep it nests, a type a conversion does not know is refused by name, never mapped."""
+    convert, message = _CONVERTERS[converter]
+    with pytest.raises(NotYetSupported, match=message):
+        convert(_nest(nest))
+
+
+def _nest(nest: str) -> DataType:
+    """``nest`` with the unknown type in place of ``{}`` (the parser cannot name it)."""
+    if nest == "{}":
+        return _GeometryType()
+    outer = parse_data_type(nest.format("BOOLEAN"))
+    g = _GeometryType()
+    if isinstance(outer, (ArrayType, MultisetType)):
+        return type(outer)(element=g)
+    if isinstance(outer, MapType):
+        return MapType(key=g, value=outer.value) if nest.startswith("MAP<{}") else MapType(key=outer.key, value=g)
+    assert isinstance(outer, RowType)
+    return RowType(fields=(outer.fields[0], replace(outer.fields[1], type=g)))
