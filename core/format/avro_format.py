@@ -66,6 +66,10 @@ def _avro_type(dt: DataType, row_name: str) -> Any:
     return _nullable(_AvroSchema(row_name).visit(dt), dt)
 
 
+def _no_avro_type(dt: DataType) -> NoReturn:
+    raise NotYetSupported(f"avro data files: type {dt} is not supported")
+
+
 class _AvroSchema(DataTypeVisitor[Any]):
     """One type's Avro schema, nullability aside; ``row_name``: the record name a ROW gets
     (nested records append ``_<field>``, map entries ``_key`` / ``_value``)."""
@@ -74,7 +78,7 @@ class _AvroSchema(DataTypeVisitor[Any]):
         self.row_name = row_name
 
     def unsupported(self, dt: DataType) -> NoReturn:
-        raise NotYetSupported(f"avro data files: type {dt} is not supported")
+        _no_avro_type(dt)
 
     def visit_boolean(self, dt: BooleanType) -> Any:
         return "boolean"
@@ -184,6 +188,9 @@ def _map_fixups(fields: list[DataField]) -> list[tuple[str, Fix]]:
 class _NeedsMapFix(DataTypeVisitor[bool]):
     """Whether a type holds a MAP or MULTISET, whose values Arrow and Avro shape differently."""
 
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_avro_type(dt)
+
     def visit_atomic(self, dt: DataType) -> bool:
         return False
 
@@ -210,6 +217,9 @@ def _same(v: Any) -> Any:
 class _MapFixer(DataTypeVisitor[Fix]):
     """The function that reshapes one column's values between Arrow and Avro, built once per
     type (``None`` stays ``None``; rows are rebuilt with their fields, arrays copied)."""
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_avro_type(dt)
 
     def visit_atomic(self, dt: DataType) -> Fix:
         return _same
