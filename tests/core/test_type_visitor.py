@@ -27,6 +27,9 @@ from paimon_cli.core.data.types import (
 from paimon_cli.core.errors import InvalidInput, NotYetSupported
 from paimon_cli.core.format.arrow_schema import arrow_field, arrow_type
 from paimon_cli.core.format.avro_format import avro_schema
+from paimon_cli.core.iceberg.types import avro_type as iceberg_avro_type
+from paimon_cli.core.iceberg.types import canonical, from_bound, has_bounds, iceberg_field, name_mapping, to_bound
+from paimon_cli.core.schema.table_schema import TableSchema
 
 NESTED = {ArrayType, MultisetType, MapType, RowType}
 
@@ -130,12 +133,21 @@ class _GeometryType(DataType):
     root = "GEOMETRY"
 
 
+def _name_mapping(t: DataType) -> Any:
+    fields = [DataField(0, "id", IntType(nullable=False)), DataField(1, "g", t)]
+    return name_mapping([TableSchema(version=3, id=0, fields=fields, highest_field_id=1, partition_keys=[],
+                                     primary_keys=[], options={}, comment=None, time_millis=0)])
+
+
+# conversions of whole column types: an unknown type is refused however deep it nests
 _CONVERTERS: dict[str, tuple[Callable[[DataType], Any], str]] = {
-    "arrow": (arrow_type, r"^data files: type GEOMETRY has no Arrow mapping yet$"),
-    "arrow field": (lambda t: arrow_field(DataField(1, "g", t)), r"^data files: type GEOMETRY has no Arrow mapping yet$"),
-    "avro": (lambda t: avro_schema([DataField(1, "g", t)]), r"^avro data files: type GEOMETRY is not supported$"),
-    "hive": (hive_type_name, r"^type GEOMETRY has no Hive column type$"),
-    "hive3": (lambda t: hive_type_name(t, hive3=True), r"^type GEOMETRY has no Hive column type$"),
+    "arrow": (arrow_type, r"^data files: type .*GEOMETRY.* has no Arrow mapping yet$"),
+    "arrow field": (lambda t: arrow_field(DataField(1, "g", t)), r"^data files: type .*GEOMETRY.* has no Arrow mapping yet$"),
+    "avro": (lambda t: avro_schema([DataField(1, "g", t)]), r"^avro data files: type .*GEOMETRY.* is not supported$"),
+    "hive": (hive_type_name, r"^type .*GEOMETRY.* has no Hive column type$"),
+    "hive3": (lambda t: hive_type_name(t, hive3=True), r"^type .*GEOMETRY.* has no Hive column type$"),
+    "iceberg schema": (lambda t: iceberg_field(DataField(1, "g", t)), r"^Iceberg metadata: column type GEOMETRY has no Iceberg type$"),
+    "iceberg name mapping": (_name_mapping, r"^Iceberg metadata: column type GEOMETRY has no Iceberg type$"),
 }
 
 
@@ -146,6 +158,27 @@ def test_every_conversion_refuses_an_unknown_type_with_its_own_message(converter
     convert, message = _CONVERTERS[converter]
     with pytest.raises(NotYetSupported, match=message):
         convert(_nest(nest))
+
+
+# conversions of atomic values (partition values and column bounds)
+_VALUE_CONVERTERS: dict[str, tuple[Callable[[DataType], Any], type[Exception], str]] = {
+    "iceberg partition avro type": (iceberg_avro_type, NotYetSupported,
+                                    r"^Iceberg metadata: partition type GEOMETRY is not supported$"),
+    "iceberg canonical value": (lambda t: canonical(t, 1), NotYetSupported,
+                                r"^Iceberg metadata: column type GEOMETRY has no Iceberg type$"),
+    "iceberg has bounds": (has_bounds, NotYetSupported, r"^Iceberg metadata: column type GEOMETRY has no Iceberg type$"),
+    "iceberg to bound": (lambda t: to_bound(t, 1), NotYetSupported, r"^Iceberg metadata: no bound for type GEOMETRY$"),
+    "iceberg from bound": (lambda t: from_bound(t, b"\x01"), ValueError, r"^no bound decoding for GEOMETRY$"),
+}
+
+
+@pytest.mark.parametrize("converter", sorted(_VALUE_CONVERTERS))
+def test_every_value_conversion_refuses_an_unknown_type(converter: str) -> None:
+    """Before the visitor, canonical values and has_bounds answered for a type they did not
+    know (the value unchanged, no bounds); now they refuse it like the schema does."""
+    convert, error, message = _VALUE_CONVERTERS[converter]
+    with pytest.raises(error, match=message):
+        convert(_GeometryType())
 
 
 def _nest(nest: str) -> DataType:
