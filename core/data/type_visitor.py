@@ -87,7 +87,7 @@ class DataTypeVisitor(Generic[T]):
         method = self._dispatch.get(type(dt))
         if method is None:
             self.unsupported(dt)
-        return method(self, dt)  # type: ignore[no-any-return]
+        return method(self, dt)
 
     def unsupported(self, dt: DataType) -> NoReturn:
         """A type this visitor does not map; conversions raise their own error here."""

@@ -415,7 +415,7 @@ def _unscaled(v: decimal.Decimal, scale: int) -> int:
 
 def to_bound(dt: DataType, v: Any) -> bytes:
     """Iceberg's single-value serialization of a canonical value (Java ``IcebergConversions.toByteBuffer``)."""
-    return _TO_BOUND.visit(dt)(v)  # type: ignore[no-any-return]
+    return _TO_BOUND.visit(dt)(v)
 
 
 def has_bounds(dt: DataType) -> bool:
