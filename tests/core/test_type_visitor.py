@@ -40,13 +40,8 @@ def _concrete_type_classes() -> list[type[DataType]]:
             if issubclass(c, DataType) and c is not DataType and c.__module__ == paimon_types.__name__]
 
 
-class _Names(DataTypeVisitor[str]):
-    """Answers the name of the method each type reached."""
-
-
-for _name in set(VISIT_METHODS.values()):
-    setattr(_Names, _name, (lambda n: lambda self, dt: n)(_name))
-_Names._dispatch = {c: getattr(_Names, n) for c, n in VISIT_METHODS.items()}  # methods set after class creation
+# a visitor answering the name of the method each type reached
+_Names = type("_Names", (DataTypeVisitor,), {name: (lambda n: lambda self, dt: n)(name) for name in VISIT_METHODS.values()})
 
 
 def test_every_type_class_has_its_own_method() -> None:
