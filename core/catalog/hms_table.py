@@ -19,8 +19,9 @@ import copy
 import getpass
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -97,35 +98,81 @@ def hive_type_name(data_type: DataType, *, hive3: bool = False) -> str:
     writes it with Hive 3 classes on its classpath; with Hive 2 (and Java 0.9 always) it is
     ``timestamp``. VARIANT and BLOB exist only in Java 2.x (0.9 refuses them).
     """
-    t = data_type
-    simple = {
-        BooleanType: "boolean", TinyIntType: "tinyint", SmallIntType: "smallint", IntType: "int",
-        BigIntType: "bigint", FloatType: "float", DoubleType: "double", BinaryType: "binary",
-        VarBinaryType: "binary", DateType: "date", TimeType: "string", TimestampType: "timestamp",
-        BlobType: "binary",
-    }
-    name = simple.get(type(t))
-    if name is not None:
-        return name
-    if isinstance(t, DecimalType):
-        return f"decimal({t.precision},{t.scale})"
-    if isinstance(t, CharType):
-        return "string" if t.length > HIVE_CHAR_MAX else f"char({t.length})"
-    if isinstance(t, VarCharType):
-        return "string" if t.length > HIVE_VARCHAR_MAX else f"varchar({t.length})"
-    if isinstance(t, LocalZonedTimestampType):
-        return "timestamp with local time zone" if hive3 else "timestamp"
-    if isinstance(t, ArrayType):
-        return f"array<{hive_type_name(t.element, hive3=hive3)}>"
-    if isinstance(t, MultisetType):
-        return f"map<{hive_type_name(t.element, hive3=hive3)},int>"
-    if isinstance(t, MapType):
-        return f"map<{hive_type_name(t.key, hive3=hive3)},{hive_type_name(t.value, hive3=hive3)}>"
-    if isinstance(t, RowType):
-        return "struct<" + ",".join(f"{f.name}:{hive_type_name(f.type, hive3=hive3)}" for f in t.fields) + ">"
-    if isinstance(t, VariantType):
+    return (_HIVE3 if hive3 else _HIVE2).visit(data_type)
+
+
+class _HiveTypeName(DataTypeVisitor[str]):
+    def __init__(self, hive3: bool) -> None:
+        self.hive3 = hive3
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise NotYetSupported(f"type {dt.as_sql()} has no Hive column type")
+
+    def visit_boolean(self, dt: BooleanType) -> str:
+        return "boolean"
+
+    def visit_tinyint(self, dt: TinyIntType) -> str:
+        return "tinyint"
+
+    def visit_smallint(self, dt: SmallIntType) -> str:
+        return "smallint"
+
+    def visit_int(self, dt: IntType) -> str:
+        return "int"
+
+    def visit_bigint(self, dt: BigIntType) -> str:
+        return "bigint"
+
+    def visit_float(self, dt: FloatType) -> str:
+        return "float"
+
+    def visit_double(self, dt: DoubleType) -> str:
+        return "double"
+
+    def visit_binary(self, dt: BinaryType | VarBinaryType | BlobType) -> str:
+        return "binary"
+
+    visit_varbinary = visit_blob = visit_binary
+
+    def visit_date(self, dt: DateType) -> str:
+        return "date"
+
+    def visit_time(self, dt: TimeType) -> str:
+        return "string"
+
+    def visit_timestamp(self, dt: TimestampType) -> str:
+        return "timestamp"
+
+    def visit_decimal(self, dt: DecimalType) -> str:
+        return f"decimal({dt.precision},{dt.scale})"
+
+    def visit_char(self, dt: CharType) -> str:
+        return "string" if dt.length > HIVE_CHAR_MAX else f"char({dt.length})"
+
+    def visit_varchar(self, dt: VarCharType) -> str:
+        return "string" if dt.length > HIVE_VARCHAR_MAX else f"varchar({dt.length})"
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> str:
+        return "timestamp with local time zone" if self.hive3 else "timestamp"
+
+    def visit_array(self, dt: ArrayType) -> str:
+        return f"array<{self.visit(dt.element)}>"
+
+    def visit_multiset(self, dt: MultisetType) -> str:
+        return f"map<{self.visit(dt.element)},int>"
+
+    def visit_map(self, dt: MapType) -> str:
+        return f"map<{self.visit(dt.key)},{self.visit(dt.value)}>"
+
+    def visit_row(self, dt: RowType) -> str:
+        return "struct<" + ",".join(f"{f.name}:{self.visit(f.type)}" for f in dt.fields) + ">"
+
+    def visit_variant(self, dt: VariantType) -> str:
         return "struct<value:binary,metadata:binary>"
-    raise NotYetSupported(f"type {t.as_sql()} has no Hive column type")
+
+
+_HIVE2 = _HiveTypeName(hive3=False)
+_HIVE3 = _HiveTypeName(hive3=True)
 
 
 def normalize_column_comment(comment: str | None) -> str | None:

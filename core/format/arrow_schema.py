@@ -9,8 +9,10 @@ Field ids travel as ``PARQUET:field_id`` metadata; nested ids follow Java's Spec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -77,70 +79,135 @@ def _meta(field_id: int | None) -> dict[bytes, bytes] | None:
     return None if field_id is None else {FIELD_ID_KEY: str(field_id).encode()}
 
 
-def _arrow(dt: DataType, field_id: int | None, depth: int) -> pa.DataType:
-    import pyarrow as pa
+class _ArrowType(DataTypeVisitor["pa.DataType"]):
+    """``field_id``: the Paimon field id whose nested ids to stamp (None: no ids); ``depth``: the
+    nesting level below that field (Java's SpecialFields ids count it)."""
 
-    if isinstance(dt, BooleanType):
+    def __init__(self, field_id: int | None, depth: int) -> None:
+        self.field_id = field_id
+        self.depth = depth
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise NotYetSupported(f"data files: type {dt} has no Arrow mapping yet")
+
+    def visit_boolean(self, dt: BooleanType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.bool_()
-    if isinstance(dt, TinyIntType):
+
+    def visit_tinyint(self, dt: TinyIntType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.int8()
-    if isinstance(dt, SmallIntType):
+
+    def visit_smallint(self, dt: SmallIntType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.int16()
-    if isinstance(dt, IntType):
+
+    def visit_int(self, dt: IntType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.int32()
-    if isinstance(dt, BigIntType):
+
+    def visit_bigint(self, dt: BigIntType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.int64()
-    if isinstance(dt, FloatType):
+
+    def visit_float(self, dt: FloatType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.float32()
-    if isinstance(dt, DoubleType):
+
+    def visit_double(self, dt: DoubleType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.float64()
-    if isinstance(dt, DecimalType):
+
+    def visit_decimal(self, dt: DecimalType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.decimal128(dt.precision, dt.scale)
-    if isinstance(dt, (CharType, VarCharType)):
+
+    def visit_varchar(self, dt: VarCharType | CharType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.string()
-    if isinstance(dt, (BinaryType, VarBinaryType, BlobType)):
+
+    visit_char = visit_varchar
+
+    def visit_varbinary(self, dt: VarBinaryType | BinaryType | BlobType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.binary()
-    if isinstance(dt, DateType):
+
+    visit_binary = visit_blob = visit_varbinary
+
+    def visit_date(self, dt: DateType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.date32()
-    if isinstance(dt, TimeType):
+
+    def visit_time(self, dt: TimeType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.time32("ms")
-    if isinstance(dt, TimestampType):
+
+    def visit_timestamp(self, dt: TimestampType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.timestamp(_ts_unit(dt.precision))
-    if isinstance(dt, LocalZonedTimestampType):
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> pa.DataType:
+        import pyarrow as pa
+
         return pa.timestamp(_ts_unit(dt.precision), tz="UTC")
-    fid = -1 if field_id is None else field_id
-    if isinstance(dt, ArrayType):
-        elem = pa.field(
-            "element", _arrow(dt.element, field_id, depth + 1), nullable=dt.element.nullable,
-            metadata=None if field_id is None else _meta(array_element_field_id(fid, depth + 1)),
-        )
+
+    def _child_meta(self, nested_id: Callable[[int, int], int]) -> dict[bytes, bytes] | None:
+        return None if self.field_id is None else _meta(nested_id(self.field_id, self.depth + 1))
+
+    def visit_array(self, dt: ArrayType) -> pa.DataType:
+        import pyarrow as pa
+
+        child = _ArrowType(self.field_id, self.depth + 1)
+        elem = pa.field("element", child.visit(dt.element), nullable=dt.element.nullable,
+                        metadata=self._child_meta(array_element_field_id))
         return pa.list_(elem)
-    if isinstance(dt, (MapType, MultisetType)):
-        key_t = dt.key if isinstance(dt, MapType) else dt.element
-        val_t = dt.value if isinstance(dt, MapType) else IntType(nullable=False)
-        key = pa.field(
-            "key", _arrow(key_t, field_id, depth + 1), nullable=False,
-            metadata=None if field_id is None else _meta(map_key_field_id(fid, depth + 1)),
-        )
-        value = pa.field(
-            "value", _arrow(val_t, field_id, depth + 1), nullable=val_t.nullable,
-            metadata=None if field_id is None else _meta(map_value_field_id(fid, depth + 1)),
-        )
+
+    def visit_map(self, dt: MapType) -> pa.DataType:
+        return self._map(dt.key, dt.value)
+
+    def visit_multiset(self, dt: MultisetType) -> pa.DataType:
+        return self._map(dt.element, IntType(nullable=False))
+
+    def _map(self, key_t: DataType, val_t: DataType) -> pa.DataType:
+        import pyarrow as pa
+
+        child = _ArrowType(self.field_id, self.depth + 1)
+        key = pa.field("key", child.visit(key_t), nullable=False, metadata=self._child_meta(map_key_field_id))
+        value = pa.field("value", child.visit(val_t), nullable=val_t.nullable,
+                         metadata=self._child_meta(map_value_field_id))
         return pa.map_(key, value)
-    if isinstance(dt, RowType):
-        return pa.struct([_field(f, with_ids=field_id is not None) for f in dt.fields])
-    raise NotYetSupported(f"data files: type {dt} has no Arrow mapping yet")
+
+    def visit_row(self, dt: RowType) -> pa.DataType:
+        import pyarrow as pa
+
+        return pa.struct([_field(f, with_ids=self.field_id is not None) for f in dt.fields])
+
+
+_NO_IDS = _ArrowType(None, 0)
 
 
 def arrow_type(dt: DataType) -> pa.DataType:
     """The Arrow type pyarrow writes as Java Paimon's Parquet/ORC type for ``dt`` (no field ids)."""
-    return _arrow(dt, None, 0)
+    return _NO_IDS.visit(dt)
 
 
 def _field(f: DataField, with_ids: bool) -> pa.Field:
     import pyarrow as pa
 
-    t = _arrow(f.type, f.id if with_ids else None, 0)
+    t = (_ArrowType(f.id, 0) if with_ids else _NO_IDS).visit(f.type)
     return pa.field(f.name, t, nullable=f.type.nullable, metadata=_meta(f.id) if with_ids else None)
 
 

@@ -9,9 +9,10 @@ Python dicts (fastavro has no columnar reader or writer).
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -62,34 +63,74 @@ def _nullable(schema: Any, dt: DataType) -> Any:
 
 
 def _avro_type(dt: DataType, row_name: str) -> Any:
-    if isinstance(dt, BooleanType):
-        s: Any = "boolean"
-    elif isinstance(dt, (TinyIntType, SmallIntType, IntType)):
-        s = "int"
-    elif isinstance(dt, BigIntType):
-        s = "long"
-    elif isinstance(dt, FloatType):
-        s = "float"
-    elif isinstance(dt, DoubleType):
-        s = "double"
-    elif isinstance(dt, (CharType, VarCharType)):
-        s = "string"
-    elif isinstance(dt, (BinaryType, VarBinaryType, BlobType)):
-        s = "bytes"
-    elif isinstance(dt, (TimestampType, LocalZonedTimestampType)):
+    return _nullable(_AvroSchema(row_name).visit(dt), dt)
+
+
+def _no_avro_type(dt: DataType) -> NoReturn:
+    raise NotYetSupported(f"avro data files: type {dt} is not supported")
+
+
+class _AvroSchema(DataTypeVisitor[Any]):
+    """One type's Avro schema, nullability aside; ``row_name``: the record name a ROW gets
+    (nested records append ``_<field>``, map entries ``_key`` / ``_value``)."""
+
+    def __init__(self, row_name: str) -> None:
+        self.row_name = row_name
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_avro_type(dt)
+
+    def visit_boolean(self, dt: BooleanType) -> Any:
+        return "boolean"
+
+    def visit_int(self, dt: TinyIntType | SmallIntType | IntType) -> Any:
+        return "int"
+
+    visit_tinyint = visit_smallint = visit_int
+
+    def visit_bigint(self, dt: BigIntType) -> Any:
+        return "long"
+
+    def visit_float(self, dt: FloatType) -> Any:
+        return "float"
+
+    def visit_double(self, dt: DoubleType) -> Any:
+        return "double"
+
+    def visit_varchar(self, dt: CharType | VarCharType) -> Any:
+        return "string"
+
+    visit_char = visit_varchar
+
+    def visit_varbinary(self, dt: BinaryType | VarBinaryType | BlobType) -> Any:
+        return "bytes"
+
+    visit_binary = visit_blob = visit_varbinary
+
+    def visit_timestamp(self, dt: TimestampType) -> Any:
+        return self._timestamp(dt, "")
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> Any:
+        return self._timestamp(dt, "local-")
+
+    def _timestamp(self, dt: TimestampType | LocalZonedTimestampType, local: str) -> Any:
         if dt.precision > 6:
             raise NotYetSupported(f"avro data files cannot hold {dt} (precision above 6), as in Java")
-        local = "local-" if isinstance(dt, LocalZonedTimestampType) else ""
-        s = {"type": "long", "logicalType": f"{local}timestamp-{'millis' if dt.precision <= 3 else 'micros'}"}
-    elif isinstance(dt, DateType):
-        s = {"type": "int", "logicalType": "date"}
-    elif isinstance(dt, TimeType):
+        return {"type": "long", "logicalType": f"{local}timestamp-{'millis' if dt.precision <= 3 else 'micros'}"}
+
+    def visit_date(self, dt: DateType) -> Any:
+        return {"type": "int", "logicalType": "date"}
+
+    def visit_time(self, dt: TimeType) -> Any:
         if dt.precision > 3:
             raise NotYetSupported(f"avro data files cannot hold {dt} (precision above 3), as in Java")
-        s = {"type": "int", "logicalType": "time-millis"}
-    elif isinstance(dt, DecimalType):
-        s = {"type": "bytes", "logicalType": "decimal", "precision": dt.precision, "scale": dt.scale}
-    elif isinstance(dt, RowType):
+        return {"type": "int", "logicalType": "time-millis"}
+
+    def visit_decimal(self, dt: DecimalType) -> Any:
+        return {"type": "bytes", "logicalType": "decimal", "precision": dt.precision, "scale": dt.scale}
+
+    def visit_row(self, dt: RowType) -> Any:
+        row_name = self.row_name
         flds = []
         for f in dt.fields:
             fd: dict[str, Any] = {"name": f.name, "type": _avro_type(f.type, f"{row_name}_{f.name}")}
@@ -98,26 +139,28 @@ def _avro_type(dt: DataType, row_name: str) -> Any:
             flds.append(fd)
         if "." in row_name:
             ns, _, name = row_name.rpartition(".")
-            s = {"type": "record", "name": name, "namespace": ns, "fields": flds}
-        else:
-            s = {"type": "record", "name": row_name, "fields": flds}
-    elif isinstance(dt, (MapType, MultisetType)):
-        key_t = dt.key if isinstance(dt, MapType) else dt.element
-        val_t = dt.value if isinstance(dt, MapType) else IntType()
+            return {"type": "record", "name": name, "namespace": ns, "fields": flds}
+        return {"type": "record", "name": row_name, "fields": flds}
+
+    def visit_map(self, dt: MapType) -> Any:
+        return self._map(dt.key, dt.value)
+
+    def visit_multiset(self, dt: MultisetType) -> Any:
+        return self._map(dt.element, IntType())
+
+    def _map(self, key_t: DataType, val_t: DataType) -> Any:
+        row_name = self.row_name
         if isinstance(key_t, (CharType, VarCharType)):
-            s = {"type": "map", "values": _avro_type(val_t, row_name)}
-        else:
-            vf: dict[str, Any] = {"name": "value", "type": _avro_type(val_t, row_name + "_value")}
-            if val_t.nullable:
-                vf["default"] = None
-            rec = {"type": "record", "name": row_name.rpartition(".")[2], "fields": [
-                {"name": "key", "type": _avro_type(key_t, row_name + "_key")}, vf]}
-            s = {"type": "array", "items": rec, "logicalType": "map"}
-    elif isinstance(dt, ArrayType):
-        s = {"type": "array", "items": _avro_type(dt.element, row_name)}
-    else:
-        raise NotYetSupported(f"avro data files: type {dt} is not supported")
-    return _nullable(s, dt)
+            return {"type": "map", "values": _avro_type(val_t, row_name)}
+        vf: dict[str, Any] = {"name": "value", "type": _avro_type(val_t, row_name + "_value")}
+        if val_t.nullable:
+            vf["default"] = None
+        rec = {"type": "record", "name": row_name.rpartition(".")[2], "fields": [
+            {"name": "key", "type": _avro_type(key_t, row_name + "_key")}, vf]}
+        return {"type": "array", "items": rec, "logicalType": "map"}
+
+    def visit_array(self, dt: ArrayType) -> Any:
+        return {"type": "array", "items": _avro_type(dt.element, self.row_name)}
 
 
 def _avro_physical(t: pa.DataType) -> pa.DataType:
@@ -137,35 +180,96 @@ def _avro_physical(t: pa.DataType) -> pa.DataType:
     return t
 
 
-def _map_fixups(fields: list[DataField]) -> list[tuple[str, DataType]]:
-    return [(f.name, f.type) for f in fields if _needs_map_fix(f.type)]
+def _map_fixups(fields: list[DataField]) -> list[tuple[str, Fix]]:
+    """The columns whose values need map fixing, each with its fixer (Arrow to Avro)."""
+    return [(f.name, _TO_AVRO.visit(f.type)) for f in fields if _NEEDS_MAP_FIX.visit(f.type)]
 
 
-def _needs_map_fix(dt: DataType) -> bool:
-    if isinstance(dt, (MapType, MultisetType)):
+class _NeedsMapFix(DataTypeVisitor[bool]):
+    """Whether a type holds a MAP or MULTISET, whose values Arrow and Avro shape differently."""
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_avro_type(dt)
+
+    def visit_atomic(self, dt: DataType) -> bool:
+        return False
+
+    def visit_map(self, dt: MapType | MultisetType) -> bool:
         return True
-    if isinstance(dt, ArrayType):
-        return _needs_map_fix(dt.element)
-    if isinstance(dt, RowType):
-        return any(_needs_map_fix(f.type) for f in dt.fields)
-    return False
+
+    visit_multiset = visit_map
+
+    def visit_array(self, dt: ArrayType) -> bool:
+        return self.visit(dt.element)
+
+    def visit_row(self, dt: RowType) -> bool:
+        return any(self.visit(f.type) for f in dt.fields)
 
 
-def _fix_maps(v: Any, dt: DataType) -> Any:
-    """Arrow gives maps as lists of (key, value) tuples; Avro wants a dict or {key, value} records."""
-    if v is None:
-        return None
-    if isinstance(dt, (MapType, MultisetType)):
-        key_t = dt.key if isinstance(dt, MapType) else dt.element
-        val_t = dt.value if isinstance(dt, MapType) else IntType()
-        if isinstance(key_t, (CharType, VarCharType)):
-            return {k: _fix_maps(x, val_t) for k, x in v}
-        return [{"key": _fix_maps(k, key_t), "value": _fix_maps(x, val_t)} for k, x in v]
-    if isinstance(dt, ArrayType):
-        return [_fix_maps(x, dt.element) for x in v]
-    if isinstance(dt, RowType):
-        return {f.name: _fix_maps(v.get(f.name), f.type) for f in dt.fields}
+_NEEDS_MAP_FIX = _NeedsMapFix()
+Fix = Callable[[Any], Any]
+
+
+def _same(v: Any) -> Any:
     return v
+
+
+class _MapFixer(DataTypeVisitor[Fix]):
+    """The function that reshapes one column's values between Arrow and Avro, built once per
+    type (``None`` stays ``None``; rows are rebuilt with their fields, arrays copied)."""
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_avro_type(dt)
+
+    def visit_atomic(self, dt: DataType) -> Fix:
+        return _same
+
+    def visit_array(self, dt: ArrayType) -> Fix:
+        element = self.visit(dt.element)
+        return lambda v: None if v is None else [element(x) for x in v]
+
+    def visit_row(self, dt: RowType) -> Fix:
+        fields = [(f.name, self.visit(f.type)) for f in dt.fields]
+        return lambda v: None if v is None else {name: fix(v.get(name)) for name, fix in fields}
+
+    def visit_map(self, dt: MapType) -> Fix:
+        return self._map(dt.key, dt.value)
+
+    def visit_multiset(self, dt: MultisetType) -> Fix:
+        return self._map(dt.element, IntType())
+
+    def _map(self, key_t: DataType, val_t: DataType) -> Fix:
+        raise NotImplementedError
+
+
+class _ToAvro(_MapFixer):
+    """Arrow gives maps as lists of (key, value) tuples; Avro wants a dict or {key, value} records."""
+
+    def _map(self, key_t: DataType, val_t: DataType) -> Fix:
+        key, value = self.visit(key_t), self.visit(val_t)
+        if isinstance(key_t, (CharType, VarCharType)):
+            return lambda v: None if v is None else {k: value(x) for k, x in v}
+        return lambda v: None if v is None else [{"key": key(k), "value": value(x)} for k, x in v]
+
+
+class _FromAvro(_MapFixer):
+    """Avro maps (dicts) and {key, value} record arrays back to Arrow's (key, value) tuples."""
+
+    def _map(self, key_t: DataType, val_t: DataType) -> Fix:
+        key, value = self.visit(key_t), self.visit(val_t)
+
+        def fix(v: Any) -> Any:
+            if v is None:
+                return None
+            if isinstance(v, dict):
+                return [(k, value(x)) for k, x in v.items()]
+            return [(key(e["key"]), value(e["value"])) for e in v]
+
+        return fix
+
+
+_TO_AVRO = _ToAvro()
+_FROM_AVRO = _FromAvro()
 
 
 def avro_records(table: pa.Table, fields: list[DataField]) -> Iterator[dict[str, Any]]:
@@ -183,7 +287,7 @@ def avro_records(table: pa.Table, fields: list[DataField]) -> Iterator[dict[str,
     for batch in table.to_batches(max_chunksize=4096):
         rows = batch.to_pylist()
         if fixups:
-            rows = [dict(r, **{n: _fix_maps(r[n], t) for n, t in fixups}) for r in rows]
+            rows = [dict(r, **{n: fix(r[n]) for n, fix in fixups}) for r in rows]
         yield from rows
 
 
@@ -238,29 +342,13 @@ def read_avro_records(data: bytes, path: str) -> list[dict[str, Any]]:
         raise CorruptMetadata(path, f"cannot decode Avro data file: {e}") from e
 
 
-def _avro_fix_maps(v: Any, dt: DataType) -> Any:
-    if v is None:
-        return None
-    if isinstance(dt, (MapType, MultisetType)):
-        key_t = dt.key if isinstance(dt, MapType) else dt.element
-        val_t = dt.value if isinstance(dt, MapType) else IntType()
-        if isinstance(v, dict):
-            return [(k, _avro_fix_maps(x, val_t)) for k, x in v.items()]
-        return [(_avro_fix_maps(e["key"], key_t), _avro_fix_maps(e["value"], val_t)) for e in v]
-    if isinstance(dt, ArrayType):
-        return [_avro_fix_maps(x, dt.element) for x in v]
-    if isinstance(dt, RowType):
-        return {f.name: _avro_fix_maps(v.get(f.name), f.type) for f in dt.fields}
-    return v
-
-
 def avro_table(records: list[dict[str, Any]], wanted: list[DataField], path: str) -> pa.Table:
     import pyarrow as pa
 
     schema = pa.schema([arrow_field(f) for f in wanted])
-    fix = [(f.name, f.type) for f in wanted if _needs_map_fix(f.type)]
-    if fix:
-        records = [dict(r, **{n: _avro_fix_maps(r.get(n), t) for n, t in fix}) for r in records]
+    fixups = [(f.name, _FROM_AVRO.visit(f.type)) for f in wanted if _NEEDS_MAP_FIX.visit(f.type)]
+    if fixups:
+        records = [dict(r, **{n: fix(r.get(n)) for n, fix in fixups}) for r in records]
     try:
         return pa.Table.from_pylist(records, schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as e:

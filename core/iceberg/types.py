@@ -12,9 +12,11 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import struct
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 from ..data.binary_row import Timestamp
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
     ArrayType,
     BigIntType,
@@ -63,46 +65,83 @@ _EPOCH_DATE = _dt.date(1970, 1, 1)
 _UTC_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
-def _type_object(dt: DataType, field_id: int, depth: int) -> Any:
-    if isinstance(dt, BooleanType):
-        return "boolean"
-    if isinstance(dt, (TinyIntType, SmallIntType, IntType)):
-        return "int"
-    if isinstance(dt, BigIntType):
-        return "long"
-    if isinstance(dt, FloatType):
-        return "float"
-    if isinstance(dt, DoubleType):
-        return "double"
-    if isinstance(dt, DateType):
-        return "date"
-    if isinstance(dt, TimeType):
-        return "time"
-    if isinstance(dt, (CharType, VarCharType)):
-        return "string"
-    if isinstance(dt, (BinaryType, VarBinaryType)):
-        return "binary"
-    if isinstance(dt, DecimalType):
-        return f"decimal({dt.precision}, {dt.scale})"
-    if isinstance(dt, TimestampType):
-        return "timestamp"
-    if isinstance(dt, LocalZonedTimestampType):
-        return "timestamptz"
-    if isinstance(dt, ArrayType):
-        return {"type": "list", "element-id": array_element_field_id(field_id, depth + 1),
-                "element-required": not dt.element.nullable, "element": _type_object(dt.element, field_id, depth + 1)}
-    if isinstance(dt, MapType):
-        return {"type": "map", "key-id": map_key_field_id(field_id, depth + 1),
-                "key": _type_object(dt.key, field_id, depth + 1),
-                "value-id": map_value_field_id(field_id, depth + 1), "value-required": not dt.value.nullable,
-                "value": _type_object(dt.value, field_id, depth + 1)}
-    if isinstance(dt, MultisetType):
-        return {"type": "map", "key-id": map_key_field_id(field_id, depth + 1),
-                "key": _type_object(dt.element, field_id, depth + 1),
-                "value-id": map_value_field_id(field_id, depth + 1), "value-required": True, "value": "int"}
-    if isinstance(dt, RowType):
-        return {"type": "struct", "fields": [iceberg_field(f) for f in dt.fields]}
+def _no_iceberg_type(dt: DataType) -> NoReturn:
     raise NotYetSupported(f"Iceberg metadata: column type {dt.as_sql()} has no Iceberg type")
+
+
+class _IcebergType(DataTypeVisitor[Any]):
+    """A column type as Iceberg's schema JSON writes it; ``field_id`` / ``depth``: the column
+    whose structured-type ids (list element, map key and value) nested types get, and how deep."""
+
+    def __init__(self, field_id: int, depth: int) -> None:
+        self.field_id = field_id
+        self.depth = depth
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_iceberg_type(dt)
+
+    def visit_boolean(self, dt: BooleanType) -> Any:
+        return "boolean"
+
+    def visit_int(self, dt: TinyIntType | SmallIntType | IntType) -> Any:
+        return "int"
+
+    visit_tinyint = visit_smallint = visit_int
+
+    def visit_bigint(self, dt: BigIntType) -> Any:
+        return "long"
+
+    def visit_float(self, dt: FloatType) -> Any:
+        return "float"
+
+    def visit_double(self, dt: DoubleType) -> Any:
+        return "double"
+
+    def visit_date(self, dt: DateType) -> Any:
+        return "date"
+
+    def visit_time(self, dt: TimeType) -> Any:
+        return "time"
+
+    def visit_varchar(self, dt: CharType | VarCharType) -> Any:
+        return "string"
+
+    visit_char = visit_varchar
+
+    def visit_varbinary(self, dt: BinaryType | VarBinaryType) -> Any:
+        return "binary"
+
+    visit_binary = visit_varbinary
+
+    def visit_decimal(self, dt: DecimalType) -> Any:
+        return f"decimal({dt.precision}, {dt.scale})"
+
+    def visit_timestamp(self, dt: TimestampType) -> Any:
+        return "timestamp"
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> Any:
+        return "timestamptz"
+
+    def visit_array(self, dt: ArrayType) -> Any:
+        fid, depth = self.field_id, self.depth + 1
+        return {"type": "list", "element-id": array_element_field_id(fid, depth),
+                "element-required": not dt.element.nullable, "element": _IcebergType(fid, depth).visit(dt.element)}
+
+    def visit_map(self, dt: MapType) -> Any:
+        fid, depth = self.field_id, self.depth + 1
+        child = _IcebergType(fid, depth)
+        return {"type": "map", "key-id": map_key_field_id(fid, depth), "key": child.visit(dt.key),
+                "value-id": map_value_field_id(fid, depth), "value-required": not dt.value.nullable,
+                "value": child.visit(dt.value)}
+
+    def visit_multiset(self, dt: MultisetType) -> Any:
+        fid, depth = self.field_id, self.depth + 1
+        return {"type": "map", "key-id": map_key_field_id(fid, depth),
+                "key": _IcebergType(fid, depth).visit(dt.element),
+                "value-id": map_value_field_id(fid, depth), "value-required": True, "value": "int"}
+
+    def visit_row(self, dt: RowType) -> Any:
+        return {"type": "struct", "fields": [iceberg_field(f) for f in dt.fields]}
 
 
 def iceberg_field(f: DataField) -> dict[str, Any]:
@@ -111,7 +150,7 @@ def iceberg_field(f: DataField) -> dict[str, Any]:
     if bad is not None:
         raise NotYetSupported(f"Iceberg metadata: column {f.name!r} of type {bad} cannot be published")
     out: dict[str, Any] = {"id": f.id, "name": f.name, "required": not f.type.nullable,
-                           "type": _type_object(f.type, f.id, 0)}
+                           "type": _IcebergType(f.id, 0).visit(f.type)}
     if f.description is not None:
         out["doc"] = f.description
     return out
@@ -143,21 +182,8 @@ def name_mapping(schemas: list[TableSchema]) -> list[dict[str, Any]]:
     for s in reversed(schemas):  # the latest name first
         collect(s.fields)
 
-    def nested(dt: DataType, field_id: int, depth: int) -> list[dict[str, Any]] | None:
-        if isinstance(dt, RowType):
-            return [mapped(f) for f in dt.fields]
-        if isinstance(dt, ArrayType):
-            return [_entry(array_element_field_id(field_id, depth + 1), ["element"],
-                           nested(dt.element, field_id, depth + 1))]
-        if isinstance(dt, (MapType, MultisetType)):
-            key_t = dt.key if isinstance(dt, MapType) else dt.element
-            value_t = dt.value if isinstance(dt, MapType) else IntType()
-            return [_entry(map_key_field_id(field_id, depth + 1), ["key"], nested(key_t, field_id, depth + 1)),
-                    _entry(map_value_field_id(field_id, depth + 1), ["value"], nested(value_t, field_id, depth + 1))]
-        return None
-
     def mapped(f: DataField) -> dict[str, Any]:
-        return _entry(f.id, names.get(f.id, [f.name]), nested(f.type, f.id, 0))
+        return _entry(f.id, names.get(f.id, [f.name]), _NestedNames(mapped, f.id, 0).visit(f.type))
 
     latest = schemas[-1]
     out = [mapped(f) for f in latest.fields]
@@ -169,6 +195,42 @@ def name_mapping(schemas: list[TableSchema]) -> list[dict[str, Any]]:
         out.append(_entry(VALUE_KIND_ID, [VALUE_KIND], None))
     out += [_entry(SEQUENCE_NUMBER_ID, [SEQUENCE_NUMBER], None), _entry(ROW_ID_ID, [ROW_ID], None)]
     return out
+
+
+class _NestedNames(DataTypeVisitor["list[dict[str, Any]] | None"]):
+    """The name-mapping entries under a column's type (None for atomic types): ROW fields by
+    their names (``mapped``), list elements and map keys and values by their structured ids."""
+
+    def __init__(self, mapped: Callable[[DataField], dict[str, Any]], field_id: int, depth: int) -> None:
+        self.mapped = mapped
+        self.field_id = field_id
+        self.depth = depth
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_iceberg_type(dt)
+
+    def visit_atomic(self, dt: DataType) -> list[dict[str, Any]] | None:
+        return None
+
+    def visit_row(self, dt: RowType) -> list[dict[str, Any]] | None:
+        return [self.mapped(f) for f in dt.fields]
+
+    def visit_array(self, dt: ArrayType) -> list[dict[str, Any]] | None:
+        fid, depth = self.field_id, self.depth + 1
+        return [_entry(array_element_field_id(fid, depth), ["element"],
+                       _NestedNames(self.mapped, fid, depth).visit(dt.element))]
+
+    def visit_map(self, dt: MapType) -> list[dict[str, Any]] | None:
+        return self._map(dt.key, dt.value)
+
+    def visit_multiset(self, dt: MultisetType) -> list[dict[str, Any]] | None:
+        return self._map(dt.element, IntType())
+
+    def _map(self, key_t: DataType, value_t: DataType) -> list[dict[str, Any]]:
+        fid, depth = self.field_id, self.depth + 1
+        child = _NestedNames(self.mapped, fid, depth)
+        return [_entry(map_key_field_id(fid, depth), ["key"], child.visit(key_t)),
+                _entry(map_value_field_id(fid, depth), ["value"], child.visit(value_t))]
 
 
 def _entry(field_id: int, names: list[str], fields: list[dict[str, Any]] | None) -> dict[str, Any]:
@@ -208,23 +270,78 @@ def canonical(dt: DataType, v: Any) -> Any:
     days, TIME as millis of day, timestamps as epoch micros, DECIMAL as ``Decimal``."""
     if v is None:
         return None
-    if isinstance(dt, DateType):
-        return (v - _EPOCH_DATE).days if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime) else int(v)
-    if isinstance(dt, TimeType):
-        if isinstance(v, _dt.time):
-            return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
-        return int(v)
-    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
-        if isinstance(v, Timestamp):
-            return v.to_epoch_micros()
-        if isinstance(v, _dt.datetime):
-            aware = v if v.tzinfo is not None else v.replace(tzinfo=_dt.timezone.utc)
-            delta = aware - _UTC_EPOCH
-            return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        return int(v) if dt.precision > 3 else int(v) * 1000  # a raw Avro long: millis up to precision 3
-    if isinstance(dt, DecimalType):
-        return v if isinstance(v, decimal.Decimal) else decimal.Decimal(v)
+    return _CANONICAL.visit(dt)(v)
+
+
+def _same(v: Any) -> Any:
     return v
+
+
+def _canonical_date(v: Any) -> Any:
+    return (v - _EPOCH_DATE).days if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime) else int(v)
+
+
+def _canonical_time(v: Any) -> Any:
+    if isinstance(v, _dt.time):
+        return ((v.hour * 60 + v.minute) * 60 + v.second) * 1000 + v.microsecond // 1000
+    return int(v)
+
+
+def _epoch_micros(v: Any) -> int | None:
+    """A timestamp object as epoch micros (None: a raw number)."""
+    if isinstance(v, Timestamp):
+        return v.to_epoch_micros()
+    if isinstance(v, _dt.datetime):
+        aware = v if v.tzinfo is not None else v.replace(tzinfo=_dt.timezone.utc)
+        delta = aware - _UTC_EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return None
+
+
+def _canonical_timestamp_millis(v: Any) -> Any:
+    micros = _epoch_micros(v)
+    return int(v) * 1000 if micros is None else micros  # a raw Avro long: millis up to precision 3
+
+
+def _canonical_timestamp_micros(v: Any) -> Any:
+    micros = _epoch_micros(v)
+    return int(v) if micros is None else micros
+
+
+def _canonical_decimal(v: Any) -> Any:
+    return v if isinstance(v, decimal.Decimal) else decimal.Decimal(v)
+
+
+Codec = Callable[[Any], Any]
+
+
+class _Canonical(DataTypeVisitor[Codec]):
+    """The function that puts one type's values in their canonical form (the rest pass as they are)."""
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_iceberg_type(dt)
+
+    def visit_atomic(self, dt: DataType) -> Codec:
+        return _same
+
+    visit_array = visit_multiset = visit_map = visit_row = visit_atomic
+
+    def visit_date(self, dt: DateType) -> Codec:
+        return _canonical_date
+
+    def visit_time(self, dt: TimeType) -> Codec:
+        return _canonical_time
+
+    def visit_timestamp(self, dt: TimestampType | LocalZonedTimestampType) -> Codec:
+        return _canonical_timestamp_micros if dt.precision > 3 else _canonical_timestamp_millis
+
+    visit_local_zoned_timestamp = visit_timestamp
+
+    def visit_decimal(self, dt: DecimalType) -> Codec:
+        return _canonical_decimal
+
+
+_CANONICAL = _Canonical()
 
 
 def avro_value(dt: DataType, v: Any) -> Any:
@@ -238,32 +355,58 @@ def avro_value(dt: DataType, v: Any) -> Any:
 
 def avro_type(dt: DataType) -> Any:
     """Paimon's ``AvroSchemaConverter`` for an atomic type (partition fields), nullability aside."""
-    if isinstance(dt, BooleanType):
+    return _PARTITION_AVRO_TYPE.visit(dt)
+
+
+class _PartitionAvroType(DataTypeVisitor[Any]):
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise NotYetSupported(f"Iceberg metadata: partition type {dt.as_sql()} is not supported")
+
+    def visit_boolean(self, dt: BooleanType) -> Any:
         return "boolean"
-    if isinstance(dt, (TinyIntType, SmallIntType, IntType)):
+
+    def visit_int(self, dt: TinyIntType | SmallIntType | IntType) -> Any:
         return "int"
-    if isinstance(dt, BigIntType):
+
+    visit_tinyint = visit_smallint = visit_int
+
+    def visit_bigint(self, dt: BigIntType) -> Any:
         return "long"
-    if isinstance(dt, FloatType):
+
+    def visit_float(self, dt: FloatType) -> Any:
         return "float"
-    if isinstance(dt, DoubleType):
+
+    def visit_double(self, dt: DoubleType) -> Any:
         return "double"
-    if isinstance(dt, (CharType, VarCharType)):
+
+    def visit_varchar(self, dt: CharType | VarCharType) -> Any:
         return "string"
-    if isinstance(dt, (BinaryType, VarBinaryType)):
+
+    visit_char = visit_varchar
+
+    def visit_varbinary(self, dt: BinaryType | VarBinaryType) -> Any:
         return "bytes"
-    if isinstance(dt, DateType):
+
+    visit_binary = visit_varbinary
+
+    def visit_date(self, dt: DateType) -> Any:
         return {"type": "int", "logicalType": "date"}
-    if isinstance(dt, TimeType):
+
+    def visit_time(self, dt: TimeType) -> Any:
         return {"type": "int", "logicalType": "time-millis"}
-    if isinstance(dt, DecimalType):
+
+    def visit_decimal(self, dt: DecimalType) -> Any:
         return {"type": "bytes", "logicalType": "decimal", "precision": dt.precision, "scale": dt.scale}
-    if isinstance(dt, TimestampType):
+
+    def visit_timestamp(self, dt: TimestampType) -> Any:
         return {"type": "long", "logicalType": "timestamp-millis" if dt.precision <= 3 else "timestamp-micros"}
-    if isinstance(dt, LocalZonedTimestampType):
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> Any:
         return {"type": "long",
                 "logicalType": "local-timestamp-millis" if dt.precision <= 3 else "local-timestamp-micros"}
-    raise NotYetSupported(f"Iceberg metadata: partition type {dt.as_sql()} is not supported")
+
+
+_PARTITION_AVRO_TYPE = _PartitionAvroType()
 
 
 def _unscaled(v: decimal.Decimal, scale: int) -> int:
@@ -272,58 +415,128 @@ def _unscaled(v: decimal.Decimal, scale: int) -> int:
 
 def to_bound(dt: DataType, v: Any) -> bytes:
     """Iceberg's single-value serialization of a canonical value (Java ``IcebergConversions.toByteBuffer``)."""
-    if isinstance(dt, BooleanType):
-        return b"\x01" if v else b"\x00"
-    if isinstance(dt, (TinyIntType, SmallIntType, IntType, DateType)):
-        return struct.pack("<i", int(v))
-    if isinstance(dt, BigIntType):
-        return struct.pack("<q", int(v))
-    if isinstance(dt, FloatType):
-        return struct.pack("<f", float(v))
-    if isinstance(dt, DoubleType):
-        return struct.pack("<d", float(v))
-    if isinstance(dt, (CharType, VarCharType)):
-        return str(v).encode("utf-8")
-    if isinstance(dt, (BinaryType, VarBinaryType)):
-        return bytes(v)
-    if isinstance(dt, DecimalType):
-        n = _unscaled(v, dt.scale)
-        return n.to_bytes(((n if n >= 0 else ~n).bit_length() // 8) + 1, "big", signed=True)  # BigInteger.toByteArray
-    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
-        return struct.pack("<q", int(v))
-    if isinstance(dt, TimeType):
-        return struct.pack("<q", int(v) * 1000)
-    raise NotYetSupported(f"Iceberg metadata: no bound for type {dt.as_sql()}")
+    return _TO_BOUND.visit(dt)(v)
 
 
 def has_bounds(dt: DataType) -> bool:
-    return isinstance(dt, (BooleanType, TinyIntType, SmallIntType, IntType, BigIntType, FloatType, DoubleType,
-                           CharType, VarCharType, BinaryType, VarBinaryType, DecimalType, DateType, TimeType,
-                           TimestampType, LocalZonedTimestampType))
-
+    return _HAS_BOUNDS.visit(dt)
 
 
 def from_bound(dt: DataType, b: bytes) -> Any:
     """Iceberg's single-value bytes back to the canonical value (see ``types.canonical``)."""
-    if isinstance(dt, BooleanType):
-        return b[0] != 0
-    if isinstance(dt, (TinyIntType, SmallIntType, IntType, DateType)):
-        return struct.unpack("<i", b[:4])[0]
-    if isinstance(dt, BigIntType):
-        return struct.unpack("<q", b)[0] if len(b) == 8 else struct.unpack("<i", b)[0]
-    if isinstance(dt, FloatType):
-        return struct.unpack("<f", b)[0]
-    if isinstance(dt, DoubleType):
-        return struct.unpack("<d", b)[0] if len(b) == 8 else struct.unpack("<f", b)[0]
-    if isinstance(dt, (CharType, VarCharType)):
-        return b.decode("utf-8")
-    if isinstance(dt, (BinaryType, VarBinaryType)):
-        return bytes(b)
-    if isinstance(dt, DecimalType):
-        return decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-dt.scale)
-    if isinstance(dt, (TimestampType, LocalZonedTimestampType)):
-        return struct.unpack("<q", b)[0]
-    if isinstance(dt, TimeType):
-        return struct.unpack("<q", b)[0] // 1000
-    raise ValueError(f"no bound decoding for {dt}")
+    return _FROM_BOUND.visit(dt)(b)
 
+
+def _decimal_to_bound(scale: int) -> Codec:
+    def to_bytes(v: Any) -> bytes:
+        n = _unscaled(v, scale)
+        return n.to_bytes(((n if n >= 0 else ~n).bit_length() // 8) + 1, "big", signed=True)  # BigInteger.toByteArray
+
+    return to_bytes
+
+
+class _ToBound(DataTypeVisitor[Codec]):
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise NotYetSupported(f"Iceberg metadata: no bound for type {dt.as_sql()}")
+
+    def visit_boolean(self, dt: BooleanType) -> Codec:
+        return lambda v: b"\x01" if v else b"\x00"
+
+    def visit_int(self, dt: TinyIntType | SmallIntType | IntType | DateType) -> Codec:
+        return lambda v: struct.pack("<i", int(v))
+
+    visit_tinyint = visit_smallint = visit_date = visit_int
+
+    def visit_bigint(self, dt: BigIntType | TimestampType | LocalZonedTimestampType) -> Codec:
+        return lambda v: struct.pack("<q", int(v))
+
+    visit_timestamp = visit_local_zoned_timestamp = visit_bigint
+
+    def visit_float(self, dt: FloatType) -> Codec:
+        return lambda v: struct.pack("<f", float(v))
+
+    def visit_double(self, dt: DoubleType) -> Codec:
+        return lambda v: struct.pack("<d", float(v))
+
+    def visit_varchar(self, dt: CharType | VarCharType) -> Codec:
+        return lambda v: str(v).encode("utf-8")
+
+    visit_char = visit_varchar
+
+    def visit_varbinary(self, dt: BinaryType | VarBinaryType) -> Codec:
+        return bytes
+
+    visit_binary = visit_varbinary
+
+    def visit_decimal(self, dt: DecimalType) -> Codec:
+        return _decimal_to_bound(dt.scale)
+
+    def visit_time(self, dt: TimeType) -> Codec:
+        return lambda v: struct.pack("<q", int(v) * 1000)
+
+
+class _HasBounds(DataTypeVisitor[bool]):
+    """Whether Iceberg keeps bounds for a type: the ones ``_ToBound`` serializes."""
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        _no_iceberg_type(dt)
+
+    def visit_atomic(self, dt: DataType) -> bool:
+        return True
+
+    def _no_bounds(self, dt: DataType) -> bool:
+        return False
+
+    visit_variant = visit_blob = visit_array = visit_multiset = visit_map = visit_row = _no_bounds
+
+
+def _decimal_from_bound(scale: int) -> Codec:
+    return lambda b: decimal.Decimal(int.from_bytes(b, "big", signed=True)).scaleb(-scale)
+
+
+class _FromBound(DataTypeVisitor[Codec]):
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise ValueError(f"no bound decoding for {dt}")
+
+    def visit_boolean(self, dt: BooleanType) -> Codec:
+        return lambda b: b[0] != 0
+
+    def visit_int(self, dt: TinyIntType | SmallIntType | IntType | DateType) -> Codec:
+        return lambda b: struct.unpack("<i", b[:4])[0]
+
+    visit_tinyint = visit_smallint = visit_date = visit_int
+
+    def visit_bigint(self, dt: BigIntType) -> Codec:
+        return lambda b: struct.unpack("<q", b)[0] if len(b) == 8 else struct.unpack("<i", b)[0]
+
+    def visit_float(self, dt: FloatType) -> Codec:
+        return lambda b: struct.unpack("<f", b)[0]
+
+    def visit_double(self, dt: DoubleType) -> Codec:
+        return lambda b: struct.unpack("<d", b)[0] if len(b) == 8 else struct.unpack("<f", b)[0]
+
+    def visit_varchar(self, dt: CharType | VarCharType) -> Codec:
+        return lambda b: b.decode("utf-8")
+
+    visit_char = visit_varchar
+
+    def visit_varbinary(self, dt: BinaryType | VarBinaryType) -> Codec:
+        return bytes
+
+    visit_binary = visit_varbinary
+
+    def visit_decimal(self, dt: DecimalType) -> Codec:
+        return _decimal_from_bound(dt.scale)
+
+    def visit_timestamp(self, dt: TimestampType | LocalZonedTimestampType) -> Codec:
+        return lambda b: struct.unpack("<q", b)[0]
+
+    visit_local_zoned_timestamp = visit_timestamp
+
+    def visit_time(self, dt: TimeType) -> Codec:
+        return lambda b: struct.unpack("<q", b)[0] // 1000
+
+
+_TO_BOUND = _ToBound()
+_HAS_BOUNDS = _HasBounds()
+_FROM_BOUND = _FromBound()
