@@ -355,3 +355,19 @@ def test_other_remote_filesystems_are_refused() -> None:
     assert _copies(local, s3, t, "migrate-table") is True  # type: ignore[arg-type]
     with pytest.raises(NotYetSupported, match="hdfs:// is neither a local filesystem nor an object store"):
         _copies(hdfs, s3, t, "migrate-table")  # type: ignore[arg-type]
+
+
+def test_keep_origin_on_s3_keeps_the_hive_entry_without_its_files(hive_metastore_s3: HiveMetastoreServer,
+                                                                  s3_server: S3Server) -> None:
+    """--target-table with --keep-origin: the Hive table stays registered (its entry unchanged)
+    without its data files, as on a local filesystem; its markers stay; the target reads."""
+    hive = S3Hive(hive_metastore_s3, s3_server, "migs3keep")
+    expected = hive.make_table("h")
+    c = hive.args()
+    entry = comparable_table(hive.hms_table("h"))
+    cli("migrate-table", f"{hive.db}.h", "--target-table", f"{hive.db}.p", "--keep-origin", *c)
+    assert comparable_table(hive.hms_table("h")) == entry
+    assert sorted(hive.objects("h/")) == ["h/dt=2024-01-01/_SUCCESS", "h/dt=2024-01-02/_SUCCESS"]
+    assert hms_table_kind(hive.hms_table("p")) == "paimon" and hive.hms_table("p_paimon_") is None
+    assert not hive.objects("p_paimon_")
+    assert _norm(cli_json("read", f"{hive.db}.p", *c)) == _norm(expected)
