@@ -159,10 +159,22 @@ def test_migrate_table_on_s3_copies_commits_then_deletes_the_originals(
 
 
 def test_migrate_database_on_s3(hive_metastore_s3: HiveMetastoreServer, s3_server: S3Server,
-                                tmp_path: Path) -> None:
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every table as migrate-table; each staging table's directory reaches the target's place
+    snapshot files last (the hints at the very end), so the new place holds a table only once whole."""
+    from paimon_cli.core.catalog import hive_migrate
+
     hive = S3Hive(hive_metastore_s3, s3_server, "migdbs3")
     a, b = hive.make_table("a"), hive.make_table("b")
     c = hive.args()
+    copied: list[tuple[str, str]] = []
+    real = hive_migrate.copy_file
+
+    def recorded(*args: Any) -> None:
+        copied.append((args[2].source, args[2].target))
+        real(*args)
+
+    monkeypatch.setattr(hive_migrate, "copy_file", recorded)
     originals = hive.objects()
     plan = cli_json("migrate-database", hive.db, "--dry-run", *c)
     assert {r["source_table"] for r in plan} == {f"{hive.db}.a", f"{hive.db}.b"} and {r["move"] for r in plan} == {
@@ -173,6 +185,13 @@ def test_migrate_database_on_s3(hive_metastore_s3: HiveMetastoreServer, s3_serve
     assert not set(hive.objects()) & set(originals)
     assert _norm(cli_json("read", f"{hive.db}.a", *c)) == _norm(a)
     assert _norm(cli_json("read", f"{hive.db}.b", *c)) == _norm(b)
+    for t in ("a", "b"):
+        moved = [dst.split(f"/{hive.db}.db/{t}/", 1)[1] for src, dst in copied if f"/{t}_paimon_/" in src]
+        kinds = ["hint" if m in ("snapshot/LATEST", "snapshot/EARLIEST") else "snapshot" if m.startswith("snapshot/")
+                 else "body" for m in moved]
+        assert kinds == sorted(kinds, key=["body", "snapshot", "hint"].index), moved
+        assert {"schema/schema-0", "snapshot/snapshot-1", "snapshot/LATEST"} <= set(moved)
+        assert sum(m.endswith(".parquet") for m in moved) == 4
 
 
 def test_failure_before_the_commit_leaves_the_hive_table_as_it_was(
