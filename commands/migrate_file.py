@@ -39,7 +39,8 @@ def migrate_file(
 
     The partition keys must be the same, and every file must hold each column of the Paimon
     table under its name and type; anything else is refused before a file moves. The Hive table
-    is dropped afterwards unless --keep-origin. --dry-run lists every file and where it would go.
+    is dropped afterwards unless --keep-origin. On an object store the files are copied and the
+    originals deleted after the commit. --dry-run lists every file, where it would go and how.
 
     \b
     Example:

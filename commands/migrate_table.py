@@ -40,12 +40,14 @@ def migrate_table(
     debug: DebugOpt = False,
 ) -> None:
     """Turn Hive table DB.TABLE (Parquet or ORC, in the catalog's Hive Metastore) into an
-    unaware-bucket append Paimon table, moving its data files, as Java's migrate_table does.
+    unaware-bucket append Paimon table, moving its data files, as Java's migrate_table does
+    (on an object store: copied, the originals deleted once the table is committed).
 
     Every file is read and checked and the whole migration decided before anything changes:
     other formats, unmapped column types, files whose columns differ from the table and
-    subdirectories are refused by name. If a move or the commit fails, the files move back and
-    the Hive table stays as it was. --dry-run lists every file and where it would go.
+    subdirectories are refused by name. If a move or the commit fails, the files move back (or
+    the copies are deleted) and the Hive table stays as it was. --dry-run lists every file, where
+    it would go and whether it is renamed or copied.
 
     \b
     Example:

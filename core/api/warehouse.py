@@ -212,8 +212,9 @@ class Warehouse:
     def migrate_table(self, identifier: str, *, target: str | None = None, options: KeyValues | None = None,
                       delete_origin: bool = True, dry_run: bool = False) -> MigratePlan:
         """Java's ``migrate_table``: Hive Parquet/ORC table ``identifier`` becomes an unaware-bucket
-        append Paimon table (named ``target``, default the same), its files moved, not copied.
-        Everything is decided before a file moves; a failed move or commit moves them back."""
+        append Paimon table (named ``target``, default the same), its files moved (on an object
+        store copied, the originals deleted after the commit). Everything is decided before a
+        file moves; a failed move or commit moves them back (deletes the copies)."""
         from ..catalog.hive_migrate import execute_migrate, plan_migrate_table, require_hive
 
         catalog = require_hive(self.catalog, "migrate-table")

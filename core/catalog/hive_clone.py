@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..errors import InvalidInput
-from ..io.fileio import FileIO
 from ..manifest.manifest import DataFileMeta
 from ..mergetree.commit_message import CommitMessage
 from ..operation.clone import CloneFile, TableClone, apply_table_clone, check_target_conf_held, finish_plan
@@ -32,14 +31,7 @@ from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from .base import Catalog, local_location
 from .clone import CloneRequest, clone_pairs
-from .hive_migrate import MigratedFile, hive_columns, hive_schema, hive_table, plan_hive_files, require_hive
-
-
-@dataclass(frozen=True)
-class HiveFiles:
-    """The file system a Hive table's files are copied from."""
-
-    file_io: FileIO
+from .hive_migrate import HiveFiles, MigratedFile, hive_columns, hive_schema, hive_table, plan_hive_files, require_hive
 
 
 def _nullable(t: object) -> str:

@@ -1,7 +1,8 @@
 """Hive table migration (Java's ``migrate_table``, ``migrate_database``, ``migrate_file``): a
 Hive Parquet/ORC/Avro table of the metastore becomes a Paimon table in place, its data files moved
-(renamed, never copied or rewritten) into an unaware-bucket append table, as Java's
-``HiveMigrator`` does.
+(never rewritten) into an unaware-bucket append table, as Java's ``HiveMigrator`` does: renamed on
+a local filesystem; on an object store (where Java's ``FileIO.rename`` is a copy and a delete)
+copied, and the originals deleted only once the Paimon table is committed and registered.
 
 Java's steps, kept: a staging Paimon table ``<table>_paimon_`` is created from the Hive columns
 and partition keys (``options`` are its table options; ``bucket`` must stay -1); every visible
@@ -19,7 +20,7 @@ type other than Paimon's for the column), files lacking a table column by name
 subdirectories of a table or partition location (Java would skip their files) are refused by
 name before anything changes. Everything is decided by :func:`plan_migrate_table` (the dry run);
 :func:`execute_migrate` moves the files, and if a move or the commit fails it moves every file
-back and drops the staging table, so the Hive table is left as it was.
+back (copies: deletes the copies) and drops the staging table, so the Hive table is left as it was.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ from ..manifest.manifest import EMPTY_STATS, DataFileMeta
 from ..manifest.stats import ColStats, StatsAccumulator, value_stats_from_raw
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import creation_time_millis
+from ..operation.clone import CloneFile, copy_file
 from ..operation.commit import FileStoreCommit
 from ..schema.options import CoreOptions
-from ..schema.schema_manager import new_table_schema
+from ..schema.schema_manager import SchemaManager, new_table_schema
 from ..schema.table_schema import Schema
 from ..table.identifiers import Identifier
 from ..utils.rows import Rows
@@ -56,6 +58,7 @@ from .hive_metastore import hms_table_kind
 if TYPE_CHECKING:
     from pymetastore.hive_metastore import ttypes
 
+    from ..table.file_store_table import FileStoreTable
     from .hive import HiveCatalog
 
 PAIMON_SUFFIX = "_paimon_"
@@ -147,6 +150,13 @@ def hive_file_format(sd: Any, what: str, *, command: str) -> str:
 
 
 @dataclass(frozen=True)
+class HiveFiles:
+    """The file system a Hive table's files are copied from."""
+
+    file_io: FileIO
+
+
+@dataclass(frozen=True)
 class MigratedFile:
     """One Hive data file and where it goes in the Paimon table."""
 
@@ -172,11 +182,17 @@ class MigratePlan:
     delete_origin: bool
     files: list[MigratedFile] = field(default_factory=list)
     source_dirs: list[str] = field(default_factory=list)  # every table/partition location
+    copy: bool = False  # not one local filesystem: files are copied, the originals deleted after the commit
     done: bool = False
 
     @property
     def row_count(self) -> int:
         return sum(f.meta.row_count for f in self.files)
+
+    @property
+    def relocates(self) -> bool:
+        """The staging table's directory is copied to the target's (object-store warehouse)."""
+        return self.copy and self.staging != self.target
 
     def files_with_names(self) -> list[tuple[MigratePlan, MigratedFile]]:
         return [(self, f) for f in self.files]
@@ -188,9 +204,15 @@ class MigratePlan:
         verb = "migrated" if self.done else "would migrate"
         was = "was" if self.done else "would be"
         origin = f"; Hive table {self.source} {was} {'dropped' if self.delete_origin else 'kept, without its files'}"
-        staged = f" (committed as {self.staging}, then renamed)" if self.staging != self.target else ""
+        staged = ""
+        if self.staging != self.target:
+            staged = f" (committed as {self.staging}, then {'copied to its place' if self.relocates else 'renamed'})"
+        how = ""
+        if self.copy:
+            gone = "were" if self.done else "would be"
+            how = f" by copying them (the originals {gone} deleted after the commit)"
         return (f"{verb} {len(self.files)} file(s), {self.row_count} row(s) of Hive table {self.source} "
-                f"into Paimon table {self.target}{staged}{origin}")
+                f"into Paimon table {self.target}{how}{staged}{origin}")
 
 
 @dataclass
@@ -215,11 +237,11 @@ class MigrateDatabasePlan:
 
 def _rows(files: list[tuple[MigratePlan, MigratedFile]]) -> Rows:
     return Rows(
-        ["source_table", "target_table", "partition", "file", "rows", "bytes", "from", "to"],
+        ["source_table", "target_table", "partition", "file", "rows", "bytes", "move", "from", "to"],
         [{"source_table": p.source.full_name, "target_table": p.target.full_name, "partition": f.partition,
-          "file": f.meta.file_name, "rows": f.meta.row_count, "bytes": f.meta.file_size, "from": f.source,
-          "to": f.target} for p, f in files],
-        brief=["source_table", "target_table", "partition", "file", "rows"],
+          "file": f.meta.file_name, "rows": f.meta.row_count, "bytes": f.meta.file_size,
+          "move": "copy" if p.copy else "rename", "from": f.source, "to": f.target} for p, f in files],
+        brief=["source_table", "target_table", "partition", "file", "rows", "move"],
     )
 
 
@@ -515,11 +537,18 @@ def _file_meta(fio: FileIO, path: str, name: str, size: int, fmt: str, fields: l
     )
 
 
-def _require_local(fio: FileIO, source: Identifier, command: str) -> None:
-    if not fio.is_local:
-        raise NotYetSupported(f"{command}: table {source}: migration renames files, which only a local filesystem "
-                              "does in one step; this table is on an object store or remote filesystem (copy it with "
-                              "clone --clone-from hive instead)")
+def _copies(fio: FileIO, target_fio: FileIO, source: Identifier, command: str) -> bool:
+    """Whether the files are copied (then deleted) rather than renamed: a rename is one step on
+    one local filesystem only; object stores (either side) take copies. Other remote
+    filesystems are refused."""
+    if fio.is_local and target_fio.is_local:
+        return False
+    for f in (fio, target_fio):
+        if not (f.is_local or f.is_object_store):
+            raise NotYetSupported(f"{command}: table {source}: {f.scheme}:// is neither a local filesystem nor an "
+                                  "object store; migration moves files only on those (copy it with clone "
+                                  "--clone-from hive instead)")
+    return True
 
 
 def plan_hive_files(catalog: HiveCatalog, source: Identifier, hms: ttypes.Table, fields: list[DataField],
@@ -626,12 +655,16 @@ def plan_migrate_table(catalog: HiveCatalog, source: str | Identifier, *, target
     table_schema = new_table_schema(schema)  # refused here, before anything is made
     location = catalog.new_table_location(staging)
     data_root = paths.data_root(local_location(location), table_schema.options.get("data-file.path-directory"))
-    fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
-    _require_local(fio, src, command)
+    fio, target_fio = catalog.file_io_for(hms.sd.location or catalog.warehouse), catalog.file_io_for(location)
+    copy = _copies(fio, target_fio, src, command)
+    if copy and dst != staging and not target_fio.is_local:
+        final = catalog.new_table_location(dst)
+        if SchemaManager(target_fio, local_location(final)).latest() is not None:
+            raise AlreadyExists(f"{command}: a Paimon table already exists at {final}, where {dst} would go")
     files, fmt, dirs = plan_hive_files(catalog, src, hms, table_schema.fields, keys, table_schema.core_options, 0,
-                                       data_root, fio, command=command)
+                                       data_root, target_fio, command=command)
     return MigratePlan(catalog.name, "table", src, dst, staging, fmt, hms.sd.location, schema, delete_origin, files,
-                       dirs)
+                       dirs, copy)
 
 
 def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: str | Identifier, *,
@@ -654,10 +687,12 @@ def plan_migrate_file(catalog: HiveCatalog, source: str | Identifier, target: st
         raise InvalidInput(f"the partition keys of {src} ({', '.join(hive_keys) or 'none'}) are not those of "
                            f"{dst} ({', '.join(schema.partition_keys) or 'none'})")
     fio = catalog.file_io_for(hms.sd.location or catalog.warehouse)
-    _require_local(fio, src, "migrate-file")
+    copy = _copies(fio, table.file_io, src, "migrate-file")
     files, fmt, dirs = plan_hive_files(catalog, src, hms, schema.fields, list(schema.partition_keys),
-                                       schema.core_options, schema.id, table.data_root, fio, command="migrate-file")
-    return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files, dirs)
+                                       schema.core_options, schema.id, table.data_root, table.file_io,
+                                       command="migrate-file")
+    return MigratePlan(catalog.name, "file", src, dst, dst, fmt, hms.sd.location, None, delete_origin, files, dirs,
+                       copy)
 
 
 def _nullable_sql(t: DataType) -> str:
@@ -682,15 +717,109 @@ def plan_migrate_database(catalog: HiveCatalog, database: str, *, options: Mappi
 # -- doing ---------------------------------------------------------------------------------
 
 
-def _move_back(fio: FileIO, moved: list[MigratedFile]) -> list[str]:
-    """Undo the moves (newest first); returns the files that could not go back."""
+def _move_back(fio: FileIO, target_fio: FileIO, moved: list[MigratedFile], copied: bool) -> list[str]:
+    """Undo the moves (newest first): renamed files go back, copies are deleted (their originals
+    never moved); returns what could not be undone."""
     stuck = []
     for f in reversed(moved):
         try:
-            fio.rename_file(f.target, f.source)
+            if copied:
+                target_fio.delete(f.target)
+            else:
+                fio.rename_file(f.target, f.source)
         except Exception:  # noqa: BLE001 - keep undoing the others, report the rest
-            stuck.append(f"{f.target} -> {f.source}")
+            stuck.append(f"copy {f.target} (unreferenced)" if copied else f"{f.target} -> {f.source}")
     return stuck
+
+
+def _copy_files(fio: FileIO, table: FileStoreTable, files: list[MigratedFile], started: list[MigratedFile]) -> None:
+    """Copy each file to its place in ``table`` (object stores: many at a time); every copy
+    begun is noted in ``started`` first, so a failure can delete it. A place already taken or a
+    copy of another size than the plan read (the Hive file changed since) fails the run."""
+    source = HiveFiles(fio)
+
+    def one(f: MigratedFile) -> None:
+        if table.file_io.exists(f.target):
+            raise PaimonError(f"{f.target}: already exists")
+        started.append(f)
+        copy_file(source, table, CloneFile("data", f.source, f.target, f.meta.file_size, False))
+        size = table.file_io.file_size(f.target)
+        if size != f.meta.file_size:
+            raise InvalidInput(f"{f.source} changed since the plan ({f.meta.file_size} bytes read, {size} copied); "
+                               "plan again")
+
+    remote = fio.is_object_store or table.file_io.is_object_store
+    map_ordered(one, files, max(1, min(len(files), 16 if remote else READ_THREADS)), "paimon-migrate-copy")
+
+
+def _walk(fio: FileIO, directory: str) -> list[tuple[str, int]]:
+    out = []
+    for st in fio.list_status(directory):
+        out += _walk(fio, st.path) if st.is_dir else [(st.path, st.size)]
+    return out
+
+
+def _relocate(catalog: HiveCatalog, table: FileStoreTable, staging: Identifier, target: Identifier) -> list[str]:
+    """Java's rename of the staging table on an object store, done so nothing is lost: every
+    file of its directory is copied to the target's (the snapshot directory last, its hints at
+    the very end, so the new place holds a table only once it is whole: metadata paths are
+    relative to the table), the target registered there, the staging table unregistered, and
+    only then its directory deleted. Returns what could not be deleted."""
+    location = catalog.new_table_location(target)
+    old, new = table.path.rstrip("/"), local_location(location).rstrip("/")
+    files = _walk(table.file_io, old)
+
+    def last(item: tuple[str, int]) -> tuple[bool, bool, str]:
+        rel = item[0][len(old):]
+        return rel.startswith("/snapshot/"), rel.endswith(("/LATEST", "/EARLIEST")), rel
+
+    copies = [CloneFile("meta", p, new + p[len(old):], size, False) for p, size in sorted(files, key=last)]
+    body = [c for c in copies if not c.source[len(old):].startswith("/snapshot/")]
+    map_ordered(lambda c: copy_file(table, table, c), body, max(1, min(len(body), 16)), "paimon-migrate-relocate")
+    for c in copies[len(body):]:
+        copy_file(table, table, c)
+    catalog.register_table(target, location, table.schema)
+    catalog.unregister_table(staging)
+    try:
+        table.file_io.delete_dir(old)
+    except Exception:  # noqa: BLE001 - an unregistered copy left behind is reported
+        return [old]
+    return []
+
+
+def _finish_copies(catalog: HiveCatalog, plan: MigratePlan, table: FileStoreTable, fio: FileIO,
+                   markers: list[str]) -> None:
+    """After the commit, as the rename path: the Hive table dropped (its entry only) and the
+    staging table given the target's name; the originals (and, with the Hive table, its
+    markers) deleted last. From here a failure loses nothing: it says what is where."""
+    if plan.delete_origin:
+        catalog._call(lambda c: c.drop_table(plan.source.database, plan.source.table, delete_data=False))
+    left: list[str] = []
+    if plan.staging != plan.target:
+        try:
+            if plan.relocates:
+                left += _relocate(catalog, table, plan.staging, plan.target)
+            else:
+                catalog.rename_table(plan.staging, plan.target)
+        except Exception as err:  # noqa: BLE001 - the committed staging table and the originals are named
+            dropped = "the Hive table was dropped; " if plan.delete_origin else ""
+            raise UnsafeRefused(f"migrated {plan.source} into {plan.staging} (committed), but moving it to "
+                                f"{plan.target} failed: {err}; {dropped}read {plan.staging}; the original files are "
+                                f"kept under {plan.source_location}") from err
+
+    def delete(path: str) -> None:
+        try:
+            fio.delete(path)
+        except Exception:  # noqa: BLE001 - reported below
+            left.append(path)
+
+    originals = [f.source for f in plan.files] + (markers if plan.delete_origin else [])
+    map_ordered(delete, originals, max(1, min(len(originals), 16 if fio.is_object_store else 1)),
+                "paimon-migrate-delete")
+    if left:
+        raise UnsafeRefused(f"migrated {plan.source} into Paimon table {plan.target}, but {len(left)} file(s) or "
+                            f"directories could not be deleted (they are no longer used): {', '.join(left[:5])}"
+                            + (" ..." if len(left) > 5 else ""))
 
 
 def _commit(committer: FileStoreCommit, files: list[MigratedFile], buckets: int) -> None:
@@ -703,9 +832,10 @@ def _commit(committer: FileStoreCommit, files: list[MigratedFile], buckets: int)
 
 
 def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
-    """Carry out a plan: the staging table, the moves, one snapshot; then the Hive table is
-    dropped and the staging table renamed. Until the snapshot is published any failure moves the
-    files back and drops the staging table (the Hive table is untouched)."""
+    """Carry out a plan: the staging table, the moves (or copies), one snapshot; then the Hive
+    table is dropped and the staging table renamed (copies: the originals deleted last). Until
+    the snapshot is published any failure moves the files back (deletes the copies) and drops
+    the staging table (the Hive table is untouched)."""
     created = False
     if plan.schema is not None:
         table = catalog.create_table(plan.staging, plan.schema)
@@ -720,9 +850,12 @@ def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
     committer = FileStoreCommit(table)
     moved: list[MigratedFile] = []
     try:
-        for f in plan.files:
-            fio.rename_file(f.source, f.target)
-            moved.append(f)
+        if plan.copy:
+            _copy_files(fio, table, plan.files, moved)
+        else:
+            for f in plan.files:
+                fio.rename_file(f.source, f.target)
+                moved.append(f)
         _commit(committer, plan.files, table.schema.bucket)
     except BaseException as err:
         if committer.may_have_published():
@@ -730,7 +863,7 @@ def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
             raise UnsafeRefused(f"migration of {plan.source}: the commit failed ({err}) after it may have "
                                 f"published; the files stay in {plan.staging} and the Hive table is kept. "
                                 f"Read {plan.staging} before migrating again") from err
-        stuck = _move_back(fio, moved)
+        stuck = _move_back(fio, table.file_io, moved, plan.copy)
         if created:
             try:
                 catalog.drop_table(plan.staging, ignore_if_not_exists=True)
@@ -740,12 +873,17 @@ def execute_migrate(catalog: HiveCatalog, plan: MigratePlan) -> MigratePlan:
             raise UnsafeRefused(f"migration of {plan.source} failed ({err}) and could not undo: {'; '.join(stuck)}"
                                 ) from err
         raise
-    late = [st.path for d in plan.source_dirs for st in fio.list_status(d)
-            if not st.is_dir and not st.name.startswith(("_", "."))]
+    planned = {f.source for f in plan.files} if plan.copy else set()
+    listed = [st for d in plan.source_dirs for st in fio.list_status(d) if not st.is_dir]
+    late = [st.path for st in listed if not st.name.startswith(("_", ".")) and st.path not in planned]
     if late:  # written into the Hive table since the plan: dropping it would delete them
         raise UnsafeRefused(f"migrated {len(plan.files)} file(s) of {plan.source} into {plan.staging}, but "
                             f"{len(late)} file(s) appeared in the Hive table since the plan (first: {late[0]}); "
                             "the Hive table is kept: migrate them with migrate-file")
+    if plan.copy:
+        _finish_copies(catalog, plan, table, fio, [st.path for st in listed if st.name.startswith(("_", "."))])
+        plan.done = True
+        return plan
     if plan.delete_origin:
         catalog._call(lambda c: c.drop_table(plan.source.database, plan.source.table, delete_data=True))
     if plan.staging != plan.target:
@@ -775,6 +913,6 @@ def require_hive(catalog: Any, what: str) -> HiveCatalog:
 
 
 __all__ = [
-    "MigrateDatabasePlan", "MigratePlan", "MigratedFile", "execute_migrate", "execute_migrate_database",
+    "HiveFiles", "MigrateDatabasePlan", "MigratePlan", "MigratedFile", "execute_migrate", "execute_migrate_database",
     "hive_columns", "hive_file_format", "hive_schema", "hive_table", "hive_to_paimon_type", "plan_hive_files", "plan_migrate_database", "plan_migrate_file", "plan_migrate_table", "require_hive",
 ]

@@ -18,7 +18,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.interop.java_harness import JavaPaimon
-from tests.s3_fixtures import S3Server
 
 from .conftest import hive_spec
 from .hive_metastore_server import HiveMetastoreServer
@@ -607,51 +606,3 @@ def test_avro_columns_paimon_would_misread_are_refused(hive_metastore: HiveMetas
     assert "nested column tags in an Avro Hive table" in res.stderr, res.stderr
     assert _tree(wh) == before
     assert {t["table"]: t["type"] for t in cli_json("list", db, *c)} == {"t": "hive-table", "n": "hive-table"}
-
-
-@pytest.mark.s3
-def test_hive_table_on_s3_is_refused_and_left_alone(hive_metastore: HiveMetastoreServer, s3_server: S3Server,
-                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Moving files on an object store is a copy and a delete, not a one-step rename: a Hive
-    table whose files are on S3 is refused (exit 1) by migrate-table, its dry run and
-    migrate-database; its objects, the metastore and the warehouse are unchanged."""
-    import io
-
-    from pymetastore.hive_metastore import ttypes
-
-    from paimon_cli.core.catalog import hive_migrate
-
-    for var in ("PAIMON_WAREHOUSE", "PAIMON_OUTPUT", "PAIMON_FS_OPTIONS", "PAIMON_DEBUG"):
-        monkeypatch.delenv(var, raising=False)
-    db = fresh_db("migs3")
-    prefix = s3_server.fresh_warehouse("migs3")[len(f"s3://{s3_server.bucket}/"):]
-    s3 = s3_server.boto3_client()
-    for i in range(2):
-        buf = io.BytesIO()
-        pq.write_table(_batch(10 * i, 5), buf, compression="gzip")
-        s3.put_object(Bucket=s3_server.bucket, Key=f"{prefix}/t/00000{i}_0", Body=buf.getvalue())
-    wh = tmp_path / "wh"
-    with client(hive_metastore) as hms:
-        hms.create_database(db, (wh / f"{db}.db").as_uri())
-        hms.create_table(ttypes.Table(tableName="t", dbName=db, owner="t", sd=_sd("parquet", wh / "t", COLUMNS),
-                                      partitionKeys=[], parameters={}, tableType="MANAGED_TABLE"))
-    # the test metastore cannot take an s3:// location: the table it returns gets it on the way in
-    real = hive_migrate.hive_table
-
-    def on_s3(catalog: Any, ident: Any, *, command: str) -> Any:
-        table = real(catalog, ident, command=command)
-        table.sd.location = f"s3://{s3_server.bucket}/{prefix}/t"
-        return table
-
-    monkeypatch.setattr(hive_migrate, "hive_table", on_s3)
-    c = [*cat_args(hive_metastore, wh), *(a for pair in s3_server.fs_option_pairs() for a in ("--fs-option", pair))]
-    objects = sorted((o["Key"], o["ETag"]) for o in s3.list_objects_v2(
-        Bucket=s3_server.bucket, Prefix=prefix)["Contents"])
-    before = _tree(wh)
-    for args in (["migrate-table", f"{db}.t"], ["migrate-table", f"{db}.t", "--dry-run"], ["migrate-database", db]):
-        res = cli(*args, *c, expect=1)
-        assert "only a local filesystem does in one step" in res.stderr and "clone --clone-from hive" in res.stderr
-    assert sorted((o["Key"], o["ETag"]) for o in s3.list_objects_v2(
-        Bucket=s3_server.bucket, Prefix=prefix)["Contents"]) == objects
-    assert _tree(wh) == before
-    assert cli_json("list", db, *c) == [{"database": db, "table": "t", "type": "format-table"}]
