@@ -12,8 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from paimon_cli.app import app
+from tests.catalogs.hive_metastore_server import HiveMetastoreServer
+from tests.catalogs.hms_helpers import fresh_db
 from tests.catalogs.rest_helpers import commits, isolate
 from tests.catalogs.rest_server import RestCatalogServer
+from tests.catalogs.test_hive_catalog import cat_args
+from tests.catalogs.test_hive_migrate import _norm, make_hive_table
+from tests.interop.java_harness import JavaPaimon
 from tests.interop.pypaimon_peer import PyPaimon
 
 
@@ -102,3 +107,91 @@ def test_clone_of_files_written_under_an_older_schema_into_rest_is_refused(serve
     assert "schema 0" in res.stderr and ("bak", "orders") not in server.tables
     [row] = as_json("clone", "logs", "--target", "bak", *target(server), "-w", wh)
     assert row["action"] == "create" and ("bak", "ev") in server.tables
+
+
+def _catalog(server: RestCatalogServer) -> list[str]:
+    return [x for k, v in server.client_options().items() for x in ("--catalog-option", f"{k}={v}")]
+
+
+@pytest.mark.pypaimon
+def test_clone_from_hive_into_a_rest_catalog(server: RestCatalogServer, hive_metastore: HiveMetastoreServer,
+                                             java_hive: JavaPaimon, pypaimon: PyPaimon, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Hive table cloned into a REST catalog as a Paimon table into one: the server creates the
+    table, the files go to the location it returns, one commit through its endpoint; the dry
+    run lists exactly the copies, a re-run commits nothing, an interrupted run is finished by
+    the next; pypaimon 2.1 (through the server), Java 0.9 (on the table's directory) and we
+    (through the server) read it row for row as the Hive data."""
+    wh = tmp_path / "hive"
+    db = fresh_db("clhr")
+    expected = _norm(make_hive_table(hive_metastore, wh, db, "sales", "parquet", partitioned=True))
+    args = ["clone", f"{db}.sales", "--clone-from", "hive", "--target", "bak.sales", *cat_args(hive_metastore, wh),
+            *target(server), "--target-table-conf", "snapshot.num-retained.max=20"]
+    plan = as_json(*args, "--dry-run")
+    placeholder = "<location the server gives bak.sales>"
+    assert len(plan) == 4 and all(r["action"] == "create" and r["state"] == "copy" for r in plan), plan
+    assert all(r["file"].startswith(placeholder + "/dt=") and "/bucket-0/" in r["file"] for r in plan), plan
+    assert ("bak", "sales") not in server.tables
+
+    [row] = as_json(*args)
+    assert row["action"] == "create" and row["files_copied"] == 4 and row["snapshot_id"] == 1
+    location = server.table_path("bak", "sales")
+    copied = {str(p.relative_to(location)) for p in Path(location).rglob("*.parquet")}
+    assert copied == {r["file"][len(placeholder) + 1:] for r in plan}
+    assert [c["snapshot"]["id"] for c in commits(server, "bak.sales")] == [1]  # through the server
+    schema = json.loads((Path(location) / "schema" / "schema-0").read_text())
+    assert schema["options"]["bucket"] == "-1" and schema["options"]["snapshot.num-retained.max"] == "20"
+    assert _norm(as_json("read", "bak.sales", *_catalog(server))) == expected
+    assert _norm(pypaimon.with_catalog(server.client_options()).read(server.warehouse, "bak", "sales")) == expected
+    assert _norm(java_hive.read(server.root, "bak", "sales", row_kind=False)) == expected
+    [again] = as_json(*args)
+    assert again["action"] == "up-to-date" and again["files_copied"] == 0 and len(commits(server, "bak.sales")) == 1
+
+    # a run stopped after the server created the table and one file was copied: the next run
+    # finishes it with one commit (as into any target, a Hive file is never copied over a file
+    # no snapshot names, so the copies left behind are not reused)
+    from paimon_cli.core.operation import clone as operation_clone
+
+    real, done = operation_clone.copy_file, []
+
+    def one_then_stop(source: Any, dst: Any, f: Any) -> None:
+        if done:  # the second file: half written, then the connection drops
+            with dst.file_io.open_output(f.target) as out:
+                out.write(b"partial")
+            raise OSError("connection reset")
+        real(source, dst, f)
+        done.append(f)
+
+    monkeypatch.setattr(operation_clone, "copy_file", one_then_stop)
+    stopped = [*args[:5], "bak.resumed", *args[6:], "--parallelism", "1"]
+    assert CliRunner().invoke(app, stopped).exit_code != 0
+    monkeypatch.setattr(operation_clone, "copy_file", real)
+    assert ("bak", "resumed") in server.tables and not commits(server, "bak.resumed")
+    [resumed] = as_json(*stopped)
+    assert (resumed["action"], resumed["files_copied"], resumed["snapshot_id"]) == ("overwrite", 4, 1)
+    assert [c["snapshot"]["id"] for c in commits(server, "bak.resumed")] == [1]
+    assert _norm(pypaimon.with_catalog(server.client_options()).read(server.warehouse, "bak", "resumed")) == expected
+
+
+def test_clone_from_hive_into_rest_refuses_a_table_the_server_changed(
+        server: RestCatalogServer, hive_metastore: HiveMetastoreServer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that does not create the table as sent (here: another column type) is refused
+    before any file is copied, and the table it made is dropped again."""
+    wh = tmp_path / "hive"
+    db = fresh_db("clhx")
+    make_hive_table(hive_metastore, wh, db, "sales", "parquet", partitioned=True)
+    real = server.op_createTable
+
+    def retyped(p: dict[str, str], q: dict[str, str], body: Any) -> Any:
+        for f in body["schema"]["fields"]:
+            if f["name"] == "score":
+                f["type"] = "FLOAT"
+        return real(p, q, body)
+
+    monkeypatch.setattr(server, "op_createTable", retyped)
+    res = run("clone", f"{db}.sales", "--clone-from", "hive", "--target", "bak.sales",
+              *cat_args(hive_metastore, wh), *target(server), code=4)
+    assert "did not create bak.sales as sent" in res.stderr and "score" in res.stderr
+    assert ("bak", "sales") not in server.tables and not commits(server, "bak.sales")
+    assert not (server.root / "bak.db" / "sales").exists()
