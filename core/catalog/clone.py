@@ -276,8 +276,9 @@ def _publish_history(catalog: Catalog, ident: Identifier, source: FileStoreTable
 def schema_changes_between(old: TableSchema, new: TableSchema) -> list[SchemaChange]:
     """The ALTER changes that make ``new`` of ``old`` (columns matched by field id): drops,
     renames, type changes, then the added columns in field-id order (ids are drawn in that
-    order), each placed after its predecessor in ``new``; then options and the comment. What
-    they cannot express (a reorder, a nullability change, ...) shows when they are applied."""
+    order), each appended or placed after its predecessor in ``new``; then options and the
+    comment. What they cannot express (a reorder, a nullability change, ...) shows when they
+    are applied."""
     before = {f.id: f for f in old.fields}
     after = {f.id: f for f in new.fields}
     changes: list[SchemaChange] = [sc.DropColumn(f.name) for f in old.fields if f.id not in after]
@@ -290,8 +291,11 @@ def schema_changes_between(old: TableSchema, new: TableSchema) -> list[SchemaCha
     for f in sorted((f for f in new.fields if f.id not in before), key=lambda f: f.id):
         pos = order.index(f.id)
         prior = [after[i].name for i in order[:pos] if i in present]
-        changes.append(sc.AddColumn(f.name, f.type, f.description, after=prior[-1] if prior else None,
-                                    first=not prior))
+        if not any(i in present for i in order[pos + 1:]):  # appended: no move asked of the server
+            changes.append(sc.AddColumn(f.name, f.type, f.description))
+        else:
+            changes.append(sc.AddColumn(f.name, f.type, f.description, after=prior[-1] if prior else None,
+                                        first=not prior))
         present.add(f.id)
     moved = apply_changes(old, changes, has_snapshots=False) if changes else old
     changes += [sc.SetOption(k, v) for k, v in new.options.items() if moved.options.get(k) != v]

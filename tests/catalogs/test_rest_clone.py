@@ -318,3 +318,25 @@ def test_clone_into_rest_refuses_a_history_the_api_cannot_replay(server: RestCat
     assert "schema 3 of the source cannot be made from schema 2 through the REST API" in res.stderr
     assert "columns in the order id, label, n, dt, w, expected label, id, n, dt, w" in res.stderr
     assert not server.calls_of("createTable") and ("bak", "orders") not in server.tables
+
+
+def test_schema_changes_between_make_the_next_schema() -> None:
+    """The replayed ALTER makes the source's next schema: ids drawn in the same order, added
+    columns at their place, a dropped name reused by a rename, options and comment."""
+    from dataclasses import replace
+
+    from paimon_cli.core.catalog.clone import schema_changes_between, server_differences
+    from paimon_cli.core.data.types import BigIntType, DataField, IntType, VarCharType
+    from paimon_cli.core.schema.schema_change import apply_changes
+    from paimon_cli.core.schema.schema_manager import new_table_schema
+    from paimon_cli.core.schema.table_schema import Schema
+
+    old = new_table_schema(Schema([DataField(0, "a", IntType(nullable=False)), DataField(1, "b", IntType()),
+                                   DataField(2, "c", VarCharType())], [], ["a"], {"bucket": "1", "x": "1"}))
+    new = replace(old, id=1, highest_field_id=4, comment="t", options={"bucket": "1", "y": "2"},
+                  fields=[DataField(4, "first", IntType()), old.fields[0], DataField(3, "mid", IntType()),
+                          DataField(1, "c", BigIntType())])
+    changes = schema_changes_between(old, new)
+    assert server_differences(apply_changes(old, changes, has_snapshots=False), new) == []
+    # nothing but the time changed: the step still takes an id
+    assert apply_changes(new, schema_changes_between(new, new), has_snapshots=False).id == 2
