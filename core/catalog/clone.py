@@ -140,8 +140,10 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         if exists:
             dst = target_catalog.get_table(dst_id)
-            if action == "overwrite" and _history_started(src, dst):
+            if action == "overwrite" and _history_started(src, dst) and (
+                    not server or not server_differences(dst.schema, _history(src, schema)[dst.schema.id])):
                 # an earlier run stopped while carrying the schema history: finish it first
+                # (through a server: only where its last schema is the replay's, options too)
                 action, history = "resume", True
                 if server:
                     check_replayable(src, dst_id, schema, dst.schema.id)

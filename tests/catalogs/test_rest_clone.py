@@ -340,3 +340,21 @@ def test_schema_changes_between_make_the_next_schema() -> None:
     assert server_differences(apply_changes(old, changes, has_snapshots=False), new) == []
     # nothing but the time changed: the step still takes an id
     assert apply_changes(new, schema_changes_between(new, new), has_snapshots=False).id == 2
+
+
+def test_clone_into_an_empty_rest_table_of_the_latest_schema_is_no_resume(server: RestCatalogServer,
+                                                                         tmp_path: Path) -> None:
+    """An empty REST target made with the latest schema (``--meta-only``) whose columns are the
+    source's first: not a replay stopped half-way (its options are the latest's), so the clone
+    copies into it as into any existing target."""
+    wh = str(tmp_path / "src")
+    data = tmp_path / "in.csv"
+    run("create", "shop.ev", "--schema", "id BIGINT, v STRING", "-w", wh)
+    data.write_text("id,v\n1,a\n")
+    run("write", "shop.ev", str(data), "-w", wh)
+    run("alter", "shop.ev", "--set", "file.compression=gzip", "-w", wh)
+    args = ["clone", "shop.ev", "--target", "bak.ev", *target(server), "-w", wh]
+    run(*args, "--meta-only")
+    [row] = as_json(*args)
+    assert row["action"] == "overwrite" and row["snapshot_id"] == 1 and not server.calls_of("alterTable")
+    assert as_json("read", "bak.ev", *_catalog(server)) == [{"id": 1, "v": "a"}]
