@@ -135,7 +135,7 @@ def schemas_of(table_dir: Path) -> list[Any]:
 
 @pytest.mark.pypaimon
 def test_clone_of_files_written_under_older_schemas_into_rest_replays_the_history(
-        server: RestCatalogServer, pypaimon: PyPaimon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        server: RestCatalogServer, pypaimon: PyPaimon, java_hive: JavaPaimon, tmp_path: Path) -> None:
     """The server owns the target's schemas: it creates the table with the source's schema-0
     and the source's later schemas are replayed through its alter-table endpoint, each checked;
     the copied files keep the schema ids they were written with, and the clone reads row for
@@ -165,6 +165,8 @@ def test_clone_of_files_written_under_older_schemas_into_rest_replays_the_histor
     assert sorted({f["schema_id"] for f in target_files}) == [0, 1, 2]
     assert sorted(as_json("read", "bak.orders", *rest), key=lambda r: (r["dt"], r["id"])) == want
     assert rows(pypaimon, server, "bak", "orders") == want
+    java = java_hive.read(server.root, "bak", "orders", row_kind=False)
+    assert sorted(java, key=lambda r: (r["dt"], r["id"])) == want
     [again] = as_json(*args)
     assert again["action"] == "up-to-date" and len(commits(server, "bak.orders")) == 1
 
