@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
 from ..operation.clone import (
     IF_EXISTS,
     STRIPPED_OPTIONS,
+    TARGET_TABLE_CONF,
     TableClone,
     apply_table_clone,
     check_cloneable,
@@ -23,6 +25,8 @@ from ..operation.clone import (
     plan_table_clone,
 )
 from ..operation.partition_spec import partition_filter
+from ..schema import schema_change as sc
+from ..schema.schema_change import SchemaChange, apply_changes
 from ..schema.schema_manager import new_table_schema
 from ..schema.schema_validation import validate_table_schema
 from ..schema.table_schema import Schema, TableSchema
@@ -131,14 +135,18 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         selection = partition_filter(src.schema, None, req.where, command="clone") if req.where else None
         schema = target_schema(src, req.prefer_file_format, req.target_table_conf)
         exists = target_catalog.table_exists(dst_id)
-        # a server that places tables also owns their schemas: the target gets the latest only
-        history = not exists and _has_history(src) and not target_catalog.server_places_tables
+        server = target_catalog.server_places_tables
+        history = not exists and _has_history(src)
         action = ("overwrite" if req.if_exists == "overwrite" else "skip") if exists else "create"
         if exists:
             dst = target_catalog.get_table(dst_id)
-            if action == "overwrite" and not target_catalog.server_places_tables and _history_started(src, dst):
+            if action == "overwrite" and _history_started(src, dst) and (
+                    not server or not server_differences(dst.schema, _history(src, schema)[dst.schema.id])):
                 # an earlier run stopped while carrying the schema history: finish it first
+                # (through a server: only where its last schema is the replay's, options too)
                 action, history = "resume", True
+                if server:
+                    check_replayable(src, dst_id, schema, dst.schema.id)
                 dst = dst.with_schema(replace(dst.schema, id=src.schema.id))
             elif action == "overwrite":
                 check_compatible(src, dst)
@@ -153,6 +161,12 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
                                  would_be)
         plan = (TableClone(str(src.identifier), str(dst_id), action) if req.meta_only
                 else plan_table_clone(src, dst, action, selection, carried_history=history))
+        if server and action == "create" and history:
+            # the server owns the schemas: the history is replayed through its alter-table
+            # endpoint, and only when live files need it (fewer calls a server can get wrong)
+            history = any(f.schema_id != src.schema.id for m in plan.messages for f in m.new_files)
+            if history:
+                check_replayable(src, dst_id, schema, 0)
         plans.append((src, plan, schema, history))
     if dry_run:
         return [plan for _, plan, _, _ in plans]
@@ -162,9 +176,12 @@ def clone(source_catalog: Catalog, target_catalog: Catalog, req: CloneRequest, *
         if plan.action == "create":
             create_target(target_catalog, dst_id, src, schema, history)
             if target_catalog.server_places_tables:
-                plan = _replanned(target_catalog, dst_id, src, plan, req)
+                plan = _replanned(target_catalog, dst_id, src, plan, req, schema)
         elif plan.action == "resume":
-            _publish_history(target_catalog, dst_id, src, schema)
+            if target_catalog.server_places_tables:
+                replay_history(target_catalog, dst_id, src, schema, created=False)
+            else:
+                _publish_history(target_catalog, dst_id, src, schema)
         out.append(apply_table_clone(src, target_catalog.get_table(dst_id), plan, progress, req.parallelism))
     return out
 
@@ -176,13 +193,17 @@ def server_location(ident: Identifier) -> str:
 
 
 def _replanned(catalog: Catalog, ident: Identifier, source: FileStoreTable, plan: TableClone,
-               req: CloneRequest) -> TableClone:
+               req: CloneRequest, schema: Schema) -> TableClone:
     """The plan again against the table the server just created, at the location it chose;
-    a server that did not keep the columns (field ids) or keys as sent is refused, and the
-    empty table it made dropped again, before any file is copied."""
+    a server that did not keep the columns (field ids), keys or the options that decide how
+    files read as sent is refused, and the empty table it made dropped again, before any file
+    is copied."""
     created = catalog.get_table(ident)
     try:
         check_compatible(source, created)
+        differ = server_differences(created.schema, replace(new_table_schema(schema), id=created.schema.id))
+        if differ:
+            raise InvalidInput("; ".join(differ))
     except InvalidInput as e:
         catalog.drop_table(ident, ignore_if_not_exists=True)
         raise InvalidInput(f"clone {source.identifier}: catalog {catalog.name} did not create {ident} as sent "
@@ -212,6 +233,8 @@ def create_target(catalog: Catalog, ident: Identifier, source: FileStoreTable, s
     first = schemas[0]
     catalog.create_table(ident, Schema(list(first.fields), list(first.partition_keys), list(first.primary_keys),
                                        dict(first.options), first.comment))
+    if catalog.server_places_tables:
+        return replay_history(catalog, ident, source, schema, created=True)
     return _publish_history(catalog, ident, source, schema)
 
 
@@ -250,6 +273,127 @@ def _publish_history(catalog: Catalog, ident: Identifier, source: FileStoreTable
             manager.publish_copy(h)
     catalog.after_alter(ident, before, manager.latest() or before)
     return catalog.get_table(ident)
+
+
+def schema_changes_between(old: TableSchema, new: TableSchema) -> list[SchemaChange]:
+    """The ALTER changes that make ``new`` of ``old`` (columns matched by field id): drops,
+    renames, type changes, then the added columns in field-id order (ids are drawn in that
+    order), each appended or placed after its predecessor in ``new``; then options and the
+    comment. What they cannot express (a reorder, a nullability change, ...) shows when they
+    are applied."""
+    before = {f.id: f for f in old.fields}
+    after = {f.id: f for f in new.fields}
+    changes: list[SchemaChange] = [sc.DropColumn(f.name) for f in old.fields if f.id not in after]
+    changes += [sc.RenameColumn(before[f.id].name, f.name) for f in new.fields
+                if f.id in before and before[f.id].name != f.name]
+    changes += [sc.UpdateColumnType(f.name, f.type) for f in new.fields
+                if f.id in before and before[f.id].type != f.type]
+    present = set(before) & set(after)
+    order = [f.id for f in new.fields]
+    for f in sorted((f for f in new.fields if f.id not in before), key=lambda f: f.id):
+        pos = order.index(f.id)
+        prior = [after[i].name for i in order[:pos] if i in present]
+        if not any(i in present for i in order[pos + 1:]):  # appended: no move asked of the server
+            changes.append(sc.AddColumn(f.name, f.type, f.description))
+        else:
+            changes.append(sc.AddColumn(f.name, f.type, f.description, after=prior[-1] if prior else None,
+                                        first=not prior))
+        present.add(f.id)
+    moved = apply_changes(old, changes, has_snapshots=False) if changes else old
+    changes += [sc.SetOption(k, v) for k, v in new.options.items() if moved.options.get(k) != v]
+    changes += [sc.RemoveOption(k) for k in moved.options if k not in new.options]
+    if new.comment != old.comment or not changes:  # a step that changes nothing still takes an id
+        changes.append(sc.UpdateComment(new.comment))
+    return changes
+
+
+def _columns(schema: TableSchema) -> list[tuple[int, str, Any, str | None]]:
+    """What decides how a file reads: field ids, names, types (nested ids too), defaults."""
+    return [(f.id, f.name, f.type.to_json(), f.default_value) for f in schema.fields]
+
+
+def server_differences(got: TableSchema, want: TableSchema) -> list[str]:
+    """How the schema a server made differs from the one sent, in what decides how the copied
+    files read: id, columns, keys, options (but those of ``--target-table-conf``'s allowlist)."""
+    out = []
+    if got.id != want.id:
+        out.append(f"schema id {got.id}, expected {want.id}")
+    if _columns(got) != _columns(want):
+        theirs = {f.name: f for f in got.fields}
+        for f in want.fields:
+            g = theirs.pop(f.name, None)
+            if g is None:
+                out.append(f"no column {f.name}")
+            elif g.id != f.id:
+                out.append(f"column {f.name} has field id {g.id}, expected {f.id}")
+            elif (g.type.to_json(), g.default_value) != (f.type.to_json(), f.default_value):
+                out.append(f"column {f.name} is {g.type.as_sql()}, expected {f.type.as_sql()}")
+        out += [f"unexpected column {n}" for n in theirs]
+        if len(out) == (got.id != want.id):
+            out.append(f"columns in the order {', '.join(f.name for f in got.fields)}, expected "
+                       f"{', '.join(f.name for f in want.fields)}")
+    if got.highest_field_id != want.highest_field_id:
+        out.append(f"highest field id {got.highest_field_id}, expected {want.highest_field_id}")
+    if list(got.partition_keys) != list(want.partition_keys):
+        out.append(f"partition keys {got.partition_keys}, expected {want.partition_keys}")
+    if list(got.primary_keys) != list(want.primary_keys):
+        out.append(f"primary keys {got.primary_keys}, expected {want.primary_keys}")
+    for k in sorted(set(got.options) | set(want.options)):
+        if got.options.get(k) != want.options.get(k) and k not in TARGET_TABLE_CONF:
+            out.append(f"option {k} = {got.options.get(k)!r}, expected {want.options.get(k)!r}")
+    return out
+
+
+def check_replayable(source: FileStoreTable, ident: Identifier, schema: Schema, start: int) -> None:
+    """Refuse, before anything is created, a schema history the REST API cannot replay step by
+    step (each source schema after ``start`` made of the one before by one ALTER)."""
+    schemas = _history(source, schema)
+    for h in schemas:
+        validate_table_schema(h)
+    for k in range(start + 1, len(schemas)):
+        try:
+            made = replace(apply_changes(schemas[k - 1], schema_changes_between(schemas[k - 1], schemas[k]),
+                                         has_snapshots=False), id=k)
+            differ = server_differences(made, schemas[k])
+        except PaimonError as e:
+            differ = [str(e)]
+        if differ:
+            raise NotYetSupported(
+                f"clone {source.identifier} -> {ident}: live files were written with older schemas, which the REST "
+                f"server must replay, but schema {k} of the source cannot be made from schema {k - 1} through the "
+                f"REST API ({'; '.join(differ)}); `paimon-cli compact {source.identifier} --full` the source first")
+
+
+def replay_history(catalog: Catalog, ident: Identifier, source: FileStoreTable, schema: Schema, *,
+                   created: bool) -> FileStoreTable:
+    """Give a table the server created the source's later schemas through its alter-table
+    endpoint, one ALTER per schema, each checked on return (id, field ids, names, types, keys,
+    options). A server whose schema differs is refused, and a table this run ``created`` (it
+    has no snapshot yet) dropped again. A re-run after an interruption replays only what is
+    missing."""
+    schemas = _history(source, schema)
+    table = catalog.get_table(ident)
+    step = start = table.schema.id
+    try:
+        differ = server_differences(table.schema, schemas[step])
+        while not differ and step + 1 < len(schemas):
+            step += 1
+            catalog.alter_table(ident, schema_changes_between(table.schema, schemas[step]))
+            table = catalog.get_table(ident)
+            differ = server_differences(table.schema, schemas[step])
+        if not differ:
+            return table
+        problem = f"schema {step}: {'; '.join(differ)}"
+    except (InvalidInput, NotYetSupported) as e:  # the server refused a change
+        problem = f"schema {step}: {e}"
+    if created:
+        catalog.drop_table(ident, ignore_if_not_exists=True)
+        raise InvalidInput(f"clone {source.identifier}: catalog {catalog.name} did not replay the source's schema "
+                           f"history on {ident} as sent ({problem}); dropped it again, nothing committed")
+    left = "nothing changed" if step == start else f"its latest schema now is {catalog.get_table(ident).schema.id}"
+    raise InvalidInput(f"clone {source.identifier}: the existing target {ident} does not take the source's schema "
+                       f"history through catalog {catalog.name} ({problem}); {left}, nothing committed; drop it or "
+                       "choose another target")
 
 
 def _stripped(schema: TableSchema) -> TableSchema:

@@ -9,7 +9,8 @@ shared with :mod:`hive_migrate`); one OVERWRITE commit of the partitions the cop
 existing target must be an append table with bucket -1, the same format and partition keys and
 every Hive column (``--if-exists skip`` keeps it). Names are kept, so a re-run copies only what
 is missing and commits nothing when the target already holds the files; a name the target
-has for other bytes (Hive rewrote the file) gets a new one, never overwriting a used file.
+has for other bytes (Hive rewrote the file) gets a new one, never overwriting a used file. A
+REST target is created by its server first and the files planned again where it put it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 from ..manifest.manifest import DataFileMeta
@@ -30,8 +32,13 @@ from ..schema.table_schema import Schema
 from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from .base import Catalog, local_location
-from .clone import CloneRequest, clone_pairs
+from .clone import CloneRequest, clone_pairs, server_location
 from .hive_migrate import HiveFiles, MigratedFile, hive_columns, hive_schema, hive_table, plan_hive_files, require_hive
+
+if TYPE_CHECKING:
+    from pymetastore.hive_metastore import ttypes
+
+    from .hive import HiveCatalog
 
 
 def _nullable(t: object) -> str:
@@ -104,7 +111,7 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
     def hive_tables(database: str) -> list[str]:
         return [e.name for e in hive.list_table_entries(database) if e.kind in ("hive-table", "format-table")]
 
-    plans: list[tuple[TableClone, Schema, HiveFiles]] = []
+    plans: list[tuple[TableClone, Schema, HiveFiles, ttypes.Table]] = []
     for src_id, dst_id in clone_pairs(hive, req, hive_tables, "Hive"):
         if same_catalog and src_id == dst_id:
             raise InvalidInput(f"clone {src_id}: the target is the source table")
@@ -114,44 +121,77 @@ def clone_hive(source_catalog: Catalog, target_catalog: Catalog, req: CloneReque
         files_io = HiveFiles(hive.file_io_for(hms.sd.location or hive.warehouse))
         if target_catalog.table_exists(dst_id):
             if req.if_exists == "skip":
-                plans.append((TableClone(str(src_id), str(dst_id), "skip"), schema, files_io))
+                plans.append((TableClone(str(src_id), str(dst_id), "skip"), schema, files_io, hms))
                 continue
             dst = target_catalog.get_table(dst_id)
             check_existing(src_id, schema, dst)
             check_target_conf_held(dst, req.target_table_conf)
             action = "overwrite"
         else:
-            location = target_catalog.new_table_location(dst_id)
+            # a server that places tables (REST) chooses the location when it creates the
+            # table: planned against a placeholder, planned again once it is created
+            location = (server_location(dst_id) if target_catalog.server_places_tables
+                        else target_catalog.new_table_location(dst_id))
             dst = FileStoreTable(target_catalog.file_io_for(location), local_location(location), dst_id, None,
                                  new_table_schema(schema))
             action = "create"
-        clone = TableClone(str(src_id), str(dst_id), action)
-        if not req.meta_only:
-            ts = dst.schema
-            selection = partition_filter(ts, None, req.where, command=command) if req.where else None
-            files, _, _ = plan_hive_files(hive, src_id, hms, ts.fields, list(ts.partition_keys), ts.core_options,
-                                          ts.id, dst.data_root, dst.file_io, selection=selection, keep_names=True,
-                                          command=command)
-            files = _renamed_where_taken(dst, files)
-            groups: dict[tuple[bytes, int], CommitMessage] = {}
-            copies = []
-            for f in files:
-                groups.setdefault((f.partition_row, 0), CommitMessage(f.partition_row, 0, ts.bucket)
-                                  ).new_files.append(f.meta)
-                copies.append(CloneFile("data", f.source, f.target, f.meta.file_size, False))
-            clone = finish_plan(files_io, dst, clone, groups, copies)
-        plans.append((clone, schema, files_io))
+        clone = _plan_files(hive, src_id, hms, dst, TableClone(str(src_id), str(dst_id), action), files_io, req)
+        plans.append((clone, schema, files_io, hms))
     if dry_run:
-        return [c for c, _, _ in plans]
+        return [c for c, _, _, _ in plans]
     out = []
-    for clone, schema, files_io in plans:
+    for clone, schema, files_io, hms in plans:
         dst_id = Identifier.parse(clone.target)
         if clone.action == "create":
             created = target_catalog.create_table(dst_id, schema)
             if created.schema.id != 0:
                 raise InvalidInput(f"clone {clone.source}: {dst_id} was created meanwhile; run the clone again")
+            if target_catalog.server_places_tables:
+                clone = _replanned(hive, target_catalog, Identifier.parse(clone.source), hms, schema, clone,
+                                   files_io, req)
         out.append(apply_table_clone(files_io, target_catalog.get_table(dst_id), clone, progress, req.parallelism))
     return out
+
+
+def _plan_files(hive: HiveCatalog, src_id: Identifier, hms: ttypes.Table, dst: FileStoreTable, clone: TableClone,
+                files_io: HiveFiles, req: CloneRequest) -> TableClone:
+    """The Hive files (metas from their footers) under the target's names and what the target
+    already holds of them; nothing is written."""
+    if req.meta_only:
+        return clone
+    command = "clone --clone-from hive"
+    ts = dst.schema
+    selection = partition_filter(ts, None, req.where, command=command) if req.where else None
+    files, _, _ = plan_hive_files(hive, src_id, hms, ts.fields, list(ts.partition_keys), ts.core_options,
+                                  ts.id, dst.data_root, dst.file_io, selection=selection, keep_names=True,
+                                  command=command)
+    files = _renamed_where_taken(dst, files)
+    groups: dict[tuple[bytes, int], CommitMessage] = {}
+    copies = []
+    for f in files:
+        groups.setdefault((f.partition_row, 0), CommitMessage(f.partition_row, 0, ts.bucket)).new_files.append(f.meta)
+        copies.append(CloneFile("data", f.source, f.target, f.meta.file_size, False))
+    return finish_plan(files_io, dst, clone, groups, copies)
+
+
+def _replanned(hive: HiveCatalog, catalog: Catalog, src_id: Identifier, hms: ttypes.Table, schema: Schema, clone: TableClone,
+               files_io: HiveFiles, req: CloneRequest) -> TableClone:
+    """The plan again against the table the server just created, at the location it chose; a
+    server that did not keep the columns, partition keys, bucket or format as sent is refused,
+    and the empty table it made dropped again, before any file is copied."""
+    ident = Identifier.parse(clone.target)
+    created = catalog.get_table(ident)
+    try:
+        check_existing(src_id, schema, created)
+        if [(f.id, f.name, str(f.type)) for f in created.schema.fields] != [
+                (f.id, f.name, str(f.type)) for f in new_table_schema(schema).fields]:
+            raise InvalidInput(f"clone {src_id} -> {ident}: the created table's columns (ids, names, types) "
+                               "differ from the Hive table's")
+    except InvalidInput as e:
+        catalog.drop_table(ident, ignore_if_not_exists=True)
+        raise InvalidInput(f"clone {src_id}: catalog {catalog.name} did not create {ident} as sent ({e}); "
+                           "dropped it again") from None
+    return _plan_files(hive, src_id, hms, created, TableClone(clone.source, clone.target, "create"), files_io, req)
 
 
 __all__ = ["HiveFiles", "check_existing", "clone_hive"]

@@ -164,9 +164,9 @@ def schema_ids(source: FileStoreTable, target: FileStoreTable, used: set[int]) -
         else:
             raise NotYetSupported(
                 f"clone {source.identifier} -> {target.identifier}: live files were written with schema {sid}, "
-                f"which the target does not have (an existing target, or one a REST server creates, gets "
-                f"the latest schema only); clone into a new table, or `paimon-cli compact "
-                f"{source.identifier} --full` the source first")
+                f"which the target does not have with the same columns (an existing target keeps its schemas; "
+                f"a new one gets the source's history only when its schema ids run 0..latest); clone into a "
+                f"new table, or `paimon-cli compact {source.identifier} --full` the source first")
     return out
 
 
