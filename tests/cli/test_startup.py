@@ -164,3 +164,16 @@ def test_listings_load_only_what_they_read(demo_wh: str, args: list[str], unwant
     assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
     found = sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in unwanted))
     assert found == [], f"`paimon-cli {' '.join(args)}` imported {found}"
+
+
+def test_type_classes_are_not_generated_dataclasses() -> None:
+    """Every command that opens a table parses its schema into type classes; generating their
+    methods as dataclasses cost ~16 ms of `inspect snapshots` (issue 28). They are written out
+    by hand and behave as the dataclasses did (tests/core/test_data_types_behaviour.py)."""
+    import dataclasses
+
+    from paimon_cli.core.data import types
+
+    generated = sorted(n for n, c in vars(types).items()
+                       if isinstance(c, type) and issubclass(c, types.DataType) and dataclasses.is_dataclass(c))
+    assert generated == []
