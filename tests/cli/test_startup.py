@@ -177,3 +177,14 @@ def test_type_classes_are_not_generated_dataclasses() -> None:
     generated = sorted(n for n, c in vars(types).items()
                        if isinstance(c, type) and issubclass(c, types.DataType) and dataclasses.is_dataclass(c))
     assert generated == []
+
+
+def test_command_signatures_hold_objects_not_strings() -> None:
+    """typer evaluates string annotations each time it reads a signature (several times per
+    run); the root callback's and every command's annotations are objects (issue 28)."""
+    from paimon_cli import app
+
+    functions = {"main": app.main, **{name: app.command_function(name) for name in REGISTERED}}
+    stringly = sorted(name for name, fn in functions.items()
+                      if any(isinstance(a, str) for a in fn.__annotations__.values()))
+    assert stringly == []
