@@ -146,14 +146,15 @@ def test_a_run_imports_only_its_own_command_module(demo_wh: str, args: list[str]
 
 # Listing names reads directories only: no schema types, table, snapshot or tag code, no schema
 # manager or option grammar, no system-table registry. A snapshot listing reads JSON: no
-# manifest reader, no tag, branch or consumer manager. Neither parses TOML (no catalogs file)
-# nor makes a thread pool (concurrent.futures pulls logging). A module counts when it is one
-# of these or lies under one.
+# manifest reader, no tag, branch or consumer manager, no feature gate (inspect asks none).
+# Neither parses TOML (no catalogs file) nor makes a thread pool (concurrent.futures pulls
+# logging). A module counts when it is one of these or lies under one.
 NOT_FOR_LISTING = ("paimon_cli.core.data", "paimon_cli.core.schema", "paimon_cli.core.table.file_store_table",
                    "paimon_cli.core.refs", "paimon_cli.core.api.table", "paimon_cli.core.manifest",
                    "paimon_cli.core.system", "tomllib", "concurrent.futures")
 NOT_FOR_SNAPSHOTS = ("paimon_cli.core.manifest", "tomllib", "concurrent.futures", "paimon_cli.core.refs.tags",
-                     "paimon_cli.core.refs.branches", "paimon_cli.core.refs.consumers")
+                     "paimon_cli.core.refs.branches", "paimon_cli.core.refs.consumers",
+                     "paimon_cli.core.table.features", "paimon_cli.core.schema.iceberg_options")
 
 
 @pytest.mark.parametrize(("args", "unwanted"), [
