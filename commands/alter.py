@@ -1,7 +1,5 @@
 """``paimon-cli alter``: change a table's options, columns or comment (a new schema version)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

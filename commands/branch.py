@@ -1,7 +1,5 @@
 """``paimon-cli branch``: create, delete, rename, list, fast-forward and merge branches."""
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated
 

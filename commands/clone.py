@@ -1,7 +1,5 @@
 """``paimon-cli clone``: copy a table (or a database's tables) into another warehouse or catalog."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

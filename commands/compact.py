@@ -1,8 +1,6 @@
 """``paimon-cli compact``: compact a table in one COMPACT snapshot (or show the plan), or every
 table of a database (Java's compact_database)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli compact-manifest``: rewrite the latest snapshot's manifests into few."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

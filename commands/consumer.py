@@ -1,7 +1,5 @@
 """``paimon-cli consumer``: list, reset and clear the consumers that pin snapshots."""
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated, Any
 

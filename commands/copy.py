@@ -1,7 +1,5 @@
 """``paimon-cli copy``: Spark's copy procedure, a table's files into another table of the catalog."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

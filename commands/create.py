@@ -1,7 +1,5 @@
 """``paimon-cli create``: create a table from a column list or a Paimon schema JSON."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli drop``: drop a table or a database through its catalog, as Java drops it."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -58,7 +56,7 @@ def drop(
     wh = Warehouse(warehouse, fs_option, catalog=catalog, catalog_options=catalog_option)
     is_table = "." in name
 
-    def run(dry: bool) -> DropPlan:
+    def run(dry: bool) -> "DropPlan":
         if is_table:
             return wh.drop_table(name, if_exists=if_exists, dry_run=dry)
         return wh.drop_database(name, cascade=cascade, if_exists=if_exists, dry_run=dry)

@@ -1,7 +1,5 @@
 """``paimon-cli drop-partition``: drop partitions in one OVERWRITE snapshot (Java's drop_partition)."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli expire``: expire old snapshots (or long-lived changelogs) as Java Paimon does."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

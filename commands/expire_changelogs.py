@@ -1,7 +1,5 @@
 """``paimon-cli expire-changelogs``: Java's ``expire_changelogs`` procedure on long-lived changelogs."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

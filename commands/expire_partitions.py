@@ -1,7 +1,5 @@
 """``paimon-cli expire-partitions``: drop partitions older than a duration (Java's PartitionExpire)."""
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated, Any
 

@@ -1,7 +1,5 @@
 """``paimon-cli health``: a score and named findings per table, from metadata only."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated
 

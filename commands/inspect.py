@@ -1,7 +1,5 @@
 """``paimon-cli inspect``: show one of Paimon's system tables (``t$snapshots``, ...)."""
 
-from __future__ import annotations
-
 from contextlib import closing
 from enum import Enum
 from typing import Annotated

@@ -1,7 +1,5 @@
 """``paimon-cli list``: databases of the warehouse, or tables of one database."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli maintain``: apply a maintenance policy to many tables (cron-safe)."""
 
-from __future__ import annotations
-
 import json
 import sys
 from typing import TYPE_CHECKING, Annotated
@@ -112,6 +110,6 @@ def maintain(
         raise typer.Exit(code)
 
 
-def _write_report(wh: Warehouse, path: str, result: MaintainReport) -> None:
+def _write_report(wh: "Warehouse", path: str, result: "MaintainReport") -> None:
     with wh.open_output(path) as out:
         out.write(json.dumps(result.to_dict(), indent=2, default=str).encode() + b"\n")

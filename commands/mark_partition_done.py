@@ -1,7 +1,5 @@
 """``paimon-cli mark-partition-done``: run the table's partition.mark-done-action (Java's mark_partition_done)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

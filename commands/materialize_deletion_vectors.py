@@ -1,8 +1,6 @@
 """``paimon-cli materialize-deletion-vectors``: drop the rows a data-evolution table's deletion
 vectors delete by rewriting their row-id ranges (Java's materialize_deletion_vectors)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

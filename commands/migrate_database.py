@@ -1,8 +1,6 @@
 """``paimon-cli migrate-database``: every Hive table of a database becomes a Paimon table (Java's
 ``migrate_database``)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,8 +1,6 @@
 """``paimon-cli migrate-file``: a Hive table's data files move into an existing Paimon table
 (Java's ``migrate_file``)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

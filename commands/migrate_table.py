@@ -1,8 +1,6 @@
 """``paimon-cli migrate-table``: a Hive Parquet/ORC table becomes a Paimon table in place (Java's
 ``migrate_table``)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

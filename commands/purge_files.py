@@ -1,7 +1,5 @@
 """``paimon-cli purge-files``: Java's ``purge_files`` procedure, emptying a table but its schema."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Annotated
 

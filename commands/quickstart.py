@@ -1,7 +1,5 @@
 """``paimon-cli quickstart``: build a small demo warehouse and show what it holds."""
 
-from __future__ import annotations
-
 from paimon_cli.options import CatalogOpt, CatalogOptionOpt, DebugOpt, FsOpt, WarehouseOpt, WideOpt
 from paimon_cli.output import note, render
 

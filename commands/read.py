@@ -6,8 +6,6 @@ full precision: timestamps print with all their fraction digits, decimals as exa
 binary as hex (``paimon_cli.output``'s batch renderer).
 """
 
-from __future__ import annotations
-
 from contextlib import closing
 from enum import Enum
 from typing import Annotated

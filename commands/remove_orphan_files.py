@@ -1,7 +1,5 @@
 """``paimon-cli remove-orphan-files``: delete files no snapshot, tag, changelog or branch uses."""
 
-from __future__ import annotations
-
 from functools import partial
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``paimon-cli remove-unexisting-files``: drop manifest entries whose data file is gone."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

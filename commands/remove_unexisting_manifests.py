@@ -1,7 +1,5 @@
 """``paimon-cli remove-unexisting-manifests``: drop data manifests that no longer exist from the latest snapshot."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli rename``: rename a table through its catalog, as Java renames it."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli repair``: make the EARLIEST / LATEST snapshot hints match the snapshot files."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

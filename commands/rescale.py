@@ -1,7 +1,5 @@
 """``paimon-cli rescale``: rewrite partitions of a fixed-bucket table into a new bucket number."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

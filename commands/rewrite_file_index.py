@@ -1,7 +1,5 @@
 """``paimon-cli rewrite-file-index``: make every live file's file index match the table options."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli rollback``: make an earlier snapshot or a tag the latest again."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -1,7 +1,5 @@
 """``paimon-cli tag``: create, delete, rename, list and expire tags (named, retained snapshots)."""
 
-from __future__ import annotations
-
 from enum import Enum
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """``paimon-cli write``: write Parquet/CSV/JSON/Arrow files into a table as one snapshot."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -3,10 +3,10 @@
 Start-up is kept small on purpose (``--help`` and ``--version`` must not load pyarrow,
 fastavro, pyspark, fsspec or rich): help is plain click formatting
 (``rich_markup_mode=None``), pretty exceptions are off, and every command imports core
-inside its body.
+inside its body. No ``from __future__ import annotations`` here or in the command modules:
+typer evaluates string annotations again each time it reads a signature (see
+``paimon_cli/commands/__init__.py``).
 """
-
-from __future__ import annotations
 
 import os
 import sys

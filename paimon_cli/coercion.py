@@ -17,7 +17,6 @@ coercion layer (before 0.29) is left alone.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 try:  # typer >= 0.29 (pydantic-backed coercion)
@@ -68,17 +67,18 @@ def _plain(desc: Any, value: Any, ctx: Any) -> Any:
 
 if RuntimeParam is not None:
 
-    @dataclass(frozen=True)
     class PlainRuntimeParam(RuntimeParam):
-        """typer's coercion with a pydantic-free path for plain values."""
-
-        descriptor: TypeDescriptor
+        """typer's coercion with a pydantic-free path for plain values (typer's own dataclass,
+        not another one: generating a dataclass's methods costs start-up time)."""
 
         def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            out = _plain(self.descriptor, value, ctx)
+            # the parameter's own type descriptor (file annotations never get here)
+            descriptor = TypeDescriptor(annotation=self.annotation, parameter_info=self.parameter_info,
+                                        file_annotation=None)
+            out = _plain(descriptor, value, ctx)
             if out is not _UNHANDLED:
                 return out
-            full = build_runtime_param(self.descriptor)  # imports pydantic
+            full = build_runtime_param(descriptor)  # imports pydantic
             param._runtime_param = full  # later values go straight to typer's adapter
             return full._coerce_value(value, param=param, ctx=ctx)
 
@@ -93,5 +93,4 @@ def install(params: list[Any]) -> None:
             continue
         if desc.file_annotation is not None:
             continue  # typer opens files without pydantic already
-        p._runtime_param = PlainRuntimeParam(annotation=desc.annotation, parameter_info=desc.parameter_info,
-                                             descriptor=desc)
+        p._runtime_param = PlainRuntimeParam(annotation=desc.annotation, parameter_info=desc.parameter_info)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
 from ..io.fileio import load_file_io, parse_storage_options
-from ..schema.options import parse_memory_bytes
 from ..table.identifiers import validate_name
 from ..utils.durations import parse_duration, parse_iso_time, parse_point_in_time
 from ..utils.json_util import loads_metadata
@@ -170,7 +169,11 @@ def duration_millis(value: Duration, flag: str, positive: bool = False) -> int:
 
 
 def memory_bytes(value: int | str, flag: str) -> int:
-    return value if isinstance(value, int) else parse_memory_bytes(value, flag)
+    if isinstance(value, int):
+        return value
+    from ..schema.options import parse_memory_bytes  # the option grammar: not loaded by a listing
+
+    return parse_memory_bytes(value, flag)
 
 
 # -- create: the --schema argument ---------------------------------------------------------------

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, NotYetSupported
 from ..system.registry import BRIEF_COLUMNS, CATALOG_TABLES, ROW_STREAMS, STREAMED_TABLES, SYSTEM_TABLES
-from ..table.features import Action, check_features, refuse_on_catalog_server
+from ..table.actions import Action
 from ..table.identifiers import Identifier
 from ..utils.rows import Rows, RowStream
 from .arguments import (
@@ -111,6 +111,8 @@ class Table:
 
     def _open_for(self, action: Action) -> FileStoreTable:
         """The table, once the feature gate allows ``action`` on it (refusals name the feature)."""
+        from ..table.features import check_features  # the gate's rules: not loaded by inspect
+
         table = self.open()
         check_features(table, action)
         return table
@@ -711,6 +713,7 @@ class Table:
         """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
         moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
         from ..operation.repair import apply_repair, plan_repair
+        from ..table.features import refuse_on_catalog_server
         from .reports import RepairReport
         catalog = self.warehouse.catalog
         # on storage but not in the metastore: entered first (Java's repairTable); a dry run

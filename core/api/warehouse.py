@@ -20,7 +20,6 @@ from typing import IO, TYPE_CHECKING, Any
 from ..catalog import Catalog, CatalogOptions, TableEntry, load_catalog, resolve_catalog_options
 from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError
 from ..io.fileio import basename, load_file_io, parent
-from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES
 from ..table.identifiers import Identifier, validate_name
 from ..utils.interrupt import deferred
 from ..utils.progress import StepProgress
@@ -259,6 +258,8 @@ class Warehouse:
 
     def inspect(self, kind: str) -> Rows:
         """A system table of the warehouse: ``all-table-options`` or ``catalog-options``."""
+        from ..system.registry import CATALOG_TABLES, SYSTEM_TABLES  # not loaded by a listing
+
         fn = CATALOG_TABLES.get(kind)
         if fn is None:
             if kind in SYSTEM_TABLES:

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AlreadyExists, CorruptMetadata, NotFound, NotYetSupported
 from ..io import fileio
 from ..io.fileio import FileIO
-from ..schema.schema_manager import SchemaManager
 from ..table.identifiers import Identifier, validate_name
 from ..utils.suggest import did_you_mean
 from .options import CatalogOptions
 
 if TYPE_CHECKING:
     from ..schema.schema_change import SchemaChange
+    from ..schema.schema_manager import SchemaManager
     from ..schema.table_schema import Schema, TableSchema
     from ..table.catalog_environment import CatalogEnvironment
     from ..table.file_store_table import FileStoreTable
@@ -36,6 +36,14 @@ if TYPE_CHECKING:
 
 PAIMON = "paimon"
 DB_SUFFIX = ".db"
+
+
+def _schema_manager(fio: FileIO, path: str) -> SchemaManager:
+    """The schema files of the table at ``path`` (imported on first use: listing databases
+    reads no schema)."""
+    from ..schema.schema_manager import SchemaManager
+
+    return SchemaManager(fio, path)
 
 
 @dataclass(frozen=True)
@@ -215,7 +223,7 @@ class Catalog(ABC):
         if not self._on_storage(path):
             return []
         return sorted(s.name for s in self.file_io.list_status(path)
-                      if s.is_dir and SchemaManager(self.file_io, s.path).list_ids())
+                      if s.is_dir and _schema_manager(self.file_io, s.path).list_ids())
 
     def database_registration(self, database: str) -> Registration | None:
         """``database`` to enter in the metastore: its folder exists and the metastore lacks it."""
@@ -243,7 +251,7 @@ class Catalog(ABC):
         if db_known and any(e.name == ident.table for e in self.list_table_entries(ident.database)):
             return []
         location = self.new_table_location(ident)
-        if not SchemaManager(self.file_io_for(location), local_location(location)).list_ids():
+        if not _schema_manager(self.file_io_for(location), local_location(location)).list_ids():
             return []
         db = [] if db_known else [Registration("database", ident.database, self.database_location(ident.database))]
         return db + [Registration("table", ident.full_name, location)]
@@ -256,7 +264,7 @@ class Catalog(ABC):
                 self.create_database(r.name, ignore_if_exists=True)
                 continue
             ident = Identifier.parse(r.name)
-            schema = SchemaManager(self.file_io_for(r.location), local_location(r.location)).latest()
+            schema = _schema_manager(self.file_io_for(r.location), local_location(r.location)).latest()
             if schema is None:
                 raise NotFound(f"repair: {ident}: no Paimon schema at {r.location} any more; nothing registered")
             self.register_table(ident, r.location, schema)
@@ -298,7 +306,7 @@ class Catalog(ABC):
             location = self.table_location(ident)
         except NotFound:
             return False
-        return SchemaManager(self.file_io_for(location), local_location(location)).latest() is not None
+        return _schema_manager(self.file_io_for(location), local_location(location)).latest() is not None
 
     def get_table(self, identifier: str | Identifier, branch: str | None = None) -> FileStoreTable:
         """Open a table; a missing database, table or branch raises NotFound; a table the
@@ -313,7 +321,7 @@ class Catalog(ABC):
             raise NotFound(f"{exc}{did_you_mean(ident.table, self.list_tables(ident.database))}") from None
         path = local_location(location)
         fio = self.file_io_for(location)
-        schema = SchemaManager(fio, path).latest()
+        schema = _schema_manager(fio, path).latest()
         if schema is None:
             if self.metastore == "filesystem":
                 raise NotFound(f"table {ident} does not exist{did_you_mean(ident.table, self.list_tables(ident.database))}")
@@ -365,7 +373,7 @@ class Catalog(ABC):
         fio = self.file_io_for(location)
         if not fio.is_object_store:
             fio.mkdirs(path)
-        manager = SchemaManager(fio, path)
+        manager = _schema_manager(fio, path)
         existing = manager.latest()
         if existing is not None:
             raise AlreadyExists(f"a Paimon table already exists at {location}, but catalog {self.name} does not "

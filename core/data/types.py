@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import FrozenInstanceError, dataclass
+from reprlib import recursive_repr
 from typing import Any, ClassVar
 
 from ..errors import InvalidInput, NotYetSupported
@@ -18,15 +19,47 @@ from ..errors import InvalidInput, NotYetSupported
 MAX_LENGTH = 2147483647  # Integer.MAX_VALUE: VARCHAR/VARBINARY of this length print as STRING/BYTES
 
 
-@dataclass(frozen=True)
 class DataType:
-    """Base of all types. ``nullable`` is part of the type, as in Java."""
+    """Base of all types. ``nullable`` is part of the type, as in Java.
 
-    nullable: bool = field(default=True, kw_only=True)
+    Types are immutable values that behave exactly as frozen dataclasses (equality and hash
+    over ``FIELDS`` within one class, the dataclass repr, ``FrozenInstanceError`` on assignment,
+    pickling of the instance dict; ``tests/core/test_data_types_behaviour.py``) but are written
+    out by hand: generating 24 dataclasses' methods cost ~16 ms of every command that parses a
+    schema (issue 28).
+    """
+
+    nullable: bool = True
     root: ClassVar[str] = ""
+    FIELDS: ClassVar[tuple[str, ...]] = ("nullable",)  # the dataclass fields, in their order
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, nullable: bool = True) -> None:
+        _set(self, "nullable", nullable)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, n) for n in self.FIELDS])
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    @recursive_repr()
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS) + ")"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def copy(self, nullable: bool) -> DataType:
-        return replace(self, nullable=nullable)
+        return self.__class__(*(getattr(self, n) for n in self.__match_args__), nullable=nullable)
 
     def _sql(self) -> str:
         return self.root
@@ -46,49 +79,60 @@ class DataType:
         return not isinstance(self, (ArrayType, MultisetType, MapType, RowType))
 
 
-@dataclass(frozen=True)
+_set = object.__setattr__  # how __init__ sets a field of a frozen value
+
+
+class _Factory:
+    """The default of a nested type's element/key/value: a fresh type when the argument is
+    omitted (a dataclass ``default_factory``; ``None`` stays ``None`` as it did there)."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY: Any = _Factory()
+
+
 class BooleanType(DataType):
     root: ClassVar[str] = "BOOLEAN"
 
 
-@dataclass(frozen=True)
 class TinyIntType(DataType):
     root: ClassVar[str] = "TINYINT"
 
 
-@dataclass(frozen=True)
 class SmallIntType(DataType):
     root: ClassVar[str] = "SMALLINT"
 
 
-@dataclass(frozen=True)
 class IntType(DataType):
     root: ClassVar[str] = "INT"
 
 
-@dataclass(frozen=True)
 class BigIntType(DataType):
     root: ClassVar[str] = "BIGINT"
 
 
-@dataclass(frozen=True)
 class FloatType(DataType):
     root: ClassVar[str] = "FLOAT"
 
 
-@dataclass(frozen=True)
 class DoubleType(DataType):
     root: ClassVar[str] = "DOUBLE"
 
 
-@dataclass(frozen=True)
 class DecimalType(DataType):
     precision: int = 10
     scale: int = 0
     root: ClassVar[str] = "DECIMAL"
     MAX_COMPACT_PRECISION: ClassVar[int] = 18
+    FIELDS = ("nullable", "precision", "scale")
+    __match_args__ = ("precision", "scale")
 
-    def __post_init__(self) -> None:
+    def __init__(self, precision: int = 10, scale: int = 0, *, nullable: bool = True) -> None:
+        _set(self, "nullable", nullable)
+        _set(self, "precision", precision)
+        _set(self, "scale", scale)
         if not 1 <= self.precision <= 38:
             raise InvalidInput(f"DECIMAL precision must be between 1 and 38, got {self.precision}")
         if not 0 <= self.scale <= self.precision:
@@ -102,84 +146,97 @@ class DecimalType(DataType):
         return self.precision <= self.MAX_COMPACT_PRECISION
 
 
-@dataclass(frozen=True)
+def _init_length(self: DataType, length: int, nullable: bool) -> None:
+    _set(self, "nullable", nullable)
+    _set(self, "length", length)
+    if not 1 <= length <= MAX_LENGTH:
+        raise InvalidInput(f"{self.root} length must be between 1 and {MAX_LENGTH}, got {length}")
+
+
 class CharType(DataType):
     length: int = 1
     root: ClassVar[str] = "CHAR"
+    FIELDS = ("nullable", "length")
+    __match_args__ = ("length",)
 
-    def __post_init__(self) -> None:
-        if not 1 <= self.length <= MAX_LENGTH:
-            raise InvalidInput(f"CHAR length must be between 1 and {MAX_LENGTH}, got {self.length}")
+    def __init__(self, length: int = 1, *, nullable: bool = True) -> None:
+        _init_length(self, length, nullable)
 
     def _sql(self) -> str:
         return f"CHAR({self.length})"
 
 
-@dataclass(frozen=True)
 class VarCharType(DataType):
     length: int = MAX_LENGTH
     root: ClassVar[str] = "VARCHAR"
+    FIELDS = ("nullable", "length")
+    __match_args__ = ("length",)
 
-    def __post_init__(self) -> None:
-        if not 1 <= self.length <= MAX_LENGTH:
-            raise InvalidInput(f"VARCHAR length must be between 1 and {MAX_LENGTH}, got {self.length}")
+    def __init__(self, length: int = MAX_LENGTH, *, nullable: bool = True) -> None:
+        _init_length(self, length, nullable)
 
     def _sql(self) -> str:
         return "STRING" if self.length == MAX_LENGTH else f"VARCHAR({self.length})"
 
 
-@dataclass(frozen=True)
 class BinaryType(DataType):
     length: int = 1
     root: ClassVar[str] = "BINARY"
+    FIELDS = ("nullable", "length")
+    __match_args__ = ("length",)
 
-    def __post_init__(self) -> None:
-        if not 1 <= self.length <= MAX_LENGTH:
-            raise InvalidInput(f"BINARY length must be between 1 and {MAX_LENGTH}, got {self.length}")
+    def __init__(self, length: int = 1, *, nullable: bool = True) -> None:
+        _init_length(self, length, nullable)
 
     def _sql(self) -> str:
         return f"BINARY({self.length})"
 
 
-@dataclass(frozen=True)
 class VarBinaryType(DataType):
     length: int = MAX_LENGTH
     root: ClassVar[str] = "VARBINARY"
+    FIELDS = ("nullable", "length")
+    __match_args__ = ("length",)
 
-    def __post_init__(self) -> None:
-        if not 1 <= self.length <= MAX_LENGTH:
-            raise InvalidInput(f"VARBINARY length must be between 1 and {MAX_LENGTH}, got {self.length}")
+    def __init__(self, length: int = MAX_LENGTH, *, nullable: bool = True) -> None:
+        _init_length(self, length, nullable)
 
     def _sql(self) -> str:
         return "BYTES" if self.length == MAX_LENGTH else f"VARBINARY({self.length})"
 
 
-@dataclass(frozen=True)
 class DateType(DataType):
     root: ClassVar[str] = "DATE"
 
 
-@dataclass(frozen=True)
+def _init_precision(self: DataType, precision: int, nullable: bool) -> None:
+    _set(self, "nullable", nullable)
+    _set(self, "precision", precision)
+    if not 0 <= precision <= 9:
+        raise InvalidInput(f"{self.root} precision must be between 0 and 9, got {precision}")
+
+
 class TimeType(DataType):
     precision: int = 0
     root: ClassVar[str] = "TIME"
+    FIELDS = ("nullable", "precision")
+    __match_args__ = ("precision",)
 
-    def __post_init__(self) -> None:
-        if not 0 <= self.precision <= 9:
-            raise InvalidInput(f"TIME precision must be between 0 and 9, got {self.precision}")
+    def __init__(self, precision: int = 0, *, nullable: bool = True) -> None:
+        _init_precision(self, precision, nullable)
 
     def _sql(self) -> str:
         return f"TIME({self.precision})"
 
 
-@dataclass(frozen=True)
 class TimestampType(DataType):
     precision: int = 6
     root: ClassVar[str] = "TIMESTAMP"
+    FIELDS = ("nullable", "precision")
+    __match_args__ = ("precision",)
 
-    def __post_init__(self) -> None:
-        if not 0 <= self.precision <= 9:
-            raise InvalidInput(f"TIMESTAMP precision must be between 0 and 9, got {self.precision}")
+    def __init__(self, precision: int = 6, *, nullable: bool = True) -> None:
+        _init_precision(self, precision, nullable)
 
     def _sql(self) -> str:
         return f"TIMESTAMP({self.precision})"
@@ -189,14 +246,14 @@ class TimestampType(DataType):
         return self.precision <= 3
 
 
-@dataclass(frozen=True)
 class LocalZonedTimestampType(DataType):
     precision: int = 6
     root: ClassVar[str] = "TIMESTAMP_LTZ"
+    FIELDS = ("nullable", "precision")
+    __match_args__ = ("precision",)
 
-    def __post_init__(self) -> None:
-        if not 0 <= self.precision <= 9:
-            raise InvalidInput(f"TIMESTAMP_LTZ precision must be between 0 and 9, got {self.precision}")
+    def __init__(self, precision: int = 6, *, nullable: bool = True) -> None:
+        _init_precision(self, precision, nullable)
 
     def _sql(self) -> str:
         return f"TIMESTAMP({self.precision}) WITH LOCAL TIME ZONE"
@@ -206,20 +263,23 @@ class LocalZonedTimestampType(DataType):
         return self.precision <= 3
 
 
-@dataclass(frozen=True)
 class VariantType(DataType):
     root: ClassVar[str] = "VARIANT"
 
 
-@dataclass(frozen=True)
 class BlobType(DataType):
     root: ClassVar[str] = "BLOB"
 
 
-@dataclass(frozen=True)
 class ArrayType(DataType):
-    element: DataType = field(default_factory=lambda: IntType())
+    element: DataType
     root: ClassVar[str] = "ARRAY"
+    FIELDS = ("nullable", "element")
+    __match_args__ = ("element",)
+
+    def __init__(self, element: DataType = _FACTORY, *, nullable: bool = True) -> None:
+        _set(self, "nullable", nullable)
+        _set(self, "element", IntType() if element is _FACTORY else element)
 
     def _sql(self) -> str:
         return f"ARRAY<{self.element.as_sql()}>"
@@ -228,10 +288,15 @@ class ArrayType(DataType):
         return {"type": "ARRAY" + ("" if self.nullable else " NOT NULL"), "element": self.element.to_json()}
 
 
-@dataclass(frozen=True)
 class MultisetType(DataType):
-    element: DataType = field(default_factory=lambda: IntType())
+    element: DataType
     root: ClassVar[str] = "MULTISET"
+    FIELDS = ("nullable", "element")
+    __match_args__ = ("element",)
+
+    def __init__(self, element: DataType = _FACTORY, *, nullable: bool = True) -> None:
+        _set(self, "nullable", nullable)
+        _set(self, "element", IntType() if element is _FACTORY else element)
 
     def _sql(self) -> str:
         return f"MULTISET<{self.element.as_sql()}>"
@@ -240,11 +305,17 @@ class MultisetType(DataType):
         return {"type": "MULTISET" + ("" if self.nullable else " NOT NULL"), "element": self.element.to_json()}
 
 
-@dataclass(frozen=True)
 class MapType(DataType):
-    key: DataType = field(default_factory=lambda: VarCharType())
-    value: DataType = field(default_factory=lambda: VarCharType())
+    key: DataType
+    value: DataType
     root: ClassVar[str] = "MAP"
+    FIELDS = ("nullable", "key", "value")
+    __match_args__ = ("key", "value")
+
+    def __init__(self, key: DataType = _FACTORY, value: DataType = _FACTORY, *, nullable: bool = True) -> None:
+        _set(self, "nullable", nullable)
+        _set(self, "key", VarCharType() if key is _FACTORY else key)
+        _set(self, "value", VarCharType() if value is _FACTORY else value)
 
     def _sql(self) -> str:
         return f"MAP<{self.key.as_sql()}, {self.value.as_sql()}>"
@@ -295,10 +366,15 @@ class DataField:
             raise InvalidInput(f"schema field {d!r} lacks {e.args[0]!r}") from e
 
 
-@dataclass(frozen=True)
 class RowType(DataType):
     fields: tuple[DataField, ...] = ()
     root: ClassVar[str] = "ROW"
+    FIELDS = ("nullable", "fields")
+    __match_args__ = ("fields",)
+
+    def __init__(self, fields: tuple[DataField, ...] = (), *, nullable: bool = True) -> None:
+        _set(self, "nullable", nullable)
+        _set(self, "fields", fields)
 
     def _sql(self) -> str:
         return "ROW<" + ", ".join(f.as_sql() for f in self.fields) + ">"

@@ -12,45 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING
 
 from ..data.types import BlobType, holds_blob
 from ..errors import NotYetSupported
 from ..io import paths
 from ..schema import iceberg_options
+from .actions import Action
 
 if TYPE_CHECKING:
     from ..schema.table_schema import TableSchema
     from .file_store_table import FileStoreTable
-
-
-class Action(Enum):
-    """What a command is about to do to a table (one gate per command)."""
-
-    WRITE = "write"
-    READ = "read"
-    COMPACT = "compact"
-    RESCALE = "rescale"
-    REWRITE_FILE_INDEX = "rewrite-file-index"
-    EXPIRE = "expire"
-    EXPIRE_CHANGELOGS = "expire-changelogs"
-    EXPIRE_PARTITIONS = "expire-partitions"
-    REMOVE_ORPHAN_FILES = "remove-orphan-files"
-    ROLLBACK = "rollback"
-    COMPACT_MANIFEST = "compact-manifest"
-    REMOVE_UNEXISTING_FILES = "remove-unexisting-files"
-    PURGE_FILES = "purge-files"
-    TAG = "tag"
-    CONSUMER = "consumer"
-    FAST_FORWARD = "branch fast-forward"
-    RENAME_BRANCH = "branch rename"
-    MERGE_BRANCH = "branch merge"
-    DROP_PARTITION = "drop-partition"
-    MARK_PARTITION_DONE = "mark-partition-done"
-    REMOVE_UNEXISTING_MANIFESTS = "remove-unexisting-manifests"
-    CLONE = "clone"
-    MATERIALIZE_DELETION_VECTORS = "materialize-deletion-vectors"
 
 
 # actions that rewrite or add data files (and so must keep every index and layout rule)

@@ -11,20 +11,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound
 from ..io import paths
 from ..io.commit_lock import CommitLock
 from ..io.fileio import FileIO
-from ..refs.branches import BranchManager
-from ..refs.consumers import ConsumerManager
 from ..refs.snapshot import Snapshot, SnapshotManager
-from ..refs.tags import TagManager
 from ..schema.options import CoreOptions
 from ..schema.schema_manager import SchemaManager
 from ..schema.table_schema import TableSchema
 from .catalog_environment import FILESYSTEM, CatalogEnvironment
 from .identifiers import Identifier
+
+if TYPE_CHECKING:
+    from ..refs.branches import BranchManager
+    from ..refs.consumers import ConsumerManager
+    from ..refs.tags import TagManager
 
 
 @dataclass(frozen=True)
@@ -119,16 +122,23 @@ class FileStoreTable:
 
     @cached_property
     def tag_manager(self) -> TagManager:
+        # tags, branches and consumers are imported where used: a snapshot listing reads none
+        from ..refs.tags import TagManager
+
         tags = self.catalog_environment.tags
         callbacks = [tags] if tags is not None and self.branch is None else []
         return TagManager(self.file_io, self.path, self.branch, self.lock, callbacks)
 
     @cached_property
     def branch_manager(self) -> BranchManager:
+        from ..refs.branches import BranchManager
+
         return BranchManager(self.file_io, self.path, self.lock)
 
     @cached_property
     def consumer_manager(self) -> ConsumerManager:
+        from ..refs.consumers import ConsumerManager
+
         return ConsumerManager(self.file_io, self.path, self.branch, self.lock)
 
     @property

@@ -56,13 +56,12 @@ TIME_GRAMMAR = (
     "for an offset)"
 )
 
-_NUMBER_UNIT = re.compile(r"([-+]?\d+(?:\.\d+)?)\s*([^\d\s.+-]+)")
-_BARE_NUMBER = re.compile(r"[-+]?\d+(?:\.\d*)?")
+# Patterns, compiled by re's cache on first use (not at import: every command imports this
+# module for its help text, few parse a duration; start-up, issue 28).
+_NUMBER_UNIT = r"([-+]?\d+(?:\.\d+)?)\s*([^\d\s.+-]+)"
+_BARE_NUMBER = r"[-+]?\d+(?:\.\d*)?"
 # Java's Duration.parse: optional sign, days, then a T section with hours, minutes, seconds
-_ISO_DURATION = re.compile(
-    r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d{0,9})?)S)?)?",
-    re.IGNORECASE,
-)
+_ISO_DURATION = r"([-+]?)P(?:([-+]?\d+)D)?(T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+(?:[.,]\d{0,9})?)S)?)?"
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _MILLI = datetime.timedelta(milliseconds=1)
 
@@ -96,7 +95,7 @@ def _java_trim(text: str) -> str:
 def parse_iso_duration(text: str) -> Decimal | None:
     """ISO-8601 ``PnDTnHnMn.nS`` (what Java's ``Duration.parse`` accepts) to signed seconds,
     or None when ``text`` is not one. Also reads ``tagTimeRetained`` strings of tag files."""
-    m = _ISO_DURATION.fullmatch(text.strip())
+    m = re.fullmatch(_ISO_DURATION, text.strip(), re.IGNORECASE)
     if not m or not any(m.group(i) for i in (2, 4, 5, 6)) or m.group(3) and len(m.group(3)) == 1:
         return None  # "P", "PT" and "P1DT" are refused by Java too
     days, hours, mins = (Decimal(m.group(i) or 0) for i in (2, 4, 5))  # Decimal: no int digit limit
@@ -124,7 +123,7 @@ def parse_duration(text: str, flag: str, positive: bool = False) -> int:
     """A command-line duration (see module doc) to milliseconds; ``positive`` refuses zero."""
     millis = _duration_millis(text, flag)
     if millis is None:
-        if _BARE_NUMBER.fullmatch(text.strip()):
+        if re.fullmatch(_BARE_NUMBER, text.strip()):
             n = text.strip().lstrip("+-")
             raise InvalidInput(
                 f"{flag} {text!r}: a duration needs a unit ({UNITS}, e.g. {n}s or {n}d) or ISO-8601 (PT2H); "
@@ -141,7 +140,7 @@ def parse_point_in_time(text: str, flag: str, now_millis: int | None = None) -> 
     doc) to epoch millis; refused when later than now or before 1970."""
     now = int(time.time() * 1000) if now_millis is None else now_millis
     t = text.strip()
-    if _BARE_NUMBER.fullmatch(t):
+    if re.fullmatch(_BARE_NUMBER, t):
         raise InvalidInput(
             f"{flag} {text!r}: a bare number is ambiguous (epoch millis, or a duration without unit); give a "
             f"duration with a unit ({UNITS}, e.g. {t.lstrip('+-')}d) or an ISO-8601 time (2024-05-01T12:00:00)"
@@ -168,7 +167,7 @@ def _duration_millis(text: str, flag: str) -> int | None:
     """Milliseconds of a duration with a unit or ISO-8601; None when ``text`` is neither
     (out-of-range, negative and sub-millisecond values are refused here)."""
     t = text.strip()
-    m = _NUMBER_UNIT.fullmatch(t)
+    m = re.fullmatch(_NUMBER_UNIT, t)
     if m:
         unit = _UNIT_MILLIS.get(m.group(2).lower())
         if unit is None:

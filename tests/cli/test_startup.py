@@ -144,14 +144,17 @@ def test_a_run_imports_only_its_own_command_module(demo_wh: str, args: list[str]
     assert commands == [f"paimon_cli.commands.{module}"], f"`paimon-cli {' '.join(args)}` imported {commands}"
 
 
-# Listing names reads directories only: no schema types, table, snapshot or tag code. A snapshot
-# listing reads JSON: no manifest reader. Neither parses TOML (no catalogs file) nor makes a
-# thread pool (concurrent.futures pulls logging). A module counts when it is one of these or
-# lies under one.
-NOT_FOR_LISTING = ("paimon_cli.core.data", "paimon_cli.core.schema.table_schema", "paimon_cli.core.table.file_store_table",
-                   "paimon_cli.core.refs", "paimon_cli.core.api.table", "paimon_cli.core.manifest", "tomllib",
-                   "concurrent.futures")
-NOT_FOR_SNAPSHOTS = ("paimon_cli.core.manifest", "tomllib", "concurrent.futures")
+# Listing names reads directories only: no schema types, table, snapshot or tag code, no schema
+# manager or option grammar, no system-table registry. A snapshot listing reads JSON: no
+# manifest reader, no tag, branch or consumer manager, no feature gate (inspect asks none).
+# Neither parses TOML (no catalogs file) nor makes a thread pool (concurrent.futures pulls
+# logging). A module counts when it is one of these or lies under one.
+NOT_FOR_LISTING = ("paimon_cli.core.data", "paimon_cli.core.schema", "paimon_cli.core.table.file_store_table",
+                   "paimon_cli.core.refs", "paimon_cli.core.api.table", "paimon_cli.core.manifest",
+                   "paimon_cli.core.system", "tomllib", "concurrent.futures")
+NOT_FOR_SNAPSHOTS = ("paimon_cli.core.manifest", "tomllib", "concurrent.futures", "paimon_cli.core.refs.tags",
+                     "paimon_cli.core.refs.branches", "paimon_cli.core.refs.consumers",
+                     "paimon_cli.core.table.features", "paimon_cli.core.schema.iceberg_options")
 
 
 @pytest.mark.parametrize(("args", "unwanted"), [
@@ -164,3 +167,27 @@ def test_listings_load_only_what_they_read(demo_wh: str, args: list[str], unwant
     assert "paimon_cli.core.catalog.filesystem" in mods  # the command really opened the warehouse
     found = sorted(m for m in mods if any(m == p or m.startswith(p + ".") for p in unwanted))
     assert found == [], f"`paimon-cli {' '.join(args)}` imported {found}"
+
+
+def test_type_classes_are_not_generated_dataclasses() -> None:
+    """Every command that opens a table parses its schema into type classes; generating their
+    methods as dataclasses cost ~16 ms of `inspect snapshots` (issue 28). They are written out
+    by hand and behave as the dataclasses did (tests/core/test_data_types_behaviour.py)."""
+    import dataclasses
+
+    from paimon_cli.core.data import types
+
+    generated = sorted(n for n, c in vars(types).items()
+                       if isinstance(c, type) and issubclass(c, types.DataType) and dataclasses.is_dataclass(c))
+    assert generated == []
+
+
+def test_command_signatures_hold_objects_not_strings() -> None:
+    """typer evaluates string annotations each time it reads a signature (several times per
+    run); the root callback's and every command's annotations are objects (issue 28)."""
+    from paimon_cli import app
+
+    functions = {"main": app.main, **{name: app.command_function(name) for name in REGISTERED}}
+    stringly = sorted(name for name, fn in functions.items()
+                      if any(isinstance(a, str) for a in fn.__annotations__.values()))
+    assert stringly == []
