@@ -147,9 +147,42 @@ class JsonWriter:
             self.out.write(text if self.lines or self.count else text[1:])  # the array's first has no comma
             self.count += count
 
+    def write_utf8(self, data: Any, count: int) -> None:
+        """:meth:`write_text` of pieces given as UTF-8 bytes (any buffer): written to the
+        stream's byte layer as they are when the stream would encode them to the same bytes,
+        so tens of MB of records are not decoded only to be encoded again."""
+        if not count:
+            return
+        view = memoryview(data)
+        if not self.lines and not self.count:
+            view = view[1:]  # the array's first has no comma (one byte)
+        raw = _utf8_bytes_layer(self.out)
+        if raw is None:
+            self.out.write(bytes(view).decode("utf-8"))
+        else:
+            self.out.flush()
+            raw.write(view)
+        self.count += count
+
     def close(self) -> None:
         if not self.lines:
             self.out.write("\n]\n" if self.count else "]\n")
+
+
+def _utf8_bytes_layer(out: IO[str]) -> Any:
+    """The byte stream under a text stream that writes text as UTF-8 without changing it
+    (no newline translation), or None (a StringIO, another encoding, Windows newlines)."""
+    import codecs
+    import os
+
+    raw = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if raw is None or not isinstance(encoding, str) or os.linesep != "\n":
+        return None
+    try:
+        return raw if codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        return None
 
 
 def render_json(rows: RowsLike, out: IO[str]) -> None:
@@ -315,7 +348,9 @@ def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.
                limit=limit)
         return
     if stream.column_chunks is not None:
-        columnar = stream.column_chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
+        # a piped table widens its columns where a chunk starts: its chunks stay one per manifest
+        columnar = (stream.column_chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl), True)
+                    if fmt is not OutputFormat.table else stream.column_chunks(cols, False))
         try:
             _write_column_chunks(columnar, cols, fmt, limit, out)
         finally:
@@ -417,7 +452,7 @@ def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt:
         if n == 0:
             continue
         if fmt in (OutputFormat.json, OutputFormat.jsonl):
-            jw.write_text(_column_records(chunk, cols, fmt is OutputFormat.jsonl, n, jw.compact), n)
+            jw.write_utf8(_column_records(chunk, cols, fmt is OutputFormat.jsonl, n, jw.compact), n)
         elif fmt is OutputFormat.csv:
             cw.writerows(zip(*(_text_cells(chunk[c], "") for c in cols), strict=True))
         else:
@@ -448,8 +483,9 @@ def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt:
     out.flush()
 
 
-def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int, encode: Any) -> str:
-    """The ``n`` records of one column chunk as :meth:`JsonWriter.write_text` pieces."""
+def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int, encode: Any) -> Any:
+    """The ``n`` records of one column chunk as :meth:`JsonWriter.write_utf8` pieces (a
+    buffer of UTF-8 bytes)."""
     import json
 
     import numpy as np
@@ -469,7 +505,7 @@ def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int,
     rows = pc.binary_join_element_wise(*parts, "")
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
     data = rows.buffers()[2]
-    return data[int(offsets[0]): int(offsets[-1])].to_pybytes().decode("utf-8")
+    return data[int(offsets[0]): int(offsets[-1])]
 
 
 def _text_cells(col: Any, null: str, table: bool = False) -> list[str]:
