@@ -489,7 +489,6 @@ def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int,
     import json
 
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if lines:
@@ -499,10 +498,10 @@ def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int,
     parts: list[Any] = []
     for i, name in enumerate(cols):
         key = json.dumps(name, ensure_ascii=False) + key_sep
-        parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
-        parts.append(_column_fragments(chunk[name], n, encode, indent))
-    parts.append(pa.scalar(closing))
-    rows = pc.binary_join_element_wise(*parts, "")
+        parts.append((opening if i == 0 else item_sep) + key)
+        parts += _column_pieces(chunk[name], n, encode, indent)
+    parts.append(closing)
+    rows = pc.binary_join_element_wise(*_joined_constants(parts), "")
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
     data = rows.buffers()[2]
     return data[int(offsets[0]): int(offsets[-1])]
@@ -581,9 +580,13 @@ def _head(col: Any, n: int) -> Any:
     return col.slice(0, n)
 
 
-def _column_fragments(col: Any, n: int, encode: Any, indent: str | None) -> pa.Array:
-    """A column's JSON value texts (``indent``: the line indent of ``-o json``'s layout,
-    None for compact lines), as ``json`` writes the column's values in a record."""
+def _column_pieces(col: Any, n: int, encode: Any, indent: str | None) -> list[Any]:
+    """A column's JSON value texts (``indent``: the line indent of ``-o json``'s layout, None
+    for compact lines), as ``json`` writes the column's values in a record, given as pieces
+    whose row-wise concatenation is each value's text: ``str`` constants and string arrays.
+    A map or list with no NULL row, and a string column with no NULL, are spliced into the
+    record's pieces (their braces and quotes become constants), so a record is joined in one
+    Arrow call without intermediate texts."""
     import json
 
     import pyarrow as pa
@@ -593,35 +596,59 @@ def _column_fragments(col: Any, n: int, encode: Any, indent: str | None) -> pa.A
 
     if isinstance(col, Picked):
         texts = pa.array([_json_value_text(v, encode, indent) for v in col.values], pa.string())
-        return texts if col.index is None else texts.take(pa.array(col.index))
+        return [texts if col.index is None else texts.take(pa.array(col.index))]
     if not isinstance(col, Composite):
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         if pa.types.is_nested(col.type) and indent is not None:
-            return pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())
+            return [pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())]
         if pa.types.is_timestamp(col.type) and col.type.unit == "ms" and col.type.tz is None and _plain_years(col):
+            if not col.null_count:
+                return ['"', col.cast(pa.string()), '"']
             quoted = pc.binary_join_element_wise(pa.scalar('"'), col.cast(pa.string()), pa.scalar('"'), "")
-            return pc.fill_null(quoted, pa.scalar("null"))
-        return _json_fragments(col, encode).cast(pa.string())
+            return [pc.fill_null(quoted, pa.scalar("null"))]
+        if ((pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and not col.null_count
+                and not _needs_escape(col)):
+            return ['"', col.cast(pa.string()), '"']
+        return [_json_fragments(col, encode).cast(pa.string())]
     inner = "" if indent is None else indent + "  "
     if not col.parts:
-        texts = pa.array(["{}" if col.keys is not None else "[]"] * n, pa.string())
+        return [pa.array(["{}" if col.keys is not None else "[]"] * n, pa.string())]
+    open_, close = ("{", "}") if col.keys is not None else ("[", "]")
+    if indent is None:
+        sep, key_sep, first, last = ",", ":", open_, close
     else:
-        open_, close = ("{", "}") if col.keys is not None else ("[", "]")
-        if indent is None:
-            sep, key_sep, first, last = ",", ":", open_, close
+        sep, key_sep, first, last = ",\n" + inner, ": ", open_ + "\n" + inner, "\n" + indent + close
+    pieces: list[Any] = []
+    for j, part in enumerate(col.parts):
+        key = "" if col.keys is None else json.dumps(col.keys[j], ensure_ascii=False) + key_sep
+        pieces.append((first if j == 0 else sep) + key)
+        pieces += _column_pieces(part, n, encode, None if indent is None else inner)
+    pieces.append(last)
+    if col.valid is None:
+        return pieces
+    texts = pc.binary_join_element_wise(*_joined_constants(pieces), pa.scalar(""))
+    return [pc.if_else(pa.array(col.valid), texts, pa.scalar("null"))]
+
+
+def _joined_constants(pieces: list[Any]) -> list[Any]:
+    """The pieces with adjacent constants joined, as arguments of ``binary_join_element_wise``."""
+    import pyarrow as pa
+
+    out: list[Any] = []
+    for p in pieces:
+        if isinstance(p, str) and out and isinstance(out[-1], str):
+            out[-1] += p
         else:
-            sep, key_sep, first, last = ",\n" + inner, ": ", open_ + "\n" + inner, "\n" + indent + close
-        pieces: list[Any] = []
-        for j, part in enumerate(col.parts):
-            key = "" if col.keys is None else json.dumps(col.keys[j], ensure_ascii=False) + key_sep
-            pieces.append(pa.scalar((first if j == 0 else sep) + key))
-            pieces.append(_column_fragments(part, n, encode, None if indent is None else inner))
-        pieces.append(pa.scalar(last))
-        texts = pc.binary_join_element_wise(*pieces, "")
-    if col.valid is not None:
-        texts = pc.if_else(pa.array(col.valid), texts, pa.scalar("null"))
-    return texts
+            out.append(p)
+    return [pa.scalar(p) if isinstance(p, str) else p for p in out]
+
+
+def _needs_escape(col: Any) -> bool:
+    """Whether any string of a column has a character JSON escapes (control, quote, backslash)."""
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.match_substring_regex(col, r'[\x00-\x1f"\\]')).as_py())
 
 
 def _json_value_text(v: Any, encode: Any, indent: str | None) -> str:
