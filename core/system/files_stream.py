@@ -120,8 +120,8 @@ def _coalesced(tables: Iterator[pa.Table], columns: list[str]) -> Iterator[pa.Ta
     pending_layout: Any = None
     rows, target = 0, 0
 
-    def joined() -> pa.Table:
-        return pending[0] if len(pending) == 1 else pa.concat_tables(pending).combine_chunks()
+    def joined() -> pa.Table:  # no copy: build_columns combines only the columns it uses
+        return pending[0] if len(pending) == 1 else pa.concat_tables(pending)
 
     for tbl in tables:
         layout = _layout(tbl) if layout_matters else ()
