@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -27,35 +28,40 @@ if TYPE_CHECKING:
 _NAME = "polars_avro._avro_rs"
 _BATCH_ROWS = 32_768  # read_avro's default batch size
 _loaded: list[ModuleType | None] = []
+_lock = threading.Lock()
 
 
 def _extension() -> ModuleType | None:
-    """``polars_avro._avro_rs``, loaded without running the package (None if not found)."""
-    if _loaded:
+    """``polars_avro._avro_rs``, loaded once without running the package (None if it cannot be)."""
+    with _lock:  # two threads loading it would initialise a PyO3 module twice
+        if not _loaded:
+            try:
+                mod = sys.modules.get(_NAME) or _load()
+            except (ImportError, OSError):
+                mod = None
+            _loaded.append(mod if mod is not None and hasattr(mod, "AvroSource") else None)
         return _loaded[0]
-    mod = sys.modules.get(_NAME)
-    if mod is None:
-        import importlib.machinery
-        import importlib.util
 
-        spec = importlib.util.find_spec("polars_avro")  # finds the package without importing it
-        for base in (spec.submodule_search_locations or []) if spec is not None else []:
-            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-                path = os.path.join(base, "_avro_rs" + suffix)
-                if not os.path.isfile(path):
-                    continue
-                loader = importlib.machinery.ExtensionFileLoader(_NAME, path)
-                found = importlib.util.spec_from_file_location(_NAME, path, loader=loader)
-                if found is None:
-                    continue
-                mod = importlib.util.module_from_spec(found)
-                loader.exec_module(mod)
-                sys.modules[_NAME] = mod
-                break
-            if mod is not None:
-                break
-    _loaded.append(mod if mod is not None and hasattr(mod, "AvroSource") else None)
-    return _loaded[0]
+
+def _load() -> ModuleType | None:
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("polars_avro")  # finds the package without importing it
+    for base in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(base, "_avro_rs" + suffix)
+            if not os.path.isfile(path):
+                continue
+            loader = importlib.machinery.ExtensionFileLoader(_NAME, path)
+            found = importlib.util.spec_from_file_location(_NAME, path, loader=loader)
+            if found is None:
+                continue
+            mod = importlib.util.module_from_spec(found)
+            loader.exec_module(mod)
+            sys.modules[_NAME] = mod
+            return mod
+    return None
 
 
 class _Buffer:
