@@ -147,9 +147,42 @@ class JsonWriter:
             self.out.write(text if self.lines or self.count else text[1:])  # the array's first has no comma
             self.count += count
 
+    def write_utf8(self, data: Any, count: int) -> None:
+        """:meth:`write_text` of pieces given as UTF-8 bytes (any buffer): written to the
+        stream's byte layer as they are when the stream would encode them to the same bytes,
+        so tens of MB of records are not decoded only to be encoded again."""
+        if not count:
+            return
+        view = memoryview(data)
+        if not self.lines and not self.count:
+            view = view[1:]  # the array's first has no comma (one byte)
+        raw = _utf8_bytes_layer(self.out)
+        if raw is None:
+            self.out.write(bytes(view).decode("utf-8"))
+        else:
+            self.out.flush()
+            raw.write(view)
+        self.count += count
+
     def close(self) -> None:
         if not self.lines:
             self.out.write("\n]\n" if self.count else "]\n")
+
+
+def _utf8_bytes_layer(out: IO[str]) -> Any:
+    """The byte stream under a text stream that writes text as UTF-8 without changing it
+    (no newline translation), or None (a StringIO, another encoding, Windows newlines)."""
+    import codecs
+    import os
+
+    raw = getattr(out, "buffer", None)
+    encoding = getattr(out, "encoding", None)
+    if raw is None or not isinstance(encoding, str) or os.linesep != "\n":
+        return None
+    try:
+        return raw if codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        return None
 
 
 def render_json(rows: RowsLike, out: IO[str]) -> None:
@@ -315,7 +348,9 @@ def render_stream(stream: RowStreamLike, fmt: OutputFormat | str = OutputFormat.
                limit=limit)
         return
     if stream.column_chunks is not None:
-        columnar = stream.column_chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl))
+        # a piped table widens its columns where a chunk starts: its chunks stay one per manifest
+        columnar = (stream.column_chunks(cols, fmt in (OutputFormat.json, OutputFormat.jsonl), True)
+                    if fmt is not OutputFormat.table else stream.column_chunks(cols, False))
         try:
             _write_column_chunks(columnar, cols, fmt, limit, out)
         finally:
@@ -417,7 +452,7 @@ def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt:
         if n == 0:
             continue
         if fmt in (OutputFormat.json, OutputFormat.jsonl):
-            jw.write_text(_column_records(chunk, cols, fmt is OutputFormat.jsonl, n, jw.compact), n)
+            jw.write_utf8(_column_records(chunk, cols, fmt is OutputFormat.jsonl, n, jw.compact), n)
         elif fmt is OutputFormat.csv:
             cw.writerows(zip(*(_text_cells(chunk[c], "") for c in cols), strict=True))
         else:
@@ -448,12 +483,12 @@ def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt:
     out.flush()
 
 
-def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int, encode: Any) -> str:
-    """The ``n`` records of one column chunk as :meth:`JsonWriter.write_text` pieces."""
+def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int, encode: Any) -> Any:
+    """The ``n`` records of one column chunk as :meth:`JsonWriter.write_utf8` pieces (a
+    buffer of UTF-8 bytes)."""
     import json
 
     import numpy as np
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     if lines:
@@ -463,13 +498,13 @@ def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int,
     parts: list[Any] = []
     for i, name in enumerate(cols):
         key = json.dumps(name, ensure_ascii=False) + key_sep
-        parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
-        parts.append(_column_fragments(chunk[name], n, encode, indent))
-    parts.append(pa.scalar(closing))
-    rows = pc.binary_join_element_wise(*parts, "")
+        parts.append((opening if i == 0 else item_sep) + key)
+        parts += _column_pieces(chunk[name], n, encode, indent)
+    parts.append(closing)
+    rows = pc.binary_join_element_wise(*_joined_constants(parts), "")
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
     data = rows.buffers()[2]
-    return data[int(offsets[0]): int(offsets[-1])].to_pybytes().decode("utf-8")
+    return data[int(offsets[0]): int(offsets[-1])]
 
 
 def _text_cells(col: Any, null: str, table: bool = False) -> list[str]:
@@ -545,9 +580,13 @@ def _head(col: Any, n: int) -> Any:
     return col.slice(0, n)
 
 
-def _column_fragments(col: Any, n: int, encode: Any, indent: str | None) -> pa.Array:
-    """A column's JSON value texts (``indent``: the line indent of ``-o json``'s layout,
-    None for compact lines), as ``json`` writes the column's values in a record."""
+def _column_pieces(col: Any, n: int, encode: Any, indent: str | None) -> list[Any]:
+    """A column's JSON value texts (``indent``: the line indent of ``-o json``'s layout, None
+    for compact lines), as ``json`` writes the column's values in a record, given as pieces
+    whose row-wise concatenation is each value's text: ``str`` constants and string arrays.
+    A map or list with no NULL row, and a string column with no NULL, are spliced into the
+    record's pieces (their braces and quotes become constants), so a record is joined in one
+    Arrow call without intermediate texts."""
     import json
 
     import pyarrow as pa
@@ -557,35 +596,59 @@ def _column_fragments(col: Any, n: int, encode: Any, indent: str | None) -> pa.A
 
     if isinstance(col, Picked):
         texts = pa.array([_json_value_text(v, encode, indent) for v in col.values], pa.string())
-        return texts if col.index is None else texts.take(pa.array(col.index))
+        return [texts if col.index is None else texts.take(pa.array(col.index))]
     if not isinstance(col, Composite):
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         if pa.types.is_nested(col.type) and indent is not None:
-            return pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())
+            return [pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())]
         if pa.types.is_timestamp(col.type) and col.type.unit == "ms" and col.type.tz is None and _plain_years(col):
+            if not col.null_count:
+                return ['"', col.cast(pa.string()), '"']
             quoted = pc.binary_join_element_wise(pa.scalar('"'), col.cast(pa.string()), pa.scalar('"'), "")
-            return pc.fill_null(quoted, pa.scalar("null"))
-        return _json_fragments(col, encode).cast(pa.string())
+            return [pc.fill_null(quoted, pa.scalar("null"))]
+        if ((pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) and not col.null_count
+                and not _needs_escape(col)):
+            return ['"', col.cast(pa.string()), '"']
+        return [_json_fragments(col, encode).cast(pa.string())]
     inner = "" if indent is None else indent + "  "
     if not col.parts:
-        texts = pa.array(["{}" if col.keys is not None else "[]"] * n, pa.string())
+        return [pa.array(["{}" if col.keys is not None else "[]"] * n, pa.string())]
+    open_, close = ("{", "}") if col.keys is not None else ("[", "]")
+    if indent is None:
+        sep, key_sep, first, last = ",", ":", open_, close
     else:
-        open_, close = ("{", "}") if col.keys is not None else ("[", "]")
-        if indent is None:
-            sep, key_sep, first, last = ",", ":", open_, close
+        sep, key_sep, first, last = ",\n" + inner, ": ", open_ + "\n" + inner, "\n" + indent + close
+    pieces: list[Any] = []
+    for j, part in enumerate(col.parts):
+        key = "" if col.keys is None else json.dumps(col.keys[j], ensure_ascii=False) + key_sep
+        pieces.append((first if j == 0 else sep) + key)
+        pieces += _column_pieces(part, n, encode, None if indent is None else inner)
+    pieces.append(last)
+    if col.valid is None:
+        return pieces
+    texts = pc.binary_join_element_wise(*_joined_constants(pieces), pa.scalar(""))
+    return [pc.if_else(pa.array(col.valid), texts, pa.scalar("null"))]
+
+
+def _joined_constants(pieces: list[Any]) -> list[Any]:
+    """The pieces with adjacent constants joined, as arguments of ``binary_join_element_wise``."""
+    import pyarrow as pa
+
+    out: list[Any] = []
+    for p in pieces:
+        if isinstance(p, str) and out and isinstance(out[-1], str):
+            out[-1] += p
         else:
-            sep, key_sep, first, last = ",\n" + inner, ": ", open_ + "\n" + inner, "\n" + indent + close
-        pieces: list[Any] = []
-        for j, part in enumerate(col.parts):
-            key = "" if col.keys is None else json.dumps(col.keys[j], ensure_ascii=False) + key_sep
-            pieces.append(pa.scalar((first if j == 0 else sep) + key))
-            pieces.append(_column_fragments(part, n, encode, None if indent is None else inner))
-        pieces.append(pa.scalar(last))
-        texts = pc.binary_join_element_wise(*pieces, "")
-    if col.valid is not None:
-        texts = pc.if_else(pa.array(col.valid), texts, pa.scalar("null"))
-    return texts
+            out.append(p)
+    return [pa.scalar(p) if isinstance(p, str) else p for p in out]
+
+
+def _needs_escape(col: Any) -> bool:
+    """Whether any string of a column has a character JSON escapes (control, quote, backslash)."""
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.match_substring_regex(col, r'[\x00-\x1f"\\]')).as_py())
 
 
 def _json_value_text(v: Any, encode: Any, indent: str | None) -> str:

@@ -96,7 +96,16 @@ def _plain_layout(writer: Any) -> bool:
 
 def _decode(raws: Sequence[bytes]) -> pa.Table | None:
     """polars-avro's decode of the files, in order, as one table (None if it cannot: the
-    object path decides)."""
+    object path decides). Its Rust decoder is called without polars when it can be
+    (:mod:`..utils.avro_native`); through ``polars_avro.read_avro`` otherwise."""
+    from ..utils.avro_native import read_avro_arrow
+
+    try:
+        table = read_avro_arrow(raws)
+    except Exception:  # the private API moved, or the files are bad: read_avro tells
+        table = None
+    if table is not None:
+        return table
     from ..utils.native import polars_avro
 
     try:

@@ -96,8 +96,10 @@ class RowStream:
     brief: list[str] | None = None
     root: str | None = None  # as Rows.root
     # the chunks as columns, rows the same as ``chunks(columns, typed)``: name -> pa.Array,
-    # Picked or (typed) Composite; renderers turn them into text vectorised
-    column_chunks: Callable[[list[str], bool], Iterator[dict[str, Any]]] | None = None
+    # Picked or (typed) Composite; renderers turn them into text vectorised. A third argument
+    # ``merge=True`` lets a chunk span what would be several (a renderer whose text does not
+    # depend on where chunks end: fewer, larger Arrow calls)
+    column_chunks: Callable[..., Iterator[dict[str, Any]]] | None = None
 
     def collect(self, columns: list[str] | None = None, limit: int | None = None) -> Rows:
         """The stream as Rows (at most ``limit`` rows; reading stops there)."""

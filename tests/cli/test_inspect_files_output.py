@@ -25,7 +25,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_cli.core.api import Warehouse
-from paimon_cli.output import render_stream
+from paimon_cli.output import _utf8_bytes_layer, render_stream
 
 COLUMNS = ("k INT NOT NULL, p_date DATE, p_dec DECIMAL(10, 2), p_str STRING, p_int INT, b BOOLEAN, t TINYINT, "
            "s SMALLINT, big BIGINT, f FLOAT, d DOUBLE, dec DECIMAL(6, 2), wide DECIMAL(25, 5), day DATE, "
@@ -189,9 +189,9 @@ def test_column_chunks_stop_at_the_limit_and_at_a_closed_pipe(wh: Warehouse, fmt
     served: list[int] = []
     closed: list[bool] = []
 
-    def column_chunks(columns: list[str], typed: bool) -> Iterator[dict[str, Any]]:
+    def column_chunks(columns: list[str], typed: bool, merge: bool = False) -> Iterator[dict[str, Any]]:
         try:
-            for chunk in real(columns, typed):
+            for chunk in real(columns, typed, merge):
                 served.append(1)
                 yield chunk
         finally:
@@ -213,6 +213,51 @@ def test_column_chunks_stop_at_the_limit_and_at_a_closed_pipe(wh: Warehouse, fmt
         render_stream(counted, fmt)
     # jsonl: the first chunk printed, the second failed; json and csv: their opening went first
     assert len(served) == (2 if fmt == "jsonl" else 1) and closed == [True]
+
+
+def test_json_and_csv_take_merged_chunks_a_piped_table_one_per_manifest(wh: Warehouse,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """json, jsonl and csv ask for merged chunks (fewer, larger Arrow calls; their text does not
+    depend on where a chunk ends): consecutive manifests of one layout share a chunk, the
+    manifest written after a schema change keeps its own. A piped table widens its columns
+    where a chunk starts, so it keeps one chunk per manifest."""
+    from paimon_cli.output import _column_length
+
+    stream = wh.table("db.types").inspect_stream("files")
+    real = stream.column_chunks
+    assert real is not None
+    cols = list(stream.columns)
+    for typed in (False, True):
+        apart = [_column_length(c["bucket"]) for c in real(cols, typed)]
+        merged = [_column_length(c["bucket"]) for c in real(cols, typed, True)]
+        assert sum(merged) == sum(apart) and len(merged) < len(apart) and merged[-1] == apart[-1] == 1
+    asked: list[bool] = []
+
+    def column_chunks(columns: list[str], typed: bool, merge: bool = False) -> Iterator[dict[str, Any]]:
+        asked.append(merge)
+        return real(columns, typed, merge)
+
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    for fmt in FORMATS:
+        render_stream(dataclasses.replace(stream, column_chunks=column_chunks), fmt)
+    assert asked == [True, True, True, False]
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+def test_records_reach_the_byte_layer_as_the_text_layer_writes_them(wh: Warehouse, fmt: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """JSON records go to stdout's bytes when its text layer would write the same bytes
+    (UTF-8, no newline translation); another encoding gets the text."""
+    text = rendered(wh, "db.nulls", fmt)  # a StringIO has no byte layer
+    assert "\u00e9\u4e2d" in text  # non-ASCII: its bytes differ between the encodings below
+    for encoding in ("utf-8", "UTF8", "utf-16"):
+        raw = io.BytesIO()
+        out = io.TextIOWrapper(raw, encoding=encoding)
+        assert (_utf8_bytes_layer(out) is raw) == (encoding != "utf-16")
+        monkeypatch.setattr(sys, "stdout", out)
+        render_stream(wh.table("db.nulls").inspect_stream("files"), fmt)
+        out.flush()
+        assert raw.getvalue().decode(encoding) == text
 
 
 def main(root: str) -> None:

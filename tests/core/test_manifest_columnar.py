@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -315,3 +317,74 @@ def test_repeated_names_arrow_and_polars_agree(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(columnar, "_ARROW_DUPLICATES_UP_TO", 0)
     assert small.tolist() == columnar._repeated(names).tolist() == [True, True, True, False, True, False, False]
     assert isinstance(small, np.ndarray)
+
+
+def test_native_decode_is_what_polars_avro_read_avro_decodes() -> None:
+    """The Rust decoder called without polars (``utils.avro_native``) gives, normalised, the
+    table ``polars_avro.read_avro`` gives: every codec, old layouts, 0.2-era NULL stats
+    records, several files in one call, several record batches."""
+    import io
+
+    from paimon_cli.core.utils.avro_native import read_avro_arrow
+    from paimon_cli.core.utils.native import polars_avro
+
+    s = _schema_with_file_fields(13)
+    s["fields"][5]["type"] = ["null", s["fields"][5]["type"]]
+    for f in s["fields"][5]["type"][1]["fields"]:
+        if f["name"] in ("_KEY_STATS", "_VALUE_STATS"):
+            f["type"] = ["null", f["type"]]
+    nullable = _old_record(13)
+    nullable["_FILE"]["_KEY_STATS"] = None
+    runs = [[write_avro(MANIFEST_SCHEMA, _records() * n, codec=codec) for n in (1, 40, 9000)]
+            for codec in ("null", "deflate", "snappy", "zstandard")]
+    runs += [[write_avro(_schema_with_file_fields(n), [_old_record(n)] * 3, codec="snappy")] for n in (13, 15, 18, 21)]
+    runs.append([write_avro(s, [nullable, _old_record(13)], codec="snappy")])
+    for raws in runs:
+        direct = read_avro_arrow(raws)
+        via_polars = polars_avro.read_avro([io.BytesIO(r) for r in raws]).to_arrow()
+        assert direct is not None and direct.num_rows == via_polars.num_rows
+        normalised = columnar._normalise(direct)
+        assert normalised.equals(columnar._normalise(via_polars)) and normalised.schema == ENTRY_SCHEMA
+    assert read_avro_arrow([write_avro(MANIFEST_SCHEMA, [])]).num_rows == 0  # type: ignore[union-attr]
+
+
+def test_without_the_native_decoder_polars_avro_decodes(fio: FileIO, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should polars-avro's private classes move (the direct call raises or finds nothing),
+    manifests decode through ``polars_avro.read_avro`` into the same tables."""
+    from paimon_cli.core.utils import avro_native
+
+    metas = _metas(fio, tmp_path, _mixed_files())
+    expected = list(iter_manifest_tables(fio, str(tmp_path), metas))
+    used: list[int] = []
+
+    def moved(raws: list[bytes]) -> None:
+        used.append(len(raws))
+        raise TypeError("AvroSource() takes 2 arguments")
+
+    for broken in (moved, lambda raws: used.append(len(raws))):
+        used.clear()
+        monkeypatch.setattr(avro_native, "read_avro_arrow", broken)
+        tables = list(iter_manifest_tables(fio, str(tmp_path), metas))
+        assert used and all(a.equals(b) for a, b in zip(tables, expected, strict=True))
+        assert len(tables) == len(expected)
+
+
+def test_decoding_manifests_does_not_import_polars(tmp_path: Path) -> None:
+    """polars (~0.2 s of start-up) is not imported to decode manifests columnar."""
+    code = (
+        "import sys\n"
+        "from paimon_cli.core.manifest import columnar\n"
+        "from paimon_cli.core.manifest.avro import write_avro\n"
+        "from paimon_cli.core.manifest.manifest import MANIFEST_SCHEMA, entry_to_record\n"
+        "from tests.core.test_manifest_columnar import _varied_entries\n"
+        "raw = write_avro(MANIFEST_SCHEMA, [entry_to_record(e) for e in _varied_entries()] * 100)\n"
+        "calls = []\n"
+        "decode = columnar._decode\n"
+        "columnar._decode = lambda raws: calls.append(1) or decode(raws)\n"
+        "[table] = columnar.manifest_tables_from_bytes([raw], ['m'])\n"
+        "print(table.num_rows, len(calls), 'polars' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root).stdout
+    assert out.split() == ["400", "1", "False"]
