@@ -4,8 +4,8 @@ The split's files are read with their sequence and kind columns, stripped of the
 deletion vectors mark, evolved to the read schema by field id, prefiltered on key
 conjuncts, concatenated and merged by the table's merge engine (deletes dropped unless
 kept), then filtered and projected. Decoding (:meth:`MergeFileSplitRead.load`) and merging
-(:meth:`MergeFileSplitRead.merge`) are separate so a read can decode the next split on a
-worker thread while the current one merges.
+(:meth:`MergeFileSplitRead.merge`) are separate steps; a read runs both for a split on a
+worker thread (:meth:`MergeFileSplitRead.load_and_merge`), several splits at once.
 """
 
 from __future__ import annotations
@@ -34,9 +34,13 @@ class MergeFileSplitRead(SplitRead):
         self.keep_deletes = keep_deletes
 
     def read(self, split: Split) -> Iterator[pa.Table]:
-        t = self.merge(self.load(split))
+        t = self.load_and_merge(split)
         if t is not None:
             yield t
+
+    def load_and_merge(self, split: Split) -> pa.Table | None:
+        """The split's rows, finished: what a worker thread computes per split."""
+        return self.merge(self.load(split))
 
     def merge_columns(self) -> set[str] | None:
         engine = self.options.merge_engine

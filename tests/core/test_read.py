@@ -383,3 +383,48 @@ def test_partition_pruning_on_the_columnar_plan_counts_as_the_objects_do(tmp_pat
     if pred.columns() == {"dt"}:  # (key stats may prune more buckets of "id > 2")
         assert sorted((s.partition, s.bucket) for s in plan.splits) == sorted(
             {(e.partition, e.bucket) for e in real if ok(e)})
+
+
+def test_pk_splits_merged_on_worker_threads_equal_the_sequential_read(catalog: FileSystemCatalog) -> None:
+    """Primary-key splits are decoded and merged on worker threads; the result batches are
+    the sequential split-by-split read's, in the same order, and stop at a limit."""
+    import threading
+
+    import numpy as np
+
+    from paimon_cli.core.operation import merge_split_read
+
+    schema = Schema.of([("id", BigIntType(nullable=False), None), ("dt", VarCharType(10, nullable=False), None),
+                        ("v", BigIntType(), None), ("s", VarCharType(20), None)],
+                       partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "3"})
+    catalog.create_table("db.w", schema)
+    rng = np.random.default_rng(5)
+    for batch in range(3):
+        ids = rng.permutation(np.arange(batch * 200, batch * 200 + 400))
+        rows = [{"id": int(i), "dt": f"d{int(i) % 4}", "v": int(i) * 10 + batch, "s": f"b{batch}-{int(i)}"}
+                for i in ids]
+        _write(catalog, "db.w", rows, ["+I" if i % 7 else "-D" for i in range(len(rows))] if batch == 2 else None)
+    table = catalog.get_table("db.w")
+    read = TableRead(table)
+    splits = read.plan().splits
+    assert len(splits) > 4
+    reader = read._split_read()
+    sequential = [b for split in splits for t in reader.read(split) for b in t.cast(read.output_schema()).to_batches()]
+    threads = set()
+    merge = merge_split_read.MergeFileSplitRead.merge
+
+    def spy(self: Any, data: Any) -> Any:
+        threads.add(threading.current_thread().name)
+        return merge(self, data)
+
+    merge_split_read.MergeFileSplitRead.merge = spy  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            got = list(TableRead(table).iter_batches())
+            assert len(got) == len(sequential)
+            assert all(g.equals(s) for g, s in zip(got, sequential, strict=True))
+        limited = TableRead(table, limit=450).to_arrow()
+    finally:
+        merge_split_read.MergeFileSplitRead.merge = merge  # type: ignore[method-assign]
+    assert threads and all(name.startswith("paimon-read") for name in threads)
+    assert limited.equals(pa.Table.from_batches(sequential).slice(0, 450))
