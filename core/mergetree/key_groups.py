@@ -172,9 +172,8 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
     seqs_in = table.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False)
     fast = None if seq_fields else _integer_key_order(table, key_names, seqs_in, presorted)
     if fast is not None:
-        rows, new = fast
+        rows, new, seqs = fast
         kinds = kinds_in if rows is None else kinds_in[rows]
-        seqs = seqs_in if rows is None else seqs_in[rows]
     else:
         rows, new, kinds, seqs = _sorted_groups(table, key_names, opts, presorted)
     starts = np.flatnonzero(new)
@@ -182,10 +181,11 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
 
 
 def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
-                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray] | None:
-    """(merge order or None when the input is in it, first-of-group flags) for ONE integer
-    key column without NULLs, from numpy's stable sort on the key alone -- a timsort,
-    near-linear on the concatenated sorted runs of a split or a compaction. That order
+                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
+    """(merge order or None when the input is in it, first-of-group flags, ``seqs`` in that
+    order) for ONE integer key column without NULLs, from numpy's stable sort on the key
+    alone -- a timsort, near-linear on the concatenated sorted runs of a split or a
+    compaction. That order
     is the (key, ``_SEQUENCE_NUMBER``) order of :func:`_sorted_groups` (both sorts are
     stable) whenever the sequence numbers of every key already ascend in input order, as
     when older runs come first; otherwise None and the general sort decides."""
@@ -206,11 +206,10 @@ def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
     new = np.empty(n_rows, dtype=bool)
     new[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    if not presorted:
-        s = seqs if rows is None else seqs[rows]
-        if (~new[1:] & (s[1:] < s[:-1])).any():
-            return None  # a key's newer record comes first: order by sequence number too
-    return rows, new
+    s = seqs if rows is None else seqs[rows]
+    if not presorted and (~new[1:] & (s[1:] < s[:-1])).any():
+        return None  # a key's newer record comes first: order by sequence number too
+    return rows, new, s
 
 
 def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
