@@ -4,9 +4,10 @@ The split's files are read with their sequence and kind columns, stripped of the
 deletion vectors mark, evolved to the read schema by field id, prefiltered on key
 conjuncts, concatenated and merged by the table's merge engine (deletes dropped unless
 kept), given their partition columns from the split's partition (not decoded, as Java does,
-where the merge keeps whole records), then filtered and projected. Decoding (:meth:`MergeFileSplitRead.load`) and merging
-(:meth:`MergeFileSplitRead.merge`) are separate steps; a read runs both for a split on a
-worker thread (:meth:`MergeFileSplitRead.load_and_merge`), several splits at once.
+where the merge keeps whole records), then filtered and projected. Decoding
+(:meth:`MergeFileSplitRead.load`) and merging (:meth:`MergeFileSplitRead.merge`) are
+separate steps; a read runs both for a split on a worker thread
+(:meth:`MergeFileSplitRead.load_and_merge`), several splits at once.
 """
 
 from __future__ import annotations
