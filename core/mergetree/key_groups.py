@@ -42,12 +42,28 @@ class KeyGroups:
 
     source: pa.Table
     order: np.ndarray | None  # int64 source row per merge-order position
-    gid: np.ndarray  # group id per record, non-decreasing
     n: int
     starts: np.ndarray
     kinds: np.ndarray  # int8 per record
     seqs: np.ndarray  # int64 per record
     _sorted: pa.Table | None = None
+    _gid: np.ndarray | None = None
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.kinds)
+
+    @property
+    def gid(self) -> np.ndarray:
+        """Group id per record (non-decreasing); built on first use: deduplicate and
+        first-row never need it."""
+        if self._gid is None:
+            import numpy as np
+
+            new = np.zeros(self.n_rows, dtype=np.int64)
+            new[self.starts[1:]] = 1
+            self._gid = np.cumsum(new)
+        return self._gid
 
     @property
     def table(self) -> pa.Table:
@@ -152,6 +168,57 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
     for f in seq_fields:
         if f not in table.column_names:
             raise InvalidInput(f"sequence.field '{f}' is not a column of the merge input")
+    kinds_in = table.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False)
+    seqs_in = table.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False)
+    fast = None if seq_fields else _integer_key_order(table, key_names, seqs_in, presorted)
+    if fast is not None:
+        rows, new, seqs = fast
+        kinds = kinds_in if rows is None else kinds_in[rows]
+    else:
+        rows, new, kinds, seqs = _sorted_groups(table, key_names, opts, presorted)
+    starts = np.flatnonzero(new)
+    return KeyGroups(source=table, order=rows, n=len(starts), starts=starts, kinds=kinds, seqs=seqs)
+
+
+def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
+                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
+    """(merge order or None when the input is in it, first-of-group flags, ``seqs`` in that
+    order) for ONE integer key column without NULLs, from numpy's stable sort on the key
+    alone -- a timsort, near-linear on the concatenated sorted runs of a split or a
+    compaction. That order is the (key, ``_SEQUENCE_NUMBER``) order of
+    :func:`_sorted_groups` (both sorts are stable) whenever the sequence numbers of every
+    key already ascend in input order, as when older runs come first; otherwise None and
+    the general sort decides."""
+    import numpy as np
+    import pyarrow as pa
+
+    if len(key_names) != 1:
+        return None
+    col = table.column(key_names[0])
+    if not pa.types.is_integer(col.type) or col.null_count:
+        return None
+    keys = col.to_numpy()
+    n_rows = len(keys)
+    rows: np.ndarray | None = None
+    if not presorted and n_rows > 1 and (keys[1:] < keys[:-1]).any():
+        rows = np.argsort(keys, kind="stable")
+        keys = keys[rows]
+    new = np.empty(n_rows, dtype=bool)
+    new[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    s = seqs if rows is None else seqs[rows]
+    if not presorted and (~new[1:] & (s[1:] < s[:-1])).any():
+        return None  # a key's newer record comes first: order by sequence number too
+    return rows, new, s
+
+
+def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
+                   presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """(merge order or None, first-of-group flags, kinds, sequence numbers in merge order)
+    by Arrow's sort on (key, ``sequence.field``, ``_SEQUENCE_NUMBER``), any key types."""
+    import numpy as np
+
+    seq_fields = opts.sequence_field
     order = "descending" if opts.sequence_field_sort_order == "descending" else "ascending"
     sort_keys = [(k, "ascending") for k in key_names] + [(f, order) for f in seq_fields]
     sort_keys.append((SEQUENCE_NUMBER, "ascending"))
@@ -173,17 +240,8 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
     new[0] = True
     for k in key_names:
         new[1:] |= adjacent_differs(t.column(k))
-    gid = np.cumsum(new, dtype=np.int64) - 1
-    n = int(gid[-1]) + 1
-    return KeyGroups(
-        source=table,
-        order=rows,
-        gid=gid,
-        n=n,
-        starts=np.flatnonzero(new).astype(np.int64),
-        kinds=t.column(VALUE_KIND).to_numpy().astype(np.int8),
-        seqs=t.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64),
-    )
+    return (rows, new, t.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False),
+            t.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False))
 
 
 def _identity(idx: np.ndarray, n: int) -> bool:
@@ -215,7 +273,7 @@ def assemble(g: KeyGroups, key_names: list[str], res: GroupResult) -> pa.Table:
     src = g.source
     schema = src.schema
     pick = res.pick
-    safe_pick = np.where(pick >= 0, pick, g.starts)
+    safe_pick = pick if g.n == 0 or pick.min() >= 0 else np.where(pick >= 0, pick, g.starts)
     names = src.column_names
     plain = [c for c in names if c not in key_names and c not in (VALUE_KIND, SEQUENCE_NUMBER)
              and c not in res.values]
@@ -236,9 +294,9 @@ def assemble(g: KeyGroups, key_names: list[str], res: GroupResult) -> pa.Table:
         if name in out:
             arr = out[name]
         elif name == VALUE_KIND:
-            arr = _arrow(res.kind.astype(np.int8), typ)
+            arr = _arrow(res.kind.astype(np.int8, copy=False), typ)
         elif name == SEQUENCE_NUMBER:
-            arr = _arrow(res.seq.astype(np.int64), typ)
+            arr = _arrow(res.seq.astype(np.int64, copy=False), typ)
         else:
             arr = res.values[name]
             if arr.type != typ:
@@ -259,7 +317,7 @@ def keep_single_records(g: KeyGroups, res: GroupResult) -> GroupResult:
     import numpy as np
     import pyarrow as pa
 
-    sizes = np.diff(np.append(g.starts, len(g.gid)))
+    sizes = np.diff(np.append(g.starts, g.n_rows))
     single = sizes == 1
     if not single.any():
         return res

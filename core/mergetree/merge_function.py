@@ -119,7 +119,7 @@ def _deduplicate(g: KeyGroups) -> GroupResult:
 
     pick = np.empty(g.n, dtype=np.int64)  # each group's last record: the next start - 1
     pick[:-1] = g.starts[1:] - 1
-    pick[-1] = len(g.gid) - 1
+    pick[-1] = g.n_rows - 1
     return GroupResult(pick, {}, g.kinds[pick], g.seqs[pick])
 
 
@@ -139,7 +139,7 @@ def _aggregation(g: KeyGroups, key_names: list[str], schema: TableSchema, opts: 
     """Per-field aggregate functions; ``aggregation.remove-record-on-delete`` restarts a key at its last -D."""
     import numpy as np
 
-    n_rows = len(g.gid)
+    n_rows = g.n_rows
     rows = np.arange(n_rows, dtype=np.int64)
     retract = g.retract
     remove_on_delete = opts.get_bool("aggregation.remove-record-on-delete")

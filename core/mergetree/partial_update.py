@@ -111,7 +111,7 @@ def _accepted(rank: np.ndarray, gid: np.ndarray, considered: np.ndarray,
 def partial_update(g: KeyGroups, key_names: list[str], schema: TableSchema, opts: CoreOptions) -> GroupResult:
     import numpy as np
 
-    n_rows = len(g.gid)
+    n_rows = g.n_rows
     rows = np.arange(n_rows, dtype=np.int64)
     retract = g.retract
     inserts = ~retract
@@ -218,7 +218,7 @@ def _sequence_ranks(g: KeyGroups, groups: list[tuple[list[str], list[str]]]) -> 
 
     ranks: list[np.ndarray] = []
     for seq_fields, _ in groups:
-        nonempty = np.zeros(len(g.gid), dtype=bool)
+        nonempty = np.zeros(g.n_rows, dtype=bool)
         for f in seq_fields:
             nonempty |= valid_mask(g.table.column(f).combine_chunks())
         rank = _dense_rank(g.table, seq_fields)
@@ -233,7 +233,7 @@ def _resets(
     """Records that reset the whole row (Java: row = the -D record's values, kind -D)."""
     import numpy as np
 
-    n_rows = len(g.gid)
+    n_rows = g.n_rows
     reset = np.zeros(n_rows, dtype=bool)
     if remove_on_delete:
         reset = g.kinds == DELETE

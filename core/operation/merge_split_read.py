@@ -3,9 +3,11 @@
 The split's files are read with their sequence and kind columns, stripped of the rows their
 deletion vectors mark, evolved to the read schema by field id, prefiltered on key
 conjuncts, concatenated and merged by the table's merge engine (deletes dropped unless
-kept), then filtered and projected. Decoding (:meth:`MergeFileSplitRead.load`) and merging
-(:meth:`MergeFileSplitRead.merge`) are separate so a read can decode the next split on a
-worker thread while the current one merges.
+kept), given their partition columns from the split's partition (not decoded, as Java does,
+where the merge keeps whole records), then filtered and projected. Decoding
+(:meth:`MergeFileSplitRead.load`) and merging (:meth:`MergeFileSplitRead.merge`) are
+separate steps; a read runs both for a split on a worker thread
+(:meth:`MergeFileSplitRead.load_and_merge`), several splits at once.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from ..data.predicate import Predicate
-from ..format.arrow_schema import KEY_PREFIX, key_fields, key_value_file_fields, system_fields
+from ..format.arrow_schema import KEY_PREFIX, arrow_field, key_fields, key_value_file_fields, system_fields
 from ..format.data_file import evolve, read_data_file
 from ..mergetree.changelog import LEVEL, keep_one_high_level
 from ..mergetree.merge_function import merge
@@ -34,9 +36,24 @@ class MergeFileSplitRead(SplitRead):
         self.keep_deletes = keep_deletes
 
     def read(self, split: Split) -> Iterator[pa.Table]:
-        t = self.merge(self.load(split))
+        t = self.load_and_merge(split)
         if t is not None:
             yield t
+
+    def load_and_merge(self, split: Split) -> pa.Table | None:
+        """The split's rows, finished: what a worker thread computes per split."""
+        return self.merge(self.load(split), split)
+
+    def partition_columns_from_row(self) -> list[str]:
+        """Partition columns filled from the split's partition row instead of decoded, as
+        Java's ``KeyValueFileReaderFactory`` fills them (``PartitionUtils``): one value per
+        split, so where the merge keeps whole records (deduplicate, first-row) and no
+        ``sequence.field`` or key names them, every merged row holds that value anyway."""
+        if self.options.merge_engine not in ("deduplicate", "first-row"):
+            return []
+        keys = {kf.name[len(KEY_PREFIX):] for kf in key_fields(self.schema)}
+        taken = keys | set(self.options.sequence_field)
+        return [k for k in self.schema.partition_keys if k not in taken]
 
     def merge_columns(self) -> set[str] | None:
         engine = self.options.merge_engine
@@ -53,7 +70,8 @@ class MergeFileSplitRead(SplitRead):
         pypaimon-rust 0.4's files have no ``_KEY_`` columns at all (without the table
         option saying so), and where both exist they hold the same values.
         """
-        need = list(self.needed_columns())
+        from_row = set(self.partition_columns_from_row())
+        need = [n for n in self.needed_columns() if n not in from_row]
         keys = key_fields(self.schema)
         key_values = [kf.name[len(KEY_PREFIX):] for kf in keys]
         need += [k for k in key_values if k not in need]  # keys are read from the value columns
@@ -89,14 +107,20 @@ class MergeFileSplitRead(SplitRead):
             merged_input = merged_input.drop_columns([LEVEL])
         return merged_input
 
-    def merge(self, data: pa.Table | None) -> pa.Table | None:
-        """The merge half of a primary-key split: one row per key, deletes dropped, finished."""
+    def merge(self, data: pa.Table | None, split: Split) -> pa.Table | None:
+        """The merge half of a primary-key split (``data`` from :meth:`load`): one row per
+        key, deletes dropped, partition columns filled, finished."""
         if data is None:
             return None
         key_names = [f.name for f in key_fields(self.schema)]
         merged = merge(data, key_names, self.schema, self.options, drop_deletes=not self.keep_deletes,
                        lone_records_as_is=True)
         del data
+        needed = set(self.needed_columns())
+        from_row = [self.schema.field(n) for n in self.partition_columns_from_row() if n in needed]
+        for name, value in self._partition_constants(split, from_row).items():
+            typ = arrow_field(self.schema.field(name)).type
+            merged = merged.append_column(name, pa.repeat(value.cast(typ), merged.num_rows))
         return self.finish(merged)
 
     def _keeps_one_high_level_record(self) -> bool:

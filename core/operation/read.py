@@ -4,8 +4,9 @@ Plan (metadata only, ``read_plan``): the snapshot's live files pruned by partiti
 level, stats and file indexes, grouped into one split per (partition, bucket).
 
 Read (``split_read`` / ``merge_split_read``): one split at a time, so memory is bounded by
-the largest bucket. Append files are streamed batch by batch; primary-key splits are merged
-by the table's merge engine, the next one decoded on a worker thread meanwhile.
+the largest bucket. Append files are streamed batch by batch; primary-key splits are decoded
+and merged by the table's merge engine on worker threads, the next ones while the caller
+consumes the current one.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from .read_plan import ReadPlan, ReadPlanner
 from .row_tracking import check_system_columns_readable, is_data_evolution, readable_fields
 from .split_read import ROW_KIND_COLUMN, RawFileSplitRead, SplitRead
 
-_PREFETCH = 2  # primary-key splits decoded ahead of the merge (worker threads)
+_PREFETCH = 2  # primary-key splits decoded and merged ahead of the consumer (worker threads)
 
 
 class TableRead:
@@ -170,9 +171,10 @@ class TableRead:
                                 system_columns=self.system_columns)
 
     def _split_tables(self) -> Generator[pa.Table, None, None]:
-        """Result tables split by split. Primary-key splits are decoded ahead on worker
-        threads while the current one merges (pyarrow's Parquet decode, sort and take release
-        the GIL); at most ``_PREFETCH`` decoded splits wait, so memory stays bounded."""
+        """Result tables split by split, in split order. Primary-key splits are decoded and
+        merged on ``_PREFETCH`` worker threads (pyarrow's Parquet decode and take, numpy's
+        sort release the GIL); at most ``_PREFETCH`` splits are in flight or wait, so memory
+        stays bounded."""
         splits = self.plan().splits
         reader = self._split_read()
         if isinstance(reader, RawFileSplitRead):
@@ -183,10 +185,8 @@ class TableRead:
             for split in splits:
                 yield from reader.read(split)
             return
-        with contextlib.closing(prefetch(reader.load, splits, _PREFETCH, "paimon-read")) as loaded:
-            for data in loaded:
-                t = reader.merge(data)
-                del data
+        with contextlib.closing(prefetch(reader.load_and_merge, splits, _PREFETCH, "paimon-read")) as merged:
+            for t in merged:
                 if t is not None:
                     yield t
 

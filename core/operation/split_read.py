@@ -109,6 +109,23 @@ class SplitRead:
             names.insert(0, ROW_KIND_COLUMN)
         return pa.Table.from_arrays(cols, names=names)
 
+    def _partition_constants(self, split: Split, target: list[DataField]) -> dict[str, pa.Scalar]:
+        """The read's partition columns, from the split's partition value and never decoded:
+        Java's read fills them from the partition row (``PartitionUtils``), and files a Hive
+        migration moved in hold no partition column at all."""
+        wanted = {f.name: f for f in target}
+        out: dict[str, pa.Scalar] = {}
+        for key, value in zip(self.schema.partition_keys, split.partition_values, strict=True):
+            f = wanted.get(key)
+            if f is None:
+                continue
+            if value is None:
+                out[key] = pa.scalar(None, type=arrow_field(f).type)
+                continue
+            vals, lit_type = arrow_values([value], f.type)
+            out[key] = pa.scalar(vals[0], type=lit_type)
+        return out
+
     def _fill_defaults(self, t: pa.Table) -> pa.Table:
         """``fields.<c>.default-value``: Java's read fills a NULL with the column's default."""
         defaults = self.options.field_default_values()
@@ -257,23 +274,6 @@ class RawFileSplitRead(SplitRead):
                     counts.row_groups += md.num_row_groups
                     counts.skipped_row_groups += skipped
                     counts.skipped_files += int(skipped > 0 and skipped == md.num_row_groups)
-
-    def _partition_constants(self, split: Split, target: list[DataField]) -> dict[str, pa.Scalar]:
-        """The read's partition columns, from the split's partition value and never decoded:
-        Java's read fills them from the partition row (``PartitionUtils``), and files a Hive
-        migration moved in hold no partition column at all."""
-        wanted = {f.name: f for f in target}
-        out: dict[str, pa.Scalar] = {}
-        for key, value in zip(self.schema.partition_keys, split.partition_values, strict=True):
-            f = wanted.get(key)
-            if f is None:
-                continue
-            if value is None:
-                out[key] = pa.scalar(None, type=arrow_field(f).type)
-                continue
-            vals, lit_type = arrow_values([value], f.type)
-            out[key] = pa.scalar(vals[0], type=lit_type)
-        return out
 
     def _stats_columns(self, file_fields: list[DataField]) -> dict[str, tuple[str, str]]:
         """Predicate columns whose row-group statistics may prune: predicate column -> (file

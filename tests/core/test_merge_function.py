@@ -592,3 +592,73 @@ def test_key_groups_arrow_equals_pyarrow_conversion() -> None:
                      (np.array([], np.int64), None), (np.array([1.5]), None), (np.array([1, 2], np.uint32), None)]:
         ours, theirs = _arrow(arr, typ), pa.array(arr, type=typ)
         assert ours.type == theirs.type and ours.equals(theirs), (arr, typ)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update", "aggregation"])
+@pytest.mark.parametrize("key_type", [pa.int8(), pa.int64(), pa.uint64()])
+def test_integer_key_sort_equals_arrow_sort(monkeypatch: pytest.MonkeyPatch, seed: int, engine: str,
+                                            key_type: pa.DataType) -> None:
+    """One integer key: numpy's stable sort on the key alone (the concatenated sorted runs of a
+    split) merges exactly as Arrow's (key, _SEQUENCE_NUMBER) sort, row for row and in order;
+    runs whose sequence numbers do not ascend per key (a newer run first, equal numbers) too."""
+    from paimon_cli.core.mergetree import key_groups
+
+    rng = np.random.default_rng(seed)
+    hi = 120 if key_type == pa.int8() else 2**63 - 1 if key_type == pa.int64() else 2**64 - 1
+    lo = -120 if key_type == pa.int8() else -(2**63) if key_type == pa.int64() else 0
+    dtype = key_type.to_pandas_dtype()
+    pool = np.unique(np.concatenate([np.array([lo, hi], dtype),
+                                     rng.integers(max(lo, -(2**62)), min(hi, 2**62), 60).astype(dtype)]))
+    runs = []
+    seq = 0
+    for _ in range(int(rng.integers(1, 5))):
+        keys = np.sort(rng.choice(pool, int(rng.integers(1, len(pool))), replace=False))
+        n = len(keys)
+        seqs = seq + rng.permutation(n)  # a run's numbers follow the write order, not the key order
+        seq += n if seed % 4 else n // 2  # seed % 4 == 0: overlapping numbers, equal ones too
+        kinds = rng.choice([I, UA, UB, D] if engine in ("deduplicate", "aggregation") else [I, UA], n)
+        runs.append((keys, seqs, kinds))
+    if seed % 3 == 0:
+        runs.reverse()  # the newest run first: the key-only sort must not decide
+    keys = np.concatenate([r[0] for r in runs])
+    n = len(keys)
+    t = pa.table({"k": pa.array(keys, key_type),
+                  "a": pa.array(rng.choice(["x", "y", None], n), pa.string()),
+                  "b": pa.array(rng.integers(-9, 9, n), pa.int64()),
+                  "_SEQUENCE_NUMBER": pa.array(np.concatenate([r[1] for r in runs]), pa.int64()),
+                  "_VALUE_KIND": pa.array(np.concatenate([r[2] for r in runs]).astype(np.int8))})
+    opts = {"merge-engine": engine}
+    if engine == "aggregation":
+        opts["fields.b.aggregate-function"] = "sum"
+    if engine == "first-row":
+        opts["ignore-delete"] = "true"
+    schema = _schema([("k", "BIGINT"), ("a", "STRING"), ("b", "BIGINT")], ["k"], opts)
+    calls = []
+    fast = key_groups._integer_key_order
+
+    def spy(*args: Any) -> Any:
+        calls.append(fast(*args))
+        return calls[-1]
+
+    monkeypatch.setattr(key_groups, "_integer_key_order", spy)
+    for drop in (False, True):
+        got = merge(t, ["k"], schema, CoreOptions(opts), drop_deletes=drop, lone_records_as_is=True)
+        monkeypatch.setattr(key_groups, "_integer_key_order", lambda *a: None)
+        want = merge(t, ["k"], schema, CoreOptions(opts), drop_deletes=drop, lone_records_as_is=True)
+        monkeypatch.setattr(key_groups, "_integer_key_order", spy)
+        assert got.equals(want), (got.to_pylist(), want.to_pylist())
+    assert len(calls) == 2
+    if seed % 4 and seed % 3 and len(runs) > 1:
+        assert calls[0] is not None  # older runs first, numbers apart: the fast order was used
+
+
+def test_integer_key_sort_falls_back_when_a_newer_record_comes_first() -> None:
+    """Keys in order, sequence numbers of a key descending: the later record (in input order)
+    is the older one, so the key-only order is refused and the newest record wins."""
+    from paimon_cli.core.mergetree.key_groups import _integer_key_order
+
+    t = _table(COLS, [{"k": 1, "a": "new"}, {"k": 1, "a": "old"}, {"k": 2, "a": "z"}], seqs=[9, 3, 4])
+    assert _integer_key_order(t, ["k"], t.column("_SEQUENCE_NUMBER").to_numpy(), False) is None
+    assert [r["a"] for r in _run(COLS, ["k"], [{"k": 1, "a": "new"}, {"k": 1, "a": "old"}, {"k": 2, "a": "z"}],
+                                 seqs=[9, 3, 4])] == ["new", "z"]

@@ -383,3 +383,98 @@ def test_partition_pruning_on_the_columnar_plan_counts_as_the_objects_do(tmp_pat
     if pred.columns() == {"dt"}:  # (key stats may prune more buckets of "id > 2")
         assert sorted((s.partition, s.bucket) for s in plan.splits) == sorted(
             {(e.partition, e.bucket) for e in real if ok(e)})
+
+
+def test_pk_splits_merged_on_worker_threads_equal_the_sequential_read(catalog: FileSystemCatalog) -> None:
+    """Primary-key splits are decoded and merged on worker threads; the result batches are
+    the sequential split-by-split read's, in the same order, and stop at a limit."""
+    import threading
+
+    import numpy as np
+
+    from paimon_cli.core.operation import merge_split_read
+
+    schema = Schema.of([("id", BigIntType(nullable=False), None), ("dt", VarCharType(10, nullable=False), None),
+                        ("v", BigIntType(), None), ("s", VarCharType(20), None)],
+                       partition_keys=["dt"], primary_keys=["id", "dt"], options={"bucket": "3"})
+    catalog.create_table("db.w", schema)
+    rng = np.random.default_rng(5)
+    for batch in range(3):
+        ids = rng.permutation(np.arange(batch * 200, batch * 200 + 400))
+        rows = [{"id": int(i), "dt": f"d{int(i) % 4}", "v": int(i) * 10 + batch, "s": f"b{batch}-{int(i)}"}
+                for i in ids]
+        _write(catalog, "db.w", rows, ["+I" if i % 7 else "-D" for i in range(len(rows))] if batch == 2 else None)
+    table = catalog.get_table("db.w")
+    read = TableRead(table)
+    splits = read.plan().splits
+    assert len(splits) > 4
+    reader = read._split_read()
+    sequential = [b for split in splits for t in reader.read(split) for b in t.cast(read.output_schema()).to_batches()]
+    threads = set()
+    merge = merge_split_read.MergeFileSplitRead.merge
+
+    def spy(self: Any, data: Any, split: Any) -> Any:
+        threads.add(threading.current_thread().name)
+        return merge(self, data, split)
+
+    merge_split_read.MergeFileSplitRead.merge = spy  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            got = list(TableRead(table).iter_batches())
+            assert len(got) == len(sequential)
+            assert all(g.equals(s) for g, s in zip(got, sequential, strict=True))
+        limited = TableRead(table, limit=450).to_arrow()
+    finally:
+        merge_split_read.MergeFileSplitRead.merge = merge  # type: ignore[method-assign]
+    assert threads and all(name.startswith("paimon-read") for name in threads)
+    assert limited.equals(pa.Table.from_batches(sequential).slice(0, 450))
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update"])
+def test_pk_partition_columns_come_from_the_partition_row(catalog: FileSystemCatalog, engine: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deduplicate / first-row reads fill the partition columns from the split's partition
+    (as Java's KeyValueFileReaderFactory does) without decoding them; the rows are the merged
+    rows, typed as the table's columns, for projections and predicates on them too."""
+    import datetime
+
+    from paimon_cli.core.data.types import DateType
+    from paimon_cli.core.operation import merge_split_read
+
+    schema = Schema.of([("id", BigIntType(nullable=False), None), ("ps", VarCharType(10, nullable=False), None),
+                        ("pd", DateType(nullable=False), None), ("pn", IntType(nullable=False), None),
+                        ("v", BigIntType(), None)],
+                       partition_keys=["ps", "pd", "pn"], primary_keys=["id", "ps", "pd", "pn"],
+                       options={"bucket": "2", "merge-engine": engine})
+    catalog.create_table("db.p", schema)
+    days = [datetime.date(2024, 1, 1), datetime.date(1969, 12, 31)]
+    state: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for batch in range(3):
+        rows = [{"id": i, "ps": "ab"[i % 2], "pd": days[i % 3 % 2], "pn": i % 3 - 1, "v": i * 10 + batch}
+                for i in range(batch * 4, batch * 4 + 12)]
+        _write(catalog, "db.p", rows)
+        for r in rows:
+            key = (r["id"], r["ps"], r["pd"], r["pn"])
+            if engine == "first-row":
+                state.setdefault(key, r)
+            else:
+                state[key] = r
+    decoded: list[list[str]] = []
+    read_file = merge_split_read.read_data_file
+
+    def spy(file_io: Any, path: str, fields: Any, columns: Any = None) -> Any:
+        decoded.append(list(columns))
+        return read_file(file_io, path, fields, columns)
+
+    monkeypatch.setattr(merge_split_read, "read_data_file", spy)
+    table = catalog.get_table("db.p")
+    levels = {"all_levels": engine == "first-row"}  # first-row reads show level 0 only when asked
+    got = TableRead(table, **levels).to_arrow()
+    assert got.schema == arrow_schema(table.schema.fields)
+    assert _sorted(got.to_pylist()) == _sorted(list(state.values()))
+    from_files = {c for cols in decoded for c in cols}
+    assert ({"ps", "pd", "pn"} & from_files) == (set() if engine != "partial-update" else {"ps", "pd", "pn"})
+    pred = parse_predicate("pn = 0 AND ps = 'b' AND pd < DATE '2000-01-01'", table.schema.fields)
+    want = [{"id": r["id"], "pd": r["pd"]} for r in state.values()
+            if r["pn"] == 0 and r["ps"] == "b" and r["pd"] < datetime.date(2000, 1, 1)]
+    assert want and _rows(table, projection=["id", "pd"], predicate=pred, **levels) == _sorted(want)
