@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 
 from paimon_cli.core.catalog.options import CatalogOptions
+from paimon_cli.core.data.types import DataField, IntType
 from paimon_cli.core.errors import InvalidInput
 from paimon_cli.core.io.fileio import FileStatus
+from paimon_cli.core.schema.table_schema import Schema
 from paimon_cli.core.table.catalog_environment import PartitionStatistics, TagPartitions
 from paimon_cli.core.table.file_store_table import TimeTravel
 from paimon_cli.core.table.identifiers import Identifier
@@ -87,6 +89,15 @@ class RefPartitionStatistics:
     total_buckets: int
 
 
+@dataclass
+class RefSchema:
+    fields: list[DataField]
+    partition_keys: list[str] = field(default_factory=list)
+    primary_keys: list[str] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+    comment: str | None = None
+
+
 @dataclass(frozen=True)
 class RefTimeTravel:
     snapshot_id: int | None = None
@@ -128,6 +139,9 @@ CASES: list[tuple[type, type, bool, list[tuple[tuple[Any, ...], dict[str, Any]]]
                                              ((), {"partitions": PARTS, "field": "x"})]),
     (PartitionStatistics, RefPartitionStatistics, True, [(({"dt": "1"}, 1, 2, 3, 4, 5), {}),
                                                          (({}, 0, 0, 0, 0, -1), {})]),
+    (Schema, RefSchema, False, [(([DataField(0, "a", IntType())],), {}),
+                                (([], ["dt"], ["id"], {"bucket": "1"}, "c"), {}),
+                                ((), {"fields": [], "comment": "x", "options": {}}), (([], None, None, None), {})]),
     (TimeTravel, RefTimeTravel, True, [((), {}), ((3,), {}), ((None, "t"), {}), ((), {"timestamp_millis": 9})]),
 ]
 PAIRS = [(ours, ref, frozen, args, kwargs) for ours, ref, frozen, sets in CASES for args, kwargs in sets]
@@ -190,6 +204,11 @@ def test_factory_defaults_are_fresh() -> None:
     a, b = Rows(["x"]), Rows(["x"])
     a.rows.append({"x": 1})
     assert b.rows == [] and a.rows is not b.rows
+    s, t = Schema([]), Schema([])
+    s.partition_keys.append("dt")
+    s.primary_keys.append("id")
+    s.options["k"] = "v"
+    assert (t.partition_keys, t.primary_keys, t.options) == ([], [], {})
     assert CatalogOptions({}).sources == {} and CatalogOptions({}).sources is not CatalogOptions({}).sources
 
 
@@ -218,4 +237,5 @@ def test_methods_kept() -> None:
     opts = CatalogOptions({"warehouse": "/wh"}).with_warehouse("/w2")
     assert opts == CatalogOptions({"warehouse": "/w2"}, "", {"warehouse": "--warehouse"})
     assert PartitionStatistics({"dt": "1"}, 1, 2, 3, 4, 5).to_json()["totalBuckets"] == 5
+    assert Schema.of([("a", IntType(), None)], ["a"]) == Schema([DataField(0, "a", IntType())], ["a"], [], {}, None)
     assert Rows(["a"], [{"a": 1}]).to_arrow().to_pylist() == [{"a": 1}]
