@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from paimon_cli.core.catalog.base import Registration, TableEntry
 from paimon_cli.core.catalog.options import CatalogOptions
 from paimon_cli.core.data.types import DataField, IntType
 from paimon_cli.core.errors import InvalidInput
@@ -89,6 +90,20 @@ class RefPartitionStatistics:
     total_buckets: int
 
 
+@dataclass(frozen=True)
+class RefTableEntry:
+    name: str
+    kind: str = "paimon"
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class RefRegistration:
+    kind: str
+    name: str
+    location: str
+
+
 @dataclass
 class RefSchema:
     fields: list[DataField]
@@ -139,6 +154,10 @@ CASES: list[tuple[type, type, bool, list[tuple[tuple[Any, ...], dict[str, Any]]]
                                              ((), {"partitions": PARTS, "field": "x"})]),
     (PartitionStatistics, RefPartitionStatistics, True, [(({"dt": "1"}, 1, 2, 3, 4, 5), {}),
                                                          (({}, 0, 0, 0, 0, -1), {})]),
+    (TableEntry, RefTableEntry, True, [(("t",), {}), (("v", "view", "/wh/db.db/v"), {}),
+                                       ((), {"name": "t", "location": None})]),
+    (Registration, RefRegistration, True, [(("table", "db.t", "/wh/db.db/t"), {}),
+                                           ((), {"kind": "database", "name": "db", "location": "/wh/db.db"})]),
     (Schema, RefSchema, False, [(([DataField(0, "a", IntType())],), {}),
                                 (([], ["dt"], ["id"], {"bucket": "1"}, "c"), {}),
                                 ((), {"fields": [], "comment": "x", "options": {}}), (([], None, None, None), {})]),
@@ -238,4 +257,6 @@ def test_methods_kept() -> None:
     assert opts == CatalogOptions({"warehouse": "/w2"}, "", {"warehouse": "--warehouse"})
     assert PartitionStatistics({"dt": "1"}, 1, 2, 3, 4, 5).to_json()["totalBuckets"] == 5
     assert Schema.of([("a", IntType(), None)], ["a"]) == Schema([DataField(0, "a", IntType())], ["a"], [], {}, None)
+    assert TableEntry("t").is_paimon and not TableEntry("v", "view").is_paimon
+    assert Registration("table", "db.t", "/l").as_row()["repaired"] == "/l"
     assert Rows(["a"], [{"a": 1}]).to_arrow().to_pylist() == [{"a": 1}]
