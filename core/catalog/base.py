@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from ..io import fileio
 from ..io.fileio import FileIO
 from ..table.identifiers import Identifier, validate_name
 from ..utils.suggest import did_you_mean
+from ..utils.values import FrozenValue, set_field
 from .options import CatalogOptions
 
 if TYPE_CHECKING:
@@ -46,28 +46,38 @@ def _schema_manager(fio: FileIO, path: str) -> SchemaManager:
     return SchemaManager(fio, path)
 
 
-@dataclass(frozen=True)
-class TableEntry:
+class TableEntry(FrozenValue):
     """A table as the catalog lists it: ``kind`` is ``paimon`` for the tables we maintain, else
     what the metastore holds (``hive-table``, ``view``, ``format-table``, ...)."""
 
     name: str
-    kind: str = PAIMON
-    location: str | None = None
+    kind: str
+    location: str | None
+    FIELDS = __match_args__ = ("name", "kind", "location")
+
+    def __init__(self, name: str, kind: str = PAIMON, location: str | None = None) -> None:
+        set_field(self, "name", name)
+        set_field(self, "kind", kind)
+        set_field(self, "location", location)
 
     @property
     def is_paimon(self) -> bool:
         return self.kind == PAIMON
 
 
-@dataclass(frozen=True)
-class Registration:
+class Registration(FrozenValue):
     """A database or table ``repair`` enters in the metastore: it is on storage (a ``<db>.db``
     folder, a table folder holding a Paimon schema) but the metastore does not name it."""
 
     kind: str  # "database" | "table"
     name: str
     location: str
+    FIELDS = __match_args__ = ("kind", "name", "location")
+
+    def __init__(self, kind: str, name: str, location: str) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "name", name)
+        set_field(self, "location", location)
 
     def as_row(self) -> dict[str, Any]:
         return {"hint": f"metastore {self.kind}", "current": "(absent)", "repaired": self.location,

@@ -9,11 +9,11 @@ accepted and have no effect here. Values whose key names a secret are never show
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from ..errors import InvalidInput
 from ..utils.durations import parse_duration_millis
 from ..utils.suggest import did_you_mean
+from ..utils.values import FACTORY, FrozenValue, set_field
 
 METASTORES = ("filesystem", "hive", "jdbc", "rest")
 
@@ -74,16 +74,19 @@ def _parse_bool(key: str, value: str) -> bool:
     raise InvalidInput(f"catalog option {key}={value!r}: expected true or false")
 
 
-@dataclass(frozen=True)
-class CatalogOptions:
+class CatalogOptions(FrozenValue):
     """The options of one catalog, checked when made; ``name`` is what messages call it
     (the ``--catalog`` name, else the metastore)."""
 
     raw: Mapping[str, str]
-    name: str = ""
-    sources: Mapping[str, str] = field(default_factory=dict)  # key -> where it came from, for messages
+    name: str
+    sources: Mapping[str, str]  # key -> where it came from, for messages
+    FIELDS = __match_args__ = ("raw", "name", "sources")
 
-    def __post_init__(self) -> None:
+    def __init__(self, raw: Mapping[str, str], name: str = "", sources: Mapping[str, str] = FACTORY) -> None:
+        set_field(self, "raw", raw)
+        set_field(self, "name", name)
+        set_field(self, "sources", {} if sources is FACTORY else sources)
         for key, value in self.raw.items():
             if not isinstance(value, str):
                 raise InvalidInput(f"catalog option {key}: value must be text, got {value!r}")

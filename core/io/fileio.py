@@ -15,10 +15,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput, NotFound, OutcomeUnknown, PaimonError, UnsafeRefused
+from ..utils.values import FrozenValue, set_field
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -39,8 +39,7 @@ class ConditionalRequestConflict(OSError):
     """S3 409: a concurrent conditional put of the same key is in progress (outcome open)."""
 
 
-@dataclass(frozen=True)
-class FileStatus:
+class FileStatus(FrozenValue):
     """One directory entry, as :meth:`FileIO.list_status` reports it."""
 
     path: str
@@ -48,6 +47,14 @@ class FileStatus:
     size: int
     is_dir: bool
     mtime_millis: int | None
+    FIELDS = __match_args__ = ("path", "name", "size", "is_dir", "mtime_millis")
+
+    def __init__(self, path: str, name: str, size: int, is_dir: bool, mtime_millis: int | None) -> None:
+        set_field(self, "path", path)
+        set_field(self, "name", name)
+        set_field(self, "size", size)
+        set_field(self, "is_dir", is_dir)
+        set_field(self, "mtime_millis", mtime_millis)
 
 
 def join(base: str, *parts: str) -> str:

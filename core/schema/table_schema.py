@@ -9,12 +9,13 @@ new ids must be allocated exactly as Java does (nested ROW fields included). Val
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..data.types import ArrayType, DataField, DataType, MapType, MultisetType, RowType
 from ..errors import CorruptMetadata, InvalidInput, NotFound
 from ..utils.json_util import dumps_jackson, loads_metadata
+from ..utils.values import FACTORY, Value
 from .options import CoreOptions, parse_int
 
 CURRENT_VERSION = 3
@@ -121,15 +122,25 @@ def current_highest_field_id(fields: Iterable[DataField]) -> int:
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class Schema:
-    """What a user asks to create; normalized into a TableSchema by SchemaManager."""
+class Schema(Value):
+    """What a user asks to create; normalized into a TableSchema by SchemaManager. Written out
+    by hand, as the dataclass it was (``utils.values``: start-up of every command that opens a
+    table)."""
 
     fields: list[DataField]
-    partition_keys: list[str] = field(default_factory=list)
-    primary_keys: list[str] = field(default_factory=list)
-    options: dict[str, str] = field(default_factory=dict)
-    comment: str | None = None
+    partition_keys: list[str]
+    primary_keys: list[str]
+    options: dict[str, str]
+    comment: str | None
+    FIELDS = __match_args__ = ("fields", "partition_keys", "primary_keys", "options", "comment")
+
+    def __init__(self, fields: list[DataField], partition_keys: list[str] = FACTORY, primary_keys: list[str] = FACTORY,
+                 options: dict[str, str] = FACTORY, comment: str | None = None) -> None:
+        self.fields = fields
+        self.partition_keys = [] if partition_keys is FACTORY else partition_keys
+        self.primary_keys = [] if primary_keys is FACTORY else primary_keys
+        self.options = {} if options is FACTORY else options
+        self.comment = comment
 
     @staticmethod
     def of(

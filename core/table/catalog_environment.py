@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..io.commit_lock import NO_LOCK, CommitLock
+from ..utils.values import FrozenValue, set_field
 
 if TYPE_CHECKING:
     from ..refs.snapshot import Snapshot
@@ -63,13 +64,17 @@ class PartitionMarkDone(Protocol):
     def mark_done(self, partitions: Sequence[PartitionSpec]) -> None: ...
 
 
-@dataclass(frozen=True)
-class TagPartitions:
+class TagPartitions(FrozenValue):
     """``metastore.tag-to-partition``: each tag of the main branch is a metastore partition
     ``{field: tag}`` (Java ``AddPartitionTagCallback``)."""
 
     partitions: MetastorePartitions
     field: str
+    FIELDS = __match_args__ = ("partitions", "field")
+
+    def __init__(self, partitions: MetastorePartitions, field: str) -> None:
+        set_field(self, "partitions", partitions)
+        set_field(self, "field", field)
 
     def notify_creation(self, name: str) -> None:
         self.partitions.add_partitions([{self.field: name}])
@@ -78,8 +83,7 @@ class TagPartitions:
         self.partitions.drop_partitions([{self.field: name}])
 
 
-@dataclass(frozen=True)
-class PartitionStatistics:
+class PartitionStatistics(FrozenValue):
     """What one commit changed in one partition (Java ``PartitionStatistics``): records, bytes
     and files added minus removed, the newest file's creation time (epoch millis) and the
     bucket count; ``spec`` names the partition as the metastore does ({} when unpartitioned)."""
@@ -90,6 +94,17 @@ class PartitionStatistics:
     file_count: int
     last_file_creation_time: int
     total_buckets: int
+    FIELDS = __match_args__ = ("spec", "record_count", "file_size_in_bytes", "file_count",
+                               "last_file_creation_time", "total_buckets")
+
+    def __init__(self, spec: dict[str, str], record_count: int, file_size_in_bytes: int, file_count: int,
+                 last_file_creation_time: int, total_buckets: int) -> None:
+        set_field(self, "spec", spec)
+        set_field(self, "record_count", record_count)
+        set_field(self, "file_size_in_bytes", file_size_in_bytes)
+        set_field(self, "file_count", file_count)
+        set_field(self, "last_file_creation_time", last_file_creation_time)
+        set_field(self, "total_buckets", total_buckets)
 
     def to_json(self) -> dict[str, Any]:
         return {"spec": dict(self.spec), "recordCount": self.record_count, "fileSizeInBytes": self.file_size_in_bytes,

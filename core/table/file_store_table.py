@@ -9,7 +9,6 @@ consumers) and time travel. What is done to a table lives in the rooms above
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from ..refs.snapshot import Snapshot, SnapshotManager
 from ..schema.options import CoreOptions
 from ..schema.schema_manager import SchemaManager
 from ..schema.table_schema import TableSchema
+from ..utils.values import FrozenValue, set_field
 from .catalog_environment import FILESYSTEM, CatalogEnvironment
 from .identifiers import Identifier
 
@@ -30,15 +30,19 @@ if TYPE_CHECKING:
     from ..refs.tags import TagManager
 
 
-@dataclass(frozen=True)
-class TimeTravel:
+class TimeTravel(FrozenValue):
     """Which version of the table to look at; at most one field is set."""
 
-    snapshot_id: int | None = None
-    tag: str | None = None
-    timestamp_millis: int | None = None
+    snapshot_id: int | None
+    tag: str | None
+    timestamp_millis: int | None
+    FIELDS = __match_args__ = ("snapshot_id", "tag", "timestamp_millis")
 
-    def __post_init__(self) -> None:
+    def __init__(self, snapshot_id: int | None = None, tag: str | None = None,
+                 timestamp_millis: int | None = None) -> None:
+        set_field(self, "snapshot_id", snapshot_id)
+        set_field(self, "tag", tag)
+        set_field(self, "timestamp_millis", timestamp_millis)
         given = [x for x in (self.snapshot_id, self.tag, self.timestamp_millis) if x is not None]
         if len(given) > 1:
             raise InvalidInput("give only one of --snapshot, --tag and --timestamp")

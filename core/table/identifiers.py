@@ -13,10 +13,9 @@ as table ``b.c`` in database ``a``, which is almost always a typo.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import InvalidInput
 from ..io.paths import check_name_length
+from ..utils.values import FrozenValue, set_field
 
 NAME_KINDS = ("database", "table", "branch", "tag", "consumer")
 
@@ -73,14 +72,16 @@ def _split_first_dot(text: str) -> list[str]:
     return [text]
 
 
-@dataclass(frozen=True)
-class Identifier:
+class Identifier(FrozenValue):
     """A table address: database plus table name, both validated."""
 
     database: str
     table: str
+    FIELDS = __match_args__ = ("database", "table")
 
-    def __post_init__(self) -> None:
+    def __init__(self, database: str, table: str) -> None:
+        set_field(self, "database", database)
+        set_field(self, "table", table)
         validate_name("database", self.database)
         validate_name("table", self.table)
 

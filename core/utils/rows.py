@@ -6,8 +6,10 @@ A leaf, so every room can return one; rendering (table, JSON, CSV) is the CLI's 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from .values import FACTORY, Value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -30,8 +32,7 @@ class JavaText(str):
         return (JavaText, (str(self), self.typed))
 
 
-@dataclass
-class Rows:
+class Rows(Value):
     """Ordered column names and one dict per row; ``brief`` names the columns that matter
     most (what a terminal shows by default; None: all). Two more hints for a person's
     terminal, which machine formats ignore: ``root``, the table directory, under which a
@@ -39,10 +40,19 @@ class Rows:
     between words to keep a table within its width."""
 
     columns: list[str]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    brief: list[str] | None = None
-    root: str | None = None
-    wrap: list[str] | None = None
+    rows: list[dict[str, Any]]
+    brief: list[str] | None
+    root: str | None
+    wrap: list[str] | None
+    FIELDS = __match_args__ = ("columns", "rows", "brief", "root", "wrap")
+
+    def __init__(self, columns: list[str], rows: list[dict[str, Any]] = FACTORY, brief: list[str] | None = None,
+                 root: str | None = None, wrap: list[str] | None = None) -> None:
+        self.columns = columns
+        self.rows = [] if rows is FACTORY else rows
+        self.brief = brief
+        self.root = root
+        self.wrap = wrap
 
     def to_arrow(self) -> pa.Table:
         """The rows as an Arrow table, for library callers that go on in Arrow or pandas.
@@ -61,17 +71,20 @@ class Rows:
         return pa.table({c: column([r.get(c) for r in self.rows]) for c in self.columns})
 
 
-@dataclass
-class Picked:
+class Picked(Value):
     """A column of Python values, row ``i`` being ``values[index[i]]`` (``index`` None:
     ``values[i]``): values computed once per distinct input and spread by index."""
 
     values: list[Any]
-    index: Any = None  # numpy integer array
+    index: Any  # numpy integer array
+    FIELDS = __match_args__ = ("values", "index")
+
+    def __init__(self, values: list[Any], index: Any = None) -> None:
+        self.values = values
+        self.index = index
 
 
-@dataclass
-class Composite:
+class Composite(Value):
     """A column of maps (``keys``, in order) or of lists (``keys`` None) held by parts, one
     column per key or list position (a ``pa.Array`` or :class:`Picked`): what the ``typed``
     values of a :class:`JavaText` column are, kept columnar so JSON is rendered vectorised.
@@ -80,7 +93,14 @@ class Composite:
     keys: list[str] | None
     parts: list[Any]
     length: int
-    valid: Any = None
+    valid: Any
+    FIELDS = __match_args__ = ("keys", "parts", "length", "valid")
+
+    def __init__(self, keys: list[str] | None, parts: list[Any], length: int, valid: Any = None) -> None:
+        self.keys = keys
+        self.parts = parts
+        self.length = length
+        self.valid = valid
 
 
 @dataclass

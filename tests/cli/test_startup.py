@@ -182,6 +182,27 @@ def test_type_classes_are_not_generated_dataclasses() -> None:
     assert generated == []
 
 
+def test_value_classes_on_every_path_are_not_generated_dataclasses() -> None:
+    """`list` and `inspect snapshots` make these values (catalog options, identifiers, file
+    statuses, table entries, Rows) or define them on their way (Schema); generating their methods as dataclasses cost 0.3-1 ms each (issue 28).
+    They are written out by hand and behave as the dataclasses did
+    (tests/core/test_value_classes_behaviour.py)."""
+    import dataclasses
+
+    from paimon_cli.core.catalog.base import Registration, TableEntry
+    from paimon_cli.core.catalog.options import CatalogOptions
+    from paimon_cli.core.io.fileio import FileStatus
+    from paimon_cli.core.schema.table_schema import Schema
+    from paimon_cli.core.table.catalog_environment import PartitionStatistics, TagPartitions
+    from paimon_cli.core.table.file_store_table import TimeTravel
+    from paimon_cli.core.table.identifiers import Identifier
+    from paimon_cli.core.utils.rows import Composite, Picked, Rows
+
+    classes = (Rows, Picked, Composite, FileStatus, Identifier, CatalogOptions, TagPartitions, PartitionStatistics,
+               TimeTravel, Schema, TableEntry, Registration)
+    assert sorted(c.__name__ for c in classes if dataclasses.is_dataclass(c)) == []
+
+
 def test_command_signatures_hold_objects_not_strings() -> None:
     """typer evaluates string annotations each time it reads a signature (several times per
     run); the root callback's and every command's annotations are objects (issue 28)."""
