@@ -71,7 +71,8 @@ def clone(
 ) -> None:
     """Clone DB.TABLE (or every table of DB, or of the catalog) into another table (Java's clone procedure).
 
-    The target is created when missing with the source's latest schema and options; the data
+    The target is created when missing with the source's schemas (its whole history, so files
+    written before an ALTER keep their schema; a REST server gets it replayed) and options; the data
     and index files (deletion vectors, HASH index, file indexes) of the source's latest
     snapshot, or of the partitions --where selects, are copied with their names through each
     side's file system and committed as ONE snapshot that overwrites the partitions they touch.

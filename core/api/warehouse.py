@@ -453,7 +453,8 @@ class Warehouse:
     ) -> CloneReport:
         """Java's ``clone`` (Paimon to Paimon): ``source`` DB.TABLE (or DB, each of its tables)
         into ``target`` DB2[.TABLE2] of ``target_warehouse`` (default: this one). A missing
-        target is created with the source's latest schema and options; the data and index
+        target is created with the source's schemas (its history; replayed on a REST server)
+        and options; the data and index
         files of the source's latest snapshot (the partitions ``where`` selects) are copied
         with their names and committed as one OVERWRITE of the partitions they touch. An
         existing target is overwritten (``if_exists="skip"`` keeps it) when its columns,
