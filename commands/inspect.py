@@ -22,7 +22,8 @@ from paimon_cli.options import (
     WideOpt,
     check_time_travel,
 )
-from paimon_cli.output import OutputFormat, read_limit, render, render_batches, render_stream
+from paimon_cli.output import OutputFormat, read_limit, render, render_stream
+from paimon_cli.record_batches import render_batches
 
 InspectKind = Enum(  # type: ignore[misc]
     "InspectKind",

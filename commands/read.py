@@ -27,16 +27,8 @@ from paimon_cli.options import (
     WideOpt,
     check_time_travel,
 )
-from paimon_cli.output import (
-    OutputFormat,
-    export_format,
-    note,
-    read_limit,
-    render,
-    render_batches,
-    shows_brief,
-    write_export,
-)
+from paimon_cli.output import OutputFormat, note, read_limit, render, shows_brief
+from paimon_cli.record_batches import export_format, render_batches, write_export
 
 
 class BlobAs(str, Enum):

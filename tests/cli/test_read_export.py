@@ -7,7 +7,7 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from paimon_cli.output import write_export
+from paimon_cli.record_batches import write_export
 
 
 def _export(batches: list[pa.RecordBatch], schema: pa.Schema) -> tuple[int, bytes]:

@@ -360,7 +360,7 @@ def test_a_closed_pipe_stops_the_read_after_the_first_split(big: str, splits: li
     and collected first."""
     import io
 
-    from paimon_cli.output import render_batches
+    from paimon_cli.record_batches import render_batches
 
     class ClosedPipe(io.StringIO):
         def write(self, s: str) -> int:

@@ -315,7 +315,7 @@ def test_json_output_converts_only_non_native_columns() -> None:
     import io
 
     from paimon_cli.output import to_json_value
-    from paimon_cli.output import write_json_batches as _write_json
+    from paimon_cli.record_batches import write_json_batches as _write_json
 
     batch = pa.record_batch({
         "i": pa.array([1, None, 3], pa.int64()),
