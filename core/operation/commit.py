@@ -11,7 +11,8 @@ One ``commit`` call publishes at most one snapshot (FORMAT-FACTS 7):
 4. the **index manifest** (a full listing; its name is reused when nothing changed);
 5. ``snapshot-N`` published with write-if-absent (``FileIO.try_write_atomic``), then LATEST --
    or, where a catalog server commits (a REST catalog's ``SnapshotCommit``), posted to it with
-   the base snapshot and the commit's partition statistics (:func:`partition_statistics`).
+   the base snapshot and the commit's partition statistics
+   (``snapshot_commit.partition_statistics``; publishing is ``snapshot_commit``).
 
 A lost race (``snapshot-N`` verified to hold another writer's snapshot) deletes what this
 attempt wrote, re-reads the latest snapshot, re-checks conflicts and retries with Java's
@@ -21,21 +22,20 @@ or met an S3 409, and reading snapshot-N back did not settle it) raises OutcomeU
 is deleted and nothing is retried under another id. A real conflict (deleting a file that is
 gone, adding one twice, LSM key ranges overlapping on a level >= 1, bucket count changing
 without overwrite) raises ``CommitConflict`` with nothing committed. Files referenced by a
-published snapshot are never deleted.
+published snapshot are never deleted. What an overwrite deletes is ``commit_changes``;
+conflict checks are ``commit_conflicts``, manifest merging ``manifest_merge``.
 """
 
 from __future__ import annotations
 
-import logging
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..data.binary_row import serialized_arity
-from ..data.java_format import utc_wall_clock_from_millis
 from ..errors import (
     CatalogUnavailable,
     CommitConflict,
@@ -47,7 +47,6 @@ from ..errors import (
 )
 from ..iceberg.callback import IcebergCommitCallback
 from ..io import paths
-from ..io.fileio import join
 from ..manifest.index_manifest import (
     DELETION_VECTORS_INDEX,
     HASH_INDEX,
@@ -60,19 +59,17 @@ from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
 from ..refs.statistics import read_statistics
 from ..schema.iceberg_options import iceberg_enabled
-from ..table.catalog_environment import PartitionStatistics
 from ..utils.interrupt import commit_attempt
-from .commit_conflicts import ConflictDetection, LiveFiles, StrictModeChecker, partition_text
+from .commit_changes import CommitChanges, OverwriteChanges
+from .commit_conflicts import ConflictDetection, LiveFiles, StrictModeChecker
 from .manifest_merge import ManifestFileMerger, write_index_manifest
 from .metastore_sync import metastore_partitions
 from .partition_spec import static_partition_filter
 from .row_tracking import assign_row_tracking, check_row_tracking_table, is_row_tracking, next_row_id_start
+from .snapshot_commit import LostRace, OpenAttempt, OutcomeOpen, SnapshotPublishing
 
 if TYPE_CHECKING:
-    from ..table.catalog_environment import SnapshotCommit
     from ..table.file_store_table import FileStoreTable
-
-log = logging.getLogger(__name__)
 
 _AVRO_CODECS = {
     "zstd": "zstandard",
@@ -85,15 +82,6 @@ _AVRO_CODECS = {
     "gzip": "deflate",
 }
 COMMIT_KINDS = ("APPEND", "COMPACT", "OVERWRITE")
-
-
-@dataclass
-class _Changes:
-    """The manifest entries of one attempt."""
-
-    table: list[ManifestEntry]
-    changelog: list[ManifestEntry]
-    index: list[IndexManifestEntry]
 
 
 @dataclass
@@ -123,60 +111,11 @@ def commit_callbacks(table: FileStoreTable) -> list[CommitCallback]:
     return []
 
 
-# rounds of re-reading (and re-putting) a snapshot whose publish outcome is open, with the
-# commit's retry back-off between them (10 ms .. 1.3 s, about 2.5 s in all, by default)
-_PUBLISH_VERIFY_ROUNDS = 8
-
-
-class _LostRace(Exception):
-    """snapshot-N was published by someone else; this attempt's files are already cleaned."""
-
-
-class _OutcomeOpen(Exception):
-    """The catalog server could not tell whether this attempt was published; its files stay and
-    the next attempt first looks whether it landed (Java's retry after a commit exception)."""
-
-
-@dataclass
-class _OpenAttempt:
-    """An attempt whose publish outcome is unknown: its base, its snapshot and the files it wrote."""
-
-    base_id: int  # 0: the table had no snapshot
-    snapshot: Snapshot
-    written: list[str]
-
-
-def partition_statistics(schema: Any, entries: Sequence[ManifestEntry]) -> list[PartitionStatistics]:
-    """Java's ``PartitionEntry.merge`` of a commit's data file changes, per partition in order of
-    first appearance: records, bytes and files added minus removed, the newest file's creation
-    time in epoch millis (Java ``creationTimeEpochMillis``: the stored wall clock read in the
-    local zone), the last entry's bucket count; partitions named as the metastore names them."""
-    merged: dict[bytes, list[int]] = {}
-    for e in entries:
-        sign = -1 if e.kind == FileKind.DELETE else 1
-        created = e.file.creation_time
-        created_ms = (int(utc_wall_clock_from_millis(created).timestamp() * 1000) if created is not None
-                      else _NO_CREATION_TIME)
-        cur = merged.get(e.partition)
-        if cur is None:
-            merged[e.partition] = [sign * e.file.row_count, sign * e.file.file_size, sign, created_ms,
-                                   e.total_buckets]
-        else:
-            cur[0] += sign * e.file.row_count
-            cur[1] += sign * e.file.file_size
-            cur[2] += sign
-            cur[3] = max(cur[3], created_ms)
-            cur[4] = e.total_buckets
-    return [PartitionStatistics(paths.partition_spec_of(schema, part), *vals) for part, vals in merged.items()]
-
-
-_NO_CREATION_TIME = -(2**63)  # Long.MIN_VALUE: a file without a creation time never is the newest
-
 
 # ---------------------------------------------------------------------------------------
 
 
-class FileStoreCommit:
+class FileStoreCommit(OverwriteChanges, SnapshotPublishing):
     """Commits CommitMessages of one table (or branch) into new snapshots.
 
     One instance has one ``commit_user`` (a fresh UUID unless given), like one Java job.
@@ -223,7 +162,7 @@ class FileStoreCommit:
         self.published: list[int] = []  # snapshot ids this instance published
         self.outcome_unknown = False  # a publish failed in a way that may still have landed
         self.rollback_entries: list[ManifestEntry] = []  # the delta rollback_as_latest committed
-        self._open: list[_OpenAttempt] = []  # server publishes whose outcome is still unknown
+        self._open: list[OpenAttempt] = []  # server publishes whose outcome is still unknown
 
     # -- public API ---------------------------------------------------------------------
 
@@ -285,11 +224,11 @@ class FileStoreCommit:
         if kind == "APPEND" and (has_delete or has_dv):
             kind = "OVERWRITE"  # Java 1.3+ labelling: the append rewrote or deleted something
         check = kind != "APPEND"
-        changes = _Changes(table_entries, changelog_entries, index_entries)
+        changes = CommitChanges(table_entries, changelog_entries, index_entries)
 
         touched = {e.partition for e in table_entries}
 
-        def build(latest: Snapshot | None) -> _Changes:
+        def build(latest: Snapshot | None) -> CommitChanges:
             if restored_snapshot_id is not None:
                 self.conflicts.check_layout_kept(restored_snapshot_id, latest, table_entries)
             if check_latest is not None:
@@ -393,7 +332,7 @@ class FileStoreCommit:
             self.attempts += 1
             try:
                 snap = self._replace_manifests_once(latest, rewrite, kind, total_record_count)
-            except (_LostRace, _OutcomeOpen):
+            except (LostRace, OutcomeOpen):
                 pass
             else:
                 if snap is not None:
@@ -434,7 +373,7 @@ class FileStoreCommit:
             self.attempts += 1
             try:
                 snap = self._rollback_as_latest_once(latest, target, deletes + adds)
-            except (_LostRace, _OutcomeOpen):
+            except (LostRace, OutcomeOpen):
                 pass
             else:
                 self._after_publish(snap, deletes + adds, [])
@@ -535,109 +474,11 @@ class FileStoreCommit:
                 index.append(IndexManifestEntry(FileKind.ADD, m.partition, m.bucket, i))
         return table, changelog, index
 
-    # -- overwrite -------------------------------------------------------------------------
-
-    def _overwrite(
-        self,
-        spec: Mapping[str, Any],
-        table_entries: list[ManifestEntry],
-        index_entries: list[IndexManifestEntry],
-        dynamic: bool | None,
-        identifier: int,
-        watermark: int | None,
-        props: dict[str, str] | None,
-        base_snapshot_id: int | None = None,
-    ) -> Snapshot | None:
-        """Delete every live file (and index file) the filter selects, then add the new ones."""
-        adds: dict[bytes, str] = {}
-        for e in table_entries:
-            if e.kind == FileKind.ADD:
-                adds.setdefault(e.partition, e.file.file_name)
-        skip, part_filter = self._overwrite_scope(spec, adds, dynamic)
-        if skip:
-            return None  # dynamic mode: nothing new, nothing deleted (as Java)
-        return self._overwrite_filtered(
-            part_filter, table_entries, index_entries, identifier, watermark, props, base_snapshot_id
-        )
-
-    def _overwrite_scope(self, spec: Mapping[str, Any], adds: Mapping[bytes, str], dynamic: bool | None
-                         ) -> tuple[bool, Callable[[bytes], bool] | None]:
-        """(nothing to do, the partition filter of what goes; None = whole table) for new files
-        in ``adds`` (partition -> a file name, for the refusal of one outside ``spec``)."""
-        partitioned = bool(self.partition_types)
-        if dynamic is None:
-            dynamic = self.options.get_bool("dynamic-partition-overwrite", True)
-        dynamic = dynamic and partitioned
-        static = static_partition_filter(self.table.schema, spec)
-        if static is not None:
-            for partition, name in adds.items():
-                if not static(partition):
-                    raise InvalidInput(
-                        f"overwrite of partition {dict(spec)}: new file {name} is in partition "
-                        f"{partition_text(self.table.schema, partition)}, outside the overwritten partition"
-                    )
-        if dynamic:
-            return not adds, set(adds).__contains__
-        return False, static
-
-    def overwrite_deletes(self, spec: Mapping[str, Any], adds: Mapping[bytes, str], dynamic: bool | None
-                          ) -> tuple[Snapshot | None, list[ManifestEntry], list[IndexManifestEntry]]:
-        """What an overwrite with new files in the partitions ``adds`` names would delete from
-        the latest snapshot (a dry run: the same selection :meth:`commit` makes); writes nothing."""
-        latest = self.table.snapshot_manager.latest_snapshot()
-        skip, part_filter = self._overwrite_scope(spec, adds, dynamic)
-        if skip or latest is None:
-            return latest, [], []
-        deletes, index_deletes = self._overwritten(latest, part_filter)
-        return latest, deletes, index_deletes
-
-    def _overwritten(self, latest: Snapshot, part_filter: Callable[[bytes], bool] | None
-                     ) -> tuple[list[ManifestEntry], list[IndexManifestEntry]]:
-        """DELETE entries of the live data and index files ``part_filter`` selects (None: all)."""
-        deletes: list[ManifestEntry] = []
-        index_deletes: list[IndexManifestEntry] = []
-        for e in self.live.data(latest, part_filter):
-            if e.bucket < 0 and self.table.schema.bucket != paths.POSTPONE_BUCKET:
-                continue  # Java: only an overwrite through the postpone table drops staged files
-            deletes.append(ManifestEntry(FileKind.DELETE, e.partition, e.bucket, e.total_buckets, e.file))
-        for ie in self.live.index(latest):
-            if part_filter is None or part_filter(ie.partition):
-                index_deletes.append(IndexManifestEntry(FileKind.DELETE, ie.partition, ie.bucket, ie.index_file))
-        return deletes, index_deletes
-
-    def _overwrite_filtered(
-        self,
-        part_filter: Callable[[bytes], bool] | None,
-        table_entries: list[ManifestEntry],
-        index_entries: list[IndexManifestEntry],
-        identifier: int,
-        watermark: int | None,
-        props: dict[str, str] | None,
-        base_snapshot_id: int | None,
-        operation: str | None = None,
-    ) -> Snapshot:
-        adds = [e for e in table_entries if e.kind == FileKind.ADD]
-        extra_deletes = [e for e in table_entries if e.kind == FileKind.DELETE]
-
-        def build(latest: Snapshot | None) -> _Changes:
-            if base_snapshot_id is not None:
-                self.conflicts.check_nothing_added_since(base_snapshot_id, latest, part_filter)
-            deletes: list[ManifestEntry] = []
-            index_deletes: list[IndexManifestEntry] = []
-            if latest is not None:
-                deletes, index_deletes = self._overwritten(latest, part_filter)
-            self.overwritten_files = len(deletes)
-            seen = {d.identifier() for d in deletes}
-            deletes += [d for d in extra_deletes if d.identifier() not in seen]
-            return _Changes(deletes + adds, [], index_deletes + index_entries)
-
-        return self._try_commit(build, "OVERWRITE", True, identifier, watermark, props, operation)
-
     # -- the retry loop ----------------------------------------------------------------------
 
     def _try_commit(
         self,
-        build: Callable[[Snapshot | None], _Changes],
+        build: Callable[[Snapshot | None], CommitChanges],
         kind: str,
         check_conflicts: bool,
         identifier: int,
@@ -663,7 +504,7 @@ class FileStoreCommit:
             try:
                 snap = self._try_commit_once(latest, changes, kind, check_conflicts, identifier, watermark, props,
                                              operation)
-            except (_LostRace, _OutcomeOpen):
+            except (LostRace, OutcomeOpen):
                 pass
             else:
                 if self.strict is not None:
@@ -718,7 +559,7 @@ class FileStoreCommit:
     def _try_commit_once(
         self,
         latest: Snapshot | None,
-        changes: _Changes,
+        changes: CommitChanges,
         kind: str,
         check_conflicts: bool,
         identifier: int,
@@ -738,7 +579,7 @@ class FileStoreCommit:
             assigned = assign_row_tracking(
                 new_id, next_row_id_start(latest), changes.table,
                 group_by_partition=self.options.get_bool("row-tracking.partition-group-on-commit", True))
-            changes = _Changes(assigned.entries, changes.changelog, changes.index)
+            changes = CommitChanges(assigned.entries, changes.changelog, changes.index)
             next_row_id = assigned.next_row_id
 
         written: list[str] = []  # manifest-dir file names this attempt created
@@ -802,126 +643,13 @@ class FileStoreCommit:
         )
         return self._publish_snapshot(snapshot, written, latest, [])
 
-    def _publish_snapshot(self, snapshot: Snapshot, written: list[str], base: Snapshot | None,
-                          entries: Sequence[ManifestEntry]) -> Snapshot:
-        """Publish a built snapshot on ``base``: through the catalog server where it commits,
-        else snapshot-N then LATEST; raises _LostRace (files cleaned) if another writer's
-        snapshot took its place. ``entries``: the commit's data file changes (the server's
-        partition statistics)."""
-        new_id = snapshot.id
-        if self._before_publish is not None:
-            self._before_publish(new_id)
-        server = self.table.catalog_environment.snapshot_commit
-        if server is not None:
-            return self._publish_through(server, snapshot, written, base, entries)
-        path = self.snapshot_manager.snapshot_path(new_id)
-        data = snapshot.to_json().encode("utf-8")
-
-        def publish() -> bool:  # under the catalog's lock, as Java: snapshot, then the hint
-            if not self._publish(path, data, new_id, written):
-                return False
-            self.published.append(new_id)
-            try:
-                self.snapshot_manager.commit_latest_hint(new_id)
-            except Exception as e:  # readers fall back to listing; the commit itself stands
-                log.warning("snapshot %d committed but the LATEST hint could not be written: %s", new_id, e)
-            return True
-
-        if not self.table.lock.run_with_lock(publish):
-            self._cleanup(written)  # snapshot-N verified to be another writer's
-            raise _LostRace()
-        return snapshot
-
-    def _publish_through(self, server: SnapshotCommit, snapshot: Snapshot, written: list[str], base: Snapshot | None,
-                         entries: Sequence[ManifestEntry]) -> Snapshot:
-        """The catalog server publishes (Java ``CatalogSnapshotCommit``; it writes snapshot-N and
-        LATEST itself). Refused (the base moved) or a 409 is a lost race; an outcome the server
-        cannot tell keeps this attempt's files and raises _OutcomeOpen; any other error was
-        certainly not published: the files go and the error stands."""
-        stats = partition_statistics(self.table.schema, entries)
-        self.outcome_unknown = True
-        try:
-            ours = server.commit(base, snapshot, self.table.branch, stats)
-        except OutcomeUnknown as e:
-            self._open.append(_OpenAttempt(0 if base is None else base.id, snapshot, list(written)))
-            log.warning("commit to %s: %s; looking whether it landed before trying again", self.table.identifier, e)
-            raise _OutcomeOpen(str(e)) from e
-        except CommitConflict:
-            self.outcome_unknown = bool(self._open)
-            self._cleanup(written)
-            raise _LostRace() from None
-        except BaseException:
-            self.outcome_unknown = bool(self._open)
-            self._cleanup(written)
-            raise
-        if not ours:
-            self.outcome_unknown = bool(self._open)
-            self._cleanup(written)
-            raise _LostRace()
-        self.published.append(snapshot.id)
-        self._close_open_attempts(None)
-        return snapshot
-
-    def _landed_earlier(self, latest: Snapshot | None) -> Snapshot | None:
-        """Before planning again after attempts whose outcome stayed unknown (Java's check in
-        ``tryCommitOnce``): the snapshot one of them published after all, found by its uuid
-        among the snapshots after its base; None when none did (yet)."""
-        if not self._open or latest is None:
-            return None
-        ours = {a.snapshot.uuid for a in self._open}
-        for sid in range(min(a.base_id for a in self._open) + 1, latest.id + 1):
-            snap = latest if sid == latest.id else self.snapshot_manager.try_snapshot(sid)
-            if snap is not None and snap.uuid in ours:
-                self.published.append(snap.id)
-                self._close_open_attempts(snap.uuid)
-                return snap
-        return None
-
-    def _close_open_attempts(self, landed: str | None) -> None:
-        """A snapshot of this commit is published: no other open attempt can land any more (its id
-        is taken or its base moved), so the files only they wrote go."""
-        for a in self._open:
-            if a.snapshot.uuid != landed:
-                self._cleanup(a.written)
-        self._open.clear()
-        self.outcome_unknown = False
-
-    def _publish(self, path: str, data: bytes, new_id: int, written: list[str]) -> bool:
-        """Publish snapshot-N: True if it is ours, False if another writer's (both verified).
-
-        Between sending the put and learning its outcome ``outcome_unknown`` is set, so a
-        caller cleaning up after an interrupt keeps everything the snapshot may reference.
-        An outcome that stays unknown raises OutcomeUnknown and deletes nothing; it is not
-        retried under the next id either, which could publish the same change twice.
-        """
-        was_unknown = self.outcome_unknown
-        self.outcome_unknown = True
-        waits = [self._retry_wait_ms(i) for i in range(_PUBLISH_VERIFY_ROUNDS)]
-        try:
-            ours = self.file_io.try_write_atomic(path, data, waits)
-        except OutcomeUnknown as e:
-            cause = e.__cause__
-            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(e)
-            raise OutcomeUnknown(
-                f"commit to {self.table.identifier}: the outcome of publishing snapshot {new_id} is unknown "
-                f"({detail}); "
-                f"nothing was deleted (if snapshot {new_id} is not this commit's, its files are orphans for "
-                f"remove-orphan-files); check `inspect snapshots {self.table.identifier}` before committing again"
-            ) from e
-        except Exception:
-            self.outcome_unknown = was_unknown
-            self._cleanup(written)  # FileIO's contract: nothing was written
-            raise
-        self.outcome_unknown = was_unknown
-        return ours
-
     # -- metadata writing ------------------------------------------------------------------
 
     def _write_metadata(
         self,
         latest: Snapshot | None,
         new_id: int,
-        changes: _Changes,
+        changes: CommitChanges,
         kind: str,
         identifier: int,
         watermark: int | None,
@@ -986,7 +714,7 @@ class FileStoreCommit:
         )
 
     def _write_lists(
-        self, old_metas: list[ManifestFileMeta], previous_index: str | None, changes: _Changes, written: list[str],
+        self, old_metas: list[ManifestFileMeta], previous_index: str | None, changes: CommitChanges, written: list[str],
         schema_id: int,
     ) -> _Lists:
         """The base, delta and changelog manifest lists and the index manifest of an attempt."""
@@ -1021,13 +749,3 @@ class FileStoreCommit:
         except PaimonError:
             return None
         return latest.statistics if stats.schema_id == schema_id else None
-
-    def _cleanup(self, written: Iterable[str]) -> None:
-        for name in written:
-            self._quiet_delete(join(self.manifest_dir, name))
-
-    def _quiet_delete(self, path: str) -> None:
-        try:
-            self.file_io.delete(path)
-        except Exception as e:  # best effort: an orphan is harmless, a crash here is not
-            log.warning("could not delete %s: %s", path, e)

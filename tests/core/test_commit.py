@@ -992,7 +992,7 @@ def test_partition_statistics_are_the_commits_deltas_as_java_merges_them(wh: str
     import time as _time
 
     from paimon_cli.core.manifest.manifest import ManifestEntry
-    from paimon_cli.core.operation.commit import partition_statistics
+    from paimon_cli.core.operation.snapshot_commit import partition_statistics
 
     monkeypatch.setenv("TZ", "Asia/Shanghai")  # +08:00: the stored wall clock is 8 h ahead of UTC
     _time.tzset()
