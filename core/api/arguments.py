@@ -90,6 +90,13 @@ def column_list(value: Names) -> list[str]:
     return out
 
 
+def string_list(value: str | Sequence[str] | None) -> list[str]:
+    """One string or several (a single value must not be iterated character by character)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
 def tag_name(tag: str | None) -> str | None:
     return None if tag is None else validate_name("tag", tag)
 

@@ -22,53 +22,32 @@ from .arguments import (
     Duration,
     KeyValues,
     Names,
-    PointInTime,
     Timestamp,
     branch_name,
     column_list,
     duration_millis,
     key_values,
-    local_datetime,
     memory_bytes,
-    point_in_time_millis,
-    point_in_time_text,
-    tag_name,
+    string_list,
     time_travel,
-    timestamp_millis,
 )
+from .table_maintenance import TableMaintenance
+from .table_refs import TableRefs
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..compact.local import Progress
     from ..compact.overwrite_plan import OverwritePlan
-    from ..operation.branch_ops import BranchPlan, MergePlan
-    from ..operation.consumer_ops import ConsumerPlan
-    from ..operation.partition_drop import PartitionDropPlan
-    from ..operation.partition_expire import PartitionExpirePlan
-    from ..operation.partition_mark_done import MarkDonePlan
-    from ..operation.rollback import RollbackTarget
-    from ..operation.rollback_as_latest import AsLatestPlan
-    from ..operation.tag_deletion import TagDeletionPlan
-    from ..operation.tag_ops import AutoTagPlan, TagReplacePlan
-    from ..operation.unexisting_manifests import UnexistingManifestsPlan
-    from ..refs.tags import Tag
     from ..table.file_store_table import FileStoreTable
     from ..utils.progress import StepProgress
     from .reports import (
         AlterPlan,
-        CompactManifestReport,
         CompactReport,
-        ExpireReport,
         MaterializeDeletionVectorsReport,
-        OrphanFilesReport,
-        PurgeFilesReport,
         Reader,
-        RemoveUnexistingFilesReport,
-        RepairReport,
         RescaleReport,
         RewriteFileIndexReport,
-        RollbackReport,
         WriteReport,
     )
     from .warehouse import Warehouse
@@ -77,14 +56,7 @@ STREAMED_KINDS: frozenset[str] = frozenset(STREAMED_TABLES)  # inspect kinds Tab
 ROW_STREAM_KINDS: frozenset[str] = frozenset(ROW_STREAMS)  # inspect kinds Table.inspect_stream streams
 
 
-def _strings(value: str | Sequence[str] | None) -> list[str]:
-    """One string or several (a single value must not be iterated character by character)."""
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
-
-
-class Table:
+class Table(TableMaintenance, TableRefs):
     """One table of a warehouse, or one branch of it: ``Warehouse(...).table("db.t")``.
 
     A handle: the name is checked when it is made; every verb opens the table anew at its
@@ -165,17 +137,17 @@ class Table:
         from ..data.types import parse_columns
         from ..schema import schema_change as schema_changes
         changes: list[Any] = [schema_changes.SetOption(k, v) for k, v in key_values(set_options, "--set").items()]
-        changes += [schema_changes.RemoveOption(k) for k in _strings(unset)]
-        for text in _strings(add_columns):
+        changes += [schema_changes.RemoveOption(k) for k in string_list(unset)]
+        for text in string_list(add_columns):
             changes += [schema_changes.AddColumn(n, t, d) for n, t, d in parse_columns(text)]
         if isinstance(rename_columns, Mapping):
             changes += [schema_changes.RenameColumn(old, new) for old, new in rename_columns.items()]
-        for pair in [] if isinstance(rename_columns, Mapping) else _strings(rename_columns):
+        for pair in [] if isinstance(rename_columns, Mapping) else string_list(rename_columns):
             old, sep, new = pair.partition(":")
             if not sep or not old or not new:
                 raise InvalidInput(f"--rename-column {pair!r}: expected OLD:NEW")
             changes.append(schema_changes.RenameColumn(old, new))
-        changes += [schema_changes.DropColumn(n) for n in _strings(drop_columns)]
+        changes += [schema_changes.DropColumn(n) for n in string_list(drop_columns)]
         if comment is not None:
             changes.append(schema_changes.UpdateComment(comment))
         if not changes:
@@ -426,7 +398,7 @@ class Table:
         conf = key_values(spark_conf, "--spark-conf")
         budget = memory_bytes(max_bytes, "--max-bytes") if max_bytes is not None else None
         result = compact_table(
-            self._open_for(Action.COMPACT), full=full, partitions=_strings(partitions) or None, where=where, max_bytes=budget,
+            self._open_for(Action.COMPACT), full=full, partitions=string_list(partitions) or None, where=where, max_bytes=budget,
             max_buckets=max_buckets, order_strategy=order_strategy, order_by=order_by, engine=engine.lower(),
             spark_master=spark_master, spark_conf=conf or None, parallelism=parallelism, plan_only=plan,
             expire=expire, progress=progress, partition_idle_millis=idle,
@@ -440,7 +412,7 @@ class Table:
         (``bucket_num`` sets it first) into the new layout, as one OVERWRITE snapshot."""
         from ..compact.rescale import rescale as rescale_table
         from .reports import RescaleReport
-        result = rescale_table(self._open_for(Action.RESCALE), _strings(partitions) or None, bucket_num, dry_run=dry_run)
+        result = rescale_table(self._open_for(Action.RESCALE), string_list(partitions) or None, bucket_num, dry_run=dry_run)
         return RescaleReport(result, self.name)
 
     def rewrite_file_index(
@@ -452,7 +424,7 @@ class Table:
         from ..compact.rewrite_file_index import rewrite_file_index as rewrite_file_indexes
         from .reports import RewriteFileIndexReport
         table = self._open_for(Action.REWRITE_FILE_INDEX)
-        result = rewrite_file_indexes(table, partitions=_strings(partitions) or None, where=where, dry_run=dry_run,
+        result = rewrite_file_indexes(table, partitions=string_list(partitions) or None, where=where, dry_run=dry_run,
                                       progress=progress)
         return RewriteFileIndexReport(result, _default_v2_bitmaps(table.schema.options))
 
@@ -465,419 +437,15 @@ class Table:
         surviving rows get new row ids); call again until it changes nothing."""
         from ..compact.materialize_dv import materialize_deletion_vectors
         from .reports import MaterializeDeletionVectorsReport
-        if _strings(partitions) and where:
+        if string_list(partitions) and where:
             raise InvalidInput("materialize-deletion-vectors: give --partition or --where, not both")
         table = self._open_for(Action.MATERIALIZE_DELETION_VECTORS)
         dynamic = key_values(options, "--option")
         if dynamic:
             table = table.copy(dynamic)
-        result = materialize_deletion_vectors(table, partitions=_strings(partitions) or None, where=where,
+        result = materialize_deletion_vectors(table, partitions=string_list(partitions) or None, where=where,
                                               dry_run=dry_run)
         return MaterializeDeletionVectorsReport(result)
-
-    # -- expiry and clean-up --------------------------------------------------------------------
-
-    def expire(
-        self,
-        *,
-        retain_max: int | None = None,
-        retain_min: int | None = None,
-        older_than: PointInTime | None = None,
-        max_deletes: int | None = None,
-        changelog: bool = False,
-        dry_run: bool = False,
-        progress: StepProgress | None = None,
-        engine: str = "auto",
-        spark_master: str | None = None,
-        spark_conf: KeyValues | None = None,
-    ) -> ExpireReport:
-        """Expire old snapshots (or with ``changelog`` long-lived changelogs) and delete the
-        files only they used, as Java does; unset arguments fall back to the table's options.
-        If anything deciding what is still used cannot be read, nothing is deleted
-        (UnsafeRefused). A run right after a dry run deletes exactly the dry run's files.
-        ``progress(done, total, detail)`` is called as files are deleted. ``engine``: auto |
-        local | spark (auto: Spark when ``spark_master``/``spark_conf`` is given); on Spark,
-        tasks read the expiring snapshots' manifests and delete, with the same result."""
-        from ..operation.expire import apply_expire, plan_expire
-        from ..operation.expire_plan import ExpirePolicy
-        from ..spark.expire import expire_on_spark, use_spark
-        from .reports import ExpireReport
-        cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
-        conf = key_values(spark_conf, "--spark-conf") or None
-        table = self._open_for(Action.EXPIRE)
-        policy = ExpirePolicy(retain_max=retain_max, retain_min=retain_min, older_than_millis=cutoff,
-                              max_deletes=max_deletes, changelog=changelog)
-        if use_spark(engine, spark_master, conf):
-            plan, result = expire_on_spark(table, policy, dry_run=dry_run, master=spark_master, conf=conf,
-                                           progress=progress)
-            return ExpireReport(plan, result, table.path)
-        plan = plan_expire(table, policy)
-        return ExpireReport(plan, None if dry_run else apply_expire(table, plan, progress=progress), table.path)
-
-    def expire_changelogs(
-        self,
-        *,
-        retain_max: int | None = None,
-        retain_min: int | None = None,
-        older_than: PointInTime | None = None,
-        max_deletes: int | None = None,
-        delete_all: bool = False,
-        dry_run: bool = False,
-    ) -> ExpireReport:
-        """Java's ``expire_changelogs``: expire long-lived changelogs (``changelog/``) by these
-        arguments alone; an omitted one keeps everything it governs (so no argument expires
-        nothing) and the table's options do not apply. ``delete_all`` removes every one and
-        the changelog hints (all must be older than the earliest snapshot)."""
-        from ..operation.changelog_expire import plan_changelog_expire, plan_expire_all_changelogs, procedure_policy
-        from ..operation.expire import apply_expire
-        from ..operation.expire_plan import INT_MAX, check_retention
-        from .reports import ExpireReport
-        if delete_all and any(a is not None for a in (retain_max, retain_min, older_than, max_deletes)):
-            raise InvalidInput("--delete-all takes none of --retain-max, --retain-min, --older-than, --max-deletes")
-        cutoff = None if older_than is None else point_in_time_millis(older_than, "--older-than")
-        if not delete_all:
-            check_retention(1 if retain_min is None else retain_min, INT_MAX if retain_max is None else retain_max,
-                            0 if max_deletes is None else max_deletes, 0)
-        table = self._open_for(Action.EXPIRE_CHANGELOGS)
-        rp = procedure_policy(table, retain_max, retain_min, cutoff, max_deletes)
-        plan = plan_expire_all_changelogs(table, rp) if delete_all else plan_changelog_expire(table, rp)
-        return ExpireReport(plan, None if dry_run else apply_expire(table, plan), table.path)
-
-    def expire_partitions(
-        self,
-        *,
-        expiration_time: Duration | None = None,
-        timestamp_formatter: str | None = None,
-        timestamp_pattern: str | None = None,
-        strategy: str | None = None,
-        max_expires: int | None = None,
-        dry_run: bool = False,
-    ) -> PartitionExpirePlan:
-        """Drop partitions older than ``expiration_time`` (default: the table's
-        partition.expiration-time) in one OVERWRITE snapshot, as Java's partition expiration."""
-        from ..operation.partition_expire import JavaDateTimePattern
-        from ..operation.partition_expire import expire_partitions as expire_partitions_of
-        from ..utils.durations import parse_duration_millis
-        if timestamp_formatter is not None:
-            JavaDateTimePattern(timestamp_formatter)  # a bad pattern: refused before any I/O
-        seconds = None
-        if expiration_time is not None:
-            seconds = duration_millis(expiration_time, "--expiration-time", positive=True) / 1000.0
-        table = self._open_for(Action.EXPIRE_PARTITIONS)
-        if seconds is None:
-            opt = table.options.get("partition.expiration-time")
-            if not opt:
-                raise InvalidInput(
-                    f"no expiration time: give --expiration-time or set partition.expiration-time on {self.name}")
-            seconds = parse_duration_millis(opt, "partition.expiration-time") / 1000.0
-        return expire_partitions_of(
-            table, seconds, dry_run=dry_run, strategy=strategy, timestamp_formatter=timestamp_formatter,
-            timestamp_pattern=timestamp_pattern, max_expires=max_expires,
-        )
-
-    def drop_partitions(self, partitions: str | Sequence[str], *, dry_run: bool = False) -> PartitionDropPlan:
-        """Drop partitions (``"dt=2024-05-01"``, ``"dt=a;dt=b"`` or a list; leading keys or
-        any of them) in one OVERWRITE snapshot, as Java's ``drop_partition``; every
-        alternative must match a live partition (NoPartitionMatched otherwise)."""
-        from ..operation.partition_drop import drop_partitions as drop_partitions_of
-        return drop_partitions_of(self._open_for(Action.DROP_PARTITION), _strings(partitions), dry_run=dry_run)
-
-    def mark_partitions_done(self, partitions: str | Sequence[str], *, actions: str | None = None,
-                             allow_empty: bool = False, dry_run: bool = False) -> MarkDonePlan:
-        """Java's ``mark_partition_done``: run the table's ``partition.mark-done-action`` (or
-        ``actions``, comma-separated) for each partition (``"dt=a;dt=b"`` or a list; leading
-        keys allowed for ``success-file`` and ``http-report``). A partition without data is
-        NoPartitionMatched unless ``allow_empty``; what the catalog cannot do is refused first."""
-        from ..operation.partition_mark_done import mark_done, plan_mark_done
-        table = self._open_for(Action.MARK_PARTITION_DONE)
-        plan = plan_mark_done(table, _strings(partitions), actions=actions, allow_empty=allow_empty)
-        return plan if dry_run else mark_done(table, plan)
-
-    def remove_orphan_files(
-        self,
-        *,
-        older_than: PointInTime | None = None,
-        force: bool = False,
-        external_paths: bool = False,
-        dry_run: bool = False,
-        progress: StepProgress | None = None,
-        engine: str = "auto",
-        spark_master: str | None = None,
-        spark_conf: KeyValues | None = None,
-        parallelism: int | None = None,
-    ) -> OrphanFilesReport:
-        """Delete files no snapshot, tag, changelog or branch uses, last modified before
-        ``older_than`` (default 1 day ago; under 1 hour needs ``force``). Anything unreadable
-        stops the run (UnsafeRefused) with nothing deleted. ``engine`` spark (``auto``: when
-        Spark options are given) lists, reads manifests, joins and deletes as Spark tasks."""
-        from ..operation.orphans import plan_remove_orphans, remove_orphans
-        from ..spark.orphans import choose_orphans_engine, remove_orphan_files_spark
-        from .reports import OrphanFilesReport
-
-        conf = key_values(spark_conf, "--spark-conf")
-        on_spark = choose_orphans_engine(engine, spark_master, conf, parallelism) == "spark"
-        table = self._open_for(Action.REMOVE_ORPHAN_FILES)
-        if on_spark:
-            plan, result = remove_orphan_files_spark(
-                table, older_than=point_in_time_text(older_than), force=force, external_paths=external_paths,
-                dry_run=dry_run, master=spark_master, conf=conf or None, parallelism=parallelism, progress=progress)
-            return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
-        plan = plan_remove_orphans(table, point_in_time_text(older_than), force, external_paths=external_paths)
-        result = None if dry_run else remove_orphans(table, plan, progress)
-        return OrphanFilesReport(plan, result, self.name, table.path, external_paths)
-
-    def purge_files(self, *, dry_run: bool = False) -> PurgeFilesReport:
-        """Java's ``purge_files``: drop every branch, tag and consumer, truncate the table,
-        delete the long-lived changelogs, expire all but the new empty snapshot and remove
-        orphan files as of now. The schema stays. Anything unreadable it depends on refuses
-        (UnsafeRefused) before anything changes."""
-        from ..operation.purge import plan_purge, purge
-        from .reports import PurgeFilesReport
-        table = self._open_for(Action.PURGE_FILES)
-        plan = plan_purge(table)
-        return PurgeFilesReport(plan, None if dry_run else purge(table, plan))
-
-    def rollback(self, *, snapshot: int | None = None, tag: str | None = None, to_timestamp: Timestamp | None = None,
-                 to_watermark: int | None = None, dry_run: bool = False) -> RollbackReport:
-        """Make a snapshot or a tag the latest again; later snapshots, changelogs and tags go,
-        and so do the files only they used. ``to_timestamp`` (epoch millis, ISO-8601 or a
-        ``datetime``): the latest snapshot committed at or before it (Java's
-        ``rollback_to_timestamp``); ``to_watermark``: the latest whose watermark is at or below it."""
-        from ..operation.rollback import rollback as rollback_table
-        from .reports import RollbackReport
-        target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
-        table = self._open_for(Action.ROLLBACK)
-        plan = rollback_table(table, dry_run=dry_run, target=target)
-        return RollbackReport(plan, self.name, table.path, dry_run)
-
-    def rollback_as_latest(self, *, snapshot: int | None = None, tag: str | None = None,
-                           to_timestamp: Timestamp | None = None, to_watermark: int | None = None,
-                           dry_run: bool = False) -> AsLatestPlan:
-        """Java 2.x ``rollback_to_as_latest``: commit a new snapshot equal to the target (chosen
-        as :meth:`rollback` chooses it), deleting nothing; a target not given by tag is tagged
-        ``rollback-to-as-latest-<id>-<uuid>`` first so expiration keeps its files."""
-        from ..operation.rollback_as_latest import rollback_as_latest
-        target = self._rollback_target(snapshot, tag, to_timestamp, to_watermark)
-        return rollback_as_latest(self._open_for(Action.ROLLBACK), target, dry_run=dry_run)
-
-    @staticmethod
-    def _rollback_target(snapshot: int | None, tag: str | None, to_timestamp: Timestamp | None,
-                         to_watermark: int | None) -> RollbackTarget:
-        from ..operation.rollback import RollbackTarget
-        given = [x for x in (snapshot, tag, to_timestamp, to_watermark) if x is not None]
-        if len(given) != 1:
-            raise InvalidInput("rollback: give exactly one of snapshot, tag, to_timestamp and to_watermark")
-        if snapshot is not None and snapshot < 1:
-            raise InvalidInput(f"rollback: snapshot {snapshot}: a snapshot id is positive")
-        millis = None if to_timestamp is None else timestamp_millis(to_timestamp, "--to-timestamp")
-        return RollbackTarget(snapshot_id=snapshot, tag=tag_name(tag), timestamp_millis=millis, watermark=to_watermark)
-
-    # -- metadata repair ------------------------------------------------------------------------
-
-    def compact_manifest(self, *, dry_run: bool = False) -> CompactManifestReport:
-        """Rewrite the latest snapshot's data manifests into few, sorted by partition and
-        bucket, as one COMPACT snapshot (Java's compact_manifest); nothing when already compact."""
-        from ..operation.manifest_compact import compact_manifest as compact_manifest_of
-        from ..operation.manifest_compact import plan_compact_manifest
-        from .reports import CompactManifestReport
-        table = self._open_for(Action.COMPACT_MANIFEST)
-        plan = plan_compact_manifest(table)
-        return CompactManifestReport(plan, None if dry_run else compact_manifest_of(table, plan), self.name)
-
-    def remove_unexisting_files(self, *, dry_run: bool = False) -> RemoveUnexistingFilesReport:
-        """Drop the manifest entries of live data files that no longer exist (their rows are
-        lost) in one OVERWRITE snapshot; an unreadable manifest refuses (UnsafeRefused)."""
-        from ..operation.maintenance import after_commit
-        from ..operation.unexisting_files import plan_remove_unexisting_files
-        from ..operation.unexisting_files import remove_unexisting_files as remove_unexisting_files_of
-        from .reports import RemoveUnexistingFilesReport
-
-        table = self._open_for(Action.REMOVE_UNEXISTING_FILES)
-        plan = plan_remove_unexisting_files(table)
-        result = None if dry_run else remove_unexisting_files_of(table, plan, lambda: after_commit(table))
-        return RemoveUnexistingFilesReport(plan, result, self.name)
-
-    def remove_unexisting_manifests(self, *, force: bool = False, dry_run: bool = False
-                                    ) -> UnexistingManifestsPlan:
-        """Java's ``remove_unexisting_manifests``: republish the latest snapshot without its data
-        manifests that no longer exist (the files they added are gone for readers), as one
-        OVERWRITE snapshot. A missing manifest holding DELETE entries is UnsafeRefused unless
-        ``force`` (the files they deleted would be live again, as Java leaves them)."""
-        from ..operation.unexisting_manifests import plan_remove_unexisting_manifests
-        from ..operation.unexisting_manifests import remove_unexisting_manifests as remove_unexisting_manifests_of
-        table = self._open_for(Action.REMOVE_UNEXISTING_MANIFESTS)
-        plan = plan_remove_unexisting_manifests(table, force)
-        return plan if dry_run else remove_unexisting_manifests_of(table, plan, force)
-
-    def repair(self, *, earliest: int | None = None, dry_run: bool = False) -> RepairReport:
-        """Make the EARLIEST / LATEST snapshot hints match the snapshot files; ``earliest``
-        moves EARLIEST past a gap in the snapshot ids (Java's repair_earliest_snapshot)."""
-        from ..operation.repair import apply_repair, plan_repair
-        from ..table.features import refuse_on_catalog_server
-        from .reports import RepairReport
-        catalog = self.warehouse.catalog
-        # on storage but not in the metastore: entered first (Java's repairTable); a dry run
-        # plans on the table as storage holds it
-        registrations = [] if self.branch is not None else catalog.table_registrations(self.identifier)
-        if registrations and not dry_run:
-            catalog.register(registrations)
-        table = catalog.storage_table(self.identifier) if registrations and dry_run else self.open()
-        refuse_on_catalog_server(table, "repair", "the server keeps the snapshot hints")
-        plan = plan_repair(table, earliest)
-        if table.branch is None and not (registrations and dry_run):
-            plan.metastore_schema = catalog.schema_drift(table.identifier, table.schema)
-        applied = [] if dry_run else apply_repair(table, plan)
-        if not dry_run and plan.metastore_schema is not None:
-            catalog.sync_schema(table.identifier, table.schema)
-        return RepairReport(plan, applied, self.name, dry_run, registrations)
-
-    # -- tags -----------------------------------------------------------------------------------
-
-    def list_tags(self) -> Rows:
-        return SYSTEM_TABLES["tags"](self.open(), None)
-
-    def create_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None,
-                   from_timestamp: Timestamp | None = None, from_watermark: int | None = None) -> Tag:
-        """Tag a snapshot (default: the latest); without ``time_retained`` the table's
-        tag.default-time-retained applies, as for a tag made by Java. ``from_timestamp`` (epoch
-        millis, ISO-8601 or a ``datetime``) / ``from_watermark``: the earliest snapshot committed
-        (watermarked) at or after it, as Java's create_tag_from_timestamp / _watermark."""
-        from ..operation import tag_ops
-        from ..refs.tags import validate_tag_name
-        if sum(x is not None for x in (snapshot, from_timestamp, from_watermark)) > 1:
-            raise InvalidInput("tag create: give at most one of snapshot, from_timestamp and from_watermark")
-        retained = None
-        if time_retained is not None:
-            retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
-        millis = None if from_timestamp is None else timestamp_millis(from_timestamp, "--from-timestamp")
-        validate_tag_name(name)
-        table = self._open_for(Action.TAG)
-        if millis is not None or from_watermark is not None:
-            snapshot = tag_ops.snapshot_from_time(table, millis, from_watermark)[0].id
-        return tag_ops.create_tag(table, name, snapshot, retained)
-
-    def replace_tag(self, name: str, *, snapshot: int | None = None, time_retained: Duration | None = None,
-                    dry_run: bool = False) -> TagReplacePlan:
-        """Java's ``replace_tag``: the existing tag ``name`` names ``snapshot`` (default: the
-        latest) with ``time_retained`` (default: tag.default-time-retained); the files only its
-        old snapshot held are deleted as ``tag delete`` would."""
-        from ..operation import tag_ops
-        from ..refs.tags import validate_tag_name
-        retained = None
-        if time_retained is not None:
-            retained = duration_millis(time_retained, "--time-retained", positive=True) / 1000
-        validate_tag_name(name)
-        table = self._open_for(Action.TAG)
-        plan = tag_ops.plan_replace_tag(table, name, snapshot, retained)
-        if not dry_run:
-            tag_ops.apply_replace_tag(table, plan)
-        return plan
-
-    def trigger_tags(self, *, dry_run: bool = False) -> AutoTagPlan:
-        """Java's ``trigger_tag_automatic_creation``: create the tags tag.automatic-creation /
-        tag.creation-period would have made up to now (trimming to tag.num-retained-max), then
-        expire tags past their retention (tag.time-expire-enabled)."""
-        from ..operation import tag_ops
-        return tag_ops.trigger_tags(self._open_for(Action.TAG), dry_run=dry_run)
-
-    def rename_tag(self, name: str, new_name: str) -> Tag:
-        from ..operation import tag_ops
-        from ..refs.tags import validate_tag_name
-        validate_tag_name(name)
-        validate_tag_name(new_name)
-        return tag_ops.rename_tag(self._open_for(Action.TAG), name, new_name)
-
-    def delete_tags(self, names: str | Sequence[str], *, dry_run: bool = False) -> TagDeletionPlan:
-        """Delete tags (``"a,b"`` or a list) and the files only they still used."""
-        from ..operation import tag_ops
-        table = self._open_for(Action.TAG)
-        if isinstance(names, str):
-            listed = [n.strip() for n in names.split(",")]
-            if any(not n for n in listed):
-                raise InvalidInput(f"tag names {names!r}: empty name in the list")
-        else:
-            listed = list(names)
-        return tag_ops.delete_tags(table, listed, dry_run=dry_run)
-
-    def expire_tags(self, *, older_than: PointInTime | None = None, dry_run: bool = False) -> TagDeletionPlan:
-        """Delete tags whose retention has passed (and with ``older_than`` those created before)."""
-        from ..operation import tag_ops
-        older = None if older_than is None else local_datetime(older_than, "--older-than")
-        return tag_ops.expire_tags(self._open_for(Action.TAG), dry_run=dry_run, older_than=older)
-
-    # -- consumers ------------------------------------------------------------------------------
-
-    def list_consumers(self) -> Rows:
-        """Each consumer: its next snapshot, when it last moved and how far it is behind."""
-        from ..operation import consumer_ops
-        return consumer_ops.list_consumers(self.open())
-
-    def reset_consumer(self, consumer_id: str, *, snapshot: int | None = None, dry_run: bool = False
-                       ) -> ConsumerPlan:
-        """Java's ``reset_consumer``: the consumer reads on from ``snapshot`` (which must exist),
-        or without one is deleted."""
-        from ..operation import consumer_ops
-        consumer_ops.validate_consumer_id(consumer_id)
-        table = self._open_for(Action.CONSUMER)
-        plan = consumer_ops.plan_reset_consumer(table, consumer_id, snapshot)
-        return plan if dry_run else consumer_ops.apply_consumer_plan(table, plan)
-
-    def clear_consumers(self, *, including: str | None = None, excluding: str | None = None,
-                        dry_run: bool = False) -> ConsumerPlan:
-        """Java's ``clear_consumers``: delete the consumers whose whole id matches ``including``
-        (default: all) and not ``excluding`` (regular expressions)."""
-        from ..operation import consumer_ops
-        consumer_ops.compile_consumer_pattern(including, "--including")
-        consumer_ops.compile_consumer_pattern(excluding, "--excluding")
-        table = self._open_for(Action.CONSUMER)
-        plan = consumer_ops.plan_clear_consumers(table, including, excluding)
-        return plan if dry_run else consumer_ops.apply_consumer_plan(table, plan)
-
-    # -- branches -------------------------------------------------------------------------------
-
-    def list_branches(self) -> Rows:
-        return SYSTEM_TABLES["branches"](self.open(), None)
-
-    def create_branch(self, name: str, *, tag: str | None = None) -> Table:
-        """A branch from a tag of this branch, or empty (the schemas only) without ``tag``;
-        returns a handle on it."""
-        from ..operation import branch_ops
-        from ..refs.branches import validate_branch_name
-        validate_branch_name(name)
-        branch_ops.create_branch(self.open(), name, tag)
-        return Table(self.warehouse, self.name, name)
-
-    def delete_branch(self, name: str, *, dry_run: bool = False) -> BranchPlan:
-        from ..operation import branch_ops
-        from ..refs.branches import validate_branch_name
-        validate_branch_name(name)
-        return branch_ops.delete_branch(self.open(), name, dry_run=dry_run)
-
-    def fast_forward(self, name: str, *, dry_run: bool = False) -> BranchPlan:
-        """Make this branch (default: main) equal to branch ``name``."""
-        from ..operation import branch_ops
-        from ..refs.branches import validate_branch_name
-        validate_branch_name(name)
-        return branch_ops.fast_forward(self._open_for(Action.FAST_FORWARD), name, dry_run=dry_run)
-
-    def rename_branch(self, name: str, new_name: str, *, dry_run: bool = False) -> BranchPlan:
-        """Java 2.x's ``rename_branch``: the branch directory is renamed (local filesystems)."""
-        from ..operation import branch_ops
-        from ..refs.branches import validate_branch_name
-        validate_branch_name(name)
-        validate_branch_name(new_name)
-        return branch_ops.rename_branch(self._open_for(Action.RENAME_BRANCH), name, new_name, dry_run=dry_run)
-
-    def merge_branch(self, source: str, *, dry_run: bool = False) -> MergePlan:
-        """Java 2.x's ``merge_branch``: the data files of branch ``source`` (``main`` allowed)
-        that this branch (default: main) lacks are added to it in one APPEND snapshot; both
-        must be append tables with an append-only history from snapshot 1."""
-        from ..operation import branch_ops
-        from ..refs.branches import validate_branch_name
-        if source.lower() != "main":
-            validate_branch_name(source)
-        return branch_ops.merge_branch(self._open_for(Action.MERGE_BRANCH), "main" if source.lower() == "main"
-                                       else source, dry_run=dry_run)
 
 
 def _default_v2_bitmaps(options: dict[str, str]) -> list[str]:
