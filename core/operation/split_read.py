@@ -395,23 +395,6 @@ class RawFileSplitRead(SplitRead):
         return self.finish(t)
 
 
-    def _with_partition(self, t: pa.Table, split: Split) -> pa.Table:
-        """Partition columns from the split's partition, never from the file (Java's
-        ``PartitionUtils`` mapping): files a Hive migration moved in hold no partition column."""
-        for name, value in zip(self.schema.partition_keys, split.partition_values, strict=True):
-            if name not in t.column_names:
-                continue
-            i = t.column_names.index(name)
-            typ = t.schema.field(i).type
-            if value is None:
-                col = pa.nulls(t.num_rows, typ)
-            else:
-                vals, at = arrow_values([value], self.schema.field(name).type)
-                col = pa.repeat(pa.scalar(vals[0], type=at).cast(typ), t.num_rows)
-            t = t.set_column(i, t.schema.field(i), col)
-        return t
-
-
 def file_columns(file_fields: list[DataField], target: list[DataField]) -> list[str]:
     """Names (in the file) of the file's columns that feed ``target``, matched by field id."""
     ids = {f.id for f in target}
