@@ -11,17 +11,19 @@ columns with numpy's wrapping uint32 arithmetic, one pass per distinct row lengt
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
     BigIntType,
     BinaryType,
     BooleanType,
     CharType,
     DataField,
+    DataType,
     DateType,
     DecimalType,
     DoubleType,
@@ -390,38 +392,82 @@ def _init_tables() -> None:
         _LOW_MASK = np.array([(1 << (8 * k)) - 1 for k in range(9)], dtype=np.uint64)
 
 
-def _encode(arr: pa.Array, f: DataField) -> _Encoded:
-    import numpy as np
-    import pyarrow as pa
+_Encoder = Callable[["pa.Array", DataField], _Encoded]
 
-    t = f.type
-    if isinstance(t, BooleanType):
-        return _encode_bool(arr, f)
-    if isinstance(t, TinyIntType):
-        return _encode_int(arr, f, pa.int8(), np.int8, np.uint8)
-    if isinstance(t, SmallIntType):
-        return _encode_int(arr, f, pa.int16(), np.int16, np.uint16)
-    if isinstance(t, IntType):
-        return _encode_int(arr, f, pa.int32(), np.int32, np.uint32)
-    if isinstance(t, BigIntType):
-        return _encode_int(arr, f, pa.int64(), np.int64, np.uint64)
-    if isinstance(t, DateType):
-        return _encode_date(arr, f)
-    if isinstance(t, TimeType):
-        return _encode_time(arr, f)
-    if isinstance(t, FloatType):
-        return _encode_float(arr, f, double=False)
-    if isinstance(t, DoubleType):
-        return _encode_float(arr, f, double=True)
-    if isinstance(t, DecimalType):
-        return _encode_decimal(arr, f, t)
-    if isinstance(t, (TimestampType, LocalZonedTimestampType)):
-        return _encode_timestamp(arr, f, t.is_compact)
-    if isinstance(t, (CharType, VarCharType)):
-        return _encode_bytes(arr, f)
-    if isinstance(t, (BinaryType, VarBinaryType)):
-        return _encode_bytes(arr, f)
-    raise NotYetSupported(f"bucket key column {f.name!r}: type {t} cannot be a bucket key")
+
+class _KeyEncoders(DataTypeVisitor[_Encoder]):
+    """The encoder of a bucket key field's type (Java's ``BinaryWriter.write`` per type):
+    chosen once per field, then run on the whole column."""
+
+    def __init__(self, field: DataField) -> None:
+        self.field = field
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise NotYetSupported(f"bucket key column {self.field.name!r}: type {dt} cannot be a bucket key")
+
+    def visit_boolean(self, dt: BooleanType) -> _Encoder:
+        return _encode_bool
+
+    def visit_tinyint(self, dt: TinyIntType) -> _Encoder:
+        import numpy as np
+        import pyarrow as pa
+
+        return lambda arr, f: _encode_int(arr, f, pa.int8(), np.int8, np.uint8)
+
+    def visit_smallint(self, dt: SmallIntType) -> _Encoder:
+        import numpy as np
+        import pyarrow as pa
+
+        return lambda arr, f: _encode_int(arr, f, pa.int16(), np.int16, np.uint16)
+
+    def visit_int(self, dt: IntType) -> _Encoder:
+        import numpy as np
+        import pyarrow as pa
+
+        return lambda arr, f: _encode_int(arr, f, pa.int32(), np.int32, np.uint32)
+
+    def visit_bigint(self, dt: BigIntType) -> _Encoder:
+        import numpy as np
+        import pyarrow as pa
+
+        return lambda arr, f: _encode_int(arr, f, pa.int64(), np.int64, np.uint64)
+
+    def visit_date(self, dt: DateType) -> _Encoder:
+        return _encode_date
+
+    def visit_time(self, dt: TimeType) -> _Encoder:
+        return _encode_time
+
+    def visit_float(self, dt: FloatType) -> _Encoder:
+        return lambda arr, f: _encode_float(arr, f, double=False)
+
+    def visit_double(self, dt: DoubleType) -> _Encoder:
+        return lambda arr, f: _encode_float(arr, f, double=True)
+
+    def visit_decimal(self, dt: DecimalType) -> _Encoder:
+        return lambda arr, f: _encode_decimal(arr, f, dt)
+
+    def visit_timestamp(self, dt: TimestampType) -> _Encoder:
+        return lambda arr, f: _encode_timestamp(arr, f, dt.is_compact)
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> _Encoder:
+        return lambda arr, f: _encode_timestamp(arr, f, dt.is_compact)
+
+    def visit_char(self, dt: CharType) -> _Encoder:
+        return _encode_bytes
+
+    def visit_varchar(self, dt: VarCharType) -> _Encoder:
+        return _encode_bytes
+
+    def visit_binary(self, dt: BinaryType) -> _Encoder:
+        return _encode_bytes
+
+    def visit_varbinary(self, dt: VarBinaryType) -> _Encoder:
+        return _encode_bytes
+
+
+def _encode(arr: pa.Array, f: DataField) -> _Encoded:
+    return _KeyEncoders(f).visit(f.type)(arr, f)
 
 
 # ---------------------------------------------------------------------------------------
