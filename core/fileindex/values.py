@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..data.binary_row import Timestamp
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
+    ArrayType,
     BigIntType,
     BinaryType,
     BooleanType,
@@ -32,6 +34,9 @@ from ..data.types import (
     FloatType,
     IntType,
     LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
     SmallIntType,
     TimestampType,
     TimeType,
@@ -53,23 +58,78 @@ DOUBLE = "double"
 BOOL = "bool"
 
 
-def kind_of(t: DataType) -> str | None:
-    if isinstance(t, (CharType, VarCharType)):
+class _IndexKinds(DataTypeVisitor["str | None"]):
+    """The value domain a file index keys a type's values in; None: the type is not indexed."""
+
+    def visit_atomic(self, dt: DataType) -> str | None:
+        return None  # variant, blob
+
+    def visit_char(self, dt: CharType) -> str | None:
         return STRING
-    if isinstance(t, (BinaryType, VarBinaryType)):
+
+    def visit_varchar(self, dt: VarCharType) -> str | None:
+        return STRING
+
+    def visit_binary(self, dt: BinaryType) -> str | None:
         return BYTES
-    if isinstance(t, (TinyIntType, SmallIntType, IntType, BigIntType, DateType, TimeType,
-                      TimestampType, LocalZonedTimestampType)):
+
+    def visit_varbinary(self, dt: VarBinaryType) -> str | None:
+        return BYTES
+
+    def visit_tinyint(self, dt: TinyIntType) -> str | None:
         return INT
-    if isinstance(t, FloatType):
+
+    def visit_smallint(self, dt: SmallIntType) -> str | None:
+        return INT
+
+    def visit_int(self, dt: IntType) -> str | None:
+        return INT
+
+    def visit_bigint(self, dt: BigIntType) -> str | None:
+        return INT
+
+    def visit_date(self, dt: DateType) -> str | None:
+        return INT
+
+    def visit_time(self, dt: TimeType) -> str | None:
+        return INT
+
+    def visit_timestamp(self, dt: TimestampType) -> str | None:
+        return INT
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> str | None:
+        return INT
+
+    def visit_float(self, dt: FloatType) -> str | None:
         return FLOAT
-    if isinstance(t, DoubleType):
+
+    def visit_double(self, dt: DoubleType) -> str | None:
         return DOUBLE
-    if isinstance(t, BooleanType):
+
+    def visit_boolean(self, dt: BooleanType) -> str | None:
         return BOOL
-    if isinstance(t, DecimalType):
-        return INT if t.precision <= 18 else None
-    return None
+
+    def visit_decimal(self, dt: DecimalType) -> str | None:
+        return INT if dt.precision <= 18 else None
+
+    def visit_array(self, dt: ArrayType) -> str | None:
+        return None
+
+    def visit_multiset(self, dt: MultisetType) -> str | None:
+        return None
+
+    def visit_map(self, dt: MapType) -> str | None:
+        return None
+
+    def visit_row(self, dt: RowType) -> str | None:
+        return None
+
+
+_INDEX_KINDS = _IndexKinds()
+
+
+def kind_of(t: DataType) -> str | None:
+    return _INDEX_KINDS.visit(t)
 
 
 @dataclass

@@ -251,3 +251,39 @@ def test_bloom_packed_mode_for_huge_filters_gives_the_same_bytes(monkeypatch: py
     assert packed.packed
     packed.add(to_column(arr, VarCharType(10)))
     assert packed.serialize() == small.serialize()
+
+
+# ---------------------------------------------------------------------------- the dispatch over types
+
+def _chain_kind_of(t: object) -> str | None:
+    """The isinstance chain ``values.kind_of`` used before it dispatched on the type visitor,
+    kept here as the reference the visitor must match for every type class."""
+    from paimon_cli.core.data import types as ty
+    from paimon_cli.core.fileindex import values as v
+
+    if isinstance(t, (ty.CharType, ty.VarCharType)):
+        return v.STRING
+    if isinstance(t, (ty.BinaryType, ty.VarBinaryType)):
+        return v.BYTES
+    if isinstance(t, (ty.TinyIntType, ty.SmallIntType, ty.IntType, ty.BigIntType, ty.DateType, ty.TimeType,
+                      ty.TimestampType, ty.LocalZonedTimestampType)):
+        return v.INT
+    if isinstance(t, ty.FloatType):
+        return v.FLOAT
+    if isinstance(t, ty.DoubleType):
+        return v.DOUBLE
+    if isinstance(t, ty.BooleanType):
+        return v.BOOL
+    if isinstance(t, ty.DecimalType):
+        return v.INT if t.precision <= 18 else None
+    return None
+
+
+def test_index_value_kind_of_every_type_class_is_the_former_isinstance_chains() -> None:
+    from paimon_cli.core.fileindex.values import kind_of
+    from tests.type_instances import EVERY_TYPE, covers_every_type_class, every_type
+
+    assert covers_every_type_class(EVERY_TYPE)
+    got = {t.as_sql(): kind_of(t) for t in every_type()}
+    assert got == {t.as_sql(): _chain_kind_of(t) for t in every_type()}
+    assert set(got.values()) == {"string", "bytes", "int", "float", "double", "bool", None}
