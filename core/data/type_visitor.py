@@ -10,6 +10,8 @@ Nothing falls through: a type whose method a visitor does not implement, and a c
 table does not know (a type added to ``data.types`` but not here), reach ``unsupported``,
 which must raise (it is typed ``NoReturn``). Atomic types first reach ``visit_atomic``, so a
 conversion that treats them all alike overrides that one method.
+
+Queries over types live here too, as visitors: ``holds_blob``.
 """
 
 from __future__ import annotations
@@ -169,3 +171,34 @@ def _dispatch_table(cls: type) -> dict[type, Callable[[Any, Any], Any]]:
 
 
 DataTypeVisitor._dispatch = _dispatch_table(DataTypeVisitor)
+
+
+class _BlobFinder(DataTypeVisitor[bool]):
+    """Whether a type is a BLOB or nests one (ARRAY / MULTISET / MAP / ROW)."""
+
+    def visit_atomic(self, dt: DataType) -> bool:
+        return False
+
+    def visit_blob(self, dt: BlobType) -> bool:
+        return True
+
+    def visit_array(self, dt: ArrayType) -> bool:
+        return self.visit(dt.element)
+
+    def visit_multiset(self, dt: MultisetType) -> bool:
+        return self.visit(dt.element)
+
+    def visit_map(self, dt: MapType) -> bool:
+        return self.visit(dt.key) or self.visit(dt.value)
+
+    def visit_row(self, dt: RowType) -> bool:
+        return any(self.visit(f.type) for f in dt.fields)
+
+
+_BLOB_FINDER = _BlobFinder()
+
+
+def holds_blob(dt: DataType) -> bool:
+    """Whether ``dt`` is a BLOB or nests one (ARRAY / MULTISET / MAP / ROW): BLOB values live
+    in ``.blob`` files, so every reader and writer must know before it touches a file."""
+    return _BLOB_FINDER.visit(dt)

@@ -408,20 +408,6 @@ _TOKEN = re.compile(
 MAX_TYPE_NESTING = 64
 
 
-def holds_blob(dt: DataType) -> bool:
-    """Whether ``dt`` is a BLOB or nests one (ARRAY / MULTISET / MAP / ROW): BLOB values live
-    in ``.blob`` files, so every reader and writer must know before it touches a file."""
-    if isinstance(dt, BlobType):
-        return True
-    if isinstance(dt, (ArrayType, MultisetType)):
-        return holds_blob(dt.element)
-    if isinstance(dt, MapType):
-        return holds_blob(dt.key) or holds_blob(dt.value)
-    if isinstance(dt, RowType):
-        return any(holds_blob(f.type) for f in dt.fields)
-    return False
-
-
 def _too_deep(what: str) -> InvalidInput:
     return InvalidInput(f"{what}: types nest more than {MAX_TYPE_NESTING} levels deep (ARRAY, MULTISET, MAP, ROW)")
 

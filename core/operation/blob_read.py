@@ -14,7 +14,8 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from ..data.types import BlobType, DataField, holds_blob
+from ..data.type_visitor import holds_blob
+from ..data.types import BlobType, DataField
 from ..errors import NotYetSupported
 from ..format.blob_file import DESCRIPTOR_TYPE, PLACEHOLDER_LENGTH, BlobIndex, blob_values, read_blob_index
 from ..io.fileio import FileIO

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..data.types import BlobType, holds_blob
+from ..data.type_visitor import holds_blob
+from ..data.types import BlobType
 from ..errors import NotYetSupported
 from ..io import paths
 from ..schema import iceberg_options
