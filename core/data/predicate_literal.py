@@ -9,10 +9,11 @@ import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..errors import InvalidInput
 from .binary_row import Timestamp
+from .type_visitor import DataTypeVisitor
 from .types import (
     BigIntType,
     BinaryType,
@@ -66,83 +67,141 @@ def coerce_literal(raw: RawLiteral, t: DataType, column: str) -> Any:
     """The literal as a value of the column's type (binary_row's Python domain); InvalidInput if not."""
     if raw.kind == "null":
         return None
-    if isinstance(t, BooleanType):
+    return _LiteralCoercion(raw, column).visit(t)
+
+
+class _LiteralCoercion(DataTypeVisitor[Any]):
+    """One literal as a value of the type visited."""
+
+    def __init__(self, raw: RawLiteral, column: str) -> None:
+        self.raw = raw
+        self.column = column
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise InvalidInput(f"--where: column {self.column} of type {dt.as_sql()} cannot be compared with a literal")
+
+    def _bad(self, t: DataType, why: str = "") -> InvalidInput:
+        return _bad(self.column, self.raw, t, why)
+
+    def visit_boolean(self, dt: BooleanType) -> Any:
+        raw = self.raw
         if raw.kind == "bool" or (raw.kind == "str" and raw.text.lower() in ("true", "false")):
             return raw.text.lower() == "true"
-        raise _bad(column, raw, t, "expected TRUE or FALSE")
-    if type(t) in _INT_RANGES or isinstance(t, (FloatType, DoubleType, DecimalType)):
-        return _coerce_number(raw, t, column)
-    if isinstance(t, (CharType, VarCharType)):
-        if raw.kind in ("str", "int", "num"):
-            return raw.text
-        raise _bad(column, raw, t, "expected a string")
-    if isinstance(t, (BinaryType, VarBinaryType)):
+        raise self._bad(dt, "expected TRUE or FALSE")
+
+    def visit_tinyint(self, dt: TinyIntType) -> Any:
+        return self._integer(dt, 8)
+
+    def visit_smallint(self, dt: SmallIntType) -> Any:
+        return self._integer(dt, 16)
+
+    def visit_int(self, dt: IntType) -> Any:
+        return self._integer(dt, 32)
+
+    def visit_bigint(self, dt: BigIntType) -> Any:
+        return self._integer(dt, 64)
+
+    def visit_float(self, dt: FloatType) -> Any:
+        v = self._float(dt)
+        return struct.unpack("<f", struct.pack("<f", v))[0]  # FLOAT: rounded to 32 bits
+
+    def visit_double(self, dt: DoubleType) -> Any:
+        return self._float(dt)
+
+    def visit_decimal(self, dt: DecimalType) -> Any:
+        d = self._decimal(dt)
+        if not d.is_finite():
+            raise self._bad(dt, "not a finite number")
+        if abs(d) >= decimal.Decimal(10) ** (dt.precision - dt.scale):
+            raise self._bad(dt, "out of range")
+        return d
+
+    def _number_text(self, t: DataType) -> str:
+        if self.raw.kind not in ("int", "num", "str"):
+            raise self._bad(t)
+        return self.raw.text.strip()
+
+    def _float(self, t: DataType) -> float:
+        text = self._number_text(t)
+        try:
+            return float(text)
+        except ValueError:
+            raise self._bad(t, "not a number") from None
+
+    def _decimal(self, t: DataType) -> decimal.Decimal:
+        text = self._number_text(t)
+        try:
+            return decimal.Decimal(text)
+        except decimal.InvalidOperation:
+            raise self._bad(t, "not a number") from None
+
+    def _integer(self, t: DataType, bits: int) -> int:
+        """An integer literal, range-checked for a ``bits``-wide column."""
+        d = self._decimal(t)
+        if not d.is_finite() or d != d.to_integral_value():
+            raise self._bad(t, "not an integer")
+        v = int(d)
+        if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+            raise self._bad(t, "out of range")
+        return v
+
+    def visit_char(self, dt: CharType) -> Any:
+        return self._string(dt)
+
+    def visit_varchar(self, dt: VarCharType) -> Any:
+        return self._string(dt)
+
+    def _string(self, t: DataType) -> str:
+        if self.raw.kind in ("str", "int", "num"):
+            return self.raw.text
+        raise self._bad(t, "expected a string")
+
+    def visit_binary(self, dt: BinaryType) -> Any:
+        return self._bytes(dt)
+
+    def visit_varbinary(self, dt: VarBinaryType) -> Any:
+        return self._bytes(dt)
+
+    def _bytes(self, t: DataType) -> bytes:
+        raw = self.raw
         if raw.kind == "hex":
             try:
                 return bytes.fromhex(raw.text)
             except ValueError:
-                raise _bad(column, raw, t, "bad hex") from None
+                raise self._bad(t, "bad hex") from None
         if raw.kind == "str":
             return raw.text.encode("utf-8")
-        raise _bad(column, raw, t, "expected X'hex' or a string")
-    if isinstance(t, (DateType, TimeType, TimestampType, LocalZonedTimestampType)):
-        return _coerce_time(raw, t, column)
-    raise InvalidInput(f"--where: column {column} of type {t.as_sql()} cannot be compared with a literal")
+        raise self._bad(t, "expected X'hex' or a string")
 
-
-def _coerce_number(raw: RawLiteral, t: DataType, column: str) -> Any:
-    """An integer (range-checked), FLOAT/DOUBLE (FLOAT rounded to 32 bits) or DECIMAL literal."""
-    if raw.kind not in ("int", "num", "str"):
-        raise _bad(column, raw, t)
-    text = raw.text.strip()
-    if isinstance(t, (FloatType, DoubleType)):
-        try:
-            v = float(text)
-        except ValueError:
-            raise _bad(column, raw, t, "not a number") from None
-        return struct.unpack("<f", struct.pack("<f", v))[0] if isinstance(t, FloatType) else v
-    try:
-        d = decimal.Decimal(text)
-    except decimal.InvalidOperation:
-        raise _bad(column, raw, t, "not a number") from None
-    if isinstance(t, DecimalType):
-        if not d.is_finite():
-            raise _bad(column, raw, t, "not a finite number")
-        if abs(d) >= decimal.Decimal(10) ** (t.precision - t.scale):
-            raise _bad(column, raw, t, "out of range")
-        return d
-    if not d.is_finite() or d != d.to_integral_value():
-        raise _bad(column, raw, t, "not an integer")
-    bits = _INT_RANGES[type(t)]
-    v = int(d)
-    if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
-        raise _bad(column, raw, t, "out of range")
-    return v
-
-
-def _coerce_time(raw: RawLiteral, t: DataType, column: str) -> Any:
-    """A DATE, TIME or TIMESTAMP / TIMESTAMP_LTZ literal."""
-    text = raw.text
-    if isinstance(t, DateType):
-        if raw.kind in ("date", "str"):
+    def visit_date(self, dt: DateType) -> Any:
+        if self.raw.kind in ("date", "str"):
             try:
-                return _dt.date.fromisoformat(text.strip())
+                return _dt.date.fromisoformat(self.raw.text.strip())
             except ValueError:
-                raise _bad(column, raw, t, "expected yyyy-mm-dd") from None
-        raise _bad(column, raw, t, "expected DATE 'yyyy-mm-dd'")
-    if isinstance(t, TimeType):
-        if raw.kind in ("time", "str"):
+                raise self._bad(dt, "expected yyyy-mm-dd") from None
+        raise self._bad(dt, "expected DATE 'yyyy-mm-dd'")
+
+    def visit_time(self, dt: TimeType) -> Any:
+        if self.raw.kind in ("time", "str"):
             try:
-                return _dt.time.fromisoformat(text.strip())
+                return _dt.time.fromisoformat(self.raw.text.strip())
             except ValueError:
-                raise _bad(column, raw, t, "expected hh:mm:ss[.fff]") from None
-        raise _bad(column, raw, t, "expected TIME 'hh:mm:ss'")
-    if raw.kind in ("timestamp", "str", "date"):
-        ts = parse_timestamp_literal(text, isinstance(t, LocalZonedTimestampType))
-        if ts is None:
-            raise _bad(column, raw, t, "expected yyyy-mm-dd[ hh:mm[:ss[.fffffffff]]]")
-        return ts
-    raise _bad(column, raw, t, "expected TIMESTAMP 'yyyy-mm-dd hh:mm:ss'")
+                raise self._bad(dt, "expected hh:mm:ss[.fff]") from None
+        raise self._bad(dt, "expected TIME 'hh:mm:ss'")
+
+    def visit_timestamp(self, dt: TimestampType) -> Any:
+        return self._timestamp(dt, ltz=False)
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> Any:
+        return self._timestamp(dt, ltz=True)
+
+    def _timestamp(self, t: DataType, ltz: bool) -> Any:
+        if self.raw.kind in ("timestamp", "str", "date"):
+            ts = parse_timestamp_literal(self.raw.text, ltz)
+            if ts is None:
+                raise self._bad(t, "expected yyyy-mm-dd[ hh:mm[:ss[.fffffffff]]]")
+            return ts
+        raise self._bad(t, "expected TIMESTAMP 'yyyy-mm-dd hh:mm:ss'")
 
 
 def parse_timestamp_literal(text: str, ltz: bool) -> Any:
@@ -190,38 +249,70 @@ def _ts_unit(t: DataType, values: Sequence[Any]) -> str:
 
 
 def _literal_arrow_type(values: Sequence[Any], t: DataType) -> pa.DataType:
-    import pyarrow as pa
+    return _LiteralArrowTypes(values).visit(t)
 
-    if isinstance(t, BooleanType):
-        return pa.bool_()
-    if isinstance(t, TinyIntType):
-        return pa.int8()
-    if isinstance(t, SmallIntType):
-        return pa.int16()
-    if isinstance(t, IntType):
-        return pa.int32()
-    if isinstance(t, BigIntType):
-        return pa.int64()
-    if isinstance(t, FloatType):
-        return pa.float32()
-    if isinstance(t, DoubleType):
-        return pa.float64()
-    if isinstance(t, DecimalType):
-        scale = max([t.scale] + [-v.as_tuple().exponent for v in values if v is not None])
-        return pa.decimal128(min(38, t.precision - t.scale + scale), scale)
-    if isinstance(t, (CharType, VarCharType)):
-        return pa.string()
-    if isinstance(t, (BinaryType, VarBinaryType)):
-        return pa.binary()
-    if isinstance(t, DateType):
-        return pa.date32()
-    if isinstance(t, TimeType):
-        return pa.time32("ms") if t.precision <= 3 else pa.time64("us")
-    if isinstance(t, LocalZonedTimestampType):
-        return pa.timestamp(_ts_unit(t, values), tz="UTC")
-    if isinstance(t, TimestampType):
-        return pa.timestamp(_ts_unit(t, values))
-    raise InvalidInput(f"--where: no arrow literal for type {t.as_sql()}")
+
+class _LiteralArrowTypes(DataTypeVisitor["pa.DataType"]):
+    """The one Arrow type of a column's literals (decimal scale and timestamp unit widen to
+    hold every literal exactly)."""
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        import pyarrow as pa
+
+        self.pa = pa
+        self.values = values
+
+    def unsupported(self, dt: DataType) -> NoReturn:
+        raise InvalidInput(f"--where: no arrow literal for type {dt.as_sql()}")
+
+    def visit_boolean(self, dt: BooleanType) -> pa.DataType:
+        return self.pa.bool_()
+
+    def visit_tinyint(self, dt: TinyIntType) -> pa.DataType:
+        return self.pa.int8()
+
+    def visit_smallint(self, dt: SmallIntType) -> pa.DataType:
+        return self.pa.int16()
+
+    def visit_int(self, dt: IntType) -> pa.DataType:
+        return self.pa.int32()
+
+    def visit_bigint(self, dt: BigIntType) -> pa.DataType:
+        return self.pa.int64()
+
+    def visit_float(self, dt: FloatType) -> pa.DataType:
+        return self.pa.float32()
+
+    def visit_double(self, dt: DoubleType) -> pa.DataType:
+        return self.pa.float64()
+
+    def visit_decimal(self, dt: DecimalType) -> pa.DataType:
+        scale = max([dt.scale] + [-v.as_tuple().exponent for v in self.values if v is not None])
+        return self.pa.decimal128(min(38, dt.precision - dt.scale + scale), scale)
+
+    def visit_char(self, dt: CharType) -> pa.DataType:
+        return self.pa.string()
+
+    def visit_varchar(self, dt: VarCharType) -> pa.DataType:
+        return self.pa.string()
+
+    def visit_binary(self, dt: BinaryType) -> pa.DataType:
+        return self.pa.binary()
+
+    def visit_varbinary(self, dt: VarBinaryType) -> pa.DataType:
+        return self.pa.binary()
+
+    def visit_date(self, dt: DateType) -> pa.DataType:
+        return self.pa.date32()
+
+    def visit_time(self, dt: TimeType) -> pa.DataType:
+        return self.pa.time32("ms") if dt.precision <= 3 else self.pa.time64("us")
+
+    def visit_local_zoned_timestamp(self, dt: LocalZonedTimestampType) -> pa.DataType:
+        return self.pa.timestamp(_ts_unit(dt, self.values), tz="UTC")
+
+    def visit_timestamp(self, dt: TimestampType) -> pa.DataType:
+        return self.pa.timestamp(_ts_unit(dt, self.values))
 
 
 def arrow_values(values: Sequence[Any], t: DataType) -> tuple[list[Any], pa.DataType]:
