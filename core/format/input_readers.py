@@ -8,17 +8,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import IO, TYPE_CHECKING, Any
 
+from ..data.type_visitor import DataTypeVisitor
 from ..data.types import (
-    BinaryType,
-    CharType,
+    ArrayType,
     DataType,
-    DateType,
     DecimalType,
-    LocalZonedTimestampType,
-    TimestampType,
-    TimeType,
-    VarBinaryType,
-    VarCharType,
+    MapType,
+    MultisetType,
+    RowType,
 )
 from ..errors import InvalidInput
 from ..utils.suggest import did_you_mean
@@ -49,18 +46,44 @@ class InputColumns(frozenset[str]):
         return self
 
 
-def text_read_type(dt: DataType) -> pa.DataType | None:
+class _TextReadTypes(DataTypeVisitor["pa.DataType | None"]):
     """Arrow type text formats read a column as before our checked cast (None = let it infer)."""
-    import pyarrow as pa
 
-    if isinstance(dt, (CharType, VarCharType, BinaryType, VarBinaryType, DateType, TimeType, TimestampType,
-                       LocalZonedTimestampType)):
-        return pa.string()
-    if isinstance(dt, DecimalType):
+    def __init__(self) -> None:
+        import pyarrow as pa
+
+        self.pa = pa
+
+    def visit_atomic(self, dt: DataType) -> pa.DataType | None:
+        return None
+
+    def visit_array(self, dt: ArrayType) -> pa.DataType | None:
+        return None
+
+    def visit_multiset(self, dt: MultisetType) -> pa.DataType | None:
+        return None
+
+    def visit_map(self, dt: MapType) -> pa.DataType | None:
+        return None
+
+    def visit_row(self, dt: RowType) -> pa.DataType | None:
+        return None
+
+    def _text(self, dt: DataType) -> pa.DataType | None:
+        return self.pa.string()
+
+    visit_char = visit_varchar = visit_binary = visit_varbinary = _text
+    visit_date = visit_time = visit_timestamp = visit_local_zoned_timestamp = _text
+
+    def visit_decimal(self, dt: DecimalType) -> pa.DataType | None:
         # widest scale that still holds every integer digit the column can: exact text, any loss
         # is then reported by the checked cast (with its row)
-        return pa.decimal128(38, 38 - (dt.precision - dt.scale))
-    return None
+        return self.pa.decimal128(38, 38 - (dt.precision - dt.scale))
+
+
+def text_read_type(dt: DataType) -> pa.DataType | None:
+    """Arrow type text formats read a column as before our checked cast (None = let it infer)."""
+    return _TextReadTypes().visit(dt)
 
 
 def read_parquet(stream: IO[bytes], source: str, wanted: AbstractSet[str]) -> Iterator[pa.Table]:
