@@ -93,11 +93,15 @@ class SplitRead:
             out.update(read_deletion_vectors(self.table.file_io, path, metas))
         return out
 
-    def finish(self, t: pa.Table) -> pa.Table:
-        """Defaults, filter, projection, row kind: the tail shared by both table kinds."""
+    def finish(self, t: pa.Table, constants: dict[str, pa.Scalar] | None = None) -> pa.Table:
+        """Defaults, filter, projection, row kind: the tail shared by both table kinds.
+        ``constants`` (columns the predicate does not name) are added after the filter, so
+        only the rows it keeps get them."""
         t = self._fill_defaults(t)
         if self.predicate is not None:
             t = self.predicate.filter(t)
+        if constants:
+            t = with_constants(t, constants)
         cols = [t.column(n) for n in self.projection]
         names = list(self.projection)
         if self.with_row_kind:
@@ -123,7 +127,7 @@ class SplitRead:
                 out[key] = pa.scalar(None, type=arrow_field(f).type)
                 continue
             vals, lit_type = arrow_values([value], f.type)
-            out[key] = pa.scalar(vals[0], type=lit_type)
+            out[key] = pa.scalar(vals[0], type=lit_type).cast(arrow_field(f).type)
         return out
 
     def _fill_defaults(self, t: pa.Table) -> pa.Table:
@@ -383,16 +387,35 @@ class RawFileSplitRead(SplitRead):
 
     def _finish_piece(self, unit: _Unit, t: pa.Table, offset: int, target: list[DataField]) -> pa.Table:
         system = system_columns(unit.meta, t, offset, self.system_columns) if self.system_columns else {}
-        t = evolve(t, unit.file_fields, target)
-        for name, value in unit.constants.items():
-            i = t.column_names.index(name)
-            typ = t.schema.field(i).type
-            t = t.set_column(i, t.schema.field(i), pa.repeat(value.cast(typ), t.num_rows))
+        late = self._late_constants(unit.constants)
+        t = evolve(t, unit.file_fields, [f for f in target if f.name not in late] if late else target)
+        t = with_constants(t, {k: v for k, v in unit.constants.items() if k not in late})
         # by physical position: taken before the deletion vector drops rows
         t = with_system_columns(t, system)
         if unit.dv is not None:
             t = drop_deleted(t, unit.dv, offset)
-        return self.finish(t)
+        return self.finish(t, late)
+
+    def _late_constants(self, constants: dict[str, pa.Scalar]) -> dict[str, pa.Scalar]:
+        """The partition constants a filtering read adds after its filter: those the
+        predicate does not name, and not NULL (a NULL may still take the column's default
+        value before the filter). A selective read then repeats them for the kept rows only."""
+        if self.predicate is None or not constants:
+            return {}
+        named = self.predicate.columns()
+        return {k: v for k, v in constants.items() if k not in named and v.is_valid}
+
+
+def with_constants(t: pa.Table, constants: dict[str, pa.Scalar]) -> pa.Table:
+    """``t`` with each ``constants`` column holding its value in every row (replaced in
+    place where ``t`` has the column, appended otherwise)."""
+    for name, value in constants.items():
+        if name in t.column_names:
+            i = t.column_names.index(name)
+            t = t.set_column(i, t.schema.field(i), pa.repeat(value.cast(t.schema.field(i).type), t.num_rows))
+        else:
+            t = t.append_column(name, pa.repeat(value, t.num_rows))
+    return t
 
 
 def file_columns(file_fields: list[DataField], target: list[DataField]) -> list[str]:

@@ -17,7 +17,6 @@ from ..io.fileio import FileIO, join
 from ..io.paths import MAIN_BRANCH, branch_path, check_file_name, schema_dir
 from ..schema.schema_manager import SchemaManager
 from ..utils.json_util import dumps_jackson, loads_metadata
-from ..utils.workers import map_ordered
 
 CURRENT_VERSION = 3
 TABLE_STORE_02_VERSION = 1
@@ -510,6 +509,8 @@ class SnapshotManager:
         # chunks keep the per-task overhead small when there are thousands of files
         chunk = max(1, len(ids) // (threads * 4))
         groups = [ids[i : i + chunk] for i in range(0, len(ids), chunk)]
+        from ..utils.workers import map_ordered  # loads concurrent.futures: not on `inspect snapshots`' start-up
+
         results = map_ordered(lambda g: [self.try_snapshot(i) for i in g], groups, threads, "paimon-snapshots")
         return [s for group in results for s in group]
 

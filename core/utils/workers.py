@@ -18,13 +18,15 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import TYPE_CHECKING, TypeVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TypeVar
 
 from . import interrupt
 
-# concurrent.futures (and the logging it imports) loads when a pool is first made (issue 28).
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+# Importing this module loads concurrent.futures (and the logging it imports, ~5 ms): the
+# modules whose work always runs on a pool (reads, writes) import it at the top, so that cost
+# is part of loading them, not of their first call; start-up paths that rarely need a pool
+# (the snapshot reader behind `inspect snapshots`) import it where they make one.
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -34,8 +36,6 @@ R = TypeVar("R")
 def worker_pool(workers: int, name: str) -> Iterator[ThreadPoolExecutor]:
     """A thread pool joined whenever the block is left; on an error or interrupt the tasks not
     started yet are cancelled, the running ones are waited for."""
-    from concurrent.futures import ThreadPoolExecutor
-
     pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=name)
     try:
         yield pool

@@ -236,7 +236,9 @@ def test_partition_columns_filled_from_the_partition_value(catalog: FileSystemCa
     assert sorted(zip(only.column("p").to_pylist(), only.column("s").to_pylist(), strict=True), key=str) == \
         sorted(((r["p"], r["s"]) for r in rows), key=str)
     for where in ("p = 1", "p IS NULL", "s = 's1' AND d >= DATE '2024-01-10'", "x > 150 AND s IS NULL",
-                  "x = 7 AND p = 2", "x = 8 OR p = 1", "p = 1 AND (x < 3 OR x > 190)"):
+                  "x = 7 AND p = 2", "x = 8 OR p = 1", "p = 1 AND (x < 3 OR x > 190)",
+                  # on value columns alone: the partition columns are filled after the filter
+                  "x > 150", "x < 20 OR x > 180", "x = 3", "x < 0"):
         pred = parse_predicate(where, table.schema.fields)
         out = TableRead(table, predicate=pred).to_arrow()
         assert out.equals(pred.filter(got)), where
