@@ -35,7 +35,6 @@ from ..table.file_store_table import FileStoreTable
 from .read_plan import Split
 from .split_read import SplitRead, drop_deleted, file_columns
 
-
 # A split whose files' estimated decoded size (file sizes x the Parquet/ORC-to-Arrow ratio the
 # merge reader sizes its batches by) exceeds this is merged streaming: the in-memory merge
 # holds the decoded records, their sorted copy and the result at once (~3x).
@@ -66,7 +65,9 @@ class MergeFileSplitRead(SplitRead):
 
     def read_streamed(self, split: Split) -> Iterator[pa.Table]:
         """The split's finished rows, a key range at a time, memory bounded by the merge
-        reader's budget whatever the split's size; the rows of :meth:`load_and_merge`."""
+        reader's budget whatever the split's size; the rows of :meth:`load_and_merge`. The
+        key prefilter is left to :meth:`finish`'s filter after the merge (a key's records all
+        agree on its key columns, so the same keys go)."""
         from ..io import paths
         from ..mergetree.levels import interval_partition, key_function
         from ..mergetree.sort_merge import MergeReader

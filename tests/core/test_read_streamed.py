@@ -248,22 +248,29 @@ import resource, sys
 from paimon_cli.core.catalog.filesystem import FileSystemCatalog
 from paimon_cli.core.operation import merge_split_read
 from paimon_cli.core.operation.read import TableRead
-if sys.argv[2] == "streamed":
+if sys.argv[2] != "memory":
     merge_split_read.STREAM_SPLIT_BYTES = 0
+if sys.argv[2] == "streamed-small":
+    merge_split_read.STREAM_BATCH_ROWS = 8192
 t = FileSystemCatalog(sys.argv[1]).get_table("db.big")
+# what any read loads first, so the growth below is the data's
+import numpy, pyarrow.compute, pyarrow.parquet
+import paimon_cli.core.mergetree.changelog, paimon_cli.core.mergetree.levels, paimon_cli.core.mergetree.sort_merge
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-rows = total = 0
+import pyarrow.compute as pc
+rows = total = ids = 0
 for b in TableRead(t).iter_batches():
     rows += b.num_rows
-    total += b.nbytes
-print(rows, total, base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    ids += pc.sum(b.column("id")).as_py()
+    total += 8 * b.num_rows + pc.sum(pc.utf8_length(b.column("s"))).as_py()
+print(rows, ids, total, base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
 @pytest.mark.slow
 def test_streamed_read_peak_memory_stays_below_the_bucket(tmp_path: Path) -> None:
-    """One bucket of ~3 x 800,000 records with 100-character values (~300 MB decoded, 3 sorted
-    runs): the streamed read's peak RSS grows by well under the data it returns, where the
+    """One bucket of 3 x 800,000 records with ~200-character values (3 sorted runs, half of
+    each overlapping the next; 1,600,000 merged rows, ~330 MiB): the streamed read's peak RSS grows by well under the data it returns, where the
     in-memory merge holds it all."""
     wh = str(tmp_path / "wh")
     make = textwrap.dedent("""
@@ -275,7 +282,7 @@ def test_streamed_read_peak_memory_stays_below_the_bucket(tmp_path: Path) -> Non
         from paimon_cli.core.operation.write import TableWrite
         from paimon_cli.core.schema.table_schema import Schema
         cat = FileSystemCatalog(sys.argv[1])
-        cat.create_table("db.big", Schema.of([("id", BigIntType(nullable=False), None), ("s", VarCharType(200), None)],
+        cat.create_table("db.big", Schema.of([("id", BigIntType(nullable=False), None), ("s", VarCharType(300), None)],
                          primary_keys=["id"], options={"bucket": "1", "write-only": "true",
                                                        "file.compression": "zstd"}))
         n = 800_000
@@ -283,7 +290,7 @@ def test_streamed_read_peak_memory_stays_below_the_bucket(tmp_path: Path) -> Non
         for c in range(3):
             ids = np.arange(c * n // 2, c * n // 2 + n, dtype=np.int64)
             tail = pa.array(rng.integers(0, 1 << 62, n).astype(str))
-            s = pc.binary_join_element_wise(pa.array(np.full(n, f"{c}" * 80)), tail, "-")
+            s = pc.binary_join_element_wise(pa.array(np.full(n, f"{c}" * 180)), tail, "-")
             t = cat.get_table("db.big")
             tw = TableWrite(t)
             tw.write_arrow(pa.table({"id": ids, "s": s}))
@@ -292,14 +299,19 @@ def test_streamed_read_peak_memory_stays_below_the_bucket(tmp_path: Path) -> Non
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     subprocess.run([sys.executable, "-c", make, wh], check=True, env=env, timeout=600)
     out = {}
-    for mode in ("streamed", "memory"):
+    for mode in ("streamed-small", "streamed", "memory"):
         res = subprocess.run([sys.executable, "-c", _PEAK, wh, mode], check=True, env=env, timeout=600,
                              capture_output=True, text=True)
-        rows, total, base, peak = (int(x) for x in res.stdout.split())
-        out[mode] = (rows, total, (peak - base) * 1024)  # ru_maxrss: KiB on Linux
-    rows, total, grown = out["streamed"]
-    assert rows == 2_000_000 and out["memory"][:2] == (rows, total)
-    assert total > 200 << 20
-    assert grown < total / 3, out  # streamed: bounded by the merge reader's budget
-    assert out["memory"][2] > total, out  # the in-memory merge holds the whole bucket (and more)
+        rows, ids, total, base, peak = (int(x) for x in res.stdout.split())
+        out[mode] = (rows, ids, total, (peak - base) * 1024)  # ru_maxrss: KiB on Linux
+    rows, ids, total, grown = out["streamed-small"]
+    print(out)
+    assert rows == 1_600_000 and ids == sum(range(rows))
+    assert out["streamed"][:3] == out["memory"][:3] == (rows, ids, total)
+    assert total > 300 << 20
+    assert grown < total / 4, out  # a lowered budget: a small fraction of the bucket
+    # the default budget: a few of the reader's batches per run (65,536 rows at most), far
+    # below the in-memory merge
+    assert out["streamed"][3] < out["memory"][3] / 4, out
+    assert out["memory"][3] > total, out  # the in-memory merge holds the whole bucket (and more)
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss > 0
