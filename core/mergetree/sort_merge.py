@@ -19,6 +19,10 @@ by field id; deletion vectors of input files drop their rows.
 For lookup / deletion-vector maintenance (package "lookup") a chunk can also carry its
 un-merged records with ``_RUN_`` (run index), ``_LEVEL_``, ``_FILE_`` (index into
 :attr:`MergeReader.files`) and ``_POS_`` (row position in that file) columns.
+
+Reads of big splits (:mod:`core.operation.merge_split_read`) merge through the same reader:
+``fields`` narrows the value columns decoded, ``one_high_level`` keeps one high-level record
+per key before merging (lookup-mode tables, as the in-memory read does).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from .merge_function import merge
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ..data.types import DataField
     from ..index.deletion_vectors import DeletionVector
     from ..manifest.manifest import DataFileMeta
     from ..schema.options import CoreOptions
@@ -52,9 +57,10 @@ LEVEL_COL = "_LEVEL_"
 FILE_COL = "_FILE_"
 POS_COL = "_POS_"
 ANNOTATIONS = (RUN_COL, LEVEL_COL, FILE_COL, POS_COL)
+HIGH_LEVEL_COL = "_LEVEL"  # the file's level for ``one_high_level`` (core.mergetree.changelog.LEVEL)
 BUDGET_ROWS = 1 << 20  # buffered rows over all runs (about)
 BUDGET_BYTES = 64 << 20  # buffered Arrow bytes over all runs (about; wide rows read smaller batches)
-_ARROW_PER_FILE_BYTE = 4.0  # rough decoded/compressed ratio to size batches before reading
+ARROW_PER_FILE_BYTE = 4.0  # rough decoded/compressed ratio to size batches before reading
 MIN_BATCH_ROWS = 512
 MAX_BATCH_ROWS = 65536
 
@@ -76,6 +82,9 @@ class MergeReader:
     ``levels``: the level of each run (annotations only). ``drop_delete``: drop keys whose
     merged record is a retraction. ``merge_records=False`` skips merging (``merged`` is
     None; for callers that fold ``raw`` themselves). ``deletion_vectors`` by file name.
+    ``fields``: the value columns to decode (default: all; must hold the trimmed keys and what
+    the merge engine reads). ``one_high_level``: of a key's records on levels > 0 only one
+    takes part in the merge (:func:`core.mergetree.changelog.keep_one_high_level`).
     """
 
     def __init__(
@@ -93,7 +102,11 @@ class MergeReader:
         batch_rows: int | None = None,
         schema: TableSchema | None = None,
         options: CoreOptions | None = None,
+        fields: list[DataField] | None = None,
+        one_high_level: bool = False,
     ) -> None:
+        if one_high_level and with_raw:
+            raise ValueError("one_high_level merges the chunk itself: not with with_raw")
         self.table = table
         self.schema = schema if schema is not None else table.schema
         self.options = options if options is not None else self.schema.core_options
@@ -113,7 +126,8 @@ class MergeReader:
         self.key_fields = key_fields(self.schema)
         self.key_names = [f.name for f in self.key_fields]
         self.key_values = [f.name[len(KEY_PREFIX):] for f in self.key_fields]
-        self.target = system_fields() + list(self.schema.fields)
+        self.target = system_fields() + list(fields if fields is not None else self.schema.fields)
+        self.one_high_level = one_high_level
         self._schemas: dict[int, TableSchema] = {}
         self._run_rows = [self.batch_rows] * len(self.runs)  # batch rows of each run's current file
         self.rows_read = 0
@@ -127,7 +141,7 @@ class MergeReader:
         n = max(1, len(self.runs))
         rows = BUDGET_ROWS // n
         if f is not None and f.row_count > 0:
-            width = max(8.0, f.file_size / f.row_count * _ARROW_PER_FILE_BYTE)
+            width = max(8.0, f.file_size / f.row_count * ARROW_PER_FILE_BYTE)
             rows = min(rows, int(BUDGET_BYTES / n / width))
         return max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, rows))
 
@@ -193,6 +207,9 @@ class MergeReader:
                                pa.array(np.full(m, base + fi, dtype=np.int32)),
                                pa.array(pos)]
                     names += list(ANNOTATIONS)
+                elif self.one_high_level:
+                    arrays.append(pa.repeat(pa.scalar(f.level, pa.int32()), t.num_rows))
+                    names.append(HIGH_LEVEL_COL)
                 self.rows_read += t.num_rows
                 yield pa.Table.from_arrays(arrays, names=names)
 
@@ -285,6 +302,11 @@ class MergeReader:
         merged = None
         if self.merge_records:
             data = raw.drop_columns(list(ANNOTATIONS)) if self.with_raw else raw
+            if self.one_high_level:
+                if not single:  # a single run holds each key once: nothing to drop
+                    from .changelog import keep_one_high_level
+                    data = keep_one_high_level(data, self.key_names, self.options)
+                data = data.drop_columns([HIGH_LEVEL_COL])
             merged = self._merge(data, single)
         return MergedChunk(merged, raw if self.with_raw else None, single)
 

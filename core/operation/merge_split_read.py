@@ -8,6 +8,15 @@ where the merge keeps whole records), then filtered and projected. Decoding
 (:meth:`MergeFileSplitRead.load`) and merging (:meth:`MergeFileSplitRead.merge`) are
 separate steps; a read runs both for a split on a worker thread
 (:meth:`MergeFileSplitRead.load_and_merge`), several splits at once.
+
+A split whose files would decode to more than :data:`STREAM_SPLIT_BYTES` is not loaded
+whole: it is read through the compaction's bounded k-way merge of its sorted runs
+(:class:`core.mergetree.sort_merge.MergeReader`, the runs from Java's ``IntervalPartition``),
+a key range at a time (:meth:`MergeFileSplitRead.read_streamed`), so a bucket bigger than
+memory can be read as it can be compacted. Same rows, columns and order as the in-memory
+path: each key range is complete (every record of its keys) and merged by the same
+``merge()``; ranges come in key order, as the in-memory merge sorts. Every merge engine
+streams.
 """
 
 from __future__ import annotations
@@ -21,9 +30,16 @@ from ..format.arrow_schema import KEY_PREFIX, arrow_field, key_fields, key_value
 from ..format.data_file import evolve, read_data_file
 from ..mergetree.changelog import LEVEL, keep_one_high_level
 from ..mergetree.merge_function import merge
+from ..mergetree.sort_merge import ARROW_PER_FILE_BYTE
 from ..table.file_store_table import FileStoreTable
 from .read_plan import Split
 from .split_read import SplitRead, drop_deleted, file_columns
+
+# A split whose files' estimated decoded size (file sizes x the Parquet/ORC-to-Arrow ratio the
+# merge reader sizes its batches by) exceeds this is merged streaming: the in-memory merge
+# holds the decoded records, their sorted copy and the result at once (~3x).
+STREAM_SPLIT_BYTES = 256 << 20
+STREAM_BATCH_ROWS: int | None = None  # rows per run batch of a streamed split (None: the reader's budget)
 
 
 class MergeFileSplitRead(SplitRead):
@@ -36,9 +52,44 @@ class MergeFileSplitRead(SplitRead):
         self.keep_deletes = keep_deletes
 
     def read(self, split: Split) -> Iterator[pa.Table]:
+        if self.streams(split):
+            yield from self.read_streamed(split)
+            return
         t = self.load_and_merge(split)
         if t is not None:
             yield t
+
+    def streams(self, split: Split) -> bool:
+        """Whether ``split`` is merged streaming (:meth:`read_streamed`) rather than in memory."""
+        return estimated_decoded_bytes(split) > STREAM_SPLIT_BYTES
+
+    def read_streamed(self, split: Split) -> Iterator[pa.Table]:
+        """The split's finished rows, a key range at a time, memory bounded by the merge
+        reader's budget whatever the split's size; the rows of :meth:`load_and_merge`. The
+        key prefilter is left to :meth:`finish`'s filter after the merge (a key's records all
+        agree on its key columns, so the same keys go)."""
+        from ..io import paths
+        from ..mergetree.levels import interval_partition, key_function
+        from ..mergetree.sort_merge import MergeReader
+
+        from_row = set(self.partition_columns_from_row())
+        need = [n for n in self.needed_columns() if n not in from_row]
+        key_values = [kf.name[len(KEY_PREFIX):] for kf in key_fields(self.schema)]
+        need += [k for k in key_values if k not in need]
+        fields = [self.schema.field(n) for n in self.schema.field_names if n in need]
+        key = key_function([f.type.copy(nullable=False)
+                            for f in self.schema.logical_trimmed_primary_keys_type.fields])
+        part_dir = paths.partition_path_for(self.schema, split.partition_values)
+        dvs = self.deletion_vectors(split)
+        one_high = self._keeps_one_high_level_record()
+        for section in interval_partition(split.files, key):  # key ranges no file spans, in key order
+            reader = MergeReader(self.table, part_dir, split.bucket, [list(r.files) for r in section],
+                                 drop_delete=not self.keep_deletes, deletion_vectors=dvs,
+                                 batch_rows=STREAM_BATCH_ROWS, schema=self.schema, options=self.options,
+                                 fields=fields, one_high_level=one_high)
+            for chunk in reader:
+                if chunk.merged is not None and chunk.merged.num_rows:
+                    yield self._finish_merged(chunk.merged, split)
 
     def load_and_merge(self, split: Split) -> pa.Table | None:
         """The split's rows, finished: what a worker thread computes per split."""
@@ -116,6 +167,10 @@ class MergeFileSplitRead(SplitRead):
         merged = merge(data, key_names, self.schema, self.options, drop_deletes=not self.keep_deletes,
                        lone_records_as_is=True)
         del data
+        return self._finish_merged(merged, split)
+
+    def _finish_merged(self, merged: pa.Table, split: Split) -> pa.Table:
+        """Merged records (merge layout) -> the read's rows: partition columns, filter, projection."""
         needed = set(self.needed_columns())
         from_row = [self.schema.field(n) for n in self.partition_columns_from_row() if n in needed]
         for name, value in self._partition_constants(split, from_row).items():
@@ -140,3 +195,13 @@ class MergeFileSplitRead(SplitRead):
         if kp is None:
             return None
         return kp.rename({k: prefix + k for k in trimmed})
+
+
+def estimated_decoded_bytes(split: Split) -> int:
+    """What the split's files take decoded (Arrow), estimated from their sizes on disk."""
+    return int(sum(f.file_size for f in split.files) * ARROW_PER_FILE_BYTE)
+
+
+def stream_split_mib() -> float:
+    """:data:`STREAM_SPLIT_BYTES` in MiB (what ``read --explain`` says)."""
+    return round(STREAM_SPLIT_BYTES / (1 << 20), 1)

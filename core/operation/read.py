@@ -3,10 +3,11 @@
 Plan (metadata only, ``read_plan``): the snapshot's live files pruned by partition, bucket,
 level, stats and file indexes, grouped into one split per (partition, bucket).
 
-Read (``split_read`` / ``merge_split_read``): one split at a time, so memory is bounded by
-the largest bucket. Append files are streamed batch by batch; primary-key splits are decoded
-and merged by the table's merge engine on worker threads, the next ones while the caller
-consumes the current one.
+Read (``split_read`` / ``merge_split_read``): one split at a time. Append files are streamed
+batch by batch; primary-key splits are decoded and merged by the table's merge engine on
+worker threads, the next ones while the caller consumes the current one; a primary-key split
+too big for that is merged streaming (its sorted runs k-way, a key range at a time), so
+memory stays bounded whatever the size of a bucket.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from ..utils.suggest import did_you_mean
 from ..utils.workers import prefetch
 from .blob_read import BLOB_AS, blob_arrow_type, blob_columns, check_blob_read
 from .data_evolution_read import DataEvolutionSplitRead
-from .merge_split_read import MergeFileSplitRead
+from .merge_split_read import MergeFileSplitRead, stream_split_mib
 from .read_explain import explain_rows
-from .read_plan import ReadPlan, ReadPlanner
+from .read_plan import Counts, ReadPlan, ReadPlanner
 from .row_tracking import check_system_columns_readable, is_data_evolution, readable_fields
 from .split_read import ROW_KIND_COLUMN, RawFileSplitRead, SplitRead
 
@@ -105,12 +106,20 @@ class TableRead:
 
     def explain(self) -> Rows:
         """The plan's pruning steps; with a predicate on an append table also the Parquet row
-        groups the read would skip by their statistics (their footers are read for that)."""
+        groups the read would skip by their statistics (their footers are read for that); on
+        a primary-key table the buckets merged streaming."""
         row_groups = None
-        reader = self._split_read() if self.predicate is not None else None
+        streamed = None
+        reader = self._split_read() if self.predicate is not None or self.is_pk else None
         if isinstance(reader, RawFileSplitRead):
             row_groups = reader.row_group_counts(self.plan().splits)
-        return explain_rows(self.plan(), self.schema, self.top_level_only, row_groups)
+        if isinstance(reader, MergeFileSplitRead):
+            big = [s for s in self.plan().splits if reader.streams(s)]
+            counts = Counts(len({s.partition for s in big}), len(big), sum(len(s.files) for s in big),
+                            sum(s.row_count for s in big))
+            streamed = (counts, f"bucket(s) whose files decode to more than {stream_split_mib()} MiB "
+                                "(estimated) are merged a key range at a time, in bounded memory")
+        return explain_rows(self.plan(), self.schema, self.top_level_only, row_groups, streamed)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -174,7 +183,8 @@ class TableRead:
         """Result tables split by split, in split order. Primary-key splits are decoded and
         merged on ``_PREFETCH`` worker threads (pyarrow's Parquet decode and take, numpy's
         sort release the GIL); at most ``_PREFETCH`` splits are in flight or wait, so memory
-        stays bounded."""
+        stays bounded. A split too big to merge in memory is merged streaming, a key range at
+        a time, on the consumer's thread (``MergeFileSplitRead.read_streamed``)."""
         splits = self.plan().splits
         reader = self._split_read()
         if isinstance(reader, RawFileSplitRead):
@@ -185,9 +195,16 @@ class TableRead:
             for split in splits:
                 yield from reader.read(split)
             return
-        with contextlib.closing(prefetch(reader.load_and_merge, splits, _PREFETCH, "paimon-read")) as merged:
-            for t in merged:
-                if t is not None:
+        streamed = [reader.streams(s) for s in splits]  # big splits: merged streaming on this thread
+
+        def work(i: int) -> pa.Table | None:
+            return None if streamed[i] else reader.load_and_merge(splits[i])
+
+        with contextlib.closing(prefetch(work, range(len(splits)), _PREFETCH, "paimon-read")) as merged:
+            for i, t in enumerate(merged):
+                if streamed[i]:
+                    yield from reader.read_streamed(splits[i])
+                elif t is not None:
                     yield t
 
 

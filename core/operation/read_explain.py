@@ -14,12 +14,14 @@ EXPLAIN_BRIEF = EXPLAIN_COLUMNS[:-1]
 
 
 def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = False,
-                 row_groups: RowGroupCounts | None = None) -> Rows:
+                 row_groups: RowGroupCounts | None = None, streamed: tuple[Counts, str] | None = None) -> Rows:
     """One row per step: total, the postpone bucket (postpone tables), partition, bucket and
     level pruning, stats, each file index kind, with ``row_groups`` the Parquet row groups of
     the remaining files the read skips by their statistics (files: those skipped whole,
     records: the rows skipped; the note counts row groups) and of the rest those whose
-    predicate columns, decoded first, match no row, and what remains to open."""
+    predicate columns, decoded first, match no row, and what remains to open; with
+    ``streamed`` (primary-key tables: the remaining splits merged a key range at a time, and
+    why) the step ``merged streaming`` after it."""
     steps = [("total", plan.total)]
     if is_postpone_table(schema):
         steps.append(("skipped postpone bucket", plan.skipped_postponed))
@@ -47,6 +49,9 @@ def explain_rows(plan: ReadPlan, schema: TableSchema, top_level_only: bool = Fal
                            f"kept by their statistics match no row in {', '.join(row_groups.probe_columns)} "
                            "(decoded first): their other columns are not decoded")
     steps.append(("remaining", plan.remaining))
+    if streamed is not None:
+        steps.append(("merged streaming", streamed[0]))
+        notes["merged streaming"] = streamed[1]
     rows = [{"step": name, "partitions": c.partitions, "buckets": c.buckets, "files": c.files,
              "records": c.records, "note": notes.get(name)} for name, c in steps]
     return Rows(EXPLAIN_COLUMNS, rows, EXPLAIN_BRIEF)
