@@ -34,7 +34,7 @@ from ..table.catalog_environment import (
 from ..table.identifiers import Identifier, validate_name
 from .base import PAIMON, Catalog, TableEntry, local_location, not_paimon
 from .hive_lock import HeldLock, HiveMetastoreLock, LockSettings
-from .hive_metastore import HiveMetastoreClient, HivePartitionSync
+from .hive_metastore import DEFAULT_CONNECT_TIMEOUT_S, HiveMetastoreClient, HivePartitionSync, socket_timeout_s
 from .hms_table import (
     build_hms_table,
     hms_table_kind,
@@ -44,7 +44,7 @@ from .hms_table import (
     table_parameters,
     update_hms_table,
 )
-from .options import HIVE_CONF_DIR, LOCATION_IN_PROPERTIES, CatalogOptions
+from .options import HIVE_CLIENT_SOCKET_TIMEOUT, HIVE_CONF_DIR, LOCATION_IN_PROPERTIES, CatalogOptions
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -177,6 +177,11 @@ class HiveCatalog(Catalog):
         self.uri = options.required("uri")
         if (options.get(LOCATION_IN_PROPERTIES) or "false").lower() == "true":
             raise NotYetSupported("catalog option location-in-properties=true is not supported yet")
+        # Java sets every catalog option on its HiveConf, over hive-site.xml; the socket
+        # timeout bounds the connect too (Hive's TSocket), unset the connect keeps ours
+        timeout = options.get(HIVE_CLIENT_SOCKET_TIMEOUT, site.get(HIVE_CLIENT_SOCKET_TIMEOUT))
+        self._timeout_s = socket_timeout_s(timeout)
+        self._connect_timeout_s = DEFAULT_CONNECT_TIMEOUT_S if timeout is None else self._timeout_s
         self._client: HiveMetastoreClient | None = None
         self.calls = threading.RLock()  # one Thrift connection: one call at a time
         self._locks: dict[Identifier, HiveTableLock] = {}
@@ -187,7 +192,7 @@ class HiveCatalog(Catalog):
         return self.uri
 
     def _new_client(self) -> HiveMetastoreClient:
-        return HiveMetastoreClient(self.uri)
+        return HiveMetastoreClient(self.uri, connect_timeout_s=self._connect_timeout_s, timeout_s=self._timeout_s)
 
     @property
     def client(self) -> HiveMetastoreClient:
