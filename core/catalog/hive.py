@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported
+from ..io import fileio
 from ..io.commit_lock import TableLock
 from ..io.fileio import _split_scheme
 from ..schema.schema_manager import SchemaManager
@@ -253,6 +254,19 @@ class HiveCatalog(Catalog):
                 fio.delete_empty_dir(local_location(d))
             except Exception:  # noqa: BLE001 - an empty folder left behind harms nothing
                 pass
+
+    def new_table_location(self, ident: Identifier) -> str:
+        """Java's ``HiveCatalog.getTableLocation`` for a table the metastore lacks (0.9 to 2.x):
+        ``<the database's locationUri>/<table>``, so a database created elsewhere than
+        ``<warehouse>/<db>.db`` keeps its tables; the warehouse default when the metastore has
+        no such database (or it has no location)."""
+        try:
+            db = self._call(lambda c: c.get_database(ident.database))
+        except NotFound:
+            db = None
+        if db is None or not db.locationUri:
+            return super().new_table_location(ident)
+        return fileio.join(db.locationUri.rstrip("/"), ident.table)
 
     # -- tables ---------------------------------------------------------------------------------
 
