@@ -106,3 +106,22 @@ def test_writing_a_value_nanoseconds_cannot_hold_is_refused(tmp_path: Path, name
     assert res.exit_code == 4 and "row 1, column 'ts'" in res.stderr and "TIMESTAMP(9)" in res.stderr, res.stderr
     assert not (tmp_path / "wh" / "db.db" / "t" / "snapshot").exists() or \
         not list((tmp_path / "wh" / "db.db" / "t" / "snapshot").glob("snapshot-*"))
+
+
+def test_a_where_literal_nanoseconds_cannot_hold_is_invalid_input(tmp_path: Path) -> None:
+    """Was a raw OverflowError (exit 1); a TIMESTAMP(6) column still takes such a literal."""
+    from typer.testing import CliRunner
+
+    from paimon_cli.app import app
+
+    wh = str(tmp_path / "wh")
+    run = CliRunner().invoke
+    assert run(app, ["create", "db.t", "--schema", "id INT, ts TIMESTAMP(9), us TIMESTAMP(6)", "-w", wh]).exit_code == 0
+    (tmp_path / "a.csv").write_text("id,ts,us\n1,2024-01-01 00:00:00.123456789,2024-01-01 00:00:00\n")
+    assert run(app, ["write", "db.t", str(tmp_path / "a.csv"), "-w", wh]).exit_code == 0
+    for literal in ("1500-01-01 00:00:00", "2500-01-01"):
+        res = run(app, ["read", "db.t", "--where", f"ts > '{literal}'", "-w", wh])
+        lines = res.stderr.splitlines()
+        assert res.exit_code == 4 and len(lines) == 1 and "outside 1677-09-21..2262-04-11" in lines[0], res.stderr
+    res = run(app, ["read", "db.t", "--where", "us > '1500-01-01 00:00:00'", "-w", wh, "-o", "json"])
+    assert res.exit_code == 0 and '"id": 1' in res.stdout.replace('"id":1', '"id": 1'), res.stdout + res.stderr
