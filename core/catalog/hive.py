@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported
+from ..io import fileio
 from ..io.commit_lock import TableLock
 from ..io.fileio import _split_scheme
 from ..schema.schema_manager import SchemaManager
@@ -34,7 +35,7 @@ from ..table.catalog_environment import (
 from ..table.identifiers import Identifier, validate_name
 from .base import PAIMON, Catalog, TableEntry, local_location, not_paimon
 from .hive_lock import HeldLock, HiveMetastoreLock, LockSettings
-from .hive_metastore import HiveMetastoreClient, HivePartitionSync
+from .hive_metastore import DEFAULT_CONNECT_TIMEOUT_S, HiveMetastoreClient, HivePartitionSync, socket_timeout_s
 from .hms_table import (
     build_hms_table,
     hms_table_kind,
@@ -44,7 +45,7 @@ from .hms_table import (
     table_parameters,
     update_hms_table,
 )
-from .options import HIVE_CONF_DIR, LOCATION_IN_PROPERTIES, CatalogOptions
+from .options import HIVE_CLIENT_SOCKET_TIMEOUT, HIVE_CONF_DIR, LOCATION_IN_PROPERTIES, CatalogOptions
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -177,6 +178,11 @@ class HiveCatalog(Catalog):
         self.uri = options.required("uri")
         if (options.get(LOCATION_IN_PROPERTIES) or "false").lower() == "true":
             raise NotYetSupported("catalog option location-in-properties=true is not supported yet")
+        # Java sets every catalog option on its HiveConf, over hive-site.xml; the socket
+        # timeout bounds the connect too (Hive's TSocket), unset the connect keeps ours
+        timeout = options.get(HIVE_CLIENT_SOCKET_TIMEOUT, site.get(HIVE_CLIENT_SOCKET_TIMEOUT))
+        self._timeout_s = socket_timeout_s(timeout)
+        self._connect_timeout_s = DEFAULT_CONNECT_TIMEOUT_S if timeout is None else self._timeout_s
         self._client: HiveMetastoreClient | None = None
         self.calls = threading.RLock()  # one Thrift connection: one call at a time
         self._locks: dict[Identifier, HiveTableLock] = {}
@@ -187,7 +193,7 @@ class HiveCatalog(Catalog):
         return self.uri
 
     def _new_client(self) -> HiveMetastoreClient:
-        return HiveMetastoreClient(self.uri)
+        return HiveMetastoreClient(self.uri, connect_timeout_s=self._connect_timeout_s, timeout_s=self._timeout_s)
 
     @property
     def client(self) -> HiveMetastoreClient:
@@ -248,6 +254,19 @@ class HiveCatalog(Catalog):
                 fio.delete_empty_dir(local_location(d))
             except Exception:  # noqa: BLE001 - an empty folder left behind harms nothing
                 pass
+
+    def new_table_location(self, ident: Identifier) -> str:
+        """Java's ``HiveCatalog.getTableLocation`` for a table the metastore lacks (0.9 to 2.x):
+        ``<the database's locationUri>/<table>``, so a database created elsewhere than
+        ``<warehouse>/<db>.db`` keeps its tables; the warehouse default when the metastore has
+        no such database (or it has no location)."""
+        try:
+            db = self._call(lambda c: c.get_database(ident.database))
+        except NotFound:
+            db = None
+        if db is None or not db.locationUri:
+            return super().new_table_location(ident)
+        return fileio.join(db.locationUri.rstrip("/"), ident.table)
 
     # -- tables ---------------------------------------------------------------------------------
 

@@ -35,13 +35,18 @@ from ..errors import (
     NotYetSupported,
     OutcomeUnknown,
 )
+from ..utils.durations import parse_hive_time_millis
 from .hms_table import build_partition
 from .hms_table import hms_table_kind as hms_table_kind  # hive_migrate imports it from here
+from .options import HIVE_CLIENT_SOCKET_TIMEOUT
 
 if TYPE_CHECKING:
     from pymetastore.hive_metastore import ttypes
 
 T = TypeVar("T")
+
+DEFAULT_SOCKET_TIMEOUT_S = 600.0  # HiveConf's hive.metastore.client.socket.timeout (Hive 2.x, 3.x)
+DEFAULT_CONNECT_TIMEOUT_S = 10.0  # Java uses the socket timeout; a dead host is told sooner here
 
 # -- the client --------------------------------------------------------------------------------
 
@@ -76,14 +81,16 @@ class HiveMetastoreClient:
     """One Thrift connection to a metastore, reopened after a failure (not thread-safe).
 
     ``uris``: one or more ``thrift://host:port`` separated by commas, tried in order (Java
-    shuffles them). ``connect_timeout_s`` bounds each connect, ``timeout_s`` every call.
+    shuffles them). ``connect_timeout_s`` bounds each connect, ``timeout_s`` every call (None:
+    no bound, as Java's ``hive.metastore.client.socket.timeout=0``).
     Reads and idempotent changes (unlock, heartbeat, adding or dropping partitions) are retried
     once on a fresh connection; other changes never are (a lost answer is
     :class:`OutcomeUnknown`), and go out only on a connection the metastore has not closed, so
     a metastore that stopped between two calls is unreachable (exit 8), not an unknown outcome.
     """
 
-    def __init__(self, uris: str, *, connect_timeout_s: float = 10.0, timeout_s: float = 60.0) -> None:
+    def __init__(self, uris: str, *, connect_timeout_s: float | None = DEFAULT_CONNECT_TIMEOUT_S,
+                 timeout_s: float | None = DEFAULT_SOCKET_TIMEOUT_S) -> None:
         self.uris = uris
         self.hosts = parse_metastore_uris(uris)
         self.connect_timeout_s = connect_timeout_s
@@ -106,14 +113,14 @@ class HiveMetastoreClient:
         problems = []
         for host, port in self.hosts:
             sock = TSocket.TSocket(host, port)
-            sock.setTimeout(self.connect_timeout_s * 1000)
+            sock.setTimeout(None if self.connect_timeout_s is None else self.connect_timeout_s * 1000)
             transport = TTransport.TBufferedTransport(sock)
             try:
                 transport.open()
             except _thrift_errors() as err:
                 problems.append(f"{host}:{port}: {_reason(err)}")
                 continue
-            sock.setTimeout(self.timeout_s * 1000)
+            sock.setTimeout(None if self.timeout_s is None else self.timeout_s * 1000)
             self._transport = transport
             self._client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
             self.connected_to = f"thrift://{host}:{port}"
@@ -172,6 +179,8 @@ class HiveMetastoreClient:
             except _thrift_errors() as err:
                 where = self.connected_to or self.uris
                 self.close()
+                if _timed_out(err):
+                    err = TimeoutError(f"no answer within {self.timeout_s:g} s ({HIVE_CLIENT_SOCKET_TIMEOUT})")
                 if mutating and not idempotent:
                     raise OutcomeUnknown(
                         f"{what}: lost the Hive Metastore at {where} before its answer ({_reason(err)}); "
@@ -330,6 +339,25 @@ class HiveMetastoreClient:
 def _message(err: BaseException) -> str:
     msg = getattr(err, "message", None)
     return str(msg) if msg else (str(err) or type(err).__name__)
+
+
+def socket_timeout_s(text: str | None) -> float | None:
+    """``hive.metastore.client.socket.timeout`` as Java's HiveConf reads it (a bare number is
+    seconds; ``0`` means no timeout); unset, HiveConf's default."""
+    if text is None:
+        return DEFAULT_SOCKET_TIMEOUT_S
+    millis = parse_hive_time_millis(text, HIVE_CLIENT_SOCKET_TIMEOUT, 1_000_000_000)
+    if millis > 2**31 - 1:  # Java keeps it in an int of milliseconds
+        raise InvalidInput(f"{HIVE_CLIENT_SOCKET_TIMEOUT}={text!r}: too long (at most 24 days)")
+    return millis / 1000 if millis else None
+
+
+def _timed_out(err: BaseException) -> bool:
+    from thrift.transport.TTransport import TTransportException
+
+    if isinstance(err, TTransportException) and err.type == TTransportException.TIMED_OUT:
+        return True
+    return isinstance(err, TimeoutError) or isinstance(getattr(err, "inner", None), TimeoutError)
 
 
 def _reason(err: BaseException) -> str:

@@ -31,6 +31,8 @@ CATALOG_KEY = "catalog-key"  # JDBC
 JDBC_PREFIX = "jdbc."  # JDBC connection properties: jdbc.user, jdbc.password, ...
 HIVE_CONF_DIR = "hive-conf-dir"
 LOCATION_IN_PROPERTIES = "location-in-properties"  # Hive
+# Hive: every catalog option is set on Java's HiveConf, so a HiveConf key works as one
+HIVE_CLIENT_SOCKET_TIMEOUT = "hive.metastore.client.socket.timeout"
 CLIENT_POOL_SIZE = "client-pool-size"
 # REST (Java RESTCatalogOptions; prefix and data-token.enabled usually come from the server's config)
 TOKEN_PROVIDER = "token.provider"
@@ -43,7 +45,7 @@ DLF_PREFIX = "dlf."  # Alibaba DLF signing (dlf.region, dlf.access-key-id, ...):
 ACTED_ON = (
     WAREHOUSE, METASTORE, URI, TABLE_TYPE, LOCK_ENABLED, LOCK_TYPE, LOCK_ACQUIRE_TIMEOUT, LOCK_CHECK_MAX_SLEEP,
     SYNC_ALL_PROPERTIES, CATALOG_KEY, HIVE_CONF_DIR, LOCATION_IN_PROPERTIES, TOKEN_PROVIDER, TOKEN, PREFIX,
-    DATA_TOKEN_ENABLED,
+    DATA_TOKEN_ENABLED, HIVE_CLIENT_SOCKET_TIMEOUT,
 )
 # Java engine tuning that changes nothing a maintenance command does: accepted, no effect
 NO_EFFECT = (

@@ -200,6 +200,11 @@ class _LiteralCoercion(DataTypeVisitor[Any]):
             ts = parse_timestamp_literal(self.raw.text, ltz)
             if ts is None:
                 raise self._bad(t, "expected yyyy-mm-dd[ hh:mm[:ss[.fffffffff]]]")
+            nanos = ts.millisecond * 1_000_000 + ts.nano_of_millisecond
+            if getattr(t, "precision", 6) > 6 and not -2**63 <= nanos < 2**63:
+                # values of TIMESTAMP(7..9) are held in int64 nanoseconds (and refused beyond, see
+                # parquet_int96): a literal there cannot be compared with them
+                raise self._bad(t, "outside 1677-09-21..2262-04-11, the range of nanosecond timestamps")
             return ts
         raise self._bad(t, "expected TIMESTAMP 'yyyy-mm-dd hh:mm:ss'")
 

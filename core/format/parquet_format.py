@@ -6,6 +6,9 @@
   by precision (``ParquetTimestampVector``).
 * Decimals use INT32/INT64/FIXED by precision (``store_decimal_as_integer``), like Java.
 * Field ids are written because Java 1.0+ does and engines use them for evolution.
+* Reading INT96: pyarrow's nanoseconds wrap silently outside 1677-09-21..2262-04-11, so the raw
+  values of INT96 columns are checked first and a file holding one outside is refused
+  (:mod:`.parquet_int96`); files without INT96 pay a scan of their footer's leaf columns.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput
+from .parquet_int96 import check_int96, int96_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -131,6 +135,9 @@ def iter_parquet(
         try:
             pf = (pq.ParquetFile(f, buffer_size=1 << 20, pre_buffer=False) if low_memory
                   else pq.ParquetFile(f))
+            int96 = int96_columns(pf.schema, names)
+            if int96:
+                check_int96(f, path, pf.metadata, row_groups, int96)
             for b in pf.iter_batches(batch_size=batch_rows, row_groups=row_groups, columns=names,
                                       use_threads=False):
                 yield from convert(b).to_batches()
@@ -148,7 +155,11 @@ def read_parquet(file_io: FileIO, path: str, names: list[str]) -> pa.Table:
             # raises (see FileIO.open_arrow_input)
             pf = pq.ParquetFile(f)
             present = set(pf.schema_arrow.names)
-            return pf.read(columns=[n for n in names if n in present], use_threads=False)
+            columns = [n for n in names if n in present]
+            int96 = int96_columns(pf.schema, columns)
+            if int96:
+                check_int96(f, path, pf.metadata, None, int96)
+            return pf.read(columns=columns, use_threads=False)
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise CorruptMetadata(path, f"cannot read Parquet: {e}") from e
 
@@ -175,6 +186,9 @@ def read_parquet_row_group(
 
     with file_io.open_arrow_input(path) as f:
         try:
+            int96 = int96_columns(metadata.schema, names)
+            if int96:
+                check_int96(f, path, metadata, [index], int96)
             pf = pq.ParquetFile(f, metadata=metadata)
             return pf.read_row_group(index, columns=names, use_threads=file_io.is_local)
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError

@@ -189,3 +189,29 @@ def _duration_millis(text: str, flag: str) -> int | None:
     if value != value.to_integral_value():
         raise InvalidInput(f"{flag} {text!r}: finer than a millisecond")
     return int(value)
+
+
+# HiveConf.unitFor: a unit is its short name or any word starting with its long prefix
+_HIVE_UNITS = (("d", "day", _DAY * _NANOS_PER_MILLI), ("h", "hour", 3_600_000 * _NANOS_PER_MILLI),
+               ("m", "min", 60_000 * _NANOS_PER_MILLI), ("s", "sec", 1_000 * _NANOS_PER_MILLI),
+               ("ms", "msec", _NANOS_PER_MILLI), ("us", "usec", 1_000), ("ns", "nsec", 1))
+
+
+def parse_hive_time_millis(text: str, key: str, default_unit_nanos: int) -> int:
+    """A time-valued Hive setting (``HiveConf.toTime``) to milliseconds, truncated as Java's
+    ``TimeUnit.convert``: whole number, then an optional unit (``600s``, ``10min``, ``2 h``,
+    ``1500ms``, ``30sec``); no unit (or ``l``) means the setting's own unit. Negative values
+    are refused (Java's socket would refuse them later)."""
+    trimmed = _java_trim(text)
+    body = trimmed.lstrip("-")
+    digits = len(body) - len(body.lstrip("0123456789"))
+    number, unit = trimmed[:len(trimmed) - len(body) + digits], _java_trim(body[digits:]).lower()
+    nanos = default_unit_nanos if unit in ("", "l") else next(
+        (ns for short, prefix, ns in _HIVE_UNITS if unit == short or unit.startswith(prefix)), None)
+    if digits == 0 or number.count("-") > 1 or nanos is None:
+        raise InvalidInput(f"{key}={text!r}: not a time (e.g. 600s, 10min, 1500ms; a bare number is "
+                           "in the setting's unit)")
+    value = int(number)
+    if value < 0:
+        raise InvalidInput(f"{key}={text!r}: must not be negative")
+    return value * nanos // _NANOS_PER_MILLI

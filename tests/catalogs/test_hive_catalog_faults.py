@@ -197,19 +197,20 @@ def test_metastore_stopped_in_the_middle_of_commands(
 def test_metastore_hung_while_a_commit_asks_for_the_lock(
         running_metastore: HiveMetastoreServer, java_hive: JavaPaimon, tmp_path: Path) -> None:
     """The metastore freezes (SIGSTOP) just as ``write`` sends its lock request; the call times
-    out (60 s), the metastore wakes up and grants the request nobody waits for. The command
-    finds that lock by its request's agent info, releases it and exits 8 in one line: nothing
+    out (``hive.metastore.client.socket.timeout=20s``; Java's default is 600 s), the metastore
+    wakes up and grants the request nobody waits for. The command finds that lock by its request's agent info, releases it and exits 8 in one line: nothing
     was committed and no lock is left (without this, only Hive's house-keeping -- off in most
     metastores -- would ever free the table again)."""
     server, wh, db = running_metastore, tmp_path / "wh", fresh_db("hung")
     spec = hive_spec(server, wh, **LOCK)
     java_hive.create_table(spec, db, "t", COLUMNS, ["id", "dt"], ["dt"], {"bucket": "1"})
     java_hive.write(spec, db, "t", rows((1, "a")))
-    proc = spawn("call:lock", ["write", f"{db}.t", csv_of(tmp_path / "w.csv", rows((2, "a"))), *cat_args(server, wh)])
+    proc = spawn("call:lock", ["write", f"{db}.t", csv_of(tmp_path / "w.csv", rows((2, "a"))),
+                               *cat_args(server, wh, **{"hive.metastore.client.socket.timeout": "20s"})])
     wait_stopped(proc)
     server.pause()
     os.kill(proc.pid, signal.SIGCONT)
-    time.sleep(62)  # past the client's 60 s call timeout
+    time.sleep(22)  # past the client's 20 s call timeout
     server.resume()
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 8 and len(err.strip().splitlines()) == 1, err
