@@ -137,3 +137,23 @@ def csv_lines(columns: list[pa.Array]) -> Any:
         rows = rows.combine_chunks()
     offsets = np.frombuffer(rows.buffers()[1], dtype=np.int32)[rows.offset: rows.offset + len(rows) + 1]
     return rows.buffers()[2][int(offsets[0]): int(offsets[-1])]
+
+
+_JSON_ESCAPES = [("\\", "\\\\"), ('"', '\\"'), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\b", "\\b"), ("\f", "\\f")]
+
+
+def json_strings(texts: pa.Array) -> pa.Array:
+    """Each string as a JSON string literal, as ``json`` writes it with ``ensure_ascii=False``
+    (``json.encoder.encode_basestring``): quoted, backslash and quote escaped, the control
+    characters as ``\\n``-style or ``\\u00XX`` escapes, everything else as it is. NULL stays NULL."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    texts = texts.cast(pa.string())
+    if pc.any(pc.match_substring_regex(texts, r'[\x00-\x1f"\\]')).as_py():
+        for raw, escaped in _JSON_ESCAPES:
+            texts = pc.replace_substring(texts, raw, escaped)
+        if pc.any(pc.match_substring_regex(texts, r"[\x00-\x1f]")).as_py():
+            for code in range(0x20):
+                if chr(code) not in "\n\r\t\b\f":
+                    texts = pc.replace_substring(texts, chr(code), f"\\u{code:04x}")
+    return pc.binary_join_element_wise('"', texts, '"', "")

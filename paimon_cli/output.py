@@ -731,14 +731,12 @@ def read_limit(fmt: OutputFormat | str, limit: int | None) -> int | None:
 def json_fragments(col: Any, encode: Any) -> pa.Array:
     """One column as JSON value texts (``null`` for NULL), as ``json.dumps`` writes them.
 
-    Integers and booleans are cast by Arrow; strings are quoted by Arrow unless a value
-    needs escaping; floats are Python's ``repr`` laid out from Arrow's text
-    (:func:`.column_text.float_texts`; NaN and infinities as their strings); binary is hex
-    (:func:`.column_text.hex_texts`); nested values go through :func:`to_json_value`. Temporal and decimal columns
-    arrive as strings (:func:`_prepare`).
+    Integers and booleans are cast by Arrow; strings are quoted and escaped by Arrow kernels
+    (:func:`.column_text.json_strings`); floats are Python's ``repr`` laid out from Arrow's
+    text (:func:`.column_text.float_texts`; NaN and infinities as their strings); binary is
+    hex (:func:`.column_text.hex_texts`); nested values go through :func:`to_json_value`.
+    Temporal and decimal columns arrive as strings (:func:`_prepare`).
     """
-    import json
-
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -751,11 +749,9 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
     if pa.types.is_null(t):
         return pa.array(["null"] * len(col), pa.string())
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        s = col.cast(pa.string())
-        if not pc.any(pc.match_substring_regex(s, r'[\x00-\x1f"\\]')).as_py():
-            return pc.fill_null(pc.binary_join_element_wise(pa.scalar('"'), s, pa.scalar('"'), ""), null)
-        quote = json.encoder.encode_basestring
-        return pa.array(["null" if v is None else quote(v) for v in s.to_pylist()], pa.string())
+        from .column_text import json_strings
+
+        return pc.fill_null(json_strings(col), null)
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
         from .column_text import hex_texts
 

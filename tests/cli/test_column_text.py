@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pyarrow as pa
 
-from paimon_cli.column_text import csv_fields, csv_lines, float_reprs, float_texts, hex_texts
+from paimon_cli.column_text import csv_fields, csv_lines, float_reprs, float_texts, hex_texts, json_strings
 
 
 def _doubles() -> np.ndarray:
@@ -70,3 +70,15 @@ def test_csv_lines_are_python_csv() -> None:
         csv.writer(out, lineterminator="\n").writerows(rows)
         cols = [csv_fields(pa.array([r[i] for r in rows], pa.string()), ncol == 1) for i in range(ncol)]
         assert csv_lines(cols).to_pybytes().decode() == out.getvalue()
+
+
+def test_json_strings_are_python_json() -> None:
+    import json
+
+    rng = random.Random(9)
+    alphabet = [chr(c) for c in range(0x20)] + ['"', "\\", "/", "a", " ", "\x7f", "\u00e9", "\u2028", "\U0001f600", "u"]
+    values = [None if rng.random() < 0.05 else "".join(rng.choice(alphabet) for _ in range(rng.randrange(6)))
+              for _ in range(5000)]
+    got = json_strings(pa.array(values, pa.string())).to_pylist()
+    assert got == [None if v is None else json.encoder.encode_basestring(v) for v in values]  # type: ignore[attr-defined]
+    assert json_strings(pa.array(["plain", None])).to_pylist() == ['"plain"', None]
