@@ -1,6 +1,7 @@
 """Columns of values turned into output text a column at a time (numpy and Arrow kernels), with
 the same bytes the per-value conventions of :mod:`.output` give: Python's ``repr`` of floats,
-lowercase hex of binary, and csv fields quoted as Python's ``csv`` module quotes them.
+lowercase hex of binary, JSON string literals, and csv fields quoted as Python's ``csv``
+module quotes them.
 """
 
 from __future__ import annotations
