@@ -426,15 +426,17 @@ def _write_chunks(chunks: Iterator[list[dict[str, Any]]], cols: list[str], fmt: 
 def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt: OutputFormat, limit: int | None,
                          out: IO[str]) -> None:
     """A stream's column chunks (``RowStream.column_chunks``; typed for JSON) in ``fmt``:
-    the text :func:`_write_chunks` writes for the same rows. JSON records are joined by Arrow
-    kernels; csv fields and table cells are made a column at a time."""
+    the text :func:`_write_chunks` writes for the same rows. JSON records and csv lines are
+    joined by Arrow kernels; table cells are made a column at a time."""
     import csv
+
+    from .column_text import csv_fields, csv_lines
 
     if fmt in (OutputFormat.json, OutputFormat.jsonl):
         jw = JsonWriter(out, fmt is OutputFormat.jsonl)
     elif fmt is OutputFormat.csv:
-        cw = csv.writer(out, lineterminator="\n")
-        cw.writerow(cols)
+        csv.writer(out, lineterminator="\n").writerow(cols)
+        raw = _utf8_bytes_layer(out)
     else:
         plain = PlainWriter(out, cols)
         pending: list[list[list[str]]] = []  # blocks of cells per column; the first 1000 rows set the widths
@@ -454,7 +456,12 @@ def _write_column_chunks(chunks: Iterator[dict[str, Any]], cols: list[str], fmt:
         if fmt in (OutputFormat.json, OutputFormat.jsonl):
             jw.write_utf8(_column_records(chunk, cols, fmt is OutputFormat.jsonl, n, jw.compact), n)
         elif fmt is OutputFormat.csv:
-            cw.writerows(zip(*(_text_cells(chunk[c], "") for c in cols), strict=True))
+            lines = csv_lines([csv_fields(_text_column(chunk[c], ""), len(cols) == 1) for c in cols])
+            if raw is None:
+                out.write(lines.to_pybytes().decode("utf-8"))
+            else:
+                out.flush()
+                raw.write(memoryview(lines))
         else:
             cells = [_text_cells(chunk[c], "null", table=True) for c in cols]
             if plain.widths is None:  # the first block aligns right its columns of numbers (is_numeric)
@@ -510,34 +517,43 @@ def _column_records(chunk: dict[str, Any], cols: list[str], lines: bool, n: int,
 def _text_cells(col: Any, null: str, table: bool = False) -> list[str]:
     """:func:`to_text` of each value of a column chunk's column (``table``: with newlines
     escaped, as a text table's cells)."""
-    import numpy as np
+    import pyarrow.compute as pc
+
+    texts = _text_column(col, null)
+    if table:
+        texts = pc.replace_substring(texts, "\n", "\\n")
+    return list(texts.to_pylist())
+
+
+def _text_column(col: Any, null: str) -> pa.Array:
+    """:func:`to_text` of each value of a column chunk's column, as a string array without
+    NULL: Arrow casts for integers, strings and millisecond timestamps, :func:`float_texts`
+    for floats; a :class:`Picked` column converts each distinct value once. Other types
+    (dates, decimals, binary, nested: none in a column chunk today) keep :func:`to_text`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from .column_text import float_texts
     from .core.utils.rows import Picked
 
     if isinstance(col, Picked):
-        texts = [to_text(v, null) for v in col.values]
-        if table:
-            texts = [t.replace("\n", "\\n") for t in texts]
-        if col.index is None:
-            return texts
-        picked = np.empty(len(texts), dtype=object)
-        picked[:] = texts
-        return list(picked[col.index])
+        texts = pa.array([to_text(v, null) for v in col.values], pa.string())
+        return texts if col.index is None else texts.take(pa.array(col.index))
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     t = col.type
     fill = pa.scalar(null)
     if (pa.types.is_integer(t) or (pa.types.is_timestamp(t) and t.unit == "ms" and t.tz is None and _plain_years(col))):
-        return list(pc.fill_null(col.cast(pa.string()), fill).to_pylist())
+        return pc.fill_null(col.cast(pa.string()), fill)
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        col = col.cast(pa.string())
-        if table:
-            col = pc.replace_substring(col, "\n", "\\n")
-        return list(pc.fill_null(col, fill).to_pylist())
-    texts = [to_text(v, null) for v in col.to_pylist()]
-    return [x.replace("\n", "\\n") for x in texts] if table else texts
+        return pc.fill_null(col.cast(pa.string()), fill)
+    if pa.types.is_floating(t):
+        return float_texts(col, "NaN", "Infinity", "-Infinity", null)
+    if pa.types.is_boolean(t):
+        return pc.fill_null(pc.if_else(col, "true", "false"), fill)
+    if pa.types.is_null(t):
+        return pa.array([null] * len(col), pa.string())
+    return pa.array([to_text(v, null) for v in col.to_pylist()], pa.string())
 
 
 def _numbers(col: Any) -> tuple[bool, bool]:
@@ -715,14 +731,12 @@ def read_limit(fmt: OutputFormat | str, limit: int | None) -> int | None:
 def json_fragments(col: Any, encode: Any) -> pa.Array:
     """One column as JSON value texts (``null`` for NULL), as ``json.dumps`` writes them.
 
-    Integers and booleans are cast by Arrow; strings are quoted by Arrow unless a value
-    needs escaping; finite floats use Python's ``repr`` (Arrow prints ``489`` and
-    ``0.00001`` where JSON output has ``489.0`` and ``1e-05``); binary, nested and
-    non-finite values go through :func:`to_json_value`. Temporal and decimal columns
-    arrive as strings (:func:`_prepare`).
+    Integers and booleans are cast by Arrow; strings are quoted and escaped by Arrow kernels
+    (:func:`.column_text.json_strings`); floats are Python's ``repr`` laid out from Arrow's
+    text (:func:`.column_text.float_texts`; NaN and infinities as their strings); binary is
+    hex (:func:`.column_text.hex_texts`); nested values go through :func:`to_json_value`.
+    Temporal and decimal columns arrive as strings (:func:`_prepare`).
     """
-    import json
-
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -735,15 +749,17 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
     if pa.types.is_null(t):
         return pa.array(["null"] * len(col), pa.string())
     if pa.types.is_string(t) or pa.types.is_large_string(t):
-        s = col.cast(pa.string())
-        if not pc.any(pc.match_substring_regex(s, r'[\x00-\x1f"\\]')).as_py():
-            return pc.fill_null(pc.binary_join_element_wise(pa.scalar('"'), s, pa.scalar('"'), ""), null)
-        quote = json.encoder.encode_basestring
-        return pa.array(["null" if v is None else quote(v) for v in s.to_pylist()], pa.string())
-    if pa.types.is_floating(t) and not pc.any(pc.invert(pc.is_finite(col))).as_py():
-        mask = col.is_null()
-        texts = list(map(float.__repr__, pc.fill_null(col, 0).cast(pa.float64()).to_pylist()))
-        return pc.fill_null(pa.array(texts, pa.string(), mask=mask.to_numpy(zero_copy_only=False)), null)
+        from .column_text import json_strings
+
+        return pc.fill_null(json_strings(col), null)
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        from .column_text import hex_texts
+
+        return pc.fill_null(pc.binary_join_element_wise('"', hex_texts(col), '"', ""), null)
+    if pa.types.is_floating(t):
+        from .column_text import float_texts
+
+        return float_texts(col, '"NaN"', '"Infinity"', '"-Infinity"', "null")
     return pa.array(["null" if v is None else encode(to_json_value(v)) for v in col.to_pylist()], pa.string())
 
 

@@ -262,8 +262,10 @@ def _csv_column(col: Any) -> Any:
 
     t = col.type
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        return pa.array([None if v is None else v.hex() for v in col.to_pylist()], pa.string())
-    if pa.types.is_nested(t):
+        from .column_text import hex_texts
+
+        return hex_texts(col)
+    if pa.types.is_nested(t):  # per value: nested JSON text is not rebuilt from Arrow kernels here
         return pa.array([None if v is None else to_text(v) for v in col.to_pylist()], pa.string())
     return col
 

@@ -1,0 +1,214 @@
+"""Golden bytes of every vectorised renderer: ``read``'s batches (``-o csv|json|jsonl``, and
+``read --to x.csv``), a stream's column chunks (``inspect`` commands) and Rows' csv, over
+generated tables of every type the renderers take (NULLs, float edge values, awkward strings).
+
+The digests in ``golden/render.json`` are of the text these renderers printed before they
+were vectorised (commit a918442, row-by-row ``csv.writer`` and per-value ``repr``): column-wise
+rendering must print the same bytes. ``python tests/cli/test_render_golden.py`` prints the
+digests of the current code (only to regenerate them for an intended change of output).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import hashlib
+import io
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from paimon_cli.core.utils.rows import Picked, Rows
+from paimon_cli.output import render, render_stream
+from paimon_cli.record_batches import write_csv_batches, write_export, write_json_batches
+
+GOLDEN = Path(__file__).parent / "golden" / "render.json"
+
+AWKWARD = ["", " ", "plain", "a,b", 'say "hi"', '"', '""', "line\nbreak", "cr\rreturn", "crlf\r\n", "tab\tx",
+           "back\\slash", " lead", "trail ", "\u00e9\u4e2d\U0001f600", "null", "NaN", "-0.0", "1e20", "ctl\x01\x1f",
+           "'single'", ",", "\n", "\r", "a;b|c", "=1+2", "\u2028sep", "x" * 40]
+EDGE_FLOATS = [0.0, -0.0, 1.0, -1.0, 0.1, 1 / 3, 489.0, 1e15, 1e16, 9999999999999998.0, 1e20, 1e21, 1e22, 1e-4,
+               1e-5, 1e-7, 0.0001234, 2.5e-5, 123456789012345678.0, 5e-324, 2.2250738585072014e-308,
+               1.7976931348623157e308, -1.7976931348623157e308, 12345.678, 100.0, 1.5e300, 1e-300, 65504.0,
+               3.4028234663852886e38]
+
+
+def _floats(rng: np.random.Generator, n: int) -> list[float]:
+    bits = rng.integers(0, 2**64, n, dtype=np.uint64).view(np.float64)
+    bits = bits[np.isfinite(bits)]
+    scaled = rng.random(n) * 10.0 ** rng.integers(-30, 30, n)
+    whole = rng.integers(-10**6, 10**6, n).astype(np.float64)
+    pool = np.concatenate([bits, scaled, whole, rng.random(n)])
+    return [float(x) for x in rng.choice(pool, n)]
+
+
+def _table(seed: int, n: int, finite: bool) -> pa.Table:
+    """``n`` rows of every type; ``finite``: no NaN/infinity (the floats' vectorised path)."""
+    rng = np.random.default_rng(seed)
+
+    def nulls(values: list[Any]) -> list[Any]:
+        return [None if rng.random() < 0.15 else v for v in values]
+
+    def pick(pool: list[Any]) -> list[Any]:
+        return [pool[i] for i in rng.integers(0, len(pool), n)]
+
+    floats = _floats(rng, n)
+    floats[: len(EDGE_FLOATS)] = EDGE_FLOATS[:n]
+    if not finite:
+        floats[-3:] = [float("nan"), float("inf"), float("-inf")]
+    ints = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64).tolist()
+    ms = rng.integers(-30_610_224_000_000, 253_402_300_799_999, n).tolist()
+    us = rng.integers(-2**55, 2**55, n).tolist()
+    days = rng.integers(-719_162, 2_932_896, n).tolist()
+    decs = [decimal.Decimal(int(v)).scaleb(-4) for v in rng.integers(-10**17, 10**17, n)]
+    lists = [[int(x) for x in rng.integers(-5, 5, rng.integers(0, 4))] for _ in range(n)]
+    cols = {
+        "i8": pa.array(nulls(rng.integers(-128, 127, n).tolist()), pa.int8()),
+        "i32": pa.array(nulls(rng.integers(-2**31, 2**31 - 1, n).tolist()), pa.int32()),
+        "i64": pa.array(nulls(ints), pa.int64()),
+        "f32": pa.array(nulls([float(np.float32(np.clip(x, -3.4e38, 3.4e38))) for x in floats]), pa.float32()),
+        "f64": pa.array(nulls(floats), pa.float64()),
+        "f64_full": pa.array(floats, pa.float64()),
+        "b": pa.array(nulls(pick([True, False])), pa.bool_()),
+        "s": pa.array(nulls(pick(AWKWARD)), pa.string()),
+        "s_plain": pa.array(pick(["a", "bb", "ccc", "d d"]), pa.string()),
+        "ls": pa.array(nulls(pick(AWKWARD)), pa.large_string()),
+        "bin": pa.array(nulls([s.encode() for s in pick(AWKWARD)] ), pa.binary()),
+        "dec": pa.array(nulls(decs), pa.decimal128(22, 4)),
+        "day": pa.array(nulls(days), pa.int32()).cast(pa.date32()),
+        "ts_ms": pa.array(nulls(ms), pa.int64()).cast(pa.timestamp("ms")),
+        "ts_us": pa.array(nulls(us), pa.int64()).cast(pa.timestamp("us")),
+        "ts_tz": pa.array(nulls(us), pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+        "lst": pa.array(nulls(lists), pa.list_(pa.int64())),
+        "st": pa.array(nulls([{"x": i % 7, "y": s} for i, s in enumerate(pick(AWKWARD))]),
+                       pa.struct([("x", pa.int32()), ("y", pa.string())])),
+        "mp": pa.array(nulls([[(s, i)] for i, s in enumerate(pick(AWKWARD))]), pa.map_(pa.string(), pa.int64())),
+        "nul": pa.nulls(n),
+    }
+    return pa.table(cols)
+
+
+TABLES = {
+    "small": _table(1, 40, finite=False),
+    "finite": _table(2, 3000, finite=True),
+    "mixed": _table(3, 3000, finite=False),
+}
+# narrower shapes: one column (csv quotes an empty field of a one-field row), a few columns
+SHAPES = {
+    "all": None,
+    "one_str": ["s"],
+    "one_float": ["f64"],
+    "one_nul": ["nul"],
+    "flat": ["i32", "f64", "f64_full", "f32", "s", "b", "ts_ms", "i64", "s_plain", "day", "dec"],
+}
+
+
+def _batches(t: pa.Table, cols: list[str] | None) -> tuple[list[pa.RecordBatch], pa.Schema]:
+    t = t if cols is None else t.select(cols)
+    return t.to_batches(max_chunksize=700), t.schema
+
+
+def _read_text(t: pa.Table, cols: list[str] | None, fmt: str) -> bytes:
+    batches, schema = _batches(t, cols)
+    out = io.StringIO()
+    if fmt == "csv":
+        write_csv_batches(iter(batches), schema, out)
+    else:
+        write_json_batches(iter(batches), out, lines=fmt == "jsonl")
+    return out.getvalue().encode()
+
+
+def _export_csv(t: pa.Table, cols: list[str] | None) -> bytes:
+    batches, schema = _batches(t, cols)
+    out = io.BytesIO()
+    write_export(iter(batches), schema, "csv", out)
+    return out.getvalue()
+
+
+class _Stream:
+    """A RowStream whose column chunks are the given arrays (what ``inspect files`` hands on)."""
+
+    def __init__(self, chunks: list[dict[str, Any]], columns: list[str]) -> None:
+        self.columns = columns
+        self.brief = None
+        self._chunks = chunks
+
+    def chunks(self, columns: list[str], typed: bool) -> Iterator[list[dict[str, Any]]]:
+        raise AssertionError("column chunks expected")
+
+    def column_chunks(self, columns: list[str], typed: bool, *rest: Any) -> Iterator[dict[str, Any]]:
+        return iter([{c: ch[c] for c in columns} for ch in self._chunks])
+
+    def collect(self, columns: list[str] | None = None, limit: int | None = None) -> Any:
+        raise AssertionError("not on a terminal")
+
+
+STREAM_COLUMNS = ["i32", "i64", "f64", "f64_full", "f32", "b", "s", "s_plain", "ts_ms", "nul"]
+
+
+def _stream_chunks(t: pa.Table, cols: list[str]) -> list[dict[str, Any]]:
+    chunks = []
+    for start in range(0, t.num_rows, 900):
+        part = t.slice(start, 900)
+        ch: dict[str, Any] = {c: part.column(c).combine_chunks() for c in cols}
+        if "s" in cols:  # a Picked column of Python values spread by index (partitions, keys)
+            values = [None, "p,1", 'q"2', 3, 1.5, float("nan"), True, dt.date(2024, 5, 1), "line\nx", ""]
+            idx = np.arange(part.num_rows) % len(values)
+            ch["s"] = Picked(values, idx)
+        chunks.append(ch)
+    return chunks
+
+
+def _stream_text(t: pa.Table, cols: list[str], fmt: str, monkeypatch: Any, limit: int | None = None) -> bytes:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    render_stream(_Stream(_stream_chunks(t, cols), cols), fmt, wide=True, limit=limit)  # type: ignore[arg-type]
+    monkeypatch.undo()
+    return out.getvalue().encode()
+
+
+def _rows_text(t: pa.Table, cols: list[str], fmt: str) -> bytes:
+    rows = Rows(cols, t.select(cols).to_pylist())
+    out = io.StringIO()
+    render(rows, fmt, wide=True, out=out)
+    return out.getvalue().encode()
+
+
+def _cases(monkeypatch: Any) -> Iterator[tuple[str, bytes]]:
+    for tname, t in TABLES.items():
+        for sname, cols in SHAPES.items():
+            for fmt in ("csv", "json", "jsonl"):
+                yield f"read {tname} {sname} {fmt}", _read_text(t, cols, fmt)
+            yield f"export {tname} {sname} csv", _export_csv(t, cols)
+        for cols in (STREAM_COLUMNS, ["s"], ["f64"], ["nul"], ["s_plain", "f64_full"]):
+            for fmt in ("csv", "json", "jsonl", "table"):
+                yield f"stream {tname} {','.join(cols)} {fmt}", _stream_text(t, cols, fmt, monkeypatch)
+                yield f"stream {tname} {','.join(cols)} {fmt} limit", _stream_text(t, cols, fmt, monkeypatch, 1234)
+        for cols in (STREAM_COLUMNS, ["s"], ["nul"], ["lst", "st", "mp", "bin", "dec", "ts_tz", "ts_us"]):
+            for fmt in ("csv", "json", "jsonl", "table"):
+                yield f"rows {tname} {','.join(cols)} {fmt}", _rows_text(t, cols, fmt)
+
+
+def _digest(data: bytes) -> str:
+    return f"{len(data)} {hashlib.sha256(data).hexdigest()}"
+
+
+def test_render_bytes_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = json.loads(GOLDEN.read_text())
+    got = {name: _digest(data) for name, data in _cases(monkeypatch)}
+    assert set(got) == set(expected)
+    wrong = sorted(name for name in got if got[name] != expected[name])
+    assert not wrong, wrong
+
+
+if __name__ == "__main__":
+    mp = pytest.MonkeyPatch()
+    digests = {name: _digest(data) for name, data in _cases(mp)}
+    GOLDEN.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    print(len(digests), "cases")
