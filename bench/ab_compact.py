@@ -6,8 +6,8 @@
 ``WORK/speed-base/wh``). The BEFORE tree is ``git archive``d into a temp dir and run in this
 venv by a loader that drops the editable install's finder (as ``ab_append_read.py``). Per
 round each side compacts a fresh ``cp -r`` copy; wall seconds, the child's CPU seconds
-(user + sys from ``os.wait4``, so a shared machine's load shows less) and the 1-minute load
-are recorded. Check: the data files each side wrote are byte-identical (sorted SHA-256 of
+(user + sys from ``os.wait4``, so a shared machine's load shows less), its peak RSS and the
+1-minute load are recorded. Check: the data files each side wrote are byte-identical (sorted SHA-256 of
 the new files; names differ by uuid only), so not a single output row or encoding changed.
 """
 
@@ -60,7 +60,7 @@ def main() -> None:
     py = sys.executable
     sides = {"after": [py, "-m", "paimon_cli"], "before": [py, str(root / "run.py")]}
     base = data_files(src)
-    res: dict[str, dict[str, list]] = {k: {"wall": [], "cpu": [], "load": []} for k in sides}
+    res: dict[str, dict[str, list]] = {k: {"wall": [], "cpu": [], "rss_mib": [], "load": []} for k in sides}
     new_files: dict[str, list[str]] = {}
     work = pathlib.Path(tempfile.mkdtemp(prefix="ab-compact-wh-"))
     try:
@@ -83,6 +83,7 @@ def main() -> None:
                 assert json.loads(stdout)[0]["commit_kind"] == "COMPACT"
                 res[k]["wall"].append(wall)
                 res[k]["cpu"].append(ru.ru_utime + ru.ru_stime)
+                res[k]["rss_mib"].append(ru.ru_maxrss / 1024)  # this parent is small: no shared pages
                 res[k]["load"].append(load)
                 files = data_files(wh)
                 new_files[k] = sorted(h for n, h in files.items() if n not in base)
@@ -99,7 +100,7 @@ def main() -> None:
     json.dump(summary, open(out, "w"), indent=1)
     for k in sides:
         print(f"{k:7s} wall median {summary[k]['wall_median']:.3f} cpu median {summary[k]['cpu_median']:.3f} "
-              f"load {[round(x, 2) for x in res[k]['load']]}")
+              f"peak RSS median {med(res[k]['rss_mib']):.0f} MiB load {[round(x, 2) for x in res[k]['load']]}")
     print(f"after/before: wall {summary['after']['wall_median'] / summary['before']['wall_median']:.3f}, "
           f"cpu {summary['after']['cpu_median'] / summary['before']['cpu_median']:.3f}")
 
