@@ -209,7 +209,9 @@ class DataFileWriter:
 
     def _ensure_open(self) -> None:
         if self._sink is None:
-            self._sink = self.file_io.open_output(self.path)
+            # fastavro writes through a Python stream; pyarrow's encoders take a native one
+            self._sink = (self.file_io.open_output(self.path) if self.fmt == "avro"
+                          else self.file_io.open_arrow_output(self.path))
             reached("file")
             if self.fmt == "avro":
                 self._writer = open_avro_writer(self._sink, self.fields, self.options)

@@ -404,3 +404,29 @@ def test_overwrite_of_a_dv_table_is_compacted_and_visible(cat: FileSystemCatalog
     assert [s.commit_kind for s in res.snapshots] == ["OVERWRITE", "COMPACT"]
     got = sorted((r["dt"], r["id"], r["v"]) for r in rows_of(t))
     assert got == [("a", i, "new") for i in range(3)] + [("b", i, "old") for i in range(5)]
+
+
+def test_local_compaction_of_a_local_table_never_imports_fsspec(cat: FileSystemCatalog, tmp_path: Path) -> None:
+    """Start-up is part of what a compaction costs (issue 28: ~0.1 s of fsspec, asyncio, ssl):
+    a local warehouse is written, committed and expired through os and pyarrow's native files.
+    A fresh interpreter runs the CLI's compaction; the result is the same rows, compacted."""
+    import json
+    import subprocess
+    import sys
+
+    t = pk_table_with_runs(cat, tmp_path, runs=3, buckets=2, **{"file.format": "parquet"})
+    before = rows_of(t)
+    code = (
+        "import json, sys\n"
+        "from paimon_cli.app import app\n"
+        "try:\n"
+        f"    app(['compact', {str(t.identifier)!r}, '--full', '-w', {cat.warehouse!r}, '-o', 'json'])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m == 'fsspec' or m.startswith('fsspec.'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == []
+    fresh = FileSystemCatalog(cat.warehouse).get_table(str(t.identifier))
+    assert fresh.snapshot_manager.latest_snapshot().commit_kind == "COMPACT"
+    assert rows_of(fresh) == before

@@ -302,3 +302,53 @@ def test_local_with_options_or_a_replaced_fs_goes_through_fsspec(tmp_path: Path)
     assert fio.is_dir(str(tmp_path)) is False
     with pytest.raises(PaimonError, match="permission denied"):
         fio.read_bytes(str(tmp_path / "f"))
+
+
+# -- data file output -------------------------------------------------------------------------
+
+
+def test_open_arrow_output_local_is_native_and_builds_no_fsspec(tmp_path: Path) -> None:
+    """Data files (Parquet/ORC) are encoded into a native stream: no GIL per page, no fsspec."""
+    import pyarrow as pa
+
+    fio = FileIO(str(tmp_path))
+    p = join(str(tmp_path), "bucket-0", "sub", "data-1.parquet")  # parents are created
+    out = fio.open_arrow_output(p)
+    assert isinstance(out, pa.NativeFile)
+    out.write(b"abc")
+    assert out.tell() == 3
+    out.close()
+    assert (tmp_path / "bucket-0" / "sub" / "data-1.parquet").read_bytes() == b"abc"
+    fio.mkdirs(join(str(tmp_path), "index"))
+    assert (tmp_path / "index").is_dir()
+    assert fio._fs is None  # neither call built fsspec's filesystem
+
+
+def test_open_arrow_output_errors_are_open_outputs(tmp_path: Path) -> None:
+    """A path the native open refuses gets open_output's one-line error (exit 4), not pyarrow's."""
+    fio = FileIO(str(tmp_path))
+    (tmp_path / "d").mkdir()
+    for p in (str(tmp_path / "d"), join(str(tmp_path), "x" * 300 + ".parquet")):
+        with pytest.raises(InvalidInput) as native:
+            fio.open_arrow_output(p)
+        with pytest.raises(InvalidInput) as plain:
+            fio.open_output(p)
+        assert str(native.value) == str(plain.value)
+
+
+def test_open_arrow_output_with_a_replaced_fs_uses_it(tmp_path: Path) -> None:
+    fio = FileIO(str(tmp_path))
+    opened: list[tuple[str, str]] = []
+
+    class Recording:
+        def makedirs(self, path: str, exist_ok: bool = False) -> None:
+            opened.append(("mkdir", path))
+
+        def open(self, path: str, mode: str) -> object:
+            opened.append((mode, path))
+            return object()
+
+    fio.fs = Recording()
+    p = join(str(tmp_path), "b", "f.parquet")
+    fio.open_arrow_output(p)
+    assert ("wb", p) in opened
