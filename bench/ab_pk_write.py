@@ -112,8 +112,9 @@ def main() -> int:
               f"{' '.join(f'{x:.1f}' for x in v['load'])} |")
     rust = med(res["in rust"]["write_s"])
     for who in ("after", "before"):
+        pairs = zip(res["in rust"]["write_s"], res[f"in {who}"]["write_s"], strict=True)
         print(f"in process rust / ours ({who}): {rust / med(res[f'in {who}']['write_s']):.2f}x; "
-              f"per round: {' '.join(f'{a / b:.2f}' for a, b in zip(res['in rust']['write_s'], res[f'in {who}']['write_s']))}")
+              f"per round: {' '.join(f'{a / b:.2f}' for a, b in pairs)}")
     print(f"before / after in process: {med(res['in before']['write_s']) / med(res['in after']['write_s']):.2f}x; "
           f"CLI x3 wall: {med(res['cli before']['wall']) / med(res['cli after']['wall']):.2f}x, "
           f"CPU: {med(res['cli before']['cpu']) / med(res['cli after']['cpu']):.2f}x")
