@@ -136,9 +136,7 @@ def write_table_result(
         files = expand_inputs(inputs, fmt, storage_options)
         chunks = read_inputs(files, tw.schema, fmt, row_kind_column, delete, storage_options, stdin,
                              dict(overwrite_partition or {}))
-        # stdin is read on this thread: a read blocked on a terminal or pipe stays interruptible
-        ahead = READ_AHEAD and all(f.file_io is not None for f in files)
-        _write_chunks(tw, cast(Generator[InputChunk, None, None], chunks), progress, len(files), ahead)
+        _write_chunks(tw, cast(Generator[InputChunk, None, None], chunks), progress, len(files))
         messages = tw.prepare_commit()
         out.compacted = _auto_compact(tw, messages)
         _commit(table, tw, commit, messages, out, overwrite, overwrite_partition)
@@ -186,18 +184,18 @@ def plan_overwrite_result(
 
 
 def _write_chunks(tw: TableWrite, chunks: Generator[InputChunk, None, None], progress: StepProgress | None,
-                  files: int, ahead: bool = False) -> None:
+                  files: int) -> None:
     """Every chunk into the writer; the generator (and so the input) is closed on every way out.
 
-    ``ahead``: the next chunk is read and decoded on a worker thread while this one is routed
-    into buckets (:func:`read_ahead`): same chunks, same order, one more in memory.
+    With more than one core the next chunk is read and decoded on a worker thread while this
+    one is routed into buckets (:func:`read_ahead`): same chunks, same order, one more in memory.
     """
     sources: set[str] = set()
     rows = 0
-    items = read_ahead(chunks, "paimon-write-input") if ahead else chunks
-    # the reader is joined (closing items) before the input is closed on this thread
-    with contextlib.closing(chunks), contextlib.closing(items):
-        for chunk in items:
+    ahead = read_ahead(chunks, "paimon-write-input") if READ_AHEAD else chunks
+    # the reader is joined (closing ahead) before the input is closed on this thread
+    with contextlib.closing(chunks), contextlib.closing(ahead):
+        for chunk in ahead:
             tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
             if progress is not None:
                 sources.add(chunk.source)

@@ -161,29 +161,3 @@ def test_read_ahead_failure_in_a_later_file_writes_nothing(tmp_path: Path, monke
         write_table(t, [*_inputs(tmp_path), str(bad)])
     assert t.snapshot_manager.latest_snapshot() is None
     assert not list(Path(t.path).rglob("data-*")) and not _threads("paimon-write-input")
-
-
-def test_stdin_is_read_on_the_calling_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A read blocked on a terminal or pipe must stay interruptible by Ctrl-C (only the main
-    thread runs signal handlers), so stdin is never read ahead."""
-    import io
-
-    monkeypatch.setattr(write_job, "READ_AHEAD", True)
-    readers: list[bool] = []
-    real = input_mod.read_parquet
-
-    def spy(*a: Any, **k: Any) -> Iterator[pa.Table]:
-        for t in real(*a, **k):
-            readers.append(threading.current_thread() is threading.main_thread())
-            yield t
-
-    monkeypatch.setattr(input_mod, "read_parquet", spy)
-    buf = io.BytesIO()
-    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()), "dt": ["d1", "d2"], "qty": [1, 2],
-                             "name": ["a", "b"]}), buf)
-    t = _make(FileSystemCatalog(str(tmp_path / "wh")), "t")
-    assert write_table(t, ["-"], fmt="parquet", stdin=io.BytesIO(buf.getvalue())) is not None
-    assert readers == [True]
-    readers.clear()
-    write_table(t, _inputs(tmp_path)[:1])  # a file is read ahead
-    assert readers and not any(readers)
