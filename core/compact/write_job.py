@@ -22,7 +22,6 @@ On any failure before the write's snapshot is published every file written is de
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 import uuid
 from collections.abc import Generator, Mapping
@@ -40,7 +39,6 @@ from ..operation.partition_spec import check_partition_spec, no_match_message, s
 from ..operation.write import TableWrite, WriteSummary
 from ..utils.interrupt import deferred
 from ..utils.progress import StepProgress
-from ..utils.workers import read_ahead
 from .append import plan_append_units
 from .job import expire_after
 from .local import UnitsFailed, delete_written, run_local
@@ -52,10 +50,6 @@ if TYPE_CHECKING:
     from ..mergetree.commit_message import CommitMessage
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
-
-
-# read the input one chunk ahead on a worker thread (off on one core: it would only switch)
-READ_AHEAD = (os.cpu_count() or 1) > 1
 
 
 @dataclass
@@ -185,17 +179,11 @@ def plan_overwrite_result(
 
 def _write_chunks(tw: TableWrite, chunks: Generator[InputChunk, None, None], progress: StepProgress | None,
                   files: int) -> None:
-    """Every chunk into the writer; the generator (and so the input) is closed on every way out.
-
-    With more than one core the next chunk is read and decoded on a worker thread while this
-    one is routed into buckets (:func:`read_ahead`): same chunks, same order, one more in memory.
-    """
+    """Every chunk into the writer; the generator (and so the input) is closed on every way out."""
     sources: set[str] = set()
     rows = 0
-    ahead = read_ahead(chunks, "paimon-write-input") if READ_AHEAD else chunks
-    # the reader is joined (closing ahead) before the input is closed on this thread
-    with contextlib.closing(chunks), contextlib.closing(ahead):
-        for chunk in ahead:
+    with contextlib.closing(chunks):
+        for chunk in chunks:
             tw.write_arrow(chunk.data, chunk.row_kinds, chunk.source, chunk.first_row)
             if progress is not None:
                 sources.add(chunk.source)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar
 
 from . import interrupt
 
@@ -76,36 +76,7 @@ def prefetch(fn: Callable[[T], R], items: Iterable[T], ahead: int, name: str) ->
             yield box.pop()
 
 
-def read_ahead(items: Iterator[T], name: str) -> Generator[T, None, None]:
-    """The items of ``items`` in order, each next one produced on a worker thread while the
-    consumer works on the current one (one item ahead: memory grows by one item).
-
-    Why: decoding the next input chunk (Parquet, CSV, JSON: pyarrow, without the GIL)
-    overlaps with what the consumer does with the current one. ``items`` is advanced by the
-    worker only, one step at a time, and closed here once the pool is joined -- however the
-    consumer stops (end, error, interrupt, ``close()``). A failure surfaces at the item it
-    replaced, as in a plain loop.
-    """
-
-    def advance() -> object:
-        return next(items, _END)
-
-    try:
-        with worker_pool(1, name) as pool:
-            fut = pool.submit(advance)
-            while True:
-                box = [fut.result()]
-                if box[0] is _END:
-                    return
-                fut = pool.submit(advance)
-                yield cast(T, box.pop())  # not held here while the consumer works on it
-    finally:
-        close = getattr(items, "close", None)
-        if close is not None:
-            close()
-
-
 _END = object()
 
 
-__all__ = ["map_ordered", "prefetch", "read_ahead", "worker_pool"]
+__all__ = ["map_ordered", "prefetch", "worker_pool"]
