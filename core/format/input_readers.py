@@ -21,6 +21,7 @@ from ..errors import InvalidInput
 from ..utils.suggest import did_you_mean
 from .input_errors import csv_row_error, json_error
 from .input_files import Replay, native_reader
+from .parquet_int96 import INPUT_FILE, check_int96, int96_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -99,6 +100,9 @@ def read_parquet(stream: IO[bytes], source: str, wanted: AbstractSet[str]) -> It
     names = pf.schema_arrow.names
     _check_columns(names, wanted, source)
     meta = pf.metadata
+    int96 = int96_columns(pf.schema, None)
+    if int96:  # pyarrow reads INT96 as nanoseconds and wraps beyond them: a wrong value written
+        check_int96(pa.PythonFile(stream, mode="r"), source, meta, None, int96, INPUT_FILE)
     try:
         for i in range(pf.num_row_groups):
             rg = meta.row_group(i)

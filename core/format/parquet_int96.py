@@ -47,10 +47,15 @@ def int96_columns(schema: pq.ParquetSchema, names: list[str] | None) -> list[str
     return out
 
 
+_TABLE_FILE = "TIMESTAMP(7..9); refused rather than read wrong (Java Paimon reads it)"
+INPUT_FILE = "refused rather than written wrong"
+
+
 def check_int96(f: pa.NativeFile, path: str, metadata: pq.FileMetaData, row_groups: list[int] | None,
-                columns: list[str]) -> None:
+                columns: list[str], why: str = _TABLE_FILE) -> None:
     """Refuse (:class:`NotYetSupported`, exit 1) when an INT96 leaf of ``columns`` in
-    ``row_groups`` (all by default) holds a value outside Arrow's nanosecond range."""
+    ``row_groups`` (all by default) holds a value outside Arrow's nanosecond range; ``why``
+    ends the message (a table's data file by default, :data:`INPUT_FILE` for `write`'s input)."""
     tops = set(columns)
     schema = metadata.schema
     levels = {}
@@ -64,10 +69,10 @@ def check_int96(f: pa.NativeFile, path: str, metadata: pq.FileMetaData, row_grou
             if col.physical_type != "INT96" or col.path_in_schema.split(".", 1)[0] not in tops:
                 continue
             for values in _chunk_values(f, path, col, levels.get(col.path_in_schema, (True, True))):
-                _check_values(path, col.path_in_schema, values)
+                _check_values(path, col.path_in_schema, values, why)
 
 
-def _check_values(path: str, column: str, raw: bytes) -> None:
+def _check_values(path: str, column: str, raw: bytes, why: str) -> None:
     import numpy as np
 
     rec = np.frombuffer(raw, dtype=np.dtype([("nanos", "<i8"), ("day", "<i4")]))
@@ -82,9 +87,8 @@ def _check_values(path: str, column: str, raw: bytes) -> None:
     if len(bad):
         i = int(bad[0])
         raise NotYetSupported(
-            f"{path}: column {column} holds {_text(int(secs[i]), int(sub[i]))} (TIMESTAMP(7..9), Parquet "
-            f"INT96), outside the nanosecond range {NS_RANGE} this toolkit holds; refused rather "
-            "than read wrong (Java Paimon reads it)")
+            f"{path}: column {column} holds {_text(int(secs[i]), int(sub[i]))} (Parquet INT96), outside the "
+            f"nanosecond range {NS_RANGE} this toolkit holds: {why}")
 
 
 def _text(secs: int, sub: int) -> str:

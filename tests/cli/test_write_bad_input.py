@@ -436,3 +436,60 @@ def test_the_good_rows_are_still_there(env: Env) -> None:
     import json
 
     assert sorted(r["id"] for r in json.loads(res.stdout)) == [1, 2]
+
+
+# --------------------------------------------------------------------- Parquet INT96 timestamps
+
+
+def test_int96_input_outside_the_nanosecond_range_is_refused_never_wrapped(env: Env) -> None:
+    """pyarrow reads a Parquet INT96 as int64 nanoseconds and wraps beyond them (1500-06-01 came
+    back as 2084-12-19 and was written so): the input's raw values are checked first, an
+    out-of-range one refused naming file, column and value; in-range ones (before 1970 too)
+    are written exactly."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def int96_file(name: str, stamps: list[dt.datetime | None]) -> str:
+        rows = [{**GOOD[0], "id": 100 + i, "ts": None} for i in range(len(stamps))]
+        table = pa.Table.from_pylist(rows).set_column(6, "ts", pa.array(stamps, pa.timestamp("us")))
+        path = env.inputs / name
+        pq.write_table(table, path, use_deprecated_int96_timestamps=True)
+        assert pq.ParquetFile(path).schema.column(6).physical_type == "INT96"
+        return str(path)
+
+    far = int96_file("far.parquet", [dt.datetime(2024, 1, 1), dt.datetime(1500, 6, 1, 12)])
+    line = env.refused(UNSUPPORTED, far)
+    assert "far.parquet" in line and "column ts" in line and "1500-06-01T12:00:00" in line, line
+    assert "INT96" in line and "refused rather than written wrong" in line, line
+
+    near = [dt.datetime(1969, 12, 31, 23, 59, 59, 500000), dt.datetime(2262, 4, 11, 23, 47, 16), None]
+    res = invoke(env.runner, "write", "db.t", int96_file("near.parquet", near), "-w", env.wh)
+    assert res.exit_code == 0, res.output
+    table = FileSystemCatalog(env.wh).get_table("db.t")
+    from paimon_cli.core.operation.read import TableRead
+
+    got = {r["id"]: r["ts"] for r in TableRead(table).to_arrow().to_pylist() if r["id"] >= 100}
+    # TIMESTAMP(3) column: the checked cast keeps what it holds exactly (milliseconds)
+    assert got == {100: dt.datetime(1969, 12, 31, 23, 59, 59, 500000), 101: dt.datetime(2262, 4, 11, 23, 47, 16),
+                   102: None}
+
+
+def test_int96_input_into_a_nanosecond_column_is_refused_not_written_wrapped(env: Env) -> None:
+    """Into TIMESTAMP(9) the wrapped value fit and was committed: 1500 read back as 2084."""
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    res = invoke(env.runner, "create", "db.ns", "--schema", "id BIGINT NOT NULL, ts TIMESTAMP(9)",
+                 "--primary-key", "id", "--option", "bucket=1", "-w", env.wh)
+    assert res.exit_code == 0, res.output
+    path = env.inputs / "ns.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "ts": pa.array([dt.datetime(2024, 1, 1), dt.datetime(1500, 6, 1)],
+                                                            pa.timestamp("us"))}),
+                   path, use_deprecated_int96_timestamps=True)
+    line = env.refused(UNSUPPORTED, str(path), table="ns")
+    assert "column ts" in line and "1500-06-01T00:00:00" in line, line
+    assert env.latest("ns") is None
