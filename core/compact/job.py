@@ -44,11 +44,9 @@ from ..operation.row_tracking import is_data_evolution
 from ..operation.scan import FileStoreScan
 from ..schema.options import memory_text
 from ..utils.suggest import did_you_mean
-from . import postpone, sort
-from .data_evolution import ranges_unchanged
+from . import postpone
 from .local import DEFAULT_LOCAL_THREADS, Progress, UnitsFailed, delete_written, run_local
 from .plan import CompactPlan, PlanRow, levels_label, plan_compaction
-from .spark import run_spark, run_spark_postpone
 
 if TYPE_CHECKING:
     from ..manifest.manifest import DataFileMeta
@@ -173,6 +171,8 @@ def run_units(
 ) -> list[UnitResult]:
     """Execute units on the chosen engine; raises UnitsFailed with the finished results."""
     if engine == "spark":
+        from .spark import run_spark  # pyspark-side code loads for the Spark engine only
+
         return run_spark(table, units, master=spark_master, conf=spark_conf, parallelism=parallelism,
                          progress=progress)
     return run_local(table, units, parallelism, progress)
@@ -317,6 +317,8 @@ def _postpone_compact(
     tw: TableWrite | None = None
     try:
         if result.engine == "spark":
+            from .spark import run_spark_postpone
+
             results, out = run_spark_postpone(table, plan.units, plan.postponed, user, full, master=spark_master,
                                               conf=spark_conf, parallelism=parallelism)
         else:
@@ -422,7 +424,11 @@ def commit_results(
         return None
     commit = FileStoreCommit(table, commit_user)
     # data evolution: a concurrent update of the compacted row ranges fails the commit
-    check = ranges_unchanged(table, [r.unit for r in results]) if is_data_evolution(table.options) else None
+    check = None
+    if is_data_evolution(table.options):
+        from .data_evolution import ranges_unchanged  # the data-evolution room loads for such tables only
+
+        check = ranges_unchanged(table, [r.unit for r in results])
     try:
         # the commit itself refuses when a bucket's deletion vectors changed since planning
         return commit.commit(messages, commit_kind, check_latest=check)
@@ -473,6 +479,8 @@ def _sort_compact(
     max_buckets: int | None,
     full: bool,
 ) -> CompactResult:
+    from . import sort  # the sort room (and its external sort) loads for sort compaction only
+
     cols = parse_order_by(order_by)
     strategy = _check_sort_request(table, strategy, cols, engine, max_bytes, max_buckets)
     specs = parse_partition_specs(list(partitions), table.schema) if partitions else None
@@ -519,7 +527,9 @@ def _check_sort_request(
         raise InvalidInput("sort compaction runs locally; --engine spark does not apply")
     if max_bytes is not None or max_buckets is not None:
         raise InvalidInput("--max-bytes/--max-buckets do not apply to sort compaction (whole partitions)")
-    sort.check_sortable_table(table)
+    from .sort import check_sortable_table
+
+    check_sortable_table(table)
     names = set(table.schema.field_names)
     unknown = [c for c in cols if c not in names]
     if unknown:

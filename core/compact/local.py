@@ -26,8 +26,6 @@ from ..table.file_store_table import FileStoreTable
 from ..table.identifiers import Identifier
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
-from .append import run_append_unit
-from .data_evolution import run_data_evolution_unit
 
 if TYPE_CHECKING:
     from ..schema.table_schema import TableSchema
@@ -74,8 +72,12 @@ def execute_unit(table: FileStoreTable, unit: CompactUnit) -> UnitResult:
     if unit.kind == MERGE_TREE:
         result = run_merge_tree_unit(table, unit)
     elif unit.kind == APPEND:
+        from .append import run_append_unit  # each kind's executor loads when a unit of it runs
+
         result = run_append_unit(table, unit)
     elif unit.kind == DATA_EVOLUTION:
+        from .data_evolution import run_data_evolution_unit
+
         result = run_data_evolution_unit(table, unit)
     else:
         raise PaimonError(f"compaction unit of unknown kind {unit.kind!r}")

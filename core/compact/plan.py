@@ -31,8 +31,6 @@ from ..operation.partition_expire import expired_partitions_to_skip
 from ..operation.partition_spec import parse_partition_specs, partition_filter, partition_label, selected_entries
 from ..operation.row_tracking import check_row_tracking_table, is_data_evolution
 from ..operation.scan import FileStoreScan
-from .append import plan_append_units
-from .data_evolution import check_data_evolution_compactable, plan_data_evolution_units
 from .postpone import PostponedPartition, plan_postponed
 
 if TYPE_CHECKING:
@@ -152,8 +150,12 @@ def plan_compaction(
     if schema.primary_keys:
         candidates = _plan_merge_tree(table, base, by_bucket, full)
     elif is_data_evolution(table.options):
+        from .data_evolution import plan_data_evolution_units  # each table kind's planner loads for it only
+
         candidates = plan_data_evolution_units(table, entries)
     else:
+        from .append import plan_append_units
+
         candidates = list(plan_append_units(table, entries, full, snapshot=base))
     _apply_budget(plan, candidates, max_bytes, max_buckets)
     target = table.options.target_file_size(bool(schema.primary_keys))
@@ -240,6 +242,8 @@ def _apply_budget(
 def _check_compactable(table: FileStoreTable) -> None:
     check_row_tracking_table(table.schema, table.options, "compact")  # compaction keeps every row's id
     if is_data_evolution(table.options):
+        from .data_evolution import check_data_evolution_compactable
+
         check_data_evolution_compactable(table)
 
 

@@ -40,7 +40,6 @@ from ..mergetree.compact_unit import UnitResult
 from ..mergetree.file_writer import partition_dir_of
 from ..operation import postpone
 from ..operation.commit import FileStoreCommit
-from ..operation.write import TableWrite
 from ..utils.interrupt import discard
 from .local import UnitsFailed, delete_written, run_local
 
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ..manifest.manifest import DataFileMeta, ManifestEntry
+    from ..operation.write import TableWrite
     from ..refs.snapshot import Snapshot
     from ..table.file_store_table import FileStoreTable
 
@@ -147,6 +147,8 @@ def replay(table: FileStoreTable, parts: Sequence[PostponedPartition], commit_us
     from .write_job import written_bucket_units
 
     nums = {p.partition: p.buckets for p in parts}
+    from ..operation.write import TableWrite  # the writer loads when postponed files are replayed
+
     tw = TableWrite(table, commit_user=commit_user, bucket_nums=nums.__getitem__)
     tw.ignore_delete = False  # staged rows passed the writer's ignore-delete already
     out = PostponeOutcome()

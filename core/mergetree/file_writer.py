@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 from ..data import binary_row
 from ..data.types import DataField, DataType, DateType, LocalZonedTimestampType, TimestampType
 from ..errors import InvalidInput
-from ..fileindex.writer import index_builder_factory, index_size_note
 from ..format.arrow_schema import (
     KEY_PREFIX,
     ROW_ID,
@@ -58,6 +57,7 @@ from ..io.fileio import join, parent
 from ..io.paths import partition_dir_of
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta, FileSource
 from ..manifest.stats import StatsAccumulator, key_stats_from_raw, value_stats_from_raw, value_stats_modes
+from ..schema.file_index_options import configured_indexes
 from ..schema.options import CoreOptions
 from ..utils.interrupt import discard
 from ..utils.workers import worker_pool
@@ -346,6 +346,7 @@ class RollingFileWriter:
         return pa.Table.from_arrays(arrays, names=[f.name for f in self.file_fields])
 
     def _write_chunk(self, f: _OpenFile, t: pa.Table) -> None:
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         ft = self._file_table(t)
@@ -365,7 +366,9 @@ class RollingFileWriter:
                 f.min_key = self._key_row(key_cols, 0)
             f.max_key = self._key_row(key_cols, n - 1)
             kinds = ft.column(VALUE_KIND)
-            f.deletes += int(pc.sum(pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))).as_py() or 0)
+            # typed scalars: a bare Python int makes pyarrow infer its type, which imports dateutil
+            before, delete = pa.scalar(1, kinds.type), pa.scalar(3, kinds.type)
+            f.deletes += int(pc.sum(pc.or_(pc.equal(kinds, before), pc.equal(kinds, delete))).as_py() or 0)
         if f.index_builder is not None:
             f.index_builder.write_batch(ft.select([v.name for v in self.value_fields]))
         if self.write_cols is not None and ROW_ID in self.write_cols:
@@ -459,7 +462,11 @@ def written_index_note(options: Mapping[str, str], files: Iterable[DataFileMeta]
     """:func:`core.fileindex.writer.index_size_note` over data files a job wrote (their
     ``index_file_bytes``): a line when their `.index` files outweigh them, else None."""
     sizes = [(f.file_size, f.index_file_bytes, f.row_count) for f in files if f.index_file_bytes]
-    return index_size_note(options, sizes) if sizes else None
+    if not sizes:
+        return None
+    from ..fileindex.writer import index_size_note
+
+    return index_size_note(options, sizes)
 
 
 def external_paths_of(table: FileStoreTable, options: CoreOptions | None = None) -> ExternalPaths | None:
@@ -468,7 +475,14 @@ def external_paths_of(table: FileStoreTable, options: CoreOptions | None = None)
 
 
 def _table_index_factory(table: FileStoreTable, schema: TableSchema, options: CoreOptions) -> Any:
-    """The table's ``file-index.*`` builder factory (package "fileindex"), None when it has none."""
+    """The table's ``file-index.*`` builder factory (package "fileindex"), None when it has none.
+
+    The fileindex package (bloom, bitmap, BSI writers) loads only for a table that declares an
+    index: most compactions and writes have none."""
+    if not configured_indexes(options.options):
+        return None
+    from ..fileindex.writer import index_builder_factory
+
     return index_builder_factory(table.file_io, schema, options)
 
 

@@ -311,6 +311,7 @@ class MergeReader:
         return MergedChunk(merged, raw if self.with_raw else None, single)
 
     def _merge(self, data: pa.Table, single: bool) -> pa.Table:
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         if single:
@@ -318,7 +319,7 @@ class MergeReader:
             ignore = self.options.ignore_delete and self.options.merge_engine != "aggregation"
             if self.drop_delete or ignore:
                 kinds = data.column(VALUE_KIND)
-                retract = pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))
+                retract = pc.or_(pc.equal(kinds, pa.scalar(1, kinds.type)), pc.equal(kinds, pa.scalar(3, kinds.type)))
                 if pc.any(retract).as_py():
                     data = data.filter(pc.invert(retract))
             return data

@@ -45,7 +45,6 @@ from ..errors import (
     OutcomeUnknown,
     PaimonError,
 )
-from ..iceberg.callback import IcebergCommitCallback
 from ..io import paths
 from ..manifest.index_manifest import (
     DELETION_VECTORS_INDEX,
@@ -57,7 +56,6 @@ from ..manifest.manifest import FileKind, ManifestEntry, ManifestFile, ManifestF
 from ..mergetree.commit_message import CommitMessage
 from ..mergetree.file_writer import partition_dir_of
 from ..refs.snapshot import BATCH_COMMIT_IDENTIFIER, Snapshot
-from ..refs.statistics import read_statistics
 from ..schema.iceberg_options import iceberg_enabled
 from ..utils.interrupt import commit_attempt
 from .commit_changes import CommitChanges, OverwriteChanges
@@ -107,6 +105,8 @@ def commit_callbacks(table: FileStoreTable) -> list[CommitCallback]:
     """The callbacks Java's ``AbstractFileStore.createCommitCallbacks`` adds for this table (the
     metastore's partitions are registered before the publish instead, see ``_register_partitions``)."""
     if table.branch is None and iceberg_enabled(table.schema.options):
+        from ..iceberg.callback import IcebergCommitCallback  # only Iceberg-compatible tables pay its import
+
         return [IcebergCommitCallback(table)]
     return []
 
@@ -744,6 +744,8 @@ class FileStoreCommit(OverwriteChanges, SnapshotPublishing):
         """Java keeps the previous ANALYZE result unless the schema changed since."""
         if not latest.statistics:
             return None
+        from ..refs.statistics import read_statistics  # a table with statistics is the exception
+
         try:
             stats = read_statistics(self.file_io, self.table.path, latest.statistics)
         except PaimonError:

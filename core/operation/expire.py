@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.java_format import local_datetime_from_millis
 from ..errors import CommitConflict, CorruptMetadata, MissingMetadata, NotFound, PaimonError, UnsafeRefused
-from ..iceberg.callback import apply_iceberg_expiry, plan_iceberg_expiry
 from ..io.fileio import basename, join
 from ..refs.consumers import CONSUMER_PREFIX
 from ..refs.snapshot import ChangelogManager, SnapshotManager
@@ -81,6 +80,8 @@ def plan_expire(table: FileStoreTable, policy: ExpirePolicy | None = None,
                 "nothing was deleted, run it again") from e
         raise
     if plan.expired_ids:
+        from ..iceberg.callback import plan_iceberg_expiry  # the Iceberg room loads once something expires
+
         plan.iceberg = plan_iceberg_expiry(table, plan.end_id)
         note = plan.iceberg.note()
         if note is not None:
@@ -173,6 +174,8 @@ def apply_expire(table: FileStoreTable, plan: ExpirePlan,
     if plan.expired_ids:
         refs = _revalidate(table, plan)
         if plan.iceberg is not None:  # first: Iceberg readers must never meet a snapshot whose files go
+            from ..iceberg.callback import apply_iceberg_expiry
+
             apply_iceberg_expiry(table, plan.iceberg)
         _expire_consumers(table, plan, refs, deleted)
         delete(table.file_io, plan.deletions, lambda f: PHASE[f.kind], deleted)

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput
-from ..iceberg.callback import IcebergExpiry
 from ..refs.snapshot import Snapshot
 from ..schema.options import CoreOptions, parse_int
 from ..utils.durations import parse_duration_millis
@@ -20,6 +19,7 @@ from .file_deletion import CONSUMER, PHASE, FileDeletion, GuardedReader
 from .used_files import UsedFiles, protect_other_branches
 
 if TYPE_CHECKING:
+    from ..iceberg.callback import IcebergExpiry
     from ..table.file_store_table import FileStoreTable
 
 INT_MAX = 2147483647

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput, NotFound, UnsafeRefused
-from ..iceberg.callback import sync_tags
 from ..io.paths import table_relative
 from ..refs.snapshot import ChangelogManager, Snapshot
 from ..refs.tags import Tag, validate_tag_name
+from ..schema.iceberg_options import iceberg_enabled
 from ..utils.rows import Rows
 from .file_deletion import (
     DATA_FILE,
@@ -56,6 +56,16 @@ ACTION = "delete the tag"
 LABELS = {TAG: "tag", DATA_FILE: "data", EXTRA_FILE: "extra", MANIFEST: "manifest", MANIFEST_LIST: "manifest-list",
           INDEX_FILE: "index", INDEX_MANIFEST: "index-manifest", STATISTICS: "statistics"}
 _PHASES = label_phases(LABELS)
+
+
+def sync_iceberg_tags(table: FileStoreTable) -> None:
+    """After tags changed, the Iceberg refs follow them (Java's tag callback). The Iceberg room
+    loads only for a table that writes Iceberg metadata: tag maintenance runs after every commit."""
+    if table.branch is None and iceberg_enabled(table.schema.options):
+        from ..iceberg.callback import sync_tags
+
+        sync_tags(table)
+
 
 
 @dataclass
@@ -220,7 +230,7 @@ def apply_tag_deletion(table: FileStoreTable, plan: TagDeletionPlan) -> None:
         for f in tag_files:
             table.tag_manager.notify_deleted(f.tag)
             fio.delete(f.path)
-        sync_tags(table)  # the Iceberg refs forget the tags before their files go
+        sync_iceberg_tags(table)  # the Iceberg refs forget the tags before their files go
 
     versions = table.catalog_environment.versions
     if versions is None:

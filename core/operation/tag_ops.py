@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import AlreadyExists, CommitConflict, InvalidInput, NotFound
-from ..iceberg.callback import sync_tags
 from ..refs.snapshot import Snapshot
 from ..refs.tag_period import TagPeriod, TimeExtractor, tag_time_extractor
 from ..refs.tags import TAG_PREFIX, Tag, java_duration_str, validate_tag_name
@@ -20,7 +19,7 @@ from ..table.features import refuse_on_catalog_server
 from ..utils.durations import parse_duration_millis
 from ..utils.rows import Rows
 from .file_deletion import GuardedReader
-from .tag_deletion import TagDeletionPlan, apply_tag_deletion, plan_tag_deletion
+from .tag_deletion import TagDeletionPlan, apply_tag_deletion, plan_tag_deletion, sync_iceberg_tags
 
 if TYPE_CHECKING:
     from ..table.file_store_table import FileStoreTable
@@ -83,7 +82,7 @@ def create_tag(
     except NotFound:
         raw = None
     tag = tm.create_tag(name, snap, retained, snapshot_text=raw)
-    sync_tags(table)  # Java's Iceberg tag callback: the tag becomes an Iceberg ref
+    sync_iceberg_tags(table)  # Java's Iceberg tag callback: the tag becomes an Iceberg ref
     return tag
 
 
@@ -141,7 +140,7 @@ def _tag_from_tag(table: FileStoreTable, name: str, snapshot_id: int, retained: 
     if holder.create_time is None and holder.time_retained_seconds is None:
         raw = table.file_io.read_text(tm.tag_path(holder.name))
     tag = tm.create_tag(name, holder.snapshot, retained, snapshot_text=raw)
-    sync_tags(table)
+    sync_iceberg_tags(table)
     return tag
 
 
@@ -176,7 +175,7 @@ def rename_tag(table: FileStoreTable, name: str, new_name: str) -> Tag:
         tm.notify_created(new_name)
         tm.notify_deleted(name)
         tm.file_io.delete(tm.tag_path(name))
-        sync_tags(table)  # Java leaves the old name in the Iceberg refs; the refs follow the tags here
+        sync_iceberg_tags(table)  # Java leaves the old name in the Iceberg refs; the refs follow the tags here
 
     table.lock.run_with_lock(publish)
     return Tag(new_name, tag.snapshot, tag.create_time, tag.time_retained_seconds)
@@ -253,7 +252,7 @@ def apply_replace_tag(table: FileStoreTable, plan: TagReplacePlan) -> Tag:
     except NotFound:
         raw = None
     tag = tm.replace_tag(plan.name, plan.snapshot, plan.time_retained_seconds, snapshot_text=raw)
-    sync_tags(table)  # the Iceberg ref follows the tag before the old snapshot's files go
+    sync_iceberg_tags(table)  # the Iceberg ref follows the tag before the old snapshot's files go
     if plan.freed.files:
         apply_tag_deletion(table, plan.freed)
     return tag
