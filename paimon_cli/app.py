@@ -197,6 +197,9 @@ def app_for(argv: list[str]) -> typer.Typer:
 
 def run() -> None:
     """Console-script entry point (``paimon-cli`` and ``python -m paimon_cli``)."""
+    from .process_start import set_native_defaults
+
+    set_native_defaults()  # before anything loads pyarrow or numpy
     if os.environ.get(COMPLETE_VAR):
         # add_completion=False skips registering typer's shell classes; the committed
         # scripts (completions/) still call back into us with this variable set.

@@ -212,3 +212,27 @@ def test_command_signatures_hold_objects_not_strings() -> None:
     stringly = sorted(name for name, fn in functions.items()
                       if any(isinstance(a, str) for a in fn.__annotations__.values()))
     assert stringly == []
+
+
+@pytest.mark.parametrize("exported, expected", [
+    ({}, ["0", "1"]),
+    ({"OPENBLAS_NUM_THREADS": "4", "MIMALLOC_ARENA_EAGER_COMMIT": "2"}, ["2", "4"]),
+])
+def test_console_script_sets_native_library_defaults_the_user_did_not(exported: dict[str, str],
+                                                                       expected: list[str]) -> None:
+    """The console script gives mimalloc and OpenBLAS their defaults (paimon_cli.process_start)
+    before anything loads them; a value the user exported is kept."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MIMALLOC_ARENA_EAGER_COMMIT")}
+    code = (
+        "import atexit, os, sys\n"
+        "atexit.register(lambda: print('ENV', os.environ.get('MIMALLOC_ARENA_EAGER_COMMIT'),"
+        " os.environ.get('OPENBLAS_NUM_THREADS')))\n"
+        "sys.argv = ['paimon-cli', '--version']\n"
+        "from paimon_cli.__main__ import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, **exported},
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("ENV ")][-1]
+    assert line.split()[1:] == expected
