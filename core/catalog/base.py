@@ -351,10 +351,14 @@ class Catalog(ABC):
             return table  # no Iceberg metadata: no need to load the metastore client
         from .iceberg_hive import hive_iceberg_committer
 
-        committer = hive_iceberg_committer(table, self.iceberg_catalog_uri)
+        committer = hive_iceberg_committer(table, self.iceberg_catalog_uri, self.socket_timeout)
         if committer is not None:
             table.catalog_environment = dataclasses.replace(table.catalog_environment, iceberg_committer=committer)
         return table
+
+    # the catalog's ``hive.metastore.client.socket.timeout`` (a Hive catalog's option or its
+    # hive-site.xml), which the Iceberg registration's metastore client takes too
+    socket_timeout: str | None = None
 
     @property
     def iceberg_catalog_uri(self) -> str | None:

@@ -34,7 +34,7 @@ from ..table.catalog_environment import (
 from ..table.identifiers import Identifier, validate_name
 from .base import PAIMON, Catalog, TableEntry, local_location, not_paimon
 from .hive_lock import HeldLock, HiveMetastoreLock, LockSettings
-from .hive_metastore import DEFAULT_CONNECT_TIMEOUT_S, HiveMetastoreClient, HivePartitionSync, socket_timeout_s
+from .hive_metastore import HiveMetastoreClient, HivePartitionSync, metastore_clients
 from .hms_table import (
     build_hms_table,
     hms_table_kind,
@@ -179,9 +179,8 @@ class HiveCatalog(Catalog):
             raise NotYetSupported("catalog option location-in-properties=true is not supported yet")
         # Java sets every catalog option on its HiveConf, over hive-site.xml; the socket
         # timeout bounds the connect too (Hive's TSocket), unset the connect keeps ours
-        timeout = options.get(HIVE_CLIENT_SOCKET_TIMEOUT, site.get(HIVE_CLIENT_SOCKET_TIMEOUT))
-        self._timeout_s = socket_timeout_s(timeout)
-        self._connect_timeout_s = DEFAULT_CONNECT_TIMEOUT_S if timeout is None else self._timeout_s
+        self.socket_timeout = options.get(HIVE_CLIENT_SOCKET_TIMEOUT, site.get(HIVE_CLIENT_SOCKET_TIMEOUT))
+        self._client_factory = metastore_clients(self.socket_timeout)
         self._client: HiveMetastoreClient | None = None
         self.calls = threading.RLock()  # one Thrift connection: one call at a time
         self._locks: dict[Identifier, HiveTableLock] = {}
@@ -192,7 +191,7 @@ class HiveCatalog(Catalog):
         return self.uri
 
     def _new_client(self) -> HiveMetastoreClient:
-        return HiveMetastoreClient(self.uri, connect_timeout_s=self._connect_timeout_s, timeout_s=self._timeout_s)
+        return self._client_factory(self.uri)
 
     @property
     def client(self) -> HiveMetastoreClient:
