@@ -46,8 +46,8 @@ def repair(
     repair, DB repairs each table of DB, no argument every table of the catalog, and
     comma-separated names each one; a failing table does not stop the others and the exit
     code is the worst table's. On a Hive or JDBC catalog, databases and tables found on
-    storage (<warehouse>/<db>.db/<table> with a Paimon schema) that the metastore lacks are
-    registered first (action 'register'; --dry-run lists them); nothing is dropped.
+    storage (<db folder>/<table> with a Paimon schema; the folder is <warehouse>/<db>.db, or on
+    Hive the database's location in the metastore) that the metastore lacks are registered first (action 'register'; --dry-run lists them); nothing is dropped.
 
     \b
     Example:

@@ -227,13 +227,14 @@ class Catalog(ABC):
         )
 
     def storage_tables(self, database: str) -> list[str]:
-        """The folders of ``<warehouse>/<database>.db`` holding a Paimon schema, sorted (Java's
-        listTablesInFileSystem)."""
-        path = local_location(self.database_location(database))
-        if not self._on_storage(path):
+        """The folders of the database's folder (:meth:`database_location`) holding a Paimon
+        schema, sorted (Java's listTablesInFileSystem)."""
+        location = self.database_location(database)
+        fio, path = self.file_io_for(location), local_location(location)
+        if not self._on_storage(path, fio):
             return []
-        return sorted(s.name for s in self.file_io.list_status(path)
-                      if s.is_dir and _schema_manager(self.file_io, s.path).list_ids())
+        return sorted(s.name for s in fio.list_status(path)
+                      if s.is_dir and _schema_manager(fio, s.path).list_ids())
 
     def database_registration(self, database: str) -> Registration | None:
         """``database`` to enter in the metastore: its folder exists and the metastore lacks it."""
@@ -244,16 +245,17 @@ class Catalog(ABC):
             return None
         return Registration("database", database, location)
 
-    def _on_storage(self, directory: str) -> bool:
+    def _on_storage(self, directory: str, fio: FileIO | None = None) -> bool:
         """Whether the folder exists (on an object store: holds an object, as it has no folders)."""
-        if self.file_io.is_object_store:
-            return bool(self.file_io.list_status(directory))
-        return self.file_io.is_dir(directory)
+        fio = fio or self.file_io
+        if fio.is_object_store:
+            return bool(fio.list_status(directory))
+        return fio.is_dir(directory)
 
     def table_registrations(self, ident: Identifier) -> list[Registration]:
         """What ``repair`` enters so that the catalog names ``ident``: the table (and its
-        database when the metastore lacks it) when ``<warehouse>/<db>.db/<table>`` holds a Paimon
-        schema and the metastore holds no such name. A name the metastore holds as something
+        database when the metastore lacks it) when its :meth:`new_table_location` holds a
+        Paimon schema and the metastore holds no such name. A name the metastore holds as something
         else is left to fail as it does today (Java: not a paimon table)."""
         if not self.registers_from_storage:
             return []
@@ -349,10 +351,14 @@ class Catalog(ABC):
             return table  # no Iceberg metadata: no need to load the metastore client
         from .iceberg_hive import hive_iceberg_committer
 
-        committer = hive_iceberg_committer(table, self.iceberg_catalog_uri)
+        committer = hive_iceberg_committer(table, self.iceberg_catalog_uri, self.socket_timeout)
         if committer is not None:
             table.catalog_environment = dataclasses.replace(table.catalog_environment, iceberg_committer=committer)
         return table
+
+    # the catalog's ``hive.metastore.client.socket.timeout`` (a Hive catalog's option or its
+    # hive-site.xml), which the Iceberg registration's metastore client takes too
+    socket_timeout: str | None = None
 
     @property
     def iceberg_catalog_uri(self) -> str | None:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AlreadyExists, InvalidInput, NotFound, NotYetSupported
-from ..io import fileio
 from ..io.commit_lock import TableLock
 from ..io.fileio import _split_scheme
 from ..schema.schema_manager import SchemaManager
@@ -35,7 +34,7 @@ from ..table.catalog_environment import (
 from ..table.identifiers import Identifier, validate_name
 from .base import PAIMON, Catalog, TableEntry, local_location, not_paimon
 from .hive_lock import HeldLock, HiveMetastoreLock, LockSettings
-from .hive_metastore import DEFAULT_CONNECT_TIMEOUT_S, HiveMetastoreClient, HivePartitionSync, socket_timeout_s
+from .hive_metastore import HiveMetastoreClient, HivePartitionSync, metastore_clients
 from .hms_table import (
     build_hms_table,
     hms_table_kind,
@@ -180,9 +179,8 @@ class HiveCatalog(Catalog):
             raise NotYetSupported("catalog option location-in-properties=true is not supported yet")
         # Java sets every catalog option on its HiveConf, over hive-site.xml; the socket
         # timeout bounds the connect too (Hive's TSocket), unset the connect keeps ours
-        timeout = options.get(HIVE_CLIENT_SOCKET_TIMEOUT, site.get(HIVE_CLIENT_SOCKET_TIMEOUT))
-        self._timeout_s = socket_timeout_s(timeout)
-        self._connect_timeout_s = DEFAULT_CONNECT_TIMEOUT_S if timeout is None else self._timeout_s
+        self.socket_timeout = options.get(HIVE_CLIENT_SOCKET_TIMEOUT, site.get(HIVE_CLIENT_SOCKET_TIMEOUT))
+        self._client_factory = metastore_clients(self.socket_timeout)
         self._client: HiveMetastoreClient | None = None
         self.calls = threading.RLock()  # one Thrift connection: one call at a time
         self._locks: dict[Identifier, HiveTableLock] = {}
@@ -193,7 +191,7 @@ class HiveCatalog(Catalog):
         return self.uri
 
     def _new_client(self) -> HiveMetastoreClient:
-        return HiveMetastoreClient(self.uri, connect_timeout_s=self._connect_timeout_s, timeout_s=self._timeout_s)
+        return self._client_factory(self.uri)
 
     @property
     def client(self) -> HiveMetastoreClient:
@@ -224,12 +222,7 @@ class HiveCatalog(Catalog):
         return sorted(self._call(lambda c: c.list_databases()))
 
     def database_exists(self, database: str) -> bool:
-        validate_name("database", database)
-        try:
-            self._call(lambda c: c.get_database(database))
-        except NotFound:
-            return False
-        return True
+        return self._hms_database(database) is not None
 
     def create_database(self, database: str, ignore_if_exists: bool = False) -> None:
         _check_lower_case("database", database)
@@ -237,36 +230,55 @@ class HiveCatalog(Catalog):
             if ignore_if_exists:
                 return
             raise AlreadyExists(f"database {database} already exists")
-        location = hms_location(self.database_location(database))
+        location = hms_location(super().database_location(database))
         self._call(lambda c: c.create_database(database, location))
 
     def drop_database(self, database: str, ignore_if_not_exists: bool = False) -> None:
-        if not self.database_exists(database):
+        """The metastore forgets the (empty) database, then its folder goes if empty. The folder
+        is the ``locationUri`` the metastore holds (Java's ``dropDatabaseImpl`` has the metastore
+        delete that one), not ``<warehouse>/<db>.db``: a database created elsewhere keeps the
+        warehouse's folder of that name. One without a location has no folder to remove."""
+        db = self._hms_database(database)
+        if db is None:
             if ignore_if_not_exists:
                 return
             self._require_database(database)
         if self._call(lambda c: c.list_tables(database)):
             raise InvalidInput(f"database {database} is not empty")
         self._call(lambda c: c.drop_database(database, delete_data=False, cascade=False))
-        fio = self.file_io
-        for d in (self.database_location(database),):
-            try:
-                fio.delete_empty_dir(local_location(d))
-            except Exception:  # noqa: BLE001 - an empty folder left behind harms nothing
-                pass
-
-    def new_table_location(self, ident: Identifier) -> str:
-        """Java's ``HiveCatalog.getTableLocation`` for a table the metastore lacks (0.9 to 2.x):
-        ``<the database's locationUri>/<table>``, so a database created elsewhere than
-        ``<warehouse>/<db>.db`` keeps its tables; the warehouse default when the metastore has
-        no such database (or it has no location)."""
-        try:
-            db = self._call(lambda c: c.get_database(ident.database))
-        except NotFound:
-            db = None
         if db is None or not db.locationUri:
-            return super().new_table_location(ident)
-        return fileio.join(db.locationUri.rstrip("/"), ident.table)
+            return
+        try:
+            self.file_io_for(db.locationUri).delete_empty_dir(local_location(db.locationUri))
+        except Exception:  # noqa: BLE001 - an empty folder left behind harms nothing
+            pass
+
+    def _hms_database(self, database: str) -> ttypes.Database | None:
+        validate_name("database", database)
+        try:
+            return self._call(lambda c: c.get_database(database))
+        except NotFound:
+            return None
+
+    def database_location(self, database: str) -> str:
+        """The database's folder as Java's ``HiveCatalog.getTableLocation`` derives a new
+        table's (0.9 to 2.x): the ``locationUri`` the metastore holds, so a database created
+        elsewhere than ``<warehouse>/<db>.db`` keeps its tables; ``<warehouse>/<db>.db`` (where
+        ``create`` and ``repair`` put one) when the metastore has no such database or it has no
+        location."""
+        db = self._hms_database(database)
+        if db is None or not db.locationUri:
+            return super().database_location(database)
+        return str(db.locationUri).rstrip("/")
+
+    def storage_tables(self, database: str) -> list[str]:
+        """Java's ``repairDatabase`` lists the tables under the database's ``locationUri``; a
+        database the metastore holds without one has no folder of its own (Java fails on it),
+        so nothing on storage is taken for its tables."""
+        db = self._hms_database(database)
+        if db is not None and not db.locationUri:
+            return []
+        return super().storage_tables(database)
 
     # -- tables ---------------------------------------------------------------------------------
 

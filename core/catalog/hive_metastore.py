@@ -352,6 +352,20 @@ def socket_timeout_s(text: str | None) -> float | None:
     return millis / 1000 if millis else None
 
 
+def metastore_clients(timeout: str | None) -> Callable[[str], HiveMetastoreClient]:
+    """Clients of a metastore uri bounded as a ``hive.metastore.client.socket.timeout`` of
+    ``timeout`` (None: unset) bounds Java's: every call, and the connect too (Hive's TSocket);
+    unset, calls get HiveConf's default and the connect :data:`DEFAULT_CONNECT_TIMEOUT_S`.
+    A bad value is :class:`InvalidInput` naming the key, now rather than at the first call."""
+    call_s = socket_timeout_s(timeout)
+    connect_s = DEFAULT_CONNECT_TIMEOUT_S if timeout is None else call_s
+
+    def new_client(uri: str) -> HiveMetastoreClient:
+        return HiveMetastoreClient(uri, connect_timeout_s=connect_s, timeout_s=call_s)
+
+    return new_client
+
+
 def _timed_out(err: BaseException) -> bool:
     from thrift.transport.TTransport import TTransportException
 

@@ -27,7 +27,7 @@ from ..errors import InvalidInput, NotFound, NotYetSupported, PaimonError, Unsaf
 from ..io.fileio import parent
 from ..schema import iceberg_options as io_opts
 from ..table.identifiers import Identifier
-from .hive_metastore import HiveMetastoreClient
+from .hive_metastore import HiveMetastoreClient, metastore_clients
 from .hms_table import (
     EXTERNAL_PROP,
     EXTERNAL_TABLE,
@@ -37,6 +37,7 @@ from .hms_table import (
     is_paimon_table,
     normalize_column_comment,
 )
+from .options import HIVE_CLIENT_SOCKET_TIMEOUT
 
 if TYPE_CHECKING:
     from pymetastore.hive_metastore import ttypes
@@ -72,6 +73,22 @@ def metastore_uri(options: Mapping[str, str], catalog_uri: str | None) -> str | 
         if site_uri:
             return site_uri
     return catalog_uri or None
+
+
+def socket_timeout(options: Mapping[str, str], catalog_timeout: str | None) -> str | None:
+    """``hive.metastore.client.socket.timeout`` of the registration's metastore client: a table
+    option (Java sets every table option on the committer's HiveConf), else ``hive-site.xml``
+    of ``metadata.iceberg.hive-conf-dir``, else the serving catalog's, else unset (600 s)."""
+    if options.get(HIVE_CLIENT_SOCKET_TIMEOUT) is not None:
+        return options[HIVE_CLIENT_SOCKET_TIMEOUT]
+    conf_dir = (options.get(HIVE_CONF_DIR) or "").strip()
+    if conf_dir:
+        from .hive import hive_site
+
+        site_value = hive_site(conf_dir).get(HIVE_CLIENT_SOCKET_TIMEOUT)
+        if site_value is not None:
+            return site_value
+    return catalog_timeout
 
 
 def target_names(options: Mapping[str, str], ident: Identifier) -> tuple[list[str], str]:
@@ -231,11 +248,12 @@ class UnusableCommitter:
         raise self.error(f"{self.ident}: {self.why}")
 
 
-def hive_iceberg_committer(table: FileStoreTable,
-                           catalog_uri: str | None) -> HiveIcebergCommitter | UnusableCommitter | None:
+def hive_iceberg_committer(table: FileStoreTable, catalog_uri: str | None,
+                           catalog_timeout: str | None = None) -> HiveIcebergCommitter | UnusableCommitter | None:
     """The committer of a table with ``hive-catalog`` storage, None for other storages and
     branches (the gate refuses a branch's commits), an :class:`UnusableCommitter` when the
-    registration cannot be set up (the gate raises its error before a commit)."""
+    registration cannot be set up (the gate raises its error before a commit). Its metastore
+    calls are bounded by :func:`socket_timeout` (``catalog_timeout``: the catalog's setting)."""
     options = table.schema.options
     try:
         storage = io_opts.iceberg_options(options).storage
@@ -252,6 +270,7 @@ def hive_iceberg_committer(table: FileStoreTable,
             return UnusableCommitter(table.identifier, NotYetSupported, NO_METASTORE)
         databases, name = target_names(options, table.identifier)
         meta_dir = metadata_dir(table)
+        clients = metastore_clients(socket_timeout(options, catalog_timeout))
     except (NotFound, InvalidInput, NotYetSupported) as e:
         return UnusableCommitter(table.identifier, type(e), str(e))
     sm = table.schema_manager
@@ -259,7 +278,9 @@ def hive_iceberg_committer(table: FileStoreTable,
         uri=uri, ident=table.identifier, table_location=hms_location(table.file_io.absolute(table.path)),
         databases=databases, table=name, iceberg_db_location=hms_location(parent(parent(meta_dir))),
         metadata_dir=hms_location(meta_dir),
-        schema=lambda: sm.latest() or table.schema, options=options, to_hms_location=hms_location)
+        schema=lambda: sm.latest() or table.schema, options=options, to_hms_location=hms_location,
+        client_factory=clients)
 
 
-__all__ = ["HiveIcebergCommitter", "UnusableCommitter", "hive_iceberg_committer", "metastore_uri", "target_names"]
+__all__ = ["HiveIcebergCommitter", "UnusableCommitter", "hive_iceberg_committer", "metastore_uri", "socket_timeout",
+           "target_names"]

@@ -18,6 +18,8 @@ from paimon_cli.core.catalog.hive_metastore import DEFAULT_SOCKET_TIMEOUT_S, soc
 from paimon_cli.core.catalog.options import CatalogOptions
 from paimon_cli.core.errors import InvalidInput
 
+from .hive_metastore_server import HiveMetastoreServer
+from .hms_helpers import fresh_db
 from .soak import run_cli
 
 
@@ -94,3 +96,59 @@ def test_a_silent_metastore_fails_within_the_timeout(silent_metastore: str, tmp_
 
     res = run_cli([*args, "--catalog-option", "hive.metastore.client.socket.timeout=soon"], timeout_s=60)
     assert res.returncode == 4 and "hive.metastore.client.socket.timeout='soon'" in res.stderr, res.stderr
+
+
+def _iceberg_table(args: list[str], name: str, uri: str, *more: str) -> None:
+    res = run_cli(["create", name, "--schema", "id INT", "--option", "bucket=-1",
+                   "--option", "metadata.iceberg.storage=hive-catalog", "--option", f"metadata.iceberg.uri={uri}",
+                   *more, *args], timeout_s=60)
+    assert res.returncode == 0, res.stderr
+
+
+def _write_fails_within(args: list[str], name: str, tmp_path: Path, seconds: str) -> None:
+    data = tmp_path / "in.csv"
+    data.write_text("id\n1\n")
+    start = time.monotonic()
+    res = run_cli(["write", name, str(data), *args], timeout_s=60)
+    took = time.monotonic() - start
+    assert res.returncode == 8, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    assert f"no answer within {seconds} s (hive.metastore.client.socket.timeout)" in lines[0], lines[0]
+    assert took < 20, took
+
+
+def test_the_iceberg_registration_takes_the_tables_timeout(silent_metastore: str, tmp_path: Path) -> None:
+    """``metadata.iceberg.storage=hive-catalog`` opens its own metastore client: Java sets the
+    table's options on its HiveConf, so a table option bounds it, over hive-site.xml of
+    ``metadata.iceberg.hive-conf-dir``; a silent metastore is exit 8 naming the key."""
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "hive-site.xml").write_text(
+        "<configuration><property><name>hive.metastore.client.socket.timeout</name><value>2s</value>"
+        "</property></configuration>")
+    wh = ["-w", str(tmp_path / "wh")]
+    _iceberg_table(wh, "db.t", silent_metastore, "--option", "hive.metastore.client.socket.timeout=1s",
+                   "--option", f"metadata.iceberg.hive-conf-dir={conf}")
+    _write_fails_within(wh, "db.t", tmp_path, "1")
+    _iceberg_table(wh, "db.u", silent_metastore, "--option", f"metadata.iceberg.hive-conf-dir={conf}")
+    _write_fails_within(wh, "db.u", tmp_path, "2")
+
+    _iceberg_table(wh, "db.bad", silent_metastore, "--option", "hive.metastore.client.socket.timeout=soon")
+    res = run_cli(["write", "db.bad", str(tmp_path / "in.csv"), *wh], timeout_s=60)
+    assert res.returncode == 4 and "hive.metastore.client.socket.timeout='soon'" in res.stderr, res.stderr
+    table_dir = tmp_path / "wh" / "db.db" / "bad"
+    assert sorted(p.name for p in table_dir.iterdir()) == ["schema"]  # nothing written
+
+
+def test_the_iceberg_registration_takes_the_catalogs_timeout(
+    hive_metastore: HiveMetastoreServer, silent_metastore: str, tmp_path: Path
+) -> None:
+    """A Hive catalog's table registering its Iceberg metadata in another (silent) metastore:
+    the catalog's timeout bounds that client too (a table without the key)."""
+    cat = ["--catalog-option", "metastore=hive", "--catalog-option", f"uri={hive_metastore.uri}",
+           "--catalog-option", f"warehouse={(tmp_path / 'wh').as_uri()}",
+           "--catalog-option", "hive.metastore.client.socket.timeout=1s"]
+    db = fresh_db("ice_timeout")
+    _iceberg_table(cat, f"{db}.t", silent_metastore)
+    _write_fails_within(cat, f"{db}.t", tmp_path, "1")
