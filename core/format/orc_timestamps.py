@@ -1,0 +1,283 @@
+"""ORC timestamps that Arrow's nanoseconds cannot hold, found in the file's column statistics.
+
+ORC stores a TIMESTAMP (and TIMESTAMP_INSTANT, Paimon's TIMESTAMP_LTZ) as seconds and
+nanoseconds, so Java Paimon keeps any year at any precision. pyarrow's ORC reader returns int64
+nanoseconds since the epoch: up to pyarrow 25 it wraps silently outside
+1677-09-21..2262-04-11 (a year-1500 value reads as a timestamp in 2084), pyarrow 26 raises. It
+has no coarser unit to read at, so a file whose timestamp columns hold a value outside is
+refused. The values are not decoded here: the footer's column statistics (minimum and maximum
+per column, in UTC milliseconds plus the nanoseconds below them, written by the Java and C++
+ORC writers) tell whether any value is outside. A bound within a day of the range's ends (the
+statistics and the reader may differ by the writer's time zone) or missing statistics are left
+to pyarrow 26's own check, and refused with older pyarrow. Only files whose read columns hold
+a timestamp are checked: others pay nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CorruptMetadata, NotYetSupported
+from .parquet_int96 import NS_RANGE
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+TABLE_FILE = "refused rather than read wrong (Java Paimon reads it)"
+
+_MIN_NS, _MAX_NS = -(1 << 63), (1 << 63) - 1
+_DAY_NS = 86_400 * 1_000_000_000
+# orc_proto.proto: Type.Kind values, PostScript.compression values
+_LIST, _MAP, _STRUCT, _UNION = 10, 11, 12, 13
+_TIMESTAMP_KINDS = (9, 18)  # TIMESTAMP, TIMESTAMP_INSTANT
+_NONE, _ZLIB, _SNAPPY, _LZO, _LZ4, _ZSTD = range(6)
+_TAIL_BYTES = 16 << 10
+_ARROW_OVERFLOW = re.compile(r"ORC timestamp \((-?\d+)s \+ (-?\d+)ns\) is out of range")
+
+
+def _pyarrow_checks() -> bool:
+    """pyarrow 26 refuses an ORC timestamp its nanoseconds cannot hold (arrow#50078)."""
+    import pyarrow as pa
+
+    return int(pa.__version__.split(".", 1)[0]) >= 26
+
+
+def has_timestamp(t: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(has_timestamp(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return has_timestamp(t.key_type) or has_timestamp(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return has_timestamp(t.value_type)
+    return False
+
+
+def timestamp_columns(schema: pa.Schema, names: list[str] | None) -> list[str]:
+    """The top-level columns of ``names`` (all when None) holding a timestamp, in file order."""
+    wanted = None if names is None else set(names)
+    return [f.name for f in schema if (wanted is None or f.name in wanted) and has_timestamp(f.type)]
+
+
+def check_orc_timestamps(f: pa.NativeFile, path: str, columns: list[str], why: str = TABLE_FILE) -> None:
+    """Refuse (:class:`NotYetSupported`, exit 1) when a timestamp of ``columns`` (top-level
+    names, nested timestamps included) may hold a value outside Arrow's nanosecond range;
+    ``why`` ends the message."""
+    types, stats = _footer(f, path)
+    if not types or types[0].get(1) != _STRUCT:
+        raise CorruptMetadata(path, "ORC footer: the root type is not a struct")
+    root = types[0]
+    names = [n.decode("utf-8", "replace") for n in root.get(3, [])]
+    for name, sub in zip(names, _subtypes(root), strict=False):
+        if name in columns:
+            for column, cid in _timestamp_leaves(types, sub, name, path):
+                _check_column(path, column, stats[cid] if cid < len(stats) else None, why)
+
+
+def refusal_for(error: Exception, path: str, column: str, why: str = TABLE_FILE) -> NotYetSupported | None:
+    """pyarrow 26's overflow error as the refusal :func:`check_orc_timestamps` makes (None for others)."""
+    m = _ARROW_OVERFLOW.search(str(error))
+    if m is None:
+        return None
+    secs, nanos = int(m.group(1)), int(m.group(2))
+    ns = secs * 1_000_000_000 + nanos
+    return _refusal(path, column, _text(ns), why)
+
+
+def _check_column(path: str, column: str, stats: dict[int, Any] | None, why: str) -> None:
+    if stats is not None and stats.get(1) == 0:
+        return  # no value but nulls
+    ts = None if stats is None else stats.get(9)
+    if ts is None or 3 not in ts or 4 not in ts:
+        if _pyarrow_checks():
+            return
+        raise NotYetSupported(f"{path}: column {column} is an ORC timestamp without statistics: whether it holds "
+                              f"a value outside the nanosecond range {NS_RANGE} cannot be told: {why}")
+    # minimumNanos / maximumNanos: the nanoseconds below the millisecond, plus 1 (0: absent);
+    # int32 as a 64-bit varint, negative from pyarrow's writer before 1970 (see orc_format)
+    low = _zigzag(ts[3]) * 1_000_000 + (_int32(ts[5]) - 1 if ts.get(5) else 0)
+    high = _zigzag(ts[4]) * 1_000_000 + (_int32(ts[6]) - 1 if ts.get(6) else 999_999)
+    for bound in (low, high):
+        if bound < _MIN_NS or bound > _MAX_NS:
+            raise _refusal(path, column, _text(bound), why)
+    if low - _DAY_NS < _MIN_NS or high + _DAY_NS > _MAX_NS:
+        if _pyarrow_checks():
+            return
+        edge = low if low - _DAY_NS < _MIN_NS else high
+        raise NotYetSupported(f"{path}: column {column} holds {_text(edge)} (ORC statistics), within a day of the "
+                              f"nanosecond range {NS_RANGE}: this pyarrow wraps beyond it and the exact value "
+                              f"cannot be told from the statistics: {why}")
+
+
+def _refusal(path: str, column: str, text: str, why: str) -> NotYetSupported:
+    return NotYetSupported(f"{path}: column {column} holds {text} (ORC timestamp), outside the nanosecond range "
+                           f"{NS_RANGE} this toolkit holds: {why}")
+
+
+def _text(ns: int) -> str:
+    secs, sub = divmod(ns, 1_000_000_000)
+    try:
+        return f"{(_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=secs)).isoformat()}.{sub:09d}"
+    except OverflowError:
+        return f"{secs} s after 1970-01-01"
+
+
+def _subtypes(t: dict[int, Any]) -> list[int]:
+    return [int(x) for x in t.get(2, [])]
+
+
+def _timestamp_leaves(types: list[dict[int, Any]], cid: int, name: str, path: str) -> list[tuple[str, int]]:
+    """(dotted name, column id) of every timestamp in the subtree of column ``cid``."""
+    if cid >= len(types):
+        raise CorruptMetadata(path, f"ORC footer: column id {cid} beyond its {len(types)} types")
+    t = types[cid]
+    kind = t.get(1, 0)
+    if kind in _TIMESTAMP_KINDS:
+        return [(name, cid)]
+    subs = _subtypes(t)
+    if kind == _STRUCT:
+        labels = [n.decode("utf-8", "replace") for n in t.get(3, [])]
+    elif kind == _LIST:
+        labels = ["element"]
+    elif kind == _MAP:
+        labels = ["key", "value"]
+    elif kind == _UNION:
+        labels = [str(i) for i in range(len(subs))]
+    else:
+        return []
+    out: list[tuple[str, int]] = []
+    for label, sub in zip(labels, subs, strict=False):
+        out.extend(_timestamp_leaves(types, sub, f"{name}.{label}", path))
+    return out
+
+
+# -- the file tail: PostScript, Footer (orc_proto.proto) ---------------------------------------
+
+
+def _footer(f: pa.NativeFile, path: str) -> tuple[list[dict[int, Any]], list[dict[int, Any]]]:
+    """The footer's types and per-column statistics."""
+    size = f.size()
+    tail = f.read_at(min(size, _TAIL_BYTES), max(0, size - _TAIL_BYTES))
+    if not tail:
+        raise CorruptMetadata(path, "empty ORC file")
+    ps_len = tail[-1]
+    if ps_len + 1 > len(tail):
+        raise CorruptMetadata(path, "ORC postscript beyond the file")
+    ps = _message(tail[len(tail) - 1 - ps_len:len(tail) - 1], path)
+    footer_len, codec, block = int(ps.get(1, 0)), int(ps.get(2, _NONE)), int(ps.get(3, 256 << 10))
+    end = len(tail) - 1 - ps_len
+    if footer_len <= end:
+        raw = tail[end - footer_len:end]
+    else:
+        start = size - 1 - ps_len - footer_len
+        if start < 0:
+            raise CorruptMetadata(path, "ORC footer beyond the file")
+        raw = f.read_at(footer_len, start)
+    footer = _message(_decompress(raw, codec, block, path), path, repeated=(3, 4, 7))
+    types = [_message(t, path, repeated=(2, 3)) for t in footer.get(4, [])]
+    stats = [_message(s, path, nested=(9,)) for s in footer.get(7, [])]
+    return types, stats
+
+
+def _decompress(raw: bytes, codec: int, block: int, path: str) -> bytes:
+    """ORC's compression stream: chunks, each behind a 3-byte header (length << 1 | original)."""
+    if codec == _NONE:
+        return bytes(raw)
+    import cramjam
+
+    out, pos = [], 0
+    while pos < len(raw):
+        if pos + 3 > len(raw):
+            raise CorruptMetadata(path, "truncated ORC compression chunk header")
+        header = raw[pos] | raw[pos + 1] << 8 | raw[pos + 2] << 16
+        n = header >> 1
+        chunk = bytes(raw[pos + 3:pos + 3 + n])
+        pos += 3 + n
+        if len(chunk) != n:
+            raise CorruptMetadata(path, "truncated ORC compression chunk")
+        if header & 1:
+            out.append(chunk)
+            continue
+        try:
+            if codec == _ZLIB:
+                out.append(zlib.decompress(chunk, -15))
+            elif codec == _SNAPPY:
+                out.append(bytes(cramjam.snappy.decompress_raw(chunk)))
+            elif codec == _ZSTD:
+                out.append(bytes(cramjam.zstd.decompress(chunk)))
+            elif codec == _LZ4:
+                buf = bytearray(block)
+                used = cramjam.lz4.decompress_block_into(chunk, buf)
+                out.append(bytes(buf[:used]))
+            else:
+                raise NotYetSupported(f"{path}: ORC compression {codec}: its timestamp statistics cannot be checked")
+        except (zlib.error, cramjam.DecompressionError) as e:
+            raise CorruptMetadata(path, f"cannot decompress the ORC footer: {e}") from e
+    return b"".join(out)
+
+
+def _varint(buf: Any, pos: int, path: str) -> tuple[int, int]:
+    shift = out = 0
+    while True:
+        if pos >= len(buf):
+            raise CorruptMetadata(path, "truncated ORC footer")
+        b = buf[pos]
+        pos += 1
+        out |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return out, pos
+        shift += 7
+
+
+def _int32(n: int) -> int:
+    return n - (1 << 64) if n >= 1 << 63 else n
+
+
+def _zigzag(n: int) -> int:
+    return (n >> 1) ^ -(n & 1)
+
+
+def _message(buf: Any, path: str, repeated: tuple[int, ...] = (), nested: tuple[int, ...] = ()) -> dict[int, Any]:
+    """A protobuf message as {field: value}: varints as ints, length-delimited as bytes (a list
+    for ``repeated`` fields, a parsed message for ``nested`` ones); packed varints (a Type's
+    subtypes) are unpacked into the list."""
+    out: dict[int, Any] = {}
+    pos = 0
+    while pos < len(buf):
+        key, pos = _varint(buf, pos, path)
+        field, wire = key >> 3, key & 7
+        value: Any
+        if wire == 0:
+            value, pos = _varint(buf, pos, path)
+        elif wire == 2:
+            n, pos = _varint(buf, pos, path)
+            if pos + n > len(buf):
+                raise CorruptMetadata(path, "truncated ORC footer")
+            value = bytes(buf[pos:pos + n])
+            pos += n
+            if field in nested:
+                value = _message(value, path)
+        elif wire == 1:
+            value, pos = int.from_bytes(buf[pos:pos + 8], "little"), pos + 8
+        elif wire == 5:
+            value, pos = int.from_bytes(buf[pos:pos + 4], "little"), pos + 4
+        else:
+            raise CorruptMetadata(path, f"ORC footer: protobuf wire type {wire}")
+        if field in repeated:
+            if wire == 2 and field == 2:  # packed subtypes
+                packed, p = [], 0
+                while p < len(value):
+                    v, p = _varint(value, p, path)
+                    packed.append(v)
+                out.setdefault(field, []).extend(packed)
+            else:
+                out.setdefault(field, []).append(value)
+        else:
+            out[field] = value
+    return out
