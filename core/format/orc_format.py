@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported
-from .orc_timestamps import check_orc_timestamps, refusal_for, timestamp_columns
+from .orc_timestamps import check_orc_timestamps, check_orc_writable, refusal_for, timestamp_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,9 +44,11 @@ def _orc_physical(t: pa.DataType) -> pa.DataType:
 
 
 def orc_physical(table: pa.Table) -> pa.Table:
-    """``table`` with the column types the ORC writer stores (TIME as int32, no field metadata)."""
+    """``table`` with the column types the ORC writer stores (TIME as int32, no field metadata);
+    a timestamp it would store wrong is refused (:func:`.orc_timestamps.check_orc_writable`)."""
     import pyarrow as pa
 
+    check_orc_writable(table)
     schema = pa.schema([f.with_type(_orc_physical(f.type)).remove_metadata() for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
 

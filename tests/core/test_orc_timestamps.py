@@ -6,6 +6,7 @@ tests/interop/test_orc_timestamp_range_java.py."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -129,3 +130,76 @@ def test_a_truncated_footer_is_corrupt(tmp_path: Path) -> None:
     (tmp_path / "g.orc").write_bytes(bad)
     with pytest.raises(CorruptMetadata):
         read_orc(fileio.load_file_io(str(tmp_path / "g.orc")), str(tmp_path / "g.orc"), NAMES)
+
+
+# -- what is written to ORC -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_writing_keeps_what_orc_holds_exactly(tmp_path: Path, unit: str) -> None:
+    """Before 1970 in whole milliseconds, after 1970 with any fraction, the range's inner ends:
+    written and read back exactly by pyarrow (Java's reading of them: the interop tests)."""
+    from paimon_cli.core.format.orc_format import orc_physical
+
+    values = [dt.datetime(1960, 1, 1), dt.datetime(1969, 12, 31, 23, 59, 59), dt.datetime(1970, 1, 1, 0, 0, 0, 1000),
+              dt.datetime(2024, 3, 1, 12, 0, 0, 123000), dt.datetime(1677, 9, 22), dt.datetime(2262, 4, 11), None]
+    if unit == "s":
+        values[2:4] = [dt.datetime(1970, 1, 1, 0, 0, 1), dt.datetime(2024, 3, 1, 12)]
+    else:
+        values += [dt.datetime(1960, 1, 1, 0, 0, 0, 500000), dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+                   dt.datetime(1969, 12, 31, 23, 59, 59, 1000)]
+    t = pa.table({"ts": pa.array(values, pa.timestamp(unit))})
+    path = tmp_path / "f.orc"
+    orc.write_table(orc_physical(t), str(path))
+    got = read_orc(fileio.load_file_io(str(path)), str(path), ["ts"]).column("ts").cast(pa.timestamp(unit))
+    assert got.to_pylist() == values
+
+
+@pytest.mark.parametrize(("value", "unit", "text"), [
+    (dt.datetime(1960, 1, 1, 0, 0, 0, 123456), "us", "1960-01-01T00:00:00.123456000: pyarrow's ORC writer"),
+    (dt.datetime(1969, 12, 31, 23, 59, 59, 999999), "us", "1969-12-31T23:59:59.999999000: pyarrow's ORC writer"),
+    (dt.datetime(1960, 1, 1, 0, 0, 0, 1), "ns", "1960-01-01T00:00:00.000001000: pyarrow's ORC writer"),
+    (dt.datetime(1500, 6, 1), "ms", "1500-06-01T00:00:00.000000000, outside the nanosecond range"),
+    (dt.datetime(3000, 1, 1), "us", "3000-01-01T00:00:00.000000000, outside the nanosecond range"),
+    (dt.datetime(1500, 6, 1), "s", "1500-06-01T00:00:00.000000000, outside the nanosecond range"),
+])
+@pytest.mark.parametrize("where", ["ts", "tz", "r.t", "l.element", "m.value"])
+def test_writing_what_orc_would_store_wrong_is_refused(tmp_path: Path, value: dt.datetime, unit: str, text: str,
+                                                       where: str) -> None:
+    from paimon_cli.core.data.types import DataField, parse_data_type
+    from paimon_cli.core.format.data_file import DataFileWriter, write_data_file
+    from paimon_cli.core.schema.options import CoreOptions
+
+    ok = dt.datetime(2024, 1, 1)
+    rows = [{"id": 0, "ts": ok, "tz": ok, "r": {"t": ok}, "l": [ok], "m": [("k", ok)]} for _ in range(3)]
+    rows[2] = {**rows[2], **{"ts": {"ts": value}, "tz": {"tz": value}, "r.t": {"r": {"t": value}},
+                             "l.element": {"l": [None, value]}, "m.value": {"m": [("a", ok), ("k", value)]}}[where]}
+    typ = {"s": pa.timestamp("s"), "ms": pa.timestamp("ms"), "us": pa.timestamp("us"), "ns": pa.timestamp("ns")}[unit]
+    schema = pa.schema([("id", pa.int32()), ("ts", typ), ("tz", pa.timestamp(typ.unit, tz="UTC")),
+                        ("r", pa.struct([("t", typ)])), ("l", pa.list_(typ)), ("m", pa.map_(pa.string(), typ))])
+    t = pa.Table.from_pylist([{**r, "tz": r["tz"].replace(tzinfo=dt.timezone.utc)} for r in rows], schema=schema)
+    p = {"s": 0, "ms": 3, "us": 6, "ns": 9}[unit]
+    fields = [DataField(i, n, parse_data_type(s)) for i, (n, s) in enumerate([
+        ("id", "INT"), ("ts", f"TIMESTAMP({p})"), ("tz", f"TIMESTAMP({p}) WITH LOCAL TIME ZONE"),
+        ("r", f"ROW<t TIMESTAMP({p})>"), ("l", f"ARRAY<TIMESTAMP({p})>"), ("m", f"MAP<STRING, TIMESTAMP({p})>")])]
+    fio = fileio.load_file_io(str(tmp_path))
+    with pytest.raises(NotYetSupported, match=rf"column {where} holds {re.escape(text)}"):
+        write_data_file(fio, str(tmp_path / "a.orc"), t, fields, "orc", CoreOptions({}))
+    w = DataFileWriter(fio, str(tmp_path / "b.orc"), fields, "orc", CoreOptions({}))
+    with pytest.raises(NotYetSupported, match=rf"column {where} holds {re.escape(text)}"):
+        w.write(t)
+    w.abort()
+    assert not list(tmp_path.iterdir())
+    # the rows without it (a slice) are written
+    assert write_data_file(fio, str(tmp_path / "c.orc"), t.slice(0, 2), fields, "orc", CoreOptions({})) > 0
+
+
+def test_a_value_under_a_null_row_is_not_written_so_not_refused(tmp_path: Path) -> None:
+    from paimon_cli.core.format.orc_format import orc_physical
+
+    child = pa.array([dt.datetime(1960, 1, 1, 0, 0, 0, 123456), dt.datetime(2024, 1, 1)], pa.timestamp("us"))
+    r = pa.StructArray.from_arrays([child], ["t"], mask=pa.array([True, False]))
+    path = tmp_path / "f.orc"
+    orc.write_table(orc_physical(pa.table({"r": r})), str(path))
+    got = read_orc(fileio.load_file_io(str(path)), str(path), ["r"]).column("r").to_pylist()
+    assert got == [None, {"t": dt.datetime(2024, 1, 1)}]

@@ -121,3 +121,82 @@ def test_orc_timestamps_outside_are_refused_never_wrapped(
     assert sorted(p.name for p in (wh / "db.db" / "far").rglob("*") if p.is_file()) == before
     rows = sorted(java_paimon.read_raw(wh, "db", "far")["rows"], key=lambda r: r[0])
     assert [_ns(r[1]) for r in rows] == [_ns(IN_RANGE[0]), _ns(stored)]
+
+
+# -- what we write into ORC -------------------------------------------------------------------
+# pyarrow's ORC writer splits a timestamp into seconds and nanoseconds by truncating: a time
+# before 1970 with a fraction of a second gets negative nanoseconds. Java reads them while they
+# are whole milliseconds; with a fraction of a millisecond Java Paimon fails on the whole file
+# (IllegalArgumentException). Such a value is refused, never written.
+PRE_1970_FRACTION = "1960-01-01T00:00:00.123456"
+WRITABLE = ["2024-03-01T12:00:00.123", "1960-01-01T00:00:00", "1960-01-01T00:00:00.5", "1969-12-31T23:59:58.001",
+            "1677-09-22T00:00:00", "2262-04-10T00:00:00.999"]
+
+
+def _files(wh: Path, name: str) -> list[str]:
+    return sorted(str(p.relative_to(wh)) for p in (wh / "db.db" / name).rglob("*") if p.is_file())
+
+
+def test_compaction_rewrites_orc_timestamps_java_reads_exactly(java_paimon: JavaPaimon, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    _java_table(java_paimon, wh, "ok", [_row(i, v) for i, v in enumerate(WRITABLE)])
+    before = java_paimon.read_raw(wh, "db", "ok")["rows"]
+    res = _cli(wh, "compact", "db.ok", "--full")
+    assert res.exit_code == 0, res.stdout + res.stderr
+    assert len([f for f in _files(wh, "ok") if f.endswith(".orc")]) == len(WRITABLE) + 1
+    after = java_paimon.read_raw(wh, "db", "ok")["rows"]
+    key = lambda r: r[0]  # noqa: E731
+    assert [[_ns(v) if isinstance(v, str) else v for v in r[:6]] for r in sorted(after, key=key)] == \
+        [[_ns(v) if isinstance(v, str) else v for v in r[:6]] for r in sorted(before, key=key)]
+    assert [_ns(r[1]) for r in sorted(after, key=key)] == [_ns(v) for v in WRITABLE]
+
+
+def test_compaction_refuses_a_pre_1970_fraction_it_would_write_unreadable(
+    java_paimon: JavaPaimon, tmp_path: Path
+) -> None:
+    wh = tmp_path / "wh"
+    _java_table(java_paimon, wh, "frac", [_row(0, IN_RANGE[0]), _row(1, PRE_1970_FRACTION, "l6")])
+    # we read Java's file exactly
+    res = _cli(wh, "read", "db.frac", "-o", "json")
+    assert res.exit_code == 0 and "1960-01-01 00:00:00.123456" in res.stdout, res.stdout + res.stderr
+    before = _files(wh, "frac")
+    res = _cli(wh, "compact", "db.frac", "--full")
+    out = res.stdout + res.stderr
+    assert res.exit_code == 1 and "Traceback" not in out, out
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "column l6 holds 1960-01-01T00:00:00.123456000: pyarrow's ORC writer" in lines[0], out
+    assert _files(wh, "frac") == before
+    rows = sorted(java_paimon.read_raw(wh, "db", "frac")["rows"], key=lambda r: r[0])
+    assert [_ns(r[5]) for r in rows] == [_ns(IN_RANGE[0]), _ns(PRE_1970_FRACTION)]
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("1960-01-01 00:00:00.123456", "column t6 holds 1960-01-01T00:00:00.123456000: pyarrow's ORC writer"),
+    ("1969-12-31 23:59:59.999999", "column t6 holds 1969-12-31T23:59:59.999999000: pyarrow's ORC writer"),
+    ("1500-06-01 00:00:00", "column t6 holds 1500-06-01T00:00:00.000000000, outside the nanosecond range"),
+    ("3000-01-01 00:00:00.5", "column t6 holds 3000-01-01T00:00:00.500000000, outside the nanosecond range"),
+])
+def test_write_into_orc_never_writes_a_timestamp_wrong(
+    java_paimon: JavaPaimon, tmp_path: Path, value: str, message: str
+) -> None:
+    wh = tmp_path / "wh"
+    java_paimon.create_table(wh, "db", "w", [("id", "INT"), ("t6", "TIMESTAMP(6)"), ("l3", "TIMESTAMP_LTZ(3)")],
+                             [], [], {"file.format": "orc", "bucket": "-1"})
+    good = tmp_path / "good.csv"
+    good.write_text("id,t6,l3\n" + "".join(f"{i},{v.replace('T', ' ')},{v.replace('T', ' ')}\n"
+                                           for i, v in enumerate(WRITABLE)))
+    res = _cli(wh, "write", "db.w", str(good))
+    assert res.exit_code == 0, res.stdout + res.stderr
+    rows = sorted(java_paimon.read_raw(wh, "db", "w")["rows"], key=lambda r: r[0])
+    assert [_ns(r[1]) for r in rows] == [_ns(v) for v in WRITABLE]
+    assert [_ns(r[2]) for r in rows] == [_ns(v) for v in WRITABLE]
+    before = _files(wh, "w")
+    bad = tmp_path / "bad.csv"
+    bad.write_text(f"id,t6,l3\n9,2024-01-01 00:00:00,2024-01-01 00:00:00\n10,{value},2024-01-01 00:00:00\n")
+    res = _cli(wh, "write", "db.w", str(bad))
+    out = res.stdout + res.stderr
+    assert res.exit_code == 1 and "Traceback" not in out, out
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and message in lines[0], out
+    assert _files(wh, "w") == before
+    assert len(java_paimon.read_raw(wh, "db", "w")["rows"]) == len(WRITABLE)
