@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, NotYetSupported
@@ -83,15 +84,25 @@ def check_orc_timestamps(f: pa.NativeFile, path: str, columns: list[str], why: s
     """Refuse (:class:`NotYetSupported`, exit 1) when a timestamp of ``columns`` (top-level
     names, nested timestamps included) may hold a value outside Arrow's nanosecond range;
     ``why`` ends the message."""
-    types, stats = _footer(f, path)
-    if not types or types[0].get(1) != _STRUCT:
+    raw_types, raw_stats = _footer(f, path)
+    types: dict[int, dict[int, Any]] = {}
+
+    def type_of(cid: int) -> dict[int, Any]:  # parsed on demand: only the read columns' subtrees
+        if cid not in types:
+            if cid >= len(raw_types):
+                raise CorruptMetadata(path, f"ORC footer: column id {cid} beyond its {len(raw_types)} types")
+            types[cid] = _message(raw_types[cid], path, repeated=(2, 3))
+        return types[cid]
+
+    root = type_of(0)
+    if root.get(1) != _STRUCT:
         raise CorruptMetadata(path, "ORC footer: the root type is not a struct")
-    root = types[0]
     names = [n.decode("utf-8", "replace") for n in root.get(3, [])]
     for name, sub in zip(names, _subtypes(root), strict=False):
         if name in columns:
-            for column, cid in _timestamp_leaves(types, sub, name, path):
-                _check_column(path, column, stats[cid] if cid < len(stats) else None, why)
+            for column, cid in _timestamp_leaves(type_of, sub, name):
+                stats = _message(raw_stats[cid], path, nested=(9,)) if cid < len(raw_stats) else None
+                _check_column(path, column, stats, why)
 
 
 def refusal_for(error: Exception, path: str, column: str, why: str = TABLE_FILE) -> NotYetSupported | None:
@@ -208,11 +219,9 @@ def _subtypes(t: dict[int, Any]) -> list[int]:
     return [int(x) for x in t.get(2, [])]
 
 
-def _timestamp_leaves(types: list[dict[int, Any]], cid: int, name: str, path: str) -> list[tuple[str, int]]:
+def _timestamp_leaves(type_of: Callable[[int], dict[int, Any]], cid: int, name: str) -> list[tuple[str, int]]:
     """(dotted name, column id) of every timestamp in the subtree of column ``cid``."""
-    if cid >= len(types):
-        raise CorruptMetadata(path, f"ORC footer: column id {cid} beyond its {len(types)} types")
-    t = types[cid]
+    t = type_of(cid)
     kind = t.get(1, 0)
     if kind in _TIMESTAMP_KINDS:
         return [(name, cid)]
@@ -229,15 +238,15 @@ def _timestamp_leaves(types: list[dict[int, Any]], cid: int, name: str, path: st
         return []
     out: list[tuple[str, int]] = []
     for label, sub in zip(labels, subs, strict=False):
-        out.extend(_timestamp_leaves(types, sub, f"{name}.{label}", path))
+        out.extend(_timestamp_leaves(type_of, sub, f"{name}.{label}"))
     return out
 
 
 # -- the file tail: PostScript, Footer (orc_proto.proto) ---------------------------------------
 
 
-def _footer(f: pa.NativeFile, path: str) -> tuple[list[dict[int, Any]], list[dict[int, Any]]]:
-    """The footer's types and per-column statistics."""
+def _footer(f: pa.NativeFile, path: str) -> tuple[list[bytes], list[bytes]]:
+    """The footer's types and per-column statistics, each an unparsed message."""
     size = f.size()
     tail = f.read_at(min(size, _TAIL_BYTES), max(0, size - _TAIL_BYTES))
     if not tail:
@@ -256,9 +265,7 @@ def _footer(f: pa.NativeFile, path: str) -> tuple[list[dict[int, Any]], list[dic
             raise CorruptMetadata(path, "ORC footer beyond the file")
         raw = f.read_at(footer_len, start)
     footer = _message(_decompress(raw, codec, block, path), path, repeated=(3, 4, 7))
-    types = [_message(t, path, repeated=(2, 3)) for t in footer.get(4, [])]
-    stats = [_message(s, path, nested=(9,)) for s in footer.get(7, [])]
-    return types, stats
+    return footer.get(4, []), footer.get(7, [])
 
 
 def _decompress(raw: bytes, codec: int, block: int, path: str) -> bytes:
