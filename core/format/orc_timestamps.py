@@ -181,15 +181,18 @@ def _check_column(path: str, column: str, stats: dict[int, Any] | None, why: str
     if stats is not None and stats.get(1) == 0:
         return  # no value but nulls
     ts = None if stats is None else stats.get(9)
-    if ts is None or 3 not in ts or 4 not in ts:
+    # minimumUtc / maximumUtc (ORC-135), else the writer's local minimum / maximum of older
+    # writers: milliseconds, within a day of what is read either way
+    lo_ms, hi_ms = (3, 4) if ts is not None and 3 in ts and 4 in ts else (1, 2)
+    if ts is None or lo_ms not in ts or hi_ms not in ts:
         if _pyarrow_checks():
             return
         raise NotYetSupported(f"{path}: column {column} is an ORC timestamp without statistics: whether it holds "
                               f"a value outside the nanosecond range {NS_RANGE} cannot be told: {why}")
     # minimumNanos / maximumNanos: the nanoseconds below the millisecond, plus 1 (0: absent);
     # int32 as a 64-bit varint, negative from pyarrow's writer before 1970 (see orc_format)
-    low = _zigzag(ts[3]) * 1_000_000 + (_int32(ts[5]) - 1 if ts.get(5) else 0)
-    high = _zigzag(ts[4]) * 1_000_000 + (_int32(ts[6]) - 1 if ts.get(6) else 999_999)
+    low = _zigzag(ts[lo_ms]) * 1_000_000 + (_int32(ts[5]) - 1 if ts.get(5) else 0)
+    high = _zigzag(ts[hi_ms]) * 1_000_000 + (_int32(ts[6]) - 1 if ts.get(6) else 999_999)
     for bound in (low, high):
         if bound < _MIN_NS or bound > _MAX_NS:
             raise _refusal(path, column, _text(bound), why)

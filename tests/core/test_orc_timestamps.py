@@ -203,3 +203,23 @@ def test_a_value_under_a_null_row_is_not_written_so_not_refused(tmp_path: Path) 
     orc.write_table(orc_physical(pa.table({"r": r})), str(path))
     got = read_orc(fileio.load_file_io(str(path)), str(path), ["r"]).column("r").to_pylist()
     assert got == [None, {"t": dt.datetime(2024, 1, 1)}]
+
+
+def _zz(n: int) -> int:
+    return (n << 1) ^ (n >> 63)
+
+
+@pytest.mark.parametrize("fields", [(3, 4), (1, 2)], ids=["utc", "local-only"])
+def test_statistics_of_older_writers(monkeypatch: pytest.MonkeyPatch, fields: tuple[int, int]) -> None:
+    """Writers before ORC-135 give only the local minimum / maximum: used the same way; none at
+    all is refused where pyarrow would wrap unseen."""
+    monkeypatch.setattr(orc_timestamps, "_pyarrow_checks", lambda: False)
+    lo, hi = fields
+    far = (dt.datetime(1500, 6, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
+    ok = (dt.datetime(2024, 1, 1) - dt.datetime(1970, 1, 1)) // dt.timedelta(milliseconds=1)
+    orc_timestamps._check_column("f.orc", "ts", {1: 2, 9: {lo: _zz(ok), hi: _zz(ok)}}, "why")
+    with pytest.raises(NotYetSupported, match=r"f\.orc: column ts holds 1500-06-01T00:00:00\.000000000 \(ORC"):
+        orc_timestamps._check_column("f.orc", "ts", {1: 2, 9: {lo: _zz(far), hi: _zz(ok)}}, "why")
+    with pytest.raises(NotYetSupported, match="without statistics"):
+        orc_timestamps._check_column("f.orc", "ts", {1: 2}, "why")
+    orc_timestamps._check_column("f.orc", "ts", {1: 0}, "why")  # nulls only
