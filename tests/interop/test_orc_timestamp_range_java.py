@@ -26,7 +26,7 @@ pytestmark = pytest.mark.java
 COLS = [("id", "INT NOT NULL"), ("t3", "TIMESTAMP(3)"), ("t6", "TIMESTAMP(6)"), ("t9", "TIMESTAMP(9)"),
         ("l3", "TIMESTAMP_LTZ(3)"), ("l6", "TIMESTAMP_LTZ(6)"), ("r", "ROW<t TIMESTAMP(6)>")]
 STAMPS = ["t3", "t6", "t9", "l3", "l6"]
-IN_RANGE = ["2024-03-01T12:00:00.123", "1969-12-31T23:59:58.999", "1677-09-22T00:00:00", "2262-04-10T00:00:00"]
+IN_RANGE = ["2024-03-01T12:00:00.123", "1969-12-31T23:59:58.999", "1677-09-22T00:12:44", "2262-04-10T00:00:00"]
 # (ORC cannot hold a time in the last second before 1970: Java and pyarrow both read
 # 1969-12-31T23:59:59.999 back as 1970-01-01T00:00:00.999, ORC-763)
 # Java writes 1500-06-01 through java.sql.Timestamp (Julian calendar before 1582) and reads the
@@ -130,7 +130,7 @@ def test_orc_timestamps_outside_are_refused_never_wrapped(
 # (IllegalArgumentException). Such a value is refused, never written.
 PRE_1970_FRACTION = "1960-01-01T00:00:00.123456"
 WRITABLE = ["2024-03-01T12:00:00.123", "1960-01-01T00:00:00", "1960-01-01T00:00:00.5", "1969-12-31T23:59:58.001",
-            "1677-09-22T00:00:00", "2262-04-10T00:00:00.999"]
+            "1677-09-22T00:12:44", "2262-04-10T00:00:00.999"]
 
 
 def _files(wh: Path, name: str) -> list[str]:

@@ -16,7 +16,7 @@ from tests.interop.pypaimon_peer import PyPaimon
 from .cli_runner import CLI_ENV
 
 IN_RANGE = [dt.datetime(2024, 3, 1, 12, 0, 0, 123456), dt.datetime(1960, 1, 1, 0, 0, 0, 500000),
-            dt.datetime(1677, 9, 22), dt.datetime(2262, 4, 10)]
+            dt.datetime(1677, 9, 22, 0, 12, 44), dt.datetime(2262, 4, 10)]
 
 
 @pytest.fixture(autouse=True)
