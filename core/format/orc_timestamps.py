@@ -18,14 +18,13 @@ Paimon cannot read it, or this toolkit could not read back.
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptMetadata, NotYetSupported
-from .parquet_int96 import NS_RANGE
+from .parquet_int96 import NS_RANGE, instant_text, varint, zigzag
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -50,8 +49,7 @@ def _pyarrow_checks() -> bool:
 
 
 def has_timestamp(t: pa.DataType) -> bool:
-    """Whether ``t`` is or holds a timestamp (type ids compared: a read of a table without one
-    pays only this walk of its schema)."""
+    """Whether ``t`` is or holds a timestamp (type ids compared, the quickest walk pyarrow offers)."""
     from pyarrow import lib
 
     tid = t.id
@@ -191,8 +189,8 @@ def _check_column(path: str, column: str, stats: dict[int, Any] | None, why: str
                               f"a value outside the nanosecond range {NS_RANGE} cannot be told: {why}")
     # minimumNanos / maximumNanos: the nanoseconds below the millisecond, plus 1 (0: absent);
     # int32 as a 64-bit varint, negative from pyarrow's writer before 1970 (see orc_format)
-    low = _zigzag(ts[lo_ms]) * 1_000_000 + (_int32(ts[5]) - 1 if ts.get(5) else 0)
-    high = _zigzag(ts[hi_ms]) * 1_000_000 + (_int32(ts[6]) - 1 if ts.get(6) else 999_999)
+    low = zigzag(ts[lo_ms]) * 1_000_000 + (_int32(ts[5]) - 1 if ts.get(5) else 0)
+    high = zigzag(ts[hi_ms]) * 1_000_000 + (_int32(ts[6]) - 1 if ts.get(6) else 999_999)
     for bound in (low, high):
         if bound < _MIN_NS or bound > _MAX_NS:
             raise _refusal(path, column, _text(bound), why)
@@ -211,11 +209,7 @@ def _refusal(path: str, column: str, text: str, why: str) -> NotYetSupported:
 
 
 def _text(ns: int) -> str:
-    secs, sub = divmod(ns, 1_000_000_000)
-    try:
-        return f"{(_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=secs)).isoformat()}.{sub:09d}"
-    except OverflowError:
-        return f"{secs} s after 1970-01-01"
+    return instant_text(*divmod(ns, 1_000_000_000))
 
 
 def _subtypes(t: dict[int, Any]) -> list[int]:
@@ -309,24 +303,14 @@ def _decompress(raw: bytes, codec: int, block: int, path: str) -> bytes:
 
 
 def _varint(buf: Any, pos: int, path: str) -> tuple[int, int]:
-    shift = out = 0
-    while True:
-        if pos >= len(buf):
-            raise CorruptMetadata(path, "truncated ORC footer")
-        b = buf[pos]
-        pos += 1
-        out |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return out, pos
-        shift += 7
+    try:
+        return varint(buf, pos)
+    except IndexError:
+        raise CorruptMetadata(path, "truncated ORC footer") from None
 
 
 def _int32(n: int) -> int:
     return n - (1 << 64) if n >= 1 << 63 else n
-
-
-def _zigzag(n: int) -> int:
-    return (n >> 1) ^ -(n & 1)
 
 
 def _message(buf: Any, path: str, repeated: tuple[int, ...] = (), nested: tuple[int, ...] = ()) -> dict[int, Any]:
