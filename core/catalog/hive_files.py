@@ -16,6 +16,7 @@ from ..data.types import ArrayType, DataField, MapType, RowType, TimestampType
 from ..errors import CorruptMetadata, InvalidInput, NotYetSupported, PaimonError
 from ..format.arrow_schema import arrow_field, arrow_type
 from ..format.avro_format import avro_schema, iter_avro_streaming
+from ..format.orc_timestamps import check_orc_timestamps, timestamp_columns
 from ..io.fileio import FileIO
 from ..manifest.manifest import EMPTY_STATS, DataFileMeta
 from ..manifest.stats import ColStats, StatsAccumulator, value_stats_from_raw
@@ -56,6 +57,10 @@ def _read_file(fio: FileIO, path: str, fmt: str, check: Callable[[Any, list[str]
         except Exception as e:  # noqa: BLE001 - any unreadable file refuses the whole migration
             raise InvalidInput(f"{path} is not a readable {fmt} file: {e}") from e
         check(schema, leaves)
+        if fmt == "orc":  # pyarrow's nanoseconds wrap beyond their range: stats and reads would be wrong
+            stamps = timestamp_columns(schema, None)
+            if stamps:
+                check_orc_timestamps(f, path, stamps, "refused rather than migrated with wrong statistics")
         try:
             for batch in batches:
                 stats.update(batch, conform(batch))

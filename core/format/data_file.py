@@ -244,8 +244,8 @@ class DataFileWriter:
         self.arrow_bytes_in += table.nbytes
 
     def _write_orc(self, table: pa.Table) -> None:
+        table = orc_physical(table)  # refuses what it would store wrong before a file exists
         self._ensure_open()
-        table = orc_physical(table)
         self._writer.write(table)
         self.arrow_bytes_in += table.nbytes
 

@@ -3,10 +3,12 @@ as ORC int millis, since pyarrow's ORC writer has no TIME type."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptMetadata, InvalidInput
+from ..errors import CorruptMetadata, InvalidInput, NotYetSupported
+from .orc_timestamps import check_orc_timestamps, check_orc_writable, refusal_for, timestamp_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -42,9 +44,11 @@ def _orc_physical(t: pa.DataType) -> pa.DataType:
 
 
 def orc_physical(table: pa.Table) -> pa.Table:
-    """``table`` with the column types the ORC writer stores (TIME as int32, no field metadata)."""
+    """``table`` with the column types the ORC writer stores (TIME as int32, no field metadata);
+    a timestamp it would store wrong is refused (:func:`.orc_timestamps.check_orc_writable`)."""
     import pyarrow as pa
 
+    check_orc_writable(table)
     schema = pa.schema([f.with_type(_orc_physical(f.type)).remove_metadata() for f in table.schema])
     return table if schema.equals(table.schema) else table.cast(schema)
 
@@ -77,8 +81,16 @@ def iter_orc(
     with file_io.open_arrow_input(path) as f:
         try:
             of = orc.ORCFile(f)
+            stamps = _checked(of, f, path, names)
             for i in range(of.nstripes):
-                yield from convert(of.read_stripe(i, columns=names)).to_batches(max_chunksize=batch_rows)
+                try:
+                    stripe = of.read_stripe(i, columns=names)
+                except (OSError, ValueError) as e:
+                    refusal = _overflow(e, path, stamps, functools.partial(_read_stripe_of, of, i))
+                    if refusal is None:
+                        raise
+                    raise refusal from e
+                yield from convert(stripe).to_batches(max_chunksize=batch_rows)
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise CorruptMetadata(path, f"cannot read ORC: {e}") from e
 
@@ -88,6 +100,42 @@ def read_orc(file_io: FileIO, path: str, names: list[str]) -> pa.Table:
 
     with file_io.open_arrow_input(path) as f:
         try:
-            return orc.ORCFile(f).read(columns=names)
+            of = orc.ORCFile(f)
+            stamps = _checked(of, f, path, names)
+            try:
+                return of.read(columns=names)
+            except (OSError, ValueError) as e:
+                refusal = _overflow(e, path, stamps, lambda c: of.read(columns=[c]))
+                if refusal is None:
+                    raise
+                raise refusal from e
         except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
             raise CorruptMetadata(path, f"cannot read ORC: {e}") from e
+
+
+def _read_stripe_of(of: Any, i: int, column: str) -> Any:
+    return of.read_stripe(i, columns=[column])
+
+
+def _checked(of: Any, f: Any, path: str, names: list[str] | None) -> list[str]:
+    """The timestamp columns of ``names``, once their statistics show every value fits
+    pyarrow's nanoseconds (:mod:`.orc_timestamps`); a file without any is not looked at again."""
+    stamps = timestamp_columns(of.schema, names)
+    if stamps:
+        check_orc_timestamps(f, path, stamps)
+    return stamps
+
+
+def _overflow(error: Exception, path: str, stamps: list[str], read_one: Callable[[str], Any]) -> NotYetSupported | None:
+    """pyarrow 26's refusal of a timestamp beyond its nanoseconds (missed by the statistics),
+    naming the column; None for any other error."""
+    if refusal_for(error, path, "?") is None:
+        return None
+    for column in stamps:
+        try:
+            read_one(column)
+        except (OSError, ValueError) as e:
+            refusal = refusal_for(e, path, column)
+            if refusal is not None:
+                return refusal
+    return refusal_for(error, path, ", ".join(stamps))

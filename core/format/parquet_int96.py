@@ -87,11 +87,12 @@ def _check_values(path: str, column: str, raw: bytes, why: str) -> None:
     if len(bad):
         i = int(bad[0])
         raise NotYetSupported(
-            f"{path}: column {column} holds {_text(int(secs[i]), int(sub[i]))} (Parquet INT96), outside the "
+            f"{path}: column {column} holds {instant_text(int(secs[i]), int(sub[i]))} (Parquet INT96), outside the "
             f"nanosecond range {NS_RANGE} this toolkit holds: {why}")
 
 
-def _text(secs: int, sub: int) -> str:
+def instant_text(secs: int, sub: int) -> str:
+    """``secs`` after 1970-01-01 plus ``sub`` nanoseconds as ISO text, any year."""
     try:
         return f"{(_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=secs)).isoformat()}.{sub:09d}"
     except OverflowError:
@@ -196,7 +197,9 @@ def _hadoop_lz4(data: bytes, size: int, path: str) -> bytes:
 # -- Thrift compact protocol (page headers), just what a PageHeader uses -------------------------
 
 
-def _varint(buf: Any, pos: int) -> tuple[int, int]:
+def varint(buf: Any, pos: int) -> tuple[int, int]:
+    """An unsigned LEB128 varint at ``pos`` (Thrift compact and protobuf alike) and the position
+    after it; IndexError when ``buf`` ends inside it."""
     shift = out = 0
     while True:
         if pos >= len(buf):
@@ -209,7 +212,7 @@ def _varint(buf: Any, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _zigzag(n: int) -> int:
+def zigzag(n: int) -> int:
     return (n >> 1) ^ -(n & 1)
 
 
@@ -219,19 +222,19 @@ def _read_value(buf: Any, pos: int, ctype: int, path: str) -> tuple[Any, int]:
     if ctype == 3:  # byte
         return buf[pos], pos + 1
     if ctype in (4, 5, 6):  # i16, i32, i64
-        v, pos = _varint(buf, pos)
-        return _zigzag(v), pos
+        v, pos = varint(buf, pos)
+        return zigzag(v), pos
     if ctype == 7:  # double
         return None, pos + 8
     if ctype == 8:  # binary
-        n, pos = _varint(buf, pos)
+        n, pos = varint(buf, pos)
         return bytes(buf[pos:pos + n]), pos + n
     if ctype in (9, 10):  # list, set
         head = buf[pos]
         pos += 1
         n, etype = head >> 4, head & 0x0F
         if n == 15:
-            n, pos = _varint(buf, pos)
+            n, pos = varint(buf, pos)
         items = []
         for _ in range(n):
             if etype in (1, 2):
@@ -259,8 +262,8 @@ def _read_struct(buf: Any, pos: int, path: str) -> tuple[dict[int, Any], int]:
             if delta:
                 field += delta
             else:
-                v, pos = _varint(buf, pos)
-                field = _zigzag(v)
+                v, pos = varint(buf, pos)
+                field = zigzag(v)
             out[field], pos = _read_value(buf, pos, ctype, path)
     except IndexError:
         raise CorruptMetadata(path, "truncated Parquet page header") from None

@@ -476,6 +476,30 @@ def test_timestamps_java_would_misread_are_refused(kind: str, unit: str, sub_ms:
     assert cli_json("list", db, *c) == [{"database": db, "table": "t", "type": "format-table"}]
 
 
+def test_an_orc_timestamp_nanoseconds_cannot_hold_is_refused(hive_metastore: HiveMetastoreServer,
+                                                             tmp_path: Path) -> None:
+    """pyarrow reads ORC timestamps as nanoseconds, wrapping beyond 1677-09-21..2262-04-11 up to
+    pyarrow 25 (26 raises): the file's statistics are checked first, so a migration never
+    records wrapped min/max stats; refused naming the file, column and value, nothing moved."""
+    wh = tmp_path / "wh"
+    db = fresh_db("migtsfar")
+
+    def batch(start: int, n: int) -> pa.Table:
+        t = _ts_batch(start, n)
+        at = t.column("at").to_pylist()
+        at[1] = dt.datetime(1500, 6, 1, 12)
+        return t.set_column(1, "at", pa.array(at, pa.timestamp("ms")))
+
+    make_hive_table(hive_metastore, wh, db, "t", "orc", partitioned=False, cols=TS_COLUMNS, batch=batch)
+    c = cat_args(hive_metastore, wh)
+    before = _tree(wh)
+    res = cli("migrate-table", f"{db}.t", *c, expect=1)
+    assert "column at holds 1500-06-01T12:00:00.000000000 (ORC timestamp), outside the nanosecond range" \
+        in res.stderr and "refused rather than migrated with wrong statistics" in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert _tree(wh) == before
+
+
 NESTED_COLUMNS = [("id", "int"), ("tags", "array<string>"), ("attrs", "map<string,int>"),
                   ("addr", "struct<city:string,zip:int,geo:array<double>>")]
 NESTED_SCHEMA = pa.schema([

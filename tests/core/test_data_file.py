@@ -70,9 +70,22 @@ def fio(tmp_path: Path) -> FileIO:
     return FileIO(str(tmp_path))
 
 
+def _orc_writable(table: pa.Table) -> pa.Table:
+    """ts6 before 1970 in whole milliseconds: pyarrow's ORC writer stores a time before 1970 with
+    a fraction of a millisecond so that Java cannot read the file, so writing one is refused."""
+    ts6 = pa.array([None if v is None else v.replace(microsecond=v.microsecond // 1000 * 1000) - dt.timedelta(seconds=i)
+                    for i, v in enumerate(table.column("ts6").to_pylist())], table.schema.field("ts6").type)
+    return table.set_column(table.schema.get_field_index("ts6"), table.schema.field("ts6"), ts6)
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "orc", "avro"])
 def test_round_trip_every_format(fio: FileIO, tmp_path: Path, table: pa.Table, fmt: str) -> None:
     path = str(tmp_path / f"data-1-0.{fmt}")
+    if fmt == "orc":
+        with pytest.raises(NotYetSupported, match=r"column ts6 holds 1969-12-31T23:59:59\.999999000: pyarrow's ORC"):
+            write_data_file(fio, path, table, FIELDS, fmt, CoreOptions({}))
+        assert not (tmp_path / f"data-1-0.{fmt}").exists()
+        table = _orc_writable(table)
     size = write_data_file(fio, path, table, FIELDS, fmt, CoreOptions({}))
     assert size == (tmp_path / f"data-1-0.{fmt}").stat().st_size
     got = read_data_file(fio, path, FIELDS)
@@ -233,7 +246,7 @@ def test_local_data_files_reach_pyarrow_as_native_files(
     exit 134, "terminate called without an active exception"). Local data files are opened
     by pyarrow itself, on every read path, so no Python stream is ever handed over."""
     path = str(tmp_path / f"data-1-0.{fmt}")
-    write_data_file(fio, path, table, FIELDS, fmt, CoreOptions({}))
+    write_data_file(fio, path, _orc_writable(table) if fmt == "orc" else table, FIELDS, fmt, CoreOptions({}))
 
     def no_python_stream(self: FileIO, p: str) -> None:
         raise AssertionError(f"{p} was opened as a Python stream for pyarrow")
