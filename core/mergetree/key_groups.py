@@ -37,21 +37,43 @@ class KeyGroups:
     The input stays unsorted in ``source``; ``order`` maps merge-order positions to its rows
     (None: already in merge order). ``table`` (all columns sorted) is built only when an
     engine reads value columns record by record; deduplicate / first-row only pick one row
-    per key, which :func:`assemble` takes straight from ``source`` (one copy, not two).
+    per key, which :func:`assemble` takes straight from ``source`` (one copy, not two). For
+    the same reason kinds and sequence numbers are kept in input order and put in merge order
+    only when an engine reads them record by record (:attr:`kinds`, :attr:`seqs`): a pick
+    reads them at its rows alone.
     """
 
     source: pa.Table
     order: np.ndarray | None  # int64 source row per merge-order position
     n: int
     starts: np.ndarray
-    kinds: np.ndarray  # int8 per record
-    seqs: np.ndarray  # int64 per record
+    source_kinds: np.ndarray  # int8 per record, in input order
+    source_seqs: np.ndarray  # int64 per record, in input order
+    # the one integer key column in merge order, when the records were ordered by it alone
+    # (its values are then equal within a group, bit for bit)
+    sorted_keys: np.ndarray | None = None
+    _kinds: np.ndarray | None = None
+    _seqs: np.ndarray | None = None
     _sorted: pa.Table | None = None
     _gid: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
-        return len(self.kinds)
+        return len(self.source_kinds)
+
+    @property
+    def kinds(self) -> np.ndarray:
+        """Kind per record, in merge order."""
+        if self._kinds is None:
+            self._kinds = self.source_kinds if self.order is None else self.source_kinds[self.order]
+        return self._kinds
+
+    @property
+    def seqs(self) -> np.ndarray:
+        """``_SEQUENCE_NUMBER`` per record, in merge order."""
+        if self._seqs is None:
+            self._seqs = self.source_seqs if self.order is None else self.source_seqs[self.order]
+        return self._seqs
 
     @property
     def gid(self) -> np.ndarray:
@@ -79,6 +101,17 @@ class KeyGroups:
     def retract(self) -> np.ndarray:
         return (self.kinds == UPDATE_BEFORE) | (self.kinds == DELETE)
 
+    def any_retract(self) -> bool:
+        """Whether any record is a retraction (-U/-D); no merge order needed."""
+        k = self.source_kinds
+        return bool(((k == UPDATE_BEFORE) | (k == DELETE)).any())
+
+    def picked(self, pick: np.ndarray) -> GroupResult:
+        """The result that emits record ``pick`` of each group as it is (its kind and
+        sequence number): deduplicate and first-row."""
+        src = self.source_rows(pick)
+        return GroupResult(pick, {}, self.source_kinds[src], self.source_seqs[src], src)
+
 
 @dataclass
 class GroupResult:
@@ -88,6 +121,7 @@ class GroupResult:
     values: dict[str, pa.Array]
     kind: np.ndarray
     seq: np.ndarray
+    source_pick: np.ndarray | None = None  # g.source_rows(pick) when every pick is >= 0, if known
 
 
 # ---------------------------------------------------------------------------- sorting / grouping
@@ -171,18 +205,19 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
     kinds_in = table.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False)
     seqs_in = table.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False)
     fast = None if seq_fields else _integer_key_order(table, key_names, seqs_in, presorted)
+    sorted_keys = None
     if fast is not None:
-        rows, new, seqs = fast
-        kinds = kinds_in if rows is None else kinds_in[rows]
+        rows, new, sorted_keys = fast
     else:
-        rows, new, kinds, seqs = _sorted_groups(table, key_names, opts, presorted)
+        rows, new = _sorted_groups(table, key_names, opts, presorted)
     starts = np.flatnonzero(new)
-    return KeyGroups(source=table, order=rows, n=len(starts), starts=starts, kinds=kinds, seqs=seqs)
+    return KeyGroups(source=table, order=rows, n=len(starts), starts=starts, source_kinds=kinds_in,
+                     source_seqs=seqs_in, sorted_keys=sorted_keys)
 
 
 def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
                        presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
-    """(merge order or None when the input is in it, first-of-group flags, ``seqs`` in that
+    """(merge order or None when the input is in it, first-of-group flags, the keys in that
     order) for ONE integer key column without NULLs, from numpy's stable sort on the key
     alone -- a timsort, near-linear on the concatenated sorted runs of a split or a
     compaction. That order is the (key, ``_SEQUENCE_NUMBER``) order of
@@ -206,23 +241,28 @@ def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
     new = np.empty(n_rows, dtype=bool)
     new[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    s = seqs if rows is None else seqs[rows]
-    if not presorted and (~new[1:] & (s[1:] < s[:-1])).any():
-        return None  # a key's newer record comes first: order by sequence number too
-    return rows, new, s
+    if not presorted:
+        # only where a record follows one of its key (merge-order positions dup, dup + 1)
+        dup = np.flatnonzero(~new[1:])
+        if dup.size:
+            before = dup if rows is None else rows[dup]
+            after = dup + 1 if rows is None else rows[dup + 1]
+            if (seqs[after] < seqs[before]).any():
+                return None  # a key's newer record comes first: order by sequence number too
+    return rows, new, keys
 
 
 def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
-                   presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
-    """(merge order or None, first-of-group flags, kinds, sequence numbers in merge order)
-    by Arrow's sort on (key, ``sequence.field``, ``_SEQUENCE_NUMBER``), any key types."""
+                   presorted: bool) -> tuple[np.ndarray | None, np.ndarray]:
+    """(merge order or None, first-of-group flags) by Arrow's sort on (key,
+    ``sequence.field``, ``_SEQUENCE_NUMBER``), any key types."""
     import numpy as np
 
     seq_fields = opts.sequence_field
     order = "descending" if opts.sequence_field_sort_order == "descending" else "ascending"
     sort_keys = [(k, "ascending") for k in key_names] + [(f, order) for f in seq_fields]
     sort_keys.append((SEQUENCE_NUMBER, "ascending"))
-    system = table.select(list(dict.fromkeys([*key_names, VALUE_KIND, SEQUENCE_NUMBER])))
+    system = table.select(list(key_names))
     if presorted and not seq_fields:
         rows = None
         t = system
@@ -234,14 +274,13 @@ def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
             rows = None
             t = system
         else:
-            t = system.take(idx)  # only the key and system columns are sorted here
+            t = system.take(idx)  # only the key columns are sorted here
     n_rows = t.num_rows
     new = np.zeros(n_rows, dtype=bool)
     new[0] = True
     for k in key_names:
         new[1:] |= adjacent_differs(t.column(k))
-    return (rows, new, t.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False),
-            t.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False))
+    return rows, new
 
 
 def _identity(idx: np.ndarray, n: int) -> bool:
@@ -280,14 +319,19 @@ def assemble(g: KeyGroups, key_names: list[str], res: GroupResult) -> pa.Table:
     n_src = src.num_rows
     out: dict[str, Any] = {}
     if plain:
-        rows = g.source_rows(safe_pick)
+        rows = res.source_pick if res.source_pick is not None and safe_pick is pick else g.source_rows(safe_pick)
         sub = src.select(plain)
         picked = sub if _identity(rows, n_src) else sub.take(_arrow(rows))
         out.update(zip(plain, picked.columns, strict=True))
-    key_rows = g.source_rows(g.starts)
-    keys = src.select(list(key_names))
-    keys = keys if _identity(key_rows, n_src) else keys.take(_arrow(key_rows))
-    out.update(zip(key_names, keys.columns, strict=True))
+    key_type = schema.field(key_names[0]).type
+    if g.sorted_keys is not None and len(key_names) == 1 and key_type == pa.from_numpy_dtype(g.sorted_keys.dtype):
+        # the integer key in merge order, at each group's first record: no take from the input
+        out[key_names[0]] = _arrow(g.sorted_keys[g.starts])
+    else:
+        key_rows = g.source_rows(g.starts)
+        keys = src.select(list(key_names))
+        keys = keys if _identity(key_rows, n_src) else keys.take(_arrow(key_rows))
+        out.update(zip(key_names, keys.columns, strict=True))
     arrays = []
     for name in names:
         typ = schema.field(name).type
