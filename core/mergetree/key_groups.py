@@ -49,9 +49,6 @@ class KeyGroups:
     starts: np.ndarray
     source_kinds: np.ndarray  # int8 per record, in input order
     source_seqs: np.ndarray  # int64 per record, in input order
-    # the one integer key column in merge order, when the records were ordered by it alone
-    # (its values are then equal within a group, bit for bit)
-    sorted_keys: np.ndarray | None = None
     _kinds: np.ndarray | None = None
     _seqs: np.ndarray | None = None
     _sorted: pa.Table | None = None
@@ -205,20 +202,15 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
     kinds_in = table.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False)
     seqs_in = table.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False)
     fast = None if seq_fields else _integer_key_order(table, key_names, seqs_in, presorted)
-    sorted_keys = None
-    if fast is not None:
-        rows, new, sorted_keys = fast
-    else:
-        rows, new = _sorted_groups(table, key_names, opts, presorted)
+    rows, new = fast if fast is not None else _sorted_groups(table, key_names, opts, presorted)
     starts = np.flatnonzero(new)
     return KeyGroups(source=table, order=rows, n=len(starts), starts=starts, source_kinds=kinds_in,
-                     source_seqs=seqs_in, sorted_keys=sorted_keys)
+                     source_seqs=seqs_in)
 
 
 def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
-                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
-    """(merge order or None when the input is in it, first-of-group flags, the keys in that
-    order) for ONE integer key column without NULLs, from numpy's stable sort on the key
+                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray] | None:
+    """(merge order or None when the input is in it, first-of-group flags) for ONE integer key column without NULLs, from numpy's stable sort on the key
     alone -- a timsort, near-linear on the concatenated sorted runs of a split or a
     compaction. That order is the (key, ``_SEQUENCE_NUMBER``) order of
     :func:`_sorted_groups` (both sorts are stable) whenever the sequence numbers of every
@@ -249,7 +241,7 @@ def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
             after = dup + 1 if rows is None else rows[dup + 1]
             if (seqs[after] < seqs[before]).any():
                 return None  # a key's newer record comes first: order by sequence number too
-    return rows, new, keys
+    return rows, new
 
 
 def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
@@ -323,15 +315,10 @@ def assemble(g: KeyGroups, key_names: list[str], res: GroupResult) -> pa.Table:
         sub = src.select(plain)
         picked = sub if _identity(rows, n_src) else sub.take(_arrow(rows))
         out.update(zip(plain, picked.columns, strict=True))
-    key_type = schema.field(key_names[0]).type
-    if g.sorted_keys is not None and len(key_names) == 1 and key_type == pa.from_numpy_dtype(g.sorted_keys.dtype):
-        # the integer key in merge order, at each group's first record: no take from the input
-        out[key_names[0]] = _arrow(g.sorted_keys[g.starts])
-    else:
-        key_rows = g.source_rows(g.starts)
-        keys = src.select(list(key_names))
-        keys = keys if _identity(key_rows, n_src) else keys.take(_arrow(key_rows))
-        out.update(zip(key_names, keys.columns, strict=True))
+    key_rows = g.source_rows(g.starts)
+    keys = src.select(list(key_names))
+    keys = keys if _identity(key_rows, n_src) else keys.take(_arrow(key_rows))
+    out.update(zip(key_names, keys.columns, strict=True))
     arrays = []
     for name in names:
         typ = schema.field(name).type
