@@ -304,8 +304,10 @@ def _to_target(batch: pa.RecordBatch | pa.Table, wanted: list[DataField], path: 
     """Cast what a reader returned to the Paimon types of ``wanted`` (matched by name)."""
     import pyarrow as pa
 
+    schema = arrow_schema(wanted)
+    if batch.schema.equals(schema, check_metadata=True):
+        return batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
     cols = []
-    schema = pa.schema([arrow_field(f) for f in wanted])
     names = batch.schema.names
     for f, af in zip(wanted, schema, strict=True):
         if f.name not in names:
@@ -408,12 +410,16 @@ def evolve(table: pa.Table, file_fields: list[DataField], target_fields: list[Da
     """
     import pyarrow as pa
 
+    schema = arrow_schema(target_fields)
     by_id = {f.id: f for f in file_fields}
+    if table.schema.equals(schema, check_metadata=True) and all(
+            (old := by_id.get(f.id)) is not None and old.name == f.name for f in target_fields):
+        return table  # already the target's columns (names, ids, types): nothing renamed, added or widened
+    present = set(table.column_names)
     cols = []
-    schema = pa.schema([arrow_field(f) for f in target_fields])
     for f, af in zip(target_fields, schema, strict=True):
         old = by_id.get(f.id)
-        if old is None or old.name not in table.column_names:
+        if old is None or old.name not in present:
             cols.append(pa.nulls(table.num_rows, af.type))
             continue
         col = table.column(old.name)

@@ -37,21 +37,40 @@ class KeyGroups:
     The input stays unsorted in ``source``; ``order`` maps merge-order positions to its rows
     (None: already in merge order). ``table`` (all columns sorted) is built only when an
     engine reads value columns record by record; deduplicate / first-row only pick one row
-    per key, which :func:`assemble` takes straight from ``source`` (one copy, not two).
+    per key, which :func:`assemble` takes straight from ``source`` (one copy, not two). For
+    the same reason kinds and sequence numbers are kept in input order and put in merge order
+    only when an engine reads them record by record (:attr:`kinds`, :attr:`seqs`): a pick
+    reads them at its rows alone.
     """
 
     source: pa.Table
     order: np.ndarray | None  # int64 source row per merge-order position
     n: int
     starts: np.ndarray
-    kinds: np.ndarray  # int8 per record
-    seqs: np.ndarray  # int64 per record
+    source_kinds: np.ndarray  # int8 per record, in input order
+    source_seqs: np.ndarray  # int64 per record, in input order
+    _kinds: np.ndarray | None = None
+    _seqs: np.ndarray | None = None
     _sorted: pa.Table | None = None
     _gid: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
-        return len(self.kinds)
+        return len(self.source_kinds)
+
+    @property
+    def kinds(self) -> np.ndarray:
+        """Kind per record, in merge order."""
+        if self._kinds is None:
+            self._kinds = self.source_kinds if self.order is None else self.source_kinds[self.order]
+        return self._kinds
+
+    @property
+    def seqs(self) -> np.ndarray:
+        """``_SEQUENCE_NUMBER`` per record, in merge order."""
+        if self._seqs is None:
+            self._seqs = self.source_seqs if self.order is None else self.source_seqs[self.order]
+        return self._seqs
 
     @property
     def gid(self) -> np.ndarray:
@@ -79,6 +98,17 @@ class KeyGroups:
     def retract(self) -> np.ndarray:
         return (self.kinds == UPDATE_BEFORE) | (self.kinds == DELETE)
 
+    def any_retract(self) -> bool:
+        """Whether any record is a retraction (-U/-D); no merge order needed."""
+        k = self.source_kinds
+        return bool(((k == UPDATE_BEFORE) | (k == DELETE)).any())
+
+    def picked(self, pick: np.ndarray) -> GroupResult:
+        """The result that emits record ``pick`` of each group as it is (its kind and
+        sequence number): deduplicate and first-row."""
+        src = self.source_rows(pick)
+        return GroupResult(pick, {}, self.source_kinds[src], self.source_seqs[src], src)
+
 
 @dataclass
 class GroupResult:
@@ -88,6 +118,7 @@ class GroupResult:
     values: dict[str, pa.Array]
     kind: np.ndarray
     seq: np.ndarray
+    source_pick: np.ndarray | None = None  # g.source_rows(pick) when every pick is >= 0, if known
 
 
 # ---------------------------------------------------------------------------- sorting / grouping
@@ -171,19 +202,15 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
     kinds_in = table.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False)
     seqs_in = table.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False)
     fast = None if seq_fields else _integer_key_order(table, key_names, seqs_in, presorted)
-    if fast is not None:
-        rows, new, seqs = fast
-        kinds = kinds_in if rows is None else kinds_in[rows]
-    else:
-        rows, new, kinds, seqs = _sorted_groups(table, key_names, opts, presorted)
+    rows, new = fast if fast is not None else _sorted_groups(table, key_names, opts, presorted)
     starts = np.flatnonzero(new)
-    return KeyGroups(source=table, order=rows, n=len(starts), starts=starts, kinds=kinds, seqs=seqs)
+    return KeyGroups(source=table, order=rows, n=len(starts), starts=starts, source_kinds=kinds_in,
+                     source_seqs=seqs_in)
 
 
 def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
-                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray] | None:
-    """(merge order or None when the input is in it, first-of-group flags, ``seqs`` in that
-    order) for ONE integer key column without NULLs, from numpy's stable sort on the key
+                       presorted: bool) -> tuple[np.ndarray | None, np.ndarray] | None:
+    """(merge order or None when the input is in it, first-of-group flags) for ONE integer key column without NULLs, from numpy's stable sort on the key
     alone -- a timsort, near-linear on the concatenated sorted runs of a split or a
     compaction. That order is the (key, ``_SEQUENCE_NUMBER``) order of
     :func:`_sorted_groups` (both sorts are stable) whenever the sequence numbers of every
@@ -206,23 +233,28 @@ def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
     new = np.empty(n_rows, dtype=bool)
     new[:1] = True
     np.not_equal(keys[1:], keys[:-1], out=new[1:])
-    s = seqs if rows is None else seqs[rows]
-    if not presorted and (~new[1:] & (s[1:] < s[:-1])).any():
-        return None  # a key's newer record comes first: order by sequence number too
-    return rows, new, s
+    if not presorted:
+        # only where a record follows one of its key (merge-order positions dup, dup + 1)
+        dup = np.flatnonzero(~new[1:])
+        if dup.size:
+            before = dup if rows is None else rows[dup]
+            after = dup + 1 if rows is None else rows[dup + 1]
+            if (seqs[after] < seqs[before]).any():
+                return None  # a key's newer record comes first: order by sequence number too
+    return rows, new
 
 
 def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
-                   presorted: bool) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
-    """(merge order or None, first-of-group flags, kinds, sequence numbers in merge order)
-    by Arrow's sort on (key, ``sequence.field``, ``_SEQUENCE_NUMBER``), any key types."""
+                   presorted: bool) -> tuple[np.ndarray | None, np.ndarray]:
+    """(merge order or None, first-of-group flags) by Arrow's sort on (key,
+    ``sequence.field``, ``_SEQUENCE_NUMBER``), any key types."""
     import numpy as np
 
     seq_fields = opts.sequence_field
     order = "descending" if opts.sequence_field_sort_order == "descending" else "ascending"
     sort_keys = [(k, "ascending") for k in key_names] + [(f, order) for f in seq_fields]
     sort_keys.append((SEQUENCE_NUMBER, "ascending"))
-    system = table.select(list(dict.fromkeys([*key_names, VALUE_KIND, SEQUENCE_NUMBER])))
+    system = table.select(list(key_names))
     if presorted and not seq_fields:
         rows = None
         t = system
@@ -234,14 +266,13 @@ def _sorted_groups(table: pa.Table, key_names: list[str], opts: CoreOptions,
             rows = None
             t = system
         else:
-            t = system.take(idx)  # only the key and system columns are sorted here
+            t = system.take(idx)  # only the key columns are sorted here
     n_rows = t.num_rows
     new = np.zeros(n_rows, dtype=bool)
     new[0] = True
     for k in key_names:
         new[1:] |= adjacent_differs(t.column(k))
-    return (rows, new, t.column(VALUE_KIND).to_numpy().astype(np.int8, copy=False),
-            t.column(SEQUENCE_NUMBER).to_numpy().astype(np.int64, copy=False))
+    return rows, new
 
 
 def _identity(idx: np.ndarray, n: int) -> bool:
@@ -280,7 +311,7 @@ def assemble(g: KeyGroups, key_names: list[str], res: GroupResult) -> pa.Table:
     n_src = src.num_rows
     out: dict[str, Any] = {}
     if plain:
-        rows = g.source_rows(safe_pick)
+        rows = res.source_pick if res.source_pick is not None and safe_pick is pick else g.source_rows(safe_pick)
         sub = src.select(plain)
         picked = sub if _identity(rows, n_src) else sub.take(_arrow(rows))
         out.update(zip(plain, picked.columns, strict=True))

@@ -120,19 +120,18 @@ def _deduplicate(g: KeyGroups) -> GroupResult:
     pick = np.empty(g.n, dtype=np.int64)  # each group's last record: the next start - 1
     pick[:-1] = g.starts[1:] - 1
     pick[-1] = g.n_rows - 1
-    return GroupResult(pick, {}, g.kinds[pick], g.seqs[pick])
+    return g.picked(pick)
 
 
 def _first_row(g: KeyGroups) -> GroupResult:
     """First record wins; retractions are an error unless ignore-delete (then already dropped)."""
-    if g.retract.any():
+    if g.any_retract():
         raise InvalidInput(
             "first-row merge engine can not accept DELETE/UPDATE_BEFORE records; "
             "set 'ignore-delete'='true' to ignore them"
         )
 
-    pick = g.starts
-    return GroupResult(pick, {}, g.kinds[pick], g.seqs[pick])
+    return g.picked(g.starts)
 
 
 def _aggregation(g: KeyGroups, key_names: list[str], schema: TableSchema, opts: CoreOptions) -> GroupResult:

@@ -237,6 +237,37 @@ def test_evolve_by_field_id() -> None:
     assert got.to_pylist() == [{"id": 1, "added": None, "renamed": "a"}, {"id": 2, "added": None, "renamed": None}]
 
 
+def test_evolve_returns_a_table_already_in_the_target_schema_as_is() -> None:
+    """Same names, ids and types (every file of an unevolved table): the read table itself."""
+    fields = [DataField(0, "id", parse_data_type("BIGINT NOT NULL")), DataField(1, "name", parse_data_type("STRING"))]
+    t = pa.Table.from_pylist([{"id": 1, "name": "a"}, {"id": 2, "name": None}], schema=arrow_schema(fields))
+    assert evolve(t, fields, fields) is t
+    assert evolve(t, [*fields, DataField(2, "dropped", parse_data_type("INT"))], fields) is t
+
+
+def test_evolve_maps_swapped_names_by_field_id() -> None:
+    """Two columns renamed into each other's names: the file's names and types equal the
+    target's, only the field ids tell them apart, so the data must move by id."""
+    old = [DataField(0, "a", parse_data_type("INT")), DataField(1, "b", parse_data_type("INT"))]
+    new = [DataField(1, "a", parse_data_type("INT")), DataField(0, "b", parse_data_type("INT"))]
+    t = pa.Table.from_pylist([{"a": 1, "b": 2}], schema=arrow_schema(old))
+    got = evolve(t, old, new)
+    assert got.to_pylist() == [{"a": 2, "b": 1}]
+    assert got.schema.equals(arrow_schema(new), check_metadata=True)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_data_file_read_in_its_own_schema_equals_the_cast_result(fio: FileIO, tmp_path: Path, table: pa.Table,
+                                                                  fmt: str) -> None:
+    """A file read back in exactly its fields' Arrow schema is returned as decoded; its
+    columns and schema (field ids included) are those of the general cast path."""
+    path = str(tmp_path / f"data-1-0.{fmt}")
+    write_data_file(fio, path, table, FIELDS, fmt, CoreOptions({}))
+    got = read_data_file(fio, path, FIELDS)
+    assert got.schema.equals(arrow_schema(FIELDS), check_metadata=True)
+    assert got.equals(table.cast(arrow_schema(FIELDS)))
+
+
 @pytest.mark.parametrize("fmt", ["parquet", "orc"])
 def test_local_data_files_reach_pyarrow_as_native_files(
     fio: FileIO, tmp_path: Path, table: pa.Table, fmt: str, monkeypatch: pytest.MonkeyPatch
