@@ -734,8 +734,9 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
     Integers and booleans are cast by Arrow; strings are quoted and escaped by Arrow kernels
     (:func:`.column_text.json_strings`); floats are Python's ``repr`` laid out from Arrow's
     text (:func:`.column_text.float_texts`; NaN and infinities as their strings); binary is
-    hex (:func:`.column_text.hex_texts`); nested values go through :func:`to_json_value`.
-    Temporal and decimal columns arrive as strings (:func:`_prepare`).
+    hex (:func:`.column_text.hex_texts`); nested, temporal and decimal values are
+    :func:`.column_text.json_texts` (the text of :func:`to_json_value`, built column-wise).
+    ``read``'s temporal and decimal columns arrive as strings (:func:`_prepare`).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -760,7 +761,9 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
         from .column_text import float_texts
 
         return float_texts(col, '"NaN"', '"Infinity"', '"-Infinity"', "null")
-    return pa.array(["null" if v is None else encode(to_json_value(v)) for v in col.to_pylist()], pa.string())
+    from .column_text import json_texts
+
+    return pc.fill_null(json_texts(col), null)
 
 
 PLAIN_BLOCK_ROWS = 1000  # rows per block of a piped text table (the first block sets the widths)

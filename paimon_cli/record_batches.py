@@ -21,7 +21,6 @@ from .output import (
     note,
     render,
     to_json_value,
-    to_text,
 )
 from .terminal_table import TERMINAL_ROWS, more_rows_note
 
@@ -257,7 +256,8 @@ def _json_columns(batch: pa.RecordBatch) -> list[list[Any]]:
 
 
 def _csv_column(col: Any) -> Any:
-    """A csv-ready column: binary as hex, nested as compact JSON, everything else as arrow writes it."""
+    """A csv-ready column: binary as hex, nested as compact JSON (:func:`.column_text.json_texts`),
+    everything else as arrow writes it."""
     import pyarrow as pa
 
     t = col.type
@@ -265,8 +265,10 @@ def _csv_column(col: Any) -> Any:
         from .column_text import hex_texts
 
         return hex_texts(col)
-    if pa.types.is_nested(t):  # per value: nested JSON text is not rebuilt from Arrow kernels here
-        return pa.array([None if v is None else to_text(v) for v in col.to_pylist()], pa.string())
+    if pa.types.is_nested(t):  # to_text of a list / dict: its compact JSON, built column-wise
+        from .column_text import json_texts
+
+        return json_texts(col)
     return col
 
 
