@@ -528,12 +528,13 @@ def _text_cells(col: Any, null: str, table: bool = False) -> list[str]:
 def _text_column(col: Any, null: str) -> pa.Array:
     """:func:`to_text` of each value of a column chunk's column, as a string array without
     NULL: Arrow casts for integers, strings and millisecond timestamps, :func:`float_texts`
-    for floats; a :class:`Picked` column converts each distinct value once. Other types
-    (dates, decimals, binary, nested: none in a column chunk today) keep :func:`to_text`."""
+    for floats, :func:`.column_text.hex_texts` for binary, :func:`.column_text.json_texts`
+    for nested values and (unquoted) dates, times, timestamps and decimals; a :class:`Picked`
+    column converts each distinct value once. Other types (unions, durations) keep :func:`to_text`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .column_text import float_texts
+    from .column_text import float_texts, hex_texts, json_texts
     from .core.utils.rows import Picked
 
     if isinstance(col, Picked):
@@ -553,7 +554,15 @@ def _text_column(col: Any, null: str) -> pa.Array:
         return pc.fill_null(pc.if_else(col, "true", "false"), fill)
     if pa.types.is_null(t):
         return pa.array([null] * len(col), pa.string())
-    return pa.array([to_text(v, null) for v in col.to_pylist()], pa.string())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return pc.fill_null(hex_texts(col), fill)
+    texts = json_texts(col)  # to_text of a list / dict is its compact JSON
+    if pa.types.is_decimal(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t):
+        # a JSON string of digits, dashes and colons: to_text is its content
+        texts = pc.utf8_slice_codeunits(texts, 1, -1)
+    elif not pa.types.is_nested(t):
+        return pa.array([to_text(v, null) for v in col.to_pylist()], pa.string())
+    return pc.fill_null(texts, fill)
 
 
 def _numbers(col: Any) -> tuple[bool, bool]:

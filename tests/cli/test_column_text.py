@@ -173,7 +173,7 @@ def test_json_texts_are_the_per_value_json() -> None:
     ``json.dumps(to_json_value(v))`` of each value; a nested value's is also ``to_text``
     (``read -o csv``'s field)."""
     from paimon_cli.column_text import json_texts
-    from paimon_cli.output import json_fragments, to_text
+    from paimon_cli.output import _text_column, json_fragments, to_text
 
     for seed in (1, 2, 3):
         for name, col in _random_columns(seed, 400).items():
@@ -188,6 +188,8 @@ def test_json_texts_are_the_per_value_json() -> None:
                 assert fragments == ["null" if e is None else e for e in expected], name
                 if pa.types.is_nested(part.type):
                     assert got.to_pylist() == [None if v is None else to_text(v) for v in values], name
+                cells = _text_column(part, "").to_pylist()  # a column chunk's csv field / table cell
+                assert cells == [to_text(v, null="") for v in values], name
 
 
 def test_json_texts_chunked_and_empty_nested() -> None:

@@ -290,7 +290,13 @@ def _cases(monkeypatch: Any) -> Iterator[tuple[str, bytes]]:
                 yield f"rows {tname} {','.join(cols)} {fmt}", _rows_text(t, cols, fmt)
 
 
-def _nested_cases() -> Iterator[tuple[str, bytes]]:
+STREAM_TYPED = ["lst", "st", "mp", "bin", "dec", "day", "ts_tz", "ts_us"]
+
+
+def _nested_cases(monkeypatch: Any) -> Iterator[tuple[str, bytes]]:
+    for tname, t in TABLES.items():  # a stream's column chunks of nested, binary, decimal, temporal columns
+        for fmt in ("csv", "json", "jsonl", "table"):
+            yield f"nested stream {tname} {fmt}", _stream_text(t, STREAM_TYPED, fmt, monkeypatch)
     for tname, t in NESTED_TABLES.items():
         for sname, cols in NESTED_SHAPES.items():
             for fmt in ("csv", "json", "jsonl"):
@@ -310,11 +316,12 @@ def test_render_bytes_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not wrong, wrong
 
 
-def test_nested_render_bytes_unchanged() -> None:
-    """Nested columns (``read -o csv|jsonl|json``, ``read --to x.csv``) print the bytes they
+def test_nested_render_bytes_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nested columns (``read -o csv|jsonl|json``, ``read --to x.csv``), and a stream's column
+    chunks of nested, binary, decimal and temporal columns (``inspect``), print the bytes they
     printed when each value went through ``to_text`` / ``to_json_value`` (commit f2c4327)."""
     expected = json.loads(GOLDEN.read_text())
-    got = {name: _digest(data) for name, data in _nested_cases()}
+    got = {name: _digest(data) for name, data in _nested_cases(monkeypatch)}
     assert set(got) == {name for name in expected if name.startswith("nested ")}
     wrong = sorted(name for name in got if got[name] != expected[name])
     assert not wrong, wrong
@@ -323,6 +330,6 @@ def test_nested_render_bytes_unchanged() -> None:
 if __name__ == "__main__":
     mp = pytest.MonkeyPatch()
     digests = {name: _digest(data) for name, data in _cases(mp)}
-    digests.update({name: _digest(data) for name, data in _nested_cases()})
+    digests.update({name: _digest(data) for name, data in _nested_cases(mp)})
     GOLDEN.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
     print(len(digests), "cases")
