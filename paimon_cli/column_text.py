@@ -160,16 +160,20 @@ def json_strings(texts: pa.Array) -> pa.Array:
     return pc.binary_join_element_wise('"', texts, '"', "")
 
 
-def json_texts(col: pa.Array) -> pa.Array:
+def json_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
     """Each value's compact JSON text as the per-value path writes it,
     ``json.dumps(to_json_value(v), ensure_ascii=False, separators=(",", ":"))`` (NULL stays
     NULL), built a column at a time for nested values too: a list's child values are
     rendered once and joined per row along the list's offsets (``binary_join``), a row's
     fields are joined element-wise behind their quoted names, a map is the list of its
-    ``[key,value]`` pairs (pyarrow hands a map to Python as a list of pairs)."""
+    ``[key,value]`` pairs (pyarrow hands a map to Python as a list of pairs).
+
+    ``indent``: the layout of ``json.dumps(record, indent=2)`` (``-o json``) for a value whose
+    key line is indented by ``indent``: a non-empty list or row opens a line per item, two
+    spaces deeper a level, and closes on a line of its own; empty ones stay ``[]`` / ``{}``."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    texts = _json_value_texts(col)
+    texts = _json_value_texts(col, indent)
     return pc.if_else(pc.is_valid(col), texts, pa.scalar(None, pa.string())) if col.null_count else texts
 
 
@@ -179,12 +183,12 @@ _MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999
 _MIN_ISO_MS = -62_135_596_800_000  # 0001-01-01T00:00:00
 
 
-def _json_value_texts(col: pa.Array) -> pa.Array:
+def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
     """:func:`json_texts` with NULL written ``null`` (as inside a list or row)."""
     t = col.type
     null = pa.scalar("null")
     if pa.types.is_dictionary(t):
-        return _json_value_texts(col.dictionary_decode())
+        return _json_value_texts(col.dictionary_decode(), indent)
     if pa.types.is_null(t):
         return pa.array(np.full(len(col), "null", dtype=object), pa.string())
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
@@ -214,20 +218,23 @@ def _json_value_texts(col: pa.Array) -> pa.Array:
     if pa.types.is_time(t) and t.unit in _LIMITS:
         return _quoted(_floor_ms(col, _LIMITS[t.unit]).cast(pa.int32()).cast(pa.time32("ms")).cast(pa.string()))
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_map(t):
-        return _list_texts(col)
+        return _list_texts(col, indent)
     if pa.types.is_struct(t) and len({t.field(i).name for i in range(t.num_fields)}) == t.num_fields:
+        inner = None if indent is None else indent + "  "
+        first, sep, key_sep, last = ("{", ",", ":", "}") if inner is None else (
+            "{\n" + inner, ",\n" + inner, ": ", "\n" + str(indent) + "}")
         pieces: list[Any] = []
         for i in range(t.num_fields):
             key = json_strings(pa.array([t.field(i).name])).to_pylist()[0]
-            pieces.append(pa.scalar(("{" if i == 0 else ",") + key + ":"))
-            pieces.append(_json_value_texts(pc.struct_field(col, [i])))
+            pieces.append(pa.scalar((first if i == 0 else sep) + key + key_sep))
+            pieces.append(_json_value_texts(pc.struct_field(col, [i]), inner))
         if not pieces:
             return _nulls_as(col, pa.array(np.full(len(col), "{}", dtype=object), pa.string()))
-        return _nulls_as(col, pc.binary_join_element_wise(*pieces, pa.scalar("}"), ""))
-    return _per_value(col)
+        return _nulls_as(col, pc.binary_join_element_wise(*pieces, pa.scalar(last), ""))
+    return _per_value(col, indent)
 
 
-def _per_value(col: pa.Array) -> pa.Array:
+def _per_value(col: pa.Array, indent: str | None) -> pa.Array:
     """The exact per-value path, for the types Arrow's text differs from Python's (``ns``
     temporal values: Python's datetime has microseconds; years outside 1000..9999; negative
     decimal scales; a row with two fields of one name, which a dict keeps once; unions)."""
@@ -235,7 +242,13 @@ def _per_value(col: pa.Array) -> pa.Array:
 
     from .output import to_json_value
 
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    compact = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+    def dumps(j: Any) -> str:
+        if indent is not None and isinstance(j, (dict, list)) and j:
+            return json.dumps(j, ensure_ascii=False, indent=2).replace("\n", "\n" + indent)
+        return compact(j)
+
     return pa.array(["null" if v is None else dumps(to_json_value(v)) for v in col.to_pylist()], pa.string())
 
 
@@ -262,9 +275,9 @@ def _floor_ms(col: pa.Array, per_second: int) -> pa.Array:
     return pa.array(ms, pa.int64(), mask=None if mask is None else mask.to_numpy(zero_copy_only=False))
 
 
-def _list_texts(col: pa.Array) -> pa.Array:
+def _list_texts(col: pa.Array, indent: str | None) -> pa.Array:
     """``[a,b,..]`` of each list (a map: ``[[k,v],..]``): the child values rendered once, only
-    those the slice spans, and joined along the offsets."""
+    those the slice spans, and joined along the offsets (``indent``: see :func:`json_texts`)."""
     t = col.type
     n = len(col)
     if pa.types.is_fixed_size_list(t):
@@ -275,14 +288,23 @@ def _list_texts(col: pa.Array) -> pa.Array:
         offsets = col.offsets.to_numpy().astype(np.int64)
         child = col.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
         offsets = offsets - offsets[0]
+    inner = None if indent is None else indent + "  "
+    first, sep, last = ("[", ",", "]") if inner is None else ("[\n" + inner, ",\n" + inner, "\n" + str(indent) + "]")
     if pa.types.is_map(t):
-        texts = pc.binary_join_element_wise(pa.scalar("["), _json_value_texts(pc.struct_field(child, [0])),
-                                            pa.scalar(","), _json_value_texts(pc.struct_field(child, [1])),
-                                            pa.scalar("]"), "")
+        pair = None if inner is None else inner + "  "
+        p_first, p_sep, p_last = ("[", ",", "]") if pair is None else ("[\n" + pair, ",\n" + pair, "\n" + str(inner) + "]")
+        texts = pc.binary_join_element_wise(pa.scalar(p_first), _json_value_texts(pc.struct_field(child, [0]), pair),
+                                            pa.scalar(p_sep), _json_value_texts(pc.struct_field(child, [1]), pair),
+                                            pa.scalar(p_last), "")
     else:
-        texts = _json_value_texts(child)
+        texts = _json_value_texts(child, inner)
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     lists = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), texts.cast(pa.large_string()))
-    joined = pc.binary_join(lists, pa.scalar(",", pa.large_string())).cast(pa.string())
-    return _nulls_as(col, pc.binary_join_element_wise(pa.scalar("["), joined, pa.scalar("]"), ""))
+    joined = pc.binary_join(lists, pa.scalar(sep, pa.large_string())).cast(pa.string())
+    texts = pc.binary_join_element_wise(pa.scalar(first), joined, pa.scalar(last), "")
+    if inner is not None:
+        empty = np.diff(offsets) == 0
+        if empty.any():
+            texts = pc.if_else(pa.array(empty), pa.scalar("[]"), texts)
+    return _nulls_as(col, texts)

@@ -626,7 +626,7 @@ def _column_pieces(col: Any, n: int, encode: Any, indent: str | None) -> list[An
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         if pa.types.is_nested(col.type) and indent is not None:
-            return [pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())]
+            return [json_fragments(col, encode, indent)]
         if pa.types.is_timestamp(col.type) and col.type.unit == "ms" and col.type.tz is None and _plain_years(col):
             if not col.null_count:
                 return ['"', col.cast(pa.string()), '"']
@@ -737,7 +737,7 @@ def read_limit(fmt: OutputFormat | str, limit: int | None) -> int | None:
     return limit
 
 
-def json_fragments(col: Any, encode: Any) -> pa.Array:
+def json_fragments(col: Any, encode: Any, indent: str | None = None) -> pa.Array:
     """One column as JSON value texts (``null`` for NULL), as ``json.dumps`` writes them.
 
     Integers and booleans are cast by Arrow; strings are quoted and escaped by Arrow kernels
@@ -745,7 +745,9 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
     text (:func:`.column_text.float_texts`; NaN and infinities as their strings); binary is
     hex (:func:`.column_text.hex_texts`); nested, temporal and decimal values are
     :func:`.column_text.json_texts` (the text of :func:`to_json_value`, built column-wise).
-    ``read``'s temporal and decimal columns arrive as strings (:func:`_prepare`).
+    ``read``'s temporal and decimal columns arrive as strings (:func:`_prepare`). ``indent``:
+    nested values laid out as in ``-o json`` under a key line indented so (see
+    :func:`.column_text.json_texts`), None for compact lines.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -772,7 +774,7 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
         return float_texts(col, '"NaN"', '"Infinity"', '"-Infinity"', "null")
     from .column_text import json_texts
 
-    return pc.fill_null(json_texts(col), null)
+    return pc.fill_null(json_texts(col, indent), null)
 
 
 PLAIN_BLOCK_ROWS = 1000  # rows per block of a piped text table (the first block sets the widths)

@@ -181,22 +181,19 @@ def write_json_batches(batches: Iterator[pa.RecordBatch], out: IO[str], lines: b
     """``-o jsonl`` / ``-o json`` of batches, streamed: the same text :class:`JsonWriter` gives
     per record. Rendering is column-wise: each column becomes an Arrow string array of JSON
     fragments (:func:`json_fragments`), the fragments and key prefixes are joined per row by
-    one pyarrow kernel, and a slice's text is written at once. ``-o json`` with nested columns
-    keeps the per-record encoder, whose multi-line layout of nested values is not rebuilt here.
+    one pyarrow kernel, and a slice's text is written at once; ``-o json``'s multi-line layout
+    of nested values is built column-wise too (:func:`.column_text.json_texts` with an indent).
     """
-    import pyarrow as pa
-
     w = JsonWriter(out, lines)
     for b in batches:
         if b.num_rows == 0:
             continue
         names = b.schema.names
-        vectorised = len(set(names)) == len(names) and (
-            lines or not any(pa.types.is_nested(t) for t in b.schema.types))
+        vectorised = len(set(names)) == len(names)
         for start in range(0, b.num_rows, _JSON_SLICE_ROWS):
             part = b.slice(start, _JSON_SLICE_ROWS)
             text = _json_text(part, lines, w.compact) if vectorised else None
-            if text is None:  # duplicate names (a dict keeps the last), nested -o json, overflow
+            if text is None:  # duplicate names (a dict keeps the last), overflow
                 w.write_records([dict(zip(names, r, strict=True)) for r in zip(*_json_columns(part), strict=True)])
             else:
                 w.write_text(text, part.num_rows)
@@ -222,7 +219,7 @@ def _json_text(batch: pa.RecordBatch, lines: bool, encode: Any) -> str | None:
     for i, (name, col) in enumerate(zip(names, cols, strict=True)):
         key = json.dumps(name, ensure_ascii=False) + key_sep
         parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
-        parts.append(json_fragments(col, encode))
+        parts.append(json_fragments(col, encode, None if lines else "    "))
     parts.append(pa.scalar(closing))
     try:
         rows = pc.binary_join_element_wise(*parts, "")

@@ -92,6 +92,9 @@ def _dumps(v: object) -> str | None:
     return None if v is None else json.dumps(to_json_value(v), ensure_ascii=False, separators=(",", ":"))
 
 
+_compact = __import__("json").JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _random_columns(seed: int, n: int) -> dict[str, pa.Array]:
     """Columns of every type :func:`json_texts` takes, nested in each other, NULL at every
     level, with the values whose Arrow text differs from Python's (years below 1000,
@@ -173,7 +176,7 @@ def test_json_texts_are_the_per_value_json() -> None:
     ``json.dumps(to_json_value(v))`` of each value; a nested value's is also ``to_text``
     (``read -o csv``'s field)."""
     from paimon_cli.column_text import json_texts
-    from paimon_cli.output import _text_column, json_fragments, to_text
+    from paimon_cli.output import _json_value_text, _text_column, json_fragments, to_text
 
     for seed in (1, 2, 3):
         for name, col in _random_columns(seed, 400).items():
@@ -188,6 +191,9 @@ def test_json_texts_are_the_per_value_json() -> None:
                 assert fragments == ["null" if e is None else e for e in expected], name
                 if pa.types.is_nested(part.type):
                     assert got.to_pylist() == [None if v is None else to_text(v) for v in values], name
+                for indent in ("    ", "      "):  # -o json's layout under a key line indented so
+                    pretty = json_texts(part, indent).to_pylist()
+                    assert pretty == [None if v is None else _json_value_text(v, _compact, indent) for v in values], name
                 cells = _text_column(part, "").to_pylist()  # a column chunk's csv field / table cell
                 assert cells == [to_text(v, null="") for v in values], name
 
