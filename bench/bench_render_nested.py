@@ -1,4 +1,4 @@
-"""Rendering A/B of nested columns in one process: ``read -o csv`` and ``read -o jsonl`` of a
+"""Rendering A/B of nested columns in one process: ``read -o csv|jsonl|json`` of a
 generated table with list / map / row columns (NULLs at every level; the read itself is not
 timed), this tree's renderers against a baseline commit's loaded from git beside them
 (:func:`bench_render._load_before`), interleaved rounds.
@@ -78,11 +78,11 @@ def main() -> int:
             if fmt == "csv":
                 mod.write_csv_batches(iter(batches), t.schema, out)
             else:
-                mod.write_json_batches(iter(batches), out, lines=True)
+                mod.write_json_batches(iter(batches), out, lines=fmt == "jsonl")
         return run
 
     cases = [(f"`read -o {f}`, {args.rows:,} rows, 5 nested columns (in process)", read_case(old_rb, f),
-              read_case(record_batches, f)) for f in ("csv", "jsonl")]
+              read_case(record_batches, f)) for f in ("csv", "jsonl", "json")]
     load0 = os.getloadavg()
     results = []
     for label, before, after in cases:
