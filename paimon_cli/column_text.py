@@ -204,7 +204,8 @@ def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
         # below -6, 1E-10, 0E-10), checked against it in the tests; a negative scale is
         # positional in Arrow (100) and 1E+2 in Python: those keep the per-value path
         return _quoted(col.cast(pa.string()))
-    if pa.types.is_date(t) and _in_range(col.cast(pa.date32()).cast(pa.int32()), -719_162, 2_932_896):
+    if pa.types.is_date(t) and _whole_days(col) and _in_range(col.cast(pa.date32()).cast(pa.int32()),
+                                                                -719_162, 2_932_896):
         return _quoted(col.cast(pa.date32()).cast(pa.string()))  # isoformat: four-digit years, as Arrow
     if pa.types.is_timestamp(t) and t.unit in _LIMITS:
         ms = _floor_ms(col, _LIMITS[t.unit])
@@ -216,7 +217,9 @@ def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
                 text = pc.binary_join_element_wise(pc.replace_substring(text, " ", "T"), "+00:00", "")
             return _quoted(text)
     if pa.types.is_time(t) and t.unit in _LIMITS:
-        return _quoted(_floor_ms(col, _LIMITS[t.unit]).cast(pa.int32()).cast(pa.time32("ms")).cast(pa.string()))
+        ms = _floor_ms(col, _LIMITS[t.unit])
+        if _in_range(ms, 0, 86_399_999):  # beyond a day Python has no time: the per-value path's error
+            return _quoted(ms.cast(pa.int32()).cast(pa.time32("ms")).cast(pa.string()))
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_map(t):
         return _list_texts(col, indent)
     if pa.types.is_struct(t) and len({t.field(i).name for i in range(t.num_fields)}) == t.num_fields:
@@ -265,13 +268,27 @@ def _in_range(values: pa.Array, lo: int, hi: int) -> bool:
     return low.as_py() is None or (lo <= low.as_py() and high.as_py() <= hi)
 
 
+def _whole_days(col: pa.Array) -> bool:
+    """Whether a date column's values are whole days (a date64 may hold a time of day, which
+    Arrow's cast and Python's date would round differently)."""
+    if not pa.types.is_date64(col.type):
+        return True
+    ms = col.cast(pa.int64()).fill_null(0).to_numpy()
+    return bool((ms % 86_400_000 == 0).all())
+
+
 def _floor_ms(col: pa.Array, per_second: int) -> pa.Array:
     """Whole milliseconds of a timestamp or time column, rounded down (Python's
-    ``microsecond // 1000`` of a datetime, whose microsecond is never negative)."""
+    ``microsecond // 1000`` of a datetime, whose microsecond is never negative). Seconds too
+    large to be milliseconds in an int64 (no Python datetime either) become the int64 maximum,
+    outside every range checked."""
     v = (col.cast(pa.int32()) if pa.types.is_time32(col.type) else col).cast(pa.int64())
     mask = None if not col.null_count else pc.is_null(col)
     x = v.fill_null(0).to_numpy()
-    ms = x * (1000 // per_second) if per_second <= 1000 else np.floor_divide(x, per_second // 1000)
+    if per_second == 1:
+        ms = np.where(np.abs(x) < 2**52, x * 1000, np.iinfo(np.int64).max)
+    else:
+        ms = x * (1000 // per_second) if per_second <= 1000 else np.floor_divide(x, per_second // 1000)
     return pa.array(ms, pa.int64(), mask=None if mask is None else mask.to_numpy(zero_copy_only=False))
 
 

@@ -221,3 +221,23 @@ def test_json_texts_row_of_duplicate_names_as_before() -> None:
     with pytest.raises(ValueError) as now:
         json_texts(col)
     assert str(now.value) == str(before.value)
+
+
+def test_json_texts_values_outside_pythons_types_as_before() -> None:
+    """Timestamps outside what Python's datetime holds fail as the per-value path fails (never
+    printed wrong); a time past a day (Python wraps it) and a date64 holding a time of day
+    (Arrow refuses to cast it to days) are the per-value texts."""
+    import pytest
+
+    from paimon_cli.column_text import json_texts
+
+    for col in (pa.array([0, 2**62], pa.int64()).cast(pa.timestamp("s")),
+                pa.array([0, -2**62], pa.int64()).cast(pa.timestamp("s", "UTC"))):
+        with pytest.raises(OverflowError):
+            col.to_pylist()
+        with pytest.raises(OverflowError):
+            json_texts(col)
+    for col in (pa.array([1, 90_000, None], pa.int32()).cast(pa.time32("s")),
+                pa.array([1, 86_400_000_001], pa.int64()).cast(pa.time64("us")),
+                pa.array([-1, 86_400_001, -86_400_000, None], pa.int64()).cast(pa.date64())):
+        assert json_texts(col).to_pylist() == [_dumps(v) for v in col.to_pylist()], col.type
