@@ -177,7 +177,7 @@ def json_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
     return pc.if_else(pc.is_valid(col), texts, pa.scalar(None, pa.string())) if col.null_count else texts
 
 
-_LIMITS = {"s": 1, "ms": 1_000, "us": 1_000_000}  # units per second; ns: see _ms_text
+_LIMITS = {"s": 1, "ms": 1_000, "us": 1_000_000}  # units per second; ns: per value (see _per_value)
 _MIN_MS = -30_610_224_000_000  # 1000-01-01T00:00:00: four-digit years both in Arrow's text and strftime's
 _MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999
 _MIN_ISO_MS = -62_135_596_800_000  # 0001-01-01T00:00:00
@@ -218,7 +218,7 @@ def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
             return _quoted(text)
     if pa.types.is_time(t) and t.unit in _LIMITS:
         ms = _floor_ms(col, _LIMITS[t.unit])
-        if _in_range(ms, 0, 86_399_999):  # beyond a day Python has no time: the per-value path's error
+        if _in_range(ms, 0, 86_399_999):  # a time past a day: Python wraps it, Arrow's text does not
             return _quoted(ms.cast(pa.int32()).cast(pa.time32("ms")).cast(pa.string()))
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t) or pa.types.is_map(t):
         return _list_texts(col, indent)
@@ -238,9 +238,12 @@ def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
 
 
 def _per_value(col: pa.Array, indent: str | None) -> pa.Array:
-    """The exact per-value path, for the types Arrow's text differs from Python's (``ns``
-    temporal values: Python's datetime has microseconds; years outside 1000..9999; negative
-    decimal scales; a row with two fields of one name, which a dict keeps once; unions)."""
+    """The exact per-value path, for one leaf column whose values Arrow's text would write
+    otherwise than Python (or where Python fails, which must fail the same way): ``ns``
+    units (Python's datetime has microseconds), wall-clock years outside 1000..9999,
+    timestamps beyond Python's datetime, times past a day, date64 values holding a time of
+    day, negative decimal scales, a row with two fields of one name (pyarrow gives Python no
+    value for it), and types without a kernel path here (unions, durations, intervals)."""
     import json
 
     from .output import to_json_value
