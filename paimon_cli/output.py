@@ -528,12 +528,13 @@ def _text_cells(col: Any, null: str, table: bool = False) -> list[str]:
 def _text_column(col: Any, null: str) -> pa.Array:
     """:func:`to_text` of each value of a column chunk's column, as a string array without
     NULL: Arrow casts for integers, strings and millisecond timestamps, :func:`float_texts`
-    for floats; a :class:`Picked` column converts each distinct value once. Other types
-    (dates, decimals, binary, nested: none in a column chunk today) keep :func:`to_text`."""
+    for floats, :func:`.column_text.hex_texts` for binary, :func:`.column_text.json_texts`
+    for nested values and (unquoted) dates, times, timestamps and decimals; a :class:`Picked`
+    column converts each distinct value once. Other types (unions, durations) keep :func:`to_text`."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .column_text import float_texts
+    from .column_text import float_texts, hex_texts, json_texts
     from .core.utils.rows import Picked
 
     if isinstance(col, Picked):
@@ -553,7 +554,15 @@ def _text_column(col: Any, null: str) -> pa.Array:
         return pc.fill_null(pc.if_else(col, "true", "false"), fill)
     if pa.types.is_null(t):
         return pa.array([null] * len(col), pa.string())
-    return pa.array([to_text(v, null) for v in col.to_pylist()], pa.string())
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return pc.fill_null(hex_texts(col), fill)
+    texts = json_texts(col)  # to_text of a list / dict is its compact JSON
+    if pa.types.is_decimal(t) or pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_timestamp(t):
+        # a JSON string of digits, dashes and colons: to_text is its content
+        texts = pc.utf8_slice_codeunits(texts, 1, -1)
+    elif not pa.types.is_nested(t):
+        return pa.array([to_text(v, null) for v in col.to_pylist()], pa.string())
+    return pc.fill_null(texts, fill)
 
 
 def _numbers(col: Any) -> tuple[bool, bool]:
@@ -617,7 +626,7 @@ def _column_pieces(col: Any, n: int, encode: Any, indent: str | None) -> list[An
         if isinstance(col, pa.ChunkedArray):
             col = col.combine_chunks()
         if pa.types.is_nested(col.type) and indent is not None:
-            return [pa.array([_json_value_text(v, encode, indent) for v in col.to_pylist()], pa.string())]
+            return [json_fragments(col, encode, indent)]
         if pa.types.is_timestamp(col.type) and col.type.unit == "ms" and col.type.tz is None and _plain_years(col):
             if not col.null_count:
                 return ['"', col.cast(pa.string()), '"']
@@ -728,14 +737,17 @@ def read_limit(fmt: OutputFormat | str, limit: int | None) -> int | None:
     return limit
 
 
-def json_fragments(col: Any, encode: Any) -> pa.Array:
+def json_fragments(col: Any, encode: Any, indent: str | None = None) -> pa.Array:
     """One column as JSON value texts (``null`` for NULL), as ``json.dumps`` writes them.
 
     Integers and booleans are cast by Arrow; strings are quoted and escaped by Arrow kernels
     (:func:`.column_text.json_strings`); floats are Python's ``repr`` laid out from Arrow's
     text (:func:`.column_text.float_texts`; NaN and infinities as their strings); binary is
-    hex (:func:`.column_text.hex_texts`); nested values go through :func:`to_json_value`.
-    Temporal and decimal columns arrive as strings (:func:`_prepare`).
+    hex (:func:`.column_text.hex_texts`); nested, temporal and decimal values are
+    :func:`.column_text.json_texts` (the text of :func:`to_json_value`, built column-wise).
+    ``read``'s temporal and decimal columns arrive as strings (:func:`_prepare`). ``indent``:
+    nested values laid out as in ``-o json`` under a key line indented so (see
+    :func:`.column_text.json_texts`), None for compact lines.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -760,7 +772,9 @@ def json_fragments(col: Any, encode: Any) -> pa.Array:
         from .column_text import float_texts
 
         return float_texts(col, '"NaN"', '"Infinity"', '"-Infinity"', "null")
-    return pa.array(["null" if v is None else encode(to_json_value(v)) for v in col.to_pylist()], pa.string())
+    from .column_text import json_texts
+
+    return pc.fill_null(json_texts(col, indent), null)
 
 
 PLAIN_BLOCK_ROWS = 1000  # rows per block of a piped text table (the first block sets the widths)

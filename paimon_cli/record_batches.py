@@ -21,7 +21,6 @@ from .output import (
     note,
     render,
     to_json_value,
-    to_text,
 )
 from .terminal_table import TERMINAL_ROWS, more_rows_note
 
@@ -182,22 +181,19 @@ def write_json_batches(batches: Iterator[pa.RecordBatch], out: IO[str], lines: b
     """``-o jsonl`` / ``-o json`` of batches, streamed: the same text :class:`JsonWriter` gives
     per record. Rendering is column-wise: each column becomes an Arrow string array of JSON
     fragments (:func:`json_fragments`), the fragments and key prefixes are joined per row by
-    one pyarrow kernel, and a slice's text is written at once. ``-o json`` with nested columns
-    keeps the per-record encoder, whose multi-line layout of nested values is not rebuilt here.
+    one pyarrow kernel, and a slice's text is written at once; ``-o json``'s multi-line layout
+    of nested values is built column-wise too (:func:`.column_text.json_texts` with an indent).
     """
-    import pyarrow as pa
-
     w = JsonWriter(out, lines)
     for b in batches:
         if b.num_rows == 0:
             continue
         names = b.schema.names
-        vectorised = len(set(names)) == len(names) and (
-            lines or not any(pa.types.is_nested(t) for t in b.schema.types))
+        vectorised = len(set(names)) == len(names)
         for start in range(0, b.num_rows, _JSON_SLICE_ROWS):
             part = b.slice(start, _JSON_SLICE_ROWS)
             text = _json_text(part, lines, w.compact) if vectorised else None
-            if text is None:  # duplicate names (a dict keeps the last), nested -o json, overflow
+            if text is None:  # duplicate names (a dict keeps the last), overflow
                 w.write_records([dict(zip(names, r, strict=True)) for r in zip(*_json_columns(part), strict=True)])
             else:
                 w.write_text(text, part.num_rows)
@@ -223,7 +219,7 @@ def _json_text(batch: pa.RecordBatch, lines: bool, encode: Any) -> str | None:
     for i, (name, col) in enumerate(zip(names, cols, strict=True)):
         key = json.dumps(name, ensure_ascii=False) + key_sep
         parts.append(pa.scalar((opening if i == 0 else item_sep) + key))
-        parts.append(json_fragments(col, encode))
+        parts.append(json_fragments(col, encode, None if lines else "    "))
     parts.append(pa.scalar(closing))
     try:
         rows = pc.binary_join_element_wise(*parts, "")
@@ -257,7 +253,8 @@ def _json_columns(batch: pa.RecordBatch) -> list[list[Any]]:
 
 
 def _csv_column(col: Any) -> Any:
-    """A csv-ready column: binary as hex, nested as compact JSON, everything else as arrow writes it."""
+    """A csv-ready column: binary as hex, nested as compact JSON (:func:`.column_text.json_texts`),
+    everything else as arrow writes it."""
     import pyarrow as pa
 
     t = col.type
@@ -265,8 +262,10 @@ def _csv_column(col: Any) -> Any:
         from .column_text import hex_texts
 
         return hex_texts(col)
-    if pa.types.is_nested(t):  # per value: nested JSON text is not rebuilt from Arrow kernels here
-        return pa.array([None if v is None else to_text(v) for v in col.to_pylist()], pa.string())
+    if pa.types.is_nested(t):  # to_text of a list / dict: its compact JSON, built column-wise
+        from .column_text import json_texts
+
+        return json_texts(col)
     return col
 
 
