@@ -262,6 +262,7 @@ def test_data_file_read_in_its_own_schema_equals_the_cast_result(fio: FileIO, tm
     """A file read back in exactly its fields' Arrow schema is returned as decoded; its
     columns and schema (field ids included) are those of the general cast path."""
     path = str(tmp_path / f"data-1-0.{fmt}")
+    table = _orc_writable(table) if fmt == "orc" else table
     write_data_file(fio, path, table, FIELDS, fmt, CoreOptions({}))
     got = read_data_file(fio, path, FIELDS)
     assert got.schema.equals(arrow_schema(FIELDS), check_metadata=True)
