@@ -173,7 +173,7 @@ def json_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
     spaces deeper a level, and closes on a line of its own; empty ones stay ``[]`` / ``{}``."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    texts = _json_value_texts(col, indent)
+    texts = json_value_texts(col, indent)
     return pc.if_else(pc.is_valid(col), texts, pa.scalar(None, pa.string())) if col.null_count else texts
 
 
@@ -183,12 +183,12 @@ _MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999
 _MIN_ISO_MS = -62_135_596_800_000  # 0001-01-01T00:00:00
 
 
-def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
+def json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
     """:func:`json_texts` with NULL written ``null`` (as inside a list or row)."""
     t = col.type
     null = pa.scalar("null")
     if pa.types.is_dictionary(t):
-        return _json_value_texts(col.dictionary_decode(), indent)
+        return json_value_texts(col.dictionary_decode(), indent)
     if pa.types.is_null(t):
         return pa.array(np.full(len(col), "null", dtype=object), pa.string())
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
@@ -230,7 +230,7 @@ def _json_value_texts(col: pa.Array, indent: str | None = None) -> pa.Array:
         for i in range(t.num_fields):
             key = json_strings(pa.array([t.field(i).name])).to_pylist()[0]
             pieces.append(pa.scalar((first if i == 0 else sep) + key + key_sep))
-            pieces.append(_json_value_texts(pc.struct_field(col, [i]), inner))
+            pieces.append(json_value_texts(pc.struct_field(col, [i]), inner))
         if not pieces:
             return _nulls_as(col, pa.array(np.full(len(col), "{}", dtype=object), pa.string()))
         return _nulls_as(col, pc.binary_join_element_wise(*pieces, pa.scalar(last), ""))
@@ -313,11 +313,11 @@ def _list_texts(col: pa.Array, indent: str | None) -> pa.Array:
     if pa.types.is_map(t):
         pair = None if inner is None else inner + "  "
         p_first, p_sep, p_last = ("[", ",", "]") if pair is None else ("[\n" + pair, ",\n" + pair, "\n" + str(inner) + "]")
-        texts = pc.binary_join_element_wise(pa.scalar(p_first), _json_value_texts(pc.struct_field(child, [0]), pair),
-                                            pa.scalar(p_sep), _json_value_texts(pc.struct_field(child, [1]), pair),
+        texts = pc.binary_join_element_wise(pa.scalar(p_first), json_value_texts(pc.struct_field(child, [0]), pair),
+                                            pa.scalar(p_sep), json_value_texts(pc.struct_field(child, [1]), pair),
                                             pa.scalar(p_last), "")
     else:
-        texts = _json_value_texts(child, inner)
+        texts = json_value_texts(child, inner)
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
     lists = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), texts.cast(pa.large_string()))

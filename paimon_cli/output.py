@@ -750,31 +750,12 @@ def json_fragments(col: Any, encode: Any, indent: str | None = None) -> pa.Array
     :func:`.column_text.json_texts`), None for compact lines.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from .column_text import json_value_texts
 
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    t = col.type
-    null = pa.scalar("null")
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        return pc.fill_null(col.cast(pa.string()), null)
-    if pa.types.is_null(t):
-        return pa.array(["null"] * len(col), pa.string())
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        from .column_text import json_strings
-
-        return pc.fill_null(json_strings(col), null)
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
-        from .column_text import hex_texts
-
-        return pc.fill_null(pc.binary_join_element_wise('"', hex_texts(col), '"', ""), null)
-    if pa.types.is_floating(t):
-        from .column_text import float_texts
-
-        return float_texts(col, '"NaN"', '"Infinity"', '"-Infinity"', "null")
-    from .column_text import json_texts
-
-    return pc.fill_null(json_texts(col, indent), null)
+    return json_value_texts(col, indent)
 
 
 PLAIN_BLOCK_ROWS = 1000  # rows per block of a piped text table (the first block sets the widths)
