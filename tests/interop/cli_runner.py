@@ -24,3 +24,14 @@ def cli(wh: str, *args: str, code: int = 0) -> Any:
 def cli_json(wh: str, *args: str) -> Any:
     """What ``paimon-cli ARGS -w WH -o json`` prints, parsed."""
     return json.loads(cli(wh, *args, "-o", "json").stdout)
+
+
+def one_line_error(res: Any, code: int) -> str:
+    """The one ``error: ...`` line a refused command printed, after checking it exited with
+    ``code`` and showed no traceback."""
+    out = res.stdout + res.stderr
+    assert "Traceback" not in out, out
+    assert res.exit_code == code, out
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    return str(lines[0])

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from paimon_cli.app import app
 from tests.interop.java_harness import JavaPaimon
 
-from .cli_runner import CLI_ENV
+from .cli_runner import CLI_ENV, one_line_error
 
 pytestmark = pytest.mark.java
 
@@ -54,12 +54,7 @@ def _cli(wh: Path, *args: str) -> object:
 
 
 def _one_line_refusal(res: object, column: str) -> str:
-    out = res.stdout + res.stderr  # type: ignore[attr-defined]
-    assert "Traceback" not in out, out
-    assert res.exit_code == 1, out  # type: ignore[attr-defined]
-    lines = res.stderr.splitlines()  # type: ignore[attr-defined]
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr  # type: ignore[attr-defined]
-    line = lines[0]
+    line = one_line_error(res, 1)
     assert ".parquet" in line and column in line and "1677-09-21" in line and "2262-04-11" in line, line
     return line
 

@@ -19,7 +19,7 @@ from paimon_cli.core.api import Warehouse
 from paimon_cli.core.errors import NotYetSupported
 from tests.interop.java_harness import JavaPaimon
 
-from .cli_runner import CLI_ENV
+from .cli_runner import CLI_ENV, one_line_error
 
 pytestmark = pytest.mark.java
 
@@ -61,12 +61,7 @@ def _cli(wh: Path, *args: str) -> object:
 
 
 def _one_line_refusal(res: object, column: str, value: str) -> str:
-    out = res.stdout + res.stderr  # type: ignore[attr-defined]
-    assert "Traceback" not in out, out
-    assert res.exit_code == 1, out  # type: ignore[attr-defined]
-    lines = res.stderr.splitlines()  # type: ignore[attr-defined]
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr  # type: ignore[attr-defined]
-    line = lines[0]
+    line = one_line_error(res, 1)
     assert ".orc: column " + column + " holds " + value + " (ORC timestamp)" in line, line
     assert "1677-09-21" in line and "2262-04-11" in line and "bucket-0" in line, line
     return line
