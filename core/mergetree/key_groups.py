@@ -210,12 +210,12 @@ def sort_and_group(table: pa.Table, key_names: list[str], opts: CoreOptions,
 
 def _integer_key_order(table: pa.Table, key_names: list[str], seqs: np.ndarray,
                        presorted: bool) -> tuple[np.ndarray | None, np.ndarray] | None:
-    """(merge order or None when the input is in it, first-of-group flags) for ONE integer key column without NULLs, from numpy's stable sort on the key
-    alone -- a timsort, near-linear on the concatenated sorted runs of a split or a
-    compaction. That order is the (key, ``_SEQUENCE_NUMBER``) order of
-    :func:`_sorted_groups` (both sorts are stable) whenever the sequence numbers of every
-    key already ascend in input order, as when older runs come first; otherwise None and
-    the general sort decides."""
+    """(merge order or None when the input is in it, first-of-group flags) for ONE integer
+    key column without NULLs, from numpy's stable sort on the key alone -- a timsort,
+    near-linear on the concatenated sorted runs of a split or a compaction. That order is the
+    (key, ``_SEQUENCE_NUMBER``) order of :func:`_sorted_groups` (both sorts are stable)
+    whenever the sequence numbers of every key already ascend in input order, as when older
+    runs come first; otherwise None and the general sort decides."""
     import numpy as np
     import pyarrow as pa
 
